@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The README's two commands: `make run` and `make test`.
+JOBS ?= $(shell nproc)
+CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+
+.PHONY: all deps run test build build-qt6 build-qt5 clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build-qt6/CMakeCache.txt:
+	cmake -S . -B build-qt6 $(CMAKE_GEN) -DTETHER_QT_MAJOR=6
+build-qt5/CMakeCache.txt:
+	cmake -S . -B build-qt5 $(CMAKE_GEN) -DTETHER_QT_MAJOR=5
+
+build-qt6: deps build-qt6/CMakeCache.txt
+	cmake --build build-qt6 -j $(JOBS)
+build-qt5: deps build-qt5/CMakeCache.txt
+	cmake --build build-qt5 -j $(JOBS)
+
+# The variant that has QTermWidget: Qt 6 when qtermwidget6 exists, else Qt 5.
+RUN_VARIANT := $(shell scripts/pick-variant.sh 2>/dev/null || echo qt5)
+build: build-$(RUN_VARIANT)
+
+run: build-$(RUN_VARIANT)
+	@scripts/run.sh build-$(RUN_VARIANT)
+
+test: build-qt6 build-qt5
+	cd build-qt6 && ctest --output-on-failure -j 2 --timeout 300
+	cd build-qt5 && ctest --output-on-failure -j 2 --timeout 300
+
+clean:
+	rm -rf build-qt6 build-qt5

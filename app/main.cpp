@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Thin entry point: `tether serve ...` runs headless (core only);
+// `tether` with no subcommand is the desktop application (ui).
+#include "desktopapp.h"
+#include "servecommand.h"
+
+#include <cstring>
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && std::strcmp(argv[1], "serve") == 0)
+        return Tether::serveMain(argc, argv);
+    return Tether::desktopMain(argc, argv);
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "config.h"
+#include "logging.h"
+
+#include <QProcess>
+#include <QSettings>
+
+namespace Tether {
+
+namespace {
+template<typename T>
+T clamped(const char *key, T value, T lo, T hi)
+{
+    if (value < lo || value > hi) {
+        const T c = qBound(lo, value, hi);
+        qCWarning(lcRegistry) << "setting" << key << "out of range:" << value << "using" << c;
+        return c;
+    }
+    return value;
+}
+} // namespace
+
+Config Config::load(QSettings &s)
+{
+    Config c;
+    c.limits.ttlSeconds = clamped("sessions/ttl", s.value(QStringLiteral("sessions/ttl"), c.limits.ttlSeconds).toInt(), 0, 365 * 24 * 3600);
+    c.limits.bufferCapacity = clamped<qsizetype>("sessions/bufferSize",
+        s.value(QStringLiteral("sessions/bufferSize"), qlonglong(c.limits.bufferCapacity)).toLongLong(),
+        RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity);
+    c.limits.maxSessions = clamped("sessions/maxSessions", s.value(QStringLiteral("sessions/maxSessions"), c.limits.maxSessions).toInt(), 1, 1024);
+    c.command = s.value(QStringLiteral("sessions/command"), c.command).toString();
+    c.bind = s.value(QStringLiteral("server/bind"), c.bind).toString();
+    c.port = quint16(clamped("server/port", s.value(QStringLiteral("server/port"), int(c.port)).toInt(), 0, 65535));
+    c.pingIntervalSec = clamped("server/pingInterval", s.value(QStringLiteral("server/pingInterval"), c.pingIntervalSec).toInt(), 1, 3600);
+    c.pingTimeoutSec = clamped("server/pingTimeout", s.value(QStringLiteral("server/pingTimeout"), c.pingTimeoutSec).toInt(), 1, 3600);
+    return c;
+}
+
+Config Config::load()
+{
+    QSettings s(QStringLiteral("Tether"), QStringLiteral("tether"));
+    return load(s);
+}
+
+void Config::save(QSettings &s) const
+{
+    s.setValue(QStringLiteral("sessions/ttl"), limits.ttlSeconds);
+    s.setValue(QStringLiteral("sessions/bufferSize"), qlonglong(limits.bufferCapacity));
+    s.setValue(QStringLiteral("sessions/maxSessions"), limits.maxSessions);
+    s.setValue(QStringLiteral("sessions/command"), command);
+    s.setValue(QStringLiteral("server/bind"), bind);
+    s.setValue(QStringLiteral("server/port"), int(port));
+    s.setValue(QStringLiteral("server/pingInterval"), pingIntervalSec);
+    s.setValue(QStringLiteral("server/pingTimeout"), pingTimeoutSec);
+}
+
+void Config::save() const
+{
+    QSettings s(QStringLiteral("Tether"), QStringLiteral("tether"));
+    save(s);
+}
+
+QStringList Config::commandArgv() const
+{
+    return QProcess::splitCommand(command);
+}
+
+} // namespace Tether

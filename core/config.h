@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "registry.h"
+#include <QString>
+#include <QStringList>
+
+class QSettings;
+
+namespace Tether {
+
+/**
+ * Tether's settings, stored with QSettings (organization "Tether", application
+ * "tether": ~/.config/Tether/tether.conf). The settings dialog edits the same
+ * keys. Precedence: command-line option > settings file > built-in default.
+ *
+ * Keys: sessions/ttl (seconds, 0 = never), sessions/bufferSize (bytes,
+ * 64 KiB..64 MiB), sessions/maxSessions (1..1024), sessions/command (shell
+ * command line, split with QProcess::splitCommand; empty = login shell),
+ * server/bind (address), server/port (0..65535; 0 = any free port),
+ * server/pingInterval and server/pingTimeout (seconds), ui/autostart (bool).
+ * Out-of-range values read from the file are clamped and logged.
+ */
+struct Config {
+    static constexpr quint16 kDefaultPort = 7420;
+
+    Limits limits;
+    QString bind = QStringLiteral("127.0.0.1");
+    quint16 port = kDefaultPort;
+    QString command;           ///< default command line; empty = login shell
+    int pingIntervalSec = 20;  ///< WebSocket ping interval, seconds
+    int pingTimeoutSec = 60;   ///< drop a viewer silent this long, seconds
+
+    /// Reads every key (missing keys keep the defaults).
+    static Config load(QSettings &settings);
+    /// Reads from the default QSettings location.
+    static Config load();
+    void save(QSettings &settings) const;
+    void save() const;
+
+    /// The default command as argv (empty = login shell).
+    QStringList commandArgv() const;
+};
+
+} // namespace Tether

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QObject>
+#include <QStringList>
+#include <QByteArray>
+#include <sys/types.h>
+
+class QSocketNotifier;
+class QTimer;
+
+namespace Tether {
+
+/// What to run in a new PTY. Sizes are in character cells (columns×rows).
+struct SpawnOptions {
+    /// Program and arguments. Empty: the user's login shell (from getpwuid(3),
+    /// else $SHELL, else /bin/sh) started as a login shell (argv[0] "-bash").
+    QStringList argv;
+    /// Working directory. Empty: the user's home directory.
+    QString cwd;
+    int cols = 80;   ///< 1..1000
+    int rows = 24;   ///< 1..1000
+    /// "NAME=value" entries added to (or replacing in) the inherited environment.
+    /// TERM=xterm-256color and COLORTERM=truecolor are always set.
+    QStringList extraEnv;
+    /// Start argv[0] as a login shell: exec(3) receives "-" + basename as argv[0].
+    /// Set by resolveSpawnOptions() for the default command.
+    bool loginShell = false;
+};
+
+/// Fills in the defaults of `options`: empty argv → {login shell path} with
+/// loginShell = true (shell from getpwuid(3), else $SHELL, else /bin/sh);
+/// empty cwd → the home directory. start() applies this itself; callers use it
+/// to know (and show) what will run.
+SpawnOptions resolveSpawnOptions(SpawnOptions options);
+
+/// How a process ended: exactly one of code / signal is meaningful.
+struct ExitStatus {
+    bool signaled = false; ///< true: killed by `signal`; false: exited with `code`
+    int code = 0;          ///< exit(3) status, when !signaled
+    int signal = 0;        ///< terminating signal number, when signaled
+};
+
+/// Window-size bounds accepted by resize() and SpawnOptions (WSL once reported
+/// 131072 columns, hidden browser tabs report 0×0: both must be refused).
+constexpr int kMinCells = 1;
+constexpr int kMaxCells = 1000;
+/// Bound on queued, not yet written input (bytes). A program that does not read
+/// its stdin plus a large paste must not block us or grow memory (terminado PR #189).
+constexpr qsizetype kMaxPendingInput = 1024 * 1024;
+/// Largest read per notifier wakeup (bytes): fairness between sessions.
+constexpr qsizetype kReadChunk = 64 * 1024;
+
+/**
+ * A child process in its own PTY, driven entirely by the Qt event loop.
+ *
+ * Spawn (forkpty(3) semantics, done by hand for error reporting): the child
+ * starts a new session (setsid) with the PTY slave as its controlling
+ * terminal, has its signal dispositions and mask reset, every fd >= 3 closed,
+ * IUTF8 set, the initial window size applied. The master is O_NONBLOCK|O_CLOEXEC.
+ * exec failures (no such file, not executable, bad cwd) travel back over a
+ * close-on-exec pipe and make start() fail with the errno text.
+ *
+ * Output: read on a QSocketNotifier, at most kReadChunk bytes per wakeup, into
+ * one reusable buffer, and handed out by outputReady(). EIO on the master is end
+ * of output. No decoding: bytes only (a read can split a UTF-8 character).
+ *
+ * Input: write() queues; a write notifier drains the queue with non-blocking
+ * writes (partial writes and EAGAIN handled). The queue is bounded by
+ * kMaxPendingInput; overflow refuses the write and emits inputStalled().
+ *
+ * Exit: detected with a pidfd (Linux >= 5.3) on a notifier; only our own pid is
+ * reaped (never waitpid(-1), which would steal QProcess's children). When the
+ * leader has exited, the master is drained until it has no pending output, then
+ * finished() is emitted exactly once, after the last output byte, even if a
+ * background process still holds the slave open (the master then never sees EIO).
+ *
+ * Teardown (terminate()): SIGHUP to every process whose session id is the
+ * leader's pid (found in /proc/<pid>/stat field 6, so background jobs in their
+ * own process groups are included; ttyd #1401), SIGTERM after the grace period,
+ * SIGKILL after another; timers only, never blocking. Escalation continues after
+ * the leader dies (other members may ignore SIGHUP). Processes that called
+ * setsid themselves have left the session and are out of reach.
+ *
+ * Destruction never blocks and never leaves a zombie: a still-running leader is
+ * killed (SIGKILL to its session) and handed to an internal reaper.
+ */
+class PtyProcess : public QObject
+{
+    Q_OBJECT
+public:
+    explicit PtyProcess(QObject *parent = nullptr);
+    ~PtyProcess() override;
+
+    /// Spawns the child. Returns false and sets *error (strerror text plus what
+    /// failed, e.g. "cannot execute /nope: No such file or directory") when the
+    /// PTY cannot be opened, the size is out of range, or exec/chdir fails.
+    bool start(const SpawnOptions &options, QString *error);
+
+    pid_t pid() const { return m_pid; }      ///< leader pid (= session id); 0 before start
+    int masterFd() const { return m_master; } ///< -1 before start / after close
+    bool isRunning() const;                   ///< started and finished() not yet emitted
+    /// Exit status; meaningful after finished().
+    ExitStatus exitStatus() const { return m_exitStatus; }
+
+    /// Queues input bytes for the child. Returns false (nothing queued) and emits
+    /// inputStalled() when the queue would exceed kMaxPendingInput; false also
+    /// after the master closed.
+    bool write(const char *data, qsizetype size);
+    bool write(const QByteArray &data) { return write(data.constData(), data.size()); }
+    qsizetype pendingInput() const;            ///< queued input bytes
+
+    /// Applies a window size with TIOCSWINSZ (the kernel sends SIGWINCH to the
+    /// foreground process group). Returns false, applying nothing, when cols or
+    /// rows is outside kMinCells..kMaxCells or the master is closed.
+    bool resize(int cols, int rows);
+    int cols() const { return m_cols; }
+    int rows() const { return m_rows; }
+
+    /// Pauses (false) or resumes (true) reading the master: backpressure from a
+    /// slow viewer. While paused the kernel buffer fills and the child blocks
+    /// in write(2). finished() is deferred until reading resumes and drains.
+    void setReadEnabled(bool enabled);
+    bool isReadEnabled() const { return m_readEnabled; }
+
+    /// Starts teardown (see class doc). Idempotent. tornDown() follows.
+    void terminate();
+    /// Grace before each escalation step (SIGHUP→SIGTERM→SIGKILL); default 2000 ms.
+    void setTeardownGrace(int msec) { m_graceMs = msec; }
+
+Q_SIGNALS:
+    /// Output bytes; `data` is valid only during the call (one reused buffer).
+    void outputReady(const char *data, qsizetype size);
+    /// The leader exited and all its output has been delivered. Emitted once.
+    void finished(const Tether::ExitStatus &status);
+    /// write() refused input because kMaxPendingInput bytes are queued.
+    void inputStalled();
+    /// Teardown complete: leader reaped and no process of its session left
+    /// (or SIGKILL sent to all), master closed. Also emitted when the child
+    /// exited by itself and its session is empty, after finished().
+    void tornDown();
+
+private:
+    void onReadable();
+    void onWritable();
+    void onLeaderExit();
+    void escalate();
+    // Implementation detail members; see ptyprocess.cpp.
+    pid_t m_pid = 0;
+    int m_master = -1;
+    int m_pidfd = -1;
+    int m_cols = 80;
+    int m_rows = 24;
+    int m_graceMs = 2000;
+    int m_teardownStep = 0;
+    bool m_readEnabled = true;
+    bool m_leaderExited = false;
+    bool m_finishedEmitted = false;
+    bool m_tornDownEmitted = false;
+    bool m_masterEof = false;
+    ExitStatus m_exitStatus;
+    QByteArray m_readBuffer;
+    QByteArray m_inputQueue;
+    qsizetype m_inputHead = 0;
+    QSocketNotifier *m_readNotifier = nullptr;
+    QSocketNotifier *m_writeNotifier = nullptr;
+    QSocketNotifier *m_exitNotifier = nullptr;
+    QTimer *m_teardownTimer = nullptr;
+};
+
+/// Pids of every process whose session id (/proc/<pid>/stat field 6) is `sid`.
+/// Zombies are included only if `includeZombies`.
+QList<pid_t> processesInSession(pid_t sid, bool includeZombies = false);
+
+} // namespace Tether
+
+Q_DECLARE_METATYPE(Tether::ExitStatus)

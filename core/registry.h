@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "session.h"
+
+#include <QHash>
+#include <QObject>
+#include <QSet>
+#include <QTimer>
+
+namespace Tether {
+
+/// Limits of a registry. All apply to the running registry without restart.
+struct Limits {
+    int maxSessions = 64;        ///< live sessions at once, >= 1
+    int ttlSeconds = 1800;       ///< detached-session TTL in seconds; 0 = never expire
+    qsizetype bufferCapacity = RingBuffer::kDefaultCapacity; ///< bytes per session, 64 KiB..64 MiB
+};
+
+/**
+ * All live sessions: create, find, list, kill, expire, shut down.
+ *
+ * TTL: a session with no viewer expires ttlSeconds after its detachedSince()
+ * (from the last viewer leaving; from creation if never attached; from exit for
+ * a finished session if that is later). Expiry runs on one single-shot timer
+ * set to the next deadline: no polling, no wakeups while nothing can expire.
+ *
+ * Limit: when maxSessions live sessions exist, create() evicts the oldest
+ * detached session (finished ones first); when every session has a viewer it
+ * refuses with CreateError::TooManySessions.
+ *
+ * kill()/expiry remove the session from the list at once (sessionRemoved) and
+ * tear its processes down in the background; the Session object is deleted
+ * after tornDown. shutdown() kills everything and emits shutdownComplete()
+ * once all are torn down (bounded: grace 2 s + 2 s, then SIGKILL).
+ */
+class SessionRegistry : public QObject
+{
+    Q_OBJECT
+public:
+    enum class CreateError { None, TooManySessions, SpawnFailed };
+
+    explicit SessionRegistry(const Limits &limits = Limits(), QObject *parent = nullptr);
+    ~SessionRegistry() override;
+
+    /// Creates and starts a session. On failure returns nullptr and sets
+    /// *error (CreateError) and *errorText (human text, e.g. errno text).
+    Session *create(const SpawnOptions &options, CreateError *error = nullptr,
+                    QString *errorText = nullptr);
+    Session *find(const QString &id) const;
+    QList<Session *> sessions() const { return m_order; } ///< oldest first
+    int count() const { return int(m_order.size()); }
+    /// Removes the session now, detaches its viewers (Killed) and tears it down
+    /// in the background. False if no such id.
+    bool kill(const QString &id);
+
+    /// Seconds until `session` expires; -1 when it cannot expire now (a viewer
+    /// is attached or TTL is 0).
+    qint64 expiresIn(const Session *session) const;
+    /// UTC deadline, null when none.
+    QDateTime expiryDeadline(const Session *session) const;
+
+    Limits limits() const { return m_limits; }
+    /// Applies new limits to the running registry. A new buffer capacity is
+    /// applied to existing sessions too (shrinking drops their oldest output).
+    void setLimits(const Limits &limits);
+
+    /// Kills every session; shutdownComplete() when all are torn down (at once
+    /// if none). Further create() calls fail.
+    void shutdown();
+    bool isShuttingDown() const { return m_shuttingDown; }
+    /// Teardown grace per escalation step (ms), for tests; default 2000.
+    void setTeardownGrace(int msec) { m_graceMs = msec; }
+
+Q_SIGNALS:
+    void sessionAdded(Tether::Session *session);
+    /// Emitted when the session leaves the list (kill, expiry, eviction).
+    void sessionRemoved(Tether::Session *session);
+    /// Something shown in lists changed (title, state, viewers, size, ...).
+    void sessionChanged(Tether::Session *session);
+    void shutdownComplete();
+
+private:
+    void remove(Session *s, DetachReason reason);
+    void rescheduleExpiry();
+    void expireDue();
+    QString newId();
+
+    Limits m_limits;
+    QList<Session *> m_order;
+    QHash<QString, Session *> m_byId;
+    QSet<Session *> m_dying;
+    QSet<QString> m_issuedIds;
+    QTimer m_expiryTimer;
+    int m_graceMs = 2000;
+    bool m_shuttingDown = false;
+};
+
+} // namespace Tether

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QtGlobal>
+#include <functional>
+#include <vector>
+
+namespace Tether {
+
+/**
+ * Bounded byte history of a session's output (its scrollback as bytes),
+ * addressed by absolute 64-bit output offsets.
+ *
+ * Every byte ever appended has an offset: the first is 0, and endOffset() is
+ * the total appended. Only the newest capacity() bytes are retained:
+ * [startOffset(), endOffset()). Appending past capacity evicts the oldest
+ * bytes, which are first passed to the eviction handler (the session feeds
+ * them to a TerminalState so it knows the modes in force at startOffset()).
+ *
+ * Memory: storage grows with use (doubling, from 4 KiB) up to capacity, so an
+ * idle session does not hold a preallocated MiB; once grown, append() does not
+ * allocate. setCapacity() may shrink (dropping the oldest bytes, through the
+ * eviction handler) or grow at run time.
+ */
+class RingBuffer
+{
+public:
+    /// Capacity bounds (bytes) accepted by the settings; the class itself
+    /// accepts any capacity >= 1.
+    static constexpr qsizetype kMinCapacity = 64 * 1024;
+    static constexpr qsizetype kMaxCapacity = 64 * 1024 * 1024;
+    static constexpr qsizetype kDefaultCapacity = 1024 * 1024;
+
+    explicit RingBuffer(qsizetype capacity = kDefaultCapacity);
+
+    qsizetype capacity() const { return m_capacity; }
+    /// Changes the capacity; keeps the newest min(size(), capacity) bytes.
+    void setCapacity(qsizetype capacity);
+
+    quint64 startOffset() const { return m_end - quint64(m_size); } ///< first retained byte
+    quint64 endOffset() const { return m_end; }   ///< total bytes ever appended
+    qsizetype size() const { return m_size; }     ///< retained bytes
+    qsizetype allocated() const { return qsizetype(m_storage.size()); } ///< bytes of storage held
+
+    /// Appends bytes, evicting the oldest beyond capacity.
+    void append(const char *data, qsizetype size);
+
+    /// A contiguous piece of retained data; valid until the next append/setCapacity.
+    struct Span { const char *data = nullptr; qsizetype size = 0; };
+    /// The retained bytes from `from` (clamped to [startOffset, endOffset]) up to
+    /// `maxBytes`, as at most two spans (the ring may wrap). Zero-copy.
+    std::pair<Span, Span> spans(quint64 from, qsizetype maxBytes) const;
+    /// Copies up to `maxBytes` retained bytes starting at `from` into `dst`.
+    /// Returns the number copied; 0 when `from` is not retained.
+    qsizetype read(quint64 from, char *dst, qsizetype maxBytes) const;
+    /// The retained byte at absolute offset `offset` (must be retained).
+    char at(quint64 offset) const;
+
+    /// Called with each evicted span, oldest first, before it is overwritten.
+    void setEvictionHandler(std::function<void(const char *, qsizetype)> handler)
+    { m_onEvict = std::move(handler); }
+
+private:
+    void grow(qsizetype needed);
+    std::vector<char> m_storage;
+    qsizetype m_capacity;
+    qsizetype m_head = 0;   ///< storage index of startOffset()
+    qsizetype m_size = 0;
+    quint64 m_end = 0;
+    std::function<void(const char *, qsizetype)> m_onEvict;
+};
+
+} // namespace Tether

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "ptyprocess.h"
+#include "ringbuffer.h"
+#include "terminalstate.h"
+#include "viewer.h"
+
+#include <QDateTime>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <optional>
+
+namespace Tether {
+
+/**
+ * One PTY session that outlives whoever is watching it.
+ *
+ * Owns the PtyProcess, the RingBuffer of its output (scrollback as bytes) and
+ * two TerminalStates: one at the head of the stream (title) and one at the
+ * retained start (modes a reset replay must restore). Output always drains
+ * into the ring, viewer or not; viewers get it as it arrives.
+ *
+ * Viewers: at most one control viewer (a new one supersedes the old, which is
+ * told DetachReason::Superseded) and any number of watchers. Attaching is
+ * synchronous, so N racing control attaches end with one control viewer.
+ *
+ * Backpressure: while the control viewer reports itself blocked
+ * (setViewerBlocked), PTY reads pause; watchers never pause the session (a
+ * watcher too far behind closes itself). With no control viewer, output
+ * drains at full speed.
+ */
+class Session : public QObject
+{
+    Q_OBJECT
+public:
+    enum class State { Starting, Running, Exited };
+
+    /// `id`: the registry's random id. `bufferCapacity`: ring capacity in bytes.
+    Session(const QString &id, const SpawnOptions &options, qsizetype bufferCapacity,
+            QObject *parent = nullptr);
+    ~Session() override;
+
+    /// Spawns the process. False with *error set (errno text) if it cannot start.
+    bool start(QString *error);
+
+    QString id() const { return m_id; }
+    QStringList command() const { return m_command; } ///< argv actually run
+    QString cwd() const { return m_cwd; }             ///< working directory actually used
+    pid_t pid() const { return m_pty.pid(); }
+    QDateTime created() const { return m_created; }   ///< UTC
+    State state() const { return m_state; }
+    ExitStatus exitStatus() const { return m_pty.exitStatus(); } ///< valid when Exited
+    QDateTime exitedAt() const { return m_exitedAt; } ///< UTC; null while running
+    int cols() const { return m_pty.cols(); }
+    int rows() const { return m_pty.rows(); }
+    QString title() const { return m_head.title(); }
+    /// Last output or input (UTC), for "idle for".
+    QDateTime lastActivity() const;
+
+    const RingBuffer &buffer() const { return m_ring; }
+    quint64 offset() const { return m_ring.endOffset(); } ///< total output bytes
+    void setBufferCapacity(qsizetype bytes);
+
+    // --- viewers -------------------------------------------------------------
+    /**
+     * Attaches `viewer`. `resume`: the absolute offset the viewer already has
+     * (nullopt: none). Replay rules (docs/protocol.md): no resume → reset,
+     * Initial, all retained output; resume == end → nothing replayed; inside the
+     * retained range → the missing bytes, no reset; before the retained start →
+     * reset, RolledOut; beyond the end → reset, Ahead (also what the server uses
+     * for an unparsable offset). A reset replay of a stream whose beginning was
+     * dropped starts at the first safe boundary and is preceded by a prelude
+     * restoring the terminal modes in force there.
+     * Calls viewer->attached(), then output() with prelude + replay, then, if the
+     * process already exited, exited(). A control attach supersedes the current
+     * control viewer first.
+     */
+    void attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> resume);
+    /// Removes `viewer` (no callback to it). Safe to call for an unknown viewer.
+    void detach(Viewer *viewer);
+    Viewer *controlViewer() const { return m_control; }
+    QList<Viewer *> watchers() const { return m_watchers; }
+    int viewerCount() const { return (m_control ? 1 : 0) + int(m_watchers.size()); }
+    /// When the last viewer left (UTC); null while any viewer is attached.
+    /// A never-attached session counts from creation.
+    QDateTime detachedSince() const { return m_detachedSince; }
+
+    /// Input from a viewer. Ignored (returns true) from a watcher or after exit.
+    /// Returns false when the input queue is full (the program does not read):
+    /// the session then detaches the control viewer with InputStalled.
+    bool sendInput(Viewer *from, const char *data, qsizetype size);
+    bool sendInput(Viewer *from, const QByteArray &data) { return sendInput(from, data.constData(), data.size()); }
+    /// Resize from the control viewer (columns×rows, each 1..1000). Returns false
+    /// and applies nothing when out of range or `from` is not the control viewer.
+    bool resize(Viewer *from, int cols, int rows);
+    /// Backpressure: the viewer's unsent output is above (true) / below (false)
+    /// its watermark. Only the control viewer's state pauses PTY reads.
+    void setViewerBlocked(Viewer *viewer, bool blocked);
+
+    /// Detaches every viewer with `reason` and starts teardown of the processes.
+    /// tornDown() follows (bounded: 2 s + 2 s grace, then SIGKILL).
+    void kill(DetachReason reason = DetachReason::Killed);
+    bool isTornDown() const { return m_tornDown; }
+    PtyProcess *process() { return &m_pty; }
+
+Q_SIGNALS:
+    void titleChanged(const QString &title);
+    void sizeChanged(int cols, int rows);
+    void exited(const Tether::ExitStatus &status);
+    /// Control viewer or watcher set changed.
+    void viewersChanged();
+    /// New output arrived (bytes count); for UIs — not for viewers.
+    void outputArrived(qsizetype bytes);
+    /// No process of this session is left.
+    void tornDown();
+
+private:
+    void onOutput(const char *data, qsizetype size);
+    void onFinished(const ExitStatus &status);
+    void updatePause();
+    void updateDetached();
+
+    QString m_id;
+    SpawnOptions m_options;
+    QStringList m_command;
+    QString m_cwd;
+    QDateTime m_created;
+    QDateTime m_exitedAt;
+    QDateTime m_detachedSince;
+    qint64 m_lastActivityMs = 0;
+    State m_state = State::Starting;
+    bool m_tornDown = false;
+    bool m_controlBlocked = false;
+    PtyProcess m_pty;
+    RingBuffer m_ring;
+    TerminalState m_head;  ///< state at endOffset(): title
+    TerminalState m_tail;  ///< state at startOffset(): modes for a reset replay
+    quint64 m_titleSerial = 0;
+    Viewer *m_control = nullptr;
+    QList<Viewer *> m_watchers;
+};
+
+} // namespace Tether

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+namespace Tether {
+
+/**
+ * Follows a terminal output byte stream just enough to replay it safely.
+ *
+ * A small VT500-style parser (states after Paul Williams' DEC ANSI parser:
+ * ground, escape, CSI, OSC, DCS/SOS/PM/APC strings) plus a UTF-8 decoder
+ * position. It tracks:
+ *  - whether the stream is at a safe boundary (ground state, not inside a
+ *    UTF-8 sequence), so a replay never starts inside an escape sequence or a
+ *    character (abduco #32, jupyterlab #12073);
+ *  - the DEC private modes that a replay must re-establish: alternate screen
+ *    (47/1047/1049), cursor visibility (25), bracketed paste (2004), mouse
+ *    tracking (9, 1000, 1002, 1003) and encodings (1005, 1006, 1015), focus
+ *    events (1004), application cursor keys (DECCKM, 1);
+ *  - the window title set by OSC 0 or OSC 2 (BEL or ST terminated; at most
+ *    kMaxTitle bytes kept, decoded as UTF-8).
+ * A full reset (ESC c, RIS) clears modes and title's pending state.
+ *
+ * feed() is per byte with no allocation except when a title is being built.
+ * Copyable: the session copies the state at the retained start to find the
+ * first safe replay byte.
+ */
+class TerminalState
+{
+public:
+    static constexpr int kMaxTitle = 4096;
+
+    enum Mode : quint32 {
+        AppCursorKeys   = 1u << 0,  ///< DECCKM, ?1
+        CursorHidden    = 1u << 1,  ///< ?25 reset
+        AltScreen       = 1u << 2,  ///< ?1049 / ?1047 / ?47
+        AltScreen1049   = 1u << 3,  ///< the alt screen was entered with ?1049 (saves cursor)
+        BracketedPaste  = 1u << 4,  ///< ?2004
+        MouseX10        = 1u << 5,  ///< ?9
+        MouseNormal     = 1u << 6,  ///< ?1000
+        MouseButton     = 1u << 7,  ///< ?1002
+        MouseAny        = 1u << 8,  ///< ?1003
+        MouseUtf8       = 1u << 9,  ///< ?1005
+        MouseSgr        = 1u << 10, ///< ?1006
+        MouseUrxvt      = 1u << 11, ///< ?1015
+        FocusEvents     = 1u << 12, ///< ?1004
+    };
+
+    /// Feeds output bytes in stream order.
+    void feed(const char *data, qsizetype size);
+    void feed(const QByteArray &data) { feed(data.constData(), data.size()); }
+
+    /// True between sequences and characters: a replay may start here.
+    bool atSafeBoundary() const;
+    quint32 modes() const { return m_modes; }
+    bool hasMode(Mode m) const { return (m_modes & m) != 0; }
+
+    /// Escape sequences that put a freshly reset terminal into the modes in
+    /// force now (e.g. "\x1b[?1049h\x1b[?25l"); empty when all are default.
+    QByteArray restoreSequence() const;
+
+    /// The last title set by OSC 0/2 (empty if none).
+    QString title() const { return m_title; }
+    /// Incremented each time an OSC 0/2 completes (even with the same text).
+    quint64 titleSerial() const { return m_titleSerial; }
+
+private:
+    void byte(unsigned char c);
+    void csiDispatch(unsigned char final);
+    void oscDispatch();
+    enum class State : quint8 { Ground, Escape, EscapeIntermediate, CsiEntry, CsiParam,
+                                CsiIgnore, Osc, OscEscape, String, StringEscape };
+    State m_state = State::Ground;
+    quint8 m_utf8Remaining = 0;
+    bool m_csiPrivate = false;
+    int m_paramCount = 0;
+    int m_params[16] = {};
+    quint32 m_modes = 0;
+    QByteArray m_osc;
+    bool m_oscOverflow = false;
+    QString m_title;
+    quint64 m_titleSerial = 0;
+};
+
+} // namespace Tether

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Installs every Debian package (and the dashboard's npm packages) that Tether's
+# build, run and tests need. Idempotent: when nothing is missing it only checks
+# dpkg and returns in well under a second. Uses sudo only when not root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  # build
+  cmake ninja-build g++ pkg-config
+  qt6-base-dev qt6-base-dev-tools qt6-websockets-dev
+  qtbase5-dev qtbase5-dev-tools libqt5websockets5-dev
+  libqtermwidget5-1-dev libutf8proc-dev   # qtermwidget5's CMake config links libutf8proc.so
+  libhttp-parser-dev libgl-dev
+  # run
+  libqt6svg6 libqt5svg5 xdg-utils
+  # tests: shells, process tools, browser, X server, tray host, screenshots
+  procps tmux less chromium xvfb xauth tint2 imagemagick x11-utils
+)
+# Node.js and npm: the machine's own when present (a nodesource build bundles npm
+# and conflicts with Debian's npm package), Debian's otherwise.
+command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  # A fresh machine finds nothing until the package lists exist: update once.
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Dashboard packages from npm (xterm.js); nothing is copied into the repository.
+if [ -f resources/dashboard/package-lock.json ]; then
+  stamp=resources/dashboard/node_modules/.package-lock.json
+  if [ ! -f "$stamp" ] || [ resources/dashboard/package-lock.json -nt "$stamp" ]; then
+    (cd resources/dashboard && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
+if [ -f tests/browser/package-lock.json ]; then
+  stamp=tests/browser/node_modules/.package-lock.json
+  if [ ! -f "$stamp" ] || [ tests/browser/package-lock.json -nt "$stamp" ]; then
+    (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi

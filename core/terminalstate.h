@@ -68,17 +68,36 @@ public:
 
 private:
     void byte(unsigned char c);
+    void c1Control(unsigned char c);  ///< U+0080..U+009F (arrives UTF-8 encoded)
+    void nonAsciiChar();              ///< a complete character >= U+00A0 (or U+FFFD)
+    void escDispatch(unsigned char final);
     void csiDispatch(unsigned char final);
+    void setDecMode(int mode, bool on);
+    void oscStart();
+    void oscPut(unsigned char c);
     void oscDispatch();
+    void clearSequence();
+    // Paul Williams' states; DCS entry/param/intermediate/passthrough/ignore
+    // and SOS/PM/APC are one String state (their content is not interpreted:
+    // only where they end matters).
     enum class State : quint8 { Ground, Escape, EscapeIntermediate, CsiEntry, CsiParam,
-                                CsiIgnore, Osc, OscEscape, String, StringEscape };
+                                CsiIntermediate, CsiIgnore, Osc, String };
     State m_state = State::Ground;
-    quint8 m_utf8Remaining = 0;
-    bool m_csiPrivate = false;
+    quint8 m_utf8Remaining = 0;   ///< continuation bytes still expected
+    quint8 m_utf8Lead = 0;        ///< lead byte of the character being decoded
+    quint8 m_utf8Lo = 0x80;       ///< valid range of the next continuation byte
+    quint8 m_utf8Hi = 0xBF;       ///< (RFC 3629 section 4: no overlongs/surrogates)
+    char m_csiMarker = 0;         ///< private marker '<' '=' '>' '?' or 0
+    char m_intermediate = 0;      ///< first intermediate byte (0x20..0x2F) or 0
+    quint8 m_intermediateCount = 0;
+    bool m_subParam = false;      ///< after ':' until the next ';'
     int m_paramCount = 0;
     int m_params[16] = {};
     quint32 m_modes = 0;
-    QByteArray m_osc;
+    quint16 m_altEntered = 0;     ///< 47, 1047 or 1049: how the alt screen was entered
+    int m_oscCommand = -2;        ///< Ps of the OSC being read; -1 none yet, -2 not a title
+    bool m_oscInText = false;     ///< past the ';' of a title OSC
+    QByteArray m_osc;             ///< title text (<= kMaxTitle bytes)
     bool m_oscOverflow = false;
     QString m_title;
     quint64 m_titleSerial = 0;

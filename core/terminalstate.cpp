@@ -67,13 +67,16 @@ void TerminalState::byte(unsigned char c)
         if (c >= m_utf8Lo && c <= m_utf8Hi) {
             m_utf8Lo = 0x80;
             m_utf8Hi = 0xBF;
+            if (--m_utf8Remaining == 0 && m_utf8Lead == 0xC2 && c < 0xA0) {
+                // A C1 control. Inside an OSC its lead byte C2 is already
+                // stored: every C1 ends or aborts the OSC, and oscDispatch()
+                // trims that incomplete trailing character.
+                c1Control(c);
+                return;
+            }
             if (m_state == State::Osc)
                 oscPut(c);
-            if (--m_utf8Remaining)
-                return;
-            if (m_utf8Lead == 0xC2 && c < 0xA0)
-                c1Control(c);
-            else
+            if (m_utf8Remaining == 0)
                 nonAsciiChar();
             return;
         }

@@ -20,7 +20,7 @@ class TestRegistry : public QObject
     static SpawnOptions sh(const QString &script)
     {
         SpawnOptions o;
-        o.argv = {QStringLiteral("/bin/sh"), QStringLiteral("-c"), script};
+        o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script};
         return o;
     }
     static SpawnOptions sleeper() { return sh(QStringLiteral("exec sleep 60")); }
@@ -85,7 +85,7 @@ private Q_SLOTS:
         SessionRegistry::CreateError e = SessionRegistry::CreateError::None;
         QString text;
         SpawnOptions o;
-        o.argv = {QStringLiteral("/nonexistent/program")};
+        o.argv = QStringList{QStringLiteral("/nonexistent/program")};
         QCOMPARE(r.create(o, &e, &text), nullptr);
         QCOMPARE(e, SessionRegistry::CreateError::SpawnFailed);
         QVERIFY2(text.contains(QStringLiteral("No such file or directory")), qPrintable(text));

@@ -6,8 +6,62 @@
 #include <QRandomGenerator>
 #include <QTest>
 
+#include <atomic>
 #include <cstring>
 #include <string>
+
+// Counts heap allocations made by this process (malloc family, which both
+// operator new and Qt's containers end up in) while `g_countAllocs` is set.
+// glibc only: the executable's malloc interposes libc's and forwards to the
+// __libc_* entry points glibc exports for this purpose.
+#if defined(__GLIBC__)
+#define TETHER_COUNT_ALLOCS 1
+extern "C" {
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+void __libc_free(void *);
+}
+namespace {
+std::atomic<bool> g_countAllocs{false};
+std::atomic<long> g_allocs{0};
+}
+extern "C" {
+void *malloc(size_t n)
+{
+    if (g_countAllocs.load(std::memory_order_relaxed))
+        g_allocs.fetch_add(1, std::memory_order_relaxed);
+    return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+    if (g_countAllocs.load(std::memory_order_relaxed))
+        g_allocs.fetch_add(1, std::memory_order_relaxed);
+    return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+    if (g_countAllocs.load(std::memory_order_relaxed))
+        g_allocs.fetch_add(1, std::memory_order_relaxed);
+    return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+    __libc_free(p);
+}
+}
+namespace {
+/// Heap allocations made while running f.
+template<typename F> long allocationsDuring(F &&f)
+{
+    const long before = g_allocs.load();
+    g_countAllocs = true;
+    f();
+    g_countAllocs = false;
+    return g_allocs.load() - before;
+}
+}
+#endif
 
 using Tether::RingBuffer;
 
@@ -82,6 +136,7 @@ private slots:
     void memoryGrowsWithUse();
     void noAllocationOnceFull();
     void tinyCapacity();
+    void noHeapAllocationOnceWarm();
 };
 
 void TestRingBuffer::emptyBuffer()
@@ -436,6 +491,41 @@ void TestRingBuffer::tinyCapacity()
     m.all += "XYZ";
     checkAgainstModel(ring, m);
     QCOMPARE(ring.allocated(), qsizetype(1));
+}
+
+void TestRingBuffer::noHeapAllocationOnceWarm()
+{
+#ifdef TETHER_COUNT_ALLOCS
+    // Stronger than allocated(): no malloc at all on the hot path (append,
+    // eviction through the handler, replay reads) once the ring is full.
+    RingBuffer ring(256 * 1024);
+    quint64 evicted = 0;
+    ring.setEvictionHandler([&evicted](const char *, qsizetype n) { evicted += quint64(n); });
+    std::string pool(1024 * 1024, '\0');
+    for (size_t i = 0; i < pool.size(); ++i)
+        pool[i] = char(i * 31);
+    QVERIFY(allocationsDuring([] { free(malloc(16)); }) == 1); // the counter works
+    const long warmUp = allocationsDuring([&] {
+        for (int i = 0; i < 100; ++i)
+            ring.append(pool.data() + i * 4096, 4096);
+    });
+    QVERIFY(warmUp > 0 && warmUp <= 8); // 4 KiB doubling to 256 KiB: 7 blocks
+    char buf[8192];
+    QRandomGenerator rng(5);
+    const long hot = allocationsDuring([&] {
+        for (int i = 0; i < 20000; ++i) {
+            const qsizetype n = qsizetype(rng.bounded(1, 70000));
+            ring.append(pool.data() + rng.bounded(int(pool.size() - size_t(n))), n);
+            ring.read(ring.startOffset() + quint64(rng.bounded(int(ring.size()))), buf, sizeof buf);
+            ring.spans(ring.startOffset(), ring.size());
+        }
+        ring.append(pool.data(), qsizetype(pool.size())); // larger than capacity
+    });
+    QCOMPARE(hot, 0L);
+    QVERIFY(evicted > 0);
+#else
+    QSKIP("allocation counting needs glibc");
+#endif
 }
 
 QTEST_GUILESS_MAIN(TestRingBuffer)

@@ -19,7 +19,7 @@ class TestSession : public QObject
     static SpawnOptions sh(const QString &script)
     {
         SpawnOptions o;
-        o.argv = {QStringLiteral("/bin/sh"), QStringLiteral("-c"), script};
+        o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script};
         return o;
     }
 

@@ -6,6 +6,62 @@
 #include <QRandomGenerator>
 #include <QTest>
 
+#include <atomic>
+#include <cstdlib>
+
+// Counts heap allocations made by this process (malloc family, which both
+// operator new and Qt's containers end up in) while `g_countAllocs` is set.
+// glibc only: the executable's malloc interposes libc's and forwards to the
+// __libc_* entry points glibc exports for this purpose.
+#if defined(__GLIBC__)
+#define TETHER_COUNT_ALLOCS 1
+extern "C" {
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+void __libc_free(void *);
+}
+namespace {
+std::atomic<bool> g_countAllocs{false};
+std::atomic<long> g_allocs{0};
+}
+extern "C" {
+void *malloc(size_t n)
+{
+    if (g_countAllocs.load(std::memory_order_relaxed))
+        g_allocs.fetch_add(1, std::memory_order_relaxed);
+    return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+    if (g_countAllocs.load(std::memory_order_relaxed))
+        g_allocs.fetch_add(1, std::memory_order_relaxed);
+    return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+    if (g_countAllocs.load(std::memory_order_relaxed))
+        g_allocs.fetch_add(1, std::memory_order_relaxed);
+    return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+    __libc_free(p);
+}
+}
+namespace {
+/// Heap allocations made while running f.
+template<typename F> long allocationsDuring(F &&f)
+{
+    const long before = g_allocs.load();
+    g_countAllocs = true;
+    f();
+    g_countAllocs = false;
+    return g_allocs.load() - before;
+}
+}
+#endif
+
 using Tether::TerminalState;
 
 namespace {
@@ -77,6 +133,7 @@ private slots:
     void decstr();
     void cancelAborts();
     void malformedUtf8();
+    void noAllocationPerByte();
 };
 
 void TestTerminalState::initialState()
@@ -468,6 +525,42 @@ void TestTerminalState::malformedUtf8()
     QVERIFY(fed("\xc3\xc3\xa9").atSafeBoundary());
     // ESC in the middle of a character: the character is abandoned.
     QCOMPARE(fed("\xe2\x1b[?1h").modes(), quint32(TerminalState::AppCursorKeys));
+}
+
+void TestTerminalState::noAllocationPerByte()
+{
+#ifdef TETHER_COUNT_ALLOCS
+    // Output without titles: no heap allocation at all, however much of it.
+    QByteArray noTitles = corpus();
+    noTitles.replace("\x1b]0;", "\x1b]7;").replace("\x1b]2;", "\x1b]7;").replace("\xc2\x9d" "2;", "\xc2\x9d" "7;");
+    noTitles += "\x1b]52;c;" + QByteArray(100000, 'A') + "\x07"; // big clipboard OSC: not stored
+    noTitles += "\x1bP" + QByteArray(100000, 'q') + "\x1b\\";    // big DCS
+    TerminalState s;
+    QVERIFY(allocationsDuring([] { free(malloc(16)); }) == 1); // the counter works
+    const long plain = allocationsDuring([&] {
+        for (int i = 0; i < 50; ++i)
+            s.feed(noTitles);
+    });
+    QCOMPARE(plain, 0L);
+    QVERIFY(s.hasMode(TerminalState::AltScreen));
+    QCOMPARE(s.titleSerial(), quint64(0));
+
+    // Titles: the text buffer is reserved once; then only the title QString
+    // of each completed OSC allocates, never the bytes one by one.
+    s.feed(QByteArray("\x1b]2;warm-up\x07"));
+    QByteArray titles;
+    for (int i = 0; i < 200; ++i)
+        titles += "\x1b]2;some window title " + QByteArray::number(i) + "\x07";
+    const long withTitles = allocationsDuring([&] { s.feed(titles); });
+    QVERIFY2(withTitles <= 200, qPrintable(QString::number(withTitles)));
+    QCOMPARE(s.title(), QStringLiteral("some window title 199"));
+    // A maximal title grows the buffer geometrically: a handful of reallocs.
+    const QByteArray huge = "\x1b]2;" + QByteArray(TerminalState::kMaxTitle * 4, 'x') + "\x07";
+    const long longTitle = allocationsDuring([&] { s.feed(huge); });
+    QVERIFY2(longTitle <= 12, qPrintable(QString::number(longTitle)));
+#else
+    QSKIP("allocation counting needs glibc");
+#endif
 }
 
 QTEST_GUILESS_MAIN(TestTerminalState)

@@ -123,7 +123,10 @@ public:
     void setReadEnabled(bool enabled);
     bool isReadEnabled() const { return m_readEnabled; }
 
-    /// Starts teardown (see class doc). Idempotent. tornDown() follows.
+    /// Starts teardown (see class doc). Idempotent; does nothing before a
+    /// successful start(). tornDown() follows (never from inside this call).
+    /// Teardown reads the master even while setReadEnabled(false): dying
+    /// processes must not stay blocked in write(2), and finished() must come.
     void terminate();
     /// Grace before each escalation step (SIGHUP→SIGTERM→SIGKILL); default 2000 ms.
     void setTeardownGrace(int msec) { m_graceMs = msec; }
@@ -141,23 +144,48 @@ Q_SIGNALS:
     void tornDown();
 
 private:
+    /// Outcome of one readChunk(): the chunk was filled (more may be pending),
+    /// the master had nothing more (EAGAIN), the slave is closed by everyone
+    /// (EIO), or a slot connected to outputReady() deleted this object.
+    enum class ReadResult { More, WouldBlock, Eof, Deleted };
+
     void onReadable();
     void onWritable();
     void onLeaderExit();
     void escalate();
+    ReadResult readChunk();
+    void afterRead(ReadResult result);
+    void markMasterEof();
+    void tryFinish();
+    void emitFinished();
+    void checkDone();
+    void completeTeardown();
+    void updateReadNotifier();
+    void signalSession(int signo);
+    void watchMember(pid_t member);
+    void stopWatchingMember();
+    void scheduleProgress();
+    qsizetype writeNow(const char *data, qsizetype size);
+
     // Implementation detail members; see ptyprocess.cpp.
     pid_t m_pid = 0;
     int m_master = -1;
     int m_pidfd = -1;
+    int m_memberPidfd = -1;      ///< pidfd of the session member being watched
+    pid_t m_watchedMember = 0;
     int m_cols = 80;
     int m_rows = 24;
     int m_graceMs = 2000;
-    int m_teardownStep = 0;
+    int m_teardownStep = 0;      ///< 0 none, 1 SIGHUP sent, 2 SIGTERM sent, 3 SIGKILL sent
     bool m_readEnabled = true;
-    bool m_leaderExited = false;
+    bool m_leaderExited = false; ///< leader reaped, m_exitStatus valid
+    bool m_exitDrained = false;  ///< master read to EAGAIN/EIO after the leader was reaped
     bool m_finishedEmitted = false;
     bool m_tornDownEmitted = false;
     bool m_masterEof = false;
+    bool m_killGraceExpired = false;
+    bool m_progressPending = false;
+    qsizetype m_drainedSinceExit = 0;
     ExitStatus m_exitStatus;
     QByteArray m_readBuffer;
     QByteArray m_inputQueue;
@@ -165,7 +193,10 @@ private:
     QSocketNotifier *m_readNotifier = nullptr;
     QSocketNotifier *m_writeNotifier = nullptr;
     QSocketNotifier *m_exitNotifier = nullptr;
+    QSocketNotifier *m_memberNotifier = nullptr;
     QTimer *m_teardownTimer = nullptr;
+    QTimer *m_exitPollTimer = nullptr;   ///< only without pidfd support
+    QTimer *m_memberPollTimer = nullptr; ///< only without pidfd support
 };
 
 /// Pids of every process whose session id (/proc/<pid>/stat field 6) is `sid`.

@@ -85,6 +85,7 @@ private:
     void rescheduleExpiry();
     void expireDue();
     QString newId();
+    void maybeFinishShutdown();
 
     Limits m_limits;
     QList<Session *> m_order;
@@ -94,6 +95,7 @@ private:
     QTimer m_expiryTimer;
     int m_graceMs = 2000;
     bool m_shuttingDown = false;
+    bool m_shutdownDone = false;
 };
 
 } // namespace Tether

@@ -34,7 +34,10 @@ public:
     explicit RingBuffer(qsizetype capacity = kDefaultCapacity);
 
     qsizetype capacity() const { return m_capacity; }
-    /// Changes the capacity; keeps the newest min(size(), capacity) bytes.
+    /// Changes the capacity (bytes, values < 1 count as 1) at run time; keeps
+    /// the newest min(size(), capacity) bytes. Dropped bytes go through the
+    /// eviction handler first. Shrinking also shrinks the storage (one
+    /// allocation); growing allocates nothing until appends need it.
     void setCapacity(qsizetype capacity);
 
     quint64 startOffset() const { return m_end - quint64(m_size); } ///< first retained byte
@@ -42,26 +45,38 @@ public:
     qsizetype size() const { return m_size; }     ///< retained bytes
     qsizetype allocated() const { return qsizetype(m_storage.size()); } ///< bytes of storage held
 
-    /// Appends bytes, evicting the oldest beyond capacity.
+    /// Appends `size` bytes, evicting the oldest beyond capacity (through the
+    /// eviction handler). An append larger than capacity() keeps only its last
+    /// capacity() bytes; its head goes to the handler right after the old
+    /// contents, so the handler always sees every byte exactly once, in order.
+    /// Allocates only while the storage is still growing towards capacity().
     void append(const char *data, qsizetype size);
 
     /// A contiguous piece of retained data; valid until the next append/setCapacity.
     struct Span { const char *data = nullptr; qsizetype size = 0; };
     /// The retained bytes from `from` (clamped to [startOffset, endOffset]) up to
-    /// `maxBytes`, as at most two spans (the ring may wrap). Zero-copy.
+    /// `maxBytes`, as at most two spans (the ring may wrap; `second` is empty
+    /// unless `first` ends at the end of storage). Zero-copy. Both spans are
+    /// empty when nothing is retained at or after `from` or maxBytes <= 0.
     std::pair<Span, Span> spans(quint64 from, qsizetype maxBytes) const;
     /// Copies up to `maxBytes` retained bytes starting at `from` into `dst`.
-    /// Returns the number copied; 0 when `from` is not retained.
+    /// Returns the number copied; 0 when `from` is not retained (evicted, i.e.
+    /// < startOffset(), or >= endOffset()): unlike spans() it does not clamp,
+    /// so a reader that fell behind notices instead of silently skipping.
     qsizetype read(quint64 from, char *dst, qsizetype maxBytes) const;
-    /// The retained byte at absolute offset `offset` (must be retained).
+    /// The retained byte at absolute offset `offset` (must be retained:
+    /// startOffset() <= offset < endOffset(); asserted in debug builds).
     char at(quint64 offset) const;
 
     /// Called with each evicted span, oldest first, before it is overwritten.
+    /// The handler must not call append()/setCapacity() on this ring.
     void setEvictionHandler(std::function<void(const char *, qsizetype)> handler)
     { m_onEvict = std::move(handler); }
 
 private:
-    void grow(qsizetype needed);
+    void grow(qsizetype needed);          ///< storage >= min(needed, capacity)
+    void relocate(qsizetype storageSize); ///< linearise into a new block
+    void evictFront(qsizetype n);         ///< drop the oldest n via the handler
     std::vector<char> m_storage;
     qsizetype m_capacity;
     qsizetype m_head = 0;   ///< storage index of startOffset()

@@ -88,8 +88,9 @@ public:
     QDateTime detachedSince() const { return m_detachedSince; }
 
     /// Input from a viewer. Ignored (returns true) from a watcher or after exit.
-    /// Returns false when the input queue is full (the program does not read):
-    /// the session then detaches the control viewer with InputStalled.
+    /// Returns false, queueing nothing, when the input queue is full
+    /// (kMaxPendingInput: the program does not read its input); the viewer
+    /// should then give up (the WebSocket viewer closes 1013) and detach.
     bool sendInput(Viewer *from, const char *data, qsizetype size);
     bool sendInput(Viewer *from, const QByteArray &data) { return sendInput(from, data.constData(), data.size()); }
     /// Resize from the control viewer (columns×rows, each 1..1000). Returns false

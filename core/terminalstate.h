@@ -21,9 +21,25 @@ namespace Tether {
  *    events (1004), application cursor keys (DECCKM, 1);
  *  - the window title set by OSC 0 or OSC 2 (BEL or ST terminated; at most
  *    kMaxTitle bytes kept, decoded as UTF-8).
- * A full reset (ESC c, RIS) clears modes and title's pending state.
+ * A full reset (ESC c, RIS) clears all modes (the title is kept, as in xterm);
+ * a soft reset (CSI ! p, DECSTR) shows the cursor and resets DECCKM only,
+ * as xterm does.
  *
- * feed() is per byte with no allocation except when a title is being built.
+ * Parsing follows xterm.js, the terminal that replays our output: bytes are
+ * UTF-8 decoded first (RFC 3629 ranges), so bytes >= 0x80 are never 8-bit C1
+ * controls; the C1 code points U+0080..U+009F (C2 80..C2 9F) are. ESC inside
+ * a string ends it (ESC \ is ST; an OSC is dispatched on that ESC, as in
+ * Williams' diagram); CAN and SUB abort any sequence, an unfinished title
+ * included; a character >= U+00A0 inside an escape or CSI sequence aborts it.
+ * Mode rules: one mouse tracking mode (9/1000/1002/1003) at a time, and
+ * resetting any of them turns tracking off; one mouse encoding
+ * (1005/1006/1015) at a time, resetting one drops only it; leaving the
+ * alternate screen with any of 47/1047/1049 returns to the normal screen.
+ *
+ * feed() costs a few instructions per byte (printable ASCII in ground state
+ * is skipped in a tight loop) and never allocates, except to store title
+ * text (reserved once, growing to at most kMaxTitle bytes) and to build the
+ * title QString when an OSC 0/2 completes.
  * Copyable: the session copies the state at the retained start to find the
  * first safe replay byte.
  */
@@ -48,17 +64,25 @@ public:
         FocusEvents     = 1u << 12, ///< ?1004
     };
 
-    /// Feeds output bytes in stream order.
+    /// Feeds output bytes in stream order. Splitting the stream anywhere
+    /// (inside sequences or characters) gives the same result as one call.
+    /// size <= 0 does nothing.
     void feed(const char *data, qsizetype size);
     void feed(const QByteArray &data) { feed(data.constData(), data.size()); }
 
-    /// True between sequences and characters: a replay may start here.
+    /// True between sequences and characters (ground state, no UTF-8
+    /// continuation byte pending): a replay may start here.
     bool atSafeBoundary() const;
+    /// The tracked modes in force, as a set of Mode bits (0 = all default).
     quint32 modes() const { return m_modes; }
     bool hasMode(Mode m) const { return (m_modes & m) != 0; }
 
     /// Escape sequences that put a freshly reset terminal into the modes in
     /// force now (e.g. "\x1b[?1049h\x1b[?25l"); empty when all are default.
+    /// One "CSI ? n h" per set mode, in this order: alternate screen first
+    /// (1049 if it was entered or re-entered with 1049, else 47 or 1047 as
+    /// first entered), then 1, 2004, the mouse tracking mode, the mouse
+    /// encoding, 1004, and finally "CSI ? 25 l" if the cursor is hidden.
     QByteArray restoreSequence() const;
 
     /// The last title set by OSC 0/2 (empty if none).
@@ -68,17 +92,36 @@ public:
 
 private:
     void byte(unsigned char c);
+    void c1Control(unsigned char c);  ///< U+0080..U+009F (arrives UTF-8 encoded)
+    void nonAsciiChar();              ///< a complete character >= U+00A0 (or U+FFFD)
+    void escDispatch(unsigned char final);
     void csiDispatch(unsigned char final);
+    void setDecMode(int mode, bool on);
+    void oscStart();
+    void oscPut(unsigned char c);
     void oscDispatch();
+    void clearSequence();
+    // Paul Williams' states; DCS entry/param/intermediate/passthrough/ignore
+    // and SOS/PM/APC are one String state (their content is not interpreted:
+    // only where they end matters).
     enum class State : quint8 { Ground, Escape, EscapeIntermediate, CsiEntry, CsiParam,
-                                CsiIgnore, Osc, OscEscape, String, StringEscape };
+                                CsiIntermediate, CsiIgnore, Osc, String };
     State m_state = State::Ground;
-    quint8 m_utf8Remaining = 0;
-    bool m_csiPrivate = false;
+    quint8 m_utf8Remaining = 0;   ///< continuation bytes still expected
+    quint8 m_utf8Lead = 0;        ///< lead byte of the character being decoded
+    quint8 m_utf8Lo = 0x80;       ///< valid range of the next continuation byte
+    quint8 m_utf8Hi = 0xBF;       ///< (RFC 3629 section 4: no overlongs/surrogates)
+    char m_csiMarker = 0;         ///< private marker '<' '=' '>' '?' or 0
+    char m_intermediate = 0;      ///< first intermediate byte (0x20..0x2F) or 0
+    quint8 m_intermediateCount = 0;
+    bool m_subParam = false;      ///< after ':' until the next ';'
     int m_paramCount = 0;
     int m_params[16] = {};
     quint32 m_modes = 0;
-    QByteArray m_osc;
+    quint16 m_altEntered = 0;     ///< 47, 1047 or 1049: how the alt screen was entered
+    int m_oscCommand = -2;        ///< Ps of the OSC being read; -1 none yet, -2 not a title
+    bool m_oscInText = false;     ///< past the ';' of a title OSC
+    QByteArray m_osc;             ///< title text (<= kMaxTitle bytes)
     bool m_oscOverflow = false;
     QString m_title;
     quint64 m_titleSerial = 0;

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "session.h"
+#include "logging.h"
+
+namespace Tether {
+
+namespace {
+qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+QDateTime nowUtc() { return QDateTime::currentDateTimeUtc(); }
+} // namespace
+
+Session::Session(const QString &id, const SpawnOptions &options, qsizetype bufferCapacity,
+                 QObject *parent)
+    : QObject(parent)
+    , m_id(id)
+    , m_options(resolveSpawnOptions(options))
+    , m_created(nowUtc())
+    , m_ring(bufferCapacity)
+{
+    m_command = m_options.argv;
+    m_cwd = m_options.cwd;
+    // A session never attached counts as detached from creation (TTL rule).
+    m_detachedSince = m_created;
+    m_lastActivityMs = m_created.toMSecsSinceEpoch();
+    // Bytes leaving the ring move the "tail" state forward, so we always know
+    // the terminal modes in force at the first retained byte.
+    m_ring.setEvictionHandler([this](const char *data, qsizetype size) { m_tail.feed(data, size); });
+
+    connect(&m_pty, &PtyProcess::outputReady, this, &Session::onOutput);
+    connect(&m_pty, &PtyProcess::finished, this, &Session::onFinished);
+    connect(&m_pty, &PtyProcess::tornDown, this, [this] {
+        if (m_tornDown)
+            return;
+        m_tornDown = true;
+        qCDebug(lcSession) << m_id << "torn down";
+        Q_EMIT tornDown();
+    });
+}
+
+Session::~Session()
+{
+    // Viewers must never hold a dangling session pointer.
+    const QList<Viewer *> all = (m_control ? QList<Viewer *>{m_control} : QList<Viewer *>()) + m_watchers;
+    m_control = nullptr;
+    m_watchers.clear();
+    for (Viewer *v : all)
+        v->detached(DetachReason::Killed);
+}
+
+bool Session::start(QString *error)
+{
+    if (!m_pty.start(m_options, error))
+        return false;
+    m_state = State::Running;
+    qCInfo(lcSession) << "session" << m_id << "started pid" << m_pty.pid();
+    return true;
+}
+
+QDateTime Session::lastActivity() const
+{
+    return QDateTime::fromMSecsSinceEpoch(m_lastActivityMs, Qt::UTC);
+}
+
+void Session::setBufferCapacity(qsizetype bytes)
+{
+    m_ring.setCapacity(bytes);
+}
+
+void Session::onOutput(const char *data, qsizetype size)
+{
+    m_ring.append(data, size);
+    m_head.feed(data, size);
+    m_lastActivityMs = nowMs();
+
+    // Deliver to viewers. A viewer may detach itself during output() (a watcher
+    // too far behind closes itself), so check membership before each call.
+    if (m_control)
+        m_control->output(data, size);
+    if (!m_watchers.isEmpty()) {
+        const QList<Viewer *> watchers = m_watchers;
+        for (Viewer *w : watchers)
+            if (m_watchers.contains(w))
+                w->output(data, size);
+    }
+
+    if (m_head.titleSerial() != m_titleSerial) {
+        m_titleSerial = m_head.titleSerial();
+        const QString t = m_head.title();
+        if (m_control)
+            m_control->titleChanged(t);
+        const QList<Viewer *> watchers = m_watchers;
+        for (Viewer *w : watchers)
+            if (m_watchers.contains(w))
+                w->titleChanged(t);
+        Q_EMIT titleChanged(t);
+    }
+    Q_EMIT outputArrived(size);
+}
+
+void Session::onFinished(const ExitStatus &status)
+{
+    m_state = State::Exited;
+    m_exitedAt = nowUtc();
+    qCInfo(lcSession) << "session" << m_id << "exited"
+                      << (status.signaled ? "by signal" : "with code")
+                      << (status.signaled ? status.signal : status.code);
+    // finished() comes after the last output byte of the leader, so every
+    // viewer has seen all output before it hears of the exit.
+    if (m_control)
+        m_control->exited(status);
+    const QList<Viewer *> watchers = m_watchers;
+    for (Viewer *w : watchers)
+        if (m_watchers.contains(w))
+            w->exited(status);
+    Q_EMIT exited(status);
+}
+
+void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> resume)
+{
+    if (!viewer)
+        return;
+    if (viewer == m_control || m_watchers.contains(viewer))
+        detach(viewer);
+
+    if (mode == ViewerMode::Control && m_control) {
+        Viewer *old = m_control;
+        m_control = nullptr;
+        m_controlBlocked = false;
+        qCInfo(lcSession) << "session" << m_id << "control viewer superseded";
+        old->detached(DetachReason::Superseded);
+    }
+
+    const quint64 start = m_ring.startOffset();
+    const quint64 end = m_ring.endOffset();
+    AttachInfo info;
+    info.mode = mode;
+    quint64 from = start;
+    if (!resume) {
+        info.reset = true;
+        info.reason = ReplayReason::Initial;
+    } else if (*resume > end) {
+        info.reset = true;
+        info.reason = ReplayReason::Ahead;
+    } else if (*resume >= start) {
+        info.reset = false;
+        info.reason = ReplayReason::Resume;
+        from = *resume;
+    } else {
+        info.reset = true;
+        info.reason = ReplayReason::RolledOut;
+    }
+
+    QByteArray prelude;
+    if (info.reset && start > 0) {
+        // The retained output begins mid-stream: skip to the first byte that is
+        // not inside an escape sequence or a UTF-8 character, and restore the
+        // modes in force there (abduco #32, jupyterlab #12073).
+        TerminalState st = m_tail;
+        while (from < end && !st.atSafeBoundary()) {
+            const char c = m_ring.at(from);
+            st.feed(&c, 1);
+            ++from;
+        }
+        prelude = st.restoreSequence();
+    }
+    info.replayFrom = from;
+    info.preludeBytes = prelude.size();
+    info.replayBytes = qsizetype(end - from);
+    info.offset = end;
+    info.exited = m_state == State::Exited;
+    info.cols = m_pty.cols();
+    info.rows = m_pty.rows();
+
+    if (mode == ViewerMode::Control)
+        m_control = viewer;
+    else
+        m_watchers.append(viewer);
+    updateDetached();
+    updatePause();
+
+    auto stillAttached = [this, viewer] { return viewer == m_control || m_watchers.contains(viewer); };
+    viewer->attached(this, info);
+    if (stillAttached() && !prelude.isEmpty())
+        viewer->output(prelude.constData(), prelude.size());
+    if (info.replayBytes > 0) {
+        const auto spans = m_ring.spans(from, info.replayBytes);
+        if (stillAttached() && spans.first.size)
+            viewer->output(spans.first.data, spans.first.size);
+        if (stillAttached() && spans.second.size)
+            viewer->output(spans.second.data, spans.second.size);
+    }
+    if (stillAttached() && info.exited)
+        viewer->exited(m_pty.exitStatus());
+    qCInfo(lcSession) << "session" << m_id << (mode == ViewerMode::Control ? "control" : "watch")
+                      << "viewer attached, replay" << info.replayBytes << "bytes";
+    Q_EMIT viewersChanged();
+}
+
+void Session::detach(Viewer *viewer)
+{
+    bool changed = false;
+    if (viewer && viewer == m_control) {
+        m_control = nullptr;
+        m_controlBlocked = false;
+        changed = true;
+    } else if (viewer && m_watchers.removeOne(viewer)) {
+        changed = true;
+    }
+    if (!changed)
+        return;
+    updateDetached();
+    updatePause();
+    Q_EMIT viewersChanged();
+}
+
+bool Session::sendInput(Viewer *from, const char *data, qsizetype size)
+{
+    if (from != m_control || m_state != State::Running)
+        return true;
+    m_lastActivityMs = nowMs();
+    return m_pty.write(data, size);
+}
+
+bool Session::resize(Viewer *from, int cols, int rows)
+{
+    if (from != m_control || !m_pty.resize(cols, rows))
+        return false;
+    if (m_control)
+        m_control->sizeChanged(cols, rows);
+    const QList<Viewer *> watchers = m_watchers;
+    for (Viewer *w : watchers)
+        if (m_watchers.contains(w))
+            w->sizeChanged(cols, rows);
+    Q_EMIT sizeChanged(cols, rows);
+    return true;
+}
+
+void Session::setViewerBlocked(Viewer *viewer, bool blocked)
+{
+    if (viewer != m_control || m_controlBlocked == blocked)
+        return;
+    m_controlBlocked = blocked;
+    updatePause();
+}
+
+void Session::updatePause()
+{
+    // Only the control viewer holds the producer back; with nobody (or only
+    // watchers) attached, output drains into the ring at full speed.
+    m_pty.setReadEnabled(!(m_control && m_controlBlocked));
+}
+
+void Session::updateDetached()
+{
+    if (viewerCount() == 0) {
+        if (m_detachedSince.isNull())
+            m_detachedSince = nowUtc();
+    } else {
+        m_detachedSince = QDateTime();
+    }
+}
+
+void Session::kill(DetachReason reason)
+{
+    QList<Viewer *> all = m_watchers;
+    if (m_control)
+        all.prepend(m_control);
+    m_control = nullptr;
+    m_controlBlocked = false;
+    m_watchers.clear();
+    for (Viewer *v : all)
+        v->detached(reason);
+    if (!all.isEmpty()) {
+        updateDetached();
+        Q_EMIT viewersChanged();
+    }
+    if (m_pty.pid() > 0 && !m_tornDown) {
+        m_pty.terminate();
+    } else if (!m_tornDown) {
+        m_tornDown = true;
+        Q_EMIT tornDown();
+    }
+}
+
+} // namespace Tether

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "terminalstate.h"
+
+#include <algorithm>
+
+namespace Tether {
+
+namespace {
+
+constexpr int kMaxParams = 16;      // size of m_params; further params are dropped
+constexpr int kMaxParamValue = 99999;
+
+// Length of the longest prefix of s[0, n) that does not end inside a UTF-8
+// character: a title cut at kMaxTitle bytes, or a string ended by a control
+// in the middle of a character, must not decode to a trailing U+FFFD.
+qsizetype completeUtf8Prefix(const char *s, qsizetype n)
+{
+    const qsizetype stop = std::max<qsizetype>(0, n - 4);
+    for (qsizetype i = n - 1; i >= stop; --i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if ((c & 0xC0) == 0x80)
+            continue; // continuation byte: keep looking for the lead
+        const qsizetype len = c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+        return i + len > n ? i : n;
+    }
+    return n;
+}
+
+} // namespace
+
+void TerminalState::feed(const char *data, qsizetype size)
+{
+    const unsigned char *p = reinterpret_cast<const unsigned char *>(data);
+    const unsigned char *const end = p + std::max<qsizetype>(0, size);
+    while (p < end) {
+        // Fast path: printable ASCII in ground state changes nothing tracked.
+        if (m_state == State::Ground && m_utf8Remaining == 0) {
+            while (p < end && *p >= 0x20 && *p < 0x7F)
+                ++p;
+            if (p == end)
+                break;
+        }
+        byte(*p++);
+    }
+}
+
+bool TerminalState::atSafeBoundary() const
+{
+    return m_state == State::Ground && m_utf8Remaining == 0;
+}
+
+void TerminalState::clearSequence()
+{
+    m_csiMarker = 0;
+    m_intermediate = 0;
+    m_intermediateCount = 0;
+    m_subParam = false;
+    m_paramCount = 0;
+}
+
+void TerminalState::byte(unsigned char c)
+{
+    // UTF-8 decoding comes first, as in xterm.js (which parses code points):
+    // bytes >= 0x80 are parts of characters, never 8-bit C1 controls; a C1
+    // control only exists as the code points U+0080..U+009F (C2 80..C2 9F).
+    if (m_utf8Remaining) {
+        if (c >= m_utf8Lo && c <= m_utf8Hi) {
+            m_utf8Lo = 0x80;
+            m_utf8Hi = 0xBF;
+            if (--m_utf8Remaining == 0 && m_utf8Lead == 0xC2 && c < 0xA0) {
+                // A C1 control. Inside an OSC its lead byte C2 is already
+                // stored: every C1 ends or aborts the OSC, and oscDispatch()
+                // trims that incomplete trailing character.
+                c1Control(c);
+                return;
+            }
+            if (m_state == State::Osc)
+                oscPut(c);
+            if (m_utf8Remaining == 0)
+                nonAsciiChar();
+            return;
+        }
+        // Malformed: the partial character decodes as U+FFFD (WHATWG "maximal
+        // subpart" rule), and this byte starts afresh.
+        m_utf8Remaining = 0;
+        m_utf8Lo = 0x80;
+        m_utf8Hi = 0xBF;
+        nonAsciiChar();
+    }
+
+    if (c >= 0x80) {
+        quint8 remaining = 0;
+        quint8 lo = 0x80, hi = 0xBF;
+        // RFC 3629 section 4 ranges: excludes overlongs (C0, C1, E0 80..9F,
+        // F0 80..8F), surrogates (ED A0..BF) and > U+10FFFF (F4 90.., F5..FF).
+        if (c >= 0xC2 && c <= 0xDF) {
+            remaining = 1;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            remaining = 2;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            remaining = 3;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        }
+        if (m_state == State::Osc)
+            oscPut(c);
+        if (!remaining) { // stray continuation or invalid lead: one U+FFFD
+            nonAsciiChar();
+            return;
+        }
+        m_utf8Remaining = remaining;
+        m_utf8Lead = c;
+        m_utf8Lo = lo;
+        m_utf8Hi = hi;
+        return;
+    }
+
+    // "Anywhere" transitions.
+    if (c == 0x1B) {
+        // ESC ends any string (xterm.js and Williams dispatch the OSC on exit
+        // from the OSC state); ESC '\' (ST) then completes as an escape.
+        if (m_state == State::Osc)
+            oscDispatch();
+        clearSequence();
+        m_state = State::Escape;
+        return;
+    }
+    if (c == 0x18 || c == 0x1A) { // CAN, SUB: abort whatever is in progress
+        m_state = State::Ground;
+        return;
+    }
+
+    switch (m_state) {
+    case State::Ground:
+        return; // print or execute: nothing tracked
+
+    case State::Escape:
+        if (c < 0x20 || c == 0x7F)
+            return; // C0 executes without leaving the sequence; DEL ignored
+        if (c <= 0x2F) {
+            m_intermediate = char(c);
+            m_intermediateCount = 1;
+            m_state = State::EscapeIntermediate;
+            return;
+        }
+        switch (c) {
+        case '[':
+            clearSequence();
+            m_state = State::CsiEntry;
+            return;
+        case ']':
+            oscStart();
+            m_state = State::Osc;
+            return;
+        case 'P': // DCS
+        case 'X': // SOS
+        case '^': // PM
+        case '_': // APC
+            m_state = State::String;
+            return;
+        default:
+            escDispatch(c);
+            m_state = State::Ground;
+            return;
+        }
+
+    case State::EscapeIntermediate:
+        if (c < 0x20 || c == 0x7F)
+            return;
+        if (c <= 0x2F) {
+            if (m_intermediateCount < 255)
+                ++m_intermediateCount;
+            return;
+        }
+        escDispatch(c);
+        m_state = State::Ground;
+        return;
+
+    case State::CsiEntry:
+    case State::CsiParam:
+        if (c < 0x20 || c == 0x7F)
+            return;
+        if (c >= '0' && c <= '9') {
+            m_state = State::CsiParam;
+            if (m_subParam || m_paramCount > kMaxParams)
+                return;
+            if (m_paramCount == 0) {
+                m_paramCount = 1;
+                m_params[0] = 0;
+            }
+            int &v = m_params[m_paramCount - 1];
+            v = std::min(v * 10 + (c - '0'), kMaxParamValue);
+            return;
+        }
+        if (c == ';') {
+            m_state = State::CsiParam;
+            m_subParam = false;
+            if (m_paramCount == 0) {
+                m_paramCount = 1;
+                m_params[0] = 0;
+            }
+            if (m_paramCount < kMaxParams)
+                m_params[m_paramCount++] = 0;
+            else
+                m_paramCount = kMaxParams + 1; // overflow: ignore the rest
+            return;
+        }
+        if (c == ':') { // sub-parameter (e.g. SGR 38:2:...): not a mode number
+            m_state = State::CsiParam;
+            m_subParam = true;
+            return;
+        }
+        if (c >= 0x3C && c <= 0x3F) { // private marker: only right after CSI
+            if (m_state == State::CsiEntry) {
+                m_csiMarker = char(c);
+                m_state = State::CsiParam;
+            } else {
+                m_state = State::CsiIgnore;
+            }
+            return;
+        }
+        if (c <= 0x2F) {
+            m_intermediate = char(c);
+            m_intermediateCount = 1;
+            m_state = State::CsiIntermediate;
+            return;
+        }
+        csiDispatch(c);
+        m_state = State::Ground;
+        return;
+
+    case State::CsiIntermediate:
+        if (c < 0x20 || c == 0x7F)
+            return;
+        if (c <= 0x2F) {
+            if (m_intermediateCount < 255)
+                ++m_intermediateCount;
+            return;
+        }
+        if (c <= 0x3F) {
+            m_state = State::CsiIgnore;
+            return;
+        }
+        csiDispatch(c);
+        m_state = State::Ground;
+        return;
+
+    case State::CsiIgnore:
+        if (c >= 0x40 && c <= 0x7E)
+            m_state = State::Ground;
+        return;
+
+    case State::Osc:
+        if (c == 0x07) { // BEL: xterm's OSC terminator
+            oscDispatch();
+            m_state = State::Ground;
+            return;
+        }
+        if (c < 0x20)
+            return; // other C0 ignored inside OSC
+        oscPut(c);
+        return;
+
+    case State::String:
+        return; // DCS/SOS/PM/APC content: only ESC \, CAN, SUB (above) end it
+    }
+}
+
+void TerminalState::c1Control(unsigned char c)
+{
+    switch (c) {
+    case 0x9C: // ST
+        if (m_state == State::Osc)
+            oscDispatch();
+        m_state = State::Ground;
+        return;
+    case 0x9B: // CSI
+        clearSequence();
+        m_state = State::CsiEntry;
+        return;
+    case 0x9D: // OSC
+        oscStart();
+        m_state = State::Osc;
+        return;
+    case 0x90: // DCS
+    case 0x98: // SOS
+    case 0x9E: // PM
+    case 0x9F: // APC
+        m_state = State::String;
+        return;
+    default: // other C1 controls execute and abort any sequence (xterm.js)
+        m_state = State::Ground;
+        return;
+    }
+}
+
+void TerminalState::nonAsciiChar()
+{
+    // xterm.js: a character >= U+00A0 inside an escape or CSI sequence is an
+    // error that returns to ground; strings and CSI-ignore swallow it.
+    switch (m_state) {
+    case State::Escape:
+    case State::EscapeIntermediate:
+    case State::CsiEntry:
+    case State::CsiParam:
+    case State::CsiIntermediate:
+        m_state = State::Ground;
+        return;
+    default:
+        return;
+    }
+}
+
+void TerminalState::escDispatch(unsigned char final)
+{
+    if (m_intermediateCount == 0 && final == 'c') { // RIS: full reset
+        m_modes = 0;
+        m_altEntered = 0;
+    }
+}
+
+void TerminalState::csiDispatch(unsigned char final)
+{
+    if (m_csiMarker == '?' && m_intermediateCount == 0 && (final == 'h' || final == 'l')) {
+        const int n = std::min(m_paramCount, kMaxParams);
+        for (int i = 0; i < n; ++i)
+            setDecMode(m_params[i], final == 'h');
+        return;
+    }
+    if (m_csiMarker == 0 && m_intermediateCount == 1 && m_intermediate == '!' && final == 'p') {
+        // DECSTR, soft reset. Of the tracked modes xterm resets only cursor
+        // visibility (DECTCEM on) and DECCKM; the screen buffer, mouse,
+        // bracketed paste and focus reporting survive (xterm ctlseqs, DECSTR).
+        m_modes &= ~quint32(AppCursorKeys | CursorHidden);
+    }
+}
+
+void TerminalState::setDecMode(int mode, bool on)
+{
+    const auto set = [this, on](quint32 bit) {
+        if (on)
+            m_modes |= bit;
+        else
+            m_modes &= ~bit;
+    };
+    constexpr quint32 tracking = MouseX10 | MouseNormal | MouseButton | MouseAny;
+    constexpr quint32 encodings = MouseUtf8 | MouseSgr | MouseUrxvt;
+    switch (mode) {
+    case 1:
+        set(AppCursorKeys);
+        return;
+    case 25:
+        if (on)
+            m_modes &= ~quint32(CursorHidden);
+        else
+            m_modes |= CursorHidden;
+        return;
+    case 47:
+    case 1047:
+    case 1049:
+        if (on) {
+            if (!(m_modes & AltScreen))
+                m_altEntered = quint16(mode);
+            m_modes |= AltScreen;
+            if (mode == 1049)
+                m_modes |= AltScreen1049;
+        } else {
+            // Leaving with any of the three returns to the normal screen
+            // (xterm and xterm.js alike).
+            m_modes &= ~quint32(AltScreen | AltScreen1049);
+            m_altEntered = 0;
+        }
+        return;
+    case 2004:
+        set(BracketedPaste);
+        return;
+    case 9:
+    case 1000:
+    case 1002:
+    case 1003:
+        // One tracking protocol at a time; resetting any of them turns
+        // tracking off (xterm, xterm.js).
+        m_modes &= ~tracking;
+        if (on)
+            m_modes |= mode == 9 ? MouseX10 : mode == 1000 ? MouseNormal
+                     : mode == 1002 ? MouseButton : MouseAny;
+        return;
+    case 1005:
+    case 1006:
+    case 1015: {
+        // One coordinate encoding at a time; resetting one drops only it.
+        const quint32 bit = mode == 1005 ? MouseUtf8 : mode == 1006 ? MouseSgr : MouseUrxvt;
+        if (on)
+            m_modes = (m_modes & ~encodings) | bit;
+        else
+            m_modes &= ~bit;
+        return;
+    }
+    case 1004:
+        set(FocusEvents);
+        return;
+    default:
+        return;
+    }
+}
+
+void TerminalState::oscStart()
+{
+    m_oscCommand = -1;
+    m_oscInText = false;
+    m_oscOverflow = false;
+    if (!m_osc.isEmpty())
+        m_osc.resize(0); // keeps the reserved capacity: no allocation per title
+}
+
+void TerminalState::oscPut(unsigned char c)
+{
+    if (m_oscInText) {
+        if (m_osc.size() < kMaxTitle)
+            m_osc.append(char(c));
+        else
+            m_oscOverflow = true;
+        return;
+    }
+    if (m_oscCommand == -2)
+        return; // not a title (OSC 52 clipboard, OSC 8 links...): not stored
+    if (c >= '0' && c <= '9') {
+        m_oscCommand = std::min((m_oscCommand < 0 ? 0 : m_oscCommand) * 10 + (c - '0'), kMaxParamValue);
+    } else if (c == ';' && (m_oscCommand == 0 || m_oscCommand == 2)) {
+        m_oscInText = true;
+        if (m_osc.capacity() < 256)
+            m_osc.reserve(256); // grows geometrically up to kMaxTitle
+    } else {
+        m_oscCommand = -2;
+    }
+}
+
+void TerminalState::oscDispatch()
+{
+    if (m_oscInText) {
+        const qsizetype n = completeUtf8Prefix(m_osc.constData(), m_osc.size());
+        m_title = QString::fromUtf8(m_osc.constData(), int(n));
+        ++m_titleSerial;
+    }
+    m_oscInText = false;
+    m_oscCommand = -2;
+}
+
+QByteArray TerminalState::restoreSequence() const
+{
+    QByteArray out;
+    if (m_modes == 0)
+        return out;
+    out.reserve(96);
+    const auto set = [&out](const char *mode) {
+        out += "\x1b[?";
+        out += mode;
+        out += 'h';
+    };
+    // Alternate screen first: the modes after it then apply to the screen the
+    // program is drawing on (xterm keeps them per terminal, not per buffer,
+    // but a fixed order keeps the sequence deterministic).
+    if (m_modes & AltScreen)
+        set((m_modes & AltScreen1049) ? "1049" : m_altEntered == 47 ? "47" : "1047");
+    if (m_modes & AppCursorKeys)
+        set("1");
+    if (m_modes & BracketedPaste)
+        set("2004");
+    if (m_modes & MouseX10)
+        set("9");
+    if (m_modes & MouseNormal)
+        set("1000");
+    if (m_modes & MouseButton)
+        set("1002");
+    if (m_modes & MouseAny)
+        set("1003");
+    if (m_modes & MouseUtf8)
+        set("1005");
+    if (m_modes & MouseSgr)
+        set("1006");
+    if (m_modes & MouseUrxvt)
+        set("1015");
+    if (m_modes & FocusEvents)
+        set("1004");
+    if (m_modes & CursorHidden)
+        out += "\x1b[?25l";
+    return out;
+}
+
+} // namespace Tether

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Session: output into the ring, attach/replay rules, supersede, watchers,
+// backpressure, exit ordering, kill. Real /bin/sh in a real PTY.
+#include "recordingviewer.h"
+#include "session.h"
+#include "terminalstate.h"
+#include "testutil.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace Tether;
+using TestUtil::RecordingViewer;
+
+class TestSession : public QObject
+{
+    Q_OBJECT
+
+    static SpawnOptions sh(const QString &script)
+    {
+        SpawnOptions o;
+        o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script};
+        return o;
+    }
+
+    static QByteArray ringContent(const Session &s)
+    {
+        QByteArray out(int(s.buffer().size()), '\0');
+        s.buffer().read(s.buffer().startOffset(), out.data(), out.size());
+        return out;
+    }
+
+private Q_SLOTS:
+    void initTestCase() { qRegisterMetaType<Tether::ExitStatus>(); }
+
+    void outputDrainsWithoutViewer()
+    {
+        Session s(QStringLiteral("a"), sh(QStringLiteral("echo hello; exit 0")), 65536);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QSignalSpy exited(&s, &Session::exited);
+        QVERIFY(exited.wait(10000));
+        QVERIFY(ringContent(s).contains("hello"));
+        QCOMPARE(s.state(), Session::State::Exited);
+        QCOMPARE(s.exitStatus().code, 0);
+        QVERIFY(!s.detachedSince().isNull());
+    }
+
+    void attachReplayRules()
+    {
+        // printf without a trailing newline then wait: the output is fixed.
+        Session s(QStringLiteral("b"), sh(QStringLiteral("printf 'one\\ntwo\\n'; exec sleep 30")), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY(ringContent(s).contains("two\r\n"));
+        const quint64 end = s.offset();
+
+        RecordingViewer initial;
+        s.attach(&initial, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(initial.attachInfos.size(), 1);
+        AttachInfo i = initial.attachInfos.first();
+        QVERIFY(i.reset);
+        QCOMPARE(i.reason, ReplayReason::Initial);
+        QCOMPARE(i.replayFrom, quint64(0));
+        QCOMPARE(i.offset, end);
+        QCOMPARE(quint64(i.replayBytes), end);
+        QCOMPARE(i.preludeBytes, qsizetype(0));
+        QCOMPARE(initial.received, ringContent(s));
+
+        RecordingViewer atEnd;
+        s.attach(&atEnd, ViewerMode::Watch, end);
+        i = atEnd.attachInfos.first();
+        QVERIFY(!i.reset);
+        QCOMPARE(i.reason, ReplayReason::Resume);
+        QCOMPARE(i.replayBytes, qsizetype(0));
+        QCOMPARE(atEnd.received, QByteArray());
+
+        RecordingViewer inside;
+        s.attach(&inside, ViewerMode::Watch, 5);
+        i = inside.attachInfos.first();
+        QVERIFY(!i.reset);
+        QCOMPARE(i.reason, ReplayReason::Resume);
+        QCOMPARE(i.replayFrom, quint64(5));
+        QCOMPARE(quint64(i.replayBytes), end - 5);
+        QCOMPARE(inside.received, ringContent(s).mid(5));
+
+        RecordingViewer ahead;
+        s.attach(&ahead, ViewerMode::Watch, end + 100);
+        i = ahead.attachInfos.first();
+        QVERIFY(i.reset);
+        QCOMPARE(i.reason, ReplayReason::Ahead);
+        QCOMPARE(i.replayFrom, quint64(0));
+        QCOMPARE(ahead.received, ringContent(s));
+
+        for (auto *v : {&initial, &atEnd, &inside, &ahead})
+            s.detach(v);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void rolledOutReplayStartsAtSafeBoundaryWithModes()
+    {
+        // Enter the alternate screen and bracketed paste, then print far more
+        // than the 4 KiB ring holds, made of escape sequences and multibyte
+        // characters, so the retained start falls inside one of them.
+        const QString script = QStringLiteral(
+            "printf '\\033[?1049h\\033[?2004h'; i=0; while [ $i -lt 400 ]; do "
+            "printf '\\033[1;31m\\342\\202\\254x\\033]0;t%d\\007\\n' $i; i=$((i+1)); done; exec sleep 30");
+        Session s(QStringLiteral("c"), sh(script), 4096);
+        RecordingViewer full; // watches from the start: sees the whole stream
+        s.attach(&full, ViewerMode::Watch, std::nullopt);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY(full.received.contains("t399\a"));
+        QVERIFY(s.buffer().startOffset() > 0);
+
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Control, 0); // offset 0 has rolled out
+        const AttachInfo i = late.attachInfos.first();
+        QVERIFY(i.reset);
+        QCOMPARE(i.reason, ReplayReason::RolledOut);
+        QVERIFY(i.replayFrom >= s.buffer().startOffset());
+        // The first replayed byte is at a safe boundary of the real stream...
+        TerminalState st;
+        st.feed(full.received.constData(), qsizetype(i.replayFrom));
+        QVERIFY(st.atSafeBoundary());
+        // ...and the prelude restores exactly the modes in force there.
+        const QByteArray prelude = late.received.left(int(i.preludeBytes));
+        QCOMPARE(prelude, st.restoreSequence());
+        QVERIFY(prelude.contains("\x1b[?1049h"));
+        QVERIFY(prelude.contains("\x1b[?2004h"));
+        QCOMPARE(late.received.mid(int(i.preludeBytes)), full.received.mid(int(i.replayFrom)));
+        QCOMPARE(s.title(), QStringLiteral("t399"));
+        s.detach(&full);
+        s.detach(&late);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void supersedeAndWatchers()
+    {
+        Session s(QStringLiteral("d"), sh(QStringLiteral("exec cat")), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer a, b, w1, w2;
+        QSignalSpy viewers(&s, &Session::viewersChanged);
+        s.attach(&a, ViewerMode::Control, std::nullopt);
+        s.attach(&w1, ViewerMode::Watch, std::nullopt);
+        s.attach(&w2, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(s.controlViewer(), &a);
+        QCOMPARE(s.viewerCount(), 3);
+        QVERIFY(s.detachedSince().isNull());
+
+        // Watchers' input is ignored.
+        QVERIFY(s.sendInput(&w1, QByteArrayLiteral("watcher\n")));
+        QVERIFY(s.sendInput(&a, QByteArrayLiteral("control\n")));
+        QTRY_VERIFY(w2.received.contains("control"));
+        QVERIFY(!a.received.contains("watcher"));
+        // Only the control viewer resizes.
+        QVERIFY(!s.resize(&w1, 100, 30));
+        QVERIFY(!s.resize(&a, 0, 30));
+        QVERIFY(!s.resize(&a, 80, 1001));
+        QVERIFY(s.resize(&a, 100, 30));
+        QCOMPARE(s.cols(), 100);
+        QCOMPARE(w1.sizes.last(), qMakePair(100, 30));
+
+        s.attach(&b, ViewerMode::Control, s.offset());
+        QCOMPARE(a.detachReasons, QList<DetachReason>{DetachReason::Superseded});
+        QCOMPARE(s.controlViewer(), &b);
+        QVERIFY(w1.detachReasons.isEmpty());
+        QVERIFY(w2.detachReasons.isEmpty());
+        QCOMPARE(s.viewerCount(), 3);
+
+        s.detach(&b);
+        s.detach(&w1);
+        s.detach(&w2);
+        QVERIFY(!s.detachedSince().isNull());
+        QVERIFY(viewers.count() >= 5);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void controlBackpressurePausesReads()
+    {
+        Session s(QStringLiteral("e"), sh(QStringLiteral("exec sleep 30")), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer c, w;
+        s.attach(&c, ViewerMode::Control, std::nullopt);
+        s.attach(&w, ViewerMode::Watch, std::nullopt);
+        s.setViewerBlocked(&w, true);
+        QVERIFY(s.process()->isReadEnabled());
+        s.setViewerBlocked(&c, true);
+        QVERIFY(!s.process()->isReadEnabled());
+        s.setViewerBlocked(&c, false);
+        QVERIFY(s.process()->isReadEnabled());
+        s.setViewerBlocked(&c, true);
+        s.detach(&c); // the blocked control viewer leaves: drain at full speed
+        QVERIFY(s.process()->isReadEnabled());
+        s.detach(&w);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void exitAfterAllOutputAndAttachAfterExit()
+    {
+        Session s(QStringLiteral("f"),
+                  sh(QStringLiteral("head -c 300000 /dev/zero | tr '\\0' y; exit 7")), 1 << 20);
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Control, std::nullopt);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_COMPARE_WITH_TIMEOUT(v.exitedCount, 1, 20000);
+        QCOMPARE(v.received.count('y'), 300000);
+        QCOMPARE(v.bytesAtExit, v.received.size());
+        QCOMPARE(v.exitStatus.code, 7);
+        QVERIFY(!v.exitStatus.signaled);
+
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, std::nullopt);
+        QVERIFY(late.attachInfos.first().exited);
+        QCOMPARE(late.exitedCount, 1);
+        QCOMPARE(late.bytesAtExit, late.received.size());
+        QCOMPARE(late.received.count('y'), 300000);
+        s.detach(&v);
+        s.detach(&late);
+    }
+
+    void killDetachesEveryViewer()
+    {
+        Session s(QStringLiteral("g"), sh(QStringLiteral("exec sleep 30")), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        const pid_t pid = s.pid();
+        RecordingViewer c, w;
+        s.attach(&c, ViewerMode::Control, std::nullopt);
+        s.attach(&w, ViewerMode::Watch, std::nullopt);
+        QSignalSpy torn(&s, &Session::tornDown);
+        s.kill(DetachReason::Shutdown);
+        QCOMPARE(c.detachReasons, QList<DetachReason>{DetachReason::Shutdown});
+        QCOMPARE(w.detachReasons, QList<DetachReason>{DetachReason::Shutdown});
+        QCOMPARE(s.viewerCount(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(torn.count(), 1, 10000);
+        QVERIFY(TestUtil::processState(pid) == 0 || TestUtil::processState(pid) == 'Z');
+        QCOMPARE(TestUtil::zombieChildren(), 0);
+    }
+
+    void titleFromOsc()
+    {
+        Session s(QStringLiteral("h"), sh(QStringLiteral("printf '\\033]2;build \\342\\234\\223\\007'; exec sleep 30")), 65536);
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Watch, std::nullopt);
+        QSignalSpy titles(&s, &Session::titleChanged);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_COMPARE(titles.count(), 1);
+        QCOMPARE(s.title(), QString::fromUtf8("build \xe2\x9c\x93"));
+        QCOMPARE(v.titles, QStringList{s.title()});
+        s.detach(&v);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSession)
+#include "tst_session.moc"

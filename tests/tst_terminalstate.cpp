@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// TerminalState: safe replay boundaries, DEC private modes, restore
+// sequences, titles; results independent of how the stream is split.
+#include "terminalstate.h"
+
+#include <QRandomGenerator>
+#include <QTest>
+
+#include <atomic>
+#include <cstdlib>
+
+// Counts heap allocations made by this process (malloc family, which both
+// operator new and Qt's containers end up in) while `g_countAllocs` is set.
+// glibc only: the executable's malloc interposes libc's and forwards to the
+// __libc_* entry points glibc exports for this purpose.
+#if defined(__GLIBC__)
+#define TETHER_COUNT_ALLOCS 1
+extern "C" {
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+void __libc_free(void *);
+}
+namespace {
+std::atomic<bool> g_countAllocs{false};
+std::atomic<long> g_allocs{0};
+}
+extern "C" {
+void *malloc(size_t n)
+{
+    if (g_countAllocs.load(std::memory_order_relaxed))
+        g_allocs.fetch_add(1, std::memory_order_relaxed);
+    return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+    if (g_countAllocs.load(std::memory_order_relaxed))
+        g_allocs.fetch_add(1, std::memory_order_relaxed);
+    return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+    if (g_countAllocs.load(std::memory_order_relaxed))
+        g_allocs.fetch_add(1, std::memory_order_relaxed);
+    return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+    __libc_free(p);
+}
+}
+namespace {
+/// Heap allocations made while running f.
+template<typename F> long allocationsDuring(F &&f)
+{
+    const long before = g_allocs.load();
+    g_countAllocs = true;
+    f();
+    g_countAllocs = false;
+    return g_allocs.load() - before;
+}
+}
+#endif
+
+using Tether::TerminalState;
+
+namespace {
+
+TerminalState fed(const QByteArray &bytes)
+{
+    TerminalState s;
+    s.feed(bytes);
+    return s;
+}
+
+// Everything observable, for comparing two states.
+QString summary(const TerminalState &s)
+{
+    return QStringLiteral("modes=%1 safe=%2 title=[%3] serial=%4 restore=%5")
+        .arg(s.modes(), 0, 16)
+        .arg(s.atSafeBoundary())
+        .arg(s.title())
+        .arg(s.titleSerial())
+        .arg(QString::fromLatin1(s.restoreSequence().toHex()));
+}
+
+// A stream with a bit of everything: modes, titles (BEL, ESC \, C1 ST),
+// UTF-8 text of every length, DCS/APC strings, aborted sequences, SGR with
+// sub-parameters, C1 controls encoded as UTF-8.
+QByteArray corpus()
+{
+    QByteArray b;
+    b += "plain text\r\n";
+    b += "\x1b[?1049;2004h";
+    b += "\x1b]0;h\xc3\xa9llo \xe2\x9c\x93 \xf0\x9f\x98\x80\x07";
+    b += "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8e\x89\n";
+    b += "\x1b[38:2:255:0:0mred\x1b[0m";
+    b += "\x1bP1$r0m\x1b\\";
+    b += "\x1b[?1000h\x1b[?1006h\x1b[?25l";
+    b += "\x1b]2;second\x1b\\";
+    b += "\x1b[?1;1004h";
+    b += "\x1b_apc payload\x1b\\";
+    b += "\x1b[?1002\x18h";               // CAN aborts: no 1002
+    b += "\x1b]2;aborted\x1a";             // SUB aborts: no title
+    b += "\x1b(B\x1b)0\x1b" "7\x1b" "8";   // charsets, DECSC/DECRC
+    b += "\xc2\x9b?2004l";                 // C1 CSI as UTF-8: resets 2004
+    b += "\xc2\x9d" "2;c1 title\xc2\x9c"; // C1 OSC ... C1 ST
+    b += "\x1b]52;c;aGVsbG8=\x07";         // clipboard: not a title
+    b += "\x1b[?1049l\x1b[?47h";
+    b += "tail \xe4\xb8\xad\xe6\x96\x87";
+    return b;
+}
+
+} // namespace
+
+class TestTerminalState : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initialState();
+    void splitAtEveryPosition();
+    void randomSplitsAndCopies();
+    void safeBoundary_data();
+    void safeBoundary();
+    void safeBoundaryEveryPrefix();
+    void modes_data();
+    void modes();
+    void restoreSequence_data();
+    void restoreSequence();
+    void titles();
+    void overlongTitleIsCapped();
+    void risResets();
+    void decstr();
+    void cancelAborts();
+    void malformedUtf8();
+    void noAllocationPerByte();
+};
+
+void TestTerminalState::initialState()
+{
+    TerminalState s;
+    QVERIFY(s.atSafeBoundary());
+    QCOMPARE(s.modes(), quint32(0));
+    QVERIFY(s.restoreSequence().isEmpty());
+    QVERIFY(s.title().isEmpty());
+    QCOMPARE(s.titleSerial(), quint64(0));
+    s.feed(nullptr, 0);
+    s.feed("abc", -1);
+    QVERIFY(s.atSafeBoundary());
+}
+
+void TestTerminalState::splitAtEveryPosition()
+{
+    const QByteArray all = corpus();
+    const TerminalState whole = fed(all);
+    // Sanity: the corpus really exercises the parser.
+    QCOMPARE(whole.title(), QStringLiteral("c1 title"));
+    QCOMPARE(whole.titleSerial(), quint64(3));
+    QVERIFY(whole.hasMode(TerminalState::AltScreen));
+    QVERIFY(!whole.hasMode(TerminalState::AltScreen1049));
+    QVERIFY(!whole.hasMode(TerminalState::BracketedPaste));
+    QVERIFY(!whole.hasMode(TerminalState::MouseButton));
+    QVERIFY(whole.hasMode(TerminalState::MouseNormal));
+    QVERIFY(whole.atSafeBoundary());
+
+    for (int i = 0; i <= all.size(); ++i) {
+        TerminalState s;
+        s.feed(all.constData(), i);
+        s.feed(all.constData() + i, all.size() - i);
+        QCOMPARE(summary(s), summary(whole));
+    }
+    TerminalState bytewise;
+    for (char c : all)
+        bytewise.feed(&c, 1);
+    QCOMPARE(summary(bytewise), summary(whole));
+}
+
+void TestTerminalState::randomSplitsAndCopies()
+{
+    // Many random chunkings, and a copy taken at a random point continuing
+    // on its own (the session copies the state at the retained start).
+    const QByteArray all = corpus() + corpus();
+    const TerminalState whole = fed(all);
+    QRandomGenerator rng(7);
+    for (int round = 0; round < 300; ++round) {
+        TerminalState s;
+        TerminalState copy;
+        const int copyAt = rng.bounded(all.size() + 1);
+        bool copied = false;
+        int pos = 0;
+        while (pos < all.size()) {
+            int n = rng.bounded(1, 12);
+            if (!copied && pos + n > copyAt)
+                n = copyAt - pos;
+            s.feed(all.constData() + pos, n);
+            pos += n;
+            if (!copied && pos == copyAt) {
+                copy = s;
+                copied = true;
+            }
+        }
+        if (!copied)
+            copy = s;
+        copy.feed(all.constData() + copyAt, all.size() - copyAt);
+        QCOMPARE(summary(s), summary(whole));
+        QCOMPARE(summary(copy), summary(whole));
+    }
+}
+
+void TestTerminalState::safeBoundary_data()
+{
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<bool>("safe");
+    QTest::newRow("text") << QByteArray("hello") << true;
+    QTest::newRow("ESC") << QByteArray("\x1b") << false;
+    QTest::newRow("ESC intermediate") << QByteArray("\x1b(") << false;
+    QTest::newRow("ESC ( B") << QByteArray("\x1b(B") << true;
+    QTest::newRow("CSI entry") << QByteArray("\x1b[") << false;
+    QTest::newRow("CSI param") << QByteArray("\x1b[?104") << false;
+    QTest::newRow("CSI intermediate") << QByteArray("\x1b[!") << false;
+    QTest::newRow("CSI ignore") << QByteArray("\x1b[1?2") << false;
+    QTest::newRow("CSI done") << QByteArray("\x1b[?1049h") << true;
+    QTest::newRow("CSI with C0 inside") << QByteArray("\x1b[3\n1") << false;
+    QTest::newRow("CSI with C0 done") << QByteArray("\x1b[3\n1m") << true;
+    QTest::newRow("OSC") << QByteArray("\x1b]0;title") << false;
+    QTest::newRow("OSC BEL") << QByteArray("\x1b]0;title\x07") << true;
+    QTest::newRow("OSC ESC") << QByteArray("\x1b]0;title\x1b") << false;
+    QTest::newRow("OSC ST") << QByteArray("\x1b]0;title\x1b\\") << true;
+    QTest::newRow("DCS") << QByteArray("\x1bP1$r") << false;
+    QTest::newRow("DCS payload") << QByteArray("\x1bPq#0;2;0;0;0#1!10~") << false;
+    QTest::newRow("DCS BEL does not end") << QByteArray("\x1bPabc\x07") << false;
+    QTest::newRow("DCS ESC") << QByteArray("\x1bPabc\x1b") << false;
+    QTest::newRow("DCS ST") << QByteArray("\x1bPabc\x1b\\") << true;
+    QTest::newRow("SOS") << QByteArray("\x1bXsos") << false;
+    QTest::newRow("PM") << QByteArray("\x1b^pm") << false;
+    QTest::newRow("APC") << QByteArray("\x1b_apc") << false;
+    QTest::newRow("APC ST") << QByteArray("\x1b_apc\x1b\\") << true;
+    QTest::newRow("C1 CSI") << QByteArray("\xc2\x9b" "1") << false;
+    QTest::newRow("C1 CSI done") << QByteArray("\xc2\x9b" "1m") << true;
+    QTest::newRow("C1 DCS ... C1 ST") << QByteArray("\xc2\x90xyz\xc2\x9c") << true;
+    QTest::newRow("2-byte lead") << QByteArray("a\xc3") << false;
+    QTest::newRow("2-byte done") << QByteArray("a\xc3\xa9") << true;
+    QTest::newRow("3-byte 1") << QByteArray("\xe2") << false;
+    QTest::newRow("3-byte 2") << QByteArray("\xe2\x82") << false;
+    QTest::newRow("3-byte done") << QByteArray("\xe2\x82\xac") << true;
+    QTest::newRow("4-byte 1") << QByteArray("\xf0") << false;
+    QTest::newRow("4-byte 2") << QByteArray("\xf0\x9f") << false;
+    QTest::newRow("4-byte 3") << QByteArray("\xf0\x9f\x98") << false;
+    QTest::newRow("4-byte done") << QByteArray("\xf0\x9f\x98\x80") << true;
+    QTest::newRow("UTF-8 inside OSC") << QByteArray("\x1b]2;\xe2\x82\xac\x07\xe2") << false;
+    QTest::newRow("CAN") << QByteArray("\x1b[?10\x18") << true;
+    QTest::newRow("SUB in OSC") << QByteArray("\x1b]0;abc\x1a") << true;
+    QTest::newRow("CAN in DCS") << QByteArray("\x1bPabc\x18") << true;
+    QTest::newRow("non-ASCII aborts CSI") << QByteArray("\x1b[1\xc3\xa9") << true;
+    QTest::newRow("non-ASCII inside CSI ignore") << QByteArray("\x1b[1?\xc3\xa9") << false;
+}
+
+void TestTerminalState::safeBoundary()
+{
+    QFETCH(QByteArray, bytes);
+    QFETCH(bool, safe);
+    QCOMPARE(fed(bytes).atSafeBoundary(), safe);
+}
+
+void TestTerminalState::safeBoundaryEveryPrefix()
+{
+    // Walk the corpus byte by byte and compare atSafeBoundary() with an
+    // independent, deliberately naive classification of each prefix.
+    const QByteArray text = "ab\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z\x1b[1;31m\x1b]2;t\x07q";
+    const bool expected[] = {
+        true, true,                 // a b
+        false, true,                // é
+        false, false, true,         // €
+        false, false, false, true,  // 😀
+        true,                       // z
+        false, false, false, false, false, false, true, // ESC [ 1 ; 3 1 m
+        false, false, false, false, false, true,        // ESC ] 2 ; t BEL
+        true,                       // q
+    };
+    QCOMPARE(int(sizeof(expected)), text.size());
+    TerminalState s;
+    for (int i = 0; i < text.size(); ++i) {
+        s.feed(text.constData() + i, 1);
+        QVERIFY2(s.atSafeBoundary() == expected[i], qPrintable(QStringLiteral("after byte %1").arg(i)));
+    }
+}
+
+void TestTerminalState::modes_data()
+{
+    using T = TerminalState;
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<quint32>("modes");
+    QTest::newRow("1049+2004 one sequence") << QByteArray("\x1b[?1049;2004h")
+        << quint32(T::AltScreen | T::AltScreen1049 | T::BracketedPaste);
+    QTest::newRow("then reset 2004") << QByteArray("\x1b[?1049;2004h\x1b[?2004l")
+        << quint32(T::AltScreen | T::AltScreen1049);
+    QTest::newRow("reset both in one") << QByteArray("\x1b[?1049;2004h\x1b[?2004;1049l") << quint32(0);
+    QTest::newRow("47") << QByteArray("\x1b[?47h") << quint32(T::AltScreen);
+    QTest::newRow("1047") << QByteArray("\x1b[?1047h") << quint32(T::AltScreen);
+    QTest::newRow("1049 left by 47l") << QByteArray("\x1b[?1049h\x1b[?47l") << quint32(0);
+    QTest::newRow("47 then 1049") << QByteArray("\x1b[?47h\x1b[?1049h")
+        << quint32(T::AltScreen | T::AltScreen1049);
+    QTest::newRow("cursor hidden") << QByteArray("\x1b[?25l") << quint32(T::CursorHidden);
+    QTest::newRow("cursor shown again") << QByteArray("\x1b[?25l\x1b[?25h") << quint32(0);
+    QTest::newRow("DECCKM") << QByteArray("\x1b[?1h") << quint32(T::AppCursorKeys);
+    QTest::newRow("focus") << QByteArray("\x1b[?1004h") << quint32(T::FocusEvents);
+    QTest::newRow("mouse x10") << QByteArray("\x1b[?9h") << quint32(T::MouseX10);
+    QTest::newRow("mouse 1000+1006") << QByteArray("\x1b[?1000;1006h") << quint32(T::MouseNormal | T::MouseSgr);
+    QTest::newRow("mouse tracking exclusive") << QByteArray("\x1b[?1000h\x1b[?1003h") << quint32(T::MouseAny);
+    QTest::newRow("mouse reset any clears") << QByteArray("\x1b[?1002h\x1b[?1000l") << quint32(0);
+    QTest::newRow("encoding exclusive") << QByteArray("\x1b[?1005h\x1b[?1015h") << quint32(T::MouseUrxvt);
+    QTest::newRow("encoding reset other keeps") << QByteArray("\x1b[?1006h\x1b[?1015l") << quint32(T::MouseSgr);
+    QTest::newRow("encoding reset") << QByteArray("\x1b[?1006h\x1b[?1006l") << quint32(0);
+    QTest::newRow("all at once") << QByteArray("\x1b[?1;25;47;2004;9;1005;1004l\x1b[?1;2004;1002;1006;1004h")
+        << quint32(T::AppCursorKeys | T::CursorHidden | T::BracketedPaste | T::MouseButton | T::MouseSgr
+                   | T::FocusEvents);
+    QTest::newRow("empty params ignored") << QByteArray("\x1b[?;;2004;h") << quint32(T::BracketedPaste);
+    QTest::newRow("no ? is ANSI SM") << QByteArray("\x1b[2004h\x1b[1049h") << quint32(0);
+    QTest::newRow("> marker is not DEC") << QByteArray("\x1b[>1h") << quint32(0);
+    QTest::newRow("intermediate spoils") << QByteArray("\x1b[?2004$h") << quint32(0);
+    QTest::newRow("DECRQM is not a set") << QByteArray("\x1b[?2004$p") << quint32(0);
+    QTest::newRow("sub-param not a mode") << QByteArray("\x1b[?5:2004h") << quint32(0);
+    QTest::newRow("huge param") << QByteArray("\x1b[?99999999999h\x1b[?1h") << quint32(T::AppCursorKeys);
+    QTest::newRow("unknown mode") << QByteArray("\x1b[?12;7;1048h") << quint32(0);
+    QTest::newRow("17 params") << QByteArray("\x1b[?0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;1;2004h")
+        << quint32(T::AppCursorKeys); // the 17th is beyond the kept 16
+    QTest::newRow("C0 inside CSI") << QByteArray("\x1b[?20\r04h") << quint32(T::BracketedPaste);
+    QTest::newRow("ESC restarts") << QByteArray("\x1b[?20\x1b[?1h04h") << quint32(T::AppCursorKeys);
+    QTest::newRow("in OSC no effect") << QByteArray("\x1b]2;\x1b[?1h") << quint32(T::AppCursorKeys);
+    QTest::newRow("in DCS no effect") << QByteArray("\x1bP[?1h\x1b\\") << quint32(0);
+}
+
+void TestTerminalState::modes()
+{
+    QFETCH(QByteArray, bytes);
+    QFETCH(quint32, modes);
+    QCOMPARE(fed(bytes).modes(), modes);
+}
+
+void TestTerminalState::restoreSequence_data()
+{
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QByteArray>("restore");
+    QTest::newRow("default") << QByteArray("text\x1b[1m") << QByteArray();
+    QTest::newRow("all reset again") << QByteArray("\x1b[?1049h\x1b[?25l\x1b[?1049l\x1b[?25h") << QByteArray();
+    QTest::newRow("1049") << QByteArray("\x1b[?1049h") << QByteArray("\x1b[?1049h");
+    QTest::newRow("1047") << QByteArray("\x1b[?1047h") << QByteArray("\x1b[?1047h");
+    QTest::newRow("47") << QByteArray("\x1b[?47h") << QByteArray("\x1b[?47h");
+    QTest::newRow("47 then 1047") << QByteArray("\x1b[?47h\x1b[?1047h") << QByteArray("\x1b[?47h");
+    QTest::newRow("47 then 1049") << QByteArray("\x1b[?47h\x1b[?1049h") << QByteArray("\x1b[?1049h");
+    QTest::newRow("hidden only") << QByteArray("\x1b[?25l") << QByteArray("\x1b[?25l");
+    QTest::newRow("vim-like") << QByteArray("\x1b[?1049h\x1b[?1h\x1b=\x1b[?2004h\x1b[?25l\x1b[?1000;1006h")
+        << QByteArray("\x1b[?1049h\x1b[?1h\x1b[?2004h\x1b[?1000h\x1b[?1006h\x1b[?25l");
+    QTest::newRow("everything") << QByteArray("\x1b[?1004;1015;1003;2004;1;25l\x1b[?1004;1015;1003;2004;1;1049h")
+        << QByteArray("\x1b[?1049h\x1b[?1h\x1b[?2004h\x1b[?1003h\x1b[?1015h\x1b[?1004h\x1b[?25l");
+    QTest::newRow("x10 utf8") << QByteArray("\x1b[?9;1005h") << QByteArray("\x1b[?9h\x1b[?1005h");
+    QTest::newRow("button") << QByteArray("\x1b[?1002h") << QByteArray("\x1b[?1002h");
+}
+
+void TestTerminalState::restoreSequence()
+{
+    QFETCH(QByteArray, bytes);
+    QFETCH(QByteArray, restore);
+    const TerminalState s = fed(bytes);
+    QCOMPARE(s.restoreSequence(), restore);
+    // Replaying the restore sequence into a fresh state reproduces the modes.
+    QCOMPARE(fed(s.restoreSequence()).modes(), s.modes());
+}
+
+void TestTerminalState::titles()
+{
+    TerminalState s;
+    s.feed(QByteArray("\x1b]0;first\x07"));
+    QCOMPARE(s.title(), QStringLiteral("first"));
+    QCOMPARE(s.titleSerial(), quint64(1));
+    s.feed(QByteArray("\x1b]2;second\x1b\\"));
+    QCOMPARE(s.title(), QStringLiteral("second"));
+    QCOMPARE(s.titleSerial(), quint64(2));
+    s.feed(QByteArray("\x1b]2;second\x07")); // same text still counts
+    QCOMPARE(s.titleSerial(), quint64(3));
+    s.feed(QByteArray("\x1b]1;icon only\x07\x1b]52;c;Zm9v\x07\x1b]8;;http://x\x1b\\\x1b]7;file:///\x07"));
+    QCOMPARE(s.title(), QStringLiteral("second")); // OSC 1/52/8/7 are not titles
+    QCOMPARE(s.titleSerial(), quint64(3));
+    s.feed(QByteArray("\x1b]02;leading zero\x07"));
+    QCOMPARE(s.title(), QStringLiteral("leading zero"));
+    s.feed(QByteArray("\x1b];no number\x07\x1b]2x;bad\x07\x1b]22;pushed\x07"));
+    QCOMPARE(s.title(), QStringLiteral("leading zero"));
+    QCOMPARE(s.titleSerial(), quint64(4));
+    // UTF-8, including 3- and 4-byte characters, decoded.
+    s.feed(QByteArray("\x1b]2;h\xc3\xa9llo \xe2\x9c\x93 \xf0\x9f\x98\x80\x07"));
+    QCOMPARE(s.title(), QString::fromUtf8("h\xc3\xa9llo \xe2\x9c\x93 \xf0\x9f\x98\x80"));
+    QCOMPARE(s.titleSerial(), quint64(5));
+    // Semicolons belong to the text; C0 other than BEL is dropped.
+    s.feed(QByteArray("\x1b]0;a;b\tc\x07"));
+    QCOMPARE(s.title(), QStringLiteral("a;bc"));
+    // Empty title.
+    s.feed(QByteArray("\x1b]2;\x07"));
+    QCOMPARE(s.title(), QString());
+    QCOMPARE(s.titleSerial(), quint64(7));
+    // C1 ST (U+009C) terminates as well.
+    s.feed(QByteArray("\x1b]2;c1\xc2\x9c"));
+    QCOMPARE(s.title(), QStringLiteral("c1"));
+    QCOMPARE(s.titleSerial(), quint64(8));
+    QVERIFY(s.atSafeBoundary());
+    // Unterminated: nothing yet.
+    s.feed(QByteArray("\x1b]2;pending"));
+    QCOMPARE(s.title(), QStringLiteral("c1"));
+    QVERIFY(!s.atSafeBoundary());
+    s.feed(QByteArray("\x07"));
+    QCOMPARE(s.title(), QStringLiteral("pending"));
+    // A control in the middle of a character: the partial character is dropped.
+    s.feed(QByteArray("\x1b]2;ab\xe2\x82\x07"));
+    QCOMPARE(s.title(), QStringLiteral("ab"));
+    // ESC followed by something else ends the string too (Williams, xterm.js).
+    s.feed(QByteArray("\x1b]2;cut\x1b[?1h"));
+    QCOMPARE(s.title(), QStringLiteral("cut"));
+    QVERIFY(s.hasMode(TerminalState::AppCursorKeys));
+    QVERIFY(s.atSafeBoundary());
+}
+
+void TestTerminalState::overlongTitleIsCapped()
+{
+    const int max = TerminalState::kMaxTitle;
+    {
+        TerminalState s;
+        QByteArray t(max + 5000, 'x');
+        s.feed(QByteArray("\x1b]2;") + t + "\x07");
+        QCOMPARE(s.title().size(), max);
+        QCOMPARE(s.title(), QString(max, QLatin1Char('x')));
+        QCOMPARE(s.titleSerial(), quint64(1));
+        QVERIFY(s.atSafeBoundary());
+        // The next title is not affected by the overflow.
+        s.feed(QByteArray("\x1b]2;short\x07"));
+        QCOMPARE(s.title(), QStringLiteral("short"));
+    }
+    {
+        // The cap falls inside a 3-byte character: cut before it, no U+FFFD.
+        TerminalState s;
+        QByteArray t = QByteArray(max - 1, 'a') + "\xe2\x82\xac" + QByteArray(100, 'b');
+        s.feed(QByteArray("\x1b]0;") + t + "\x1b\\");
+        QCOMPARE(s.title(), QString(max - 1, QLatin1Char('a')));
+        QCOMPARE(s.title().toUtf8().size(), max - 1);
+    }
+    {
+        // Exactly kMaxTitle bytes of 4-byte characters are kept whole.
+        TerminalState s;
+        QByteArray t;
+        while (t.size() < max)
+            t += "\xf0\x9f\x98\x80";
+        s.feed(QByteArray("\x1b]0;") + t + t + "\x07");
+        QCOMPARE(s.title().toUtf8(), t);
+    }
+}
+
+void TestTerminalState::risResets()
+{
+    TerminalState s;
+    s.feed(QByteArray("\x1b[?1049;1;2004;1003;1006;1004h\x1b[?25l\x1b]2;kept\x07"));
+    QVERIFY(!s.restoreSequence().isEmpty());
+    s.feed(QByteArray("\x1b" "c"));
+    QCOMPARE(s.modes(), quint32(0));
+    QVERIFY(s.restoreSequence().isEmpty());
+    QVERIFY(s.atSafeBoundary());
+    QCOMPARE(s.title(), QStringLiteral("kept"));
+    // After RIS the alt-screen flavour is forgotten too.
+    s.feed(QByteArray("\x1b[?47h"));
+    QCOMPARE(s.restoreSequence(), QByteArray("\x1b[?47h"));
+    // ESC with an intermediate then 'c' is not RIS.
+    s.feed(QByteArray("\x1b#c"));
+    QVERIFY(s.hasMode(TerminalState::AltScreen));
+    // RIS in the middle of an OSC: ESC ends the OSC, 'c' resets.
+    s.feed(QByteArray("\x1b]2;x\x1b" "c"));
+    QCOMPARE(s.modes(), quint32(0));
+}
+
+void TestTerminalState::decstr()
+{
+    TerminalState s;
+    s.feed(QByteArray("\x1b[?1049;1;2004;1000;1006;1004h\x1b[?25l"));
+    s.feed(QByteArray("\x1b[!p"));
+    using T = TerminalState;
+    QCOMPARE(s.modes(), quint32(T::AltScreen | T::AltScreen1049 | T::BracketedPaste | T::MouseNormal
+                                | T::MouseSgr | T::FocusEvents));
+    // CSI ? ! p and CSI ! q are not DECSTR.
+    s.feed(QByteArray("\x1b[?1h\x1b[?25l\x1b[?!p\x1b[!q"));
+    QVERIFY(s.hasMode(T::AppCursorKeys));
+    QVERIFY(s.hasMode(T::CursorHidden));
+}
+
+void TestTerminalState::cancelAborts()
+{
+    TerminalState s;
+    s.feed(QByteArray("\x1b[?1049\x18h"));
+    QCOMPARE(s.modes(), quint32(0)); // the 'h' after CAN is printed text
+    QVERIFY(s.atSafeBoundary());
+    s.feed(QByteArray("\x1b[?2004\x1ah"));
+    QCOMPARE(s.modes(), quint32(0));
+    s.feed(QByteArray("\x1b]2;never\x18\x07"));
+    QVERIFY(s.title().isEmpty());
+    QCOMPARE(s.titleSerial(), quint64(0));
+    s.feed(QByteArray("\x1bPdata\x18"));
+    QVERIFY(s.atSafeBoundary());
+    s.feed(QByteArray("\x1bP\x1b[?1\x18h")); // ESC ends the DCS, starts a CSI which CAN aborts
+    QCOMPARE(s.modes(), quint32(0));
+    QVERIFY(s.atSafeBoundary());
+    // Other C1 controls abort too (xterm.js): U+0085 NEL inside a CSI.
+    s.feed(QByteArray("\x1b[?1\xc2\x85h"));
+    QCOMPARE(s.modes(), quint32(0));
+    QVERIFY(s.atSafeBoundary());
+}
+
+void TestTerminalState::malformedUtf8()
+{
+    // Each malformed sequence ends where a decoder would resynchronise.
+    QVERIFY(fed("\xc3" "A").atSafeBoundary());        // truncated 2-byte
+    QVERIFY(fed("\xe2\x82" "A").atSafeBoundary());    // truncated 3-byte
+    QVERIFY(fed("\x80\x80\xbf").atSafeBoundary());    // stray continuations
+    QVERIFY(fed("\xc0\xc1\xf5\xff").atSafeBoundary()); // never-valid bytes
+    QVERIFY(fed("\xe0\x80").atSafeBoundary());        // overlong: 0x80 not allowed after E0
+    QVERIFY(!fed("\xe0\xa0").atSafeBoundary());       // valid so far
+    QVERIFY(fed("\xed\xa0").atSafeBoundary());        // surrogate rejected at once
+    QVERIFY(fed("\xf4\x90").atSafeBoundary());        // > U+10FFFF
+    QVERIFY(!fed("\xf4\x8f").atSafeBoundary());
+    QVERIFY(!fed("\xc3\xc3").atSafeBoundary());       // new lead restarts
+    QVERIFY(fed("\xc3\xc3\xa9").atSafeBoundary());
+    // ESC in the middle of a character: the character is abandoned.
+    QCOMPARE(fed("\xe2\x1b[?1h").modes(), quint32(TerminalState::AppCursorKeys));
+}
+
+void TestTerminalState::noAllocationPerByte()
+{
+#ifdef TETHER_COUNT_ALLOCS
+    // Output without titles: no heap allocation at all, however much of it.
+    QByteArray noTitles = corpus();
+    noTitles.replace("\x1b]0;", "\x1b]7;").replace("\x1b]2;", "\x1b]7;").replace("\xc2\x9d" "2;", "\xc2\x9d" "7;");
+    noTitles += "\x1b]52;c;" + QByteArray(100000, 'A') + "\x07"; // big clipboard OSC: not stored
+    noTitles += "\x1bP" + QByteArray(100000, 'q') + "\x1b\\";    // big DCS
+    TerminalState s;
+    QVERIFY(allocationsDuring([] { free(malloc(16)); }) == 1); // the counter works
+    const long plain = allocationsDuring([&] {
+        for (int i = 0; i < 50; ++i)
+            s.feed(noTitles);
+    });
+    QCOMPARE(plain, 0L);
+    QVERIFY(s.hasMode(TerminalState::AltScreen));
+    QCOMPARE(s.titleSerial(), quint64(0));
+
+    // Titles: the text buffer is reserved once; then only the title QString
+    // of each completed OSC allocates, never the bytes one by one.
+    s.feed(QByteArray("\x1b]2;warm-up\x07"));
+    QByteArray titles;
+    for (int i = 0; i < 200; ++i)
+        titles += "\x1b]2;some window title " + QByteArray::number(i) + "\x07";
+    const long withTitles = allocationsDuring([&] { s.feed(titles); });
+    QVERIFY2(withTitles <= 200, qPrintable(QString::number(withTitles)));
+    QCOMPARE(s.title(), QStringLiteral("some window title 199"));
+    // A maximal title grows the buffer geometrically: a handful of reallocs.
+    const QByteArray huge = "\x1b]2;" + QByteArray(TerminalState::kMaxTitle * 4, 'x') + "\x07";
+    const long longTitle = allocationsDuring([&] { s.feed(huge); });
+    QVERIFY2(longTitle <= 12, qPrintable(QString::number(longTitle)));
+#else
+    QSKIP("allocation counting needs glibc");
+#endif
+}
+
+QTEST_GUILESS_MAIN(TestTerminalState)
+#include "tst_terminalstate.moc"

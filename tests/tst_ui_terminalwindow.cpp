@@ -21,6 +21,7 @@
 
 using namespace Tether;
 
+#ifdef TETHER_HAVE_QTERMWIDGET
 namespace {
 
 /// Stands in for a browser viewer.
@@ -60,6 +61,7 @@ QByteArray ringText(const Session *s)
 }
 
 } // namespace
+#endif
 
 class TestTerminalWindow : public QObject
 {

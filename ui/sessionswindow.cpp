@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "sessionswindow.h"
+#include "appicon.h"
 
 #include "session.h"
 #include "sessionmodel.h"
@@ -26,7 +27,7 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     , m_model(model)
 {
     setWindowTitle(tr("Tether — Sessions"));
-    setWindowIcon(QIcon(QStringLiteral(":/icons/tether.svg")));
+    setWindowIcon(appIcon());
     resize(900, 360);
 
     m_proxy = new QSortFilterProxyModel(this);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "settingsdialog.h"
+#include "appicon.h"
 
 #include "logging.h"
 #include "registry.h"
@@ -63,7 +64,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
         m_ownsSettings = true;
     }
     setWindowTitle(tr("Tether Settings"));
-    setWindowIcon(QIcon(QStringLiteral(":/icons/tether.svg")));
+    setWindowIcon(appIcon());
 
     auto *top = new QVBoxLayout(this);
 

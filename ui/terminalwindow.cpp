@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "terminalwindow.h"
+#include "appicon.h"
 
 #include <QCoreApplication>
 
@@ -38,6 +39,7 @@ QString localTerminalUnavailableReason()
 #include <QBuffer>
 #include <QCloseEvent>
 #include <QFontDatabase>
+#include <QFontInfo>
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -69,7 +71,7 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     , m_title(session ? SessionModel::displayName(session) : QString())
     , m_mode(mode)
 {
-    setWindowIcon(QIcon(QStringLiteral(":/icons/tether.svg")));
+    setWindowIcon(appIcon());
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -96,6 +98,13 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     m_term = new QTermWidget(0, this);
     m_term->setObjectName(QStringLiteral("tetherTerminal"));
     QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    if (!QFontInfo(font).fixedPitch()) {
+        // Some platforms (offscreen, bare X servers) report a proportional
+        // "fixed" font; the terminal then misaligns. Ask fontconfig for one.
+        font = QFont(QStringLiteral("Monospace"));
+        font.setStyleHint(QFont::Monospace);
+        font.setFixedPitch(true);
+    }
     font.setPointSize(qMax(font.pointSize(), 10));
     m_term->setTerminalFont(font);
     m_term->setColorScheme(QStringLiteral("Linux"));

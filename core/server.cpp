@@ -659,6 +659,7 @@ void Server::handleUpgrade(HttpConnection *c)
 
     QTcpSocket *socket = c->socket();
     const QString key = peerKey(socket->peerAddress(), socket->peerPort());
+    p.tcp = socket;
     m_pending.insert(key, p);
     m_http.remove(c);
     socket = c->takeSocket(m_tcp);
@@ -674,6 +675,7 @@ void Server::onWebSocket()
         const QString key = peerKey(socket->peerAddress(), socket->peerPort());
         const PendingUpgrade p = m_pending.take(key);
         auto *v = new WebSocketViewer(socket, p.kind, m_viewerOptions, this);
+        v->setTcpSocket(p.tcp);
         m_viewers.insert(v);
         connect(v, &WebSocketViewer::finished, this, [this, v]() {
             m_viewers.remove(v);

@@ -12,6 +12,7 @@
 #include <QTimer>
 
 class QTcpServer;
+class QTcpSocket;
 class QWebSocketServer;
 
 namespace Tether {
@@ -102,6 +103,7 @@ private:
         std::optional<quint64> resume;
         bool badQuery = false;
         ViewerKind kind = ViewerKind::Cli;
+        QPointer<QTcpSocket> tcp;
     };
 
     void onNewConnection();

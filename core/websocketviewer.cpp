@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "websocketviewer.h"
+#include "lingeringclose.h"
 #include "logging.h"
 #include "session.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTcpSocket>
 #include <QWebSocket>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace Tether {
 
@@ -61,6 +66,7 @@ WebSocketViewer::WebSocketViewer(QWebSocket *socket, ViewerKind kind, const Opti
     m_lingerTimer.setInterval(qMax(1, m_options.pingTimeoutMs));
     connect(&m_lingerTimer, &QTimer::timeout, this, [this]() {
         qCDebug(lcServer) << m_describe << "close made no progress: aborting";
+        m_aborted = true;
         m_socket->abort();
     });
 }
@@ -79,6 +85,8 @@ WebSocketViewer::~WebSocketViewer()
         if (m_socket->state() != QAbstractSocket::UnconnectedState)
             m_socket->abort();
     }
+    if (m_lingerFd >= 0)
+        ::close(m_lingerFd);
 }
 
 void WebSocketViewer::start(Session *session, ViewerMode mode, std::optional<quint64> resume, bool badQuery)
@@ -227,6 +235,12 @@ void WebSocketViewer::closeSocket(int code, const QString &reason)
     m_pingTimer.stop();
     qCDebug(lcServer) << m_describe << "closing" << code << reason;
     m_lingerTimer.start();
+    // QWebSocket closes the descriptor right after the close frame; unread
+    // client bytes would then turn the close into a reset that destroys the
+    // frame. Keep a duplicate so the connection outlives Qt's close, and
+    // finish it gracefully once Qt has flushed (onDisconnected).
+    if (m_tcp && m_tcp->socketDescriptor() >= 0 && m_lingerFd < 0)
+        m_lingerFd = ::fcntl(int(m_tcp->socketDescriptor()), F_DUPFD_CLOEXEC, 0);
     m_socket->close(QWebSocketProtocol::CloseCode(code), reason);
 }
 
@@ -304,9 +318,11 @@ void WebSocketViewer::onBinary(const QByteArray &message)
     m_lastSeen.restart();
     if (m_closing || m_pendingClose || !m_session || m_mode != ViewerMode::Control)
         return;
-    // A false return means the input queue is full: the session has already
-    // detached us (detached(InputStalled) closed the socket with 1013).
-    m_session->sendInput(this, message);
+    // False: the input queue is full because the program does not read
+    // (terminado PR #189). The session may already have detached us with
+    // InputStalled (then the socket is closing); otherwise close 1013 here.
+    if (!m_session->sendInput(this, message) && !m_closing)
+        closeWith(1013, QStringLiteral("input stalled"));
 }
 
 void WebSocketViewer::onBytesWritten(qint64 bytes)
@@ -329,6 +345,7 @@ void WebSocketViewer::onPingTimer()
             m_session = nullptr;
             s->detach(this);
         }
+        m_aborted = true;
         m_socket->abort();
         return;
     }
@@ -342,6 +359,13 @@ void WebSocketViewer::onDisconnected()
     m_finished = true;
     m_pingTimer.stop();
     m_lingerTimer.stop();
+    if (m_lingerFd >= 0) {
+        if (m_aborted)
+            ::close(m_lingerFd);
+        else
+            LingeringClose::start(m_lingerFd, qMin(5000, qMax(1, m_options.pingTimeoutMs)));
+        m_lingerFd = -1;
+    }
     // Inside a session callback the detach is left to the destructor
     // (deleteLater below), which runs once the session's loop has returned.
     if (m_session && m_inCallback == 0) {

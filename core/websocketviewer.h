@@ -6,9 +6,11 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
+#include <QTcpSocket>
 #include <QTimer>
 #include <optional>
 
+class QTcpSocket;
 class QWebSocket;
 
 namespace Tether {
@@ -61,6 +63,10 @@ public:
                     QObject *parent = nullptr);
     ~WebSocketViewer() override;
 
+    /// The TCP socket under the QWebSocket (for a graceful close: see
+    /// LingeringClose). Optional; without it a close may end in a reset.
+    void setTcpSocket(QTcpSocket *socket) { m_tcp = socket; }
+
     /**
      * Attaches to `session` in `mode` with the client's resume offset
      * (nullopt: none). A null session closes 4404; `badQuery` closes 4400.
@@ -99,6 +105,9 @@ private:
     void closeLater(int code, const QString &reason);
 
     QWebSocket *m_socket = nullptr;
+    QPointer<QTcpSocket> m_tcp;
+    int m_lingerFd = -1;         ///< dup of the TCP socket while we close it
+    bool m_aborted = false;      ///< dropped without a graceful close
     QPointer<Session> m_session;
     ViewerKind m_kind;
     QString m_describe;

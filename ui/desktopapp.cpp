@@ -141,7 +141,9 @@ QString DesktopApp::trayToolTip() const
         if (s->viewerCount() > 0)
             ++attached;
     }
-    return tr("Tether — %n session(s), %1 attached", nullptr, total).arg(attached);
+    // Explicit plurals: without a translator loaded, %n would print "session(s)".
+    return (total == 1 ? tr("Tether — 1 session, %1 attached") : tr("Tether — %2 sessions, %1 attached"))
+        .arg(attached).arg(total);
 }
 
 void DesktopApp::updateTrayToolTip()
@@ -168,7 +170,7 @@ void DesktopApp::rebuildTrayMenu()
         int shown = 0;
         for (Session *s : sessions) {
             if (++shown > kMaxTrayMenuSessions) {
-                QAction *more = m_trayMenu->addAction(tr("%n more…", nullptr, int(sessions.size()) - kMaxTrayMenuSessions));
+                QAction *more = m_trayMenu->addAction(tr("%1 more…").arg(sessions.size() - kMaxTrayMenuSessions));
                 connect(more, &QAction::triggered, this, &DesktopApp::showSessionsWindow);
                 break;
             }
@@ -230,6 +232,7 @@ void DesktopApp::notify(const QString &title, const QString &text)
     qCInfo(lcUi) << "notification:" << text;
     if (m_tray && QSystemTrayIcon::supportsMessages())
         m_tray->showMessage(title, text, appIcon(), 8000);
+    Q_EMIT notified(title, text);
 }
 
 // --- windows --------------------------------------------------------------------
@@ -390,7 +393,8 @@ void DesktopApp::requestQuit(bool confirm)
     }
     if (confirm && running > 0) {
         QMessageBox box(QMessageBox::Question, tr("Quit Tether?"),
-                        tr("%n session(s) still running.", nullptr, running), QMessageBox::Cancel,
+                        running == 1 ? tr("1 session is still running.")
+                                     : tr("%1 sessions are still running.").arg(running), QMessageBox::Cancel,
                         m_sessionsWindow);
         box.setInformativeText(tr("Quitting ends them and every process in them. To keep them, "
                                   "close the windows instead: sessions live on in the tray."));
@@ -420,7 +424,6 @@ void DesktopApp::requestQuit(bool confirm)
             m_server->close();
         }
         Q_EMIT finished();
-        QCoreApplication::exit(0);
     }, Qt::QueuedConnection);
     m_registry->shutdown();
 }
@@ -594,6 +597,7 @@ int desktopMain(int argc, char **argv)
         return 1;
     }
     QObject::connect(&instance, &SingleInstance::raiseRequested, &desktop, &DesktopApp::showSessionsWindow);
+    QObject::connect(&desktop, &DesktopApp::finished, &app, [] { QCoreApplication::exit(0); });
     installSignalHandlers(&desktop);
     err << "tether: dashboard at " << desktop.server()->url() << '\n';
     err.flush();

@@ -93,8 +93,11 @@ public Q_SLOTS:
     void requestQuit(bool confirm = true);
 
 Q_SIGNALS:
-    /// The registry finished shutting down; the event loop is being left.
+    /// Quitting is complete: the registry shut down and the server closed.
+    /// desktopMain leaves the event loop on it.
     void finished();
+    /// A notification was shown (or would have been, without a tray).
+    void notified(const QString &title, const QString &text);
 
 private:
     void setupTray();

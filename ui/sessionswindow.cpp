@@ -277,8 +277,9 @@ void SessionsWindow::closeEvent(QCloseEvent *event)
     QMessageBox box(QMessageBox::Question, tr("Close Tether?"),
                     tr("There is no system tray to keep Tether in."), QMessageBox::Cancel, this);
     box.setInformativeText(
-        n > 0 ? tr("Quit ends the %n session(s) and their processes. Keep serving leaves them "
-                   "running in the background: run tether again to get this window back.", nullptr, n)
+        n > 0 ? tr("Quit ends %1 and their processes. Keep serving leaves them running in "
+                   "the background: run tether again to get this window back.")
+                  .arg(n == 1 ? tr("the running session") : tr("all %1 sessions").arg(n))
               : tr("Keep serving leaves the server running in the background: run tether again "
                    "to get this window back."));
     QPushButton *quit = box.addButton(tr("Quit"), QMessageBox::DestructiveRole);

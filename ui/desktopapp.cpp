@@ -142,8 +142,9 @@ QString DesktopApp::trayToolTip() const
             ++attached;
     }
     // Explicit plurals: without a translator loaded, %n would print "session(s)".
-    return (total == 1 ? tr("Tether — 1 session, %1 attached") : tr("Tether — %2 sessions, %1 attached"))
-        .arg(attached).arg(total);
+    if (total == 1)
+        return tr("Tether — 1 session, %1 attached").arg(attached);
+    return tr("Tether — %1 sessions, %2 attached").arg(total).arg(attached);
 }
 
 void DesktopApp::updateTrayToolTip()
@@ -183,7 +184,7 @@ void DesktopApp::rebuildTrayMenu()
                 state = tr("detached");
             // '&' would become a mnemonic.
             name.replace(QLatin1Char('&'), QStringLiteral("&&"));
-            QAction *a = m_trayMenu->addAction(QStringLiteral("%1   — %2").arg(name, state));
+            QAction *a = m_trayMenu->addAction(QStringLiteral("%1 — %2").arg(name, state));
             const QString id = s->id();
             a->setToolTip(s->command().join(QLatin1Char(' ')));
             connect(a, &QAction::triggered, this, [this, id, local] {

@@ -7,6 +7,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QGuiApplication>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
@@ -26,7 +27,9 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     : QMainWindow(parent)
     , m_model(model)
 {
-    setWindowTitle(tr("Tether — Sessions"));
+    // "Sessions — Tether": Qt appends the application display name itself.
+    setWindowTitle(QGuiApplication::applicationDisplayName().isEmpty() ? tr("Tether — Sessions")
+                                                                       : tr("Sessions"));
     setWindowIcon(appIcon());
     resize(900, 360);
 
@@ -257,6 +260,8 @@ void SessionsWindow::confirmKill()
 void SessionsWindow::showEvent(QShowEvent *event)
 {
     QMainWindow::showEvent(event);
+    if (!m_view->selectionModel()->hasSelection() && m_proxy->rowCount() > 0)
+        m_view->selectRow(0);
     m_model->refreshClocks();
     m_clock.start();
 }

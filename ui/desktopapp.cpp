@@ -419,11 +419,13 @@ void DesktopApp::requestQuit(bool confirm)
         m_settingsDialog->close();
     if (m_tray)
         m_tray->hide();
+    // Like `tether serve`: stop accepting connections (browsers get 1001),
+    // then tear every session down; the runtime file goes last.
+    if (m_server)
+        m_server->close();
     connect(m_registry.get(), &SessionRegistry::shutdownComplete, this, [this] {
-        if (m_server) {
+        if (m_server)
             m_server->removeRuntimeFile();
-            m_server->close();
-        }
         Q_EMIT finished();
     }, Qt::QueuedConnection);
     m_registry->shutdown();
@@ -466,6 +468,8 @@ void installSignalHandlers(DesktopApp *app)
     sigaction(SIGTERM, &sa, nullptr);
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGHUP, &sa, nullptr);
+    // A peer that vanished mid-write must not kill the app (as in `tether serve`).
+    std::signal(SIGPIPE, SIG_IGN);
 }
 
 bool parseSize(const QString &text, qint64 *out)
@@ -600,8 +604,10 @@ int desktopMain(int argc, char **argv)
     QObject::connect(&instance, &SingleInstance::raiseRequested, &desktop, &DesktopApp::showSessionsWindow);
     QObject::connect(&desktop, &DesktopApp::finished, &app, [] { QCoreApplication::exit(0); });
     installSignalHandlers(&desktop);
-    err << "tether: dashboard at " << desktop.server()->url() << '\n';
-    err.flush();
+    // The same line as `tether serve`, for scripts and for people.
+    QTextStream out(stdout);
+    out << "Tether is serving " << desktop.server()->keyedUrl() << '\n';
+    out.flush();
     return app.exec();
 }
 

@@ -23,6 +23,7 @@
 #include <QSocketNotifier>
 #include <QSystemTrayIcon>
 #include <QTextStream>
+#include <QTimer>
 #include <QUrl>
 
 #include <cerrno>
@@ -128,7 +129,7 @@ void DesktopApp::setupTray()
         }
     });
     connect(m_tray, &QSystemTrayIcon::messageClicked, this, &DesktopApp::showSessionsWindow);
-    updateTrayToolTip();
+    m_tray->setToolTip(trayToolTip());
     m_tray->show();
 }
 
@@ -149,10 +150,21 @@ QString DesktopApp::trayToolTip() const
 
 void DesktopApp::updateTrayToolTip()
 {
-    if (m_tray)
+    // Coalesced: a burst of changes (titles set per prompt, many sessions
+    // ending at once) costs one update, on the next event loop pass.
+    if (m_trayUpdatePending || !m_tray)
+        return;
+    m_trayUpdatePending = true;
+    QTimer::singleShot(0, this, [this] {
+        m_trayUpdatePending = false;
+        if (!m_tray)
+            return;
         m_tray->setToolTip(trayToolTip());
-    if (m_trayMenu && !m_trayMenu->isVisible() && m_trayMenuDirty)
-        rebuildTrayMenu();
+        // Also rebuilt when it opens; kept current for trays that export the
+        // menu (StatusNotifierItem) and may not announce the opening.
+        if (m_trayMenu && !m_trayMenu->isVisible() && m_trayMenuDirty)
+            rebuildTrayMenu();
+    });
 }
 
 void DesktopApp::rebuildTrayMenu()

@@ -690,6 +690,10 @@ function init() {
       app.current.view.term.focus();
     }
   });
+  $('scrim').addEventListener('click', () => {
+    setSidebar(false);
+    app.current?.view.term.focus();
+  });
   $('session-list').addEventListener('click', (e) => {
     const a = e.target.closest('a.session-open, a.watch');
     if (a && NARROW.matches) setSidebar(false);

@@ -127,6 +127,48 @@ describe('dashboard', { timeout: 240000 }, () => {
     await b.context().close();
   });
 
+  test('resizing follows the pane, and a collapsed pane never shrinks the session', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    const get = async () => (await api(server, 'GET', `/api/sessions/${id}`)).body;
+    const first = await get();
+
+    // Smaller window: the session follows (the program gets SIGWINCH).
+    await page.setViewportSize({ width: 900, height: 500 });
+    await until(async () => (await get()).cols < first.cols, 5000, 'a smaller session');
+    const smaller = await get();
+    assert.deepEqual(await page.evaluate(() => [window.tether.term.cols, window.tether.term.rows]),
+      [smaller.cols, smaller.rows]);
+    await typeLine(page, 'stty size');
+    await waitForLine(page, new RegExp(`^${smaller.rows} ${smaller.cols}$`));
+
+    // A window squeezed to almost nothing (as a hidden or collapsed pane
+    // measures): no 0×0 or 2-column size may reach the session.
+    await page.evaluate(() => {
+      window.sentControl = [];
+      const send = WebSocket.prototype.send;
+      WebSocket.prototype.send = function (data) {
+        if (typeof data === 'string') window.sentControl.push(JSON.parse(data));
+        return send.call(this, data);
+      };
+    });
+    await page.setViewportSize({ width: 60, height: 40 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const squeezed = await get();
+    assert.deepEqual([squeezed.cols, squeezed.rows], [smaller.cols, smaller.rows]);
+    await page.setViewportSize({ width: 900, height: 500 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await typeLine(page, 'echo sized');
+    await waitForLine(page, /^sized$/);
+    const after = await get();
+    assert.deepEqual([after.cols, after.rows], [smaller.cols, smaller.rows]);
+    const tiny = (await page.evaluate(() => window.sentControl)).filter((m) => m.cols < 10 || m.rows < 3);
+    assert.deepEqual(tiny, []);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('kill from the list asks first, then ends the session and its processes', async () => {
     const created = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'sleep 600'] });
     assert.equal(created.status, 201);

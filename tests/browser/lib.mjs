@@ -216,10 +216,11 @@ export async function typeLine(page, text) {
   await page.keyboard.press('Enter');
 }
 
-/** Creates a session through the page's form; returns its id (from the address). */
+/** Creates a session through the page's form; returns its id (from the address) once live. */
 export async function createSessionInPage(page, command = '') {
+  // Keyboard path: type the command and press Enter in the field.
   await page.fill('#new-command', command);
-  await page.click('#new-button');
+  await page.press('#new-command', 'Enter');
   await page.waitForFunction(() => /^#\/s\/[^/]+$/.test(location.hash), null, { timeout: 10000 });
   const id = await page.evaluate(() => decodeURIComponent(location.hash.slice(4)));
   await waitForLive(page);

@@ -109,6 +109,33 @@ describe('reconnect', { timeout: 240000 }, () => {
     }
   });
 
+  test('a flood of output keeps the page responsive and ends in order', async () => {
+    // About 11 MB as fast as seq can write it: faster than xterm.js parses.
+    // The page lets go of the socket while xterm.js is over 4 MiB behind and
+    // resumes from its offset (a redraw from the ring if it rolled over), so
+    // xterm.js never reaches its 50 MB discard limit.
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    const started = Date.now();
+    await typeLine(page, 'seq 1 1500000; echo FLOOD-DONE');
+    await waitForLine(page, /^FLOOD-DONE$/, 60000);
+    const elapsed = Date.now() - started;
+    const lines = await bufferLines(page);
+    const end = lines.indexOf('FLOOD-DONE');
+    const tail = lines.slice(end - 200, end);
+    assert.deepEqual(tail, Array.from({ length: 200 }, (_, i) => String(1500000 - 199 + i)));
+    await until(async () => (await page.evaluate(() => window.tether.attachment.offset))
+      === (await api(server, 'GET', `/api/sessions/${id}`)).body.offset, 5000, 'offsets to match');
+    // Still interactive.
+    await typeLine(page, 'echo after-flood');
+    await waitForLine(page, /^after-flood$/);
+    const attaches = await page.evaluate(() => window.tether.attachment.attaches);
+    console.log(`flood: ${elapsed} ms, ${attaches} attach(es)`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('less survives a reload in the alternate screen, also after the ring rolled over', async () => {
     const page = await newPage(browser);
     await openDashboard(page, server);

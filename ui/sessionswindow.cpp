@@ -7,6 +7,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QGuiApplication>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
@@ -26,7 +27,9 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     : QMainWindow(parent)
     , m_model(model)
 {
-    setWindowTitle(tr("Tether — Sessions"));
+    // "Sessions — Tether": Qt appends the application display name itself.
+    setWindowTitle(QGuiApplication::applicationDisplayName().isEmpty() ? tr("Tether — Sessions")
+                                                                       : tr("Sessions"));
     setWindowIcon(appIcon());
     resize(900, 360);
 
@@ -257,6 +260,8 @@ void SessionsWindow::confirmKill()
 void SessionsWindow::showEvent(QShowEvent *event)
 {
     QMainWindow::showEvent(event);
+    if (!m_view->selectionModel()->hasSelection() && m_proxy->rowCount() > 0)
+        m_view->selectRow(0);
     m_model->refreshClocks();
     m_clock.start();
 }
@@ -277,8 +282,9 @@ void SessionsWindow::closeEvent(QCloseEvent *event)
     QMessageBox box(QMessageBox::Question, tr("Close Tether?"),
                     tr("There is no system tray to keep Tether in."), QMessageBox::Cancel, this);
     box.setInformativeText(
-        n > 0 ? tr("Quit ends the %n session(s) and their processes. Keep serving leaves them "
-                   "running in the background: run tether again to get this window back.", nullptr, n)
+        n > 0 ? tr("Quit ends %1 and their processes. Keep serving leaves them running in "
+                   "the background: run tether again to get this window back.")
+                  .arg(n == 1 ? tr("the running session") : tr("all %1 sessions").arg(n))
               : tr("Keep serving leaves the server running in the background: run tether again "
                    "to get this window back."));
     QPushButton *quit = box.addButton(tr("Quit"), QMessageBox::DestructiveRole);

@@ -249,7 +249,9 @@ void TestDesktopApp::binarySingleInstanceHandOff()
     first.setProcessChannelMode(QProcess::MergedChannels);
     first.start(bin, args);
     QByteArray firstOut;
-    QTRY_VERIFY_WITH_TIMEOUT((firstOut += first.readAll()).contains("dashboard at"), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT((firstOut += first.readAll()).contains("Tether is serving http://127.0.0.1:"), 10000);
+    const QString runtimeFile = QDir(runtime).filePath(QStringLiteral("tether/server.json"));
+    QVERIFY(QFile::exists(runtimeFile));
 
     QProcess second;
     second.setProcessEnvironment(env);
@@ -259,7 +261,7 @@ void TestDesktopApp::binarySingleInstanceHandOff()
     QVERIFY(secondDone.wait(10000));
     QCOMPARE(second.exitStatus(), QProcess::NormalExit);
     QCOMPARE(second.exitCode(), 0);
-    QVERIFY2(!second.readAll().contains("dashboard at"), "the second launch must not serve");
+    QVERIFY2(!second.readAll().contains("Tether is serving http://127.0.0.1:"), "the second launch must not serve");
     QCOMPARE(first.state(), QProcess::Running);
     QTRY_VERIFY_WITH_TIMEOUT((firstOut += first.readAll()).contains("asked to raise"), 5000);
 
@@ -270,6 +272,7 @@ void TestDesktopApp::binarySingleInstanceHandOff()
     QCOMPARE(first.exitStatus(), QProcess::NormalExit);
     QCOMPARE(first.exitCode(), 0);
     QVERIFY(!QFile::exists(QDir(runtime).filePath(QStringLiteral("tether-desktop.sock"))));
+    QVERIFY(!QFile::exists(runtimeFile));
 }
 
 QTEST_MAIN(TestDesktopApp)

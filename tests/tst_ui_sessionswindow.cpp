@@ -8,6 +8,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QHeaderView>
+#include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -236,6 +237,10 @@ void TestSessionsWindow::withoutLocalTerminal()
     QVERIFY(!w.attachAction()->isEnabled());
     QVERIFY(!w.watchAction()->isEnabled());
     QCOMPARE(w.attachAction()->toolTip(), why);
+    auto *note = w.findChild<QLabel *>(QStringLiteral("noLocalTerminalNote"));
+    QVERIFY(note);
+    QVERIFY(note->isVisible());
+    QCOMPARE(note->toolTip(), why);
     QVERIFY(w.browserAction()->isEnabled());
     // Double-click opens the browser instead.
     QSignalSpy browser(&w, &SessionsWindow::openInBrowserRequested);

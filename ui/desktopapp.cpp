@@ -23,6 +23,7 @@
 #include <QSocketNotifier>
 #include <QSystemTrayIcon>
 #include <QTextStream>
+#include <QTimer>
 #include <QUrl>
 
 #include <cerrno>
@@ -128,7 +129,7 @@ void DesktopApp::setupTray()
         }
     });
     connect(m_tray, &QSystemTrayIcon::messageClicked, this, &DesktopApp::showSessionsWindow);
-    updateTrayToolTip();
+    m_tray->setToolTip(trayToolTip());
     m_tray->show();
 }
 
@@ -149,10 +150,21 @@ QString DesktopApp::trayToolTip() const
 
 void DesktopApp::updateTrayToolTip()
 {
-    if (m_tray)
+    // Coalesced: a burst of changes (titles set per prompt, many sessions
+    // ending at once) costs one update, on the next event loop pass.
+    if (m_trayUpdatePending || !m_tray)
+        return;
+    m_trayUpdatePending = true;
+    QTimer::singleShot(0, this, [this] {
+        m_trayUpdatePending = false;
+        if (!m_tray)
+            return;
         m_tray->setToolTip(trayToolTip());
-    if (m_trayMenu && !m_trayMenu->isVisible() && m_trayMenuDirty)
-        rebuildTrayMenu();
+        // Also rebuilt when it opens; kept current for trays that export the
+        // menu (StatusNotifierItem) and may not announce the opening.
+        if (m_trayMenu && !m_trayMenu->isVisible() && m_trayMenuDirty)
+            rebuildTrayMenu();
+    });
 }
 
 void DesktopApp::rebuildTrayMenu()
@@ -419,11 +431,13 @@ void DesktopApp::requestQuit(bool confirm)
         m_settingsDialog->close();
     if (m_tray)
         m_tray->hide();
+    // Like `tether serve`: stop accepting connections (browsers get 1001),
+    // then tear every session down; the runtime file goes last.
+    if (m_server)
+        m_server->close();
     connect(m_registry.get(), &SessionRegistry::shutdownComplete, this, [this] {
-        if (m_server) {
+        if (m_server)
             m_server->removeRuntimeFile();
-            m_server->close();
-        }
         Q_EMIT finished();
     }, Qt::QueuedConnection);
     m_registry->shutdown();
@@ -466,6 +480,8 @@ void installSignalHandlers(DesktopApp *app)
     sigaction(SIGTERM, &sa, nullptr);
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGHUP, &sa, nullptr);
+    // A peer that vanished mid-write must not kill the app (as in `tether serve`).
+    std::signal(SIGPIPE, SIG_IGN);
 }
 
 bool parseSize(const QString &text, qint64 *out)
@@ -600,8 +616,10 @@ int desktopMain(int argc, char **argv)
     QObject::connect(&instance, &SingleInstance::raiseRequested, &desktop, &DesktopApp::showSessionsWindow);
     QObject::connect(&desktop, &DesktopApp::finished, &app, [] { QCoreApplication::exit(0); });
     installSignalHandlers(&desktop);
-    err << "tether: dashboard at " << desktop.server()->url() << '\n';
-    err.flush();
+    // The same line as `tether serve`, for scripts and for people.
+    QTextStream out(stdout);
+    out << "Tether is serving " << desktop.server()->keyedUrl() << '\n';
+    out.flush();
     return app.exec();
 }
 

@@ -114,6 +114,7 @@ private:
     QSystemTrayIcon *m_tray = nullptr;
     QMenu *m_trayMenu = nullptr;
     bool m_trayMenuDirty = true;
+    bool m_trayUpdatePending = false;
     QPointer<SessionsWindow> m_sessionsWindow;
     QPointer<SettingsDialog> m_settingsDialog;
     QHash<QString, QPointer<QWidget>> m_terminals;

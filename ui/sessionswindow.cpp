@@ -188,6 +188,11 @@ void SessionsWindow::setLocalTerminalAvailable(bool available, const QString &re
     m_localTerminal = available;
     m_localTerminalReason = reason;
     if (!available) {
+        // Said plainly where it is always visible, not only in a tooltip.
+        auto *note = new QLabel(tr("No local terminal window in this build: sessions open in the browser."), this);
+        note->setObjectName(QStringLiteral("noLocalTerminalNote"));
+        note->setToolTip(reason);
+        statusBar()->addPermanentWidget(note);
         m_attach->setToolTip(reason);
         m_watch->setToolTip(reason);
         m_attach->setStatusTip(reason);

@@ -230,6 +230,7 @@ bool TerminalWindow::attachSession()
 void TerminalWindow::attached(Session *session, const AttachInfo &info)
 {
     m_session = session;
+    m_title = SessionModel::displayName(session); // may have changed while detached
     m_attached = true;
     m_mode = info.mode;
     m_exited = false;

@@ -182,7 +182,6 @@ private:
     QTimer m_replayGuard;
 
     QTimer m_resizeTimer;
-    bool m_closing = false;
 };
 
 } // namespace Tether

@@ -101,6 +101,11 @@ void HttpConnection::onReadyRead()
     if (!m_headConsumed) {
         m_headConsumed = true;
         m_socket->skip(m_request.headLength());
+        // curl sends "Expect: 100-continue" for bodies over 1 KiB and waits a
+        // second for this interim answer (RFC 7231 §5.1.1) before sending.
+        if (m_request.phase() == HttpRequest::Phase::Body
+            && m_request.header("expect").toLower() == "100-continue")
+            m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
     }
     if (m_request.phase() == HttpRequest::Phase::Body && m_socket->bytesAvailable() > 0) {
         const QByteArray data = m_socket->read(m_socket->bytesAvailable());

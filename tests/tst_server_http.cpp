@@ -327,6 +327,24 @@ private Q_SLOTS:
         QCOMPARE(rawHttp(f.port, req).status, 201);
     }
 
+    void expectContinue()
+    {
+        // The body is sent only after the interim 100 answer, as curl does.
+        QTcpSocket s;
+        QByteArray buf;
+        connect(&s, &QTcpSocket::readyRead, this, [&]() { buf += s.readAll(); });
+        s.connectToHost(QHostAddress::LocalHost, f.port);
+        QVERIFY(QSignalSpy(&s, &QTcpSocket::connected).wait(3000));
+        const QByteArray body = R"({"command":["/bin/sh"],"cols":81})";
+        s.write("POST /api/sessions HTTP/1.1\r\nHost: " + f.host() + "\r\nAuthorization: Bearer " + f.key
+                + "\r\nExpect: 100-continue\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n");
+        QTRY_VERIFY(buf.startsWith("HTTP/1.1 100 Continue\r\n\r\n"));
+        s.write(body);
+        QTRY_VERIFY(buf.contains("HTTP/1.1 201 Created"));
+        QTRY_VERIFY(buf.contains("\"cols\":81"));
+        QCOMPARE(f.registry->count(), 1);
+    }
+
     void tooManySessions()
     {
         f.stop();

@@ -243,6 +243,9 @@ private Q_SLOTS:
         // while the program prints its last 3 MB and exits. Closing the
         // connection with unread input would make the kernel send a reset and
         // drop the queued tail, the exit message and the close frame.
+        // Watermarks above the output size: the program can finish while the
+        // client reads nothing.
+        f.server->setFlowWatermarks(8 * 1024 * 1024, 4 * 1024 * 1024);
         Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
                               QStringLiteral("stty raw -echo; read x; head -c 3000000 /dev/zero | tr '\\000' e; exit 5")});
         QVERIFY(s);
@@ -252,10 +255,14 @@ private Q_SLOTS:
         QTRY_COMPARE(s->viewerCount(), 1);
         raw.reading = false;
         raw.sendFrame(0x2, "go\n");
+        // The flood: control messages the server reads and ignores (a 0x0
+        // resize), so it never fills the program's input.
         QTimer flood;
         connect(&flood, &QTimer::timeout, &raw, [&raw]() {
-            if (raw.sock.state() == QAbstractSocket::ConnectedState && raw.sock.bytesToWrite() < 64 * 1024)
-                raw.sendFrame(0x2, QByteArray(8192, 'k'));
+            if (raw.sock.state() != QAbstractSocket::ConnectedState || raw.sock.bytesToWrite() >= 64 * 1024)
+                return;
+            for (int i = 0; i < 100; ++i)
+                raw.sendFrame(0x1, R"({"type":"resize","cols":0,"rows":0})");
         });
         flood.start(2);
         QTRY_COMPARE_WITH_TIMEOUT(s->state(), Session::State::Exited, 15000);

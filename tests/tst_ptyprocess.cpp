@@ -7,6 +7,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QPointer>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -121,6 +122,10 @@ private Q_SLOTS:
     void destructorKillsAndReaps();
     void spawnKillCycles();
     void processesInSessionFindsMembers();
+    void scriptWithoutShebangRunsWithSh();
+    void stoppedJobIsContinued();
+    void deleteFromOutputSlot();
+    void deleteFromFinishedSlot();
 
 private:
     QTemporaryDir m_tmp;
@@ -753,6 +758,92 @@ void TestPtyProcess::processesInSessionFindsMembers()
     QVERIFY(processesInSession(-1).isEmpty());
     // Our own session contains us.
     QVERIFY(processesInSession(::getsid(0)).contains(::getpid()));
+}
+
+void TestPtyProcess::scriptWithoutShebangRunsWithSh()
+{
+    // execvp(3) runs a file without #! (ENOEXEC) with /bin/sh; so do we.
+    const QString script = m_tmp.filePath(QStringLiteral("no-shebang"));
+    {
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("echo \"no-shebang-ran:$1\"\n");
+        f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    }
+    PtyProcess p;
+    Recorder r(p);
+    SpawnOptions o;
+    o.argv = QStringList{script, QStringLiteral("arg1")};
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QVERIFY(waitUntil([&] { return r.finished > 0; }));
+    QVERIFY2(r.data.contains("no-shebang-ran:arg1"), r.data.constData());
+    QCOMPARE(r.status.code, 0);
+}
+
+void TestPtyProcess::stoppedJobIsContinued()
+{
+    // A stopped job with a SIGHUP handler runs it only once continued: the
+    // teardown sends SIGCONT after SIGHUP (as the kernel's hangup does), so
+    // this ends at the SIGHUP step, long before the 5 s escalation.
+    PtyProcess p;
+    Recorder r(p);
+    p.setTeardownGrace(5000);
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral(
+            "set -m; sh -c 'trap \"exit 0\" HUP; while :; do sleep 1; done' & "
+            "kill -STOP $!; echo \"job:$!:\"; exec sleep 100"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QRegularExpression re(QStringLiteral("job:(\\d+):"));
+    QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
+    const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
+    QTRY_COMPARE(TestUtil::processState(job), 'T');
+    QElapsedTimer t;
+    t.start();
+    p.terminate();
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
+    QVERIFY2(t.elapsed() < 5000, "stopped job needed SIGTERM: no SIGCONT after SIGHUP?");
+    QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
+    QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+}
+
+void TestPtyProcess::deleteFromOutputSlot()
+{
+    const int fds = TestUtil::openFdCount();
+    auto *p = new PtyProcess;
+    QPointer<PtyProcess> guard(p);
+    pid_t pid = 0;
+    connect(p, &PtyProcess::outputReady, p, [p](const char *, qsizetype) { delete p; });
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("echo hello; exec sleep 100"));
+    QString err;
+    QVERIFY2(p->start(o, &err), qPrintable(err));
+    pid = p->pid();
+    QTRY_VERIFY(guard.isNull());
+    QTRY_COMPARE(TestUtil::processState(pid), char(0));
+    QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+    QTRY_COMPARE(TestUtil::openFdCount(), fds);
+}
+
+void TestPtyProcess::deleteFromFinishedSlot()
+{
+    const int fds = TestUtil::openFdCount();
+    auto *p = new PtyProcess;
+    QPointer<PtyProcess> guard(p);
+    int finished = 0;
+    connect(p, &PtyProcess::finished, p, [p, &finished] {
+        ++finished;
+        delete p;
+    });
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("echo bye; exit 2"));
+    QString err;
+    QVERIFY2(p->start(o, &err), qPrintable(err));
+    QTRY_VERIFY(guard.isNull());
+    QCOMPARE(finished, 1);
+    QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+    QTRY_COMPARE(TestUtil::openFdCount(), fds);
 }
 
 QTEST_GUILESS_MAIN(TestPtyProcess)

@@ -124,6 +124,8 @@ private Q_SLOTS:
     void processesInSessionFindsMembers();
     void scriptWithoutShebangRunsWithSh();
     void stoppedJobIsContinued();
+    void backpressureDeliversEverything();
+    void pausedExitWithSlaveHeldElsewhere();
     void deleteFromOutputSlot();
     void deleteFromFinishedSlot();
 
@@ -785,14 +787,20 @@ void TestPtyProcess::stoppedJobIsContinued()
 {
     // A stopped job with a SIGHUP handler runs it only once continued: the
     // teardown sends SIGCONT after SIGHUP (as the kernel's hangup does), so
-    // this ends at the SIGHUP step, long before the 5 s escalation.
+    // this ends at the SIGHUP step, long before the 5 s escalation. The
+    // leader ignores SIGHUP and outlives the job: if it died first, the
+    // job's group would be orphaned and the kernel would continue it itself.
+    // (It ignores SIGHUP only after starting the job: a signal ignored on
+    // entry cannot be trapped by the job's shell.)
     PtyProcess p;
     Recorder r(p);
     p.setTeardownGrace(5000);
     SpawnOptions o;
     o.argv = sh(QStringLiteral(
-            "set -m; sh -c 'trap \"exit 0\" HUP; while :; do sleep 1; done' & "
-            "kill -STOP $!; echo \"job:$!:\"; exec sleep 100"));
+            "set -m; sh -c 'trap \"exit 0\" HUP; kill -STOP $$; while :; do sleep 1; done' & "
+            "job=$!; trap '' HUP; echo \"job:$job:\"; "
+            "while [ -d /proc/$job ] && ! grep -q '^State:.*zombie' /proc/$job/status; do sleep 0.05; done; "
+            "echo leader-done"));
     QString err;
     QVERIFY2(p.start(o, &err), qPrintable(err));
     QRegularExpression re(QStringLiteral("job:(\\d+):"));
@@ -802,10 +810,64 @@ void TestPtyProcess::stoppedJobIsContinued()
     QElapsedTimer t;
     t.start();
     p.terminate();
-    QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }, 15000));
     QVERIFY2(t.elapsed() < 5000, "stopped job needed SIGTERM: no SIGCONT after SIGHUP?");
+    QVERIFY(r.data.contains("leader-done"));
+    QCOMPARE(r.status.code, 0);
     QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
     QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+}
+
+void TestPtyProcess::backpressureDeliversEverything()
+{
+    // A slow viewer: reading pauses after every chunk and resumes on the next
+    // loop iteration. The leader exits while paused; every byte still
+    // arrives before finished().
+    PtyProcess p;
+    Recorder r(p);
+    int pauses = 0;
+    connect(&p, &PtyProcess::outputReady, &p, [&p, &pauses](const char *, qsizetype) {
+        p.setReadEnabled(false);
+        ++pauses;
+        QTimer::singleShot(1, &p, [&p] { p.setReadEnabled(true); });
+    });
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("head -c 1048576 /dev/zero | tr '\\0' x; exit 3"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QVERIFY(waitUntil([&] { return r.finished > 0; }, 30000));
+    QCOMPARE(r.bytesAtFinish, qsizetype(1048576));
+    QCOMPARE(r.status.code, 3);
+    QVERIFY(pauses > 1);
+    QTRY_COMPARE(r.tornDown, 1);
+    QCOMPARE(r.finished, 1);
+}
+
+void TestPtyProcess::pausedExitWithSlaveHeldElsewhere()
+{
+    // No EIO will come (a job holds the slave): after the leader is reaped the
+    // drain must end on EAGAIN, with the leader's last bytes delivered first.
+    PtyProcess p;
+    Recorder r(p);
+    p.setTeardownGrace(200);
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("(trap '' HUP; exec sleep 100) & "
+                               "head -c 3000 /dev/zero | tr '\\0' t; echo leader-tail; exit 6"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    const pid_t pid = p.pid();
+    p.setReadEnabled(false);
+    QTRY_COMPARE(TestUtil::processState(pid), char(0)); // reaped while paused
+    QCOMPARE(r.finished, 0);
+    p.setReadEnabled(true);
+    QVERIFY(waitUntil([&] { return r.finished > 0; }));
+    QCOMPARE(r.status.code, 6);
+    QVERIFY(r.data.left(r.bytesAtFinish).contains("leader-tail"));
+    QCOMPARE(r.data.left(r.bytesAtFinish).count('t'), 3000 + 1); // + the one of "leader-tail"
+    QCOMPARE(r.tornDown, 0);
+    p.terminate();
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
+    QTRY_VERIFY(processesInSession(pid).isEmpty());
 }
 
 void TestPtyProcess::deleteFromOutputSlot()

@@ -436,10 +436,11 @@ void TestPtyProcess::leaderExitsWhileBackgroundHoldsSlave()
     p.setTeardownGrace(200);
     SpawnOptions o;
     // The job keeps the slave open (so the master never sees EIO), survives
-    // the leader's exit (ignores the SIGHUP the kernel sends the foreground
-    // group) and writes once the test creates the flag file.
+    // the leader's exit (inherits an ignored SIGHUP: the kernel sends one to
+    // the foreground group when the leader exits) and writes once the test
+    // creates the flag file.
     o.argv = sh(QStringLiteral(
-            "(trap '' HUP; while [ ! -e '%1' ]; do sleep 0.05; done; echo bg-late; exec sleep 100) & "
+            "trap '' HUP; (while [ ! -e '%1' ]; do sleep 0.05; done; echo bg-late; exec sleep 100) & "
             "head -c 300000 /dev/zero | tr '\\0' y; exit 7").arg(flag));
     QString err;
     QVERIFY2(p.start(o, &err), qPrintable(err));
@@ -851,7 +852,10 @@ void TestPtyProcess::pausedExitWithSlaveHeldElsewhere()
     Recorder r(p);
     p.setTeardownGrace(200);
     SpawnOptions o;
-    o.argv = sh(QStringLiteral("(trap '' HUP; exec sleep 100) & "
+    // HUP is ignored before the fork: the kernel sends SIGHUP to the
+    // foreground group when the leader exits, maybe before a subshell's own
+    // `trap` ran.
+    o.argv = sh(QStringLiteral("trap '' HUP; (exec sleep 100) & "
                                "head -c 3000 /dev/zero | tr '\\0' t; echo leader-tail; exit 6"));
     QString err;
     QVERIFY2(p.start(o, &err), qPrintable(err));

@@ -125,6 +125,8 @@ private Q_SLOTS:
     void scriptWithoutShebangRunsWithSh();
     void stoppedJobIsContinued();
     void backpressureDeliversEverything();
+    void teardownWaitsForSlowMember();
+    void backgroundExitsByItselfAfterLeader();
     void pausedExitWithSlaveHeldElsewhere();
     void deleteFromOutputSlot();
     void deleteFromFinishedSlot();
@@ -670,6 +672,20 @@ void TestPtyProcess::childEnvironment()
             "stty -a"));
     QString err;
     const bool started = p.start(o, &err);
+    // dash clears its own signal mask at startup: look with a leader that does not.
+    PtyProcess direct;
+    Recorder rd(direct);
+    SpawnOptions od;
+    od.argv = QStringList{QStringLiteral("grep"), QStringLiteral("-E"),
+                          QStringLiteral("^Sig(Blk|Ign)|^FDSize"), QStringLiteral("/proc/self/status")};
+    QString errDirect;
+    const bool startedDirect = direct.start(od, &errDirect);
+    PtyProcess lister;
+    Recorder rl(lister);
+    SpawnOptions ol;
+    ol.argv = QStringList{QStringLiteral("ls"), QStringLiteral("/proc/self/fd")};
+    QString errLister;
+    const bool startedLister = lister.start(ol, &errLister);
 
     ::close(57);
     qunsetenv("LINES");
@@ -677,6 +693,8 @@ void TestPtyProcess::childEnvironment()
     ::pthread_sigmask(SIG_SETMASK, &oldMask, nullptr);
     ::sigaction(SIGPIPE, &oldPipe, nullptr);
     QVERIFY2(started, qPrintable(err));
+    QVERIFY2(startedDirect, qPrintable(errDirect));
+    QVERIFY2(startedLister, qPrintable(errLister));
 
     QVERIFY(waitUntil([&] { return r.finished > 0; }));
     const QString out = QString::fromLocal8Bit(r.data);
@@ -694,6 +712,15 @@ void TestPtyProcess::childEnvironment()
              qPrintable(out));
     QVERIFY2(out.contains(QStringLiteral("rows 24; columns 80")), qPrintable(out));
     QCOMPARE(r.status.code, 0);
+
+    QVERIFY(waitUntil([&] { return rd.finished > 0 && rl.finished > 0; }));
+    const QString directOut = QString::fromLocal8Bit(rd.data);
+    QVERIFY2(directOut.contains(QStringLiteral("SigBlk:\t0000000000000000")), qPrintable(directOut));
+    QVERIFY2(directOut.contains(QStringLiteral("SigIgn:\t0000000000000000")), qPrintable(directOut));
+    const QStringList fds = QString::fromLocal8Bit(rl.data).split(QRegularExpression(QStringLiteral("\\s+")),
+                                                                   Qt::SkipEmptyParts);
+    QCOMPARE(fds, (QStringList{QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"),
+                               QStringLiteral("3")}));
 }
 
 void TestPtyProcess::destructorKillsAndReaps()
@@ -816,6 +843,56 @@ void TestPtyProcess::stoppedJobIsContinued()
     QVERIFY(r.data.contains("leader-done"));
     QCOMPARE(r.status.code, 0);
     QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
+    QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+}
+
+void TestPtyProcess::teardownWaitsForSlowMember()
+{
+    // The job outlives the leader by ~300 ms after SIGHUP. tornDown must wait
+    // for it (it is watched with a pidfd), and come well before escalation.
+    PtyProcess p;
+    Recorder r(p);
+    p.setTeardownGrace(5000);
+    SpawnOptions o;
+    // Its stdio is not the PTY, so its exit shows no EIO on the master.
+    o.argv = sh(QStringLiteral(
+            "set -m; sh -c 'trap \"sleep 0.3; exit 0\" HUP; while :; do sleep 1; done' "
+            "</dev/null >/dev/null 2>&1 & echo \"job:$!:\"; wait"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    const pid_t pid = p.pid();
+    QRegularExpression re(QStringLiteral("job:(\\d+):"));
+    QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
+    const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
+    QElapsedTimer t;
+    t.start();
+    p.terminate();
+    QVERIFY(waitUntil([&] { return r.finished > 0; }));
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }, 15000));
+    const qint64 ms = t.elapsed();
+    QVERIFY2(ms >= 250, qPrintable(QStringLiteral("torn down after %1 ms, job still alive?").arg(ms)));
+    QVERIFY2(ms < 4000, qPrintable(QStringLiteral("torn down after %1 ms: waited for escalation").arg(ms)));
+    QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
+    QVERIFY(processesInSession(pid).isEmpty());
+}
+
+void TestPtyProcess::backgroundExitsByItselfAfterLeader()
+{
+    // Nobody calls terminate(): finished() when the leader exits, the job's
+    // later output still arrives, tornDown() once the job is gone too.
+    PtyProcess p;
+    Recorder r(p);
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("trap '' HUP; (sleep 0.3; echo bg-bye) & echo leader-bye; exit 1"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QVERIFY(waitUntil([&] { return r.finished > 0; }));
+    QCOMPARE(r.status.code, 1);
+    QVERIFY(r.data.left(r.bytesAtFinish).contains("leader-bye"));
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
+    QVERIFY(r.data.indexOf("bg-bye") >= r.bytesAtFinish);
+    QCOMPARE(r.finished, 1);
+    QCOMPARE(p.masterFd(), -1);
     QTRY_COMPARE(TestUtil::zombieChildren(), 0);
 }
 

@@ -1,0 +1,741 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Tether dashboard: the live session list (Server-Sent Events at /api/events),
+// creating and killing sessions (REST), and the terminal view (xterm.js) with
+// its attachment (attachment.js). Protocol: docs/protocol.md.
+//
+// Address: #/s/<id> attaches in control mode, #/s/<id>/watch read-only, so a
+// reload or a bookmark reattaches. Per-tab state lives in sessionStorage, never
+// localStorage: two tabs sharing one key collapsed onto one PTY (hermes #115304).
+
+import { Terminal } from './vendor/xterm.js';
+import { FitAddon } from './vendor/addon-fit.js';
+import { Attachment } from './attachment.js';
+import {
+  commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel, splitCommand,
+} from './util.js';
+
+const $ = (id) => document.getElementById(id);
+const TAB_KEY = 'tether.tab';
+// A fit on a hidden or collapsed element yields 0 or a couple of cells; such a
+// size must never reach the session (it would reflow the user's shell).
+const MIN_COLS = 10;
+const MIN_ROWS = 3;
+const NARROW = window.matchMedia('(max-width: 760px)');
+const DARK = window.matchMedia('(prefers-color-scheme: dark)');
+
+const THEMES = {
+  light: {
+    background: '#fbfbf9', foreground: '#1f2328', cursor: '#1f2328', cursorAccent: '#fbfbf9',
+    selectionBackground: '#b6d3f7', selectionForeground: '#1f2328',
+    black: '#24292f', red: '#c62f37', green: '#1f7a34', yellow: '#8a6100',
+    blue: '#0a58ca', magenta: '#8250df', cyan: '#117a8b', white: '#6e7781',
+    brightBlack: '#57606a', brightRed: '#d93b42', brightGreen: '#268f3f', brightYellow: '#a77300',
+    brightBlue: '#2672e0', brightMagenta: '#a371f7', brightCyan: '#1896a8', brightWhite: '#8c959f',
+    scrollbarSliderBackground: 'rgba(31,35,40,0.18)',
+    scrollbarSliderHoverBackground: 'rgba(31,35,40,0.30)',
+    scrollbarSliderActiveBackground: 'rgba(31,35,40,0.40)',
+  },
+  dark: {
+    background: '#12151b', foreground: '#d7dce3', cursor: '#e6e9ee', cursorAccent: '#12151b',
+    selectionBackground: '#2f4a73', selectionForeground: '#ffffff',
+    black: '#1c2027', red: '#f0707a', green: '#7ccf8a', yellow: '#e5c07b',
+    blue: '#6cb0ff', magenta: '#c99bf2', cyan: '#5fd0dc', white: '#c5cbd3',
+    brightBlack: '#5c6672', brightRed: '#ff8f97', brightGreen: '#98e0a4', brightYellow: '#f2d398',
+    brightBlue: '#8ec3ff', brightMagenta: '#dbb6ff', brightCyan: '#86e1ea', brightWhite: '#f4f6f8',
+    scrollbarSliderBackground: 'rgba(215,220,227,0.16)',
+    scrollbarSliderHoverBackground: 'rgba(215,220,227,0.28)',
+    scrollbarSliderActiveBackground: 'rgba(215,220,227,0.38)',
+  },
+};
+
+const app = {
+  /** id -> { s: SESSION, at: performance.now() when received } */
+  sessions: new Map(),
+  listState: 'connecting',
+  events: null,
+  eventsRetry: 0,
+  unauthorized: false,
+  /** The open session: { id, mode, view, attachment, ended } or null. */
+  current: null,
+  lastSentSize: null,
+};
+
+// ---------------------------------------------------------------------------
+// Test hook: the browser tests read the terminal's buffer through this.
+window.tether = {
+  get term() { return app.current ? app.current.view.term : null; },
+  get attachment() { return app.current ? app.current.attachment : null; },
+  get state() { return app.current ? app.current.attachment.state : app.listState; },
+  get sessions() { return [...app.sessions.values()].map((e) => e.s); },
+};
+
+// ---------------------------------------------------------------------------
+// Connection indicator
+
+const STATE_TEXT = {
+  connecting: 'Connecting…',
+  connected: 'Connected',
+  reconnecting: 'Reconnecting…',
+  offline: 'Offline',
+  ended: 'Disconnected',
+  unauthorized: 'No key',
+};
+
+function renderIndicator() {
+  let state;
+  let text;
+  if (app.unauthorized) {
+    state = 'unauthorized';
+  } else if (app.current) {
+    state = app.current.attachment.state;
+    if (state === 'idle') state = 'connecting';
+    if (state === 'connected' && app.current.mode === 'watch') text = 'Watching';
+    if (state === 'offline' && app.listState === 'connected') state = 'reconnecting';
+  } else {
+    state = app.listState;
+  }
+  const el = $('conn');
+  el.dataset.state = state;
+  $('conn-text').textContent = text || STATE_TEXT[state] || state;
+  el.title = {
+    connected: 'Connected to Tether: output is live.',
+    reconnecting: 'The connection dropped; retrying. Nothing is lost: output is buffered by Tether.',
+    offline: 'Tether cannot be reached; retrying.',
+  }[state] || '';
+  document.body.classList.toggle('disconnected', !!app.current && state !== 'connected');
+}
+
+// ---------------------------------------------------------------------------
+// REST
+
+async function api(method, path, body) {
+  const init = { method, credentials: 'same-origin', cache: 'no-store', headers: {} };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, init);
+  if (r.status === 401) {
+    showUnauthorized();
+    throw new Error('no key');
+  }
+  let data = null;
+  if (r.status !== 204) {
+    try { data = await r.json(); } catch { data = null; }
+  }
+  if (!r.ok) {
+    const err = new Error((data && data.error) || `${r.status} ${r.statusText}`);
+    err.status = r.status;
+    throw err;
+  }
+  return data;
+}
+
+function showUnauthorized() {
+  if (app.unauthorized) return;
+  app.unauthorized = true;
+  if (app.events) app.events.close();
+  closeCurrent();
+  document.body.classList.add('unauthorized');
+  $('nokey').hidden = false;
+  $('empty').hidden = true;
+  $('sidebar').hidden = true;
+  renderIndicator();
+}
+
+// ---------------------------------------------------------------------------
+// Session list: Server-Sent Events, one `sessions` event with the whole list
+// on connect and on every change. expires_in and idle_seconds are as of the
+// event: counted on locally by a 1 s ticker.
+
+function startEvents() {
+  if (app.unauthorized) return;
+  const es = new EventSource('/api/events');
+  app.events = es;
+  es.addEventListener('sessions', (e) => {
+    app.eventsRetry = 0;
+    app.listState = 'connected';
+    try { applySessions(JSON.parse(e.data).sessions || []); } catch { /* ignore a bad event */ }
+    renderIndicator();
+  });
+  es.onopen = () => { app.listState = 'connected'; renderIndicator(); };
+  es.onerror = () => {
+    if (es !== app.events) return;
+    if (es.readyState === EventSource.CLOSED) {
+      // The browser gave up (HTTP error such as 401): find out, then retry ourselves.
+      es.close();
+      app.events = null;
+      app.listState = 'offline';
+      renderIndicator();
+      refreshList().finally(() => {
+        if (app.unauthorized) return;
+        const delay = Math.min(5000, 250 * 2 ** app.eventsRetry++);
+        setTimeout(() => { if (!app.events) startEvents(); }, delay / 2 + Math.random() * delay / 2);
+      });
+    } else {
+      app.listState = navigator.onLine === false ? 'offline' : 'reconnecting';
+      renderIndicator();
+    }
+  };
+}
+
+async function refreshList() {
+  try {
+    const data = await api('GET', '/api/sessions');
+    applySessions(data.sessions || []);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function applySessions(list) {
+  const now = performance.now();
+  app.sessions = new Map(list.map((s) => [s.id, { s, at: now }]));
+  renderList();
+  if (app.current) {
+    const e = app.sessions.get(app.current.id);
+    if (e) setCurrentTitle(sessionLabel(e.s));
+  }
+}
+
+function renderList() {
+  const ul = $('session-list');
+  const existing = new Map([...ul.children].map((li) => [li.dataset.id, li]));
+  let i = 0;
+  for (const { s } of app.sessions.values()) {
+    let li = existing.get(s.id);
+    if (!li) li = createItem(s.id);
+    existing.delete(s.id);
+    updateItem(li, s);
+    if (ul.children[i] !== li) ul.insertBefore(li, ul.children[i] || null);
+    i++;
+  }
+  for (const li of existing.values()) li.remove();
+  $('session-count').textContent = app.sessions.size ? String(app.sessions.size) : '';
+  $('list-empty').hidden = app.sessions.size > 0;
+  renderTimes();
+}
+
+function el(tag, className, text) {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function createItem(id) {
+  const li = el('li', 'session');
+  li.dataset.id = id;
+  const open = el('a', 'session-open');
+  open.href = `#/s/${encodeURIComponent(id)}`;
+  const head = el('span', 'session-head');
+  head.append(el('span', 'session-title'), el('span', 'badge state'));
+  const cmd = el('span', 'session-cmd');
+  const meta = el('span', 'session-meta');
+  meta.append(el('span', 'viewer'), el('span', 'idle'), el('span', 'expiry'));
+  const buf = el('span', 'buffer');
+  const bar = el('span', 'buffer-bar');
+  bar.append(el('span', 'buffer-fill'));
+  buf.append(bar, el('span', 'buffer-text'));
+  open.append(head, cmd, meta, buf);
+
+  const actions = el('div', 'session-actions');
+  const watch = el('a', 'button small watch', 'Watch');
+  watch.href = `#/s/${encodeURIComponent(id)}/watch`;
+  const kill = el('button', 'small danger kill', 'Kill');
+  kill.type = 'button';
+  kill.addEventListener('click', () => killSession(id));
+  actions.append(watch, kill);
+  li.append(open, actions);
+  return li;
+}
+
+function viewerText(s) {
+  const here = app.current && app.current.id === s.id && app.current.attachment.connected;
+  if (s.attached) {
+    if (here && app.current.mode === 'control') return 'attached here';
+    const kind = { browser: 'in a browser', local: 'in a window', cli: 'in a terminal' }[s.viewer_kind];
+    return kind ? `attached ${kind}` : 'attached';
+  }
+  if (s.viewers > 0) return `${s.viewers} watching`;
+  return 'detached';
+}
+
+function updateItem(li, s) {
+  const label = sessionLabel(s);
+  const cmd = commandLine(s);
+  const isCurrent = app.current && app.current.id === s.id;
+  li.classList.toggle('is-current', !!isCurrent);
+  li.classList.toggle('is-exited', s.state === 'exited');
+  li.classList.toggle('is-attached', !!s.attached);
+  const open = li.querySelector('.session-open');
+  if (isCurrent && app.current.mode === 'control') open.setAttribute('aria-current', 'page');
+  else open.removeAttribute('aria-current');
+  open.title = `${cmd}${s.cwd ? `\nin ${s.cwd}` : ''}${s.pid ? `\npid ${s.pid}` : ''}`;
+  li.querySelector('.session-title').textContent = label;
+  const cmdEl = li.querySelector('.session-cmd');
+  cmdEl.textContent = cmd;
+  cmdEl.hidden = !cmd || cmd === label;
+  const state = li.querySelector('.state');
+  if (s.state === 'exited') {
+    state.textContent = s.exit_signal ? `signal ${s.exit_signal}` : `exited ${s.exit_code ?? ''}`.trim();
+    state.dataset.kind = s.exit_code === 0 && !s.exit_signal ? 'ok' : 'bad';
+  } else {
+    state.textContent = 'running';
+    state.dataset.kind = 'running';
+  }
+  const viewer = li.querySelector('.viewer');
+  viewer.textContent = viewerText(s);
+  viewer.dataset.attached = s.attached ? 'yes' : 'no';
+  const cap = Number(s.buffer_capacity) || 0;
+  const used = Number(s.buffer_bytes) || 0;
+  const frac = cap > 0 ? Math.min(1, used / cap) : 0;
+  // CSSOM, not a style="" attribute: the CSP refuses inline style attributes.
+  li.querySelector('.buffer-fill').style.width = `${(frac * 100).toFixed(1)}%`;
+  li.querySelector('.buffer-text').textContent = cap ? `${formatBytes(used)} of ${formatBytes(cap)}` : '';
+  li.querySelector('.buffer').title = 'Output kept for replay (the ring buffer): the oldest bytes give way when it is full.';
+  const kill = li.querySelector('.kill');
+  kill.textContent = s.state === 'exited' ? 'Remove' : 'Kill';
+  kill.setAttribute('aria-label', `${kill.textContent} ${label}`);
+  li.querySelector('.watch').setAttribute('aria-label', `Watch ${label} read-only`);
+  li.querySelector('.watch').hidden = s.state === 'exited';
+}
+
+/** Updates the counting fields (idle, expiry) from the last event plus the time since. */
+function renderTimes() {
+  const now = performance.now();
+  for (const li of $('session-list').children) {
+    const e = app.sessions.get(li.dataset.id);
+    if (!e) continue;
+    const { s } = e;
+    const elapsed = (now - e.at) / 1000;
+    const idle = li.querySelector('.idle');
+    if (typeof s.idle_seconds === 'number' && s.state !== 'exited') {
+      const secs = s.idle_seconds + elapsed;
+      idle.textContent = secs < 10 ? 'active' : `idle ${formatDuration(secs)}`;
+      idle.hidden = false;
+    } else {
+      idle.hidden = true;
+    }
+    const expiry = li.querySelector('.expiry');
+    if (typeof s.expires_in === 'number') {
+      const left = s.expires_in - elapsed;
+      expiry.textContent = `expires in ${formatCountdown(left)}`;
+      expiry.dataset.soon = left < 120 ? 'yes' : 'no';
+      expiry.hidden = false;
+    } else {
+      expiry.hidden = true;
+    }
+  }
+}
+
+setInterval(() => { if (document.visibilityState === 'visible') renderTimes(); }, 1000);
+
+async function killSession(id) {
+  const e = app.sessions.get(id);
+  const label = e ? sessionLabel(e.s) : id;
+  const running = !e || e.s.state !== 'exited';
+  const question = running
+    ? `Kill "${label}"?\n\nIts processes are ended and its output is discarded.`
+    : `Remove "${label}" from the list?`;
+  if (!window.confirm(question)) return;
+  try {
+    await api('DELETE', `/api/sessions/${encodeURIComponent(id)}`);
+    app.sessions.delete(id);
+    renderList();
+    if (app.current && app.current.id === id) {
+      closeCurrent();
+      history.replaceState(null, '', '#/');
+      route();
+    }
+  } catch (err) {
+    if (err.status === 404) { refreshList(); return; }
+    if (!app.unauthorized) window.alert(`Could not kill the session: ${err.message}`);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Terminal view
+
+function terminalTheme() { return DARK.matches ? THEMES.dark : THEMES.light; }
+
+function createView(mode) {
+  const wrap = $('terminal-wrap');
+  const host = $('terminal');
+  host.replaceChildren();
+  wrap.hidden = false;
+  $('empty').hidden = true;
+  const term = new Terminal({
+    fontFamily: '"DejaVu Sans Mono", "Cascadia Mono", "Menlo", "Consolas", "Liberation Mono", monospace',
+    fontSize: 14,
+    lineHeight: 1.15,
+    cursorBlink: mode === 'control',
+    cursorStyle: 'block',
+    scrollback: 10000,
+    disableStdin: mode === 'watch',
+    theme: terminalTheme(),
+    allowProposedApi: false,
+  });
+  const fit = new FitAddon();
+  term.loadAddon(fit);
+  term.open(host);
+  const view = { term, fit, observer: null };
+  view.observer = new ResizeObserver(() => scheduleFit());
+  view.observer.observe(wrap);
+  return view;
+}
+
+function destroyView(view) {
+  view.observer.disconnect();
+  view.term.dispose();
+  $('terminal').replaceChildren();
+  $('terminal-wrap').hidden = true;
+}
+
+let fitQueued = false;
+function scheduleFit() {
+  if (fitQueued) return;
+  fitQueued = true;
+  requestAnimationFrame(() => { fitQueued = false; fitNow(); });
+}
+
+/** Proposed size of the pane in cells, or null when it cannot be trusted. */
+function measure(view) {
+  const wrap = $('terminal-wrap');
+  if (document.visibilityState === 'hidden' || wrap.hidden) return null;
+  if (wrap.clientWidth === 0 || wrap.clientHeight === 0) return null;
+  const d = view.fit.proposeDimensions();
+  if (!d || !Number.isFinite(d.cols) || !Number.isFinite(d.rows)) return null;
+  if (d.cols < MIN_COLS || d.rows < MIN_ROWS) return null;
+  return { cols: Math.min(d.cols, 1000), rows: Math.min(d.rows, 1000) };
+}
+
+function fitNow() {
+  const cur = app.current;
+  if (!cur || cur.mode !== 'control') return;
+  const d = measure(cur.view);
+  if (!d) return;
+  if (d.cols !== cur.view.term.cols || d.rows !== cur.view.term.rows) cur.view.term.resize(d.cols, d.rows);
+  const last = app.lastSentSize;
+  if (cur.attachment.connected && (!last || last.cols !== d.cols || last.rows !== d.rows)) {
+    if (cur.attachment.sendResize(d.cols, d.rows)) app.lastSentSize = d;
+  }
+}
+
+DARK.addEventListener('change', () => {
+  if (app.current) app.current.view.term.options.theme = terminalTheme();
+});
+
+function setCurrentTitle(title) {
+  $('current-title').textContent = title;
+  document.title = title ? `${title} · Tether` : 'Tether';
+}
+
+function openSession(id, mode, preparedView) {
+  if (app.unauthorized) return;
+  const cur = app.current;
+  if (cur && cur.id === id && cur.mode === mode) {
+    if (cur.attachment.ended && cur.endReason === 'superseded') return; // the banner offers Take over
+    cur.view.term.focus();
+    return;
+  }
+  closeCurrent();
+  hideBanner();
+  const view = preparedView || createView(mode);
+  const entry = { id, mode, view, attachment: null, endReason: null };
+  app.current = entry;
+  app.lastSentSize = null;
+  sessionStorage.setItem(TAB_KEY, JSON.stringify({ id, mode }));
+  const e = app.sessions.get(id);
+  setCurrentTitle(e ? sessionLabel(e.s) : id);
+  $('current').hidden = false;
+  $('current-mode').hidden = mode !== 'watch';
+  document.body.classList.toggle('watching', mode === 'watch');
+  if (NARROW.matches) setSidebar(false);
+
+  entry.attachment = new Attachment({
+    id,
+    mode,
+    term: view.term,
+    onState: (state, detail) => onAttachmentState(entry, state, detail),
+    onAttached: (msg) => {
+      if (app.current !== entry) return;
+      hideBanner();
+      if (msg.title) setCurrentTitle(msg.title);
+      if (mode === 'watch') {
+        // A watcher shows the session at its own size; the pane scrolls.
+        if (msg.cols >= 1 && msg.rows >= 1) view.term.resize(msg.cols, msg.rows);
+      } else {
+        app.lastSentSize = { cols: msg.cols, rows: msg.rows };
+        fitNow();
+      }
+    },
+    onLive: () => {
+      if (app.current === entry && mode === 'control' && document.activeElement === document.body) view.term.focus();
+    },
+    onTitle: (title) => { if (app.current === entry) setCurrentTitle(title); },
+    onSize: (cols, rows) => {
+      if (app.current !== entry) return;
+      if (mode === 'watch') {
+        if (cols >= 1 && rows >= 1) view.term.resize(cols, rows);
+      } else {
+        app.lastSentSize = { cols, rows };
+        scheduleFit();
+      }
+    },
+  });
+  entry.attachment.start();
+  renderList();
+  renderIndicator();
+  view.term.focus();
+}
+
+function closeCurrent() {
+  const cur = app.current;
+  if (!cur) return;
+  app.current = null;
+  cur.attachment?.stop();
+  destroyView(cur.view);
+  $('current').hidden = true;
+  document.body.classList.remove('watching', 'disconnected');
+  setCurrentTitle('');
+  hideBanner();
+  sessionStorage.removeItem(TAB_KEY);
+  renderList();
+  renderIndicator();
+}
+
+function onAttachmentState(entry, state, detail) {
+  if (app.current !== entry) return;
+  if (state === 'ended') {
+    entry.endReason = detail.reason;
+    showEndBanner(entry, detail);
+  }
+  renderIndicator();
+  // "attached here" in the list follows our own state.
+  const e = app.sessions.get(entry.id);
+  const li = [...$('session-list').children].find((x) => x.dataset.id === entry.id);
+  if (e && li) updateItem(li, e.s);
+}
+
+// ---------------------------------------------------------------------------
+// Banner: close codes in plain words, each with its obvious next step.
+
+function hideBanner() {
+  $('banner').hidden = true;
+  $('banner-actions').replaceChildren();
+}
+
+function showBanner(kind, title, detail, actions) {
+  const b = $('banner');
+  b.dataset.kind = kind;
+  $('banner-title').textContent = title;
+  $('banner-detail').textContent = detail || '';
+  const box = $('banner-actions');
+  box.replaceChildren();
+  for (const [i, a] of actions.entries()) {
+    const btn = el('button', i === 0 ? 'primary' : '', a.label);
+    btn.type = 'button';
+    btn.addEventListener('click', a.run);
+    box.append(btn);
+  }
+  b.hidden = false;
+  const first = box.querySelector('button');
+  if (first) first.focus();
+}
+
+function exitText(exit) {
+  if (!exit) return 'Process exited';
+  if (exit.signal) return `Process exited (signal ${exit.signal})`;
+  if (exit.code !== null && exit.code !== undefined) return `Process exited (code ${exit.code})`;
+  return 'Process exited';
+}
+
+function showEndBanner(entry, detail) {
+  const newSession = { label: 'New session', run: () => createSession($('new-command').value) };
+  switch (detail.reason) {
+    case 'superseded':
+      showBanner('warn', 'Opened in another window',
+        'This session is now controlled from another tab or window.',
+        [
+          { label: 'Take over', run: () => { hideBanner(); entry.endReason = null; entry.attachment.start(); } },
+          { label: 'Watch here', run: () => { location.hash = `#/s/${encodeURIComponent(entry.id)}/watch`; } },
+        ]);
+      break;
+    case 'exited':
+      showBanner('info', exitText(detail.exit), 'Its output stays here until you close it.',
+        [newSession, { label: 'Close', run: () => { location.hash = '#/'; } }]);
+      break;
+    case 'expired':
+      showBanner('warn', 'Session expired', 'It was left detached longer than its time to live, or it was closed.',
+        [newSession, { label: 'Close', run: () => { location.hash = '#/'; } }]);
+      break;
+    case 'closed':
+      showBanner('warn', 'Session closed', 'It was killed from a list or the tray, or it expired.',
+        [newSession, { label: 'Close', run: () => { location.hash = '#/'; } }]);
+      break;
+    case 'unauthorized':
+      showUnauthorized();
+      break;
+    default:
+      showBanner('error', 'Connection error', detail.closeReason || `Closed with code ${detail.code}.`,
+        [{ label: 'Reconnect', run: () => { hideBanner(); entry.attachment.start(); } }]);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// New session
+
+async function createSession(line) {
+  const errEl = $('new-error');
+  errEl.hidden = true;
+  let argv;
+  try {
+    argv = splitCommand(line || '');
+  } catch (e) {
+    errEl.textContent = `Cannot read the command: ${e.message}.`;
+    errEl.hidden = false;
+    if (NARROW.matches) setSidebar(true);
+    $('new-command').focus();
+    return;
+  }
+  // Open the terminal first so the session starts at the pane's real size.
+  closeCurrent();
+  hideBanner();
+  const view = createView('control');
+  const size = measure(view) || { cols: 80, rows: 24 };
+  const body = { cols: size.cols, rows: size.rows };
+  if (argv.length) body.command = argv;
+  $('new-button').disabled = true;
+  try {
+    const s = await api('POST', '/api/sessions', body);
+    app.sessions.set(s.id, { s, at: performance.now() });
+    openSession(s.id, 'control', view);
+    history.pushState(null, '', `#/s/${encodeURIComponent(s.id)}`);
+    $('new-command').value = '';
+    renderList();
+  } catch (e) {
+    destroyView(view);
+    showEmpty();
+    if (!app.unauthorized) {
+      const why = e.status === 503 ? 'Too many sessions: kill one first.'
+        : e.status === 422 ? `Cannot start it: ${e.message}`
+        : `Cannot create a session: ${e.message}`;
+      errEl.textContent = why;
+      errEl.hidden = false;
+      if (NARROW.matches) setSidebar(true);
+    }
+  } finally {
+    $('new-button').disabled = false;
+  }
+}
+
+function showEmpty() {
+  $('empty').hidden = app.unauthorized;
+  $('terminal-wrap').hidden = true;
+}
+
+// ---------------------------------------------------------------------------
+// Routing
+
+function parseHash() {
+  const m = /^#\/s\/([^/]+)(\/watch)?$/.exec(location.hash);
+  if (!m) return null;
+  return { id: decodeURIComponent(m[1]), mode: m[2] ? 'watch' : 'control' };
+}
+
+function route() {
+  const target = parseHash();
+  if (target) {
+    openSession(target.id, target.mode);
+  } else {
+    closeCurrent();
+    showEmpty();
+    if (NARROW.matches) setSidebar(true);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Sidebar (a drawer on narrow windows)
+
+function setSidebar(open) {
+  document.body.classList.toggle('sidebar-open', open);
+  document.body.classList.toggle('sidebar-closed', !open);
+  $('sidebar-toggle').setAttribute('aria-expanded', String(open));
+  scheduleFit();
+}
+
+function sidebarOpen() {
+  return document.body.classList.contains('sidebar-open');
+}
+
+// ---------------------------------------------------------------------------
+// Start
+
+function init() {
+  $('new-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    createSession($('new-command').value);
+  });
+  $('empty-new').addEventListener('click', () => createSession($('new-command').value));
+  $('sidebar-toggle').addEventListener('click', () => {
+    setSidebar(!sidebarOpen());
+    if (sidebarOpen()) $('new-command').focus();
+  });
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && NARROW.matches && sidebarOpen() && app.current
+        && $('sidebar').contains(document.activeElement)) {
+      setSidebar(false);
+      app.current.view.term.focus();
+    }
+  });
+  $('session-list').addEventListener('click', (e) => {
+    const a = e.target.closest('a.session-open, a.watch');
+    if (a && NARROW.matches) setSidebar(false);
+  });
+  NARROW.addEventListener('change', () => setSidebar(!NARROW.matches || !app.current));
+  window.addEventListener('hashchange', route);
+  window.addEventListener('popstate', route);
+
+  // Reconnect at once when the network or the page comes back.
+  const kick = () => app.current?.attachment.kick();
+  window.addEventListener('online', () => {
+    kick();
+    if (!app.events && !app.unauthorized) startEvents();
+  });
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') { kick(); scheduleFit(); renderTimes(); }
+  });
+  window.addEventListener('pageshow', (e) => {
+    if (e.persisted) app.current?.attachment.resume();
+    kick();
+  });
+  window.addEventListener('pagehide', (e) => {
+    // Closing or reloading the page: close the socket normally so the session
+    // shows as detached at once; from the back/forward cache, pageshow resumes.
+    if (e.persisted) app.current?.attachment.suspend();
+    else app.current?.attachment.stop();
+  });
+
+  setSidebar(!NARROW.matches);
+  // No address but this tab had a session open (same tab, e.g. after the key
+  // redirect dropped the fragment): reopen it. A new tab starts empty.
+  if (!parseHash()) {
+    try {
+      const saved = JSON.parse(sessionStorage.getItem(TAB_KEY) || 'null');
+      if (saved && saved.id) {
+        history.replaceState(null, '',
+          `#/s/${encodeURIComponent(saved.id)}${saved.mode === 'watch' ? '/watch' : ''}`);
+      }
+    } catch { /* ignore */ }
+  }
+  renderIndicator();
+  refreshList().then(() => {
+    if (app.unauthorized) return;
+    startEvents();
+    route();
+  });
+}
+
+init();

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// One browser attachment to a Tether session over protocol v1
+// (docs/protocol.md): the WebSocket at /ws/<id>, the output offset the page
+// holds, and lossless reconnection with `resume=`.
+//
+// Offsets: every output byte of a session has an offset. After the `attached`
+// message the server sends `prelude_bytes` bytes of mode-restoring sequences
+// (outside the offset space), then `replay_bytes` bytes (offsets
+// replay_from ..< offset), then live output continuing the same offsets. The
+// page counts the offset of what it has *received* (all of it is queued into
+// xterm.js in order), so after a blip it asks for exactly the bytes it misses:
+// nothing lost, nothing shown twice.
+
+const BACKOFF_MIN_MS = 250;
+const BACKOFF_MAX_MS = 5000;
+// xterm.js parses about 5-35 MB/s and throws away writes once 50 MB are
+// pending. Past this many received-but-unparsed bytes the page lets go of the
+// socket (the server then drains the program into its ring at full speed) and
+// resumes from its offset once xterm.js has caught up below the low mark.
+const PENDING_HIGH_BYTES = 4 * 1024 * 1024;
+const PENDING_LOW_BYTES = 256 * 1024;
+
+/** Close codes of protocol v1 that end an attachment (no automatic retry). */
+export const CloseCode = Object.freeze({
+  GOING_AWAY: 1001,   // session killed or server shutting down
+  TOO_BIG: 1009,
+  TRY_AGAIN: 1013,    // input stalled / watcher too far behind
+  BAD_MESSAGE: 4400,
+  NO_SESSION: 4404,
+  SUPERSEDED: 4409,
+  EXITED: 4410,
+});
+
+/**
+ * Connection states reported through `onState(state, detail)`:
+ *  - 'connecting'    first connection attempt in flight
+ *  - 'connected'     attached (replaying or live)
+ *  - 'reconnecting'  connection lost; retrying with backoff (detail.retryInMs)
+ *  - 'offline'       the server cannot be reached (or the browser is offline); retrying
+ *  - 'ended'         no more automatic retries: detail.reason is one of
+ *                    'superseded' | 'exited' | 'expired' | 'closed' | 'unauthorized' | 'error',
+ *                    detail.closeReason the server's close reason text, detail.exit for 'exited'
+ */
+export class Attachment {
+  /**
+   * @param {object} o
+   * @param {string} o.id session id
+   * @param {'control'|'watch'} o.mode
+   * @param {import('./vendor/xterm.js').Terminal} o.term terminal the output is written to
+   * @param {(state: string, detail: object) => void} [o.onState]
+   * @param {(msg: object) => void} [o.onAttached] the `attached` message, before its replay is written
+   * @param {() => void} [o.onLive] the replay of an attach has been written; input is enabled
+   * @param {(title: string) => void} [o.onTitle]
+   * @param {(exit: {code: ?number, signal: ?number}) => void} [o.onExit]
+   * @param {(cols: number, rows: number) => void} [o.onSize] the session's size changed
+   */
+  constructor(o) {
+    this.id = o.id;
+    this.mode = o.mode === 'watch' ? 'watch' : 'control';
+    this.term = o.term;
+    this.cb = o;
+    /** Offset of the next output byte expected; null until a first attach. */
+    this.offset = null;
+    this.exit = null;            // last `exit` message
+    this.lastAttached = null;    // last `attached` message
+    this.attaches = 0;           // `attached` messages received (1 + reconnections)
+    this.state = 'idle';
+    this.ws = null;
+    this.attempt = 0;            // consecutive failed attempts, for the backoff
+    this.retryTimer = null;
+    this.ended = false;          // final close: no automatic retry
+    this.stopped = false;        // stop() called: this object is finished
+    this.suspended = false;      // page hidden in the back/forward cache
+    this.inputEnabled = false;
+    this.preludeLeft = 0;
+    this.replayLeft = 0;
+    this.received = 0;           // bytes handed to xterm.js ...
+    this.parsed = 0;             // ... and bytes it has parsed
+    this.pausedForBacklog = false;
+    this.encoder = new TextEncoder();
+
+    this.disposers = [
+      this.term.onData((data) => this.sendInput(this.encoder.encode(data))),
+      // onBinary carries non-UTF-8 mouse reports as a string of byte values.
+      this.term.onBinary((data) => {
+        const bytes = new Uint8Array(data.length);
+        for (let i = 0; i < data.length; i++) bytes[i] = data.charCodeAt(i) & 0xff;
+        this.sendInput(bytes);
+      }),
+    ];
+  }
+
+  /** True while attached with a WebSocket that has received `attached`. */
+  get connected() { return this.state === 'connected'; }
+
+  /** Starts (or restarts after an end) connecting at once. */
+  start() {
+    if (this.stopped) return;
+    this.ended = false;
+    this.attempt = 0;
+    this.connectNow();
+  }
+
+  /** Ends the attachment for good: closes the socket normally (1000), stops retries. */
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.ws) {
+      const ws = this.ws;
+      this.ws = null;
+      ws.close(1000, 'closed by the page');
+    }
+    for (const d of this.disposers) d.dispose();
+    this.disposers = [];
+  }
+
+  /**
+   * Retry now if waiting to retry: called on `online`, on `visibilitychange`
+   * to visible and on `pageshow` (the issue asks for an immediate attempt then).
+   */
+  kick() {
+    if (this.stopped || this.ended || this.ws || this.suspended) return;
+    if (document.visibilityState === 'hidden') return;
+    this.attempt = 0;
+    this.connectNow();
+  }
+
+  /** The page goes into the back/forward cache: let go of the socket, retry on pageshow. */
+  suspend() {
+    this.suspended = true;
+    clearTimeout(this.retryTimer);
+    if (this.ws) {
+      const ws = this.ws;
+      this.ws = null;
+      ws.close(1000, 'page hidden');
+    }
+  }
+
+  resume() {
+    if (!this.suspended) return;
+    this.suspended = false;
+    this.kick();
+  }
+
+  /**
+   * Sends a resize control message. Sizes come from the fit addon, which
+   * yields 0 or tiny sizes for a hidden element: callers check, and so does
+   * this (1..1000 is the protocol's range; a hidden tab must not shrink the
+   * session). Watchers never resize.
+   */
+  sendResize(cols, rows) {
+    if (this.mode !== 'control' || !this.connected || !this.ws) return false;
+    if (!(cols >= 2 && rows >= 1 && cols <= 1000 && rows <= 1000)) return false;
+    this.ws.send(JSON.stringify({ type: 'resize', cols, rows }));
+    return true;
+  }
+
+  sendInput(bytes) {
+    // While a replay is being written xterm.js answers the queries inside it
+    // (cursor position, device attributes); those answers belong to a past
+    // program state and would arrive as stray input (vscode #123803). Input
+    // is enabled once the last replay byte has been parsed.
+    if (!this.inputEnabled || this.mode !== 'control' || !this.ws) return;
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    this.ws.send(bytes);
+  }
+
+  setState(state, detail = {}) {
+    this.state = state;
+    if (this.cb.onState) this.cb.onState(state, detail);
+  }
+
+  connectNow() {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.stopped || this.ws) return;
+    const params = new URLSearchParams({ mode: this.mode });
+    if (this.offset !== null) params.set('resume', String(this.offset));
+    const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const url = `${scheme}//${location.host}/ws/${encodeURIComponent(this.id)}?${params}`;
+    const ws = new WebSocket(url);
+    ws.binaryType = 'arraybuffer';
+    this.ws = ws;
+    this.gotAttached = false;
+    this.inputEnabled = false;
+    if (this.state !== 'reconnecting' && this.state !== 'offline')
+      this.setState(this.offset === null ? 'connecting' : 'reconnecting', { retryInMs: 0 });
+    ws.onmessage = (ev) => { if (ws === this.ws) this.onMessage(ev); };
+    ws.onclose = (ev) => { if (ws === this.ws) this.onClose(ev); };
+  }
+
+  onMessage(ev) {
+    if (typeof ev.data === 'string') {
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch { return; }
+      this.onControl(msg);
+      return;
+    }
+    this.onOutput(new Uint8Array(ev.data));
+  }
+
+  onControl(msg) {
+    switch (msg.type) {
+      case 'attached': {
+        this.gotAttached = true;
+        this.lastAttached = msg;
+        this.attaches++;
+        this.attempt = 0;
+        this.exit = null;
+        if (msg.reset && this.offset !== null) {
+          // Our copy does not continue the retained output (rolled out, or we
+          // are ahead of a restarted server): start over. RIS goes through the
+          // write queue, so bytes still queued from before are parsed first.
+          this.write(new Uint8Array([0x1b, 0x63]));
+        }
+        this.offset = Number(msg.replay_from);
+        this.preludeLeft = Number(msg.prelude_bytes) || 0;
+        this.replayLeft = Number(msg.replay_bytes) || 0;
+        this.setState('connected', { msg });
+        if (this.cb.onAttached) this.cb.onAttached(msg);
+        if (this.preludeLeft + this.replayLeft === 0) this.goLive();
+        break;
+      }
+      case 'title':
+        if (this.cb.onTitle) this.cb.onTitle(String(msg.title ?? ''));
+        break;
+      case 'exit':
+        this.exit = { code: msg.code ?? null, signal: msg.signal ?? null };
+        if (this.cb.onExit) this.cb.onExit(this.exit);
+        break;
+      case 'size':
+        if (this.cb.onSize) this.cb.onSize(msg.cols, msg.rows);
+        break;
+      default:
+        break; // unknown server messages are ignored (forward compatibility)
+    }
+  }
+
+  onOutput(bytes) {
+    let n = bytes.length;
+    if (this.preludeLeft > 0) {
+      // Mode-restoring sequences: written, but not part of the offset space.
+      const take = Math.min(n, this.preludeLeft);
+      this.preludeLeft -= take;
+      n -= take;
+    }
+    this.offset += n;
+    const inReplay = this.replayLeft > 0;
+    if (inReplay) this.replayLeft = Math.max(0, this.replayLeft - n);
+    this.write(bytes);
+    if (inReplay && this.replayLeft === 0 && this.preludeLeft === 0) this.goLive();
+    if (this.received - this.parsed > PENDING_HIGH_BYTES && !this.pausedForBacklog) {
+      // Let go of the socket; the callback in write() reconnects once parsed.
+      this.pausedForBacklog = true;
+      const ws = this.ws;
+      this.ws = null;
+      this.inputEnabled = false;
+      ws.close(1000, 'client catching up');
+      this.setState('reconnecting', { retryInMs: 0, catchingUp: true });
+    }
+  }
+
+  write(bytes) {
+    const n = bytes.length;
+    this.received += n;
+    this.term.write(bytes, () => {
+      this.parsed += n;
+      if (this.pausedForBacklog && this.received - this.parsed < PENDING_LOW_BYTES) {
+        this.pausedForBacklog = false;
+        if (!this.stopped && !this.ws) this.connectNow();
+      }
+    });
+  }
+
+  /** Enables input once everything queued so far (the replay) has been parsed. */
+  goLive() {
+    const ws = this.ws;
+    this.term.write('', () => {
+      if (ws !== this.ws || this.stopped) return;
+      this.inputEnabled = true;
+      if (this.cb.onLive) this.cb.onLive();
+    });
+  }
+
+  onClose(ev) {
+    this.ws = null;
+    this.inputEnabled = false;
+    const code = ev.code;
+    const closeReason = ev.reason || '';
+    if (this.stopped || this.suspended) return;
+    switch (code) {
+      case CloseCode.SUPERSEDED:
+        return this.end('superseded', { closeReason });
+      case CloseCode.EXITED:
+        return this.end('exited', { exit: this.exit, closeReason });
+      case CloseCode.NO_SESSION:
+        return this.end('expired', { closeReason });
+      case CloseCode.BAD_MESSAGE:
+        return this.end('error', { code, closeReason });
+      case CloseCode.GOING_AWAY:
+        // "session killed" (deleted or expired) or "server shutting down"
+        // (retry until it is back). Ask the server when the text is unclear.
+        if (closeReason === 'session killed') return this.end('closed', { closeReason });
+        this.probeThenRetry(true);
+        return;
+      default:
+        // A blip (1006 abnormal closure, 1013 try again, a proxy cut...).
+        // When the socket never got as far as `attached`, find out why first:
+        // an upgrade refused with 401/404 looks like a plain 1006 here.
+        this.probeThenRetry(!this.gotAttached);
+    }
+  }
+
+  end(reason, detail = {}) {
+    this.ended = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.setState('ended', { ...detail, reason });
+  }
+
+  async probeThenRetry(probe) {
+    if (probe) {
+      let status = 0;
+      try {
+        const r = await fetch(`/api/sessions/${encodeURIComponent(this.id)}`,
+          { cache: 'no-store', credentials: 'same-origin' });
+        status = r.status;
+        if (r.ok) {
+          const s = await r.json();
+          if (s && s.state === 'exited' && s.exit_code !== undefined && !this.exit)
+            this.exit = { code: s.exit_code, signal: s.exit_signal ?? null };
+        }
+      } catch {
+        status = 0; // server unreachable
+      }
+      if (this.stopped || this.ws || this.ended) return;
+      if (status === 401) return this.end('unauthorized');
+      if (status === 404) return this.end(this.gotAttached || this.offset !== null ? 'closed' : 'expired');
+      if (status === 0) return this.scheduleRetry(true);
+    }
+    this.scheduleRetry(false);
+  }
+
+  /** Exponential backoff with jitter, 250 ms doubling to a 5 s cap, forever while visible. */
+  scheduleRetry(unreachable) {
+    if (this.stopped || this.ended || this.ws || this.suspended) return;
+    const offline = unreachable || navigator.onLine === false;
+    const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempt);
+    this.attempt = Math.min(this.attempt + 1, 16);
+    // "Equal jitter": half fixed, half random, so retries from many tabs spread out.
+    const delay = Math.round(base / 2 + Math.random() * (base / 2));
+    this.setState(offline ? 'offline' : 'reconnecting', { retryInMs: delay });
+    clearTimeout(this.retryTimer);
+    // A hidden page does not retry on a timer; visibilitychange kicks it.
+    if (document.visibilityState === 'hidden') return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (document.visibilityState === 'hidden') return;
+      this.connectNow();
+    }, delay);
+  }
+}

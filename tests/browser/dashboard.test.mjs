@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The dashboard in Debian's Chromium against a real `tether serve`: key
+// cookie, sessions created and killed from the page, typing, reload with
+// scrollback, takeover (4409), read-only watching, exit (4410), no key, and
+// replayed queries that must not be answered.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  api, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, startTether,
+  typeLine, until, waitForLine, waitForLive, waitForState,
+} from './lib.mjs';
+
+describe('dashboard', { timeout: 240000 }, () => {
+  let server;
+  let browser;
+
+  before(async () => {
+    server = await startTether();
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (server) {
+      const r = await server.stop();
+      assert.equal(r.code, 0, `tether serve should exit 0 on SIGTERM\n${server.output()}`);
+    }
+  });
+
+  test('opens with the key, creates a session and shows typed output', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    // The key became a cookie: the address no longer shows it.
+    assert.equal(page.url(), server.base);
+    await page.waitForSelector('#empty:not([hidden])');
+    const id = await createSessionInPage(page);
+    await typeLine(page, 'echo hello');
+    await waitForLine(page, /^hello$/);
+
+    const r = await api(server, 'GET', `/api/sessions/${id}`);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.attached, true);
+    assert.equal(r.body.state, 'running');
+    // The session starts at the pane's size, not a default 80×24.
+    const size = await page.evaluate(() => [window.tether.term.cols, window.tether.term.rows]);
+    assert.deepEqual([r.body.cols, r.body.rows], size);
+    assert.ok(size[0] > 80 && size[1] > 24, `pane size ${size}`);
+
+    // The list shows it as attached here; the indicator says connected.
+    const item = page.locator(`.session[data-id="${id}"]`);
+    await item.waitFor();
+    await until(async () => (await item.locator('.viewer').textContent()) === 'attached here', 5000, 'attached here');
+    assert.equal(await item.locator('.state').textContent(), 'running');
+    assert.equal(await page.locator('#conn').getAttribute('data-state'), 'connected');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('reload reattaches to the same session with its scrollback, once', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    await typeLine(page, 'echo before-reload-$((6*7))');
+    await waitForLine(page, /^before-reload-42$/);
+    const count = (await api(server, 'GET', '/api/sessions')).body.sessions.length;
+
+    await page.reload();
+    await waitForLive(page);
+    assert.equal(await page.evaluate(() => location.hash), `#/s/${id}`);
+    await waitForLine(page, /^before-reload-42$/);
+    const lines = await bufferLines(page);
+    assert.equal(lines.filter((l) => l === 'before-reload-42').length, 1, lines.join('\n'));
+
+    await typeLine(page, 'echo after-reload');
+    await waitForLine(page, /^after-reload$/);
+    assert.equal((await api(server, 'GET', '/api/sessions')).body.sessions.length, count,
+      'a reload must not create a session');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('a second page takes over (4409) and the first can take it back', async () => {
+    const a = await newPage(browser);
+    await openDashboard(a, server);
+    const id = await createSessionInPage(a);
+    await typeLine(a, 'echo from-a');
+    await waitForLine(a, /^from-a$/);
+
+    const b = await newPage(browser);
+    await openDashboard(b, server, `#/s/${id}`);
+    await waitForLive(b);
+    await waitForLine(b, /^from-a$/);
+
+    await waitForState(a, 'ended');
+    await a.waitForSelector('#banner:not([hidden])');
+    assert.equal(await a.locator('#banner-title').textContent(), 'Opened in another window');
+    const takeOver = a.getByRole('button', { name: 'Take over' });
+    assert.ok(await takeOver.isVisible());
+    // The page gave up on its own: no reconnect loop fighting the other page.
+    assert.equal(await a.locator('#conn').getAttribute('data-state'), 'ended');
+
+    await typeLine(b, 'echo from-b');
+    await waitForLine(b, /^from-b$/);
+
+    await takeOver.click();
+    await waitForLive(a);
+    await waitForLine(a, /^from-b$/);
+    await waitForState(b, 'ended');
+    assert.equal(await b.locator('#banner-title').textContent(), 'Opened in another window');
+    await typeLine(a, 'echo a-again');
+    await waitForLine(a, /^a-again$/);
+    const lines = await bufferLines(a);
+    assert.equal(lines.filter((l) => l === 'from-b').length, 1, 'resume after takeover: no duplicate');
+
+    // Another tab of the first window (same cookies, own sessionStorage)
+    // starts on the list: tabs never collapse onto one session by themselves.
+    const c = await a.context().newPage();
+    await c.goto(server.base);
+    await c.waitForFunction(() => window.tether !== undefined);
+    await c.waitForSelector(`.session[data-id="${id}"]`);
+    assert.equal(await c.evaluate(() => window.tether.term), null);
+    assert.equal(await c.evaluate(() => location.hash), '');
+    await waitForState(a, 'connected');
+    assert.deepEqual([...a.errors, ...b.errors], []);
+    await a.context().close();
+    await b.context().close();
+  });
+
+  test('kill from the list asks first, then ends the session and its processes', async () => {
+    const created = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'sleep 600'] });
+    assert.equal(created.status, 201);
+    const { id, pid } = created.body;
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const item = page.locator(`.session[data-id="${id}"]`);
+    await item.waitFor();
+    assert.match(await item.locator('.session-title').textContent(), /sh -c 'sleep 600'|sleep 600/);
+
+    // Cancel: nothing happens.
+    page.once('dialog', (d) => d.dismiss());
+    await item.locator('button.kill').click();
+    assert.equal((await api(server, 'GET', `/api/sessions/${id}`)).status, 200);
+    assert.ok(await item.isVisible());
+
+    // Confirm: the session leaves the list and its process goes away.
+    let message = '';
+    page.once('dialog', (d) => { message = d.message(); d.accept(); });
+    await item.locator('button.kill').click();
+    await item.waitFor({ state: 'detached' });
+    assert.match(message, /^Kill /);
+    assert.equal((await api(server, 'GET', `/api/sessions/${id}`)).status, 404);
+    await until(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, 10000, `pid ${pid} to end`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('watch is read-only and follows the controlling page', async () => {
+    const control = await newPage(browser);
+    await openDashboard(control, server);
+    const id = await createSessionInPage(control);
+
+    const watcher = await newPage(browser);
+    await openDashboard(watcher, server, `#/s/${id}/watch`);
+    await waitForLive(watcher);
+    assert.equal(await watcher.locator('#conn-text').textContent(), 'Watching');
+    assert.ok(await watcher.locator('#current-mode').isVisible());
+    // Watchers do not supersede the controlling page.
+    assert.equal(await control.evaluate(() => window.tether.state), 'connected');
+
+    await typeLine(control, 'echo from-control');
+    await waitForLine(watcher, /^from-control$/);
+    // Keys typed in the watcher never reach the shell.
+    await typeLine(watcher, 'echo typed-in-watcher');
+    await typeLine(control, 'echo marker-after');
+    await waitForLine(control, /^marker-after$/);
+    const lines = await bufferLines(control);
+    assert.ok(!lines.some((l) => l.includes('typed-in-watcher')), lines.join('\n'));
+    // The watcher shows the session at the session's size.
+    const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
+    assert.deepEqual(await watcher.evaluate(() => [window.tether.term.cols, window.tether.term.rows]), [s.cols, s.rows]);
+    assert.deepEqual([...control.errors, ...watcher.errors], []);
+    await control.context().close();
+    await watcher.context().close();
+  });
+
+  test('process exit shows its code (4410) with New session', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page, `sh -c 'echo ready; read x; exit 3'`);
+    await waitForLine(page, /^ready$/);
+    await typeLine(page, '');
+    await waitForState(page, 'ended');
+    await page.waitForSelector('#banner:not([hidden])');
+    assert.equal(await page.locator('#banner-title').textContent(), 'Process exited (code 3)');
+    const item = page.locator(`.session[data-id="${id}"]`);
+    await until(async () => (await item.locator('.state').textContent()) === 'exited 3', 5000, 'exited in list');
+
+    await page.getByRole('button', { name: 'New session' }).click();
+    await page.waitForFunction((old) => /^#\/s\//.test(location.hash) && location.hash !== `#/s/${old}`, id);
+    await waitForLive(page);
+    await typeLine(page, 'echo new-one');
+    await waitForLine(page, /^new-one$/);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('an unknown session says it expired', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server, '#/s/no-such-session');
+    await waitForState(page, 'ended');
+    assert.equal(await page.locator('#banner-title').textContent(), 'Session expired');
+    assert.ok(await page.getByRole('button', { name: 'New session' }).isVisible());
+    await page.context().close();
+  });
+
+  test('without the key the page says where to get it', async () => {
+    const page = await newPage(browser);
+    await page.goto(server.base);
+    await page.waitForSelector('#nokey:not([hidden])');
+    assert.match(await page.locator('#nokey').textContent(),
+      /Open the link that Tether printed or use its tray menu/);
+    assert.equal(await page.locator('#conn').getAttribute('data-state'), 'unauthorized');
+    await page.context().close();
+  });
+
+  test('queries inside a replay are not answered to the program', async () => {
+    // The program asks for the cursor position and device attributes while no
+    // browser is attached, then reads a line. Answers produced by xterm.js
+    // while replaying would arrive in that line (vscode #123803).
+    // ESC in what was read is shown as '~', or the terminal would swallow it.
+    const script = `printf 'Q\\033[6n\\033[cQ\\n'; IFS= read -r line; `
+      + `printf 'GOT[%s]\\n' "$(printf '%s' "$line" | tr '\\033' '~')"; exec sleep 600`;
+    const created = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', script] });
+    assert.equal(created.status, 201);
+    const { id } = created.body;
+    await until(async () => (await api(server, 'GET', `/api/sessions/${id}`)).body.offset >= 4, 5000, 'output');
+
+    const page = await newPage(browser);
+    await openDashboard(page, server, `#/s/${id}`);
+    await waitForLive(page);
+    await typeLine(page, 'typed');
+    await waitForLine(page, /^GOT\[/);
+    const got = (await bufferLines(page)).find((l) => l.startsWith('GOT['));
+    assert.equal(got, 'GOT[typed]');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});

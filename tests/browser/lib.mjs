@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Helpers of the dashboard's browser tests: a real `tether serve` in a
+// throw-away home, Debian's Chromium through playwright-core (never a
+// downloaded browser), a TCP proxy that can cut connections, and readers of
+// the xterm.js buffer the page exposes as window.tether.term.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, chmodSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, '..', '..');
+export const artifactsDir = path.join(repoRoot, 'test-artifacts');
+
+/** Absolute path of the tether binary under test (run.sh passes it). */
+export function tetherBinary() {
+  const bin = process.env.TETHER_BIN;
+  if (!bin) throw new Error('TETHER_BIN is not set: run the tests through tests/browser/run.sh <tether>');
+  return bin;
+}
+
+/**
+ * Starts `tether serve --port 0` with a temporary HOME, XDG_RUNTIME_DIR and
+ * XDG_CONFIG_HOME, and waits for its line
+ * "Tether is serving http://127.0.0.1:PORT/?key=KEY".
+ * @param {{command?: string, args?: string[], env?: object, homeFiles?: object}} [opts]
+ *   command: the default session command line (default /bin/bash);
+ *   homeFiles: { name: text } written into the temporary HOME (e.g. .bashrc)
+ * @returns {Promise<{base: string, port: number, key: string, keyedUrl: string,
+ *   proc: import('node:child_process').ChildProcess, output: () => string,
+ *   stop: () => Promise<{code: ?number, signal: ?string}>}>}
+ */
+export async function startTether(opts = {}) {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'tether-browser-'));
+  const home = path.join(root, 'home');
+  const runtime = path.join(root, 'runtime');
+  const config = path.join(root, 'config');
+  for (const d of [home, runtime, config]) mkdirSync(d, { recursive: true });
+  chmodSync(runtime, 0o700);
+  for (const [name, text] of Object.entries(opts.homeFiles || {})) writeFileSync(path.join(home, name), text);
+  const args = ['serve', '--port', '0', '--command', opts.command || '/bin/bash', ...(opts.args || [])];
+  const env = {
+    PATH: process.env.PATH || '/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+    HOME: home,
+    USER: process.env.USER || 'tester',
+    SHELL: '/bin/bash',
+    XDG_RUNTIME_DIR: runtime,
+    XDG_CONFIG_HOME: config,
+    QT_QPA_PLATFORM: 'offscreen',
+    ...(opts.env || {}),
+  };
+  const proc = spawn(tetherBinary(), args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stderr.on('data', (d) => { err += d; });
+  const line = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`tether serve printed no URL in 20 s\nstdout: ${out}\nstderr: ${err}`)), 20000);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /Tether is serving (http:\/\/127\.0\.0\.1:(\d+)\/\?key=([A-Za-z0-9_-]+))/.exec(out);
+      if (m) { clearTimeout(timer); resolve(m); }
+    });
+    proc.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`tether serve exited (${code ?? signal}) before serving\nstdout: ${out}\nstderr: ${err}`));
+    });
+  });
+  const port = Number(line[2]);
+  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  return {
+    base: `http://127.0.0.1:${port}/`,
+    port,
+    key: line[3],
+    keyedUrl: line[1],
+    home,
+    proc,
+    output: () => `stdout:\n${out}\nstderr:\n${err}`,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 15000);
+      const r = await exited;
+      clearTimeout(timer);
+      rmSync(root, { recursive: true, force: true });
+      return r;
+    },
+  };
+}
+
+/** REST call with the bearer key. Returns { status, body }. */
+export async function api(server, method, urlPath, body) {
+  const headers = { Authorization: `Bearer ${server.key}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const r = await fetch(new URL(urlPath, server.base), {
+    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json = null;
+  try { json = text ? JSON.parse(text) : null; } catch { json = text; }
+  return { status: r.status, body: json };
+}
+
+/** Debian's Chromium, headless, with the flags that keep it off the network. */
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+/**
+ * A new page in its own browser context (own cookies, own sessionStorage),
+ * collecting page errors and console errors so tests can assert none.
+ */
+export async function newPage(browser, opts = {}) {
+  const context = await browser.newContext({
+    viewport: opts.viewport || { width: 1280, height: 720 },
+    colorScheme: opts.colorScheme || 'light',
+    deviceScaleFactor: opts.deviceScaleFactor || 1,
+  });
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(`pageerror: ${e.message}`));
+  // Console errors include Content-Security-Policy refusals: xterm.js keeps
+  // its colours and cell sizes in <style> elements, which the server's policy
+  // must allow (style-src 'unsafe-inline'; scripts stay 'self' only).
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.errors.push(`console: ${m.text()}`);
+  });
+  return page;
+}
+
+/**
+ * Page errors minus the ones a cut connection causes by design (the browser
+ * logs the reset of the event stream and of the WebSocket).
+ */
+export function networkErrorsAside(errors) {
+  return errors.filter((e) => !/ERR_CONNECTION_RESET|ERR_CONNECTION_CLOSED|ERR_EMPTY_RESPONSE|WebSocket connection to .* failed/.test(e));
+}
+
+/** Opens the dashboard with the key (the server sets the cookie and redirects to /). */
+export async function openDashboard(page, server, hash = '', base = server.base) {
+  const url = `${base}?key=${server.key}${hash}`;
+  await page.goto(url);
+  await page.waitForFunction(() => window.tether !== undefined);
+}
+
+/** The terminal's active buffer as lines of text (trailing blanks trimmed). */
+export async function bufferLines(page) {
+  return page.evaluate(() => {
+    const t = window.tether.term;
+    if (!t) return [];
+    const b = t.buffer.active;
+    const lines = [];
+    for (let i = 0; i < b.length; i++) lines.push(b.getLine(i).translateToString(true));
+    return lines;
+  });
+}
+
+/** The visible screen only (the last `rows` lines of the active buffer). */
+export async function screenLines(page) {
+  return page.evaluate(() => {
+    const t = window.tether.term;
+    const b = t.buffer.active;
+    const lines = [];
+    for (let i = 0; i < t.rows; i++) lines.push(b.getLine(b.viewportY + i)?.translateToString(true) ?? '');
+    return lines;
+  });
+}
+
+/**
+ * Waits until some buffer line satisfies `re` (a RegExp), up to `timeout` ms.
+ * On timeout the error shows the end of the buffer.
+ */
+export async function waitForLine(page, re, timeout = 10000) {
+  try {
+    await page.waitForFunction((src) => {
+      const t = window.tether && window.tether.term;
+      if (!t) return false;
+      const rx = new RegExp(src);
+      const b = t.buffer.active;
+      for (let i = 0; i < b.length; i++) if (rx.test(b.getLine(i).translateToString(true))) return true;
+      return false;
+    }, re.source ?? re, { timeout, polling: 50 });
+  } catch (e) {
+    const lines = await bufferLines(page).catch(() => []);
+    const state = await page.evaluate(() => window.tether && window.tether.state).catch(() => '?');
+    throw new Error(`no line matching ${re} within ${timeout} ms (state ${state}); buffer ends:\n`
+      + lines.filter((l) => l !== '').slice(-15).join('\n'));
+  }
+}
+
+/** Waits for the attachment state ('connected', 'reconnecting', 'ended', ...). */
+export async function waitForState(page, state, timeout = 10000) {
+  await page.waitForFunction((s) => window.tether && window.tether.state === s, state, { timeout, polling: 50 });
+}
+
+/** Waits until the page is attached and its replay is written (input enabled). */
+export async function waitForLive(page, timeout = 10000) {
+  await page.waitForFunction(() => {
+    const a = window.tether && window.tether.attachment;
+    return a && a.state === 'connected' && a.inputEnabled;
+  }, null, { timeout, polling: 50 });
+}
+
+/** Types a line into the terminal as keystrokes and presses Enter. */
+export async function typeLine(page, text) {
+  await page.locator('.xterm-helper-textarea').focus();
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
+/** Creates a session through the page's form; returns its id (from the address). */
+export async function createSessionInPage(page, command = '') {
+  await page.fill('#new-command', command);
+  await page.click('#new-button');
+  await page.waitForFunction(() => /^#\/s\/[^/]+$/.test(location.hash), null, { timeout: 10000 });
+  const id = await page.evaluate(() => decodeURIComponent(location.hash.slice(4)));
+  await waitForLive(page);
+  return id;
+}
+
+/** Polls fn() (async ok) until it returns a truthy value; throws after timeout ms. */
+export async function until(fn, timeout = 10000, what = 'condition') {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * A TCP proxy in front of tether. Browsers name the proxy's port in Host and
+ * Origin; tether refuses any Host but its own (DNS rebinding), so the first
+ * request head of each connection is rewritten to name tether's port. After
+ * that bytes pass untouched (WebSocket frames). cutAll() destroys every proxied
+ * connection on both sides, as a network drop would; hold() makes new
+ * connections wait (the network stays down) until release().
+ */
+export async function startProxy(targetPort) {
+  const conns = new Set();
+  let held = [];
+  let holding = false;
+  let connections = 0;
+  const server = net.createServer((client) => {
+    connections++;
+    const start = () => {
+      const upstream = net.connect(targetPort, '127.0.0.1');
+      const pair = { client, upstream };
+      conns.add(pair);
+      let head = Buffer.alloc(0);
+      let rewritten = false;
+      client.on('data', (d) => {
+        if (rewritten) { upstream.write(d); return; }
+        head = Buffer.concat([head, d]);
+        const end = head.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const text = head.subarray(0, end).toString('latin1')
+          .replace(/^(host:\s*[^:\r\n]+):\d+/im, `$1:${targetPort}`)
+          .replace(/^(origin:\s*http:\/\/[^:\r\n]+):\d+/im, `$1:${targetPort}`);
+        upstream.write(Buffer.concat([Buffer.from(text, 'latin1'), head.subarray(end)]));
+        rewritten = true;
+      });
+      upstream.on('data', (d) => client.write(d));
+      const done = () => { client.destroy(); upstream.destroy(); conns.delete(pair); };
+      client.on('error', done);
+      upstream.on('error', done);
+      client.on('close', done);
+      upstream.on('close', done);
+    };
+    client.pause();
+    if (holding) {
+      held.push(() => { start(); client.resume(); });
+      client.on('error', () => {});
+    } else {
+      start();
+      client.resume();
+    }
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const port = server.address().port;
+  return {
+    port,
+    base: `http://127.0.0.1:${port}/`,
+    get connections() { return connections; },
+    get open() { return conns.size; },
+    cutAll() {
+      for (const { client, upstream } of conns) {
+        client.resetAndDestroy ? client.resetAndDestroy() : client.destroy();
+        upstream.resetAndDestroy ? upstream.resetAndDestroy() : upstream.destroy();
+      }
+      conns.clear();
+    },
+    hold() { holding = true; },
+    release() {
+      holding = false;
+      const h = held;
+      held = [];
+      for (const f of h) f();
+    },
+    get heldCount() { return held.length; },
+    close() {
+      this.cutAll();
+      for (const f of held) f();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}

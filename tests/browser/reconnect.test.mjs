@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Network blips and reattach: a TCP proxy between Chromium and tether cuts
+// the connections while the program keeps writing; the page must reconnect
+// by itself with `resume=` and show every line exactly once. A full-screen
+// program (less) must come back in the alternate screen after a reload, also
+// when its ring buffer has rolled over (the replay then starts mid-stream and
+// the server's prelude restores the modes).
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  api, networkErrorsAside, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, screenLines,
+  startProxy, startTether, typeLine, until, waitForLine, waitForLive,
+} from './lib.mjs';
+
+describe('reconnect', { timeout: 240000 }, () => {
+  let server;
+  let browser;
+
+  before(async () => {
+    // Smallest ring (64 KiB) so the full-screen test rolls it over quickly.
+    server = await startTether({ args: ['--buffer-size', '65536'] });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (server) {
+      const r = await server.stop();
+      assert.equal(r.code, 0, `tether serve should exit 0 on SIGTERM\n${server.output()}`);
+    }
+  });
+
+  test('a dropped connection resumes with nothing lost and nothing twice', async () => {
+    const proxy = await startProxy(server.port);
+    try {
+      const page = await newPage(browser);
+      await openDashboard(page, server, '', proxy.base);
+      const id = await createSessionInPage(page);
+      const total = 60;
+      await typeLine(page, `for i in $(seq 1 ${total}); do echo MARK-$i; sleep 0.05; done; echo MARKS-DONE`);
+      await waitForLine(page, /^MARK-5$/);
+
+      // The network goes down: every connection cut, new ones held.
+      proxy.hold();
+      proxy.cutAll();
+      await page.waitForFunction(() => ['reconnecting', 'offline'].includes(window.tether.state), null, { timeout: 5000 });
+      const indicator = await page.locator('#conn').getAttribute('data-state');
+      assert.ok(['reconnecting', 'offline'].includes(indicator), indicator);
+      // The program keeps writing while the page is away.
+      const pageOffset = await page.evaluate(() => window.tether.attachment.offset);
+      await until(async () => (await api(server, 'GET', `/api/sessions/${id}`)).body.offset > pageOffset + 100,
+        10000, 'output while disconnected');
+      // The page keeps trying (its attempts wait in the proxy).
+      await until(() => proxy.heldCount > 0, 10000, 'a reconnection attempt');
+
+      proxy.release();
+      await waitForLive(page);
+      const attached = await page.evaluate(() => window.tether.attachment.lastAttached);
+      assert.equal(attached.reason, 'resume');
+      assert.equal(attached.reset, false);
+      assert.equal(attached.replay_from, pageOffset);
+      await waitForLine(page, /^MARKS-DONE$/, 20000);
+
+      const marks = (await bufferLines(page)).filter((l) => /^MARK-\d+$/.test(l));
+      const expected = Array.from({ length: total }, (_, i) => `MARK-${i + 1}`);
+      assert.deepEqual(marks, expected);
+      // And the page's offset is exactly the session's.
+      const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
+      await until(async () => (await page.evaluate(() => window.tether.attachment.offset))
+        === (await api(server, 'GET', `/api/sessions/${id}`)).body.offset, 5000, 'offsets to match');
+      assert.equal(s.attached, true);
+
+      // Typing works after the resume.
+      await typeLine(page, 'echo after-blip');
+      await waitForLine(page, /^after-blip$/);
+      assert.deepEqual(networkErrorsAside(page.errors), []);
+      await page.context().close();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('repeated cuts right after each reattach keep every line once', async () => {
+    const proxy = await startProxy(server.port);
+    try {
+      const page = await newPage(browser);
+      await openDashboard(page, server, '', proxy.base);
+      const id = await createSessionInPage(page);
+      await typeLine(page, 'for i in $(seq 1 400); do echo LINE-$i; done; echo LINES-DONE');
+      await waitForLine(page, /^LINES-DONE$/);
+      // Several cuts in a row, each right after the page came back.
+      for (let round = 0; round < 3; round++) {
+        const before = await page.evaluate(() => window.tether.attachment.attaches);
+        proxy.cutAll();
+        await page.waitForFunction((n) => window.tether.attachment.attaches > n
+          && window.tether.state === 'connected', before, { timeout: 10000 });
+      }
+      await waitForLive(page);
+      await typeLine(page, 'echo again-$((1+1))');
+      await waitForLine(page, /^again-2$/);
+      const lines = (await bufferLines(page)).filter((l) => /^LINE-\d+$/.test(l));
+      assert.deepEqual(lines, Array.from({ length: 400 }, (_, i) => `LINE-${i + 1}`));
+      assert.equal((await api(server, 'GET', `/api/sessions/${id}`)).body.attached, true);
+      assert.deepEqual(networkErrorsAside(page.errors), []);
+      await page.context().close();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('less survives a reload in the alternate screen, also after the ring rolled over', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    await typeLine(page, "seq -f 'row %05g ......................................................................' 1 5000 > big.txt && less big.txt");
+    await page.waitForFunction(() => window.tether.term.buffer.active.type === 'alternate', null, { timeout: 10000 });
+    await waitForLine(page, /^row 00001 /);
+
+    // Page forward until well over the 64 KiB ring has been written.
+    const rows = await page.evaluate(() => window.tether.term.rows);
+    let pages = 0;
+    while ((await api(server, 'GET', `/api/sessions/${id}`)).body.offset < 3 * 65536) {
+      await page.keyboard.press('Space');
+      pages++;
+      await waitForLine(page, new RegExp(`^row ${String(1 + pages * (rows - 1)).padStart(5, '0')} `));
+    }
+    const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
+    assert.ok(s.offset > s.buffer_capacity, 'the ring has rolled over');
+    const before = await screenLines(page);
+    assert.ok(before.some((l) => /^row \d{5} /.test(l)));
+
+    await page.reload();
+    await waitForLive(page);
+    const attached = await page.evaluate(() => window.tether.attachment.lastAttached);
+    assert.ok(attached.replay_from > 0, 'the replay starts mid-stream');
+    assert.ok(attached.prelude_bytes > 0, 'the prelude restores the modes in force');
+    await page.waitForFunction(() => window.tether.term.buffer.active.type === 'alternate', null, { timeout: 5000 });
+    await until(async () => JSON.stringify(await screenLines(page)) === JSON.stringify(before), 5000,
+      'the same screen after the reload');
+
+    // The program is live: q leaves less, back to the normal screen and shell.
+    await page.keyboard.press('q');
+    await page.waitForFunction(() => window.tether.term.buffer.active.type === 'normal', null, { timeout: 5000 });
+    await typeLine(page, 'echo back-from-less');
+    await waitForLine(page, /^back-from-less$/);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});

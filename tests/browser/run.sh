@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Runs the dashboard's browser tests: Debian's Chromium (never a downloaded
+# browser) driven by playwright-core against a real `tether serve`.
+#   tests/browser/run.sh <path-to-tether-binary> [test files...]
+# Screenshots go to test-artifacts/ at the repository root.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+if [ $# -lt 1 ]; then
+  echo "usage: $0 <path-to-tether-binary> [test files...]" >&2
+  exit 2
+fi
+bin="$(realpath "$1")"
+shift
+if [ ! -x "$bin" ]; then
+  echo "run.sh: $bin is not an executable tether binary" >&2
+  exit 2
+fi
+if [ ! -f "$here/node_modules/playwright-core/package.json" ]; then
+  echo "run.sh: playwright-core is not installed in tests/browser: run scripts/install-deps.sh" >&2
+  exit 1
+fi
+if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+  echo "run.sh: ${CHROMIUM:-/usr/bin/chromium} not found: run scripts/install-deps.sh (Debian package chromium)" >&2
+  exit 1
+fi
+export TETHER_BIN="$bin"
+cd "$here"
+if [ $# -eq 0 ]; then
+  set -- *.test.mjs
+fi
+# One file at a time: each starts its own tether and Chromium, on a shared 2-core machine.
+exec node --test --test-concurrency=1 --test-reporter=spec "$@"

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The settings dialog round-trips through QSettings and changes the running registry.
+#include "config.h"
+#include "registry.h"
+#include "session.h"
+#include "settingsdialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFile>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Tether;
+
+class TestSettingsDialog : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void loadsStoredValues();
+    void roundTripAndLiveLimits();
+    void unitsConvert();
+    void invalidBindDisablesOk();
+    void nonLoopbackNeedsConfirmation();
+    void autostartEntry();
+    void restartNeededWhenAddressChanges();
+
+private:
+    template<typename T> T *child(SettingsDialog &d, const char *name)
+    {
+        T *w = d.findChild<T *>(QLatin1String(name));
+        if (!w)
+            qFatal("no child %s", name);
+        return w;
+    }
+    QString settingsPath() const { return m_dir.filePath(QStringLiteral("tether.conf")); }
+    QTemporaryDir m_dir;
+};
+
+void TestSettingsDialog::initTestCase()
+{
+    QVERIFY(m_dir.isValid());
+    // Autostart goes to $XDG_CONFIG_HOME/autostart: keep it inside the test dir.
+    qputenv("XDG_CONFIG_HOME", m_dir.filePath(QStringLiteral("config")).toLocal8Bit());
+    QVERIFY(SettingsDialog::autostartPath().startsWith(m_dir.path()));
+}
+
+void TestSettingsDialog::loadsStoredValues()
+{
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    s.setValue(QStringLiteral("sessions/ttl"), 5400);                 // 90 minutes
+    s.setValue(QStringLiteral("sessions/bufferSize"), 96 * 1024);     // not whole MiB -> KiB
+    s.setValue(QStringLiteral("sessions/maxSessions"), 7);
+    s.setValue(QStringLiteral("sessions/command"), QStringLiteral("/bin/bash -l"));
+    s.setValue(QStringLiteral("server/bind"), QStringLiteral("::1"));
+    s.setValue(QStringLiteral("server/port"), 7555);
+    s.sync();
+
+    SettingsDialog d(nullptr, &s);
+    QCOMPARE(child<QSpinBox>(d, "ttl")->value(), 90);
+    QCOMPARE(child<QComboBox>(d, "ttlUnit")->currentIndex(), 1); // minutes
+    QCOMPARE(child<QSpinBox>(d, "bufferSize")->value(), 96);
+    QCOMPARE(child<QComboBox>(d, "bufferUnit")->currentIndex(), 0); // KiB
+    QCOMPARE(child<QSpinBox>(d, "maxSessions")->value(), 7);
+    QCOMPARE(child<QLineEdit>(d, "command")->text(), QStringLiteral("/bin/bash -l"));
+    QCOMPARE(child<QLineEdit>(d, "bind")->text(), QStringLiteral("::1"));
+    QCOMPARE(child<QSpinBox>(d, "port")->value(), 7555);
+
+    // TTL 0 shows "never".
+    s.setValue(QStringLiteral("sessions/ttl"), 0);
+    s.setValue(QStringLiteral("sessions/bufferSize"), 4 * 1024 * 1024);
+    SettingsDialog d2(nullptr, &s);
+    QCOMPARE(child<QSpinBox>(d2, "ttl")->text(), QStringLiteral("never"));
+    QCOMPARE(child<QSpinBox>(d2, "bufferSize")->value(), 4);
+    QCOMPARE(child<QComboBox>(d2, "bufferUnit")->currentIndex(), 1); // MiB
+}
+
+void TestSettingsDialog::roundTripAndLiveLimits()
+{
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SpawnOptions o;
+    o.argv = QStringList{QStringLiteral("/bin/sh")};
+    Session *live = registry.create(o);
+    QVERIFY(live);
+    QCOMPARE(live->buffer().capacity(), RingBuffer::kDefaultCapacity);
+
+    SettingsDialog d(&registry, &s);
+    QSignalSpy applied(&d, &SettingsDialog::applied);
+    child<QComboBox>(d, "ttlUnit")->setCurrentIndex(2); // hours
+    child<QSpinBox>(d, "ttl")->setValue(2);
+    child<QComboBox>(d, "bufferUnit")->setCurrentIndex(1); // MiB
+    child<QSpinBox>(d, "bufferSize")->setValue(8);
+    child<QSpinBox>(d, "maxSessions")->setValue(10);
+    child<QLineEdit>(d, "command")->setText(QStringLiteral("  /bin/sh -i  "));
+    child<QLineEdit>(d, "bind")->setText(QStringLiteral("127.0.0.1"));
+    child<QSpinBox>(d, "port")->setValue(9000);
+
+    // OK = apply + close.
+    QPushButton *ok = d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    QVERIFY(ok->isEnabled());
+    d.show();
+    QTest::mouseClick(ok, Qt::LeftButton);
+    QCOMPARE(applied.count(), 1);
+    QCOMPARE(d.result(), int(QDialog::Accepted));
+
+    // Stored under the keys config.h documents ...
+    s.sync();
+    QSettings check(settingsPath(), QSettings::IniFormat);
+    QCOMPARE(check.value(QStringLiteral("sessions/ttl")).toInt(), 7200);
+    QCOMPARE(check.value(QStringLiteral("sessions/bufferSize")).toLongLong(), 8LL * 1024 * 1024);
+    QCOMPARE(check.value(QStringLiteral("sessions/maxSessions")).toInt(), 10);
+    QCOMPARE(check.value(QStringLiteral("sessions/command")).toString(), QStringLiteral("/bin/sh -i"));
+    QCOMPARE(check.value(QStringLiteral("server/port")).toInt(), 9000);
+    const Config c = Config::load(check);
+    QCOMPARE(c.limits.ttlSeconds, 7200);
+    QCOMPARE(c.commandArgv(), (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-i")}));
+
+    // ... and applied to the running registry, existing sessions included.
+    QCOMPARE(registry.limits().ttlSeconds, 7200);
+    QCOMPARE(registry.limits().bufferCapacity, qsizetype(8) * 1024 * 1024);
+    QCOMPARE(registry.limits().maxSessions, 10);
+    QCOMPARE(live->buffer().capacity(), qsizetype(8) * 1024 * 1024);
+
+    // A fresh dialog shows what was saved.
+    SettingsDialog again(&registry, &check);
+    QCOMPARE(child<QSpinBox>(again, "ttl")->value(), 2);
+    QCOMPARE(child<QComboBox>(again, "ttlUnit")->currentIndex(), 2);
+    QCOMPARE(child<QSpinBox>(again, "bufferSize")->value(), 8);
+    QCOMPARE(again.formConfig().limits.bufferCapacity, qsizetype(8) * 1024 * 1024);
+
+    // Cancel changes nothing.
+    child<QSpinBox>(again, "maxSessions")->setValue(99);
+    again.reject();
+    QCOMPARE(registry.limits().maxSessions, 10);
+    QSettings check2(settingsPath(), QSettings::IniFormat);
+    QCOMPARE(check2.value(QStringLiteral("sessions/maxSessions")).toInt(), 10);
+}
+
+void TestSettingsDialog::unitsConvert()
+{
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(nullptr, &s);
+    auto *ttl = child<QSpinBox>(d, "ttl");
+    auto *unit = child<QComboBox>(d, "ttlUnit");
+    unit->setCurrentIndex(0);
+    ttl->setValue(45);
+    QCOMPARE(d.formConfig().limits.ttlSeconds, 45);
+    unit->setCurrentIndex(1);
+    QCOMPARE(d.formConfig().limits.ttlSeconds, 45 * 60);
+    ttl->setValue(0);
+    QCOMPARE(d.formConfig().limits.ttlSeconds, 0);
+
+    // Buffer: bounded to 64 KiB .. 64 MiB whatever the unit.
+    auto *buf = child<QSpinBox>(d, "bufferSize");
+    auto *bunit = child<QComboBox>(d, "bufferUnit");
+    bunit->setCurrentIndex(0); // KiB
+    buf->setValue(1);
+    QCOMPARE(buf->value(), 64);
+    QCOMPARE(d.formConfig().limits.bufferCapacity, RingBuffer::kMinCapacity);
+    bunit->setCurrentIndex(1); // MiB
+    buf->setValue(1000);
+    QCOMPARE(buf->value(), 64);
+    QCOMPARE(d.formConfig().limits.bufferCapacity, RingBuffer::kMaxCapacity);
+}
+
+void TestSettingsDialog::invalidBindDisablesOk()
+{
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(nullptr, &s);
+    QPushButton *ok = d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    child<QLineEdit>(d, "bind")->setText(QStringLiteral("not an address"));
+    QVERIFY(!d.isFormValid());
+    QVERIFY(!ok->isEnabled());
+    QVERIFY(!d.apply());
+    QVERIFY(!s.contains(QStringLiteral("server/bind")));
+    child<QLineEdit>(d, "bind")->setText(QStringLiteral("localhost"));
+    QVERIFY(ok->isEnabled());
+    QVERIFY(SettingsDialog::isLoopbackAddress(QStringLiteral("127.0.0.2")));
+    QVERIFY(SettingsDialog::isLoopbackAddress(QStringLiteral("::1")));
+    QVERIFY(!SettingsDialog::isLoopbackAddress(QStringLiteral("0.0.0.0")));
+    QVERIFY(!SettingsDialog::isLoopbackAddress(QStringLiteral("192.168.1.5")));
+}
+
+void TestSettingsDialog::nonLoopbackNeedsConfirmation()
+{
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(nullptr, &s);
+    QStringList asked;
+    bool answer = false;
+    d.setNonLoopbackConfirmation([&](const QString &a) { asked << a; return answer; });
+    child<QLineEdit>(d, "bind")->setText(QStringLiteral("0.0.0.0"));
+    QVERIFY(!d.apply()); // declined: nothing saved
+    QCOMPARE(asked, QStringList{QStringLiteral("0.0.0.0")});
+    s.sync();
+    QVERIFY(!s.contains(QStringLiteral("server/bind")));
+    answer = true;
+    QVERIFY(d.apply());
+    QCOMPARE(s.value(QStringLiteral("server/bind")).toString(), QStringLiteral("0.0.0.0"));
+    // Loopback (or unchanged) addresses do not ask.
+    asked.clear();
+    QVERIFY(d.apply());
+    QVERIFY(asked.isEmpty());
+    child<QLineEdit>(d, "bind")->setText(QStringLiteral("127.0.0.1"));
+    QVERIFY(d.apply());
+    QVERIFY(asked.isEmpty());
+}
+
+void TestSettingsDialog::autostartEntry()
+{
+    QFile::remove(settingsPath());
+    QFile::remove(SettingsDialog::autostartPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    {
+        SettingsDialog d(nullptr, &s);
+        auto *box = child<QCheckBox>(d, "autostart");
+        QVERIFY(!box->isChecked());
+        box->setChecked(true);
+        QVERIFY(d.apply());
+    }
+    QFile f(SettingsDialog::autostartPath());
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray text = f.readAll();
+    QVERIFY(text.startsWith("[Desktop Entry]\n"));
+    QVERIFY(text.contains("\nName=Tether\n"));
+    QVERIFY(text.contains("\nExec=" + QCoreApplication::applicationFilePath().toUtf8() + "\n"));
+    QVERIFY(text.contains("\nType=Application\n"));
+    QVERIFY(s.value(QStringLiteral("ui/autostart")).toBool());
+    {
+        SettingsDialog d(nullptr, &s);
+        auto *box = child<QCheckBox>(d, "autostart");
+        QVERIFY(box->isChecked()); // read back from the file
+        box->setChecked(false);
+        QVERIFY(d.apply());
+    }
+    QVERIFY(!QFile::exists(SettingsDialog::autostartPath()));
+    QVERIFY(!s.value(QStringLiteral("ui/autostart")).toBool());
+}
+
+void TestSettingsDialog::restartNeededWhenAddressChanges()
+{
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(nullptr, &s);
+    d.setRunningAddress(QStringLiteral("127.0.0.1"), 7420);
+    QSignalSpy applied(&d, &SettingsDialog::applied);
+    child<QSpinBox>(d, "port")->setValue(7420);
+    QVERIFY(d.apply());
+    QCOMPARE(applied.last().at(1).toBool(), false);
+    child<QSpinBox>(d, "port")->setValue(7421);
+    QVERIFY(d.apply());
+    QCOMPARE(applied.last().at(1).toBool(), true);
+}
+
+QTEST_MAIN(TestSettingsDialog)
+#include "tst_ui_settings.moc"

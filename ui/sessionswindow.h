@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QMainWindow>
+#include <QTimer>
+
+class QAction;
+class QLabel;
+class QSortFilterProxyModel;
+class QStackedWidget;
+class QTableView;
+
+namespace Tether {
+
+class SessionModel;
+
+/**
+ * The Sessions window: a sortable table of every live session (SessionModel
+ * behind a QSortFilterProxyModel) with the actions Attach here, Watch, Open in
+ * browser, Kill and New. Double-click attaches.
+ *
+ * The window does not act on sessions itself; it emits requests that the
+ * DesktopApp carries out (Kill is confirmed here first). The clock columns
+ * (idle, expires in) refresh once a second only while the window is shown:
+ * no timer runs while it is hidden.
+ *
+ * Main-window mode (no system tray): closing asks whether to quit Tether or
+ * keep serving in the background.
+ */
+class SessionsWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit SessionsWindow(SessionModel *model, QWidget *parent = nullptr);
+    ~SessionsWindow() override;
+
+    /// Shows the dashboard address in the status bar.
+    void setServerUrl(const QString &url);
+    /// Enables the local terminal actions, or disables them with `reason` as
+    /// tooltip and status text (a build without QTermWidget).
+    void setLocalTerminalAvailable(bool available, const QString &reason = QString());
+    /// When true (no tray), closing asks "quit or keep serving".
+    void setMainWindowMode(bool on) { m_mainWindowMode = on; }
+    bool isMainWindowMode() const { return m_mainWindowMode; }
+
+    /// Id of the selected session (empty if none).
+    QString currentSessionId() const;
+    /// Selects the row of `id` (no-op when absent).
+    void selectSession(const QString &id);
+
+    QTableView *view() const { return m_view; }
+    QAction *attachAction() const { return m_attach; }
+    QAction *watchAction() const { return m_watch; }
+    QAction *browserAction() const { return m_browser; }
+    QAction *killAction() const { return m_kill; }
+    QAction *newAction() const { return m_new; }
+    /// True while the clock refresh timer runs (the window is shown).
+    bool isClockRunning() const { return m_clock.isActive(); }
+
+Q_SIGNALS:
+    void attachRequested(const QString &id);
+    void watchRequested(const QString &id);
+    void openInBrowserRequested(const QString &id);
+    /// Emitted after the user confirmed.
+    void killRequested(const QString &id);
+    void newSessionRequested();
+    void dashboardRequested();
+    void settingsRequested();
+    /// The user chose Quit (menu, or closing in main-window mode). `confirmed`:
+    /// the user already agreed to end the running sessions.
+    void quitRequested(bool confirmed);
+
+protected:
+    void showEvent(QShowEvent *event) override;
+    void hideEvent(QHideEvent *event) override;
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void updateActions();
+    void updateEmptyState();
+    void confirmKill();
+
+    SessionModel *m_model;
+    QSortFilterProxyModel *m_proxy;
+    QStackedWidget *m_stack;
+    QTableView *m_view;
+    QLabel *m_urlLabel;
+    QAction *m_attach;
+    QAction *m_watch;
+    QAction *m_browser;
+    QAction *m_kill;
+    QAction *m_new;
+    QTimer m_clock;
+    bool m_localTerminal = true;
+    QString m_localTerminalReason;
+    bool m_mainWindowMode = false;
+};
+
+} // namespace Tether

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "settingsdialog.h"
+#include "appicon.h"
+
+#include "logging.h"
+#include "registry.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHostAddress>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QVBoxLayout>
+
+namespace Tether {
+
+namespace {
+constexpr int kMaxTtlSeconds = 365 * 24 * 3600; // as clamped by Config::load
+
+struct Unit {
+    const char *name;
+    qint64 factor;
+};
+const Unit kTtlUnits[] = {{QT_TRANSLATE_NOOP("Tether::SettingsDialog", "seconds"), 1},
+                          {QT_TRANSLATE_NOOP("Tether::SettingsDialog", "minutes"), 60},
+                          {QT_TRANSLATE_NOOP("Tether::SettingsDialog", "hours"), 3600}};
+const Unit kBufferUnits[] = {{QT_TRANSLATE_NOOP("Tether::SettingsDialog", "KiB"), 1024},
+                             {QT_TRANSLATE_NOOP("Tether::SettingsDialog", "MiB"), 1024 * 1024}};
+
+QLabel *hint(const QString &text, QWidget *parent)
+{
+    auto *l = new QLabel(text, parent);
+    l->setWordWrap(true);
+    QFont f = l->font();
+    f.setPointSizeF(f.pointSizeF() * 0.9);
+    l->setFont(f);
+    l->setForegroundRole(QPalette::PlaceholderText);
+    return l;
+}
+} // namespace
+
+SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, QWidget *parent)
+    : QDialog(parent)
+    , m_registry(registry)
+    , m_settings(settings)
+{
+    qRegisterMetaType<Tether::Config>();
+    if (!m_settings) {
+        m_settings = new QSettings(QStringLiteral("Tether"), QStringLiteral("tether"));
+        m_ownsSettings = true;
+    }
+    setWindowTitle(tr("Tether Settings"));
+    setWindowIcon(appIcon());
+
+    auto *top = new QVBoxLayout(this);
+
+    // --- sessions ---------------------------------------------------------
+    auto *sessions = new QGroupBox(tr("Sessions"), this);
+    auto *sform = new QFormLayout(sessions);
+
+    m_ttl = new QSpinBox(sessions);
+    m_ttl->setObjectName(QStringLiteral("ttl"));
+    m_ttl->setSpecialValueText(tr("never"));
+    m_ttlUnit = new QComboBox(sessions);
+    m_ttlUnit->setObjectName(QStringLiteral("ttlUnit"));
+    for (const Unit &u : kTtlUnits)
+        m_ttlUnit->addItem(tr(u.name), u.factor);
+    auto *ttlRow = new QHBoxLayout;
+    ttlRow->addWidget(m_ttl, 1);
+    ttlRow->addWidget(m_ttlUnit);
+    sform->addRow(tr("Close detached sessions after:"), ttlRow);
+    sform->addRow(QString(), hint(tr("A session nobody is attached to is ended after this long. "
+                                     "0 = never."), sessions));
+
+    m_buffer = new QSpinBox(sessions);
+    m_buffer->setObjectName(QStringLiteral("bufferSize"));
+    m_bufferUnit = new QComboBox(sessions);
+    m_bufferUnit->setObjectName(QStringLiteral("bufferUnit"));
+    for (const Unit &u : kBufferUnits)
+        m_bufferUnit->addItem(tr(u.name), u.factor);
+    auto *bufRow = new QHBoxLayout;
+    bufRow->addWidget(m_buffer, 1);
+    bufRow->addWidget(m_bufferUnit);
+    sform->addRow(tr("Output kept per session:"), bufRow);
+    sform->addRow(QString(), hint(tr("64 KiB to 64 MiB, replayed when you reattach. A new size "
+                                     "applies at once, to running sessions too: shrinking drops "
+                                     "their oldest output."), sessions));
+
+    m_maxSessions = new QSpinBox(sessions);
+    m_maxSessions->setObjectName(QStringLiteral("maxSessions"));
+    m_maxSessions->setRange(1, 1024);
+    sform->addRow(tr("Maximum sessions:"), m_maxSessions);
+    sform->addRow(QString(), hint(tr("When full, a new session replaces the oldest detached one."),
+                                  sessions));
+
+    m_command = new QLineEdit(sessions);
+    m_command->setObjectName(QStringLiteral("command"));
+    m_command->setPlaceholderText(tr("your login shell"));
+    sform->addRow(tr("Default command:"), m_command);
+    top->addWidget(sessions);
+
+    // --- server -----------------------------------------------------------
+    auto *server = new QGroupBox(tr("Server"), this);
+    auto *vform = new QFormLayout(server);
+    m_bind = new QLineEdit(server);
+    m_bind->setObjectName(QStringLiteral("bind"));
+    m_bind->setPlaceholderText(QStringLiteral("127.0.0.1"));
+    vform->addRow(tr("Listen on address:"), m_bind);
+    m_bindError = new QLabel(server);
+    m_bindError->setStyleSheet(QStringLiteral("color: #b00020;"));
+    m_bindError->hide();
+    vform->addRow(QString(), m_bindError);
+    m_port = new QSpinBox(server);
+    m_port->setObjectName(QStringLiteral("port"));
+    m_port->setRange(0, 65535);
+    m_port->setSpecialValueText(tr("any free port"));
+    vform->addRow(tr("Port:"), m_port);
+    m_serverNote = hint(tr("Address and port take effect when Tether restarts. Anything but a "
+                           "loopback address (127.0.0.1, ::1) makes Tether reachable from "
+                           "the network."), server);
+    vform->addRow(QString(), m_serverNote);
+    top->addWidget(server);
+
+    // --- desktop ------------------------------------------------------------
+    auto *desktop = new QGroupBox(tr("Desktop"), this);
+    auto *dlay = new QVBoxLayout(desktop);
+    m_autostart = new QCheckBox(tr("Start Tether when I log in"), desktop);
+    m_autostart->setObjectName(QStringLiteral("autostart"));
+    dlay->addWidget(m_autostart);
+    top->addWidget(desktop);
+
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Apply
+                                     | QDialogButtonBox::Cancel, this);
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &SettingsDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &SettingsDialog::reject);
+    connect(m_buttons->button(QDialogButtonBox::Apply), &QPushButton::clicked, this,
+            [this] { apply(); });
+    top->addWidget(m_buttons);
+
+    connect(m_ttlUnit, QOverload<int>::of(&QComboBox::currentIndexChanged), this,
+            &SettingsDialog::onTtlUnitChanged);
+    connect(m_bufferUnit, QOverload<int>::of(&QComboBox::currentIndexChanged), this,
+            &SettingsDialog::onBufferUnitChanged);
+    connect(m_bind, &QLineEdit::textChanged, this, &SettingsDialog::updateValidity);
+    connect(m_port, QOverload<int>::of(&QSpinBox::valueChanged), this, &SettingsDialog::updateValidity);
+
+    m_confirmNonLoopback = [this](const QString &address) {
+        return QMessageBox::warning(
+                   this, tr("Listen on the network?"),
+                   tr("<p>After a restart Tether will listen on <b>%1</b>, which is not a loopback "
+                      "address. Other machines that can reach this one can then connect to your "
+                      "terminals; only the access key stops them, and the traffic is not "
+                      "encrypted.</p><p>Listen on %1 anyway?</p>").arg(address.toHtmlEscaped()),
+                   QMessageBox::Yes | QMessageBox::No, QMessageBox::No)
+            == QMessageBox::Yes;
+    };
+
+    load();
+}
+
+SettingsDialog::~SettingsDialog()
+{
+    if (m_ownsSettings)
+        delete m_settings;
+}
+
+void SettingsDialog::setRunningAddress(const QString &bind, quint16 port)
+{
+    m_runningBind = bind;
+    m_runningPort = port;
+    updateValidity();
+}
+
+void SettingsDialog::load()
+{
+    const Config c = Config::load(*m_settings);
+
+    const int ttl = c.limits.ttlSeconds;
+    int unit = 1; // minutes for 0 and for whole minutes
+    if (ttl != 0 && ttl % 3600 == 0)
+        unit = 2;
+    else if (ttl % 60 != 0)
+        unit = 0;
+    m_ttlUnit->blockSignals(true);
+    m_ttlUnit->setCurrentIndex(unit);
+    m_ttlUnit->blockSignals(false);
+    m_ttlUnitSeconds = int(kTtlUnits[unit].factor);
+    m_ttl->setRange(0, kMaxTtlSeconds / m_ttlUnitSeconds);
+    m_ttl->setValue(ttl / m_ttlUnitSeconds);
+
+    const qint64 buf = c.limits.bufferCapacity;
+    const int bunit = buf % (1024 * 1024) == 0 ? 1 : 0;
+    m_bufferUnit->blockSignals(true);
+    m_bufferUnit->setCurrentIndex(bunit);
+    m_bufferUnit->blockSignals(false);
+    m_bufferUnitBytes = kBufferUnits[bunit].factor;
+    m_buffer->setRange(int(RingBuffer::kMinCapacity / m_bufferUnitBytes) > 0
+                           ? int(RingBuffer::kMinCapacity / m_bufferUnitBytes) : 1,
+                       int(RingBuffer::kMaxCapacity / m_bufferUnitBytes));
+    m_buffer->setValue(int(buf / m_bufferUnitBytes));
+
+    m_maxSessions->setValue(c.limits.maxSessions);
+    m_command->setText(c.command);
+    m_bind->setText(c.bind);
+    m_port->setValue(c.port);
+    m_autostart->setChecked(isAutostartEnabled());
+    updateValidity();
+}
+
+void SettingsDialog::onTtlUnitChanged(int index)
+{
+    // The number stays; only its unit changes ("30" minutes -> "30" hours),
+    // clamped to the longest TTL Config accepts.
+    const int value = m_ttl->value();
+    m_ttlUnitSeconds = int(kTtlUnits[index].factor);
+    m_ttl->setRange(0, kMaxTtlSeconds / m_ttlUnitSeconds);
+    m_ttl->setValue(value);
+}
+
+void SettingsDialog::onBufferUnitChanged(int index)
+{
+    const int value = m_buffer->value();
+    m_bufferUnitBytes = kBufferUnits[index].factor;
+    m_buffer->setRange(int(qMax<qint64>(1, RingBuffer::kMinCapacity / m_bufferUnitBytes)),
+                       int(RingBuffer::kMaxCapacity / m_bufferUnitBytes));
+    m_buffer->setValue(value); // clamped by the new range
+}
+
+bool SettingsDialog::isLoopbackAddress(const QString &address)
+{
+    const QString a = address.trimmed();
+    if (a.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
+        return true;
+    QHostAddress h;
+    return h.setAddress(a) && h.isLoopback();
+}
+
+bool SettingsDialog::isFormValid() const
+{
+    const QString a = m_bind->text().trimmed();
+    if (a.isEmpty() || a.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
+        return true;
+    QHostAddress h;
+    return h.setAddress(a);
+}
+
+void SettingsDialog::updateValidity()
+{
+    const bool ok = isFormValid();
+    m_bindError->setText(ok ? QString() : tr("Not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)."));
+    m_bindError->setVisible(!ok);
+    m_buttons->button(QDialogButtonBox::Ok)->setEnabled(ok);
+    m_buttons->button(QDialogButtonBox::Apply)->setEnabled(ok);
+    if (m_runningPort >= 0) {
+        const Config c = formConfig();
+        const bool restart = c.bind != m_runningBind || (c.port != 0 && c.port != m_runningPort);
+        m_serverNote->setText(
+            (restart ? tr("<b>Restart Tether to use the new address.</b> ") : QString())
+            + tr("Now listening on %1, port %2. Anything but a loopback address (127.0.0.1, ::1) "
+                 "makes Tether reachable from the network.").arg(m_runningBind).arg(m_runningPort));
+    }
+}
+
+Config SettingsDialog::formConfig() const
+{
+    Config c = Config::load(*m_settings); // keeps keys this dialog does not show
+    c.limits.ttlSeconds = m_ttl->value() * m_ttlUnitSeconds;
+    c.limits.bufferCapacity = qBound<qsizetype>(RingBuffer::kMinCapacity,
+                                                qsizetype(m_buffer->value()) * m_bufferUnitBytes,
+                                                RingBuffer::kMaxCapacity);
+    c.limits.maxSessions = m_maxSessions->value();
+    c.command = m_command->text().trimmed();
+    const QString bind = m_bind->text().trimmed();
+    c.bind = bind.isEmpty() ? QStringLiteral("127.0.0.1") : bind;
+    c.port = quint16(m_port->value());
+    return c;
+}
+
+bool SettingsDialog::apply()
+{
+    if (!isFormValid())
+        return false;
+    const Config before = Config::load(*m_settings);
+    const Config c = formConfig();
+    if (c.bind != before.bind && !isLoopbackAddress(c.bind) && m_confirmNonLoopback
+        && !m_confirmNonLoopback(c.bind))
+        return false;
+
+    c.save(*m_settings);
+    m_settings->setValue(QStringLiteral("ui/autostart"), m_autostart->isChecked());
+    m_settings->sync();
+    if (m_settings->status() != QSettings::NoError)
+        qCWarning(lcUi) << "could not write settings to" << m_settings->fileName();
+
+    if (m_registry)
+        m_registry->setLimits(c.limits);
+
+    if (m_autostart->isChecked() != isAutostartEnabled()) {
+        QString error;
+        if (!setAutostartEnabled(m_autostart->isChecked(), &error)) {
+            QMessageBox::warning(this, tr("Start at login"), error);
+            m_autostart->setChecked(isAutostartEnabled());
+        }
+    }
+
+    const bool restart = m_runningPort >= 0
+        && (c.bind != m_runningBind || (c.port != 0 && c.port != m_runningPort));
+    updateValidity();
+    Q_EMIT applied(c, restart);
+    return true;
+}
+
+void SettingsDialog::accept()
+{
+    if (apply())
+        QDialog::accept();
+}
+
+QString SettingsDialog::autostartPath()
+{
+    const QString config = QStandardPaths::writableLocation(QStandardPaths::GenericConfigLocation);
+    return QDir(config).filePath(QStringLiteral("autostart/tether.desktop"));
+}
+
+bool SettingsDialog::isAutostartEnabled()
+{
+    return QFile::exists(autostartPath());
+}
+
+bool SettingsDialog::setAutostartEnabled(bool enable, QString *error)
+{
+    const QString path = autostartPath();
+    if (!enable) {
+        if (QFile::exists(path) && !QFile::remove(path)) {
+            if (error)
+                *error = tr("Cannot remove %1.").arg(path);
+            return false;
+        }
+        return true;
+    }
+    if (!QDir().mkpath(QFileInfo(path).absolutePath())) {
+        if (error)
+            *error = tr("Cannot create the directory %1.").arg(QFileInfo(path).absolutePath());
+        return false;
+    }
+    // Exec: this very binary, so a build that is not installed autostarts too.
+    // Desktop Entry spec: quote arguments containing reserved characters.
+    QString exec = QCoreApplication::applicationFilePath();
+    if (exec.isEmpty())
+        exec = QStringLiteral("tether");
+    static const QString reserved = QStringLiteral(" \t\n\"'\\><~|&;$*?#()`");
+    bool quote = false;
+    for (QChar ch : exec)
+        quote = quote || reserved.contains(ch);
+    if (quote) {
+        QString q;
+        for (QChar ch : exec) {
+            if (ch == QLatin1Char('"') || ch == QLatin1Char('`') || ch == QLatin1Char('$')
+                || ch == QLatin1Char('\\'))
+                q += QLatin1Char('\\');
+            q += ch;
+        }
+        exec = QLatin1Char('"') + q + QLatin1Char('"');
+    }
+    const QString text = QStringLiteral(
+        "[Desktop Entry]\n"
+        "Type=Application\n"
+        "Name=Tether\n"
+        "GenericName=Terminal Session Keeper\n"
+        "Comment=Keeps terminal sessions alive; reattach from the tray or a browser\n"
+        "Exec=%1\n"
+        "Icon=tether\n"
+        "Terminal=false\n"
+        "Categories=System;TerminalEmulator;\n"
+        "X-GNOME-Autostart-enabled=true\n").arg(exec);
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(text.toUtf8()) < 0 || !f.commit()) {
+        if (error)
+            *error = tr("Cannot write %1: %2").arg(path, f.errorString());
+        return false;
+    }
+    return true;
+}
+
+} // namespace Tether

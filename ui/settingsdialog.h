@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "config.h"
+
+#include <QDialog>
+#include <QPointer>
+#include <functional>
+
+class QCheckBox;
+class QComboBox;
+class QDialogButtonBox;
+class QLabel;
+class QLineEdit;
+class QSettings;
+class QSpinBox;
+
+namespace Tether {
+
+class SessionRegistry;
+
+/**
+ * Tether's settings dialog. Edits the QSettings keys documented in config.h
+ * (through Config::load / Config::save) and applies the session limits to the
+ * running registry at once (SessionRegistry::setLimits):
+ *  - TTL for detached sessions with a unit (seconds / minutes / hours; 0 = never);
+ *  - buffer size per session in KiB or MiB, 64 KiB..64 MiB — the new size also
+ *    applies to sessions already running (shrinking drops their oldest output);
+ *  - maximum number of sessions (1..1024);
+ *  - default command (empty = login shell);
+ *  - bind address and port: stored now, used after a restart; a non-loopback
+ *    address asks for confirmation first (the server would be reachable from
+ *    the network);
+ *  - start at login: writes or removes ~/.config/autostart/tether.desktop
+ *    (XDG autostart; the directory comes from QStandardPaths).
+ */
+class SettingsDialog : public QDialog
+{
+    Q_OBJECT
+public:
+    /// `registry` receives the new limits (may be null). `settings`: where to
+    /// read and write (not owned); null = the default QSettings("Tether", "tether").
+    explicit SettingsDialog(SessionRegistry *registry, QSettings *settings = nullptr,
+                            QWidget *parent = nullptr);
+    ~SettingsDialog() override;
+
+    /// Tells the dialog where the running server listens, so it can say a
+    /// restart is needed when bind/port differ.
+    void setRunningAddress(const QString &bind, quint16 port);
+
+    /// The configuration the form currently shows (not saved yet).
+    Config formConfig() const;
+    /// Whether the form is valid (a parseable bind address).
+    bool isFormValid() const;
+
+    /// Validates, confirms a non-loopback bind, saves to QSettings, applies the
+    /// limits to the registry and updates the autostart entry. Returns false
+    /// (nothing saved) when the form is invalid or the user declined.
+    bool apply();
+
+    /// Replaces the "listen on a non-loopback address?" question (tests).
+    /// The function gets the address and returns true to go ahead.
+    void setNonLoopbackConfirmation(std::function<bool(const QString &)> confirm)
+    { m_confirmNonLoopback = std::move(confirm); }
+
+    /// ~/.config/autostart/tether.desktop (from QStandardPaths::GenericConfigLocation).
+    static QString autostartPath();
+    static bool isAutostartEnabled();
+    /// Writes (enable) or removes the autostart entry. False with *error set on failure.
+    static bool setAutostartEnabled(bool enable, QString *error = nullptr);
+    /// True for 127.0.0.0/8, ::1 and "localhost".
+    static bool isLoopbackAddress(const QString &address);
+
+    void accept() override;
+
+Q_SIGNALS:
+    /// Settings were saved and limits applied. `restartNeeded`: bind or port
+    /// differ from the running server's.
+    void applied(const Tether::Config &config, bool restartNeeded);
+
+private:
+    void load();
+    void updateValidity();
+    void onTtlUnitChanged(int index);
+    void onBufferUnitChanged(int index);
+
+    QPointer<SessionRegistry> m_registry;
+    QSettings *m_settings = nullptr;
+    bool m_ownsSettings = false;
+    QString m_runningBind;
+    int m_runningPort = -1;
+    std::function<bool(const QString &)> m_confirmNonLoopback;
+
+    QSpinBox *m_ttl = nullptr;
+    QComboBox *m_ttlUnit = nullptr;
+    int m_ttlUnitSeconds = 60;
+    QSpinBox *m_buffer = nullptr;
+    QComboBox *m_bufferUnit = nullptr;
+    qint64 m_bufferUnitBytes = 1024 * 1024;
+    QSpinBox *m_maxSessions = nullptr;
+    QLineEdit *m_command = nullptr;
+    QLineEdit *m_bind = nullptr;
+    QSpinBox *m_port = nullptr;
+    QLabel *m_serverNote = nullptr;
+    QLabel *m_bindError = nullptr;
+    QCheckBox *m_autostart = nullptr;
+    QDialogButtonBox *m_buttons = nullptr;
+};
+
+} // namespace Tether
+
+Q_DECLARE_METATYPE(Tether::Config)

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "terminalwindow.h"
+#include "appicon.h"
+
+#include <QCoreApplication>
+
+namespace Tether {
+
+bool localTerminalAvailable()
+{
+#ifdef TETHER_HAVE_QTERMWIDGET
+    return true;
+#else
+    return false;
+#endif
+}
+
+QString localTerminalUnavailableReason()
+{
+#ifdef TETHER_HAVE_QTERMWIDGET
+    return QString();
+#else
+    return QCoreApplication::translate("Tether",
+        "The local terminal window needs QTermWidget for Qt %1 (qtermwidget%1), which is not "
+        "installed or was not found when Tether was built. Use \"Open in browser\" instead.")
+        .arg(QT_VERSION_MAJOR);
+#endif
+}
+
+} // namespace Tether
+
+#ifdef TETHER_HAVE_QTERMWIDGET
+
+#include "logging.h"
+#include "registry.h"
+#include "session.h"
+#include "sessionmodel.h"
+
+#include <QBuffer>
+#include <QCloseEvent>
+#include <QFontDatabase>
+#include <QFontInfo>
+#include <QFrame>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSocketNotifier>
+#include <QVBoxLayout>
+
+#if TETHER_QTERMWIDGET_MAJOR == 6
+#include <qtermwidget6/qtermwidget.h>
+#else
+#include <qtermwidget5/qtermwidget.h>
+#endif
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <termios.h>
+#include <unistd.h>
+
+namespace Tether {
+
+TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, ViewerMode mode,
+                               QWidget *parent)
+    : QWidget(parent, Qt::Window)
+    , m_registry(registry)
+    , m_session(session)
+    , m_sessionId(session ? session->id() : QString())
+    , m_title(session ? SessionModel::displayName(session) : QString())
+    , m_mode(mode)
+{
+    setWindowIcon(appIcon());
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+
+    m_banner = new QFrame(this);
+    m_banner->setObjectName(QStringLiteral("tetherBanner"));
+    m_banner->setAutoFillBackground(true);
+    m_banner->setStyleSheet(QStringLiteral(
+        "#tetherBanner { background: #fff4ce; border-bottom: 1px solid #d8c36a; }"
+        "#tetherBanner QLabel { color: #3b3000; }"));
+    auto *bannerLayout = new QHBoxLayout(m_banner);
+    bannerLayout->setContentsMargins(10, 6, 10, 6);
+    m_bannerLabel = new QLabel(m_banner);
+    m_bannerLabel->setWordWrap(true);
+    m_bannerButton = new QPushButton(m_banner);
+    bannerLayout->addWidget(m_bannerLabel, 1);
+    bannerLayout->addWidget(m_bannerButton);
+    connect(m_bannerButton, &QPushButton::clicked, this, &TerminalWindow::onBannerButton);
+    m_banner->hide();
+    layout->addWidget(m_banner);
+
+    // startnow = 0: no shell of its own; teletype mode below.
+    m_term = new QTermWidget(0, this);
+    m_term->setObjectName(QStringLiteral("tetherTerminal"));
+    QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    if (!QFontInfo(font).fixedPitch()) {
+        // Some platforms (offscreen, bare X servers) report a proportional
+        // "fixed" font; the terminal then misaligns. Ask fontconfig for one.
+        font = QFont(QStringLiteral("Monospace"));
+        font.setStyleHint(QFont::Monospace);
+        font.setFixedPitch(true);
+    }
+    font.setPointSize(qMax(font.pointSize(), 10));
+    m_term->setTerminalFont(font);
+    m_term->setColorScheme(QStringLiteral("Linux"));
+    m_term->setScrollBarPosition(QTermWidget::ScrollBarRight);
+    m_term->setHistorySize(10000);
+    // The widget's own XON/XOFF handling would stop reading its PTY on Ctrl+S;
+    // flow control belongs to the session's own terminal (Ctrl+S/Q reach it).
+    m_term->setFlowControlEnabled(false);
+    m_term->setFlowControlWarningEnabled(false);
+    m_term->setMotionAfterPasting(2); // scroll to the end on paste
+    if (session)
+        m_term->setSize(QSize(session->cols(), session->rows()));
+    m_term->startTerminalTeletype();
+    layout->addWidget(m_term, 1);
+    setFocusProxy(m_term);
+
+    m_slaveFd = m_term->getPtySlaveFd();
+    if (m_slaveFd >= 0) {
+        // No output processing: the session's bytes are already what a
+        // terminal expects; ONLCR would turn LF into CRLF (see class doc).
+        struct termios t;
+        if (tcgetattr(m_slaveFd, &t) == 0) {
+            t.c_oflag &= ~OPOST;
+            if (tcsetattr(m_slaveFd, TCSANOW, &t) != 0)
+                qCWarning(lcUi) << "cannot clear OPOST on the terminal widget's PTY:" << strerror(errno);
+        }
+        // Never block the GUI thread: the widget reads the master on this thread.
+        const int flags = fcntl(m_slaveFd, F_GETFL);
+        if (flags < 0 || fcntl(m_slaveFd, F_SETFL, flags | O_NONBLOCK) != 0)
+            qCWarning(lcUi) << "cannot make the terminal widget's PTY non-blocking:" << strerror(errno);
+        m_writeNotifier = new QSocketNotifier(m_slaveFd, QSocketNotifier::Write, this);
+        m_writeNotifier->setEnabled(false);
+        connect(m_writeNotifier, &QSocketNotifier::activated, this, [this] { flush(); });
+    } else {
+        qCWarning(lcUi) << "the terminal widget has no PTY: output cannot be shown";
+    }
+
+    connect(m_term, &QTermWidget::sendData, this, &TerminalWindow::onTerminalInput);
+    connect(m_term, &QTermWidget::receivedData, this,
+            [this](const QString &text) { onTerminalReceived(text.size()); });
+    m_term->installEventFilter(this);
+
+    m_resizeTimer.setSingleShot(true);
+    m_resizeTimer.setInterval(kResizeDebounceMs);
+    connect(&m_resizeTimer, &QTimer::timeout, this, &TerminalWindow::applySize);
+    m_replayGuard.setSingleShot(true);
+    m_replayGuard.setInterval(kReplayGuardMs);
+    connect(&m_replayGuard, &QTimer::timeout, this, &TerminalWindow::endReplay);
+
+    updateTitle();
+}
+
+TerminalWindow::~TerminalWindow()
+{
+    detachNow();
+    // The notifier watches the widget's fd: it must go before the widget.
+    delete m_writeNotifier;
+    m_writeNotifier = nullptr;
+}
+
+void TerminalWindow::detachNow()
+{
+    if (m_attached && m_session) {
+        if (m_blocked)
+            m_session->setViewerBlocked(this, false);
+        m_session->detach(this);
+    }
+    m_blocked = false;
+    m_attached = false;
+}
+
+bool TerminalWindow::attachSession(ViewerMode mode)
+{
+    if (m_attached && mode != m_mode)
+        detachNow();
+    m_mode = mode;
+    return attachSession();
+}
+
+bool TerminalWindow::attachSession()
+{
+    if (!m_session || (m_registry && m_registry->find(m_sessionId) != m_session)) {
+        m_session = nullptr;
+        showBanner(tr("This session no longer exists."), QString());
+        return false;
+    }
+    if (m_attached)
+        return true;
+    std::optional<quint64> resume;
+    if (m_hasOffset)
+        resume = m_offset;
+    // attached() and the replay arrive synchronously from here.
+    m_session->attach(this, m_mode, resume);
+    return m_attached;
+}
+
+// --- Viewer ------------------------------------------------------------------
+
+void TerminalWindow::attached(Session *session, const AttachInfo &info)
+{
+    m_session = session;
+    m_attached = true;
+    m_mode = info.mode;
+    m_exited = false;
+    hideBanner();
+    if (info.reset) {
+        // What is still queued belongs to the stream being replaced.
+        m_queue.clear();
+        m_queueHead = 0;
+        m_term->clear();
+        static const char ris[] = "\x1b" "c";
+        enqueue(ris, qsizetype(sizeof(ris) - 1));
+    }
+    m_hasOffset = true;
+    m_offset = info.replayFrom;
+    m_preludeLeft = info.preludeBytes;
+    m_replayLeft = info.preludeBytes + info.replayBytes;
+    m_suppressInput = true;
+    m_replayGuard.stop();
+    if (m_replayLeft == 0)
+        replayWritten();
+    updateTitle();
+    Q_EMIT attachmentChanged(true);
+    // The control window sizes the session; a shown window knows its size.
+    if (m_mode == ViewerMode::Control && isVisible())
+        QTimer::singleShot(0, this, &TerminalWindow::applySize);
+}
+
+void TerminalWindow::output(const char *data, qsizetype size)
+{
+    if (size <= 0)
+        return;
+    enqueue(data, size);
+    qsizetype rest = size;
+    if (m_preludeLeft > 0) {
+        const qsizetype p = qMin(m_preludeLeft, rest);
+        m_preludeLeft -= p;
+        rest -= p;
+    }
+    m_offset += quint64(rest);
+    if (m_replayLeft > 0) {
+        m_replayLeft -= qMin(m_replayLeft, size);
+        if (m_replayLeft == 0)
+            replayWritten();
+    } else if (m_mode == ViewerMode::Watch && queuedBytes() > kWatchBacklogLimit) {
+        // A watcher never pauses the session; one this far behind lets go
+        // instead of growing without bound. Reattaching resumes from m_offset.
+        detachNow();
+        showBanner(tr("Stopped watching: this window fell behind the output."), tr("Reattach"));
+        updateTitle();
+        Q_EMIT attachmentChanged(false);
+    }
+}
+
+void TerminalWindow::titleChanged(const QString &title)
+{
+    Q_UNUSED(title);
+    if (m_session)
+        m_title = SessionModel::displayName(m_session);
+    updateTitle();
+}
+
+void TerminalWindow::exited(const ExitStatus &status)
+{
+    m_exited = true;
+    const QString text = status.signaled
+        ? tr("[process killed by signal %1]").arg(status.signal)
+        : tr("[process exited with code %1]").arg(status.code);
+    const QByteArray line = "\x1b[0m\r\n" + text.toUtf8() + "\r\n";
+    enqueue(line.constData(), line.size());
+    showBanner(status.signaled ? tr("The process was killed by signal %1. This window is read-only.").arg(status.signal)
+                               : tr("The process exited with code %1. This window is read-only.").arg(status.code),
+               QString());
+    updateTitle();
+}
+
+void TerminalWindow::detached(DetachReason reason)
+{
+    // The session has already forgotten us: no calls back for this attachment.
+    m_attached = false;
+    m_blocked = false;
+    m_suppressInput = false;
+    m_replayGuard.stop();
+    m_resizeTimer.stop();
+    switch (reason) {
+    case DetachReason::Superseded:
+        showBanner(tr("Opened in another window."), tr("Take over"));
+        break;
+    case DetachReason::InputStalled:
+        showBanner(tr("Detached: the program stopped reading its input."), tr("Reattach"));
+        break;
+    case DetachReason::Killed:
+        m_session = nullptr;
+        showBanner(m_exited ? tr("The session was closed.") : tr("The session was killed."), QString());
+        break;
+    case DetachReason::Shutdown:
+        m_session = nullptr;
+        showBanner(tr("Tether is shutting down."), QString());
+        break;
+    }
+    updateTitle();
+    Q_EMIT attachmentChanged(false);
+}
+
+QString TerminalWindow::describe() const
+{
+    return tr("local window");
+}
+
+// --- output queue -------------------------------------------------------------
+
+void TerminalWindow::enqueue(const char *data, qsizetype size)
+{
+    if (m_slaveFd < 0 || size <= 0)
+        return;
+    if (m_queueHead > 0 && m_queueHead >= m_queue.size() / 2) {
+        // Compact: drop the written part so the buffer does not creep.
+        m_queue.remove(0, m_queueHead);
+        m_queueHead = 0;
+    }
+    m_queue.append(data, size);
+    if (!m_writeNotifier->isEnabled())
+        flush();
+    updateBlocked();
+}
+
+void TerminalWindow::flush()
+{
+    qsizetype budget = kWakeupBytes;
+    while (queuedBytes() > 0 && budget > 0) {
+        const qsizetype n = std::min({queuedBytes(), kWriteChunk, budget});
+        const ssize_t w = ::write(m_slaveFd, m_queue.constData() + m_queueHead, size_t(n));
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                qCWarning(lcUi) << "writing to the terminal widget failed:" << strerror(errno);
+                m_queue.clear();
+                m_queueHead = 0;
+            }
+            break;
+        }
+        m_queueHead += w;
+        m_writtenTotal += quint64(w);
+        budget -= w;
+    }
+    if (queuedBytes() == 0) {
+        m_queue.clear(); // keeps capacity; no reallocation for the next burst
+        m_queueHead = 0;
+    }
+    m_writeNotifier->setEnabled(queuedBytes() > 0);
+    if (m_suppressInput && m_replayLeft == 0 && m_writtenTotal >= m_replayMark && !m_replayGuard.isActive())
+        m_replayGuard.start();
+    updateBlocked();
+}
+
+void TerminalWindow::updateBlocked()
+{
+    const qsizetype q = queuedBytes();
+    bool want = m_blocked;
+    if (!m_blocked && q > kHighWatermark)
+        want = true;
+    else if (m_blocked && q < kLowWatermark)
+        want = false;
+    if (want == m_blocked)
+        return;
+    m_blocked = want;
+    if (m_attached && m_session)
+        m_session->setViewerBlocked(this, want);
+}
+
+void TerminalWindow::onTerminalReceived(qsizetype bytes)
+{
+    // OPOST is off, so the widget reads exactly the bytes we wrote.
+    m_receivedTotal += quint64(bytes);
+    if (m_suppressInput && m_replayLeft == 0 && m_receivedTotal >= m_replayMark)
+        endReplay();
+}
+
+void TerminalWindow::replayWritten()
+{
+    // The replay's last byte is queued: input is allowed again once the widget
+    // has read up to here (see onTerminalReceived), or after the guard delay.
+    m_replayMark = m_writtenTotal + quint64(queuedBytes());
+    if (m_receivedTotal >= m_replayMark)
+        endReplay();
+    else if (queuedBytes() == 0)
+        m_replayGuard.start();
+}
+
+void TerminalWindow::endReplay()
+{
+    m_replayGuard.stop();
+    m_suppressInput = false;
+}
+
+// --- input and size -----------------------------------------------------------
+
+void TerminalWindow::onTerminalInput(const char *data, int size)
+{
+    // The pointer is the widget's: use it now, never keep it.
+    if (!m_attached || !m_session || m_mode != ViewerMode::Control || m_exited || m_suppressInput || size <= 0)
+        return;
+    m_session->sendInput(this, data, qsizetype(size));
+}
+
+bool TerminalWindow::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_term && event->type() == QEvent::Resize)
+        m_resizeTimer.start();
+    return QWidget::eventFilter(watched, event);
+}
+
+void TerminalWindow::applySize()
+{
+    if (!m_attached || !m_session || m_mode != ViewerMode::Control || m_exited)
+        return;
+    const int cols = m_term->screenColumnsCount();
+    const int rows = m_term->screenLinesCount();
+    // A widget not laid out yet reports nonsense; never send it (hidden browser
+    // tabs sending 0x0 is the same bug).
+    if (cols < kMinCells || rows < kMinCells || cols > kMaxCells || rows > kMaxCells)
+        return;
+    if (cols == m_session->cols() && rows == m_session->rows())
+        return;
+    m_session->resize(this, cols, rows);
+}
+
+// --- window -------------------------------------------------------------------
+
+void TerminalWindow::closeEvent(QCloseEvent *event)
+{
+    // Closing the window only detaches: the session keeps running.
+    detachNow();
+    event->accept();
+}
+
+void TerminalWindow::showBanner(const QString &text, const QString &button)
+{
+    m_bannerLabel->setText(text);
+    m_bannerButton->setText(button);
+    m_bannerButton->setVisible(!button.isEmpty());
+    m_banner->show();
+}
+
+void TerminalWindow::hideBanner()
+{
+    m_bannerLabel->clear();
+    m_banner->hide();
+}
+
+QString TerminalWindow::bannerText() const
+{
+    return m_banner->isVisibleTo(const_cast<TerminalWindow *>(this)) ? m_bannerLabel->text() : QString();
+}
+
+void TerminalWindow::onBannerButton()
+{
+    attachSession();
+    if (m_attached)
+        m_term->setFocus();
+}
+
+void TerminalWindow::updateTitle()
+{
+    QString t = m_title.isEmpty() ? tr("Terminal") : m_title;
+    if (m_exited)
+        t += tr(" (exited)");
+    else if (!m_attached)
+        t += tr(" (detached)");
+    else if (m_mode == ViewerMode::Watch)
+        t += tr(" (watching)");
+    setWindowTitle(t + QStringLiteral(" — Tether"));
+}
+
+QString TerminalWindow::screenText() const
+{
+    QBuffer buffer;
+    buffer.open(QIODevice::WriteOnly);
+    m_term->saveHistory(&buffer);
+    return QString::fromUtf8(buffer.data());
+}
+
+} // namespace Tether
+
+#endif // TETHER_HAVE_QTERMWIDGET

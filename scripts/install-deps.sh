@@ -17,6 +17,8 @@ PACKAGES=(
   libqt6svg6 libqt5svg5 xdg-utils
   # tests: shells, process tools, browser, X server, tray host, screenshots
   procps tmux less chromium xvfb xauth tint2 imagemagick x11-utils
+  # desktop screenshots: window manager and input simulation under Xvfb
+  openbox xdotool
 )
 # Node.js and npm: the machine's own when present (a nodesource build bundles npm
 # and conflicts with Debian's npm package), Debian's otherwise.

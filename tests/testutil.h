@@ -44,8 +44,10 @@ inline int zombieChildren()
         const QByteArray s = f.readAll();
         const int close = s.lastIndexOf(')');
         const QList<QByteArray> fields = s.mid(close + 2).split(' ');
-        if (fields.size() > 1 && fields.at(0) == "Z" && fields.at(1) == me.toLatin1())
+        if (fields.size() > 1 && fields.at(0) == "Z" && fields.at(1) == me.toLatin1()) {
+            qDebug("zombie child: %s", s.constData());
             ++n;
+        }
     }
     return n;
 }

@@ -7,6 +7,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QGuiApplication>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
@@ -26,7 +27,9 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     : QMainWindow(parent)
     , m_model(model)
 {
-    setWindowTitle(tr("Tether — Sessions"));
+    // "Sessions — Tether": Qt appends the application display name itself.
+    setWindowTitle(QGuiApplication::applicationDisplayName().isEmpty() ? tr("Tether — Sessions")
+                                                                       : tr("Sessions"));
     setWindowIcon(appIcon());
     resize(900, 360);
 
@@ -185,6 +188,11 @@ void SessionsWindow::setLocalTerminalAvailable(bool available, const QString &re
     m_localTerminal = available;
     m_localTerminalReason = reason;
     if (!available) {
+        // Said plainly where it is always visible, not only in a tooltip.
+        auto *note = new QLabel(tr("No local terminal window in this build: sessions open in the browser."), this);
+        note->setObjectName(QStringLiteral("noLocalTerminalNote"));
+        note->setToolTip(reason);
+        statusBar()->addPermanentWidget(note);
         m_attach->setToolTip(reason);
         m_watch->setToolTip(reason);
         m_attach->setStatusTip(reason);
@@ -257,6 +265,8 @@ void SessionsWindow::confirmKill()
 void SessionsWindow::showEvent(QShowEvent *event)
 {
     QMainWindow::showEvent(event);
+    if (!m_view->selectionModel()->hasSelection() && m_proxy->rowCount() > 0)
+        m_view->selectRow(0);
     m_model->refreshClocks();
     m_clock.start();
 }
@@ -277,8 +287,9 @@ void SessionsWindow::closeEvent(QCloseEvent *event)
     QMessageBox box(QMessageBox::Question, tr("Close Tether?"),
                     tr("There is no system tray to keep Tether in."), QMessageBox::Cancel, this);
     box.setInformativeText(
-        n > 0 ? tr("Quit ends the %n session(s) and their processes. Keep serving leaves them "
-                   "running in the background: run tether again to get this window back.", nullptr, n)
+        n > 0 ? tr("Quit ends %1 and their processes. Keep serving leaves them running in "
+                   "the background: run tether again to get this window back.")
+                  .arg(n == 1 ? tr("the running session") : tr("all %1 sessions").arg(n))
               : tr("Keep serving leaves the server running in the background: run tether again "
                    "to get this window back."));
     QPushButton *quit = box.addButton(tr("Quit"), QMessageBox::DestructiveRole);

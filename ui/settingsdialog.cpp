@@ -14,6 +14,7 @@
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHostAddress>
 #include <QLabel>
@@ -44,11 +45,20 @@ const Unit kBufferUnits[] = {{QT_TRANSLATE_NOOP("Tether::SettingsDialog", "KiB")
 QLabel *hint(const QString &text, QWidget *parent)
 {
     auto *l = new QLabel(text, parent);
-    l->setWordWrap(true);
+    // No word wrap: wrapped labels in a QFormLayout get clipped (their
+    // height is computed for another width); hints carry explicit breaks.
     QFont f = l->font();
     f.setPointSizeF(f.pointSizeF() * 0.9);
     l->setFont(f);
-    l->setForegroundRole(QPalette::PlaceholderText);
+    // Dimmed text: WindowText blended halfway towards Window. (PlaceholderText
+    // renders invisible for plain-text labels in some Qt 5 styles.)
+    QPalette pal = l->palette();
+    const QColor fg = pal.color(QPalette::WindowText);
+    const QColor bg = pal.color(QPalette::Window);
+    pal.setColor(QPalette::WindowText, QColor((fg.red() * 3 + bg.red() * 2) / 5,
+                                              (fg.green() * 3 + bg.green() * 2) / 5,
+                                              (fg.blue() * 3 + bg.blue() * 2) / 5));
+    l->setPalette(pal);
     return l;
 }
 } // namespace
@@ -63,7 +73,9 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
         m_settings = new QSettings(QStringLiteral("Tether"), QStringLiteral("tether"));
         m_ownsSettings = true;
     }
-    setWindowTitle(tr("Tether Settings"));
+    // "Settings — Tether": Qt appends the application display name itself.
+    setWindowTitle(QGuiApplication::applicationDisplayName().isEmpty() ? tr("Tether Settings")
+                                                                       : tr("Settings"));
     setWindowIcon(appIcon());
 
     auto *top = new QVBoxLayout(this);
@@ -83,8 +95,8 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     ttlRow->addWidget(m_ttl, 1);
     ttlRow->addWidget(m_ttlUnit);
     sform->addRow(tr("Close detached sessions after:"), ttlRow);
-    sform->addRow(QString(), hint(tr("A session nobody is attached to is ended after this long. "
-                                     "0 = never."), sessions));
+    sform->addRow(QString(), hint(tr("A session nobody is attached to ends this long after\n"
+                                     "its last viewer left. 0 = never."), sessions));
 
     m_buffer = new QSpinBox(sessions);
     m_buffer->setObjectName(QStringLiteral("bufferSize"));
@@ -96,16 +108,16 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     bufRow->addWidget(m_buffer, 1);
     bufRow->addWidget(m_bufferUnit);
     sform->addRow(tr("Output kept per session:"), bufRow);
-    sform->addRow(QString(), hint(tr("64 KiB to 64 MiB, replayed when you reattach. A new size "
-                                     "applies at once, to running sessions too: shrinking drops "
-                                     "their oldest output."), sessions));
+    sform->addRow(QString(), hint(tr("64 KiB to 64 MiB, replayed when you reattach.\n"
+                                     "A new size applies at once, to running sessions too:\n"
+                                     "shrinking drops their oldest output."), sessions));
 
     m_maxSessions = new QSpinBox(sessions);
     m_maxSessions->setObjectName(QStringLiteral("maxSessions"));
     m_maxSessions->setRange(1, 1024);
     sform->addRow(tr("Maximum sessions:"), m_maxSessions);
-    sform->addRow(QString(), hint(tr("When full, a new session replaces the oldest detached one."),
-                                  sessions));
+    sform->addRow(QString(), hint(tr("When full, a new session replaces the oldest\n"
+                                          "detached one."), sessions));
 
     m_command = new QLineEdit(sessions);
     m_command->setObjectName(QStringLiteral("command"));
@@ -129,9 +141,9 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_port->setRange(0, 65535);
     m_port->setSpecialValueText(tr("any free port"));
     vform->addRow(tr("Port:"), m_port);
-    m_serverNote = hint(tr("Address and port take effect when Tether restarts. Anything but a "
-                           "loopback address (127.0.0.1, ::1) makes Tether reachable from "
-                           "the network."), server);
+    m_serverNote = hint(tr("Address and port take effect when Tether restarts.\n"
+                           "Anything but a loopback address (127.0.0.1, ::1)\n"
+                           "makes Tether reachable from the network."), server);
     vform->addRow(QString(), m_serverNote);
     top->addWidget(server);
 
@@ -269,9 +281,9 @@ void SettingsDialog::updateValidity()
         const Config c = formConfig();
         const bool restart = c.bind != m_runningBind || (c.port != 0 && c.port != m_runningPort);
         m_serverNote->setText(
-            (restart ? tr("<b>Restart Tether to use the new address.</b> ") : QString())
-            + tr("Now listening on %1, port %2. Anything but a loopback address (127.0.0.1, ::1) "
-                 "makes Tether reachable from the network.").arg(m_runningBind).arg(m_runningPort));
+            (restart ? tr("<b>Restart Tether to use the new address.</b><br>") : QString())
+            + tr("Now listening on %1, port %2.<br>Anything but a loopback address (127.0.0.1, ::1)<br>"
+                 "makes Tether reachable from the network.").arg(m_runningBind.toHtmlEscaped()).arg(m_runningPort));
     }
 }
 

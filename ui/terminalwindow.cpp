@@ -40,6 +40,10 @@ QString localTerminalUnavailableReason()
 #include <QCloseEvent>
 #include <QFontDatabase>
 #include <QFontInfo>
+#include <QFontMetrics>
+#include <QGuiApplication>
+#include <QScreen>
+#include <QStyle>
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -115,10 +119,12 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     m_term->setFlowControlEnabled(false);
     m_term->setFlowControlWarningEnabled(false);
     m_term->setMotionAfterPasting(2); // scroll to the end on paste
-    if (session)
-        m_term->setSize(QSize(session->cols(), session->rows()));
     m_term->startTerminalTeletype();
     layout->addWidget(m_term, 1);
+    // Open at the session's size, so attaching does not reflow what the
+    // program drew (the widget's own size hint is far smaller than 80x24).
+    if (session)
+        resize(sizeForCells(session->cols(), session->rows()));
     setFocusProxy(m_term);
 
     m_slaveFd = m_term->getPtySlaveFd();
@@ -155,6 +161,24 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     connect(&m_replayGuard, &QTimer::timeout, this, &TerminalWindow::endReplay);
 
     updateTitle();
+}
+
+QSize TerminalWindow::sizeForCells(int cols, int rows) const
+{
+    const QFontMetrics fm(m_term->getTerminalFont());
+#if QT_VERSION >= QT_VERSION_CHECK(5, 11, 0)
+    const int cell = fm.horizontalAdvance(QLatin1Char('M'));
+#else
+    const int cell = fm.width(QLatin1Char('M'));
+#endif
+    const int margin = 2 * m_term->getMargin() + 4;
+    const int scrollbar = style()->pixelMetric(QStyle::PM_ScrollBarExtent);
+    QSize size(cols * cell + margin + scrollbar, rows * fm.height() + margin);
+    if (const QScreen *screen = QGuiApplication::primaryScreen()) {
+        const QSize avail = screen->availableGeometry().size() * 9 / 10;
+        size = size.boundedTo(avail);
+    }
+    return size;
 }
 
 TerminalWindow::~TerminalWindow()
@@ -206,6 +230,7 @@ bool TerminalWindow::attachSession()
 void TerminalWindow::attached(Session *session, const AttachInfo &info)
 {
     m_session = session;
+    m_title = SessionModel::displayName(session); // may have changed while detached
     m_attached = true;
     m_mode = info.mode;
     m_exited = false;

@@ -111,6 +111,8 @@ public:
     QTermWidget *terminal() const { return m_term; }
     /// Output bytes queued, not yet written to the widget's PTY.
     qsizetype queuedBytes() const { return m_queue.size() - m_queueHead; }
+    /// Window size (pixels) that shows `cols`×`rows` cells, bounded by the screen.
+    QSize sizeForCells(int cols, int rows) const;
     /// The terminal's whole text (scrollback + screen) as plain text.
     QString screenText() const;
 
@@ -180,7 +182,6 @@ private:
     QTimer m_replayGuard;
 
     QTimer m_resizeTimer;
-    bool m_closing = false;
 };
 
 } // namespace Tether

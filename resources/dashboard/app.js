@@ -379,6 +379,16 @@ function createView(mode) {
   });
   const fit = new FitAddon();
   term.loadAddon(fit);
+  // Tab belongs to the shell; Ctrl+Shift+S leads out of the terminal to the
+  // list. Terminals send the same byte for Ctrl+S and Ctrl+Shift+S, so no
+  // program can tell them apart: taking the shifted one costs nothing.
+  term.attachCustomKeyEventHandler((e) => {
+    if (isListShortcut(e)) {
+      if (e.type === 'keydown') focusList();
+      return false;
+    }
+    return true;
+  });
   term.open(host);
   const view = { term, fit, observer: null };
   view.observer = new ResizeObserver(() => scheduleFit());
@@ -670,6 +680,19 @@ function sidebarOpen() {
   return document.body.classList.contains('sidebar-open');
 }
 
+function isListShortcut(e) {
+  return e.ctrlKey && e.shiftKey && !e.altKey && !e.metaKey && e.code === 'KeyS';
+}
+
+/** Keyboard: moves focus to the session list (the open session's entry first). */
+function focusList() {
+  if (app.unauthorized) return;
+  setSidebar(true);
+  const target = document.querySelector('.session.is-current .session-open')
+    || document.querySelector('.session-open') || $('new-command');
+  target.focus();
+}
+
 // ---------------------------------------------------------------------------
 // Start
 
@@ -684,11 +707,18 @@ function init() {
     if (sidebarOpen()) $('new-command').focus();
   });
   document.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape' && NARROW.matches && sidebarOpen() && app.current
-        && $('sidebar').contains(document.activeElement)) {
-      setSidebar(false);
+    if (isListShortcut(e)) {
+      e.preventDefault();
+      focusList();
+    } else if (e.key === 'Escape' && app.current && $('sidebar').contains(document.activeElement)) {
+      // Back from the list to the terminal.
+      if (NARROW.matches) setSidebar(false);
       app.current.view.term.focus();
     }
+  });
+  $('scrim').addEventListener('click', () => {
+    setSidebar(false);
+    app.current?.view.term.focus();
   });
   $('session-list').addEventListener('click', (e) => {
     const a = e.target.closest('a.session-open, a.watch');

@@ -13,10 +13,14 @@
 
 const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 5000;
-// xterm.js parses about 5-35 MB/s and throws away writes once 50 MB are
-// pending. Past this many received-but-unparsed bytes the page lets go of the
-// socket (the server then drains the program into its ring at full speed) and
-// resumes from its offset once xterm.js has caught up below the low mark.
+// xterm.js parses about 5-35 MB/s (headless Chromium here: under 3 MB/s) and
+// throws away writes once 50 MB are pending; the browser keeps reading the
+// socket meanwhile (a 79 MB `seq` flood left 24 MB queued in the page). Past
+// this many received-but-unparsed bytes the page lets go of the socket (the
+// server then drains the program into its ring at full speed) and resumes from
+// its offset once xterm.js has caught up below the low mark: lossless when the
+// ring still holds the gap, else a redraw from the ring (reason "rolled_out"),
+// as tmux redraws a client that fell behind. Memory stays bounded either way.
 const PENDING_HIGH_BYTES = 4 * 1024 * 1024;
 const PENDING_LOW_BYTES = 256 * 1024;
 

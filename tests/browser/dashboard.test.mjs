@@ -50,7 +50,7 @@ describe('dashboard', { timeout: 240000 }, () => {
     // The list shows it as attached here; the indicator says connected.
     const item = page.locator(`.session[data-id="${id}"]`);
     await item.waitFor();
-    await until(async () => (await item.locator('.viewer').textContent()) === 'attached here', 5000, 'attached here');
+    await until(async () => (await item.locator('.viewer').textContent()) === 'attached here', 10000, 'attached here');
     assert.equal(await item.locator('.state').textContent(), 'running');
     assert.equal(await page.locator('#conn').getAttribute('data-state'), 'connected');
     assert.deepEqual(page.errors, []);
@@ -127,6 +127,79 @@ describe('dashboard', { timeout: 240000 }, () => {
     await b.context().close();
   });
 
+  test('resizing follows the pane, and a collapsed pane never shrinks the session', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    const get = async () => (await api(server, 'GET', `/api/sessions/${id}`)).body;
+    const first = await get();
+
+    // Smaller window: the session follows (the program gets SIGWINCH).
+    await page.setViewportSize({ width: 900, height: 500 });
+    await until(async () => (await get()).cols < first.cols, 10000, 'a smaller session');
+    const smaller = await get();
+    assert.deepEqual(await page.evaluate(() => [window.tether.term.cols, window.tether.term.rows]),
+      [smaller.cols, smaller.rows]);
+    await typeLine(page, 'stty size');
+    await waitForLine(page, new RegExp(`^${smaller.rows} ${smaller.cols}$`));
+
+    // A window squeezed to almost nothing (as a hidden or collapsed pane
+    // measures): no 0×0 or 2-column size may reach the session.
+    await page.evaluate(() => {
+      window.sentControl = [];
+      const send = WebSocket.prototype.send;
+      WebSocket.prototype.send = function (data) {
+        if (typeof data === 'string') window.sentControl.push(JSON.parse(data));
+        return send.call(this, data);
+      };
+    });
+    await page.setViewportSize({ width: 60, height: 40 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const squeezed = await get();
+    assert.deepEqual([squeezed.cols, squeezed.rows], [smaller.cols, smaller.rows]);
+    await page.setViewportSize({ width: 900, height: 500 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await typeLine(page, 'echo sized');
+    await waitForLine(page, /^sized$/);
+    const after = await get();
+    assert.deepEqual([after.cols, after.rows], [smaller.cols, smaller.rows]);
+    const tiny = (await page.evaluate(() => window.sentControl)).filter((m) => m.cols < 10 || m.rows < 3);
+    assert.deepEqual(tiny, []);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('keyboard: Ctrl+Shift+S to the list, Enter attaches, Escape back to the terminal', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const first = await createSessionInPage(page);
+    const second = (await api(server, 'POST', '/api/sessions', {})).body.id;
+    await page.locator(`.session[data-id="${second}"]`).waitFor();
+    const focused = () => page.evaluate(() => {
+      const a = document.activeElement;
+      return a.closest('.session') ? a.closest('.session').dataset.id
+        : a.classList.contains('xterm-helper-textarea') ? 'terminal' : a.id || a.tagName;
+    });
+    assert.equal(await focused(), 'terminal');
+    await page.keyboard.press('Control+Shift+S');
+    assert.equal(await focused(), first);
+    // Entry, Watch, Kill of the first session, then the second's entry.
+    for (let i = 0; i < 3; i++) await page.keyboard.press('Tab');
+    assert.equal(await focused(), second);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction((id) => location.hash === `#/s/${id}`, second);
+    await waitForLive(page);
+    await page.keyboard.press('Control+Shift+S');
+    assert.equal(await focused(), second);
+    await page.keyboard.press('Escape');
+    assert.equal(await focused(), 'terminal');
+    await page.keyboard.type('echo by-keyboard');
+    await page.keyboard.press('Enter');
+    await waitForLine(page, /^by-keyboard$/);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('kill from the list asks first, then ends the session and its processes', async () => {
     const created = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'sleep 600'] });
     assert.equal(created.status, 201);
@@ -194,7 +267,7 @@ describe('dashboard', { timeout: 240000 }, () => {
     await page.waitForSelector('#banner:not([hidden])');
     assert.equal(await page.locator('#banner-title').textContent(), 'Process exited (code 3)');
     const item = page.locator(`.session[data-id="${id}"]`);
-    await until(async () => (await item.locator('.state').textContent()) === 'exited 3', 5000, 'exited in list');
+    await until(async () => (await item.locator('.state').textContent()) === 'exited 3', 10000, 'exited in list');
 
     await page.getByRole('button', { name: 'New session' }).click();
     await page.waitForFunction((old) => /^#\/s\//.test(location.hash) && location.hash !== `#/s/${old}`, id);
@@ -234,7 +307,7 @@ describe('dashboard', { timeout: 240000 }, () => {
     const created = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', script] });
     assert.equal(created.status, 201);
     const { id } = created.body;
-    await until(async () => (await api(server, 'GET', `/api/sessions/${id}`)).body.offset >= 4, 5000, 'output');
+    await until(async () => (await api(server, 'GET', `/api/sessions/${id}`)).body.offset >= 4, 10000, 'output');
 
     const page = await newPage(browser);
     await openDashboard(page, server, `#/s/${id}`);

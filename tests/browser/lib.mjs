@@ -178,7 +178,7 @@ export async function screenLines(page) {
  * Waits until some buffer line satisfies `re` (a RegExp), up to `timeout` ms.
  * On timeout the error shows the end of the buffer.
  */
-export async function waitForLine(page, re, timeout = 10000) {
+export async function waitForLine(page, re, timeout = 15000) {
   try {
     await page.waitForFunction((src) => {
       const t = window.tether && window.tether.term;
@@ -197,12 +197,12 @@ export async function waitForLine(page, re, timeout = 10000) {
 }
 
 /** Waits for the attachment state ('connected', 'reconnecting', 'ended', ...). */
-export async function waitForState(page, state, timeout = 10000) {
+export async function waitForState(page, state, timeout = 15000) {
   await page.waitForFunction((s) => window.tether && window.tether.state === s, state, { timeout, polling: 50 });
 }
 
 /** Waits until the page is attached and its replay is written (input enabled). */
-export async function waitForLive(page, timeout = 10000) {
+export async function waitForLive(page, timeout = 15000) {
   await page.waitForFunction(() => {
     const a = window.tether && window.tether.attachment;
     return a && a.state === 'connected' && a.inputEnabled;
@@ -216,18 +216,19 @@ export async function typeLine(page, text) {
   await page.keyboard.press('Enter');
 }
 
-/** Creates a session through the page's form; returns its id (from the address). */
+/** Creates a session through the page's form; returns its id (from the address) once live. */
 export async function createSessionInPage(page, command = '') {
+  // Keyboard path: type the command and press Enter in the field.
   await page.fill('#new-command', command);
-  await page.click('#new-button');
-  await page.waitForFunction(() => /^#\/s\/[^/]+$/.test(location.hash), null, { timeout: 10000 });
+  await page.press('#new-command', 'Enter');
+  await page.waitForFunction(() => /^#\/s\/[^/]+$/.test(location.hash), null, { timeout: 15000 });
   const id = await page.evaluate(() => decodeURIComponent(location.hash.slice(4)));
   await waitForLive(page);
   return id;
 }
 
 /** Polls fn() (async ok) until it returns a truthy value; throws after timeout ms. */
-export async function until(fn, timeout = 10000, what = 'condition') {
+export async function until(fn, timeout = 15000, what = 'condition') {
   const deadline = Date.now() + timeout;
   for (;;) {
     const v = await fn();

@@ -44,7 +44,7 @@ describe('reconnect', { timeout: 240000 }, () => {
       // The network goes down: every connection cut, new ones held.
       proxy.hold();
       proxy.cutAll();
-      await page.waitForFunction(() => ['reconnecting', 'offline'].includes(window.tether.state), null, { timeout: 5000 });
+      await page.waitForFunction(() => ['reconnecting', 'offline'].includes(window.tether.state), null, { timeout: 10000 });
       const indicator = await page.locator('#conn').getAttribute('data-state');
       assert.ok(['reconnecting', 'offline'].includes(indicator), indicator);
       // The program keeps writing while the page is away.
@@ -68,7 +68,7 @@ describe('reconnect', { timeout: 240000 }, () => {
       // And the page's offset is exactly the session's.
       const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
       await until(async () => (await page.evaluate(() => window.tether.attachment.offset))
-        === (await api(server, 'GET', `/api/sessions/${id}`)).body.offset, 5000, 'offsets to match');
+        === (await api(server, 'GET', `/api/sessions/${id}`)).body.offset, 10000, 'offsets to match');
       assert.equal(s.attached, true);
 
       // Typing works after the resume.
@@ -109,6 +109,33 @@ describe('reconnect', { timeout: 240000 }, () => {
     }
   });
 
+  test('a flood of output keeps the page responsive and ends in order', async () => {
+    // About 11 MB as fast as seq can write it: faster than xterm.js parses.
+    // The page lets go of the socket while xterm.js is over 4 MiB behind and
+    // resumes from its offset (a redraw from the ring if it rolled over), so
+    // xterm.js never reaches its 50 MB discard limit.
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    const started = Date.now();
+    await typeLine(page, 'seq 1 1500000; echo FLOOD-DONE');
+    await waitForLine(page, /^FLOOD-DONE$/, 60000);
+    const elapsed = Date.now() - started;
+    const lines = await bufferLines(page);
+    const end = lines.indexOf('FLOOD-DONE');
+    const tail = lines.slice(end - 200, end);
+    assert.deepEqual(tail, Array.from({ length: 200 }, (_, i) => String(1500000 - 199 + i)));
+    await until(async () => (await page.evaluate(() => window.tether.attachment.offset))
+      === (await api(server, 'GET', `/api/sessions/${id}`)).body.offset, 10000, 'offsets to match');
+    // Still interactive.
+    await typeLine(page, 'echo after-flood');
+    await waitForLine(page, /^after-flood$/);
+    const attaches = await page.evaluate(() => window.tether.attachment.attaches);
+    console.log(`flood: ${elapsed} ms, ${attaches} attach(es)`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('less survives a reload in the alternate screen, also after the ring rolled over', async () => {
     const page = await newPage(browser);
     await openDashboard(page, server);
@@ -135,13 +162,13 @@ describe('reconnect', { timeout: 240000 }, () => {
     const attached = await page.evaluate(() => window.tether.attachment.lastAttached);
     assert.ok(attached.replay_from > 0, 'the replay starts mid-stream');
     assert.ok(attached.prelude_bytes > 0, 'the prelude restores the modes in force');
-    await page.waitForFunction(() => window.tether.term.buffer.active.type === 'alternate', null, { timeout: 5000 });
-    await until(async () => JSON.stringify(await screenLines(page)) === JSON.stringify(before), 5000,
+    await page.waitForFunction(() => window.tether.term.buffer.active.type === 'alternate', null, { timeout: 10000 });
+    await until(async () => JSON.stringify(await screenLines(page)) === JSON.stringify(before), 10000,
       'the same screen after the reload');
 
     // The program is live: q leaves less, back to the normal screen and shell.
     await page.keyboard.press('q');
-    await page.waitForFunction(() => window.tether.term.buffer.active.type === 'normal', null, { timeout: 5000 });
+    await page.waitForFunction(() => window.tether.term.buffer.active.type === 'normal', null, { timeout: 10000 });
     await typeLine(page, 'echo back-from-less');
     await waitForLine(page, /^back-from-less$/);
     assert.deepEqual(page.errors, []);

@@ -30,4 +30,9 @@ if [ $# -eq 0 ]; then
   set -- *.test.mjs
 fi
 # One file at a time: each starts its own tether and Chromium, on a shared 2-core machine.
-exec node --test --test-concurrency=1 --test-reporter=spec "$@"
+# The report is also kept in test-artifacts/ (ctest shows only the last run's).
+artifacts="$here/../../test-artifacts"
+mkdir -p "$artifacts"
+log="$artifacts/browser-$(basename "$(dirname "$(dirname "$bin")")").log"
+set -o pipefail
+node --test --test-concurrency=1 --test-reporter=spec "$@" 2>&1 | tee "$log"

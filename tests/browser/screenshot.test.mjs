@@ -57,7 +57,7 @@ describe('screenshots', { timeout: 240000 }, () => {
     await waitForLine(page, /^dev@tether:\/usr\/share\$\s*$/);
     await page.waitForSelector('.session >> nth=2');
     await until(async () => (await page.locator('.session.is-current .viewer').textContent()) === 'attached here',
-      5000, 'attached here');
+      10000, 'attached here');
     assert.ok(await noHorizontalOverflow(page));
     // The list shows what the issue asks for: state, attachment, idle, expiry, buffer.
     const exited = page.locator('.session', { hasText: 'exited 2' });
@@ -94,7 +94,7 @@ describe('screenshots', { timeout: 240000 }, () => {
     const cols = await page.evaluate(() => window.tether.term.cols);
     assert.ok(cols >= 38, `narrow terminal has ${cols} columns`);
     // The session follows the narrow pane.
-    await until(async () => (await api(server, 'GET', `/api/sessions/${mainId}`)).body.cols === cols, 5000, 'resize');
+    await until(async () => (await api(server, 'GET', `/api/sessions/${mainId}`)).body.cols === cols, 10000, 'resize');
     await page.screenshot({ path: path.join(artifactsDir, 'dashboard-narrow.png') });
 
     await page.click('#sidebar-toggle');

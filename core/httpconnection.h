@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "httprequest.h"
+
+#include <QJsonObject>
+#include <QObject>
+#include <QTimer>
+
+class QTcpSocket;
+
+namespace Tether {
+
+/**
+ * One HTTP connection of the Server, from accept to close: reads one request
+ * (head by peeking, see HttpRequest), lets the server answer it, writes the
+ * answer and closes. Every response carries `Connection: close`; pipelined
+ * requests are not served.
+ *
+ * Bounds (denial of service): the whole request must arrive within the
+ * request timeout (slow loris; default 10 s) or it is answered 408; a head
+ * over 16 KiB → 431, malformed → 400, body over 64 KiB → 413. After an answer
+ * the write side is shut down and whatever the client still sends is read and
+ * discarded for at most 2 s / 1 MiB ("lingering close"), so the client reads
+ * the answer instead of a TCP reset caused by unread request bytes.
+ *
+ * Owns the socket (deleted with the connection) until takeSocket() hands it
+ * to the WebSocket server. Deletes itself (deleteLater) after finished().
+ */
+class HttpConnection : public QObject
+{
+    Q_OBJECT
+public:
+    using Headers = QList<QPair<QByteArray, QByteArray>>;
+
+    HttpConnection(QTcpSocket *socket, int requestTimeoutMs, QObject *parent = nullptr);
+    ~HttpConnection() override;
+
+    /// Starts reading (also handles bytes already buffered).
+    void start();
+
+    const HttpRequest &request() const { return m_request; }
+    QTcpSocket *socket() const { return m_socket; }
+
+    /**
+     * Writes a complete response and closes afterwards. Adds Content-Length
+     * (except 204), Connection: close, X-Content-Type-Options: nosniff,
+     * Referrer-Policy: no-referrer, and Cache-Control: no-store unless
+     * `headers` sets Cache-Control. `headOnly`: a HEAD answer (no body bytes).
+     * Ignored when a response was already started.
+     */
+    void respond(int status, const Headers &headers, const QByteArray &body, bool headOnly = false);
+    /// respond() with a JSON body (application/json; charset=utf-8).
+    void respondJson(int status, const QJsonObject &body, const Headers &headers = Headers());
+    /// respond() with {"error": message}.
+    void respondError(int status, const QString &message, const Headers &headers = Headers());
+
+    /// Starts an open-ended response (Server-Sent Events): head only, body
+    /// written with writeStream() until the connection closes.
+    void startStream(int status, const Headers &headers);
+    /// Appends to a stream. A client that lets more than 1 MiB pile up is
+    /// dropped (returns false; the connection is aborted).
+    bool writeStream(const QByteArray &data);
+    bool isStreaming() const { return m_state == State::Streaming; }
+    bool hasResponded() const { return m_state != State::Reading; }
+
+    /**
+     * Hands the socket over (for QWebSocketServer::handleConnection) with the
+     * request head still unread in it: stops timers, disconnects, gives it
+     * `newParent`, and deletes this connection later. No finished() signal.
+     */
+    QTcpSocket *takeSocket(QObject *newParent);
+
+    /// Drops the connection at once.
+    void abort();
+
+    static QByteArray statusText(int status);
+
+Q_SIGNALS:
+    /// The head is complete (phase Body or Complete). The slot may answer,
+    /// take the socket, or do nothing (the body is then read).
+    void headReceived();
+    /// The whole request (head and body) has arrived.
+    void requestReceived();
+    /// The connection is closed; the object is deleted later.
+    void finished();
+
+private:
+    enum class State { Reading, Responding, Lingering, Streaming, Done };
+    void onReadyRead();
+    void onBytesWritten();
+    void onDisconnected();
+    void onTimeout();
+    QByteArray responseHead(int status, const Headers &headers, qsizetype contentLength) const;
+
+    QTcpSocket *m_socket;
+    HttpRequest m_request;
+    State m_state = State::Reading;
+    QTimer m_timer;
+    bool m_headSignalled = false;
+    bool m_headConsumed = false;
+    qint64 m_discarded = 0;
+};
+
+} // namespace Tether

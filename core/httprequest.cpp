@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "httprequest.h"
+
+#include <http_parser.h>
+
+#include <climits>
+
+namespace Tether {
+
+struct HttpRequest::Parser {
+    http_parser parser;
+    http_parser_settings settings;
+    HttpRequest *self = nullptr;
+
+    static HttpRequest *req(http_parser *p) { return static_cast<Parser *>(p->data)->self; }
+
+    static int onUrl(http_parser *p, const char *at, size_t len)
+    {
+        req(p)->m_target.append(at, int(len));
+        return 0;
+    }
+    static int onHeaderField(http_parser *p, const char *at, size_t len)
+    {
+        HttpRequest *r = req(p);
+        if (r->m_lastWasValue || r->m_headers.isEmpty()) {
+            r->m_headers.append(qMakePair(QByteArray(), QByteArray()));
+            r->m_lastWasValue = false;
+        }
+        r->m_headers.last().first.append(at, int(len));
+        return 0;
+    }
+    static int onHeaderValue(http_parser *p, const char *at, size_t len)
+    {
+        HttpRequest *r = req(p);
+        if (r->m_headers.isEmpty())
+            return 1;
+        r->m_lastWasValue = true;
+        r->m_headers.last().second.append(at, int(len));
+        return 0;
+    }
+    static int onHeadersComplete(http_parser *p)
+    {
+        HttpRequest *r = req(p);
+        r->m_major = p->http_major;
+        r->m_minor = p->http_minor;
+        r->m_method = http_method_str(static_cast<http_method>(p->method));
+        r->m_upgrade = p->upgrade != 0;
+        if (!r->finishHead())
+            return -1;
+        // A declared body over the limit is refused before reading it.
+        if ((p->flags & F_CONTENTLENGTH) && p->content_length != ULLONG_MAX
+            && p->content_length > quint64(kMaxBodyBytes)) {
+            r->fail(413, QStringLiteral("request body over %1 bytes").arg(kMaxBodyBytes));
+            return -1;
+        }
+        // Stop right here so the caller learns where the head ends (the
+        // parser returns the position of the head's final LF).
+        http_parser_pause(p, 1);
+        return 0;
+    }
+    static int onBody(http_parser *p, const char *at, size_t len)
+    {
+        HttpRequest *r = req(p);
+        if (r->m_body.size() + qsizetype(len) > kMaxBodyBytes) {
+            r->fail(413, QStringLiteral("request body over %1 bytes").arg(kMaxBodyBytes));
+            return -1;
+        }
+        r->m_body.append(at, int(len));
+        return 0;
+    }
+    static int onMessageComplete(http_parser *p)
+    {
+        HttpRequest *r = req(p);
+        if (r->m_phase != Phase::Error)
+            r->m_phase = Phase::Complete;
+        // Ignore anything after this request (each response closes the
+        // connection; pipelined requests are not served).
+        http_parser_pause(p, 1);
+        return 0;
+    }
+};
+
+HttpRequest::HttpRequest()
+    : m_p(new Parser)
+{
+    m_p->self = this;
+    http_parser_init(&m_p->parser, HTTP_REQUEST);
+    m_p->parser.data = m_p.get();
+    http_parser_settings_init(&m_p->settings);
+    m_p->settings.on_url = &Parser::onUrl;
+    m_p->settings.on_header_field = &Parser::onHeaderField;
+    m_p->settings.on_header_value = &Parser::onHeaderValue;
+    m_p->settings.on_headers_complete = &Parser::onHeadersComplete;
+    m_p->settings.on_body = &Parser::onBody;
+    m_p->settings.on_message_complete = &Parser::onMessageComplete;
+}
+
+HttpRequest::~HttpRequest() = default;
+
+void HttpRequest::fail(int status, const QString &text)
+{
+    if (m_phase == Phase::Error)
+        return;
+    m_phase = Phase::Error;
+    m_errorStatus = status;
+    m_errorText = text;
+}
+
+bool HttpRequest::finishHead()
+{
+    for (auto &h : m_headers) {
+        h.first = h.first.toLower();
+        h.second = h.second.trimmed();
+    }
+    // Request target: origin-form "/path?query" or absolute-form
+    // "http://host/path?query" (RFC 7230 §5.3); anything else is refused.
+    QByteArray t = m_target;
+    if (t.startsWith("http://") || t.startsWith("https://")) {
+        const int slash = t.indexOf('/', t.indexOf("//") + 2);
+        t = slash < 0 ? QByteArray("/") : t.mid(slash);
+    }
+    if (!t.startsWith('/')) {
+        fail(400, QStringLiteral("bad request target"));
+        return false;
+    }
+    const int hash = t.indexOf('#');
+    if (hash >= 0)
+        t.truncate(hash);
+    const int q = t.indexOf('?');
+    m_rawPath = q < 0 ? t : t.left(q);
+    m_hasQuery = q >= 0;
+    if (m_hasQuery)
+        m_query = QUrlQuery(QString::fromUtf8(t.mid(q + 1)));
+    const QByteArray decoded = QByteArray::fromPercentEncoding(m_rawPath);
+    if (decoded.contains('\0')) {
+        fail(400, QStringLiteral("bad request target"));
+        return false;
+    }
+    m_path = QString::fromUtf8(decoded);
+    return true;
+}
+
+HttpRequest::Phase HttpRequest::feedHead(const char *data, qsizetype size)
+{
+    if (m_phase != Phase::Head || size <= 0)
+        return m_phase;
+    http_parser *p = &m_p->parser;
+    const size_t n = http_parser_execute(p, &m_p->settings, data, size_t(size));
+    if (m_phase == Phase::Error)
+        return m_phase;
+    const http_errno err = HTTP_PARSER_ERRNO(p);
+    if (err == HPE_PAUSED) {
+        // Paused in on_headers_complete: data[n] is the head's final LF.
+        if (qsizetype(n) >= size || data[n] != '\n') {
+            fail(400, QStringLiteral("malformed request head"));
+            return m_phase;
+        }
+        m_fed += qsizetype(n) + 1;
+        m_headLength = m_fed;
+        if (m_headLength > kMaxHeadBytes) {
+            fail(431, QStringLiteral("request head over %1 bytes").arg(kMaxHeadBytes));
+            return m_phase;
+        }
+        m_phase = Phase::Body;
+        // Resume with the LF the parser stopped on; this moves it into the
+        // body (or completes a request without one).
+        http_parser_pause(p, 0);
+        http_parser_execute(p, &m_p->settings, "\n", 1);
+        if (m_phase == Phase::Body && HTTP_PARSER_ERRNO(p) != HPE_OK && HTTP_PARSER_ERRNO(p) != HPE_PAUSED)
+            fail(400, QString::fromLatin1(http_errno_description(HTTP_PARSER_ERRNO(p))));
+        return m_phase;
+    }
+    if (err != HPE_OK) {
+        fail(400, QString::fromLatin1(http_errno_description(err)));
+        return m_phase;
+    }
+    m_fed += qsizetype(n);
+    if (m_fed > kMaxHeadBytes)
+        fail(431, QStringLiteral("request head over %1 bytes").arg(kMaxHeadBytes));
+    return m_phase;
+}
+
+HttpRequest::Phase HttpRequest::feedBody(const char *data, qsizetype size)
+{
+    if (m_phase != Phase::Body || size <= 0)
+        return m_phase;
+    http_parser *p = &m_p->parser;
+    http_parser_execute(p, &m_p->settings, data, size_t(size));
+    const http_errno err = HTTP_PARSER_ERRNO(p);
+    if (m_phase == Phase::Body && err != HPE_OK && err != HPE_PAUSED)
+        fail(400, QString::fromLatin1(http_errno_description(err)));
+    return m_phase;
+}
+
+QByteArray HttpRequest::header(const QByteArray &lowerName) const
+{
+    QByteArray out;
+    bool found = false;
+    const QByteArray sep = lowerName == "cookie" ? QByteArrayLiteral("; ") : QByteArrayLiteral(", ");
+    for (const auto &h : m_headers) {
+        if (h.first != lowerName)
+            continue;
+        if (found)
+            out += sep;
+        out += h.second;
+        found = true;
+    }
+    if (found && out.isNull())
+        out = QByteArray("");
+    return found ? out : QByteArray();
+}
+
+bool HttpRequest::hasHeader(const QByteArray &lowerName) const
+{
+    for (const auto &h : m_headers)
+        if (h.first == lowerName)
+            return true;
+    return false;
+}
+
+QByteArray HttpRequest::cookie(const QByteArray &name) const
+{
+    for (const auto &h : m_headers) {
+        if (h.first != "cookie")
+            continue;
+        const QList<QByteArray> parts = h.second.split(';');
+        for (const QByteArray &part : parts) {
+            const int eq = part.indexOf('=');
+            if (eq < 0)
+                continue;
+            if (part.left(eq).trimmed() == name) {
+                QByteArray v = part.mid(eq + 1).trimmed();
+                if (v.size() >= 2 && v.startsWith('"') && v.endsWith('"'))
+                    v = v.mid(1, v.size() - 2);
+                return v.isNull() ? QByteArray("") : v;
+            }
+        }
+    }
+    return QByteArray();
+}
+
+bool HttpRequest::isWebSocketUpgrade() const
+{
+    if (!m_upgrade)
+        return false;
+    const QList<QByteArray> protos = header("upgrade").split(',');
+    for (const QByteArray &p : protos)
+        if (p.trimmed().toLower() == "websocket")
+            return true;
+    return false;
+}
+
+} // namespace Tether

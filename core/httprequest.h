@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QByteArray>
+#include <QList>
+#include <QPair>
+#include <QString>
+#include <QUrlQuery>
+#include <memory>
+
+namespace Tether {
+
+/**
+ * One HTTP/1.x request, parsed incrementally with libhttp-parser (the
+ * maintained Node.js parser; Tether does not hand-roll HTTP parsing).
+ *
+ * Two phases, because a WebSocket upgrade must reach QWebSocketServer with its
+ * request head still unread in the socket (QWebSocketServer::handleConnection
+ * parses the head itself): the connection first *peeks* at the socket and
+ * feeds the head with feedHead(), which stops exactly at the end of the head
+ * and reports headLength(). A non-upgrade request then has its head consumed
+ * from the socket and its body fed with feedBody().
+ *
+ * Limits (each is a denial-of-service bound): the head is at most
+ * kMaxHeadBytes (16 KiB) → 431; the body at most kMaxBodyBytes (64 KiB) →
+ * 413, refused from Content-Length before any body byte is read when the
+ * length is declared. A malformed head (bad request line, bad header, both
+ * Content-Length and chunked, ...) → 400. Errors surface as phase() == Error
+ * with errorStatus() and errorText().
+ */
+class HttpRequest
+{
+public:
+    static constexpr qsizetype kMaxHeadBytes = 16 * 1024;
+    static constexpr qsizetype kMaxBodyBytes = 64 * 1024;
+
+    enum class Phase {
+        Head,     ///< reading the head
+        Body,     ///< head complete, body not yet complete
+        Complete, ///< whole request read
+        Error,    ///< see errorStatus()
+    };
+
+    HttpRequest();
+    ~HttpRequest();
+    HttpRequest(const HttpRequest &) = delete;
+    HttpRequest &operator=(const HttpRequest &) = delete;
+
+    /**
+     * Feeds the next bytes of the head (only bytes not fed before). Parsing
+     * stops at the blank line that ends the head; bytes after it are not
+     * consumed (headLength() says where the head ended). Returns phase():
+     * Head (need more), Body / Complete (head done), or Error.
+     */
+    Phase feedHead(const char *data, qsizetype size);
+    /// Total head bytes fed so far (while in Head).
+    qsizetype headBytesFed() const { return m_fed; }
+    /// Bytes of the head including its final blank line; valid after the head.
+    qsizetype headLength() const { return m_headLength; }
+
+    /**
+     * Feeds body bytes (the bytes right after the head). Content-Length and
+     * chunked bodies are supported. Returns phase(): Body (need more),
+     * Complete, or Error (413 over kMaxBodyBytes, 400 malformed chunking).
+     * Bytes after the end of the request are ignored.
+     */
+    Phase feedBody(const char *data, qsizetype size);
+
+    Phase phase() const { return m_phase; }
+    /// 400, 413 or 431 when phase() == Error.
+    int errorStatus() const { return m_errorStatus; }
+    QString errorText() const { return m_errorText; }
+
+    QByteArray method() const { return m_method; }  ///< e.g. "GET"
+    QByteArray target() const { return m_target; }  ///< raw request target
+    /// Percent-decoded path of the target ("/api/sessions"), UTF-8 decoded.
+    QString path() const { return m_path; }
+    /// Raw (still percent-encoded) path.
+    QByteArray rawPath() const { return m_rawPath; }
+    /// Query of the target (items decoded with QUrl::FullyDecoded on access).
+    QUrlQuery query() const { return m_query; }
+    bool hasQuery() const { return m_hasQuery; }
+    int httpMajor() const { return m_major; }
+    int httpMinor() const { return m_minor; }
+
+    /// All header fields in order, names lower-cased, values trimmed.
+    QList<QPair<QByteArray, QByteArray>> headers() const { return m_headers; }
+    /// The value of header `lowerName`; several fields of the same name are
+    /// joined with ", " ("; " for cookie). Null QByteArray when absent.
+    QByteArray header(const QByteArray &lowerName) const;
+    bool hasHeader(const QByteArray &lowerName) const;
+    /// Value of cookie `name` from the Cookie header(s); null when absent.
+    QByteArray cookie(const QByteArray &name) const;
+    /// The head asks for a protocol upgrade (Upgrade + Connection: upgrade).
+    bool isUpgrade() const { return m_upgrade; }
+    /// `Upgrade: websocket` (case-insensitive) and an upgrade request.
+    bool isWebSocketUpgrade() const;
+
+    QByteArray body() const { return m_body; }
+
+private:
+    struct Parser;
+    friend struct Parser;
+    void fail(int status, const QString &text);
+    bool finishHead();
+
+    std::unique_ptr<Parser> m_p;
+    Phase m_phase = Phase::Head;
+    int m_errorStatus = 0;
+    QString m_errorText;
+    qsizetype m_fed = 0;
+    qsizetype m_headLength = 0;
+    QByteArray m_method;
+    QByteArray m_target;
+    QByteArray m_rawPath;
+    QString m_path;
+    QUrlQuery m_query;
+    bool m_hasQuery = false;
+    int m_major = 1;
+    int m_minor = 1;
+    QList<QPair<QByteArray, QByteArray>> m_headers;
+    bool m_lastWasValue = false;
+    bool m_upgrade = false;
+    QByteArray m_body;
+};
+
+} // namespace Tether

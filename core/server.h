@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "config.h"
+#include "websocketviewer.h"
+
+#include <QHash>
+#include <QHostAddress>
+#include <QObject>
+#include <QPointer>
+#include <QSet>
+#include <QTimer>
+
+class QTcpServer;
+class QTcpSocket;
+class QWebSocketServer;
+
+namespace Tether {
+
+class HttpConnection;
+class SessionRegistry;
+
+/**
+ * Tether's one TCP port: the dashboard (static files from Qt resources under
+ * :/dashboard/), the REST API (/api/...), the session list event stream
+ * (/api/events) and the WebSocket attach endpoint (/ws/{id}). The contract is
+ * docs/protocol.md; this class implements it.
+ *
+ * Each connection is read by HttpConnection (libhttp-parser, bounded head and
+ * body, slow-loris timeout). Host, Origin and the access key are checked
+ * before anything else, and for WebSocket upgrades before the upgrade, so a
+ * refused handshake is a plain HTTP 401/403 (DNS rebinding: the Host check;
+ * cross-site WebSocket hijacking: the Origin check, jupyter/notebook #432,
+ * cockpit #496). Accepted upgrades go, with their head still unread, to a
+ * QWebSocketServer (NonSecureMode) through handleConnection(); each upgraded
+ * socket becomes a WebSocketViewer.
+ *
+ * Runs entirely on the thread's event loop; never blocks. Logging goes to
+ * lcServer and never includes keys, cookies or input bytes.
+ */
+class Server : public QObject
+{
+    Q_OBJECT
+public:
+    /// `registry` must outlive the server's use of it (checked with QPointer).
+    /// Uses config.bind, config.port, config.commandArgv() (default command for
+    /// POST /api/sessions), config.pingIntervalSec/pingTimeoutSec.
+    Server(SessionRegistry *registry, const Config &config, QObject *parent = nullptr);
+    ~Server() override;
+
+    /// Starts listening on config.bind:config.port (port 0: any free port).
+    /// False with *error ("cannot listen on ADDR:PORT: reason") on failure.
+    bool listen(QString *error);
+    bool isListening() const;
+    quint16 port() const;
+    /// "http://127.0.0.1:PORT/" (the bind address; IPv6 in brackets; a
+    /// wildcard bind gives the loopback address).
+    QString url() const;
+    /// The access key: 32 CSPRNG bytes, base64url without padding. Made once
+    /// per Server object.
+    QString accessKey() const { return m_key; }
+    /// url() + "?key=" + key: opening it in a browser sets the key cookie.
+    QString keyedUrl() const;
+    /// keyedUrl() + "#/s/<id>": the dashboard opens that session.
+    QString sessionUrl(const QString &id) const;
+
+    /// Writes $XDG_RUNTIME_DIR/tether/server.json (RuntimeFile) with url,
+    /// port, pid and key. False with *error on failure.
+    bool writeRuntimeFile(QString *error);
+    /// Removes server.json if it is this process's.
+    void removeRuntimeFile();
+
+    /// WebSocket keepalive: ping every `pingIntervalMs`; drop a viewer silent
+    /// for `timeoutMs`. Applies to viewers connecting afterwards.
+    void setKeepalive(int pingIntervalMs, int timeoutMs);
+    /// Backpressure watermarks (bytes queued to one viewer's socket);
+    /// default 1 MiB / 256 KiB. Applies to viewers connecting afterwards.
+    void setFlowWatermarks(qint64 highBytes, qint64 lowBytes);
+    /// Time allowed for a whole HTTP request (head + body), ms; default 10000.
+    void setRequestTimeout(int msec) { m_requestTimeoutMs = msec; }
+    /// Interval of the keep-alive comment on /api/events, ms; default 20000.
+    void setEventKeepalive(int msec);
+
+    /// Stops listening and closes every connection: viewers with 1001
+    /// "server shutting down" (they detach from their sessions), event
+    /// streams and pending HTTP requests. Sessions keep running.
+    void close();
+
+    int viewerCount() const { return int(m_viewers.size()); }
+    int httpConnectionCount() const { return int(m_http.size()); }
+    int eventStreamCount() const { return int(m_eventStreams.size()); }
+
+Q_SIGNALS:
+    /// A WebSocket viewer connected (after a successful upgrade).
+    void viewerConnected();
+    /// A WebSocket viewer's connection ended.
+    void viewerDisconnected();
+
+private:
+    struct PendingUpgrade {
+        QString id;
+        ViewerMode mode = ViewerMode::Control;
+        std::optional<quint64> resume;
+        bool badQuery = false;
+        ViewerKind kind = ViewerKind::Cli;
+        QPointer<QTcpSocket> tcp;
+    };
+
+    void onNewConnection();
+    void onHead(HttpConnection *c);
+    void onRequest(HttpConnection *c);
+    void onWebSocket();
+    void handleUpgrade(HttpConnection *c);
+    bool checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *host);
+    bool hostAllowed(const QByteArray &host, const QHostAddress &local) const;
+    bool authorized(const HttpConnection *c) const;
+    void serveStatic(HttpConnection *c, const QByteArray &host);
+    void serveApi(HttpConnection *c);
+    void createSession(HttpConnection *c);
+    void startEventStream(HttpConnection *c);
+    void scheduleEvents();
+    void broadcastEvents();
+    QByteArray sessionsEvent() const;
+    QHostAddress listenAddress() const;
+
+    QPointer<SessionRegistry> m_registry;
+    Config m_config;
+    QString m_key;
+    QTcpServer *m_tcp = nullptr;
+    QWebSocketServer *m_ws = nullptr;
+    WebSocketViewer::Options m_viewerOptions;
+    int m_requestTimeoutMs = 10000;
+    QSet<HttpConnection *> m_http;
+    QSet<HttpConnection *> m_eventStreams;
+    QSet<WebSocketViewer *> m_viewers;
+    QHash<QString, PendingUpgrade> m_pending; ///< key: "addr|port" of the peer
+    QTimer m_eventTimer;      ///< coalesces registry changes (single shot)
+    QTimer m_eventKeepalive;  ///< comment line on event streams
+    bool m_closed = false;
+};
+
+} // namespace Tether

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "viewer.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+
+namespace Tether {
+
+class Session;
+class SessionRegistry;
+
+/**
+ * The SESSION object of docs/protocol.md, shared by the REST API, the
+ * /api/events stream and anything else that describes a session:
+ * {"id", "command", "cwd", "pid", "title", "created", "state", "exit_code",
+ *  "exit_signal", "attached", "viewers", "viewer_kind", "detached_since",
+ *  "expires_in", "idle_seconds", "cols", "rows", "offset", "buffer_bytes",
+ *  "buffer_capacity"}.
+ * Times are ISO-8601 UTC ("2024-05-01T12:00:00Z"); durations in whole seconds.
+ * `registry` provides the expiry (expires_in); it may be null (then null).
+ */
+QJsonObject sessionToJson(const Session *session, const SessionRegistry *registry);
+/// {"sessions": [SESSION...]} for every session of `registry`, oldest first.
+QJsonObject sessionListJson(const SessionRegistry *registry);
+/// "browser", "local", "cli" or "other" (protocol field viewer_kind).
+QString viewerKindName(ViewerKind kind);
+
+} // namespace Tether

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "viewer.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QTcpSocket>
+#include <QTimer>
+#include <optional>
+
+class QTcpSocket;
+class QWebSocket;
+
+namespace Tether {
+
+/**
+ * A WebSocket client attached to a session: the server side of
+ * `GET /ws/{id}` (docs/protocol.md, "WebSocket").
+ *
+ * Lifetime: owns its QWebSocket. Every way out (client close, TCP error,
+ * keepalive timeout, close by the server, session killed, superseded, process
+ * exited, server shutdown, destruction) detaches from the session exactly once
+ * and ends with the socket disconnected and deleted, then this object deleted
+ * (deleteLater) after emitting finished(). A client that drops in the middle
+ * of its replay therefore leaves the session detached and reapable
+ * (hermes #110849); a reader that died never keeps the PTY's fds (hermes #54028).
+ *
+ * Backpressure (control viewer): bytes queued in the socket
+ * (QWebSocket::bytesToWrite) above the high watermark make the session pause
+ * PTY reads (Session::setViewerBlocked), resumed below the low watermark, so a
+ * fast producer cannot grow host memory through a slow client. A watcher never
+ * pauses the session: once its queue exceeds the high watermark plus what is
+ * left of its initial replay it is closed 1013 "too far behind".
+ *
+ * Keepalive: a ping every pingIntervalMs; a client silent (no pong, no
+ * message) for pingTimeoutMs is aborted without a close handshake, so
+ * "attached" never lies about a dead client (hermes #96418).
+ *
+ * Session callbacks (Viewer methods) never detach synchronously from inside
+ * the session's own loop; actions that must detach are deferred to the event
+ * loop, after the callback returns.
+ */
+class WebSocketViewer : public QObject, public Viewer
+{
+    Q_OBJECT
+public:
+    struct Options {
+        qint64 highWatermark = 1024 * 1024; ///< bytes queued → pause the session
+        qint64 lowWatermark = 256 * 1024;   ///< bytes queued → resume
+        int pingIntervalMs = 20000;
+        int pingTimeoutMs = 60000;          ///< also the bound on a close that makes no progress
+    };
+    /// Largest binary message sent (bytes): replay is split into frames this size.
+    static constexpr qsizetype kMaxSendChunk = 64 * 1024;
+    /// Largest frame and message accepted from the client (bytes); bigger → 1009.
+    static constexpr qint64 kMaxIncoming = 1024 * 1024;
+
+    /// Takes ownership of `socket` (already upgraded). `kind`: Browser when
+    /// the handshake carried an Origin header, else Cli.
+    WebSocketViewer(QWebSocket *socket, ViewerKind kind, const Options &options,
+                    QObject *parent = nullptr);
+    ~WebSocketViewer() override;
+
+    /// The TCP socket under the QWebSocket (for a graceful close: see
+    /// LingeringClose). Optional; without it a close may end in a reset.
+    void setTcpSocket(QTcpSocket *socket) { m_tcp = socket; }
+
+    /**
+     * Attaches to `session` in `mode` with the client's resume offset
+     * (nullopt: none). A null session closes 4404; `badQuery` closes 4400.
+     */
+    void start(Session *session, ViewerMode mode, std::optional<quint64> resume, bool badQuery);
+
+    /// Detaches (if attached) and closes the socket with `code` and `reason`.
+    void closeWith(int code, const QString &reason);
+
+    Session *session() const { return m_session; }
+    bool isClosing() const { return m_closing; }
+
+    // Viewer
+    void attached(Session *session, const AttachInfo &info) override;
+    void output(const char *data, qsizetype size) override;
+    void titleChanged(const QString &title) override;
+    void sizeChanged(int cols, int rows) override;
+    void exited(const ExitStatus &status) override;
+    void detached(DetachReason reason) override;
+    ViewerKind kind() const override { return m_kind; }
+    QString describe() const override { return m_describe; }
+
+Q_SIGNALS:
+    /// The socket is gone and this object is about to be deleted.
+    void finished();
+
+private:
+    void onText(const QString &message);
+    void onBinary(const QByteArray &message);
+    void onBytesWritten(qint64 bytes);
+    void onDisconnected();
+    void onPingTimer();
+    void sendText(const QJsonObject &o);
+    void checkBackpressure();
+    void closeSocket(int code, const QString &reason);
+    void closeLater(int code, const QString &reason);
+
+    QWebSocket *m_socket = nullptr;
+    QPointer<QTcpSocket> m_tcp;
+    int m_lingerFd = -1;         ///< dup of the TCP socket while we close it
+    bool m_aborted = false;      ///< dropped without a graceful close
+    QPointer<Session> m_session;
+    ViewerKind m_kind;
+    QString m_describe;
+    Options m_options;
+    ViewerMode m_mode = ViewerMode::Control;
+    int m_inCallback = 0;        ///< > 0 while the session calls us
+    bool m_blocked = false;      ///< we told the session we are blocked
+    bool m_closing = false;
+    bool m_finished = false;
+    bool m_pendingClose = false;
+    qint64 m_replayAllowance = 0; ///< watcher: replay bytes not yet written
+    QElapsedTimer m_lastSeen;
+    QTimer m_pingTimer;
+    QTimer m_lingerTimer;
+};
+
+} // namespace Tether

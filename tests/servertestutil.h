@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Helpers for the server tests: a registry + Server on port 0, raw HTTP
+// requests, a recording QWebSocket client and a raw WebSocket client that can
+// stop reading or stop answering pings. Everything waits by spinning the
+// event loop (QSignalSpy::wait / QTRY_*), never by sleeping.
+#pragma once
+
+#include "registry.h"
+#include "server.h"
+#include "session.h"
+
+#include <QCryptographicHash>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QHostAddress>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkRequest>
+#include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QTcpSocket>
+#include <QTest>
+#include <QWebSocket>
+#include <memory>
+
+namespace ServerTest {
+
+using Headers = QList<QPair<QByteArray, QByteArray>>;
+
+/// A parsed HTTP response.
+struct HttpReply {
+    int status = 0;
+    Headers headers;
+    QByteArray body;
+    QByteArray raw;
+    bool closed = false; ///< the server closed the connection
+
+    QByteArray header(const QByteArray &name) const
+    {
+        QByteArray out;
+        for (const auto &h : headers)
+            if (h.first.toLower() == name.toLower())
+                out = out.isEmpty() ? h.second : out + ", " + h.second;
+        return out;
+    }
+    QJsonObject json() const { return QJsonDocument::fromJson(body).object(); }
+};
+
+inline HttpReply parseReply(const QByteArray &raw)
+{
+    HttpReply r;
+    r.raw = raw;
+    const int end = raw.indexOf("\r\n\r\n");
+    if (end < 0)
+        return r;
+    const QList<QByteArray> lines = raw.left(end).split('\n');
+    const QList<QByteArray> statusLine = lines.value(0).trimmed().split(' ');
+    r.status = statusLine.value(1).toInt();
+    for (int i = 1; i < lines.size(); ++i) {
+        const int colon = lines.at(i).indexOf(':');
+        if (colon > 0)
+            r.headers.append(qMakePair(lines.at(i).left(colon).trimmed(), lines.at(i).mid(colon + 1).trimmed()));
+    }
+    r.body = raw.mid(end + 4);
+    return r;
+}
+
+/// Sends `request` as is and reads until the server closes (or timeout).
+inline HttpReply rawHttp(quint16 port, const QByteArray &request, int timeoutMs = 5000)
+{
+    QTcpSocket s;
+    QByteArray buf;
+    QObject::connect(&s, &QTcpSocket::readyRead, [&]() { buf += s.readAll(); });
+    QSignalSpy connected(&s, &QTcpSocket::connected);
+    QSignalSpy disconnected(&s, &QTcpSocket::disconnected);
+    s.connectToHost(QHostAddress::LocalHost, port);
+    if (!connected.wait(timeoutMs))
+        return HttpReply();
+    s.write(request);
+    bool closed = disconnected.count() > 0 || disconnected.wait(timeoutMs);
+    buf += s.readAll();
+    HttpReply r = parseReply(buf);
+    r.closed = closed;
+    return r;
+}
+
+/// A registry with short teardown and a Server on 127.0.0.1, port 0.
+struct Fixture {
+    std::unique_ptr<Tether::SessionRegistry> registry;
+    std::unique_ptr<Tether::Server> server;
+    QByteArray key;
+    quint16 port = 0;
+
+    bool start(const Tether::Limits &limits = Tether::Limits())
+    {
+        registry.reset(new Tether::SessionRegistry(limits));
+        registry->setTeardownGrace(200);
+        Tether::Config config;
+        config.bind = QStringLiteral("127.0.0.1");
+        config.port = 0;
+        config.limits = limits;
+        server.reset(new Tether::Server(registry.get(), config));
+        QString error;
+        if (!server->listen(&error)) {
+            qWarning() << error;
+            return false;
+        }
+        port = server->port();
+        key = server->accessKey().toLatin1();
+        return true;
+    }
+    void stop()
+    {
+        server.reset();
+        registry.reset();
+    }
+    QByteArray host() const { return "127.0.0.1:" + QByteArray::number(port); }
+
+    /// A request with Host 127.0.0.1:PORT, the bearer key (if `auth`),
+    /// `extra` headers and an optional body.
+    QByteArray build(const QByteArray &method, const QByteArray &target, const QByteArray &body = QByteArray(),
+                     const Headers &extra = Headers(), bool auth = true, bool withHost = true) const
+    {
+        QByteArray r = method + ' ' + target + " HTTP/1.1\r\n";
+        if (withHost)
+            r += "Host: " + host() + "\r\n";
+        if (auth)
+            r += "Authorization: Bearer " + key + "\r\n";
+        for (const auto &h : extra)
+            r += h.first + ": " + h.second + "\r\n";
+        if (!body.isNull())
+            r += "Content-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n";
+        r += "\r\n" + body;
+        return r;
+    }
+    HttpReply http(const QByteArray &method, const QByteArray &target, const QByteArray &body = QByteArray(),
+                   const Headers &extra = Headers(), bool auth = true) const
+    {
+        return rawHttp(port, build(method, target, body, extra, auth));
+    }
+
+    /// Creates a session through the registry directly.
+    Tether::Session *spawn(const QStringList &argv = {QStringLiteral("/bin/sh")}, int cols = 80, int rows = 24)
+    {
+        Tether::SpawnOptions o;
+        o.argv = argv;
+        o.cols = cols;
+        o.rows = rows;
+        o.extraEnv = QStringList{QStringLiteral("PS1=$ ")}; // same prompt for root and users
+        QString error;
+        Tether::Session *s = registry->create(o, nullptr, &error);
+        if (!s)
+            qWarning() << "spawn failed:" << error;
+        return s;
+    }
+};
+
+/// Detaches a stack-allocated test viewer when the test returns, even early.
+struct DetachGuard {
+    Tether::Session *session;
+    Tether::Viewer *viewer;
+    ~DetachGuard() { if (session) session->detach(viewer); }
+};
+
+/// A QWebSocket client that records everything in order.
+class WsClient : public QObject
+{
+public:
+    struct Event {
+        bool text = false;
+        QByteArray data;
+    };
+    QWebSocket ws;
+    QList<Event> events;
+    QJsonObject attachedMsg;
+    QByteArray bytes;          ///< all binary payload after "attached" (prelude included)
+    bool connected = false;
+    bool disconnected = false;
+    int closeCode = -1;
+    QString closeReason;
+
+    explicit WsClient(const QString &origin = QString())
+        : ws(origin, QWebSocketProtocol::VersionLatest)
+    {
+        connect(&ws, &QWebSocket::connected, this, [this]() { connected = true; });
+        connect(&ws, &QWebSocket::disconnected, this, [this]() {
+            disconnected = true;
+            closeCode = int(ws.closeCode());
+            closeReason = ws.closeReason();
+        });
+        connect(&ws, &QWebSocket::textMessageReceived, this, [this](const QString &m) {
+            events.append({true, m.toUtf8()});
+            const QJsonObject o = QJsonDocument::fromJson(m.toUtf8()).object();
+            if (o.value(QStringLiteral("type")).toString() == QLatin1String("attached") && attachedMsg.isEmpty())
+                attachedMsg = o;
+        });
+        connect(&ws, &QWebSocket::binaryMessageReceived, this, [this](const QByteArray &m) {
+            events.append({false, m});
+            bytes += m;
+        });
+    }
+    void open(quint16 port, const QString &pathAndQuery, const QByteArray &key)
+    {
+        QNetworkRequest req(QUrl(QStringLiteral("ws://127.0.0.1:%1%2").arg(port).arg(pathAndQuery)));
+        if (!key.isEmpty())
+            req.setRawHeader("Authorization", "Bearer " + key);
+        ws.open(req);
+    }
+    bool gotAttached() const { return !attachedMsg.isEmpty(); }
+    qint64 num(const char *field) const { return qint64(attachedMsg.value(QLatin1String(field)).toDouble(-1)); }
+    /// Binary payload after the prelude (the replay and live bytes).
+    QByteArray stream() const { return bytes.mid(int(num("prelude_bytes"))); }
+    QList<QJsonObject> texts() const
+    {
+        QList<QJsonObject> out;
+        for (const Event &e : events)
+            if (e.text)
+                out.append(QJsonDocument::fromJson(e.data).object());
+        return out;
+    }
+    QList<QJsonObject> textsOfType(const QString &type) const
+    {
+        QList<QJsonObject> out;
+        for (const QJsonObject &o : texts())
+            if (o.value(QStringLiteral("type")).toString() == type)
+                out.append(o);
+        return out;
+    }
+    void sendText(const QByteArray &json) { ws.sendTextMessage(QString::fromUtf8(json)); }
+    void sendInput(const QByteArray &data) { ws.sendBinaryMessage(data); }
+};
+
+/// A WebSocket client on a raw QTcpSocket: it can stop reading (the socket's
+/// read buffer then fills and the kernel buffers behind it) and never answers
+/// pings unless asked.
+class RawWs : public QObject
+{
+public:
+    QTcpSocket sock;
+    QByteArray in;          ///< received, not yet parsed
+    bool reading = true;
+    qint64 received = 0;    ///< bytes taken from the socket after the handshake
+    bool upgraded = false;
+    int status = 0;
+
+    struct Frame {
+        int opcode = 0;
+        QByteArray payload;
+    };
+
+    RawWs()
+    {
+        connect(&sock, &QTcpSocket::readyRead, this, [this]() { pump(); });
+    }
+    void pump()
+    {
+        if (!reading)
+            return;
+        const QByteArray d = sock.readAll();
+        in += d;
+        if (upgraded)
+            received += d.size();
+    }
+    /// Connects and upgrades; true on "101".
+    bool handshake(quint16 port, const QByteArray &target, const QByteArray &key, int timeoutMs = 5000)
+    {
+        QSignalSpy connected(&sock, &QTcpSocket::connected);
+        sock.connectToHost(QHostAddress::LocalHost, port);
+        if (!connected.wait(timeoutMs))
+            return false;
+        QByteArray nonce(16, '\0');
+        for (char &c : nonce)
+            c = char(QRandomGenerator::global()->bounded(256));
+        QByteArray r = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port)
+            + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+              "Sec-WebSocket-Key: " + nonce.toBase64() + "\r\n";
+        if (!key.isEmpty())
+            r += "Authorization: Bearer " + key + "\r\n";
+        r += "\r\n";
+        sock.write(r);
+        QElapsedTimer t;
+        t.start();
+        while (in.indexOf("\r\n\r\n") < 0 && t.elapsed() < timeoutMs && sock.state() == QAbstractSocket::ConnectedState)
+            QTest::qWait(5);
+        const int end = in.indexOf("\r\n\r\n");
+        if (end < 0)
+            return false;
+        status = in.mid(9, 3).toInt();
+        in.remove(0, end + 4);
+        upgraded = status == 101;
+        received = in.size();
+        return upgraded;
+    }
+    /// Parses the next complete server frame from `in` (server frames are
+    /// unmasked). False when none is complete yet.
+    bool nextFrame(Frame *f)
+    {
+        if (in.size() < 2)
+            return false;
+        const uchar b0 = uchar(in.at(0));
+        const uchar b1 = uchar(in.at(1));
+        quint64 len = b1 & 0x7f;
+        int pos = 2;
+        if (len == 126) {
+            if (in.size() < 4)
+                return false;
+            len = (quint64(uchar(in.at(2))) << 8) | uchar(in.at(3));
+            pos = 4;
+        } else if (len == 127) {
+            if (in.size() < 10)
+                return false;
+            len = 0;
+            for (int i = 0; i < 8; ++i)
+                len = (len << 8) | uchar(in.at(2 + i));
+            pos = 10;
+        }
+        if (quint64(in.size()) < pos + len)
+            return false;
+        f->opcode = b0 & 0x0f;
+        f->payload = in.mid(pos, int(len));
+        in.remove(0, pos + int(len));
+        return true;
+    }
+    void sendFrame(int opcode, const QByteArray &payload)
+    {
+        QByteArray f;
+        f.append(char(0x80 | opcode));
+        const quint32 mask = QRandomGenerator::global()->generate();
+        if (payload.size() < 126) {
+            f.append(char(0x80 | payload.size()));
+        } else if (payload.size() < 65536) {
+            f.append(char(0x80 | 126));
+            f.append(char(payload.size() >> 8));
+            f.append(char(payload.size() & 0xff));
+        } else {
+            f.append(char(0x80 | 127));
+            for (int i = 7; i >= 0; --i)
+                f.append(char((quint64(payload.size()) >> (8 * i)) & 0xff));
+        }
+        const char m[4] = {char(mask >> 24), char(mask >> 16), char(mask >> 8), char(mask)};
+        f.append(m, 4);
+        for (int i = 0; i < payload.size(); ++i)
+            f.append(char(payload.at(i) ^ m[i % 4]));
+        sock.write(f);
+    }
+};
+
+inline QByteArray readFile(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+} // namespace ServerTest

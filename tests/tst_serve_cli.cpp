@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `tether serve` as a real process: options, the printed line, the runtime
+// file, a login shell a WebSocket client attaches to, leaves and resumes with
+// nothing lost, and a clean SIGTERM/SIGINT shutdown that leaves no process.
+#include "servertestutil.h"
+#include "testutil.h"
+
+#include <QJsonArray>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include <csignal>
+#include <sys/stat.h>
+
+using namespace ServerTest;
+
+namespace {
+#ifdef TETHER_BINARY
+const QString kTether = QStringLiteral(TETHER_BINARY);
+#else
+const QString kTether;
+#endif
+
+struct Serve {
+    QTemporaryDir dir;
+    QProcess proc;
+    QByteArray out;
+    QByteArray err;
+    quint16 port = 0;
+    QByteArray key;
+
+    Serve()
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        QDir(dir.path()).mkpath(QStringLiteral("run"));
+        QDir(dir.path()).mkpath(QStringLiteral("config"));
+        QDir(dir.path()).mkpath(QStringLiteral("home"));
+        ::chmod(QFile::encodeName(dir.path() + QStringLiteral("/run")).constData(), 0700);
+        env.insert(QStringLiteral("XDG_RUNTIME_DIR"), dir.path() + QStringLiteral("/run"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path() + QStringLiteral("/config"));
+        env.insert(QStringLiteral("HOME"), dir.path() + QStringLiteral("/home"));
+        env.insert(QStringLiteral("PS1"), QStringLiteral("$ "));
+        env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("tether.*.debug=false"));
+        proc.setProcessEnvironment(env);
+        QObject::connect(&proc, &QProcess::readyReadStandardOutput, [this]() { out += proc.readAllStandardOutput(); });
+        QObject::connect(&proc, &QProcess::readyReadStandardError, [this]() { err += proc.readAllStandardError(); });
+    }
+    ~Serve()
+    {
+        if (proc.state() != QProcess::NotRunning) {
+            proc.kill();
+            proc.waitForFinished(5000); // safety net only; tests end it themselves
+        }
+    }
+    QString runtimeFile() const { return dir.path() + QStringLiteral("/run/tether/server.json"); }
+    bool start(const QStringList &args)
+    {
+        proc.start(kTether, QStringList{QStringLiteral("serve")} + args);
+        return proc.waitForStarted(5000);
+    }
+    /// Waits for the one stdout line and parses it.
+    bool waitLine()
+    {
+        QElapsedTimer t;
+        t.start();
+        while (!out.contains('\n') && t.elapsed() < 10000 && proc.state() == QProcess::Running)
+            QSignalSpy(&proc, &QProcess::readyReadStandardOutput).wait(200);
+        const QRegularExpressionMatch m = QRegularExpression(
+            QStringLiteral("^Tether is serving http://127\\.0\\.0\\.1:(\\d+)/\\?key=([A-Za-z0-9_-]{43})\\n$"))
+                                              .match(QString::fromUtf8(out));
+        if (!m.hasMatch())
+            return false;
+        port = quint16(m.captured(1).toUInt());
+        key = m.captured(2).toLatin1();
+        return true;
+    }
+    HttpReply http(const QByteArray &method, const QByteArray &target, const QByteArray &body = QByteArray()) const
+    {
+        QByteArray r = method + ' ' + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port)
+            + "\r\nAuthorization: Bearer " + key + "\r\n";
+        if (!body.isNull())
+            r += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
+        return rawHttp(port, r + "\r\n" + body);
+    }
+    bool waitFinished(int ms = 15000)
+    {
+        return proc.state() == QProcess::NotRunning || QSignalSpy(&proc, QOverload<int, QProcess::ExitStatus>::of(&QProcess::finished)).wait(ms);
+    }
+};
+} // namespace
+
+class TestServeCli : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (kTether.isEmpty())
+            QSKIP("the tether executable is not built in this tree (app/ skipped)");
+        QVERIFY(QFileInfo(kTether).isExecutable());
+    }
+
+    void helpVersionAndBadOptions()
+    {
+        {
+            Serve s;
+            QVERIFY(s.start({QStringLiteral("--help")}));
+            QVERIFY(s.waitFinished());
+            QCOMPARE(s.proc.exitCode(), 0);
+            for (const char *opt : {"--bind", "--port", "--ttl", "--buffer-size", "--max-sessions", "--command", "--help", "--version"})
+                QVERIFY2(s.out.contains(opt), opt);
+        }
+        {
+            Serve s;
+            QVERIFY(s.start({QStringLiteral("--version")}));
+            QVERIFY(s.waitFinished());
+            QCOMPARE(s.proc.exitCode(), 0);
+            QVERIFY(s.out.contains("tether"));
+        }
+        const QList<QStringList> bad = {
+            {QStringLiteral("--port"), QStringLiteral("70000")},
+            {QStringLiteral("--ttl"), QStringLiteral("-1")},
+            {QStringLiteral("--buffer-size"), QStringLiteral("1K")},
+            {QStringLiteral("--buffer-size"), QStringLiteral("lots")},
+            {QStringLiteral("--max-sessions"), QStringLiteral("0")},
+            {QStringLiteral("--bogus")},
+            {QStringLiteral("extra")},
+        };
+        for (const QStringList &args : bad) {
+            Serve s;
+            QVERIFY(s.start(args));
+            QVERIFY(s.waitFinished());
+            QVERIFY2(s.proc.exitCode() == 2, qPrintable(args.join(QLatin1Char(' '))));
+            QVERIFY(s.out.isEmpty());
+            QVERIFY(!s.err.isEmpty());
+            QVERIFY(!QFile::exists(s.runtimeFile()));
+        }
+        {
+            Serve s;
+            QVERIFY(s.start({QStringLiteral("--bind"), QStringLiteral("not-an-address"), QStringLiteral("--port"), QStringLiteral("0")}));
+            QVERIFY(s.waitFinished());
+            QCOMPARE(s.proc.exitCode(), 1);
+            QVERIFY(s.err.contains("bind"));
+        }
+    }
+
+    void serveAttachLeaveResumeAndTerminate()
+    {
+        Serve s;
+        QVERIFY(s.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--ttl"), QStringLiteral("60"),
+                         QStringLiteral("--buffer-size"), QStringLiteral("2M"), QStringLiteral("--max-sessions"), QStringLiteral("5")}));
+        QVERIFY2(s.waitLine(), s.out.constData());
+
+        // The runtime file: 0700 directory, 0600 file, the same url/port/key and our pid.
+        struct stat st;
+        QCOMPARE(::stat(QFile::encodeName(s.dir.path() + QStringLiteral("/run/tether")).constData(), &st), 0);
+        QCOMPARE(int(st.st_mode & 07777), 0700);
+        QCOMPARE(::stat(QFile::encodeName(s.runtimeFile()).constData(), &st), 0);
+        QCOMPARE(int(st.st_mode & 07777), 0600);
+        const QJsonObject rt = QJsonDocument::fromJson(readFile(s.runtimeFile())).object();
+        QCOMPARE(rt.value(QStringLiteral("url")).toString(), QStringLiteral("http://127.0.0.1:%1/").arg(s.port));
+        QCOMPARE(rt.value(QStringLiteral("port")).toInt(), int(s.port));
+        QCOMPARE(rt.value(QStringLiteral("key")).toString(), QString::fromLatin1(s.key));
+        QCOMPARE(qint64(rt.value(QStringLiteral("pid")).toDouble()), s.proc.processId());
+
+        // A real login shell (the default command), in the home directory.
+        HttpReply r = s.http("POST", "/api/sessions", "");
+        QCOMPARE(r.status, 201);
+        const QString id = r.json().value(QStringLiteral("id")).toString();
+        const pid_t shell = pid_t(r.json().value(QStringLiteral("pid")).toDouble());
+        QVERIFY(shell > 0);
+        QVERIFY(r.json().value(QStringLiteral("cwd")).toString().startsWith(QLatin1Char('/'))); // the home directory
+        QCOMPARE(qint64(r.json().value(QStringLiteral("buffer_capacity")).toDouble()), qint64(2 * 1024 * 1024));
+        QCOMPARE(qint64(r.json().value(QStringLiteral("expires_in")).toDouble()), qint64(60));
+
+        WsClient a;
+        a.open(s.port, QStringLiteral("/ws/") + id, s.key);
+        QTRY_VERIFY(a.gotAttached());
+        a.sendInput("echo hello-$((6*7))\n");
+        QTRY_VERIFY(a.stream().contains("hello-42\r\n"));
+        // Leave while the shell will still print something.
+        a.sendInput("sleep 0.5; echo later-$((1+1))\n");
+        QTRY_VERIFY(a.stream().contains("echo later"));
+        a.ws.close();
+        QTRY_VERIFY(a.disconnected);
+        const qint64 have = a.num("replay_from") + a.stream().size();
+        QTRY_VERIFY(!s.http("GET", "/api/sessions/" + id.toLatin1()).json().value(QStringLiteral("attached")).toBool(true));
+
+        // Resume: exactly the missing bytes.
+        WsClient b;
+        b.open(s.port, QStringLiteral("/ws/%1?resume=%2").arg(id).arg(have), s.key);
+        QTRY_VERIFY(b.gotAttached());
+        QCOMPARE(b.attachedMsg.value(QStringLiteral("reset")).toBool(), false);
+        QCOMPARE(b.num("replay_from"), have);
+        QTRY_VERIFY_WITH_TIMEOUT(b.stream().contains("later-2\r\n"), 10000);
+        b.sendInput("echo done\n");
+        QTRY_VERIFY(b.stream().contains("done\r\n"));
+        const QByteArray combined = a.stream() + b.stream();
+        WsClient all;
+        all.open(s.port, QStringLiteral("/ws/%1?mode=watch").arg(id), s.key);
+        QTRY_VERIFY(all.gotAttached());
+        QTRY_VERIFY(all.stream().size() >= combined.size());
+        QCOMPARE(all.stream().left(combined.size()), combined); // nothing lost, nothing twice
+        QCOMPARE(TestUtil::processState(shell) != 0, true);
+
+        // SIGTERM: every session torn down, viewers closed, file removed, exit 0.
+        s.proc.terminate();
+        QVERIFY(s.waitFinished());
+        QCOMPARE(s.proc.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(s.proc.exitCode(), 0);
+        QTRY_VERIFY(b.disconnected);
+        QCOMPARE(b.closeCode, 1001);
+        QCOMPARE(b.closeReason, QStringLiteral("server shutting down"));
+        QTRY_COMPARE(TestUtil::processState(shell), char(0));
+        QVERIFY(!QFile::exists(s.runtimeFile()));
+        QCOMPARE(s.out.count('\n'), 1);
+    }
+
+    void sigintAndBusyPort()
+    {
+        Serve a;
+        QVERIFY(a.start({QStringLiteral("--port"), QStringLiteral("0")}));
+        QVERIFY(a.waitLine());
+        // A second server on the same port fails cleanly and leaves a's file alone.
+        {
+            Serve b;
+            QVERIFY(b.start({QStringLiteral("--port"), QString::number(a.port)}));
+            QVERIFY(b.waitFinished());
+            QCOMPARE(b.proc.exitCode(), 1);
+            QVERIFY(b.err.contains("cannot listen"));
+            QVERIFY(b.out.isEmpty());
+        }
+        QVERIFY(QFile::exists(a.runtimeFile()));
+        HttpReply r = a.http("POST", "/api/sessions", R"({"command":["/bin/sh","-c","trap '' HUP; exec sleep 300"]})");
+        QCOMPARE(r.status, 201);
+        const pid_t child = pid_t(r.json().value(QStringLiteral("pid")).toDouble());
+        // Wait until it ignores SIGHUP (exec'd sleep), so teardown must escalate.
+        QTRY_COMPARE(readFile(QStringLiteral("/proc/%1/comm").arg(child)), QByteArray("sleep\n"));
+        QElapsedTimer t;
+        t.start();
+        QVERIFY(::kill(pid_t(a.proc.processId()), SIGINT) == 0);
+        QVERIFY(a.waitFinished(20000)); // SIGHUP ignored: SIGTERM after the grace period
+        QVERIFY(t.elapsed() >= 1500);
+        QCOMPARE(a.proc.exitCode(), 0);
+        QTRY_COMPARE(TestUtil::processState(child), char(0));
+        QVERIFY(!QFile::exists(a.runtimeFile()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestServeCli)
+#include "tst_serve_cli.moc"

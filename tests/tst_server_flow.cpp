@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// WebSocket lifetime and flow: keepalive drop, backpressure bound with a
+// client that stops reading, watchers too far behind, input stall, clients
+// leaving in the middle of their replay, server close / shutdown, and no fd
+// leak over many connections.
+#include "servertestutil.h"
+#include "testutil.h"
+
+#include <QElapsedTimer>
+#include <QTimer>
+
+using namespace Tether;
+using namespace ServerTest;
+
+namespace {
+QString wsPath(const Session *s, const QString &query = QString())
+{
+    return QStringLiteral("/ws/") + s->id() + (query.isEmpty() ? QString() : QStringLiteral("?") + query);
+}
+
+/// Spins the event loop for `ms` (no sleeping: timers, sockets and PTYs run).
+void spin(int ms)
+{
+    QTimer t;
+    t.setSingleShot(true);
+    QSignalSpy spy(&t, &QTimer::timeout);
+    t.start(ms);
+    spy.wait(ms + 5000);
+}
+
+qint64 rssKiB()
+{
+    const QByteArray status = readFile(QStringLiteral("/proc/self/status"));
+    const int i = status.indexOf("VmRSS:");
+    return i < 0 ? -1 : status.mid(i + 6, status.indexOf('\n', i) - i - 6).trimmed().split(' ').value(0).toLongLong();
+}
+
+/// Checks a stream of `yes` output ("y\r\n" repeated) chunk by chunk.
+struct YesChecker {
+    qint64 seen = 0;
+    int phase = -1;
+    bool ok = true;
+    void feed(const QByteArray &d)
+    {
+        static const char pattern[3] = {'y', '\r', '\n'};
+        for (char c : d) {
+            if (phase < 0)
+                phase = c == 'y' ? 0 : c == '\r' ? 1 : 2;
+            if (c != pattern[(phase + seen) % 3])
+                ok = false;
+            ++seen;
+        }
+    }
+};
+} // namespace
+
+class TestServerFlow : public QObject
+{
+    Q_OBJECT
+private:
+    Fixture f;
+
+private Q_SLOTS:
+    void init() { QVERIFY(f.start()); }
+    void cleanup() { f.stop(); }
+
+    void keepaliveDropsSilentClient()
+    {
+        f.server->setKeepalive(100, 400);
+        Session *s = f.spawn();
+        QVERIFY(s);
+        RawWs raw; // reads, but never answers a ping
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        QTRY_COMPARE(s->viewerCount(), 1);
+        QSignalSpy gone(&raw.sock, &QTcpSocket::disconnected);
+        QVERIFY(gone.wait(3000));
+        QCOMPARE(s->viewerCount(), 0);
+        QVERIFY(!s->controlViewer());
+        QCOMPARE(s->state(), Session::State::Running);
+        QTRY_COMPARE(f.server->viewerCount(), 0);
+        QCOMPARE(f.http("GET", "/api/sessions/" + s->id().toLatin1()).json().value(QStringLiteral("attached")).toBool(true), false);
+        // It was pinged.
+        int pings = 0;
+        RawWs::Frame fr;
+        while (raw.nextFrame(&fr))
+            pings += fr.opcode == 0x9;
+        QVERIFY(pings >= 2);
+
+        // A client that answers pings (QWebSocket does so by itself) stays.
+        WsClient alive;
+        alive.open(f.port, wsPath(s), f.key);
+        QTRY_VERIFY(alive.gotAttached());
+        QSignalSpy aliveGone(&alive.ws, &QWebSocket::disconnected);
+        QVERIFY(!aliveGone.wait(1500));
+        QCOMPARE(s->viewerCount(), 1);
+    }
+
+    void backpressureBoundsMemory()
+    {
+        f.server->setFlowWatermarks(256 * 1024, 64 * 1024);
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec yes")});
+        QVERIFY(s);
+        QTRY_VERIFY(s->offset() > 2 * 1024 * 1024); // no viewer: full speed into the ring
+
+        RawWs raw;
+        raw.sock.setReadBufferSize(64 * 1024);
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        raw.reading = false; // the client stops reading
+        const qint64 rss0 = rssKiB();
+        // The session stops reading the PTY (`yes` blocks in write(2)) once the
+        // kernel's socket buffers and the server's queue are full.
+        quint64 last = s->offset();
+        QElapsedTimer stable;
+        stable.start();
+        auto settled = [&]() {
+            if (s->offset() != last) {
+                last = s->offset();
+                stable.restart();
+            }
+            return stable.elapsed() > 500;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(settled(), 15000);
+        const quint64 paused = s->offset();
+        QVERIFY(!s->process()->isReadEnabled());
+        // In flight: the server's queue (<= high watermark + one read), the
+        // kernel's socket buffers both ends, the client's 64 KiB buffer.
+        const qint64 inFlight = qint64(paused) - raw.received;
+        qInfo() << "in flight while paused:" << inFlight << "bytes; RSS growth" << rssKiB() - rss0 << "KiB";
+        QVERIFY2(inFlight < 16 * 1024 * 1024, qPrintable(QString::number(inFlight)));
+        QVERIFY2(rssKiB() - rss0 < 32 * 1024, qPrintable(QString::number(rssKiB() - rss0)));
+        // It stays bounded (the kernel may still grow its buffers a little).
+        spin(500);
+        QVERIFY(qint64(s->offset()) - raw.received < 16 * 1024 * 1024);
+        QCOMPARE(s->viewerCount(), 1); // still attached: nothing is dropped for the control viewer
+
+        // Resume reading: everything arrives in order, and output flows again.
+        raw.reading = true;
+        raw.pump();
+        YesChecker check;
+        qint64 replayFrom = -1;
+        auto drain = [&]() {
+            raw.pump();
+            RawWs::Frame fr;
+            while (raw.nextFrame(&fr)) {
+                if (fr.opcode == 0x1) {
+                    const QJsonObject o = QJsonDocument::fromJson(fr.payload).object();
+                    if (o.value(QStringLiteral("type")).toString() == QLatin1String("attached")) {
+                        replayFrom = qint64(o.value(QStringLiteral("replay_from")).toDouble());
+                        if (o.value(QStringLiteral("prelude_bytes")).toInt() != 0)
+                            check.ok = false;
+                    }
+                } else if (fr.opcode == 0x2 || fr.opcode == 0x0) {
+                    check.feed(fr.payload);
+                }
+            }
+            return replayFrom >= 0 && quint64(replayFrom + check.seen) > paused + 4 * 1024 * 1024;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(drain(), 20000);
+        QVERIFY(check.ok);
+        QVERIFY(s->offset() > paused);
+
+        // The client goes: reads resume at full speed.
+        raw.sock.abort();
+        QTRY_COMPARE(s->viewerCount(), 0);
+        QTRY_VERIFY(s->process()->isReadEnabled());
+    }
+
+    void watcherTooFarBehind()
+    {
+        f.server->setFlowWatermarks(256 * 1024, 64 * 1024);
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec yes")});
+        QVERIFY(s);
+        RawWs raw;
+        raw.sock.setReadBufferSize(64 * 1024);
+        QVERIFY(raw.handshake(f.port, wsPath(s, QStringLiteral("mode=watch")).toLatin1(), f.key));
+        raw.reading = false;
+        // A watcher never pauses the session...
+        QTRY_COMPARE_WITH_TIMEOUT(s->viewerCount(), 0, 10000);
+        QVERIFY(s->process()->isReadEnabled());
+        // ...it is closed 1013 once it falls behind.
+        raw.reading = true;
+        int closeCode = -1;
+        QByteArray reason;
+        auto readClose = [&]() {
+            raw.pump();
+            RawWs::Frame fr;
+            while (raw.nextFrame(&fr)) {
+                if (fr.opcode == 0x8 && fr.payload.size() >= 2) {
+                    closeCode = (uchar(fr.payload.at(0)) << 8) | uchar(fr.payload.at(1));
+                    reason = fr.payload.mid(2);
+                }
+            }
+            return closeCode >= 0;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(readClose(), 20000);
+        QCOMPARE(closeCode, 1013);
+        QCOMPARE(reason, QByteArray("too far behind"));
+        QTRY_COMPARE(f.server->viewerCount(), 0);
+    }
+
+    void inputStalled()
+    {
+        // The program never reads its input; a large paste must neither block
+        // nor grow memory. (A raw client: Qt's own client rejects close code
+        // 1013 as "invalid" and reports 1002, see docs/protocol.md.)
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("stty raw -echo; exec sleep 60")});
+        QVERIFY(s);
+        RawWs raw;
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        QTRY_COMPARE(s->viewerCount(), 1);
+        const QByteArray chunk(64 * 1024, 'p');
+        int closeCode = -1;
+        QByteArray reason;
+        auto readClose = [&]() {
+            raw.pump();
+            RawWs::Frame fr;
+            while (raw.nextFrame(&fr)) {
+                if (fr.opcode == 0x8 && fr.payload.size() >= 2) {
+                    closeCode = (uchar(fr.payload.at(0)) << 8) | uchar(fr.payload.at(1));
+                    reason = fr.payload.mid(2);
+                }
+            }
+            return closeCode >= 0;
+        };
+        // The kernel takes a few KiB before write(2) says EAGAIN; then the
+        // 1 MiB queue fills. Keep pasting (the client keeps sending while the
+        // server closes: the close frame must still arrive, not a reset).
+        for (int i = 0; i < 64 && !readClose(); ++i) {
+            raw.sendFrame(0x2, chunk);
+            QTRY_VERIFY(raw.sock.bytesToWrite() < 256 * 1024 || readClose() || raw.sock.state() != QAbstractSocket::ConnectedState);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(readClose(), 10000);
+        QVERIFY2(closeCode == 1013, qPrintable(QString::number(closeCode) + QLatin1Char(' ') + QString::fromUtf8(reason)));
+        QCOMPARE(reason, QByteArray("input stalled"));
+        QCOMPARE(s->state(), Session::State::Running);
+        QTRY_COMPARE(s->viewerCount(), 0);
+        QVERIFY(s->process()->pendingInput() <= kMaxPendingInput);
+    }
+
+    void exitWhileClientFloods()
+    {
+        // The client keeps sending (keystrokes, a paste) and reads slowly
+        // while the program prints its last 3 MB and exits. Closing the
+        // connection with unread input would make the kernel send a reset and
+        // drop the queued tail, the exit message and the close frame.
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("stty raw -echo; read x; head -c 3000000 /dev/zero | tr '\\000' e; exit 5")});
+        QVERIFY(s);
+        RawWs raw;
+        raw.sock.setReadBufferSize(64 * 1024);
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        QTRY_COMPARE(s->viewerCount(), 1);
+        raw.reading = false;
+        raw.sendFrame(0x2, "go\n");
+        QTimer flood;
+        connect(&flood, &QTimer::timeout, &raw, [&raw]() {
+            if (raw.sock.state() == QAbstractSocket::ConnectedState && raw.sock.bytesToWrite() < 64 * 1024)
+                raw.sendFrame(0x2, QByteArray(8192, 'k'));
+        });
+        flood.start(2);
+        QTRY_COMPARE_WITH_TIMEOUT(s->state(), Session::State::Exited, 15000);
+        QTRY_COMPARE(s->viewerCount(), 0); // exit sent, close started
+        spin(200);
+
+        raw.reading = true;
+        QByteArray stream;
+        QList<QByteArray> texts;
+        int closeCode = -1;
+        auto readAll = [&]() {
+            raw.pump();
+            RawWs::Frame fr;
+            while (raw.nextFrame(&fr)) {
+                if (fr.opcode == 0x1)
+                    texts.append(fr.payload);
+                else if (fr.opcode == 0x2 || fr.opcode == 0x0)
+                    stream += fr.payload;
+                else if (fr.opcode == 0x8 && fr.payload.size() >= 2)
+                    closeCode = (uchar(fr.payload.at(0)) << 8) | uchar(fr.payload.at(1));
+            }
+            return closeCode >= 0 || raw.sock.state() != QAbstractSocket::ConnectedState;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(readAll(), 20000);
+        readAll();
+        flood.stop();
+        QCOMPARE(closeCode, 4410);
+        QVERIFY(stream.endsWith(QByteArray(3000000, 'e')));
+        QVERIFY(!texts.isEmpty());
+        const QJsonObject exit = QJsonDocument::fromJson(texts.last()).object();
+        QCOMPARE(exit.value(QStringLiteral("type")).toString(), QStringLiteral("exit"));
+        QCOMPARE(exit.value(QStringLiteral("code")).toInt(), 5);
+    }
+
+    void disconnectDuringReplay()
+    {
+        f.stop();
+        Limits limits;
+        limits.bufferCapacity = 8 * 1024 * 1024;
+        limits.ttlSeconds = 600;
+        QVERIFY(f.start(limits));
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("head -c 8000000 /dev/zero | tr '\\000' z; exec sleep 60")});
+        QVERIFY(s);
+        QTRY_COMPARE_WITH_TIMEOUT(s->offset(), quint64(8000000), 20000);
+
+        // A raw client that takes the first bytes of the replay, then vanishes.
+        RawWs raw;
+        raw.sock.setReadBufferSize(64 * 1024);
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        QTRY_VERIFY(raw.received > 100000);
+        QTRY_COMPARE(s->viewerCount(), 1);
+        raw.sock.abort();
+        QTRY_COMPARE(s->viewerCount(), 0);
+        QVERIFY(!s->controlViewer());
+        QVERIFY(f.registry->expiresIn(s) > 0); // detached and reapable
+        QTRY_COMPARE(f.server->viewerCount(), 0);
+        QVERIFY(s->process()->isReadEnabled());
+
+        // Same with a QWebSocket that aborts on its first binary message.
+        WsClient c;
+        connect(&c.ws, &QWebSocket::binaryMessageReceived, &c.ws, [&c]() { c.ws.abort(); });
+        c.open(f.port, wsPath(s), f.key);
+        QTRY_VERIFY(c.disconnected);
+        QVERIFY(c.bytes.size() < 8000000);
+        QTRY_COMPARE(s->viewerCount(), 0);
+        QTRY_COMPARE(f.server->viewerCount(), 0);
+        QVERIFY(f.registry->expiresIn(s) > 0);
+    }
+
+    void serverCloseAndShutdown()
+    {
+        Session *s = f.spawn();
+        QVERIFY(s);
+        WsClient a, w;
+        a.open(f.port, wsPath(s), f.key);
+        w.open(f.port, wsPath(s, QStringLiteral("mode=watch")), f.key);
+        QTRY_VERIFY(a.gotAttached() && w.gotAttached());
+        f.server->close();
+        QTRY_VERIFY(a.disconnected && w.disconnected);
+        QCOMPARE(a.closeCode, 1001);
+        QCOMPARE(a.closeReason, QStringLiteral("server shutting down"));
+        QCOMPARE(w.closeCode, 1001);
+        QCOMPARE(s->viewerCount(), 0);
+        QCOMPARE(s->state(), Session::State::Running); // sessions outlive the server
+        QVERIFY(!f.server->isListening());
+        QTRY_COMPARE(f.server->viewerCount(), 0);
+
+        // Registry shutdown closes viewers 1001 too.
+        QVERIFY(f.start());
+        Session *t = f.spawn();
+        WsClient b;
+        b.open(f.port, wsPath(t), f.key);
+        QTRY_VERIFY(b.gotAttached());
+        QSignalSpy done(f.registry.get(), &SessionRegistry::shutdownComplete);
+        f.registry->shutdown();
+        QTRY_VERIFY(b.disconnected);
+        QCOMPARE(b.closeCode, 1001);
+        QCOMPARE(b.closeReason, QStringLiteral("server shutting down"));
+        QVERIFY(done.count() > 0 || done.wait(5000));
+        QCOMPARE(f.http("POST", "/api/sessions", "{}").status, 503);
+    }
+
+    void noFdLeak()
+    {
+        Session *s = f.spawn();
+        QVERIFY(s);
+        auto cycle = [&](int i) {
+            WsClient c;
+            const int kind = i % 4;
+            c.open(f.port, kind == 3 ? QStringLiteral("/ws/nosuchsession") : wsPath(s, kind == 2 ? QStringLiteral("mode=watch") : QString()), f.key);
+            if (kind == 3) {
+                QTRY_VERIFY(c.disconnected);
+                return;
+            }
+            QTRY_VERIFY(c.gotAttached());
+            if (kind == 1)
+                c.ws.abort();
+            else
+                c.ws.close();
+            QTRY_VERIFY(c.disconnected);
+        };
+        for (int i = 0; i < 10; ++i)
+            cycle(i);
+        QTRY_COMPARE(f.server->viewerCount(), 0);
+        QTRY_COMPARE(s->viewerCount(), 0);
+        const int before = TestUtil::openFdCount();
+        for (int i = 0; i < 200; ++i) {
+            cycle(i);
+            if (QTest::currentTestFailed())
+                return;
+        }
+        QTRY_COMPARE(f.server->viewerCount(), 0);
+        QTRY_COMPARE(f.server->httpConnectionCount(), 0);
+        QCOMPARE(s->viewerCount(), 0);
+        QTRY_VERIFY2(TestUtil::openFdCount() <= before + 2,
+                     qPrintable(QStringLiteral("%1 -> %2").arg(before).arg(TestUtil::openFdCount())));
+        // Refused handshakes and plain requests leak nothing either.
+        for (int i = 0; i < 50; ++i) {
+            RawWs raw;
+            raw.handshake(f.port, wsPath(s).toLatin1(), i % 2 ? QByteArray("wrong") : QByteArray());
+            f.http("GET", "/api/sessions");
+        }
+        QTRY_COMPARE(f.server->httpConnectionCount(), 0);
+        QTRY_VERIFY(TestUtil::openFdCount() <= before + 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestServerFlow)
+#include "tst_server_flow.moc"

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Server HTTP side: key, Host/Origin checks, REST round trip and every error
+// status, head limits and slow loris, static files, /api/events, runtime file.
+#include "recordingviewer.h"
+#include "runtimefile.h"
+#include "servertestutil.h"
+#include "testutil.h"
+
+#include <QJsonArray>
+#include <QNetworkAccessManager>
+#include <QNetworkCookieJar>
+#include <QNetworkReply>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace Tether;
+using namespace ServerTest;
+
+class TestServerHttp : public QObject
+{
+    Q_OBJECT
+private:
+    Fixture f;
+
+private Q_SLOTS:
+    void init() { QVERIFY(f.start()); }
+    void cleanup() { f.stop(); }
+
+    void keyAndUrls()
+    {
+        const QString key = f.server->accessKey();
+        QVERIFY(QRegularExpression(QStringLiteral("^[A-Za-z0-9_-]{43}$")).match(key).hasMatch());
+        const QString url = QStringLiteral("http://127.0.0.1:%1/").arg(f.port);
+        QCOMPARE(f.server->url(), url);
+        QCOMPARE(f.server->keyedUrl(), url + QStringLiteral("?key=") + key);
+        QCOMPARE(f.server->sessionUrl(QStringLiteral("abc_-1")), url + QStringLiteral("?key=") + key + QStringLiteral("#/s/abc_-1"));
+        SessionRegistry r;
+        Config c;
+        Server other(&r, c);
+        QVERIFY(other.accessKey() != key);
+    }
+
+    void authRequired()
+    {
+        HttpReply r = f.http("GET", "/api/sessions", QByteArray(), {}, false);
+        QCOMPARE(r.status, 401);
+        QVERIFY(r.closed);
+        QVERIFY(!r.json().value(QStringLiteral("error")).toString().isEmpty());
+        QCOMPARE(r.header("WWW-Authenticate"), QByteArray("Bearer realm=\"tether\""));
+        QVERIFY(r.header("Content-Type").startsWith("application/json"));
+
+        r = f.http("GET", "/api/sessions", QByteArray(), {{"Authorization", "Bearer wrong"}}, false);
+        QCOMPARE(r.status, 401);
+        QByteArray almost = f.key;
+        almost[0] = almost[0] == 'A' ? 'B' : 'A';
+        r = f.http("GET", "/api/sessions", QByteArray(), {{"Authorization", "Bearer " + almost}}, false);
+        QCOMPARE(r.status, 401);
+        r = f.http("GET", "/api/sessions", QByteArray(), {{"Cookie", "tether_key=" + almost}}, false);
+        QCOMPARE(r.status, 401);
+        r = f.http("GET", "/api/sessions", QByteArray(), {{"Cookie", "other=1; tether_key=" + f.key}}, false);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("sessions")).toArray().size(), 0);
+        r = f.http("GET", "/api/sessions", QByteArray(), {{"Authorization", "bearer " + f.key}}, false);
+        QCOMPARE(r.status, 200);
+        r = f.http("GET", "/api/sessions");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("Cache-Control"), QByteArray("no-store"));
+        QCOMPARE(r.header("Connection"), QByteArray("close"));
+
+        // A WebSocket upgrade without key is refused as plain HTTP, before any upgrade.
+        Session *s = f.spawn();
+        QVERIFY(s);
+        RawWs raw;
+        QVERIFY(!raw.handshake(f.port, "/ws/" + s->id().toLatin1(), QByteArray()));
+        QCOMPARE(raw.status, 401);
+        WsClient ws;
+        ws.open(f.port, QStringLiteral("/ws/") + s->id(), "wrong");
+        QTRY_VERIFY(ws.disconnected);
+        QVERIFY(!ws.connected);
+        QCOMPARE(f.server->viewerCount(), 0);
+        QCOMPARE(s->viewerCount(), 0);
+    }
+
+    void keyLinkSetsCookie()
+    {
+        HttpReply r = f.http("GET", "/?key=" + f.key, QByteArray(), {}, false);
+        QCOMPARE(r.status, 303);
+        QCOMPARE(r.header("Location"), QByteArray("/"));
+        const QByteArray cookie = r.header("Set-Cookie");
+        QVERIFY2(cookie.startsWith("tether_key=" + f.key + ";"), cookie.constData());
+        QVERIFY(cookie.contains("HttpOnly"));
+        QVERIFY(cookie.contains("SameSite=Strict"));
+        QVERIFY(cookie.contains("Path=/"));
+
+        r = f.http("GET", "/?key=nope", QByteArray(), {}, false);
+        QCOMPARE(r.status, 303);
+        QVERIFY(r.header("Set-Cookie").isEmpty());
+
+        // A real cookie jar: open the printed link, then use the API with the cookie alone.
+        QNetworkAccessManager nam;
+        nam.setRedirectPolicy(QNetworkRequest::NoLessSafeRedirectPolicy);
+        QNetworkReply *reply = nam.get(QNetworkRequest(QUrl(f.server->keyedUrl())));
+        QSignalSpy done(reply, &QNetworkReply::finished);
+        QVERIFY(done.wait(5000));
+        QCOMPARE(reply->url().toString(), f.server->url()); // redirected to "/", key gone from the URL
+        reply->deleteLater();
+        const auto cookies = nam.cookieJar()->cookiesForUrl(QUrl(f.server->url() + QStringLiteral("api/sessions")));
+        QCOMPARE(cookies.size(), 1);
+        QVERIFY(cookies.first().isHttpOnly());
+        reply = nam.get(QNetworkRequest(QUrl(f.server->url() + QStringLiteral("api/sessions"))));
+        QSignalSpy done2(reply, &QNetworkReply::finished);
+        QVERIFY(done2.wait(5000));
+        QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+        reply->deleteLater();
+    }
+
+    void hostRefused()
+    {
+        const QByteArray port = QByteArray::number(f.port);
+        auto withHost = [&](const QByteArray &host, const QByteArray &target = "/api/sessions") {
+            QByteArray req = "GET " + target + " HTTP/1.1\r\n";
+            if (!host.isNull())
+                req += "Host: " + host + "\r\n";
+            req += "Authorization: Bearer " + f.key + "\r\n\r\n";
+            return rawHttp(f.port, req).status;
+        };
+        QCOMPARE(withHost("evil.com:" + port), 403);
+        QCOMPARE(withHost("evil.com:" + port, "/"), 403);
+        QCOMPARE(withHost("evil.com:" + port, "/?key=" + f.key), 403);
+        QCOMPARE(withHost("127.0.0.1:" + QByteArray::number(f.port + 1)), 403);
+        QCOMPARE(withHost("127.0.0.1"), 403);
+        QCOMPARE(withHost("localhost.evil.com:" + port), 403);
+        QCOMPARE(withHost(QByteArray()), 403);
+        QCOMPARE(rawHttp(f.port, "GET /api/sessions HTTP/1.0\r\nAuthorization: Bearer " + f.key + "\r\n\r\n").status, 403);
+        QCOMPARE(withHost("127.0.0.1:" + port), 200);
+        QCOMPARE(withHost("localhost:" + port), 200);
+        QCOMPARE(withHost("LocalHost:" + port), 200);
+        QCOMPARE(withHost("[::1]:" + port), 200);
+
+        Session *s = f.spawn();
+        QVERIFY(s);
+        QByteArray up = "GET /ws/" + s->id().toLatin1() + " HTTP/1.1\r\nHost: evil.com:" + port
+            + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer " + f.key + "\r\n\r\n";
+        HttpReply r = rawHttp(f.port, up);
+        QCOMPARE(r.status, 403);
+        QVERIFY(r.closed);
+        QCOMPARE(f.server->viewerCount(), 0);
+    }
+
+    void originRefused()
+    {
+        const QByteArray port = QByteArray::number(f.port);
+        QCOMPARE(f.http("GET", "/api/sessions", QByteArray(), {{"Origin", "http://evil.com"}}).status, 403);
+        QCOMPARE(f.http("GET", "/api/sessions", QByteArray(), {{"Origin", "null"}}).status, 403);
+        QCOMPARE(f.http("GET", "/api/sessions", QByteArray(), {{"Origin", "http://127.0.0.1:" + port + ".evil.com"}}).status, 403);
+        QCOMPARE(f.http("GET", "/api/sessions", QByteArray(), {{"Origin", "https://127.0.0.1:" + port}}).status, 403);
+        QCOMPARE(f.http("POST", "/api/sessions", "{}", {{"Origin", "http://evil.com"}}).status, 403);
+        QCOMPARE(f.registry->count(), 0);
+        QCOMPARE(f.http("GET", "/api/sessions", QByteArray(), {{"Origin", "http://127.0.0.1:" + port}}).status, 200);
+        // Origin does not matter for static files.
+        QVERIFY(f.http("GET", "/", QByteArray(), {{"Origin", "http://evil.com"}}).status != 403);
+
+        Session *s = f.spawn();
+        QVERIFY(s);
+        WsClient evil(QStringLiteral("http://evil.com"));
+        evil.open(f.port, QStringLiteral("/ws/") + s->id(), f.key);
+        QTRY_VERIFY(evil.disconnected);
+        QVERIFY(!evil.connected);
+        QCOMPARE(s->viewerCount(), 0);
+        QCOMPARE(f.server->viewerCount(), 0);
+        QByteArray up = "GET /ws/" + s->id().toLatin1() + " HTTP/1.1\r\nHost: 127.0.0.1:" + port
+            + "\r\nOrigin: http://evil.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer " + f.key + "\r\n\r\n";
+        QCOMPARE(rawHttp(f.port, up).status, 403);
+
+        WsClient good(QStringLiteral("http://127.0.0.1:") + QString::number(f.port));
+        good.open(f.port, QStringLiteral("/ws/") + s->id(), f.key);
+        QTRY_VERIFY(good.gotAttached());
+        QCOMPARE(s->viewerCount(), 1);
+        QCOMPARE(s->controlViewer()->kind(), ViewerKind::Browser); // had an Origin
+        const QJsonObject j = f.http("GET", "/api/sessions/" + s->id().toLatin1()).json();
+        QCOMPARE(j.value(QStringLiteral("viewer_kind")).toString(), QStringLiteral("browser"));
+    }
+
+    void restRoundTrip()
+    {
+        HttpReply r = f.http("POST", "/api/sessions", R"({"command": ["/bin/sh"], "cwd": "/tmp", "cols": 100, "rows": 30})");
+        QCOMPARE(r.status, 201);
+        const QJsonObject s = r.json();
+        const QString id = s.value(QStringLiteral("id")).toString();
+        QVERIFY(!id.isEmpty());
+        QCOMPARE(r.header("Location"), "/api/sessions/" + id.toLatin1());
+        QCOMPARE(s.value(QStringLiteral("command")).toArray(), QJsonArray({QStringLiteral("/bin/sh")}));
+        QCOMPARE(s.value(QStringLiteral("cwd")).toString(), QStringLiteral("/tmp"));
+        const qint64 pid = qint64(s.value(QStringLiteral("pid")).toDouble());
+        QVERIFY(pid > 0);
+        QCOMPARE(s.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QVERIFY(s.value(QStringLiteral("exit_code")).isNull());
+        QVERIFY(s.value(QStringLiteral("exit_signal")).isNull());
+        QCOMPARE(s.value(QStringLiteral("attached")).toBool(), false);
+        QCOMPARE(s.value(QStringLiteral("viewers")).toInt(), 0);
+        QVERIFY(s.value(QStringLiteral("viewer_kind")).isNull());
+        QVERIFY(QDateTime::fromString(s.value(QStringLiteral("detached_since")).toString(), Qt::ISODate).isValid());
+        const QDateTime created = QDateTime::fromString(s.value(QStringLiteral("created")).toString(), Qt::ISODate);
+        QVERIFY(created.isValid());
+        QCOMPARE(created.timeSpec(), Qt::UTC);
+        QVERIFY(qAbs(created.secsTo(QDateTime::currentDateTimeUtc())) < 10);
+        const double expires = s.value(QStringLiteral("expires_in")).toDouble();
+        QVERIFY(expires > 1790 && expires <= 1800);
+        QVERIFY(s.value(QStringLiteral("idle_seconds")).isDouble());
+        QCOMPARE(s.value(QStringLiteral("cols")).toInt(), 100);
+        QCOMPARE(s.value(QStringLiteral("rows")).toInt(), 30);
+        QVERIFY(s.value(QStringLiteral("offset")).isDouble());
+        QVERIFY(s.value(QStringLiteral("buffer_bytes")).isDouble());
+        QCOMPARE(qint64(s.value(QStringLiteral("buffer_capacity")).toDouble()), qint64(RingBuffer::kDefaultCapacity));
+        QVERIFY(s.contains(QStringLiteral("title")));
+
+        r = f.http("GET", "/api/sessions");
+        QCOMPARE(r.status, 200);
+        const QJsonArray list = r.json().value(QStringLiteral("sessions")).toArray();
+        QCOMPARE(list.size(), 1);
+        QCOMPARE(list.at(0).toObject().value(QStringLiteral("id")).toString(), id);
+
+        r = f.http("GET", "/api/sessions/" + id.toLatin1());
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("id")).toString(), id);
+        QCOMPARE(qint64(r.json().value(QStringLiteral("pid")).toDouble()), pid);
+
+        // An attached WebSocket viewer is closed 1001 by DELETE.
+        WsClient ws;
+        ws.open(f.port, QStringLiteral("/ws/") + id, f.key);
+        QTRY_VERIFY(ws.gotAttached());
+        r = f.http("GET", "/api/sessions/" + id.toLatin1());
+        QCOMPARE(r.json().value(QStringLiteral("attached")).toBool(), true);
+        QCOMPARE(r.json().value(QStringLiteral("viewers")).toInt(), 1);
+        QCOMPARE(r.json().value(QStringLiteral("viewer_kind")).toString(), QStringLiteral("cli"));
+        QVERIFY(r.json().value(QStringLiteral("expires_in")).isNull());
+        QVERIFY(r.json().value(QStringLiteral("detached_since")).isNull());
+
+        r = f.http("DELETE", "/api/sessions/" + id.toLatin1());
+        QCOMPARE(r.status, 204);
+        QVERIFY(r.body.isEmpty());
+        QCOMPARE(f.http("GET", "/api/sessions/" + id.toLatin1()).status, 404);
+        QCOMPARE(f.http("DELETE", "/api/sessions/" + id.toLatin1()).status, 404);
+        QCOMPARE(f.http("GET", "/api/sessions").json().value(QStringLiteral("sessions")).toArray().size(), 0);
+        QTRY_VERIFY(ws.disconnected);
+        QCOMPARE(ws.closeCode, 1001);
+        QCOMPARE(ws.closeReason, QStringLiteral("session killed"));
+        QTRY_COMPARE_WITH_TIMEOUT(TestUtil::processState(pid_t(pid)), char(0), 5000);
+
+        // No body at all: the default command (login shell) in the home directory.
+        r = f.http("POST", "/api/sessions", QByteArray(""));
+        QCOMPARE(r.status, 201);
+        QVERIFY(!r.json().value(QStringLiteral("command")).toArray().isEmpty());
+        QCOMPARE(r.json().value(QStringLiteral("cols")).toInt(), 80);
+        QCOMPARE(r.json().value(QStringLiteral("rows")).toInt(), 24);
+    }
+
+    void restErrors_data()
+    {
+        QTest::addColumn<QByteArray>("method");
+        QTest::addColumn<QByteArray>("target");
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("bad json") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray("{bad") << 400 << "invalid JSON";
+        QTest::newRow("not object") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray("[1]") << 400 << "object";
+        QTest::newRow("command string") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":"ls"})") << 400 << "command";
+        QTest::newRow("command empty") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":[]})") << 400 << "command";
+        QTest::newRow("command number") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":[1]})") << 400 << "command";
+        QTest::newRow("cols 0") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"cols":0})") << 400 << "cols";
+        QTest::newRow("rows 1001") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"rows":1001})") << 400 << "rows";
+        QTest::newRow("cols fraction") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"cols":80.5})") << 400 << "cols";
+        QTest::newRow("cols string") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"cols":"80"})") << 400 << "cols";
+        QTest::newRow("cwd relative") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"cwd":"tmp"})") << 400 << "cwd";
+        QTest::newRow("no such program") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":["/nonexistent"]})") << 422 << "No such file or directory";
+        QTest::newRow("no such cwd") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":["/bin/sh"],"cwd":"/nonexistent-dir"})") << 422 << "No such file or directory";
+        QTest::newRow("not executable") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":["/etc/passwd"]})") << 422 << "Permission denied";
+        QTest::newRow("PUT list") << QByteArray("PUT") << QByteArray("/api/sessions") << QByteArray() << 405 << "method";
+        QTest::newRow("PATCH one") << QByteArray("PATCH") << QByteArray("/api/sessions/x") << QByteArray() << 405 << "method";
+        QTest::newRow("POST events") << QByteArray("POST") << QByteArray("/api/events") << QByteArray() << 405 << "method";
+        QTest::newRow("unknown api") << QByteArray("GET") << QByteArray("/api/nope") << QByteArray() << 404 << "not found";
+        QTest::newRow("unknown session") << QByteArray("GET") << QByteArray("/api/sessions/nope") << QByteArray() << 404 << "no such session";
+        QTest::newRow("delete unknown") << QByteArray("DELETE") << QByteArray("/api/sessions/nope") << QByteArray() << 404 << "no such session";
+        QTest::newRow("ws without upgrade") << QByteArray("GET") << QByteArray("/ws/abc") << QByteArray() << 400 << "upgrade";
+        QTest::newRow("body too large") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(70000, ' ') << 413 << "65536";
+    }
+
+    void restErrors()
+    {
+        QFETCH(QByteArray, method);
+        QFETCH(QByteArray, target);
+        QFETCH(QByteArray, body);
+        QFETCH(int, status);
+        QFETCH(QString, text);
+        const HttpReply r = f.http(method, target, body);
+        QCOMPARE(r.status, status);
+        QVERIFY(r.closed);
+        QVERIFY(r.header("Content-Type").startsWith("application/json"));
+        const QString error = r.json().value(QStringLiteral("error")).toString();
+        QVERIFY2(error.contains(text), qPrintable(error));
+        if (status == 405) {
+            QVERIFY(!r.header("Allow").isEmpty());
+            QVERIFY(!r.header("Allow").contains(method));
+        }
+        QCOMPARE(f.registry->count(), 0);
+    }
+
+    void chunkedBodyTooLarge()
+    {
+        QByteArray req = "POST /api/sessions HTTP/1.1\r\nHost: " + f.host() + "\r\nAuthorization: Bearer " + f.key
+            + "\r\nTransfer-Encoding: chunked\r\n\r\n";
+        for (int i = 0; i < 5; ++i)
+            req += "4000\r\n" + QByteArray(0x4000, ' ') + "\r\n";
+        req += "0\r\n\r\n";
+        QCOMPARE(rawHttp(f.port, req).status, 413);
+        // A small chunked body is fine.
+        const QByteArray body = R"({"command":["/bin/sh"]})";
+        req = "POST /api/sessions HTTP/1.1\r\nHost: " + f.host() + "\r\nAuthorization: Bearer " + f.key
+            + "\r\nTransfer-Encoding: chunked\r\n\r\n" + QByteArray::number(body.size(), 16) + "\r\n" + body + "\r\n0\r\n\r\n";
+        QCOMPARE(rawHttp(f.port, req).status, 201);
+    }
+
+    void tooManySessions()
+    {
+        f.stop();
+        Limits limits;
+        limits.maxSessions = 1;
+        QVERIFY(f.start(limits));
+        Session *s = f.spawn();
+        QVERIFY(s);
+        TestUtil::RecordingViewer v;
+        DetachGuard guard{s, &v};
+        s->attach(&v, ViewerMode::Control, std::nullopt);
+        HttpReply r = f.http("POST", "/api/sessions", R"({"command":["/bin/sh"]})");
+        QCOMPARE(r.status, 503);
+        QVERIFY(r.json().value(QStringLiteral("error")).toString().contains(QStringLiteral("too many sessions")));
+        QCOMPARE(f.registry->count(), 1);
+        s->detach(&v);
+        // Detached now: creating evicts it.
+        r = f.http("POST", "/api/sessions", R"({"command":["/bin/sh"]})");
+        QCOMPARE(r.status, 201);
+        QCOMPARE(f.registry->count(), 1);
+        QVERIFY(f.registry->sessions().first()->id() != QString());
+    }
+
+    void malformedHeads_data()
+    {
+        QTest::addColumn<QByteArray>("request");
+        QTest::addColumn<int>("status");
+        QTest::newRow("garbage") << QByteArray("GARBAGE\r\n\r\n") << 400;
+        QTest::newRow("bad header line") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n") << 400;
+        QTest::newRow("bad target") << QByteArray("GET foo HTTP/1.1\r\nHost: x\r\n\r\n") << 400;
+        QTest::newRow("bad version") << QByteArray("GET / HTTP/x.y\r\n\r\n") << 400;
+        QTest::newRow("cl and chunked") << QByteArray("POST /api/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc") << 400;
+        QTest::newRow("oversized head") << ("GET / HTTP/1.1\r\nX-Big: " + QByteArray(20000, 'a') + "\r\n\r\n") << 431;
+        QTest::newRow("oversized unfinished head") << ("GET / HTTP/1.1\r\nX-Big: " + QByteArray(20000, 'a')) << 431;
+    }
+
+    void malformedHeads()
+    {
+        QFETCH(QByteArray, request);
+        QFETCH(int, status);
+        const HttpReply r = rawHttp(f.port, request);
+        QCOMPARE(r.status, status);
+        QVERIFY(r.closed);
+        QTRY_COMPARE(f.server->httpConnectionCount(), 0);
+    }
+
+    void headLimitBoundary()
+    {
+        // The limit is on the whole head including its final blank line: 16384 is fine, 16385 is not.
+        auto headOfSize = [&](int size) {
+            QByteArray start = "GET /nope HTTP/1.1\r\nHost: " + f.host() + "\r\nX-Pad: ";
+            const int pad = size - start.size() - 4;
+            return start + QByteArray(pad, 'p') + "\r\n\r\n";
+        };
+        QCOMPARE(headOfSize(16384).size(), 16384);
+        QCOMPARE(rawHttp(f.port, headOfSize(16384)).status, 404);
+        QCOMPARE(rawHttp(f.port, headOfSize(16385)).status, 431);
+    }
+
+    void slowLoris()
+    {
+        f.server->setRequestTimeout(300);
+        QElapsedTimer t;
+        t.start();
+        // A head that never ends...
+        HttpReply r = rawHttp(f.port, "GET / HTTP/1.1\r\nHost: " + f.host() + "\r\nX-Slow: a", 5000);
+        QCOMPARE(r.status, 408);
+        QVERIFY(r.closed);
+        QVERIFY(t.elapsed() < 3000);
+        // ...a body that never comes...
+        r = rawHttp(f.port, "POST /api/sessions HTTP/1.1\r\nHost: " + f.host() + "\r\nAuthorization: Bearer " + f.key
+                    + "\r\nContent-Length: 100\r\n\r\n{", 5000);
+        QCOMPARE(r.status, 408);
+        QCOMPARE(f.registry->count(), 0);
+        // ...and a client that sends nothing.
+        QTcpSocket idle;
+        QSignalSpy gone(&idle, &QTcpSocket::disconnected);
+        idle.connectToHost(QHostAddress::LocalHost, f.port);
+        QVERIFY(gone.wait(3000));
+        QTRY_COMPARE(f.server->httpConnectionCount(), 0);
+    }
+
+    void staticFiles()
+    {
+        const bool haveDashboard = QFile::exists(QStringLiteral(":/dashboard/index.html"));
+        HttpReply r = f.http("GET", "/", QByteArray(), {}, false);
+        if (haveDashboard) {
+            QCOMPARE(r.status, 200);
+            QCOMPARE(r.header("Content-Type"), QByteArray("text/html; charset=utf-8"));
+            QCOMPARE(r.header("Cache-Control"), QByteArray("no-cache"));
+            const QByteArray csp = r.header("Content-Security-Policy");
+            QVERIFY(csp.contains("default-src 'self'"));
+            QVERIFY(csp.contains("connect-src 'self' ws://" + f.host()));
+            QVERIFY(csp.contains("frame-ancestors 'none'"));
+            QCOMPARE(r.body, readFile(QStringLiteral(":/dashboard/index.html")));
+            HttpReply h = f.http("HEAD", "/", QByteArray(), {}, false);
+            QCOMPARE(h.status, 200);
+            QVERIFY(h.body.isEmpty());
+            QCOMPARE(h.header("Content-Length").toInt(), r.body.size());
+        } else {
+            QCOMPARE(r.status, 404);
+        }
+        QCOMPARE(f.http("GET", "/nope.js", QByteArray(), {}, false).status, 404);
+        QCOMPARE(f.http("GET", "/../etc/passwd", QByteArray(), {}, false).status, 404);
+        QCOMPARE(f.http("GET", "/%2e%2e/etc/passwd", QByteArray(), {}, false).status, 404);
+        QCOMPARE(f.http("GET", "/a//b", QByteArray(), {}, false).status, 404);
+        QCOMPARE(f.http("POST", "/", QByteArray("x"), {}, false).status, 405);
+        QCOMPARE(f.http("GET", "/api", QByteArray(), {}, false).status, 401);
+        QCOMPARE(f.http("GET", "/ws", QByteArray(), {}, false).status, 401);
+    }
+
+    void eventStream()
+    {
+        f.server->setEventKeepalive(150);
+        QCOMPARE(f.http("GET", "/api/events", QByteArray(), {}, false).status, 401);
+
+        QTcpSocket s;
+        QByteArray buf;
+        connect(&s, &QTcpSocket::readyRead, this, [&]() { buf += s.readAll(); });
+        s.connectToHost(QHostAddress::LocalHost, f.port);
+        QVERIFY(QSignalSpy(&s, &QTcpSocket::connected).wait(3000));
+        s.write(f.build("GET", "/api/events"));
+        QTRY_VERIFY(buf.contains("\r\n\r\n") && buf.indexOf("\n\n", buf.indexOf("\r\n\r\n") + 4) > 0);
+        const HttpReply head = parseReply(buf);
+        QCOMPARE(head.status, 200);
+        QCOMPARE(head.header("Content-Type"), QByteArray("text/event-stream; charset=utf-8"));
+        QVERIFY(head.header("Content-Length").isEmpty());
+        auto events = [&]() {
+            QList<QJsonObject> out;
+            const QByteArray body = buf.mid(buf.indexOf("\r\n\r\n") + 4);
+            for (const QByteArray &block : body.split('\n')) {
+                if (block.startsWith("data: "))
+                    out.append(QJsonDocument::fromJson(block.mid(6)).object());
+            }
+            return out;
+        };
+        QVERIFY(buf.contains("event: sessions\ndata: {\"sessions\":[]}\n\n"));
+        QCOMPARE(events().size(), 1);
+        QCOMPARE(f.server->eventStreamCount(), 1);
+
+        // Changes are pushed, coalesced: three creations close together give few events.
+        const HttpReply r = f.http("POST", "/api/sessions", R"({"command":["/bin/sh"]})");
+        QCOMPARE(r.status, 201);
+        const QString id = r.json().value(QStringLiteral("id")).toString();
+        QTRY_VERIFY(!events().isEmpty() && events().last().value(QStringLiteral("sessions")).toArray().size() == 1);
+        QCOMPARE(events().last().value(QStringLiteral("sessions")).toArray().at(0).toObject().value(QStringLiteral("id")).toString(), id);
+
+        const int before = events().size();
+        f.spawn();
+        f.spawn();
+        f.spawn();
+        QTRY_VERIFY(events().last().value(QStringLiteral("sessions")).toArray().size() == 4);
+        QVERIFY(events().size() - before <= 2);
+
+        QCOMPARE(f.http("DELETE", "/api/sessions/" + id.toLatin1()).status, 204);
+        QTRY_VERIFY(events().last().value(QStringLiteral("sessions")).toArray().size() == 3);
+
+        QTRY_VERIFY(buf.contains(": keepalive\n\n"));
+        s.abort();
+        QTRY_COMPARE(f.server->eventStreamCount(), 0);
+    }
+
+    void runtimeFile()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QByteArray old = qgetenv("XDG_RUNTIME_DIR");
+        qputenv("XDG_RUNTIME_DIR", QFile::encodeName(dir.path()));
+        ::umask(022);
+        QString error;
+        QVERIFY2(f.server->writeRuntimeFile(&error), qPrintable(error));
+        const QString path = dir.path() + QStringLiteral("/tether/server.json");
+        QCOMPARE(RuntimeFile::path(), path);
+        struct stat st;
+        QCOMPARE(::stat(QFile::encodeName(dir.path() + QStringLiteral("/tether")).constData(), &st), 0);
+        QCOMPARE(int(st.st_mode & 07777), 0700);
+        QCOMPARE(::stat(QFile::encodeName(path).constData(), &st), 0);
+        QCOMPARE(int(st.st_mode & 07777), 0600);
+        const QJsonObject o = QJsonDocument::fromJson(readFile(path)).object();
+        QCOMPARE(o.value(QStringLiteral("url")).toString(), f.server->url());
+        QCOMPARE(o.value(QStringLiteral("port")).toInt(), int(f.port));
+        QCOMPARE(qint64(o.value(QStringLiteral("pid")).toDouble()), qint64(::getpid()));
+        QCOMPARE(o.value(QStringLiteral("key")).toString(), f.server->accessKey());
+        // Someone else's file is left alone.
+        QJsonObject foreign = o;
+        foreign.insert(QStringLiteral("pid"), 1);
+        QVERIFY(RuntimeFile::write(foreign, &error));
+        f.server->removeRuntimeFile();
+        QVERIFY(QFile::exists(path));
+        QVERIFY(f.server->writeRuntimeFile(&error));
+        f.server->removeRuntimeFile();
+        QVERIFY(!QFile::exists(path));
+        // A loose existing directory is tightened.
+        QVERIFY(::chmod(QFile::encodeName(dir.path() + QStringLiteral("/tether")).constData(), 0755) == 0);
+        QVERIFY(f.server->writeRuntimeFile(&error));
+        QCOMPARE(::stat(QFile::encodeName(dir.path() + QStringLiteral("/tether")).constData(), &st), 0);
+        QCOMPARE(int(st.st_mode & 07777), 0700);
+        f.server->removeRuntimeFile();
+        qputenv("XDG_RUNTIME_DIR", old);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestServerHttp)
+#include "tst_server_http.moc"

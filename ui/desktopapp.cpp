@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "desktopapp.h"
+
+#include "appicon.h"
+
+#include "logging.h"
+#include "registry.h"
+#include "server.h"
+#include "session.h"
+#include "sessionmodel.h"
+#include "sessionswindow.h"
+#include "settingsdialog.h"
+#include "singleinstance.h"
+#include "terminalwindow.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDesktopServices>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSocketNotifier>
+#include <QSystemTrayIcon>
+#include <QTextStream>
+#include <QTimer>
+#include <QUrl>
+
+#include <cerrno>
+#include <csignal>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace Tether {
+
+namespace {
+constexpr int kMaxTrayMenuSessions = 20;
+
+QString exitText(const ExitStatus &st)
+{
+    return st.signaled ? DesktopApp::tr("killed by signal %1").arg(st.signal)
+                       : DesktopApp::tr("exited %1").arg(st.code);
+}
+} // namespace
+
+DesktopApp::DesktopApp(const Config &config, TrayMode trayMode, QObject *parent)
+    : QObject(parent)
+    , m_config(config)
+    , m_trayMode(trayMode)
+    , m_registry(std::make_unique<SessionRegistry>(config.limits))
+{
+    m_model = new SessionModel(m_registry.get(), this);
+    connect(m_registry.get(), &SessionRegistry::sessionAdded, this, [this](Session *s) {
+        watchSession(s);
+        m_trayMenuDirty = true;
+        updateTrayToolTip();
+    });
+    connect(m_registry.get(), &SessionRegistry::sessionRemoved, this, [this](Session *s) {
+        m_trayMenuDirty = true;
+        updateTrayToolTip();
+        // A window on a removed session was told Killed; it stays open to show
+        // the last screen. Forget it so a new attach opens a fresh window.
+        m_terminals.remove(s->id());
+    });
+    connect(m_registry.get(), &SessionRegistry::sessionChanged, this, [this](Session *) {
+        m_trayMenuDirty = true;
+        updateTrayToolTip();
+    });
+}
+
+DesktopApp::~DesktopApp()
+{
+    // Windows are viewers: they must detach before the sessions go away.
+    for (const QPointer<QWidget> &w : std::as_const(m_terminals))
+        delete w.data();
+    m_terminals.clear();
+    delete m_settingsDialog.data();
+    delete m_sessionsWindow.data();
+    delete m_trayMenu;
+    m_server.reset();  // its viewers detach from the sessions
+    m_registry.reset();
+}
+
+bool DesktopApp::start(QString *error)
+{
+    m_server = std::make_unique<Server>(m_registry.get(), m_config);
+    m_server->setKeepalive(m_config.pingIntervalSec * 1000, m_config.pingTimeoutSec * 1000);
+    QString err;
+    if (!m_server->listen(&err)) {
+        if (error)
+            *error = err;
+        return false;
+    }
+    if (!m_server->writeRuntimeFile(&err))
+        qCWarning(lcUi) << "cannot write the runtime file:" << err;
+    qCInfo(lcUi) << "serving on" << m_server->url();
+
+    const bool tray = m_trayMode == TrayMode::Auto && QSystemTrayIcon::isSystemTrayAvailable();
+    if (tray) {
+        setupTray();
+    } else {
+        SessionsWindow *w = sessionsWindow();
+        w->setMainWindowMode(true);
+        showSessionsWindow();
+    }
+    return true;
+}
+
+// --- tray ----------------------------------------------------------------------
+
+void DesktopApp::setupTray()
+{
+    m_tray = new QSystemTrayIcon(appIcon(), this);
+    m_trayMenu = new QMenu();
+    connect(m_trayMenu, &QMenu::aboutToShow, this, [this] {
+        if (m_trayMenuDirty)
+            rebuildTrayMenu();
+    });
+    rebuildTrayMenu();
+    m_tray->setContextMenu(m_trayMenu);
+    connect(m_tray, &QSystemTrayIcon::activated, this, [this](QSystemTrayIcon::ActivationReason r) {
+        if (r == QSystemTrayIcon::Trigger || r == QSystemTrayIcon::DoubleClick) {
+            SessionsWindow *w = sessionsWindow();
+            if (w->isVisible() && w->isActiveWindow())
+                w->hide();
+            else
+                showSessionsWindow();
+        }
+    });
+    connect(m_tray, &QSystemTrayIcon::messageClicked, this, &DesktopApp::showSessionsWindow);
+    m_tray->setToolTip(trayToolTip());
+    m_tray->show();
+}
+
+QString DesktopApp::trayToolTip() const
+{
+    int total = 0, attached = 0;
+    const auto sessions = m_registry->sessions();
+    for (const Session *s : sessions) {
+        ++total;
+        if (s->viewerCount() > 0)
+            ++attached;
+    }
+    // Explicit plurals: without a translator loaded, %n would print "session(s)".
+    if (total == 1)
+        return tr("Tether — 1 session, %1 attached").arg(attached);
+    return tr("Tether — %1 sessions, %2 attached").arg(total).arg(attached);
+}
+
+void DesktopApp::updateTrayToolTip()
+{
+    // Coalesced: a burst of changes (titles set per prompt, many sessions
+    // ending at once) costs one update, on the next event loop pass.
+    if (m_trayUpdatePending || !m_tray)
+        return;
+    m_trayUpdatePending = true;
+    QTimer::singleShot(0, this, [this] {
+        m_trayUpdatePending = false;
+        if (!m_tray)
+            return;
+        m_tray->setToolTip(trayToolTip());
+        // Also rebuilt when it opens; kept current for trays that export the
+        // menu (StatusNotifierItem) and may not announce the opening.
+        if (m_trayMenu && !m_trayMenu->isVisible() && m_trayMenuDirty)
+            rebuildTrayMenu();
+    });
+}
+
+void DesktopApp::rebuildTrayMenu()
+{
+    if (!m_trayMenu)
+        return;
+    m_trayMenuDirty = false;
+    m_trayMenu->clear();
+    const bool local = localTerminalAvailable();
+    const auto sessions = m_registry->sessions();
+    if (sessions.isEmpty()) {
+        m_trayMenu->addAction(tr("No sessions"))->setEnabled(false);
+    } else {
+        QAction *header = m_trayMenu->addAction(local ? tr("Attach here:") : tr("Open in browser:"));
+        header->setEnabled(false);
+        int shown = 0;
+        for (Session *s : sessions) {
+            if (++shown > kMaxTrayMenuSessions) {
+                QAction *more = m_trayMenu->addAction(tr("%1 more…").arg(sessions.size() - kMaxTrayMenuSessions));
+                connect(more, &QAction::triggered, this, &DesktopApp::showSessionsWindow);
+                break;
+            }
+            QString name = SessionModel::displayName(s);
+            if (name.size() > 48)
+                name = name.left(47) + QChar(0x2026);
+            QString state = s->state() == Session::State::Exited ? SessionModel::stateText(s)
+                                                                 : SessionModel::attachedText(s);
+            if (s->state() != Session::State::Exited && !s->controlViewer())
+                state = tr("detached");
+            // '&' would become a mnemonic.
+            name.replace(QLatin1Char('&'), QStringLiteral("&&"));
+            QAction *a = m_trayMenu->addAction(QStringLiteral("%1 — %2").arg(name, state));
+            const QString id = s->id();
+            a->setToolTip(s->command().join(QLatin1Char(' ')));
+            connect(a, &QAction::triggered, this, [this, id, local] {
+                if (local)
+                    attachHere(id);
+                else
+                    openInBrowser(id);
+            });
+        }
+        if (!local) {
+            QAction *why = m_trayMenu->addAction(tr("(No local terminal: QTermWidget for Qt %1 is not installed)")
+                                                     .arg(QT_VERSION_MAJOR));
+            why->setEnabled(false);
+        }
+    }
+    m_trayMenu->addSeparator();
+    connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("utilities-terminal")), tr("New terminal")),
+            &QAction::triggered, this, [this] { newTerminal(); });
+    connect(m_trayMenu->addAction(tr("Sessions…")), &QAction::triggered, this,
+            &DesktopApp::showSessionsWindow);
+    connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("internet-web-browser")), tr("Open dashboard")),
+            &QAction::triggered, this, &DesktopApp::openDashboard);
+    connect(m_trayMenu->addAction(tr("Settings…")), &QAction::triggered, this, &DesktopApp::showSettings);
+    m_trayMenu->addSeparator();
+    connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("application-exit")), tr("Quit")),
+            &QAction::triggered, this, [this] { requestQuit(true); });
+}
+
+void DesktopApp::watchSession(Session *session)
+{
+    connect(session, &Session::exited, this, [this, session](const ExitStatus &st) {
+        onSessionExited(session, st);
+    });
+}
+
+void DesktopApp::onSessionExited(Session *session, const ExitStatus &status)
+{
+    // Someone looking at it already sees the exit; tell only about detached ones.
+    if (m_quitting || session->viewerCount() > 0)
+        return;
+    notify(tr("Session ended"), QStringLiteral("%1 — %2").arg(SessionModel::displayName(session), exitText(status)));
+}
+
+void DesktopApp::notify(const QString &title, const QString &text)
+{
+    qCInfo(lcUi) << "notification:" << text;
+    if (m_tray && QSystemTrayIcon::supportsMessages())
+        m_tray->showMessage(title, text, appIcon(), 8000);
+    Q_EMIT notified(title, text);
+}
+
+// --- windows --------------------------------------------------------------------
+
+SessionsWindow *DesktopApp::sessionsWindow()
+{
+    if (!m_sessionsWindow) {
+        auto *w = new SessionsWindow(m_model);
+        m_sessionsWindow = w;
+        if (m_server)
+            w->setServerUrl(m_server->url());
+        w->setLocalTerminalAvailable(localTerminalAvailable(), localTerminalUnavailableReason());
+        connect(w, &SessionsWindow::attachRequested, this, [this](const QString &id) { attachHere(id); });
+        connect(w, &SessionsWindow::watchRequested, this,
+                [this](const QString &id) { attachHere(id, ViewerMode::Watch); });
+        connect(w, &SessionsWindow::openInBrowserRequested, this, &DesktopApp::openInBrowser);
+        connect(w, &SessionsWindow::killRequested, this, &DesktopApp::killSession);
+        connect(w, &SessionsWindow::newSessionRequested, this, [this] { newTerminal(); });
+        connect(w, &SessionsWindow::dashboardRequested, this, &DesktopApp::openDashboard);
+        connect(w, &SessionsWindow::settingsRequested, this, &DesktopApp::showSettings);
+        connect(w, &SessionsWindow::quitRequested, this, [this](bool confirmed) { requestQuit(!confirmed); });
+    }
+    return m_sessionsWindow;
+}
+
+void DesktopApp::showSessionsWindow()
+{
+    SessionsWindow *w = sessionsWindow();
+    if (w->isMinimized())
+        w->showNormal();
+    w->show();
+    w->raise();
+    w->activateWindow();
+}
+
+QWidget *DesktopApp::terminalWindow(const QString &id) const
+{
+    return m_terminals.value(id).data();
+}
+
+void DesktopApp::attachHere(const QString &id, ViewerMode mode)
+{
+    Session *s = m_registry->find(id);
+    if (!s) {
+        QMessageBox::information(m_sessionsWindow, tr("Tether"), tr("That session no longer exists."));
+        return;
+    }
+#ifdef TETHER_HAVE_QTERMWIDGET
+    auto *w = qobject_cast<TerminalWindow *>(m_terminals.value(id).data());
+    if (w && w->session() != s)
+        w = nullptr; // a window left over from an older session with that id
+    if (!w) {
+        w = new TerminalWindow(m_registry.get(), s, mode);
+        w->setAttribute(Qt::WA_DeleteOnClose);
+        m_terminals.insert(id, w);
+        w->attachSession(mode);
+        w->show();
+    } else if (!w->isAttached() || w->mode() != mode) {
+        w->attachSession(mode);
+    }
+    if (w->isMinimized())
+        w->showNormal();
+    w->raise();
+    w->activateWindow();
+#else
+    Q_UNUSED(mode);
+    QMessageBox box(QMessageBox::Information, tr("No local terminal"),
+                    localTerminalUnavailableReason(), QMessageBox::Cancel, m_sessionsWindow);
+    QPushButton *browser = box.addButton(tr("Open in browser"), QMessageBox::AcceptRole);
+    box.setDefaultButton(browser);
+    box.exec();
+    if (box.clickedButton() == browser)
+        openInBrowser(id);
+#endif
+}
+
+void DesktopApp::openInBrowser(const QString &id)
+{
+    if (!m_server)
+        return;
+    if (!QDesktopServices::openUrl(QUrl(m_server->sessionUrl(id))))
+        QMessageBox::warning(m_sessionsWindow, tr("Tether"),
+                             tr("Could not start a web browser. Open this address yourself:\n%1")
+                                 .arg(m_server->sessionUrl(id)));
+}
+
+void DesktopApp::openDashboard()
+{
+    if (!m_server)
+        return;
+    if (!QDesktopServices::openUrl(QUrl(m_server->keyedUrl())))
+        QMessageBox::warning(m_sessionsWindow, tr("Tether"),
+                             tr("Could not start a web browser. Open this address yourself:\n%1")
+                                 .arg(m_server->keyedUrl()));
+}
+
+QString DesktopApp::newTerminal()
+{
+    SpawnOptions options;
+    options.argv = m_config.commandArgv();
+    SessionRegistry::CreateError err = SessionRegistry::CreateError::None;
+    QString text;
+    Session *s = m_registry->create(options, &err, &text);
+    if (!s) {
+        QString msg;
+        if (err == SessionRegistry::CreateError::TooManySessions)
+            msg = tr("All %1 sessions are in use and attached. Close one, or raise the limit in "
+                     "Settings.").arg(m_registry->limits().maxSessions);
+        else
+            msg = tr("Could not start “%1”: %2")
+                      .arg(options.argv.isEmpty() ? tr("login shell") : options.argv.join(QLatin1Char(' ')), text);
+        QMessageBox::warning(m_sessionsWindow, tr("New terminal"), msg);
+        return QString();
+    }
+    if (localTerminalAvailable())
+        attachHere(s->id());
+    else
+        openInBrowser(s->id());
+    return s->id();
+}
+
+void DesktopApp::killSession(const QString &id)
+{
+    m_registry->kill(id);
+}
+
+void DesktopApp::showSettings()
+{
+    if (!m_settingsDialog) {
+        auto *d = new SettingsDialog(m_registry.get());
+        d->setAttribute(Qt::WA_DeleteOnClose);
+        if (m_server)
+            d->setRunningAddress(m_config.bind, m_server->port());
+        connect(d, &SettingsDialog::applied, this, [this](const Config &c, bool restart) {
+            // Limits are already applied to the registry; the address is not
+            // (it needs a restart), so keep the running one in m_config.
+            m_config.limits = c.limits;
+            m_config.command = c.command;
+            if (restart)
+                notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
+        });
+        m_settingsDialog = d;
+    }
+    m_settingsDialog->show();
+    m_settingsDialog->raise();
+    m_settingsDialog->activateWindow();
+}
+
+void DesktopApp::requestQuit(bool confirm)
+{
+    if (m_quitting)
+        return;
+    int running = 0;
+    const auto sessions = m_registry->sessions();
+    for (const Session *s : sessions) {
+        if (s->state() != Session::State::Exited)
+            ++running;
+    }
+    if (confirm && running > 0) {
+        QMessageBox box(QMessageBox::Question, tr("Quit Tether?"),
+                        running == 1 ? tr("1 session is still running.")
+                                     : tr("%1 sessions are still running.").arg(running), QMessageBox::Cancel,
+                        m_sessionsWindow);
+        box.setInformativeText(tr("Quitting ends them and every process in them. To keep them, "
+                                  "close the windows instead: sessions live on in the tray."));
+        QPushButton *quit = box.addButton(tr("Quit"), QMessageBox::DestructiveRole);
+        box.setDefaultButton(QMessageBox::Cancel);
+        box.exec();
+        if (box.clickedButton() != quit)
+            return;
+    }
+    m_quitting = true;
+    qCInfo(lcUi) << "quitting: shutting down" << sessions.size() << "sessions";
+    for (const QPointer<QWidget> &w : std::as_const(m_terminals)) {
+        if (w)
+            w->close();
+    }
+    if (m_sessionsWindow) {
+        m_sessionsWindow->setMainWindowMode(false);
+        m_sessionsWindow->hide();
+    }
+    if (m_settingsDialog)
+        m_settingsDialog->close();
+    if (m_tray)
+        m_tray->hide();
+    // Like `tether serve`: stop accepting connections (browsers get 1001),
+    // then tear every session down; the runtime file goes last.
+    if (m_server)
+        m_server->close();
+    connect(m_registry.get(), &SessionRegistry::shutdownComplete, this, [this] {
+        if (m_server)
+            m_server->removeRuntimeFile();
+        Q_EMIT finished();
+    }, Qt::QueuedConnection);
+    m_registry->shutdown();
+}
+
+// --- main -------------------------------------------------------------------------
+
+namespace {
+
+int g_signalFds[2] = {-1, -1};
+
+void onUnixSignal(int)
+{
+    const int saved = errno;
+    const char c = 1;
+    // Async-signal-safe: one write to a non-blocking socket.
+    [[maybe_unused]] ssize_t r = ::write(g_signalFds[0], &c, 1);
+    errno = saved;
+}
+
+/// SIGTERM / SIGINT / SIGHUP (logout, Ctrl+C, kill) quit cleanly: sessions are
+/// torn down rather than left orphaned. Self-pipe, read on the event loop.
+void installSignalHandlers(DesktopApp *app)
+{
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, g_signalFds) != 0) {
+        qCWarning(lcUi) << "cannot install signal handlers:" << strerror(errno);
+        return;
+    }
+    auto *n = new QSocketNotifier(g_signalFds[1], QSocketNotifier::Read, app);
+    QObject::connect(n, &QSocketNotifier::activated, app, [app] {
+        char buf[16];
+        while (::read(g_signalFds[1], buf, sizeof buf) > 0) {
+        }
+        app->requestQuit(false);
+    });
+    struct sigaction sa = {};
+    sa.sa_handler = onUnixSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGHUP, &sa, nullptr);
+    // A peer that vanished mid-write must not kill the app (as in `tether serve`).
+    std::signal(SIGPIPE, SIG_IGN);
+}
+
+bool parseSize(const QString &text, qint64 *out)
+{
+    // "65536", "64K", "64KiB", "4M", "4MiB"
+    QString t = text.trimmed().toUpper();
+    qint64 mul = 1;
+    if (t.endsWith(QLatin1String("IB")))
+        t.chop(2);
+    else if (t.endsWith(QLatin1Char('B')))
+        t.chop(1);
+    if (t.endsWith(QLatin1Char('K'))) {
+        mul = 1024;
+        t.chop(1);
+    } else if (t.endsWith(QLatin1Char('M'))) {
+        mul = 1024 * 1024;
+        t.chop(1);
+    }
+    bool ok = false;
+    const qint64 v = t.toLongLong(&ok);
+    if (!ok || v < 0)
+        return false;
+    *out = v * mul;
+    return true;
+}
+
+} // namespace
+
+int desktopMain(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("Tether"));
+    QCoreApplication::setApplicationName(QStringLiteral("tether"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION_STRING));
+    QGuiApplication::setApplicationDisplayName(QStringLiteral("Tether"));
+    QGuiApplication::setDesktopFileName(QStringLiteral("tether"));
+    QApplication::setWindowIcon(appIcon());
+    // The tray keeps us alive with no window open.
+    QApplication::setQuitOnLastWindowClosed(false);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        DesktopApp::tr("Tether keeps terminal sessions alive. Without a command it runs the desktop "
+                       "application (tray icon, local terminal windows) and the web dashboard "
+                       "server; `tether serve` runs the server alone."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption portOpt({QStringLiteral("p"), QStringLiteral("port")},
+        DesktopApp::tr("Port to listen on (0 = any free port)."), QStringLiteral("port"));
+    const QCommandLineOption bindOpt({QStringLiteral("b"), QStringLiteral("bind")},
+        DesktopApp::tr("Address to listen on (default 127.0.0.1)."), QStringLiteral("address"));
+    const QCommandLineOption ttlOpt(QStringLiteral("ttl"),
+        DesktopApp::tr("Seconds a detached session is kept (0 = forever)."), QStringLiteral("seconds"));
+    const QCommandLineOption bufOpt(QStringLiteral("buffer-size"),
+        DesktopApp::tr("Output kept per session, 64K..64M."), QStringLiteral("bytes"));
+    const QCommandLineOption maxOpt(QStringLiteral("max-sessions"),
+        DesktopApp::tr("Maximum number of sessions."), QStringLiteral("n"));
+    const QCommandLineOption cmdOpt(QStringLiteral("command"),
+        DesktopApp::tr("Default command for new sessions (default: login shell)."), QStringLiteral("command"));
+    const QCommandLineOption noTrayOpt(QStringLiteral("no-tray"),
+        DesktopApp::tr("Do not use the system tray: the Sessions window is the main window."));
+    parser.addOptions({portOpt, bindOpt, ttlOpt, bufOpt, maxOpt, cmdOpt, noTrayOpt});
+    parser.process(app);
+
+    Config config = Config::load();
+    QTextStream err(stderr);
+    auto fail = [&err](const QString &msg) {
+        err << "tether: " << msg << '\n';
+        err.flush();
+        return 2;
+    };
+    bool ok = true;
+    if (parser.isSet(portOpt)) {
+        const uint p = parser.value(portOpt).toUInt(&ok);
+        if (!ok || p > 65535)
+            return fail(DesktopApp::tr("invalid port: %1").arg(parser.value(portOpt)));
+        config.port = quint16(p);
+    }
+    if (parser.isSet(bindOpt))
+        config.bind = parser.value(bindOpt);
+    if (parser.isSet(ttlOpt)) {
+        const int t = parser.value(ttlOpt).toInt(&ok);
+        if (!ok || t < 0)
+            return fail(DesktopApp::tr("invalid TTL: %1").arg(parser.value(ttlOpt)));
+        config.limits.ttlSeconds = t;
+    }
+    if (parser.isSet(bufOpt)) {
+        qint64 b = 0;
+        if (!parseSize(parser.value(bufOpt), &b) || b < RingBuffer::kMinCapacity || b > RingBuffer::kMaxCapacity)
+            return fail(DesktopApp::tr("invalid buffer size (64K..64M): %1").arg(parser.value(bufOpt)));
+        config.limits.bufferCapacity = qsizetype(b);
+    }
+    if (parser.isSet(maxOpt)) {
+        const int m = parser.value(maxOpt).toInt(&ok);
+        if (!ok || m < 1 || m > 1024)
+            return fail(DesktopApp::tr("invalid session limit (1..1024): %1").arg(parser.value(maxOpt)));
+        config.limits.maxSessions = m;
+    }
+    if (parser.isSet(cmdOpt))
+        config.command = parser.value(cmdOpt);
+
+    // One desktop instance per user: a second launch raises the first.
+    SingleInstance instance;
+    QString instanceError;
+    if (!instance.claim(&instanceError)) {
+        QObject::connect(&instance, &SingleInstance::handOffFinished, &app, [&](bool handedOff) {
+            if (!handedOff)
+                err << "tether: another instance (pid " << instance.primaryPid()
+                    << ") holds " << instance.lockPath() << " but does not answer\n";
+            err.flush();
+            QCoreApplication::exit(handedOff ? 0 : 1);
+        });
+        instance.requestRaise();
+        return app.exec();
+    }
+    if (!instanceError.isEmpty())
+        qCWarning(lcUi) << instanceError;
+
+    DesktopApp desktop(config, parser.isSet(noTrayOpt) ? DesktopApp::TrayMode::Off : DesktopApp::TrayMode::Auto);
+    QString error;
+    if (!desktop.start(&error)) {
+        const QString msg = DesktopApp::tr("Tether cannot start its server on %1 port %2: %3\n\n"
+                                           "If `tether serve` already runs (for example the systemd user "
+                                           "service tether.service), stop it first, or pick another port "
+                                           "with --port or in the settings file.")
+                                .arg(config.bind).arg(config.port).arg(error);
+        err << "tether: " << msg << '\n';
+        err.flush();
+        QMessageBox::critical(nullptr, QStringLiteral("Tether"), msg);
+        return 1;
+    }
+    QObject::connect(&instance, &SingleInstance::raiseRequested, &desktop, &DesktopApp::showSessionsWindow);
+    QObject::connect(&desktop, &DesktopApp::finished, &app, [] { QCoreApplication::exit(0); });
+    installSignalHandlers(&desktop);
+    // The same line as `tether serve`, for scripts and for people.
+    QTextStream out(stdout);
+    out << "Tether is serving " << desktop.server()->keyedUrl() << '\n';
+    out.flush();
+    return app.exec();
+}
+
+} // namespace Tether

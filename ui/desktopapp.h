@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "config.h"
+#include "viewer.h"
+
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+#include <memory>
+
+class QMenu;
+class QSystemTrayIcon;
+class QWidget;
+
+namespace Tether {
+
+class Server;
+class Session;
+class SessionModel;
+class SessionRegistry;
+class SessionsWindow;
+class SettingsDialog;
+
+/**
+ * The desktop application: the same registry and server as `tether serve`,
+ * plus a tray icon, the Sessions window, local terminal windows and the
+ * settings dialog, all in one Qt event loop.
+ *
+ * Tray (when QSystemTrayIcon::isSystemTrayAvailable()): tooltip
+ * "Tether — N sessions, M attached"; menu with the live sessions (click =
+ * attach here), New terminal, Sessions…, Open dashboard, Settings…, Quit.
+ * A detached session whose process exits produces a tray notification
+ * ("make — exited 0"). Without a tray the Sessions window is the main window
+ * and closing it asks whether to quit or keep serving.
+ *
+ * Quit asks first when sessions are running, then shuts the registry down
+ * (every session torn down, bounded) and leaves the event loop.
+ *
+ * Local terminal windows (builds with QTermWidget) are one per session: a
+ * second "attach" raises the existing window (taking over again if another
+ * viewer superseded it).
+ */
+class DesktopApp : public QObject
+{
+    Q_OBJECT
+public:
+    /// `trayMode`: Auto follows isSystemTrayAvailable(); Off forces the
+    /// main-window mode (tests, --no-tray).
+    enum class TrayMode { Auto, Off };
+
+    explicit DesktopApp(const Config &config, TrayMode trayMode = TrayMode::Auto,
+                        QObject *parent = nullptr);
+    ~DesktopApp() override;
+
+    /// Starts the server (listen, runtime file) and shows the tray or the
+    /// Sessions window. False with *error set when the server cannot listen.
+    bool start(QString *error);
+
+    SessionRegistry *registry() const { return m_registry.get(); }
+    Server *server() const { return m_server.get(); }
+    SessionModel *model() const { return m_model; }
+    const Config &config() const { return m_config; }
+    /// The tray icon, null in main-window mode.
+    QSystemTrayIcon *trayIcon() const { return m_tray; }
+    /// The tray's context menu (rebuilt from the registry each time it opens).
+    QMenu *trayMenu() const { return m_trayMenu; }
+    /// "Tether — 3 sessions, 1 attached".
+    QString trayToolTip() const;
+    /// The Sessions window (created on first use).
+    SessionsWindow *sessionsWindow();
+    /// The local window on session `id`, or null.
+    QWidget *terminalWindow(const QString &id) const;
+    /// Rebuilds the tray menu now (it is also rebuilt whenever it opens).
+    void rebuildTrayMenu();
+
+public Q_SLOTS:
+    /// Shows, raises and activates the Sessions window.
+    void showSessionsWindow();
+    /// Opens (or raises) a local terminal window attached to `id` in `mode`.
+    /// Without QTermWidget, explains why and offers the browser instead.
+    void attachHere(const QString &id, Tether::ViewerMode mode = Tether::ViewerMode::Control);
+    void openInBrowser(const QString &id);
+    void openDashboard();
+    /// Starts a session with the default command and attaches here (or opens
+    /// it in the browser without QTermWidget). Returns its id (empty on error,
+    /// which is shown to the user).
+    QString newTerminal();
+    void killSession(const QString &id);
+    void showSettings();
+    /// Quits: asks first when `confirm` and sessions are running; then shuts
+    /// the registry down and exits the event loop once all are torn down.
+    void requestQuit(bool confirm = true);
+
+Q_SIGNALS:
+    /// Quitting is complete: the registry shut down and the server closed.
+    /// desktopMain leaves the event loop on it.
+    void finished();
+    /// A notification was shown (or would have been, without a tray).
+    void notified(const QString &title, const QString &text);
+
+private:
+    void setupTray();
+    void updateTrayToolTip();
+    void watchSession(Session *session);
+    void onSessionExited(Session *session, const ExitStatus &status);
+    void notify(const QString &title, const QString &text);
+
+    Config m_config;
+    TrayMode m_trayMode;
+    std::unique_ptr<SessionRegistry> m_registry;
+    std::unique_ptr<Server> m_server;
+    SessionModel *m_model = nullptr;
+    QSystemTrayIcon *m_tray = nullptr;
+    QMenu *m_trayMenu = nullptr;
+    bool m_trayMenuDirty = true;
+    bool m_trayUpdatePending = false;
+    QPointer<SessionsWindow> m_sessionsWindow;
+    QPointer<SettingsDialog> m_settingsDialog;
+    QHash<QString, QPointer<QWidget>> m_terminals;
+    bool m_quitting = false;
+};
+
+/// `tether` without a subcommand: parses the command line (same options as
+/// `tether serve`, plus --no-tray), hands off to a running instance if there is
+/// one (exit 0), else runs the desktop application. Returns the exit code.
+int desktopMain(int argc, char **argv);
+
+} // namespace Tether

@@ -218,25 +218,24 @@ bool HttpRequest::hasHeader(const QByteArray &lowerName) const
     return false;
 }
 
-QByteArray HttpRequest::cookie(const QByteArray &name) const
+QList<QByteArray> HttpRequest::cookies(const QByteArray &name) const
 {
+    QList<QByteArray> out;
     for (const auto &h : m_headers) {
         if (h.first != "cookie")
             continue;
         const QList<QByteArray> parts = h.second.split(';');
         for (const QByteArray &part : parts) {
             const int eq = part.indexOf('=');
-            if (eq < 0)
+            if (eq < 0 || part.left(eq).trimmed() != name)
                 continue;
-            if (part.left(eq).trimmed() == name) {
-                QByteArray v = part.mid(eq + 1).trimmed();
-                if (v.size() >= 2 && v.startsWith('"') && v.endsWith('"'))
-                    v = v.mid(1, v.size() - 2);
-                return v.isNull() ? QByteArray("") : v;
-            }
+            QByteArray v = part.mid(eq + 1).trimmed();
+            if (v.size() >= 2 && v.startsWith('"') && v.endsWith('"'))
+                v = v.mid(1, v.size() - 2);
+            out.append(v.isNull() ? QByteArray("") : v);
         }
     }
-    return QByteArray();
+    return out;
 }
 
 bool HttpRequest::isWebSocketUpgrade() const

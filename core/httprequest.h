@@ -90,7 +90,10 @@ public:
     QByteArray header(const QByteArray &lowerName) const;
     bool hasHeader(const QByteArray &lowerName) const;
     /// Value of cookie `name` from the Cookie header(s); null when absent.
-    QByteArray cookie(const QByteArray &name) const;
+    QByteArray cookie(const QByteArray &name) const { return cookies(name).value(0); }
+    /// Every value of cookie `name`, in order (a browser may send several
+    /// cookies of one name, e.g. set for different paths).
+    QList<QByteArray> cookies(const QByteArray &name) const;
     /// The head asks for a protocol upgrade (Upgrade + Connection: upgrade).
     bool isUpgrade() const { return m_upgrade; }
     /// `Upgrade: websocket` (case-insensitive) and an upgrade request.

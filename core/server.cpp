@@ -329,9 +329,12 @@ bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local
 bool Server::authorized(const HttpConnection *c) const
 {
     const QByteArray key = m_key.toLatin1();
-    const QByteArray cookie = c->request().cookie(kCookieName);
-    if (!cookie.isNull() && constantTimeEquals(cookie, key))
-        return true;
+    // Every tether_key cookie counts: cookies do not separate ports, so a
+    // browser may hold one per path or a stale one from another server.
+    const QList<QByteArray> cookies = c->request().cookies(kCookieName);
+    for (const QByteArray &cookie : cookies)
+        if (constantTimeEquals(cookie, key))
+            return true;
     const QByteArray auth = c->request().header("authorization");
     if (auth.size() > 7 && auth.left(7).toLower() == "bearer ")
         return constantTimeEquals(auth.mid(7).trimmed(), key);

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <sys/ioctl.h>
@@ -297,6 +298,34 @@ private:
     std::vector<Entry> m_entries;
     QTimer *m_poll = nullptr;
 };
+
+/// Reaps a child that reported a setup failure and is in _exit(127), so that
+/// start() returns with no zombie left. Waits for its pidfd with poll(2),
+/// bounded (the child has nothing left to do but exit), then waitpid(WNOHANG);
+/// should that still find it running, the reaper takes over.
+void reapFailedChild(pid_t pid)
+{
+    int pidfd = pidfdOpen(pid);
+    if (pidfd >= 0) {
+        struct pollfd pfd = {pidfd, POLLIN, 0};
+        int rc;
+        do
+            rc = ::poll(&pfd, 1, 1000);
+        while (rc < 0 && errno == EINTR);
+    }
+    int status;
+    pid_t r;
+    do
+        r = ::waitpid(pid, &status, WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == pid || (r < 0 && errno == ECHILD)) {
+        if (pidfd >= 0)
+            ::close(pidfd);
+        return;
+    }
+    qCWarning(lcPty) << "failed child" << pid << "still running after 1 s; reaping it later";
+    ChildReaper::adopt(pid, pidfd);
+}
 
 /// Replaces the NAME=... entry of `env` (or appends one).
 void setEnv(QList<QByteArray> &env, const QByteArray &entry)
@@ -616,8 +645,7 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
     ::close(errPipe[0]);
     if (got > 0) {
         ::close(master);
-        // The child is in _exit(127): reap it now or let the reaper do it.
-        ChildReaper::adopt(pid, -1);
+        reapFailedChild(pid);
         if (got != sizeof ce)
             return fail(QStringLiteral("cannot start %1: child setup failed").arg(options.argv.first()));
         const QString why = errnoText(ce.err);

@@ -95,6 +95,8 @@ public:
     /// Spawns the child. Returns false and sets *error (strerror text plus what
     /// failed, e.g. "cannot execute /nope: No such file or directory") when the
     /// PTY cannot be opened, the size is out of range, or exec/chdir fails.
+    /// Returns once the child has reached execve(2) (the close-on-exec error
+    /// pipe closes); a child that failed is already reaped when it returns.
     bool start(const SpawnOptions &options, QString *error);
 
     pid_t pid() const { return m_pid; }      ///< leader pid (= session id); 0 before start

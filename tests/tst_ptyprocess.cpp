@@ -4,9 +4,11 @@
 #include "testutil.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QPointer>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -121,6 +123,14 @@ private Q_SLOTS:
     void destructorKillsAndReaps();
     void spawnKillCycles();
     void processesInSessionFindsMembers();
+    void scriptWithoutShebangRunsWithSh();
+    void stoppedJobIsContinued();
+    void backpressureDeliversEverything();
+    void teardownWaitsForSlowMember();
+    void backgroundExitsByItselfAfterLeader();
+    void pausedExitWithSlaveHeldElsewhere();
+    void deleteFromOutputSlot();
+    void deleteFromFinishedSlot();
 
 private:
     QTemporaryDir m_tmp;
@@ -318,10 +328,13 @@ void TestPtyProcess::execFailure()
         QVERIFY(!p.isRunning());
         QVERIFY(!p.write(QByteArrayLiteral("x")));
         QTest::qWait(20);
+        // The failed child is reaped before start() returns.
+        QCOMPARE(TestUtil::zombieChildren(), 0);
+        QTest::qWait(20);
         QCOMPARE(r.finished, 0); // an error, not a session that dies at once
         QVERIFY(r.data.isEmpty());
     }
-    QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+    QCOMPARE(TestUtil::zombieChildren(), 0);
     QCOMPARE(TestUtil::openFdCount(), fds);
 }
 
@@ -429,10 +442,11 @@ void TestPtyProcess::leaderExitsWhileBackgroundHoldsSlave()
     p.setTeardownGrace(200);
     SpawnOptions o;
     // The job keeps the slave open (so the master never sees EIO), survives
-    // the leader's exit (ignores the SIGHUP the kernel sends the foreground
-    // group) and writes once the test creates the flag file.
+    // the leader's exit (inherits an ignored SIGHUP: the kernel sends one to
+    // the foreground group when the leader exits) and writes once the test
+    // creates the flag file.
     o.argv = sh(QStringLiteral(
-            "(trap '' HUP; while [ ! -e '%1' ]; do sleep 0.05; done; echo bg-late; exec sleep 100) & "
+            "trap '' HUP; (while [ ! -e '%1' ]; do sleep 0.05; done; echo bg-late; exec sleep 100) & "
             "head -c 300000 /dev/zero | tr '\\0' y; exit 7").arg(flag));
     QString err;
     QVERIFY2(p.start(o, &err), qPrintable(err));
@@ -662,6 +676,20 @@ void TestPtyProcess::childEnvironment()
             "stty -a"));
     QString err;
     const bool started = p.start(o, &err);
+    // dash clears its own signal mask at startup: look with a leader that does not.
+    PtyProcess direct;
+    Recorder rd(direct);
+    SpawnOptions od;
+    od.argv = QStringList{QStringLiteral("grep"), QStringLiteral("-E"),
+                          QStringLiteral("^Sig(Blk|Ign)|^FDSize"), QStringLiteral("/proc/self/status")};
+    QString errDirect;
+    const bool startedDirect = direct.start(od, &errDirect);
+    PtyProcess lister;
+    Recorder rl(lister);
+    SpawnOptions ol;
+    ol.argv = QStringList{QStringLiteral("ls"), QStringLiteral("/proc/self/fd")};
+    QString errLister;
+    const bool startedLister = lister.start(ol, &errLister);
 
     ::close(57);
     qunsetenv("LINES");
@@ -669,6 +697,8 @@ void TestPtyProcess::childEnvironment()
     ::pthread_sigmask(SIG_SETMASK, &oldMask, nullptr);
     ::sigaction(SIGPIPE, &oldPipe, nullptr);
     QVERIFY2(started, qPrintable(err));
+    QVERIFY2(startedDirect, qPrintable(errDirect));
+    QVERIFY2(startedLister, qPrintable(errLister));
 
     QVERIFY(waitUntil([&] { return r.finished > 0; }));
     const QString out = QString::fromLocal8Bit(r.data);
@@ -686,6 +716,15 @@ void TestPtyProcess::childEnvironment()
              qPrintable(out));
     QVERIFY2(out.contains(QStringLiteral("rows 24; columns 80")), qPrintable(out));
     QCOMPARE(r.status.code, 0);
+
+    QVERIFY(waitUntil([&] { return rd.finished > 0 && rl.finished > 0; }));
+    const QString directOut = QString::fromLocal8Bit(rd.data);
+    QVERIFY2(directOut.contains(QStringLiteral("SigBlk:\t0000000000000000")), qPrintable(directOut));
+    QVERIFY2(directOut.contains(QStringLiteral("SigIgn:\t0000000000000000")), qPrintable(directOut));
+    const QStringList fds = QString::fromLocal8Bit(rl.data).split(QRegularExpression(QStringLiteral("\\s+")),
+                                                                   Qt::SkipEmptyParts);
+    QCOMPARE(fds, (QStringList{QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"),
+                               QStringLiteral("3")}));
 }
 
 void TestPtyProcess::destructorKillsAndReaps()
@@ -742,7 +781,22 @@ void TestPtyProcess::spawnKillCycles()
         QCOMPARE(tornDown, 1);
         QCOMPARE(p->masterFd(), -1);
     }
-    QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+    QElapsedTimer z;
+    z.start();
+    const bool noZombies = waitUntil([] { return TestUtil::zombieChildren() == 0; }, 5000);
+    if (!noZombies) {
+        const auto fdsNow = QDir(QStringLiteral("/proc/self/fd")).entryInfoList(QDir::System | QDir::Files);
+        for (const QFileInfo &fi : fdsNow)
+            qWarning() << "fd" << fi.fileName() << fi.symLinkTarget();
+        const auto ents = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        for (const QString &e : ents) {
+            if (TestUtil::processState(e.toInt()) == 'Z' && statField(e.toInt(), 4).toInt() == int(::getpid()))
+                qWarning() << "zombie child" << e;
+        }
+        QVERIFY(waitUntil([] { return TestUtil::zombieChildren() == 0; }, 20000));
+        qWarning() << "zombies gone after" << z.elapsed() << "ms";
+    }
+    QVERIFY(noZombies);
     QTRY_COMPARE(TestUtil::openFdCount(), fds);
     qDebug("500 spawn/kill cycles in %lld ms", qint64(t.elapsed()));
 }
@@ -753,6 +807,206 @@ void TestPtyProcess::processesInSessionFindsMembers()
     QVERIFY(processesInSession(-1).isEmpty());
     // Our own session contains us.
     QVERIFY(processesInSession(::getsid(0)).contains(::getpid()));
+}
+
+void TestPtyProcess::scriptWithoutShebangRunsWithSh()
+{
+    // execvp(3) runs a file without #! (ENOEXEC) with /bin/sh; so do we.
+    const QString script = m_tmp.filePath(QStringLiteral("no-shebang"));
+    {
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("echo \"no-shebang-ran:$1\"\n");
+        f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    }
+    PtyProcess p;
+    Recorder r(p);
+    SpawnOptions o;
+    o.argv = QStringList{script, QStringLiteral("arg1")};
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QVERIFY(waitUntil([&] { return r.finished > 0; }));
+    QVERIFY2(r.data.contains("no-shebang-ran:arg1"), r.data.constData());
+    QCOMPARE(r.status.code, 0);
+}
+
+void TestPtyProcess::stoppedJobIsContinued()
+{
+    // A stopped job with a SIGHUP handler runs it only once continued: the
+    // teardown sends SIGCONT after SIGHUP (as the kernel's hangup does), so
+    // this ends at the SIGHUP step, long before the 5 s escalation. The
+    // leader ignores SIGHUP and outlives the job: if it died first, the
+    // job's group would be orphaned and the kernel would continue it itself.
+    // (It ignores SIGHUP only after starting the job: a signal ignored on
+    // entry cannot be trapped by the job's shell.)
+    PtyProcess p;
+    Recorder r(p);
+    p.setTeardownGrace(5000);
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral(
+            "set -m; sh -c 'trap \"exit 0\" HUP; kill -STOP $$; while :; do sleep 1; done' & "
+            "job=$!; trap '' HUP; echo \"job:$job:\"; "
+            "while [ -d /proc/$job ] && ! grep -q '^State:.*zombie' /proc/$job/status; do sleep 0.05; done; "
+            "echo leader-done"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QRegularExpression re(QStringLiteral("job:(\\d+):"));
+    QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
+    const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
+    QTRY_COMPARE(TestUtil::processState(job), 'T');
+    QElapsedTimer t;
+    t.start();
+    p.terminate();
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }, 15000));
+    QVERIFY2(t.elapsed() < 5000, "stopped job needed SIGTERM: no SIGCONT after SIGHUP?");
+    QVERIFY(r.data.contains("leader-done"));
+    QCOMPARE(r.status.code, 0);
+    QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
+    QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+}
+
+void TestPtyProcess::teardownWaitsForSlowMember()
+{
+    // The job outlives the leader by ~300 ms after SIGHUP. tornDown must wait
+    // for it (it is watched with a pidfd), and come well before escalation.
+    PtyProcess p;
+    Recorder r(p);
+    p.setTeardownGrace(5000);
+    SpawnOptions o;
+    // It drops the PTY as stdio (so its exit shows no EIO on the master) and
+    // announces itself through /dev/tty once its trap is in place.
+    o.argv = sh(QStringLiteral(
+            "set -m; sh -c 'trap \"sleep 0.3; exit 0\" HUP; exec </dev/null >/dev/null 2>&1; "
+            "echo \"job:$$:\" >/dev/tty; while :; do sleep 1; done' & wait"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    const pid_t pid = p.pid();
+    QRegularExpression re(QStringLiteral("job:(\\d+):"));
+    QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
+    const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
+    QElapsedTimer t;
+    t.start();
+    p.terminate();
+    QVERIFY(waitUntil([&] { return r.finished > 0; }));
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }, 15000));
+    const qint64 ms = t.elapsed();
+    QVERIFY2(ms >= 250, qPrintable(QStringLiteral("torn down after %1 ms, job still alive?").arg(ms)));
+    QVERIFY2(ms < 4000, qPrintable(QStringLiteral("torn down after %1 ms: waited for escalation").arg(ms)));
+    QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
+    QVERIFY(processesInSession(pid).isEmpty());
+}
+
+void TestPtyProcess::backgroundExitsByItselfAfterLeader()
+{
+    // Nobody calls terminate(): finished() when the leader exits, the job's
+    // later output still arrives, tornDown() once the job is gone too.
+    PtyProcess p;
+    Recorder r(p);
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("trap '' HUP; (sleep 0.3; echo bg-bye) & echo leader-bye; exit 1"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QVERIFY(waitUntil([&] { return r.finished > 0; }));
+    QCOMPARE(r.status.code, 1);
+    QVERIFY(r.data.left(r.bytesAtFinish).contains("leader-bye"));
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
+    QVERIFY(r.data.indexOf("bg-bye") >= r.bytesAtFinish);
+    QCOMPARE(r.finished, 1);
+    QCOMPARE(p.masterFd(), -1);
+    QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+}
+
+void TestPtyProcess::backpressureDeliversEverything()
+{
+    // A slow viewer: reading pauses after every chunk and resumes on the next
+    // loop iteration. The leader exits while paused; every byte still
+    // arrives before finished().
+    PtyProcess p;
+    Recorder r(p);
+    int pauses = 0;
+    connect(&p, &PtyProcess::outputReady, &p, [&p, &pauses](const char *, qsizetype) {
+        p.setReadEnabled(false);
+        ++pauses;
+        QTimer::singleShot(1, &p, [&p] { p.setReadEnabled(true); });
+    });
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("head -c 1048576 /dev/zero | tr '\\0' x; exit 3"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QVERIFY(waitUntil([&] { return r.finished > 0; }, 30000));
+    QCOMPARE(r.bytesAtFinish, qsizetype(1048576));
+    QCOMPARE(r.status.code, 3);
+    QVERIFY(pauses > 1);
+    QTRY_COMPARE(r.tornDown, 1);
+    QCOMPARE(r.finished, 1);
+}
+
+void TestPtyProcess::pausedExitWithSlaveHeldElsewhere()
+{
+    // No EIO will come (a job holds the slave): after the leader is reaped the
+    // drain must end on EAGAIN, with the leader's last bytes delivered first.
+    PtyProcess p;
+    Recorder r(p);
+    p.setTeardownGrace(200);
+    SpawnOptions o;
+    // HUP is ignored before the fork: the kernel sends SIGHUP to the
+    // foreground group when the leader exits, maybe before a subshell's own
+    // `trap` ran.
+    o.argv = sh(QStringLiteral("trap '' HUP; (exec sleep 100) & "
+                               "head -c 3000 /dev/zero | tr '\\0' t; echo leader-tail; exit 6"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    const pid_t pid = p.pid();
+    p.setReadEnabled(false);
+    QTRY_COMPARE(TestUtil::processState(pid), char(0)); // reaped while paused
+    QCOMPARE(r.finished, 0);
+    p.setReadEnabled(true);
+    QVERIFY(waitUntil([&] { return r.finished > 0; }));
+    QCOMPARE(r.status.code, 6);
+    QVERIFY(r.data.left(r.bytesAtFinish).contains("leader-tail"));
+    QCOMPARE(r.data.left(r.bytesAtFinish).count('t'), 3000 + 1); // + the one of "leader-tail"
+    QCOMPARE(r.tornDown, 0);
+    p.terminate();
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
+    QTRY_VERIFY(processesInSession(pid).isEmpty());
+}
+
+void TestPtyProcess::deleteFromOutputSlot()
+{
+    const int fds = TestUtil::openFdCount();
+    auto *p = new PtyProcess;
+    QPointer<PtyProcess> guard(p);
+    pid_t pid = 0;
+    connect(p, &PtyProcess::outputReady, p, [p](const char *, qsizetype) { delete p; });
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("echo hello; exec sleep 100"));
+    QString err;
+    QVERIFY2(p->start(o, &err), qPrintable(err));
+    pid = p->pid();
+    QTRY_VERIFY(guard.isNull());
+    QTRY_COMPARE(TestUtil::processState(pid), char(0));
+    QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+    QTRY_COMPARE(TestUtil::openFdCount(), fds);
+}
+
+void TestPtyProcess::deleteFromFinishedSlot()
+{
+    const int fds = TestUtil::openFdCount();
+    auto *p = new PtyProcess;
+    QPointer<PtyProcess> guard(p);
+    int finished = 0;
+    connect(p, &PtyProcess::finished, p, [p, &finished] {
+        ++finished;
+        delete p;
+    });
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("echo bye; exit 2"));
+    QString err;
+    QVERIFY2(p->start(o, &err), qPrintable(err));
+    QTRY_VERIFY(guard.isNull());
+    QCOMPARE(finished, 1);
+    QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+    QTRY_COMPARE(TestUtil::openFdCount(), fds);
 }
 
 QTEST_GUILESS_MAIN(TestPtyProcess)

@@ -395,8 +395,12 @@ SpawnOptions resolveSpawnOptions(SpawnOptions options)
         options.loginShell = true;
     }
     if (options.cwd.isEmpty()) {
-        if (home.isEmpty())
-            home = QFile::decodeName(qgetenv("HOME"));
+        // $HOME first: the child inherits it, so `cd` and `~` in the shell
+        // agree with where it starts (as terminal emulators do); the passwd
+        // entry when HOME is unset.
+        const QString envHome = QFile::decodeName(qgetenv("HOME"));
+        if (!envHome.isEmpty())
+            home = envHome;
         options.cwd = home.isEmpty() ? QStringLiteral("/") : home;
     }
     return options;

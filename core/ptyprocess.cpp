@@ -265,16 +265,34 @@ private:
         if (pidfd >= 0) {
             e.notifier = new QSocketNotifier(pidfd, QSocketNotifier::Read, this);
             connect(e.notifier, &QSocketNotifier::activated, this, [this, pid] { check(pid); });
-        } else {
-            if (!m_poll) {
-                m_poll = new QTimer(this);
-                m_poll->setInterval(kFallbackPollMs);
-                connect(m_poll, &QTimer::timeout, this, [this] { check(0); });
-            }
-            m_poll->start();
         }
         m_entries.push_back(e);
+        updatePoll();
         qCDebug(lcPty) << "reaper: waiting for" << pid;
+    }
+
+    /// A re-check timer runs only while entries are pending (no wakeups when
+    /// idle): every kFallbackPollMs for entries without a pidfd, and every
+    /// kSafetyNetMs otherwise, as a safety net. Under load we once saw a
+    /// reaper entry's pidfd notifier stay silent for more than 5 s while the
+    /// child was already a zombie (tst_registry, 1 run in 5); the timer bounds
+    /// such a zombie's life to about a second whatever the cause.
+    void updatePoll()
+    {
+        if (m_entries.empty()) {
+            if (m_poll)
+                m_poll->stop();
+            return;
+        }
+        if (!m_poll) {
+            m_poll = new QTimer(this);
+            connect(m_poll, &QTimer::timeout, this, [this] { check(0); });
+        }
+        const bool anyWithoutPidfd = std::any_of(m_entries.begin(), m_entries.end(),
+                                                 [](const Entry &e) { return e.pidfd < 0; });
+        const int interval = anyWithoutPidfd ? kFallbackPollMs : kSafetyNetMs;
+        if (!m_poll->isActive() || m_poll->interval() != interval)
+            m_poll->start(interval);
     }
 
     /// Re-checks `pid` (0: every entry).
@@ -290,11 +308,10 @@ private:
                 ++it;
             }
         }
-        if (m_poll && std::none_of(m_entries.begin(), m_entries.end(),
-                                   [](const Entry &e) { return e.pidfd < 0; }))
-            m_poll->stop();
+        updatePoll();
     }
 
+    static constexpr int kSafetyNetMs = 1000;
     std::vector<Entry> m_entries;
     QTimer *m_poll = nullptr;
 };
@@ -378,8 +395,12 @@ SpawnOptions resolveSpawnOptions(SpawnOptions options)
         options.loginShell = true;
     }
     if (options.cwd.isEmpty()) {
-        if (home.isEmpty())
-            home = QFile::decodeName(qgetenv("HOME"));
+        // $HOME first: the child inherits it, so `cd` and `~` in the shell
+        // agree with where it starts (as terminal emulators do); the passwd
+        // entry when HOME is unset.
+        const QString envHome = QFile::decodeName(qgetenv("HOME"));
+        if (!envHome.isEmpty())
+            home = envHome;
         options.cwd = home.isEmpty() ? QStringLiteral("/") : home;
     }
     return options;

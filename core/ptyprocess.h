@@ -16,7 +16,8 @@ struct SpawnOptions {
     /// Program and arguments. Empty: the user's login shell (from getpwuid(3),
     /// else $SHELL, else /bin/sh) started as a login shell (argv[0] "-bash").
     QStringList argv;
-    /// Working directory. Empty: the user's home directory.
+    /// Working directory. Empty: the user's home directory ($HOME, else the
+    /// passwd entry's home).
     QString cwd;
     int cols = 80;   ///< 1..1000
     int rows = 24;   ///< 1..1000
@@ -30,7 +31,7 @@ struct SpawnOptions {
 
 /// Fills in the defaults of `options`: empty argv → {login shell path} with
 /// loginShell = true (shell from getpwuid(3), else $SHELL, else /bin/sh);
-/// empty cwd → the home directory. start() applies this itself; callers use it
+/// empty cwd → the home directory ($HOME, else getpwuid(3)'s). start() applies this itself; callers use it
 /// to know (and show) what will run.
 SpawnOptions resolveSpawnOptions(SpawnOptions options);
 

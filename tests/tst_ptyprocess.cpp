@@ -610,7 +610,8 @@ void TestPtyProcess::defaultLoginShell()
     struct passwd *pw = ::getpwuid(::getuid());
     QVERIFY(pw);
     const QString shell = QFile::decodeName(pw->pw_shell);
-    const QString home = QFile::decodeName(pw->pw_dir);
+    const QString home = qEnvironmentVariableIsEmpty("HOME") ? QFile::decodeName(pw->pw_dir)
+                                                             : qEnvironmentVariable("HOME");
     if (shell.isEmpty() || !QFileInfo(shell).isExecutable())
         QSKIP("passwd entry has no usable shell");
 

@@ -139,8 +139,18 @@ struct ChildPlan {
     // Qt's self-pipes, which this child shares). Ignored dispositions and the
     // mask survive exec; a shell started with SIGPIPE ignored breaks pipelines.
     for (int s = 1; s < NSIG; ++s) {
-        if (s != SIGKILL && s != SIGSTOP)
-            ::sigaction(s, &p.defaultAction, nullptr); // EINVAL for libc-reserved ones: fine
+        if (s == SIGKILL || s == SIGSTOP)
+            continue;
+        if (::sigaction(s, &p.defaultAction, nullptr) < 0) {
+            // glibc refuses its reserved signals (32, 33: SIGCANCEL, SIGSETXID)
+            // with EINVAL, yet they can arrive ignored: GNU make 4.3 starts its
+            // recipes that way, and ignored dispositions survive exec, so
+            // every shell started under `make run` had them ignored. The
+            // kernel's struct sigaction with SIG_DFL (= 0), no flags and an
+            // empty mask is all zeros whatever the architecture's layout.
+            unsigned long kernelDefault[4] = {0, 0, 0, 0};
+            ::syscall(SYS_rt_sigaction, s, kernelDefault, nullptr, 8 /* kernel sigset: 64 bits */);
+        }
     }
     ::sigprocmask(SIG_SETMASK, &p.emptyMask, nullptr);
 

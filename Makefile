@@ -27,9 +27,16 @@ build: build-$(RUN_VARIANT)
 run: build-$(RUN_VARIANT)
 	@scripts/run.sh build-$(RUN_VARIANT)
 
+# Both variants always run; the target fails at the end if either failed.
 test: build-qt6 build-qt5
-	cd build-qt6 && ctest --output-on-failure -j 2 --timeout 300
-	cd build-qt5 && ctest --output-on-failure -j 2 --timeout 300
+	@rc=0; \
+	for v in qt6 qt5; do \
+	  echo "=== ctest: build-$$v"; \
+	  (cd build-$$v && ctest --output-on-failure -j 2 --timeout 300) || rc=1; \
+	done; \
+	if [ $$rc -eq 0 ]; then echo "make test: all tests passed in both Qt variants"; \
+	else echo "make test: FAILED (see above)"; fi; \
+	exit $$rc
 
 clean:
 	rm -rf build-qt6 build-qt5

@@ -218,7 +218,12 @@ bool Session::sendInput(Viewer *from, const char *data, qsizetype size)
     if (from != m_control || m_state != State::Running)
         return true;
     m_lastActivityMs = nowMs();
-    return m_pty.write(data, size);
+    if (m_pty.write(data, size))
+        return true;
+    // Only a full queue is a stall. A write refused because the master has
+    // already hit EIO (the program is exiting; its pidfd has not fired yet)
+    // drops the input: the viewer gets the exit, not "input stalled".
+    return m_pty.pendingInput() + size <= kMaxPendingInput;
 }
 
 bool Session::resize(Viewer *from, int cols, int rows)

@@ -72,26 +72,12 @@ void Session::onOutput(const char *data, qsizetype size)
     m_head.feed(data, size);
     m_lastActivityMs = nowMs();
 
-    // Deliver to viewers. A viewer may detach itself during output() (a watcher
-    // too far behind closes itself), so check membership before each call.
-    if (m_control)
-        m_control->output(data, size);
-    if (!m_watchers.isEmpty()) {
-        const QList<Viewer *> watchers = m_watchers;
-        for (Viewer *w : watchers)
-            if (m_watchers.contains(w))
-                w->output(data, size);
-    }
+    forEachViewer([=](Viewer *v) { v->output(data, size); });
 
     if (m_head.titleSerial() != m_titleSerial) {
         m_titleSerial = m_head.titleSerial();
         const QString t = m_head.title();
-        if (m_control)
-            m_control->titleChanged(t);
-        const QList<Viewer *> watchers = m_watchers;
-        for (Viewer *w : watchers)
-            if (m_watchers.contains(w))
-                w->titleChanged(t);
+        forEachViewer([&t](Viewer *v) { v->titleChanged(t); });
         Q_EMIT titleChanged(t);
     }
     Q_EMIT outputArrived(size);
@@ -106,12 +92,7 @@ void Session::onFinished(const ExitStatus &status)
                       << (status.signaled ? status.signal : status.code);
     // finished() comes after the last output byte of the leader, so every
     // viewer has seen all output before it hears of the exit.
-    if (m_control)
-        m_control->exited(status);
-    const QList<Viewer *> watchers = m_watchers;
-    for (Viewer *w : watchers)
-        if (m_watchers.contains(w))
-            w->exited(status);
+    forEachViewer([&status](Viewer *v) { v->exited(status); });
     Q_EMIT exited(status);
 }
 
@@ -230,12 +211,7 @@ bool Session::resize(Viewer *from, int cols, int rows)
 {
     if (from != m_control || !m_pty.resize(cols, rows))
         return false;
-    if (m_control)
-        m_control->sizeChanged(cols, rows);
-    const QList<Viewer *> watchers = m_watchers;
-    for (Viewer *w : watchers)
-        if (m_watchers.contains(w))
-            w->sizeChanged(cols, rows);
+    forEachViewer([cols, rows](Viewer *v) { v->sizeChanged(cols, rows); });
     Q_EMIT sizeChanged(cols, rows);
     return true;
 }

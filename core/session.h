@@ -122,6 +122,22 @@ private:
     void onFinished(const ExitStatus &status);
     void updatePause();
     void updateDetached();
+    /// Calls f for the control viewer, then each watcher. A viewer may detach
+    /// itself (or others) inside f, e.g. a watcher too far behind closes
+    /// itself, so membership is re-checked before each call.
+    template<typename F> void forEachViewer(F f)
+    {
+        if (m_control) {
+            Viewer *c = m_control;
+            f(c);
+        }
+        if (m_watchers.isEmpty())
+            return;
+        const QList<Viewer *> watchers = m_watchers; // shares, no copy unless modified
+        for (Viewer *w : watchers)
+            if (m_watchers.contains(w))
+                f(w);
+    }
 
     QString m_id;
     SpawnOptions m_options;

@@ -82,7 +82,7 @@ int serveMain(int argc, char **argv)
         "Defaults come from the settings file (~/.config/Tether/tether.conf), then built-ins.\n"
         "Prints one line, \"Tether is serving http://ADDR:PORT/?key=KEY\"; open it in a browser.\n"
         "Writes $XDG_RUNTIME_DIR/tether/server.json (url, port, pid, key; mode 0600) while running.\n"
-        "SIGTERM or SIGINT ends every session and exits 0."));
+        "SIGTERM, SIGINT or SIGHUP ends every session and exits 0."));
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption bindOpt(QStringLiteral("bind"),
@@ -159,9 +159,12 @@ int serveMain(int argc, char **argv)
     sa.sa_handler = onTerminateSignal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    struct sigaction oldTerm {}, oldInt {};
+    // SIGHUP too: closing the terminal that runs `tether serve` must tear the
+    // sessions down like SIGTERM, not kill us and orphan them.
+    struct sigaction oldTerm {}, oldInt {}, oldHup {};
     ::sigaction(SIGTERM, &sa, &oldTerm);
     ::sigaction(SIGINT, &sa, &oldInt);
+    ::sigaction(SIGHUP, &sa, &oldHup);
     std::signal(SIGPIPE, SIG_IGN);
 
     SessionRegistry registry(config.limits);
@@ -201,6 +204,7 @@ int serveMain(int argc, char **argv)
     server.removeRuntimeFile();
     ::sigaction(SIGTERM, &oldTerm, nullptr);
     ::sigaction(SIGINT, &oldInt, nullptr);
+    ::sigaction(SIGHUP, &oldHup, nullptr);
     ::close(g_signalPipe[0]);
     ::close(g_signalPipe[1]);
     g_signalPipe[0] = g_signalPipe[1] = -1;

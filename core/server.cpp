@@ -280,6 +280,13 @@ bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local
     const QByteArray host = hostHeader.trimmed().toLower();
     if (host.isEmpty())
         return false;
+    // Only the characters of a name or IP literal with a port: no IPv6 zone
+    // ids ("[::1%eth0]") or anything else; the validated Host is echoed into
+    // the Content-Security-Policy header.
+    for (const char ch : host)
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == ':'
+              || ch == '[' || ch == ']'))
+            return false;
     QByteArray name;
     QByteArray portPart;
     bool hasPort = false;
@@ -536,6 +543,11 @@ void Server::createSession(HttpConnection *c)
                 c->respondError(400, QStringLiteral("command must be a non-empty array of strings"));
                 return;
             }
+            // exec(3) takes C strings: a NUL would silently cut the argument.
+            if (v.toString().contains(QChar(0))) {
+                c->respondError(400, QStringLiteral("command must not contain NUL characters"));
+                return;
+            }
             opts.argv.append(v.toString());
         }
         if (opts.argv.first().isEmpty()) {
@@ -545,8 +557,9 @@ void Server::createSession(HttpConnection *c)
     }
     const QJsonValue cwd = o.value(QStringLiteral("cwd"));
     if (!cwd.isUndefined() && !cwd.isNull()) {
-        if (!cwd.isString() || (!cwd.toString().isEmpty() && !cwd.toString().startsWith(QLatin1Char('/')))) {
-            c->respondError(400, QStringLiteral("cwd must be an absolute path"));
+        if (!cwd.isString() || (!cwd.toString().isEmpty() && !cwd.toString().startsWith(QLatin1Char('/')))
+            || cwd.toString().contains(QChar(0))) {
+            c->respondError(400, QStringLiteral("cwd must be an absolute path (without NUL characters)"));
             return;
         }
         opts.cwd = cwd.toString();

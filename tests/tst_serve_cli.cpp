@@ -246,6 +246,24 @@ private Q_SLOTS:
         QTRY_COMPARE(TestUtil::processState(child), char(0));
         QVERIFY(!QFile::exists(a.runtimeFile()));
     }
+
+    void sighupShutsDownCleanly()
+    {
+        // Closing the terminal that runs `tether serve` sends SIGHUP: it must
+        // not kill us and orphan the sessions (and leave a stale server.json).
+        Serve a;
+        QVERIFY(a.start({QStringLiteral("--port"), QStringLiteral("0")}));
+        QVERIFY(a.waitLine());
+        HttpReply r = a.http("POST", "/api/sessions", R"({"command":["/bin/sh","-c","exec sleep 300"]})");
+        QCOMPARE(r.status, 201);
+        const pid_t child = pid_t(r.json().value(QStringLiteral("pid")).toDouble());
+        QVERIFY(::kill(pid_t(a.proc.processId()), SIGHUP) == 0);
+        QVERIFY(a.waitFinished(20000));
+        QCOMPARE(a.proc.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(a.proc.exitCode(), 0);
+        QTRY_COMPARE(TestUtil::processState(child), char(0));
+        QVERIFY(!QFile::exists(a.runtimeFile()));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestServeCli)

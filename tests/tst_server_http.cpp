@@ -141,6 +141,10 @@ private Q_SLOTS:
         QCOMPARE(withHost("localhost:" + port), 200);
         QCOMPARE(withHost("LocalHost:" + port), 200);
         QCOMPARE(withHost("[::1]:" + port), 200);
+        // No IPv6 zone ids or other characters: the Host value is echoed into the CSP.
+        QCOMPARE(withHost("[::1%eth0]:" + port), 403);
+        QCOMPARE(withHost("[::1%';default-src *]:" + port), 403);
+        QCOMPARE(withHost("127.0.0.1:" + port + " x"), 403);
 
         Session *s = f.spawn();
         QVERIFY(s);
@@ -278,6 +282,8 @@ private Q_SLOTS:
         QTest::newRow("rows 1001") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"rows":1001})") << 400 << "rows";
         QTest::newRow("cols fraction") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"cols":80.5})") << 400 << "cols";
         QTest::newRow("cols string") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"cols":"80"})") << 400 << "cols";
+        QTest::newRow("command NUL") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":["/bin/sh","-c","echo A\u0000; echo B"]})") << 400 << "NUL";
+        QTest::newRow("cwd NUL") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"cwd":"/tmp\u0000/x"})") << 400 << "cwd";
         QTest::newRow("cwd relative") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"cwd":"tmp"})") << 400 << "cwd";
         QTest::newRow("no such program") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":["/nonexistent"]})") << 422 << "No such file or directory";
         QTest::newRow("no such cwd") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":["/bin/sh"],"cwd":"/nonexistent-dir"})") << 422 << "No such file or directory";

@@ -2,9 +2,13 @@
 #include "session.h"
 #include "logging.h"
 
+#include <algorithm>
+
 namespace Tether {
 
 namespace {
+/// How far a reset replay looks for its first safe byte (bytes).
+constexpr quint64 kMaxBoundaryScan = 1024 * 1024;
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 QDateTime nowUtc() { return QDateTime::currentDateTimeUtc(); }
 } // namespace
@@ -136,12 +140,21 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
         // The retained output begins mid-stream: skip to the first byte that is
         // not inside an escape sequence or a UTF-8 character, and restore the
         // modes in force there (abduco #32, jupyterlab #12073).
+        // The scan runs in the event loop, so it is bounded: a stream stuck
+        // inside a huge string (an unterminated DCS in a 64 MiB buffer) once
+        // stalled every attach for most of a second. Past the bound nothing
+        // of the unterminated sequence is replayed, which is also what a
+        // terminal would have shown of it.
         TerminalState st = m_tail;
-        while (from < end && !st.atSafeBoundary()) {
-            const char c = m_ring.at(from);
-            st.feed(&c, 1);
-            ++from;
+        const quint64 scanEnd = std::min<quint64>(end, from + kMaxBoundaryScan);
+        while (from < scanEnd && !st.atSafeBoundary()) {
+            const auto spans = m_ring.spans(from, qsizetype(scanEnd - from));
+            for (const RingBuffer::Span &sp : {spans.first, spans.second})
+                for (qsizetype i = 0; i < sp.size && !st.atSafeBoundary(); ++i, ++from)
+                    st.feed(sp.data + i, 1);
         }
+        if (!st.atSafeBoundary())
+            from = end;
         prelude = st.restoreSequence();
     }
     info.replayFrom = from;

@@ -137,6 +137,29 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
     }
 
+    void boundaryScanIsBounded()
+    {
+        // A stream stuck inside an unterminated DCS string: no safe byte in the
+        // retained 1.5 MiB (more than the bounded boundary scan looks at). The
+        // replay must not start inside the string: it is empty.
+        Session s(QStringLiteral("dcs"),
+                  sh(QStringLiteral("printf '\\033P'; head -c 3000000 /dev/zero | tr '\\0' x; exec sleep 30")),
+                  1536 * 1024);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY2_WITH_TIMEOUT(s.offset() >= 3000002, qPrintable(QString::number(s.offset())), 20000);
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Watch, std::nullopt);
+        const AttachInfo i = v.attachInfos.first();
+        QVERIFY(i.reset);
+        QCOMPARE(i.replayFrom, s.offset());
+        QCOMPARE(i.replayBytes, qsizetype(0));
+        QVERIFY(v.received.isEmpty());
+        s.detach(&v);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
     void supersedeAndWatchers()
     {
         Session s(QStringLiteral("d"), sh(QStringLiteral("exec cat")), 65536);

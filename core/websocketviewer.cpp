@@ -249,11 +249,29 @@ void WebSocketViewer::sendText(const QJsonObject &o)
     m_socket->sendTextMessage(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)));
 }
 
+void WebSocketViewer::setTcpSocket(QTcpSocket *socket)
+{
+    m_tcp = socket;
+    // Whatever a client sends can make us queue answers (pongs to its pings,
+    // size messages to its resizes). A client that sends but never reads
+    // would grow our memory without bound, so re-check the queue whenever it
+    // sends anything (this runs beside QWebSocket's own reader).
+    if (socket)
+        connect(socket, &QTcpSocket::readyRead, this, &WebSocketViewer::checkBackpressure);
+}
+
 void WebSocketViewer::checkBackpressure()
 {
     if (!m_session || m_closing || m_pendingClose)
         return;
     const qint64 queued = m_socket->bytesToWrite();
+    // Hard bound for every viewer: output alone stays near the high watermark
+    // (a control viewer pauses the PTY there, a watcher is dropped there), so
+    // a queue far past it is client-induced: the client does not read.
+    if (queued > 4 * m_options.highWatermark + m_replayAllowance) {
+        closeLater(1013, QStringLiteral("too far behind"));
+        return;
+    }
     if (m_mode == ViewerMode::Watch) {
         // Watchers never slow the session down; one that cannot keep up goes.
         if (queued > m_options.highWatermark + m_replayAllowance)
@@ -282,7 +300,6 @@ void WebSocketViewer::checkBackpressure()
 
 void WebSocketViewer::onText(const QString &message)
 {
-    m_lastSeen.restart();
     if (m_closing || m_pendingClose || !m_session)
         return;
     QJsonParseError err;
@@ -315,7 +332,6 @@ void WebSocketViewer::onText(const QString &message)
 
 void WebSocketViewer::onBinary(const QByteArray &message)
 {
-    m_lastSeen.restart();
     if (m_closing || m_pendingClose || !m_session || m_mode != ViewerMode::Control)
         return;
     // False: the input queue is full because the program does not read

@@ -65,7 +65,7 @@ public:
 
     /// The TCP socket under the QWebSocket (for a graceful close: see
     /// LingeringClose). Optional; without it a close may end in a reset.
-    void setTcpSocket(QTcpSocket *socket) { m_tcp = socket; }
+    void setTcpSocket(QTcpSocket *socket);
 
     /**
      * Attaches to `session` in `mode` with the client's resume offset

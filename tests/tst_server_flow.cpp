@@ -237,6 +237,37 @@ private Q_SLOTS:
         QVERIFY(s->process()->pendingInput() <= kMaxPendingInput);
     }
 
+    void clientThatSendsButNeverReadsIsDropped()
+    {
+        // Every ping a client sends makes Qt queue a pong for it. A client that
+        // floods pings and never reads must not grow the server's memory: the
+        // viewer is closed once its queue passes the hard bound.
+        f.server->setFlowWatermarks(64 * 1024, 16 * 1024);
+        Session *s = f.spawn();
+        QVERIFY(s);
+        RawWs raw;
+        raw.sock.setReadBufferSize(64 * 1024); // really stop reading: the kernel buffers fill
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        QTRY_COMPARE(s->viewerCount(), 1);
+        raw.reading = false;
+        const QByteArray payload(125, 'p');
+        int sent = 0;
+        QTimer flood;
+        connect(&flood, &QTimer::timeout, &raw, [&]() {
+            if (raw.sock.state() != QAbstractSocket::ConnectedState || raw.sock.bytesToWrite() >= 256 * 1024)
+                return;
+            for (int i = 0; i < 500 && sent < 400000; ++i, ++sent)
+                raw.sendFrame(0x9, payload);
+        });
+        flood.start(1);
+        // 400 000 pings = 50 MB of pongs: far past the bound (4 × 64 KiB plus
+        // what the kernel's socket buffers hold).
+        QTRY_COMPARE_WITH_TIMEOUT(s->viewerCount(), 0, 30000);
+        QVERIFY2(sent < 400000, "the server queued 50 MB of pongs without dropping the client");
+        flood.stop();
+        QCOMPARE(s->state(), Session::State::Running); // the session is unharmed
+    }
+
     void exitWhileClientFloods()
     {
         // The client keeps sending (keystrokes, a paste) and reads slowly

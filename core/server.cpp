@@ -23,6 +23,13 @@
 namespace Tether {
 
 namespace {
+// Limits of Qt's WebSocket handshake parser (qwebsockethandshakerequest.cpp).
+constexpr int kMaxUpgradeHeaders = 100;
+constexpr int kMaxUpgradeHeaderLine = 8000;
+} // namespace
+
+
+namespace {
 /// Connections still in their HTTP phase (not upgraded) at once; more are
 /// dropped on accept so a flood cannot exhaust our file descriptors.
 constexpr int kMaxHttpConnections = 256;
@@ -653,6 +660,20 @@ void Server::handleUpgrade(HttpConnection *c)
     // key; check here so it never waits on a head it cannot parse.
     if (!c->socket()->peek(r.headLength()).endsWith("\r\n\r\n") || r.header("sec-websocket-key").isEmpty()) {
         c->respondError(400, QStringLiteral("bad WebSocket handshake"));
+        return;
+    }
+    // Qt's handshake parser (QWebSocketHandshakeRequest) drops, without an
+    // answer, a head with a header line over 8 KiB or more than 100 headers;
+    // a large Cookie header (cookies on 127.0.0.1 are shared by every local
+    // port) then made attaching fail silently. Answer it plainly instead.
+    const auto headers = r.headers();
+    bool tooLarge = headers.size() > kMaxUpgradeHeaders;
+    for (const auto &h : headers)
+        tooLarge = tooLarge || h.first.size() + 2 + h.second.size() > kMaxUpgradeHeaderLine;
+    if (tooLarge) {
+        c->respondError(431, QStringLiteral("request header fields too large for a WebSocket upgrade "
+                                            "(at most %1 headers of at most %2 bytes each)")
+                                 .arg(kMaxUpgradeHeaders).arg(kMaxUpgradeHeaderLine));
         return;
     }
     PendingUpgrade p;

@@ -468,26 +468,17 @@ QByteArray TerminalState::restoreSequence() const
     // but a fixed order keeps the sequence deterministic).
     if (m_modes & AltScreen)
         set((m_modes & AltScreen1049) ? "1049" : m_altEntered == 47 ? "47" : "1047");
-    if (m_modes & AppCursorKeys)
-        set("1");
-    if (m_modes & BracketedPaste)
-        set("2004");
-    if (m_modes & MouseX10)
-        set("9");
-    if (m_modes & MouseNormal)
-        set("1000");
-    if (m_modes & MouseButton)
-        set("1002");
-    if (m_modes & MouseAny)
-        set("1003");
-    if (m_modes & MouseUtf8)
-        set("1005");
-    if (m_modes & MouseSgr)
-        set("1006");
-    if (m_modes & MouseUrxvt)
-        set("1015");
-    if (m_modes & FocusEvents)
-        set("1004");
+    // Then the others in a fixed order: keys, paste, mouse tracking, mouse
+    // encodings, focus events.
+    static constexpr struct { Mode mode; const char *number; } kOrder[] = {
+        {AppCursorKeys, "1"},  {BracketedPaste, "2004"}, {MouseX10, "9"},
+        {MouseNormal, "1000"}, {MouseButton, "1002"},    {MouseAny, "1003"},
+        {MouseUtf8, "1005"},   {MouseSgr, "1006"},       {MouseUrxvt, "1015"},
+        {FocusEvents, "1004"},
+    };
+    for (const auto &m : kOrder)
+        if (m_modes & m.mode)
+            set(m.number);
     if (m_modes & CursorHidden)
         out += "\x1b[?25l";
     return out;

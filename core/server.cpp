@@ -263,7 +263,10 @@ void Server::onNewConnection()
 {
     while (m_tcp->hasPendingConnections()) {
         QTcpSocket *socket = m_tcp->nextPendingConnection();
-        if (m_closed || m_http.size() >= kMaxHttpConnections) {
+        // The bound is on connections still in their request/response:
+        // authenticated event streams (one per open dashboard) do not count,
+        // so open dashboards cannot lock new requests out.
+        if (m_closed || m_http.size() - m_eventStreams.size() >= kMaxHttpConnections) {
             qCWarning(lcServer) << "too many HTTP connections: dropping one";
             socket->abort();
             socket->deleteLater();

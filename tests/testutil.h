@@ -2,6 +2,8 @@
 // Small helpers shared by the tests.
 #pragma once
 
+#include "ptyprocess.h"
+
 #include <QDir>
 #include <QFile>
 #include <QString>
@@ -9,6 +11,14 @@
 #include <unistd.h>
 
 namespace TestUtil {
+
+/// Options running `script` with /bin/sh -c.
+inline Tether::SpawnOptions shell(const QString &script)
+{
+    Tether::SpawnOptions o;
+    o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script};
+    return o;
+}
 
 /// Number of open file descriptors of this process (entries of /proc/self/fd).
 inline int openFdCount()

@@ -17,12 +17,7 @@ class TestRegistry : public QObject
 {
     Q_OBJECT
 
-    static SpawnOptions sh(const QString &script)
-    {
-        SpawnOptions o;
-        o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script};
-        return o;
-    }
+    static SpawnOptions sh(const QString &script) { return TestUtil::shell(script); }
     static SpawnOptions sleeper() { return sh(QStringLiteral("exec sleep 60")); }
 
     static Limits limits(int max, int ttl)

@@ -16,12 +16,7 @@ class TestSession : public QObject
 {
     Q_OBJECT
 
-    static SpawnOptions sh(const QString &script)
-    {
-        SpawnOptions o;
-        o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script};
-        return o;
-    }
+    static SpawnOptions sh(const QString &script) { return TestUtil::shell(script); }
 
     static QByteArray ringContent(const Session &s)
     {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import {
   api, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, startTether,
   typeLine, until, waitForLine, waitForLive, waitForState,
+  closeAll,
 } from './lib.mjs';
 
 describe('dashboard', { timeout: 240000 }, () => {
@@ -20,13 +21,7 @@ describe('dashboard', { timeout: 240000 }, () => {
     browser = await launchBrowser();
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server) {
-      const r = await server.stop();
-      assert.equal(r.code, 0, `tether serve should exit 0 on SIGTERM\n${server.output()}`);
-    }
-  });
+  after(() => closeAll(server, browser));
 
   test('opens with the key, creates a session and shows typed output', async () => {
     const page = await newPage(browser);

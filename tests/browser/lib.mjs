@@ -4,6 +4,7 @@
 // downloaded browser), a TCP proxy that can cut connections, and readers of
 // the xterm.js buffer the page exposes as window.tether.term.
 
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, chmodSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -314,4 +315,14 @@ export async function startProxy(targetPort) {
       return new Promise((r) => server.close(r));
     },
   };
+}
+
+/// Closes the browser, then stops `tether serve` with SIGTERM and checks it
+/// exited 0 (a clean shutdown is part of every browser test).
+export async function closeAll(server, browser) {
+  await browser?.close();
+  if (server) {
+    const r = await server.stop();
+    assert.equal(r.code, 0, `tether serve should exit 0 on SIGTERM\n${server.output()}`);
+  }
 }

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import {
   api, networkErrorsAside, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, screenLines,
   startProxy, startTether, typeLine, until, waitForLine, waitForLive,
+  closeAll,
 } from './lib.mjs';
 
 describe('reconnect', { timeout: 240000 }, () => {
@@ -23,13 +24,7 @@ describe('reconnect', { timeout: 240000 }, () => {
     browser = await launchBrowser();
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server) {
-      const r = await server.stop();
-      assert.equal(r.code, 0, `tether serve should exit 0 on SIGTERM\n${server.output()}`);
-    }
-  });
+  after(() => closeAll(server, browser));
 
   test('a dropped connection resumes with nothing lost and nothing twice', async () => {
     const proxy = await startProxy(server.port);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import {
   api, artifactsDir, launchBrowser, newPage, openDashboard, startTether, typeLine, until,
   waitForLine, waitForLive,
+  closeAll,
 } from './lib.mjs';
 
 // A prompt like a developer's: the title follows the directory.
@@ -35,13 +36,7 @@ describe('screenshots', { timeout: 240000 }, () => {
     await api(server, 'POST', '/api/sessions', { command: ['/usr/bin/top', '-d', '5'], cols: 120, rows: 32 });
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server) {
-      const r = await server.stop();
-      assert.equal(r.code, 0, server.output());
-    }
-  });
+  after(() => closeAll(server, browser));
 
   test('light, 1280×720', async () => {
     const page = await newPage(browser, { viewport: { width: 1280, height: 720 }, colorScheme: 'light' });

@@ -865,7 +865,7 @@ qsizetype PtyProcess::writeNow(const char *data, qsizetype size)
 
 bool PtyProcess::write(const char *data, qsizetype size)
 {
-    if (m_master < 0 || m_masterEof || m_tornDownEmitted)
+    if (!acceptsInput())
         return false;
     if (size <= 0)
         return true;

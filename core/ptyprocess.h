@@ -112,6 +112,9 @@ public:
     bool write(const char *data, qsizetype size);
     bool write(const QByteArray &data) { return write(data.constData(), data.size()); }
     qsizetype pendingInput() const;            ///< queued input bytes
+    /// False once the master is closed or has reached end of output (EIO: no
+    /// process holds the slave any more): write() then refuses everything.
+    bool acceptsInput() const { return m_master >= 0 && !m_masterEof && !m_tornDownEmitted; }
 
     /// Applies a window size with TIOCSWINSZ (the kernel sends SIGWINCH to the
     /// foreground process group). Returns false, applying nothing, when cols or

@@ -212,12 +212,12 @@ bool Session::sendInput(Viewer *from, const char *data, qsizetype size)
     if (from != m_control || m_state != State::Running)
         return true;
     m_lastActivityMs = nowMs();
-    if (m_pty.write(data, size))
+    // Input racing the program's exit (the master already hit EIO, the pidfd
+    // has not fired yet) is dropped: the viewer gets the exit, not "input
+    // stalled". Only a full queue makes write() fail from here on.
+    if (!m_pty.acceptsInput())
         return true;
-    // Only a full queue is a stall. A write refused because the master has
-    // already hit EIO (the program is exiting; its pidfd has not fired yet)
-    // drops the input: the viewer gets the exit, not "input stalled".
-    return m_pty.pendingInput() + size <= kMaxPendingInput;
+    return m_pty.write(data, size);
 }
 
 bool Session::resize(Viewer *from, int cols, int rows)

@@ -146,13 +146,10 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
         // of the unterminated sequence is replayed, which is also what a
         // terminal would have shown of it.
         TerminalState st = m_tail;
-        const quint64 scanEnd = std::min<quint64>(end, from + kMaxBoundaryScan);
-        while (from < scanEnd && !st.atSafeBoundary()) {
-            const auto spans = m_ring.spans(from, qsizetype(scanEnd - from));
-            for (const RingBuffer::Span &sp : {spans.first, spans.second})
-                for (qsizetype i = 0; i < sp.size && !st.atSafeBoundary(); ++i, ++from)
-                    st.feed(sp.data + i, 1);
-        }
+        const auto spans = m_ring.spans(from, qsizetype(std::min<quint64>(end - from, kMaxBoundaryScan)));
+        for (const RingBuffer::Span &sp : {spans.first, spans.second})
+            for (qsizetype i = 0; i < sp.size && !st.atSafeBoundary(); ++i, ++from)
+                st.feed(sp.data + i, 1);
         if (!st.atSafeBoundary())
             from = end;
         prelude = st.restoreSequence();

@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QSocketNotifier>
 #include <QTimer>
+#include <QVector>
 
 #include <cerrno>
 #include <csignal>
@@ -162,7 +163,7 @@ QString table(const QJsonArray &sessions)
                             QStringLiteral("%1x%2").arg(s.value(QStringLiteral("cols")).toInt()).arg(s.value(QStringLiteral("rows")).toInt()),
                             commandText(s)};
     }
-    QList<int> widths(rows.first().size(), 0);
+    QVector<int> widths(rows.first().size(), 0);
     for (const QStringList &r : rows)
         for (int c = 0; c < r.size(); ++c)
             widths[c] = qMax(widths[c], int(r[c].size()));
@@ -421,9 +422,12 @@ private:
                 detachNow = true;
             }
         }
-        // Held back while a replay is being written (answers to queries in
-        // the replay must not reach the program), and in watch mode.
-        if (!m_gateInput && len > 0)
+        // While a replay is being written (and just after), input that
+        // starts with ESC is dropped: the terminal's automatic answers to
+        // queries in the replay (CSI 6 n → ESC [ r ; c R, CSI c → ESC [ ? ... c)
+        // must not reach the program (vscode #123803). Plain typing passes.
+        const bool answerLike = len > 0 && m_inBuffer.at(0) == '\x1b';
+        if (len > 0 && !(m_gateInput && answerLike))
             m_client.sendInput(m_inBuffer.constData(), len);
         if (detachNow) {
             m_ending = true;

@@ -25,9 +25,10 @@ namespace Tether {
  * notifier (stdin's description is shared with the shell and must not
  * become O_NONBLOCK). More than 4 MiB waiting for stdout pauses the
  * attachment (AttachClient::setPaused) until under 256 KiB. The window size
- * is sent at attach and on SIGWINCH. Input is held back while a replay is
- * being written (and 100 ms after) so the terminal's answers to queries in
- * the replay (CSI 6 n, CSI c) never reach the program (vscode #123803). On
+ * is sent at attach and on SIGWINCH. While a replay is being written (and
+ * 100 ms after), input chunks that start with ESC are dropped, so the
+ * terminal's answers to queries in the replay (CSI 6 n, CSI c) never reach
+ * the program (vscode #123803); plain typing passes. On
  * exit, modes the program left on (alternate screen, hidden cursor, mouse
  * tracking, bracketed paste, ...; tracked with TerminalState) are switched
  * off so the shell gets a usable terminal back.

@@ -83,6 +83,25 @@ public:
     Viewer *controlViewer() const { return m_control; }
     QList<Viewer *> watchers() const { return m_watchers; }
     int viewerCount() const { return (m_control ? 1 : 0) + int(m_watchers.size()); }
+    /// Most viewers (control + watchers) a session takes from the network.
+    /// Each attach gets its own copy of the replay (up to the buffer
+    /// capacity, 64 MiB at most) queued for its socket, so without a bound
+    /// many watchers would be unbounded memory. The server refuses an attach
+    /// past it (WebSocket close 4429, docs/protocol.md).
+    static constexpr int kMaxViewers = 16;
+    /**
+     * Whether one more viewer in `mode` fits within kMaxViewers. A control
+     * attach while a control viewer is attached supersedes it and takes its
+     * place, so it always fits (it does not count twice). attach() itself
+     * does not enforce the bound (a local window is never refused); callers
+     * that serve untrusted numbers of clients ask first.
+     */
+    bool hasRoomFor(ViewerMode mode) const
+    {
+        if (mode == ViewerMode::Control && m_control)
+            return true;
+        return viewerCount() < kMaxViewers;
+    }
     /// When the last viewer left (UTC); null while any viewer is attached.
     /// A never-attached session counts from creation.
     QDateTime detachedSince() const { return m_detachedSince; }

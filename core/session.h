@@ -23,7 +23,8 @@ namespace Tether {
  * into the ring, viewer or not; viewers get it as it arrives.
  *
  * Viewers: at most one control viewer (a new one supersedes the old, which is
- * told DetachReason::Superseded) and any number of watchers. Attaching is
+ * told DetachReason::Superseded) and any number of watchers (the server
+ * admits at most kMaxViewers over the network: hasRoomFor()). Attaching is
  * synchronous, so N racing control attaches end with one control viewer.
  *
  * Backpressure: while the control viewer reports itself blocked

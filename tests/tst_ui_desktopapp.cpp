@@ -218,6 +218,17 @@ void TestDesktopApp::notifiesWhenDetachedSessionExits()
     QVERIFY(notified.wait(5000));
     QCOMPARE(notified.count(), 1);
     QCOMPARE(notified.at(0).at(1).toString(), QStringLiteral("sh -c exit 5 — exited 5"));
+
+    // Jobs left running keep the session (by design): the notification says so.
+    o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                         QStringLiteral("trap '' HUP; sleep 60 & exit 0")};
+    Session *jobs = app.registry()->create(o);
+    QVERIFY(jobs);
+    QVERIFY(notified.wait(5000));
+    QCOMPARE(notified.count(), 2);
+    QCOMPARE(notified.at(1).at(1).toString(),
+             QStringLiteral("sh -c trap '' HUP; sleep 60 & exit 0 — exited 0 · 1 background process"));
+    QVERIFY(app.registry()->kill(jobs->id()));
     attached->detach(&viewer);
 }
 

@@ -239,7 +239,15 @@ void DesktopApp::onSessionExited(Session *session, const ExitStatus &status)
     // Someone looking at it already sees the exit; tell only about detached ones.
     if (m_quitting || session->viewerCount() > 0)
         return;
-    notify(tr("Session ended"), QStringLiteral("%1 — %2").arg(SessionModel::displayName(session), exitText(status)));
+    QString text = QStringLiteral("%1 — %2").arg(SessionModel::displayName(session), exitText(status));
+    // By design a session whose shell left jobs running stays until its TTL
+    // or a kill; say so, or the user wonders why it is still listed. One
+    // /proc scan, once per exit.
+    if (!session->isTornDown()) {
+        if (const int n = int(processesInSession(session->pid()).size()))
+            text += QStringLiteral(" · ") + SessionModel::backgroundText(n);
+    }
+    notify(tr("Session ended"), text);
 }
 
 void DesktopApp::onSessionExpiringSoon(Session *session, int secondsLeft)

@@ -20,6 +20,7 @@ constexpr int kBadMessage = 4400;
 constexpr int kNotFound = 4404;
 constexpr int kSuperseded = 4409;
 constexpr int kExited = 4410;
+constexpr int kTooManyViewers = 4429;
 } // namespace
 
 AttachClient::AttachClient(const ServerEndpoint &endpoint, const QString &id, ViewerMode mode, QObject *parent)
@@ -244,6 +245,9 @@ void AttachClient::onSocketGone()
     case kGoingAway:
         finish(reason == QLatin1String("server shutting down") ? End::ServerShutdown : End::SessionKilled);
         return;
+    case kTooManyViewers:
+        finish(End::TooManyViewers);
+        return;
     case kBadMessage:
     case kTooBig:
         m_closeReason = QStringLiteral("%1 %2").arg(code).arg(reason);
@@ -352,6 +356,8 @@ QString AttachClient::endMessage(End end) const
         return QStringLiteral("Tether is not running: start it with `tether` or `tether serve`");
     case End::LostServer:
         return QStringLiteral("[lost the connection to the server]");
+    case End::TooManyViewers:
+        return QStringLiteral("[too many viewers on this session]");
     case End::ProtocolError:
         return QStringLiteral("[protocol error: %1]").arg(m_closeReason);
     }

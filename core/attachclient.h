@@ -44,7 +44,8 @@ namespace Tether {
  * Close codes end the attachment (finished()) with a plain message:
  * 4410 after `exit` → Exited, "[process exited with code N]" (or "killed by
  * signal N"); 4409 → TakenOver; 4404 → NotFound; 1001 → SessionKilled or
- * ServerShutdown by its reason text; 4400/1009 → ProtocolError.
+ * ServerShutdown by its reason text; 4429 → TooManyViewers;
+ * 4400/1009 → ProtocolError.
  */
 class AttachClient : public QObject
 {
@@ -61,6 +62,7 @@ public:
         AuthFailed,     ///< the key was refused (401)
         NotRunning,     ///< nothing listens at the server's address (first attempt)
         LostServer,     ///< the server went away and did not come back
+        TooManyViewers, ///< the session has its 16 viewers (4429)
         ProtocolError,  ///< the server closed 4400/1009, or an unexpected answer
     };
     Q_ENUM(End)

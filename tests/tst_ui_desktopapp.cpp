@@ -269,16 +269,28 @@ void TestDesktopApp::trayMessageBeforeExpiryAttachesOnClick()
     QCOMPARE(app.registry()->expiresIn(s), qint64(-1));
     w->close();
     QTRY_VERIFY(!app.terminalWindow(s->id()));
+
+    // Detached again: a new period, announced once more. A click that comes
+    // after a browser attached elsewhere does not take the session from it.
+    QTRY_COMPARE_WITH_TIMEOUT(app.messages.size(), 2, 10000);
+    FakeBrowser late;
+    s->attach(&late, ViewerMode::Control, std::nullopt);
+    Q_EMIT app.trayIcon()->messageClicked();
+    QVERIFY(late.reasons.isEmpty());
+    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(&late));
+    QVERIFY(!app.terminalWindow(s->id()));
+    QTRY_VERIFY(app.sessionsWindow()->isVisible());
+    s->detach(&late);
 #else
     QVERIFY(text.endsWith(QStringLiteral("Click to see your sessions.")));
     QTRY_VERIFY(app.sessionsWindow()->isVisible());
 #endif
-    // Detached again (or never attached): a new period, announced once more,
-    // then it expires; the session watched all along never was.
+    // Left detached: announced (once more), then it expires; the session
+    // watched all along never was.
     QSignalSpy removed(app.registry(), &SessionRegistry::sessionRemoved);
     QVERIFY(removed.wait(15000));
     QCOMPARE(removed.at(0).at(0).value<Session *>(), s);
-    QCOMPARE(app.messages.size(), localTerminalAvailable() ? 2 : 1);
+    QCOMPARE(app.messages.size(), localTerminalAvailable() ? 3 : 1);
     for (const QStringList &m : std::as_const(app.messages))
         QVERIFY(m.at(1).startsWith(QStringLiteral("sh — expires in ")));
     QCOMPARE(app.registry()->find(watched->id()), watched);

@@ -271,7 +271,11 @@ void DesktopApp::onTrayMessageClicked()
     // the session that message was about.
     const QString id = m_messageSessionId;
     m_messageSessionId.clear();
-    if (!id.isEmpty() && m_registry->find(id))
+    const Session *s = id.isEmpty() ? nullptr : m_registry->find(id);
+    // Someone attached since (a browser elsewhere): the session is safe, and
+    // a late click must not take it away from them.
+    const Viewer *v = s ? s->controlViewer() : nullptr;
+    if (s && (!v || v->kind() == ViewerKind::LocalWindow))
         attachHere(id);
     else
         showSessionsWindow();

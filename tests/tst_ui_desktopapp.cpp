@@ -10,7 +10,9 @@
 #include "testutil.h"
 
 #include <QDesktopServices>
+#include <QAction>
 #include <QDir>
+#include <QMenu>
 #include <QRegularExpression>
 #include <QProcess>
 #include <QSignalSpy>
@@ -196,7 +198,7 @@ void TestDesktopApp::browserUrls()
 
 void TestDesktopApp::notifiesWhenDetachedSessionExits()
 {
-    DesktopApp app(testConfig(), DesktopApp::TrayMode::Off);
+    RecordingDesktopApp app(testConfig(), DesktopApp::TrayMode::On);
     QString error;
     QVERIFY2(app.start(&error), qPrintable(error));
     QSignalSpy notified(&app, &DesktopApp::notified);
@@ -228,6 +230,17 @@ void TestDesktopApp::notifiesWhenDetachedSessionExits()
     QCOMPARE(notified.count(), 2);
     QCOMPARE(notified.at(1).at(1).toString(),
              QStringLiteral("sh -c trap '' HUP; sleep 60 & exit 0 — exited 0 · 1 background process"));
+    // Both reached the tray.
+    QCOMPARE(app.messages.size(), 2);
+    QCOMPARE(app.messages.at(1).at(1), notified.at(1).at(1).toString());
+    // The tray menu says it too.
+    app.rebuildTrayMenu();
+    QStringList items;
+    const auto actions = app.trayMenu()->actions();
+    for (const QAction *a : actions)
+        items << a->text();
+    QVERIFY2(items.contains(QStringLiteral("sh -c trap '' HUP; sleep 60 && exit 0 — exited 0 · 1 background process")),
+             qPrintable(items.join(QLatin1Char('\n'))));
     QVERIFY(app.registry()->kill(jobs->id()));
     attached->detach(&viewer);
 }

@@ -4,6 +4,7 @@
 
 #include <QProcess>
 #include <QSettings>
+#include <QStandardPaths>
 
 namespace Tether {
 
@@ -33,6 +34,7 @@ Config Config::load(QSettings &s)
     c.port = quint16(clamped("server/port", s.value(QStringLiteral("server/port"), int(c.port)).toInt(), 0, 65535));
     c.pingIntervalSec = clamped("server/pingInterval", s.value(QStringLiteral("server/pingInterval"), c.pingIntervalSec).toInt(), 1, 3600);
     c.pingTimeoutSec = clamped("server/pingTimeout", s.value(QStringLiteral("server/pingTimeout"), c.pingTimeoutSec).toInt(), 1, 3600);
+    c.terminal = s.value(QStringLiteral("desktop/terminal"), c.terminal).toString();
     return c;
 }
 
@@ -52,6 +54,7 @@ void Config::save(QSettings &s) const
     s.setValue(QStringLiteral("server/port"), int(port));
     s.setValue(QStringLiteral("server/pingInterval"), pingIntervalSec);
     s.setValue(QStringLiteral("server/pingTimeout"), pingTimeoutSec);
+    s.setValue(QStringLiteral("desktop/terminal"), terminal);
 }
 
 void Config::save() const
@@ -63,6 +66,28 @@ void Config::save() const
 QStringList Config::commandArgv() const
 {
     return QProcess::splitCommand(command);
+}
+
+QStringList Config::terminalArgv() const
+{
+    if (!terminal.trimmed().isEmpty()) {
+        QStringList argv = QProcess::splitCommand(terminal);
+        if (argv.isEmpty() || QStandardPaths::findExecutable(argv.first()).isEmpty())
+            return {};
+        return argv;
+    }
+    const QList<QStringList> candidates = {
+        {QStringLiteral("x-terminal-emulator"), QStringLiteral("-e")},
+        {QStringLiteral("xterm"), QStringLiteral("-e")},
+        {QStringLiteral("gnome-terminal"), QStringLiteral("--")},
+        {QStringLiteral("konsole"), QStringLiteral("-e")},
+        {QStringLiteral("xfce4-terminal"), QStringLiteral("-x")},
+    };
+    for (const QStringList &c : candidates) {
+        if (!QStandardPaths::findExecutable(c.first()).isEmpty())
+            return c;
+    }
+    return {};
 }
 
 } // namespace Tether

@@ -18,7 +18,9 @@ namespace Tether {
  * 64 KiB..64 MiB), sessions/maxSessions (1..1024), sessions/command (shell
  * command line, split with QProcess::splitCommand; empty = login shell),
  * server/bind (address), server/port (0..65535; 0 = any free port),
- * server/pingInterval and server/pingTimeout (seconds), ui/autostart (bool).
+ * server/pingInterval and server/pingTimeout (seconds), ui/autostart (bool),
+ * desktop/terminal (terminal emulator command prefix for "Attach here" when
+ * the build has no QTermWidget, e.g. "xterm -e"; empty = detect).
  * Out-of-range values read from the file are clamped and logged.
  */
 struct Config {
@@ -30,6 +32,9 @@ struct Config {
     QString command;           ///< default command line; empty = login shell
     int pingIntervalSec = 20;  ///< WebSocket ping interval, seconds
     int pingTimeoutSec = 60;   ///< drop a viewer silent this long, seconds
+    /// desktop/terminal: command prefix that runs a program in a terminal
+    /// emulator ("xterm -e"); `tether attach ID` is appended. Empty = detect.
+    QString terminal;
 
     /// Reads every key (missing keys keep the defaults).
     static Config load(QSettings &settings);
@@ -40,6 +45,12 @@ struct Config {
 
     /// The default command as argv (empty = login shell).
     QStringList commandArgv() const;
+    /// The terminal emulator prefix as argv: `terminal` split with
+    /// QProcess::splitCommand when set, else the first found in PATH of
+    /// `x-terminal-emulator -e` (Debian's alternative), `xterm -e`,
+    /// `gnome-terminal --`, `konsole -e`, `xfce4-terminal -x`. Empty when
+    /// the program is not found in PATH (or none is).
+    QStringList terminalArgv() const;
 };
 
 } // namespace Tether

@@ -19,6 +19,7 @@
 #include <QDesktopServices>
 #include <QMenu>
 #include <QMessageBox>
+#include <QProcess>
 #include <QPushButton>
 #include <QSocketNotifier>
 #include <QSystemTrayIcon>
@@ -182,7 +183,7 @@ void DesktopApp::rebuildTrayMenu()
         return;
     m_trayMenuDirty = false;
     m_trayMenu->clear();
-    const bool local = localTerminalAvailable();
+    const bool local = canAttachHere();
     const auto sessions = m_registry->sessions();
     if (sessions.isEmpty()) {
         m_trayMenu->addAction(tr("No sessions"))->setEnabled(false);
@@ -219,7 +220,8 @@ void DesktopApp::rebuildTrayMenu()
             });
         }
         if (!local) {
-            QAction *why = m_trayMenu->addAction(tr("(No local terminal: QTermWidget for Qt %1 is not installed)")
+            QAction *why = m_trayMenu->addAction(tr("(No local terminal: QTermWidget for Qt %1 is not installed, "
+                                                    "and no terminal emulator was found)")
                                                      .arg(QT_VERSION_MAJOR));
             why->setEnabled(false);
         }
@@ -266,7 +268,7 @@ void DesktopApp::onSessionExpiringSoon(Session *session, int secondsLeft)
     // TTL > 0), once per detach period.
     if (m_quitting || session->viewerCount() > 0)
         return;
-    const bool attach = localTerminalAvailable();
+    const bool attach = canAttachHere();
     notify(tr("Session about to expire"),
            tr("%1 — expires in %2").arg(SessionModel::displayName(session),
                                         SessionModel::formatDuration(secondsLeft))
@@ -316,7 +318,7 @@ SessionsWindow *DesktopApp::sessionsWindow()
         m_sessionsWindow = w;
         if (m_server)
             w->setServerUrl(m_server->url());
-        w->setLocalTerminalAvailable(localTerminalAvailable(), localTerminalUnavailableReason());
+        w->setLocalTerminalAvailable(canAttachHere(), attachUnavailableReason());
         connect(w, &SessionsWindow::attachRequested, this, [this](const QString &id) { attachHere(id); });
         connect(w, &SessionsWindow::watchRequested, this,
                 [this](const QString &id) { attachHere(id, ViewerMode::Watch); });
@@ -345,6 +347,57 @@ QWidget *DesktopApp::terminalWindow(const QString &id) const
     return m_terminals.value(id).data();
 }
 
+bool DesktopApp::canAttachHere() const
+{
+    return localTerminalAvailable() || !m_config.terminalArgv().isEmpty();
+}
+
+QString DesktopApp::attachUnavailableReason() const
+{
+    if (canAttachHere())
+        return QString();
+    return localTerminalUnavailableReason() + QLatin1Char('\n')
+        + tr("No terminal emulator to run “tether attach” in was found either: install xterm, or set "
+             "desktop/terminal (e.g. “xterm -e”) in %1.").arg(QStringLiteral("~/.config/Tether/tether.conf"));
+}
+
+bool DesktopApp::attachInTerminalEmulator(const QString &id, ViewerMode mode, QString *error)
+{
+    const QStringList terminal = m_config.terminalArgv();
+    if (terminal.isEmpty()) {
+        if (error)
+            *error = m_config.terminal.trimmed().isEmpty()
+                ? attachUnavailableReason()
+                : tr("The terminal command “%1” (setting desktop/terminal) was not found.").arg(m_config.terminal);
+        return false;
+    }
+    const QString cli = m_cliProgram.isEmpty() ? QCoreApplication::applicationFilePath() : m_cliProgram;
+    QStringList args = terminal.mid(1) + QStringList{cli, QStringLiteral("attach")};
+    if (mode == ViewerMode::Watch)
+        args << QStringLiteral("--watch");
+    args << QStringLiteral("--") << id; // ids may start with '-'
+    QProcess p;
+    p.setProgram(terminal.first());
+    p.setArguments(args);
+    // The runtime file names this server too, but another one started later
+    // may have replaced it: tell the client which server (environment, not
+    // argv: the key must not show in ps).
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    if (m_server) {
+        env.insert(QStringLiteral("TETHER_URL"), m_server->url());
+        env.insert(QStringLiteral("TETHER_KEY"), m_server->accessKey());
+    }
+    p.setProcessEnvironment(env);
+    qint64 pid = 0;
+    if (!p.startDetached(&pid)) {
+        if (error)
+            *error = tr("Could not start “%1”: %2").arg(terminal.join(QLatin1Char(' ')), p.errorString());
+        return false;
+    }
+    qCInfo(lcUi) << "attach in terminal emulator:" << terminal.first() << "pid" << pid;
+    return true;
+}
+
 void DesktopApp::attachHere(const QString &id, ViewerMode mode)
 {
     Session *s = m_registry->find(id);
@@ -370,9 +423,13 @@ void DesktopApp::attachHere(const QString &id, ViewerMode mode)
     w->raise();
     w->activateWindow();
 #else
-    Q_UNUSED(mode);
+    // No QTermWidget (Qt 6 on Debian 12): `tether attach ID` in the
+    // desktop's terminal emulator (issue 5).
+    QString error;
+    if (attachInTerminalEmulator(id, mode, &error))
+        return;
     QMessageBox box(QMessageBox::Information, tr("No local terminal"),
-                    localTerminalUnavailableReason(), QMessageBox::Cancel, m_sessionsWindow);
+                    error, QMessageBox::Cancel, m_sessionsWindow);
     QPushButton *browser = box.addButton(tr("Open in browser"), QMessageBox::AcceptRole);
     box.setDefaultButton(browser);
     box.exec();
@@ -419,7 +476,7 @@ QString DesktopApp::newTerminal()
         QMessageBox::warning(m_sessionsWindow, tr("New terminal"), msg);
         return QString();
     }
-    if (localTerminalAvailable())
+    if (canAttachHere())
         attachHere(s->id());
     else
         openInBrowser(s->id());

@@ -81,12 +81,29 @@ public:
     QWidget *terminalWindow(const QString &id) const;
     /// Rebuilds the tray menu now (it is also rebuilt whenever it opens).
     void rebuildTrayMenu();
+    /// True when "Attach here" can work: the QTermWidget window, or else a
+    /// terminal emulator (Config::terminalArgv()) to run `tether attach` in.
+    bool canAttachHere() const;
+    /// Why "Attach here" cannot work, for the user (empty when it can).
+    QString attachUnavailableReason() const;
+    /// Runs `<cli program> attach [--watch] -- ID` in the terminal emulator
+    /// (QProcess::startDetached of Config::terminalArgv() + that), with
+    /// TETHER_URL/TETHER_KEY of this server in its environment. The path
+    /// used when the build has no QTermWidget (Qt 6 on Debian 12). False with
+    /// *error (for the user) when no terminal emulator is found or it cannot
+    /// start.
+    bool attachInTerminalEmulator(const QString &id, Tether::ViewerMode mode, QString *error);
+    /// The `tether` executable run by attachInTerminalEmulator(); default
+    /// (empty) QCoreApplication::applicationFilePath(). For tests and wrappers.
+    void setCliProgram(const QString &path) { m_cliProgram = path; }
 
 public Q_SLOTS:
     /// Shows, raises and activates the Sessions window.
     void showSessionsWindow();
     /// Opens (or raises) a local terminal window attached to `id` in `mode`.
-    /// Without QTermWidget, explains why and offers the browser instead.
+    /// Without QTermWidget: `tether attach` in the desktop's terminal
+    /// emulator (attachInTerminalEmulator()); without one either, explains
+    /// why and offers the browser instead.
     void attachHere(const QString &id, Tether::ViewerMode mode = Tether::ViewerMode::Control);
     void openInBrowser(const QString &id);
     void openDashboard();
@@ -139,6 +156,7 @@ private:
     QPointer<SettingsDialog> m_settingsDialog;
     QHash<QString, QPointer<QWidget>> m_terminals;
     bool m_quitting = false;
+    QString m_cliProgram;
 };
 
 /// `tether` without a subcommand: parses the command line (same options as

@@ -353,6 +353,33 @@ private:
     QTimer *m_poll = nullptr;
 };
 
+/// Makes our children waitable again if we were started with SIGCHLD ignored
+/// (or SA_NOCLDWAIT). Both survive exec(2), so a launcher that ignores SIGCHLD
+/// (some CI runners, daemons, `signal.signal(SIGCHLD, SIG_IGN)` before exec)
+/// hands it to us; the kernel then reaps every child itself, waitpid() fails
+/// with ECHILD and every exit status is lost (seen here: tst_ptyprocess
+/// reported exit code -1 for all children). Nothing in Tether wants that, and
+/// a handler somebody installed (Qt 5's forkfd) is left alone.
+void ensureChildrenWaitable()
+{
+    struct sigaction sa;
+    if (::sigaction(SIGCHLD, nullptr, &sa) < 0)
+        return;
+    const bool ignored = !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_IGN;
+    if (!ignored && !(sa.sa_flags & SA_NOCLDWAIT))
+        return;
+    if (ignored) {
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = 0;
+    } else {
+        sa.sa_flags &= ~SA_NOCLDWAIT;
+    }
+    ::sigaction(SIGCHLD, &sa, nullptr);
+    qCWarning(lcPty) << "SIGCHLD was" << (ignored ? "ignored" : "set to SA_NOCLDWAIT")
+                     << "(inherited): restored, or no exit status could be read";
+}
+
 /// Reaps a child that reported a setup failure and is in _exit(127), so that
 /// start() returns with no zombie left. Waits for its pidfd with poll(2),
 /// bounded (the child has nothing left to do but exit), then waitpid(WNOHANG);
@@ -540,6 +567,7 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
     };
     if (m_pid != 0 || m_master >= 0)
         return fail(QStringLiteral("process already started"));
+    ensureChildrenWaitable();
 
     const SpawnOptions options = resolveSpawnOptions(requested);
     if (options.cols < kMinCells || options.cols > kMaxCells || options.rows < kMinCells

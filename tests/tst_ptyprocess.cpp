@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QPointer>
+#include <QScopeGuard>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -138,6 +139,8 @@ private Q_SLOTS:
     void pausedExitWithSlaveHeldElsewhere();
     void deleteFromOutputSlot();
     void deleteFromFinishedSlot();
+    void exitStatusWithSigchldIgnored_data();
+    void exitStatusWithSigchldIgnored();
 
 private:
     QTemporaryDir m_tmp;
@@ -773,7 +776,11 @@ void TestPtyProcess::spawnKillCycles()
     const int fds = TestUtil::openFdCount();
     QElapsedTimer t;
     t.start();
-    for (int i = 0; i < 500; ++i) {
+    // TETHER_SPAWN_CYCLES raises the count for stress runs (e.g. 5000 under
+    // CPU load); ctest runs the 500 of issue 2. It ends on a mode-3 cycle.
+    int cycles = qEnvironmentVariableIntValue("TETHER_SPAWN_CYCLES");
+    cycles = cycles > 0 ? qMax(4, cycles / 4 * 4) : 500;
+    for (int i = 0; i < cycles; ++i) {
         auto p = std::make_unique<PtyProcess>();
         p->setTeardownGrace(200);
         int finished = 0;
@@ -796,6 +803,11 @@ void TestPtyProcess::spawnKillCycles()
         QCOMPARE(tornDown, 1);
         QCOMPARE(p->masterFd(), -1);
     }
+    // Mode 3 leaves the only zombies: ~PtyProcess SIGKILLs the running leader
+    // and hands it to the internal reaper, which reaps it at once if it is
+    // already dead, else when its pidfd turns readable, on the next event-loop
+    // pass (the next cycle's wait). The last cycle is mode 3, so its leader
+    // may still show here as "zombie child: ... (sh) Z" until the first pass.
     QElapsedTimer z;
     z.start();
     const bool noZombies = waitUntil([] { return TestUtil::zombieChildren() == 0; }, 5000);
@@ -813,7 +825,7 @@ void TestPtyProcess::spawnKillCycles()
     }
     QVERIFY(noZombies);
     QTRY_COMPARE(TestUtil::openFdCount(), fds);
-    qDebug("500 spawn/kill cycles in %lld ms", qint64(t.elapsed()));
+    qDebug("%d spawn/kill cycles in %lld ms", cycles, qint64(t.elapsed()));
 }
 
 void TestPtyProcess::processesInSessionFindsMembers()
@@ -1035,6 +1047,42 @@ void TestPtyProcess::deleteFromFinishedSlot()
     QCOMPARE(finished, 1);
     QTRY_COMPARE(TestUtil::zombieChildren(), 0);
     QTRY_COMPARE(TestUtil::openFdCount(), fds);
+}
+
+void TestPtyProcess::exitStatusWithSigchldIgnored_data()
+{
+    QTest::addColumn<bool>("noCldWait");
+    QTest::newRow("SIG_IGN") << false;
+    QTest::newRow("SA_NOCLDWAIT") << true;
+}
+
+void TestPtyProcess::exitStatusWithSigchldIgnored()
+{
+    // A launcher that ignores SIGCHLD passes that on through exec(2); the
+    // kernel would then reap our children itself and every status is lost.
+    QFETCH(bool, noCldWait);
+    struct sigaction old, sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = noCldWait ? SIG_DFL : SIG_IGN;
+    sa.sa_flags = noCldWait ? SA_NOCLDWAIT : 0;
+    sigemptyset(&sa.sa_mask);
+    QCOMPARE(::sigaction(SIGCHLD, &sa, &old), 0);
+    auto restore = qScopeGuard([&old] { ::sigaction(SIGCHLD, &old, nullptr); });
+
+    PtyProcess p;
+    Recorder r(p);
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("echo bye; exit 5"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
+    QVERIFY(!r.status.signaled);
+    QCOMPARE(r.status.code, 5);
+    QVERIFY(r.data.contains("bye"));
+    struct sigaction now;
+    QCOMPARE(::sigaction(SIGCHLD, nullptr, &now), 0);
+    QVERIFY(now.sa_handler != SIG_IGN);
+    QVERIFY(!(now.sa_flags & SA_NOCLDWAIT));
 }
 
 QTEST_GUILESS_MAIN(TestPtyProcess)

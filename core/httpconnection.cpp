@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QTcpSocket>
 
+#include <atomic>
 #include <sys/socket.h>
 
 namespace Tether {
@@ -16,11 +17,13 @@ constexpr int kLingerMs = 2000;            ///< discard late request bytes this 
 constexpr qint64 kMaxDiscard = 1024 * 1024;
 constexpr qint64 kMaxStreamBacklog = 1024 * 1024;
 constexpr qint64 kReadBuffer = 64 * 1024;
+std::atomic<quint64> g_nextSerial{0};
 } // namespace
 
 HttpConnection::HttpConnection(QTcpSocket *socket, int requestTimeoutMs, QObject *parent)
     : QObject(parent)
     , m_socket(socket)
+    , m_serial(++g_nextSerial)
 {
     socket->setParent(this);
     // Bound what Qt reads from the kernel for us while we parse HTTP.
@@ -61,6 +64,7 @@ QByteArray HttpConnection::statusText(int status)
     case 408: return "Request Timeout";
     case 413: return "Payload Too Large";
     case 422: return "Unprocessable Entity";
+    case 426: return "Upgrade Required";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";

@@ -63,6 +63,22 @@ public:
     bool writeStream(const QByteArray &data);
     bool isStreaming() const { return m_state == State::Streaming; }
     bool hasResponded() const { return m_state != State::Reading; }
+    /// The request head has not fully arrived yet (nothing is known about the
+    /// request: an idle or slow-loris connection looks exactly like this).
+    bool isAwaitingHead() const
+    {
+        return m_state == State::Reading && m_request.phase() == HttpRequest::Phase::Head;
+    }
+
+    /**
+     * Marks the connection as carrying a request that passed the access-key
+     * check. The server's connection bound never evicts a trusted connection
+     * (see Server, "connection pressure"); only a key holder can make one.
+     */
+    void setTrusted(bool trusted) { m_trusted = trusted; }
+    bool isTrusted() const { return m_trusted; }
+    /// Order of acceptance (strictly increasing per process): smaller = older.
+    quint64 serial() const { return m_serial; }
 
     /**
      * Hands the socket over (for QWebSocketServer::handleConnection) with the
@@ -100,6 +116,8 @@ private:
     bool m_headSignalled = false;
     bool m_headConsumed = false;
     qint64 m_discarded = 0;
+    bool m_trusted = false;
+    quint64 m_serial = 0;
 };
 
 } // namespace Tether

@@ -113,11 +113,25 @@ bool HttpRequest::finishHead()
         h.second = h.second.trimmed();
     }
     // Request target: origin-form "/path?query" or absolute-form
-    // "http://host/path?query" (RFC 7230 §5.3); anything else is refused.
+    // "http://authority/path?query" (RFC 7230 §5.3.1, §5.3.2); anything else
+    // is refused. In absolute-form the target's authority is the request's
+    // host and a Host field is ignored (RFC 7230 §5.4, RFC 9112 §3.2.2); the
+    // server checks it like a Host value. There is no TLS here, so only the
+    // http scheme; no user info (RFC 7230 §2.7.1 forbids it in http URIs).
     QByteArray t = m_target;
-    if (t.startsWith("http://") || t.startsWith("https://")) {
-        const int slash = t.indexOf('/', t.indexOf("//") + 2);
-        t = slash < 0 ? QByteArray("/") : t.mid(slash);
+    if (t.size() >= 7 && t.left(7).toLower() == "http://") {
+        int end = 7;
+        while (end < t.size() && t.at(end) != '/' && t.at(end) != '?' && t.at(end) != '#')
+            ++end;
+        m_authority = t.mid(7, end - 7);
+        if (m_authority.isEmpty() || m_authority.contains('@')) {
+            fail(400, QStringLiteral("bad request target"));
+            return false;
+        }
+        m_absoluteForm = true;
+        t = t.mid(end);
+        if (!t.startsWith('/'))
+            t.prepend('/');
     }
     if (!t.startsWith('/')) {
         fail(400, QStringLiteral("bad request target"));
@@ -208,6 +222,19 @@ QByteArray HttpRequest::header(const QByteArray &lowerName) const
     if (found && out.isNull())
         out = QByteArray("");
     return found ? out : QByteArray();
+}
+
+QByteArray HttpRequest::host() const
+{
+    return m_absoluteForm ? m_authority : header("host");
+}
+
+int HttpRequest::headerCount(const QByteArray &lowerName) const
+{
+    int n = 0;
+    for (const auto &h : m_headers)
+        n += h.first == lowerName ? 1 : 0;
+    return n;
 }
 
 bool HttpRequest::hasHeader(const QByteArray &lowerName) const

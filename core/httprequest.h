@@ -73,6 +73,17 @@ public:
 
     QByteArray method() const { return m_method; }  ///< e.g. "GET"
     QByteArray target() const { return m_target; }  ///< raw request target
+    /// The target is in absolute-form ("http://authority/path", RFC 7230
+    /// §5.3.2); only the http scheme is accepted (no TLS), without user info.
+    bool isAbsoluteForm() const { return m_absoluteForm; }
+    /// The authority of an absolute-form target ("127.0.0.1:7420"); empty in
+    /// origin-form.
+    QByteArray authority() const { return m_authority; }
+    /// The host the request is addressed to: the target's authority in
+    /// absolute-form (a Host field is then ignored: RFC 7230 §5.4, RFC 9112
+    /// §3.2.2), else the Host header (null when absent; several Host fields
+    /// are joined with ", " and so never name a valid host).
+    QByteArray host() const;
     /// Percent-decoded path of the target ("/api/sessions"), UTF-8 decoded.
     QString path() const { return m_path; }
     /// Raw (still percent-encoded) path.
@@ -89,6 +100,8 @@ public:
     /// joined with ", " ("; " for cookie). Null QByteArray when absent.
     QByteArray header(const QByteArray &lowerName) const;
     bool hasHeader(const QByteArray &lowerName) const;
+    /// How many header fields are named `lowerName`.
+    int headerCount(const QByteArray &lowerName) const;
     /// Value of cookie `name` from the Cookie header(s); null when absent.
     QByteArray cookie(const QByteArray &name) const { return cookies(name).value(0); }
     /// Every value of cookie `name`, in order (a browser may send several
@@ -115,6 +128,8 @@ private:
     qsizetype m_headLength = 0;
     QByteArray m_method;
     QByteArray m_target;
+    QByteArray m_authority;
+    bool m_absoluteForm = false;
     QByteArray m_rawPath;
     QString m_path;
     QUrlQuery m_query;

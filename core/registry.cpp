@@ -132,6 +132,7 @@ void SessionRegistry::remove(Session *s, DetachReason reason)
 {
     m_order.removeOne(s);
     m_byId.remove(s->id());
+    m_warnedDeadline.remove(s);
     disconnect(s, nullptr, this, nullptr);
     Q_EMIT sessionRemoved(s);
 
@@ -171,15 +172,35 @@ qint64 SessionRegistry::expiresIn(const Session *s) const
     return ms <= 0 ? 0 : (ms + 999) / 1000; // whole seconds, rounded up
 }
 
+qint64 SessionRegistry::expiryWarningLeadMs(int ttlSeconds)
+{
+    if (ttlSeconds <= 0)
+        return 0;
+    return std::min<qint64>(60 * 1000, qint64(ttlSeconds) * 100);
+}
+
+qint64 SessionRegistry::warningLeadMs() const
+{
+    return m_warningLeadMs >= 0 ? m_warningLeadMs : expiryWarningLeadMs(m_limits.ttlSeconds);
+}
+
+qint64 SessionRegistry::nextWakeupMs(const Session *s) const
+{
+    const QDateTime d = expiryDeadline(s);
+    if (d.isNull())
+        return -1;
+    const qint64 deadline = d.toMSecsSinceEpoch();
+    if (m_warnedDeadline.value(s, -1) == deadline)
+        return deadline;
+    return deadline - warningLeadMs();
+}
+
 void SessionRegistry::rescheduleExpiry()
 {
     qint64 next = -1;
     for (Session *s : std::as_const(m_order)) {
-        const QDateTime d = expiryDeadline(s);
-        if (d.isNull())
-            continue;
-        const qint64 ms = d.toMSecsSinceEpoch();
-        if (next < 0 || ms < next)
+        const qint64 ms = nextWakeupMs(s);
+        if (ms >= 0 && (next < 0 || ms < next))
             next = ms;
     }
     if (next < 0) {
@@ -194,14 +215,29 @@ void SessionRegistry::expireDue()
 {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     const QList<Session *> all = m_order;
+    QList<QPair<Session *, int>> warn;
     for (Session *s : all) {
         const QDateTime d = expiryDeadline(s);
-        if (!d.isNull() && d.toMSecsSinceEpoch() <= now) {
+        if (d.isNull())
+            continue;
+        const qint64 deadline = d.toMSecsSinceEpoch();
+        if (deadline <= now) {
             qCInfo(lcRegistry) << "session" << s->id() << "expired";
             remove(s, DetachReason::Killed);
+        } else if (m_warnedDeadline.value(s, -1) != deadline
+                   && deadline - warningLeadMs() <= now) {
+            m_warnedDeadline.insert(s, deadline);
+            warn.append({s, int((deadline - now + 999) / 1000)});
         }
     }
     rescheduleExpiry();
+    // Emitted last: a receiver may attach, kill or create sessions.
+    for (const auto &w : std::as_const(warn)) {
+        if (!m_order.contains(w.first))
+            continue;
+        qCInfo(lcRegistry) << "session" << w.first->id() << "expires in" << w.second << "s";
+        Q_EMIT expiringSoon(w.first, w.second);
+    }
 }
 
 void SessionRegistry::setLimits(const Limits &limits)
@@ -220,6 +256,7 @@ void SessionRegistry::shutdown()
         return;
     m_shuttingDown = true;
     m_expiryTimer.stop();
+    m_warnedDeadline.clear();
     const QList<Session *> all = m_order;
     for (Session *s : all)
         remove(s, DetachReason::Shutdown);

@@ -25,6 +25,12 @@ struct Limits {
  * a finished session if that is later). Expiry runs on one single-shot timer
  * set to the next deadline: no polling, no wakeups while nothing can expire.
  *
+ * Warning: expiryWarningLeadMs(ttl) before a deadline the same timer wakes once
+ * and emits expiringSoon() (the desktop shows "bash — expires in 1 min"). Once
+ * per deadline: attaching and detaching again, an exit while detached or a new
+ * TTL make a new deadline, which is warned about again. Nothing is emitted for
+ * sessions that cannot expire (a viewer attached, TTL 0).
+ *
  * Limit: when maxSessions live sessions exist, create() evicts the oldest
  * detached session (finished ones first); when every session has a viewer it
  * refuses with CreateError::TooManySessions.
@@ -59,6 +65,11 @@ public:
     qint64 expiresIn(const Session *session) const;
     /// UTC deadline, null when none.
     QDateTime expiryDeadline(const Session *session) const;
+    /// How long before its deadline a session is announced with expiringSoon(),
+    /// in milliseconds: 60 s, or a tenth of the TTL when the TTL is under
+    /// 10 min (a 60 s warning for a 90 s TTL would come two thirds of the way
+    /// in, when the user has barely left). 0 for ttlSeconds <= 0.
+    static qint64 expiryWarningLeadMs(int ttlSeconds);
 
     Limits limits() const { return m_limits; }
     /// Applies new limits to the running registry. A new buffer capacity is
@@ -69,6 +80,10 @@ public:
     /// if none). Further create() calls fail.
     void shutdown();
     bool isShuttingDown() const { return m_shuttingDown; }
+    /// Overrides expiryWarningLeadMs() with `msec` (>= 0; -1 restores the
+    /// rule), for tests: a lead far longer than the timer's possible lateness
+    /// keeps a short-TTL test independent of how loaded the machine is.
+    void setExpiryWarningLead(qint64 msec) { m_warningLeadMs = msec; rescheduleExpiry(); }
     /// Teardown grace per escalation step (ms), for tests; default 2000.
     void setTeardownGrace(int msec) { m_graceMs = msec; }
 
@@ -78,11 +93,18 @@ Q_SIGNALS:
     void sessionRemoved(Tether::Session *session);
     /// Something shown in lists changed (title, state, viewers, size, ...).
     void sessionChanged(Tether::Session *session);
+    /// `session` will expire in about `secondsLeft` seconds (rounded up, >= 1)
+    /// unless someone attaches; see the class doc for when and how often.
+    void expiringSoon(Tether::Session *session, int secondsLeft);
     void shutdownComplete();
 
 private:
     void remove(Session *s, DetachReason reason);
     void rescheduleExpiry();
+    /// When the expiry timer must wake for `s` (ms since epoch): its warning
+    /// time until warned, then its deadline; -1 when it cannot expire.
+    qint64 nextWakeupMs(const Session *s) const;
+    qint64 warningLeadMs() const;
     void expireDue();
     QString newId();
     void maybeFinishShutdown();
@@ -92,8 +114,11 @@ private:
     QHash<QString, Session *> m_byId;
     QSet<Session *> m_dying;
     QSet<QString> m_issuedIds;
+    /// Deadline (ms since epoch) each session was last warned about.
+    QHash<const Session *, qint64> m_warnedDeadline;
     QTimer m_expiryTimer;
     int m_graceMs = 2000;
+    qint64 m_warningLeadMs = -1; ///< -1: expiryWarningLeadMs(ttl)
     bool m_shuttingDown = false;
     bool m_shutdownDone = false;
 };

@@ -30,9 +30,6 @@ constexpr int kMaxUpgradeHeaderLine = 8000;
 
 
 namespace {
-/// Connections still in their HTTP phase (not upgraded) at once; more are
-/// dropped on accept so a flood cannot exhaust our file descriptors.
-constexpr int kMaxHttpConnections = 256;
 constexpr int kEventCoalesceMs = 100;
 const QByteArray kCookieName = QByteArrayLiteral("tether_key");
 
@@ -266,8 +263,21 @@ void Server::onNewConnection()
         // The bound is on connections still in their request/response:
         // authenticated event streams (one per open dashboard) do not count,
         // so open dashboards cannot lock new requests out.
+        if (!m_closed && m_http.size() - m_eventStreams.size() >= kMaxHttpConnections) {
+            // Connection pressure: every peer is 127.0.0.1, so a local process
+            // without the key could hold every slot with idle sockets and lock
+            // all new requests out for the whole request timeout, again and
+            // again. Make room by dropping the oldest connection that holds a
+            // slot without having shown the key; a real request needs its slot
+            // for milliseconds, so the oldest such one is the attacker's.
+            if (HttpConnection *victim = evictionCandidate()) {
+                qCWarning(lcServer) << "too many HTTP connections: dropping the oldest"
+                                    << (victim->isAwaitingHead() ? "idle one" : "one without the key");
+                victim->abort(); // finished(): leaves m_http at once
+            }
+        }
         if (m_closed || m_http.size() - m_eventStreams.size() >= kMaxHttpConnections) {
-            qCWarning(lcServer) << "too many HTTP connections: dropping one";
+            qCWarning(lcServer) << "too many HTTP connections: dropping the new one";
             socket->abort();
             socket->deleteLater();
             continue;
@@ -283,6 +293,24 @@ void Server::onNewConnection()
         });
         c->start();
     }
+}
+
+HttpConnection *Server::evictionCandidate() const
+{
+    // First choice: the oldest connection whose request head is incomplete
+    // (idle, or slow loris). Then: the oldest one whose request has not shown
+    // the key (a static-file answer the client does not read, a lingering
+    // 401, a body trickled to a static path). Trusted connections and event
+    // streams are never chosen.
+    HttpConnection *best = nullptr;
+    for (HttpConnection *c : m_http) {
+        if (c->isTrusted() || m_eventStreams.contains(c))
+            continue;
+        if (!best || (c->isAwaitingHead() && !best->isAwaitingHead())
+            || (c->isAwaitingHead() == best->isAwaitingHead() && c->serial() < best->serial()))
+            best = c;
+    }
+    return best;
 }
 
 bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local) const
@@ -361,8 +389,11 @@ bool Server::authorized(const HttpConnection *c) const
 bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *hostOut)
 {
     const HttpRequest &r = c->request();
-    const QByteArray host = r.header("host").trimmed();
-    if (!hostAllowed(host, c->socket()->localAddress())) {
+    // In absolute-form the target's authority is the host (RFC 9112 §3.2.2):
+    // it is what QWebSocketServer uses too, so that is what must pass. A Host
+    // field is still required (RFC 9112 §3.2), as in origin-form.
+    const QByteArray host = r.host().trimmed();
+    if (!r.hasHeader("host") || !hostAllowed(host, c->socket()->localAddress())) {
         qCInfo(lcServer) << "refused: Host not allowed";
         c->respondError(403, QStringLiteral("Host not allowed"));
         return false;
@@ -384,6 +415,7 @@ bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *ho
                         header("WWW-Authenticate", "Bearer realm=\"tether\""));
         return false;
     }
+    c->setTrusted(true);
     return true;
 }
 
@@ -408,7 +440,7 @@ void Server::onHead(HttpConnection *c)
 void Server::onRequest(HttpConnection *c)
 {
     const QString path = c->request().path();
-    QByteArray host = c->request().header("host").trimmed().toLower();
+    QByteArray host = c->request().host().trimmed().toLower();
     if (path == QLatin1String("/ws") || path.startsWith(QLatin1String("/ws/"))) {
         c->respondError(400, QStringLiteral("WebSocket upgrade required"));
         return;
@@ -659,12 +691,8 @@ void Server::handleUpgrade(HttpConnection *c)
         c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET"));
         return;
     }
-    // QWebSocketServer reads the head itself and needs CRLF line ends and a
-    // key; check here so it never waits on a head it cannot parse.
-    if (!c->socket()->peek(r.headLength()).endsWith("\r\n\r\n") || r.header("sec-websocket-key").isEmpty()) {
-        c->respondError(400, QStringLiteral("bad WebSocket handshake"));
+    if (!checkHandshake(c))
         return;
-    }
     // Qt's handshake parser (QWebSocketHandshakeRequest) drops, without an
     // answer, a head with a header line over 8 KiB or more than 100 headers;
     // a large Cookie header (cookies on 127.0.0.1 are shared by every local
@@ -706,6 +734,75 @@ void Server::handleUpgrade(HttpConnection *c)
     // Handshake failed inside QWebSocketServer: forget the pending attach.
     connect(socket, &QObject::destroyed, this, [this, key]() { m_pending.remove(key); });
     m_ws->handleConnection(socket);
+}
+
+namespace {
+/// The comma-separated elements of a list header (RFC 7230 §7), trimmed and
+/// lower-cased, empty elements dropped.
+QList<QByteArray> listTokens(const QByteArray &value)
+{
+    QList<QByteArray> out;
+    const QList<QByteArray> parts = value.split(',');
+    for (const QByteArray &p : parts) {
+        const QByteArray t = p.trimmed().toLower();
+        if (!t.isEmpty())
+            out.append(t);
+    }
+    return out;
+}
+
+/// RFC 6455 §4.1/§4.2.1 item 5: base64 of 16 random bytes (24 characters
+/// with padding). Anything else is not a WebSocket key.
+bool validWebSocketKey(const QByteArray &key)
+{
+    if (key.size() != 24)
+        return false;
+    const auto decoded = QByteArray::fromBase64Encoding(key, QByteArray::AbortOnBase64DecodingErrors);
+    return decoded.decodingStatus == QByteArray::Base64DecodingStatus::Ok && decoded.decoded.size() == 16;
+}
+} // namespace
+
+bool Server::checkHandshake(HttpConnection *c)
+{
+    const HttpRequest &r = c->request();
+    // RFC 6455 §4.2.1: a GET of HTTP/1.1 or later (the method was checked).
+    if (r.httpMajor() < 1 || (r.httpMajor() == 1 && r.httpMinor() < 1)) {
+        c->respondError(400, QStringLiteral("bad WebSocket handshake: HTTP/1.1 or later required"));
+        return false;
+    }
+    // §4.2.1 items 3 and 4: Upgrade contains "websocket", Connection contains
+    // "upgrade", both case-insensitive list tokens ("Connection: keep-alive,
+    // Upgrade" is what Firefox sends). Qt's handshake parser reads a single
+    // field of each (Qt 6 the first, Qt 5 the last) and wants Upgrade to be
+    // exactly "websocket": a head it would read differently is refused here
+    // with a reason instead of reaching it.
+    if (r.headerCount("upgrade") != 1 || listTokens(r.header("upgrade")) != QList<QByteArray>{"websocket"}) {
+        c->respondError(400, QStringLiteral("bad WebSocket handshake: Upgrade must be one field \"websocket\""));
+        return false;
+    }
+    if (r.headerCount("connection") != 1 || !listTokens(r.header("connection")).contains("upgrade")) {
+        c->respondError(400, QStringLiteral("bad WebSocket handshake: Connection must be one field listing \"Upgrade\""));
+        return false;
+    }
+    // §4.2.1 item 6 and §4.4: version 13 only; otherwise 426 naming it.
+    if (r.headerCount("sec-websocket-version") != 1 || r.header("sec-websocket-version").trimmed() != "13") {
+        Headers h = header("Sec-WebSocket-Version", "13");
+        h.append(qMakePair(QByteArray("Upgrade"), QByteArray("websocket")));
+        c->respondError(426, QStringLiteral("unsupported WebSocket version: only 13 is supported"), h);
+        return false;
+    }
+    // §4.2.1 item 5.
+    if (r.headerCount("sec-websocket-key") != 1 || !validWebSocketKey(r.header("sec-websocket-key"))) {
+        c->respondError(400, QStringLiteral("bad WebSocket handshake: Sec-WebSocket-Key must be base64 of 16 bytes"));
+        return false;
+    }
+    // QWebSocketServer reads the head itself and needs CRLF line ends; check
+    // here so it never waits on a head it cannot parse.
+    if (!c->socket()->peek(r.headLength()).endsWith("\r\n\r\n")) {
+        c->respondError(400, QStringLiteral("bad WebSocket handshake"));
+        return false;
+    }
+    return true;
 }
 
 void Server::onWebSocket()

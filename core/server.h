@@ -35,6 +35,20 @@ class SessionRegistry;
  * QWebSocketServer (NonSecureMode) through handleConnection(); each upgraded
  * socket becomes a WebSocketViewer.
  *
+ * Connection pressure: at most kMaxHttpConnections HTTP connections are in
+ * progress. Every peer is 127.0.0.1, so a per-peer bound cannot tell a local
+ * process without the key from the dashboard; such a process could hold
+ * every slot with idle sockets and lock every new request out for the whole
+ * request timeout, over and over. So when a connection arrives at the bound,
+ * the oldest connection that holds a slot without having shown the key is
+ * closed (reset) to make room: first the oldest whose request head is still
+ * incomplete (idle, slow loris), else the oldest other one whose request did
+ * not pass the key check (e.g. a static file answer its client does not
+ * read). A real request needs its slot for milliseconds, so the oldest is
+ * the attacker's. Connections that passed the key check are never evicted;
+ * only when all slots are held by them is the new connection refused
+ * (closed at once). docs/protocol.md, "Limits".
+ *
  * Runs entirely on the thread's event loop; never blocks. Logging goes to
  * lcServer and never includes keys, cookies or input bytes.
  */
@@ -42,6 +56,11 @@ class Server : public QObject
 {
     Q_OBJECT
 public:
+    /// HTTP connections in progress at once (open event streams and upgraded
+    /// WebSockets do not count), so a flood cannot exhaust our file
+    /// descriptors. See the class comment for what happens at the bound.
+    static constexpr int kMaxHttpConnections = 256;
+
     /// `registry` must outlive the server's use of it (checked with QPointer).
     /// Uses config.bind, config.port, config.commandArgv() (default command for
     /// POST /api/sessions), config.pingIntervalSec/pingTimeoutSec.
@@ -111,6 +130,8 @@ private:
     void onRequest(HttpConnection *c);
     void onWebSocket();
     void handleUpgrade(HttpConnection *c);
+    HttpConnection *evictionCandidate() const;
+    bool checkHandshake(HttpConnection *c);
     bool checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *host);
     bool hostAllowed(const QByteArray &host, const QHostAddress &local) const;
     bool authorized(const HttpConnection *c) const;

@@ -23,7 +23,8 @@ namespace Tether {
  * into the ring, viewer or not; viewers get it as it arrives.
  *
  * Viewers: at most one control viewer (a new one supersedes the old, which is
- * told DetachReason::Superseded) and any number of watchers. Attaching is
+ * told DetachReason::Superseded) and any number of watchers (the server
+ * admits at most kMaxViewers over the network: hasRoomFor()). Attaching is
  * synchronous, so N racing control attaches end with one control viewer.
  *
  * Backpressure: while the control viewer reports itself blocked
@@ -83,6 +84,25 @@ public:
     Viewer *controlViewer() const { return m_control; }
     QList<Viewer *> watchers() const { return m_watchers; }
     int viewerCount() const { return (m_control ? 1 : 0) + int(m_watchers.size()); }
+    /// Most viewers (control + watchers) a session takes from the network.
+    /// Each attach gets its own copy of the replay (up to the buffer
+    /// capacity, 64 MiB at most) queued for its socket, so without a bound
+    /// many watchers would be unbounded memory. The server refuses an attach
+    /// past it (WebSocket close 4429, docs/protocol.md).
+    static constexpr int kMaxViewers = 16;
+    /**
+     * Whether one more viewer in `mode` fits within kMaxViewers. A control
+     * attach while a control viewer is attached supersedes it and takes its
+     * place, so it always fits (it does not count twice). attach() itself
+     * does not enforce the bound (a local window is never refused); callers
+     * that serve untrusted numbers of clients ask first.
+     */
+    bool hasRoomFor(ViewerMode mode) const
+    {
+        if (mode == ViewerMode::Control && m_control)
+            return true;
+        return viewerCount() < kMaxViewers;
+    }
     /// When the last viewer left (UTC); null while any viewer is attached.
     /// A never-attached session counts from creation.
     QDateTime detachedSince() const { return m_detachedSince; }

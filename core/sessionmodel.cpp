@@ -21,9 +21,8 @@ SessionModel::SessionModel(SessionRegistry *registry, QObject *parent)
         return;
     m_sessions = registry->sessions();
     for (Session *s : std::as_const(m_sessions)) {
-        // A session deleted without sessionRemoved (registry torn down first)
-        // must not leave a dangling row.
-        connect(s, &QObject::destroyed, this, [this, s] { onRemoved(s); });
+        watch(s);
+        recountBackground(s);
     }
     connect(registry, &SessionRegistry::sessionAdded, this, &SessionModel::onAdded);
     connect(registry, &SessionRegistry::sessionRemoved, this, &SessionModel::onRemoved);
@@ -79,7 +78,37 @@ void SessionModel::onAdded(Session *session)
     beginInsertRows(QModelIndex(), row, row);
     m_sessions.append(session);
     endInsertRows();
+    watch(session);
+}
+
+void SessionModel::watch(Session *session)
+{
+    // A session deleted without sessionRemoved (registry torn down first)
+    // must not leave a dangling row.
     connect(session, &QObject::destroyed, this, [this, session] { onRemoved(session); });
+    // Its last process is gone: nothing left in the background.
+    connect(session, &Session::tornDown, this, [this, session] {
+        if (m_background.remove(session) == 0)
+            return;
+        const int row = rowOf(session);
+        if (row >= 0)
+            Q_EMIT dataChanged(index(row, StateColumn), index(row, StateColumn));
+    });
+}
+
+bool SessionModel::recountBackground(Session *session)
+{
+    int n = 0;
+    if (session->state() == Session::State::Exited && !session->isTornDown())
+        n = int(processesInSession(session->pid()).size());
+    const int old = m_background.value(session, 0);
+    if (n == old)
+        return false;
+    if (n > 0)
+        m_background.insert(session, n);
+    else
+        m_background.remove(session);
+    return true;
 }
 
 void SessionModel::onRemoved(Session *session)
@@ -95,8 +124,9 @@ void SessionModel::removeRow(int row)
     beginRemoveRows(QModelIndex(), row, row);
     m_sessions.removeAt(row);
     endRemoveRows();
+    m_background.remove(s);
     // The Session object lives on while it tears down; we no longer care.
-    disconnect(s, &QObject::destroyed, this, nullptr);
+    disconnect(s, nullptr, this, nullptr);
 }
 
 void SessionModel::onChanged(Session *session)
@@ -104,6 +134,7 @@ void SessionModel::onChanged(Session *session)
     const int row = rowOf(session);
     if (row < 0)
         return;
+    recountBackground(session);
     Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
 }
 
@@ -114,6 +145,21 @@ void SessionModel::refreshClocks()
     const int last = int(m_sessions.size()) - 1;
     Q_EMIT dataChanged(index(0, IdleColumn), index(last, BufferColumn),
                        {Qt::DisplayRole, Qt::ToolTipRole, SortRole});
+    // Background jobs end without a signal of their own (only the last one
+    // does: tornDown). Only exited sessions with processes left are scanned.
+    if (m_background.isEmpty())
+        return;
+    for (int row = 0; row <= last; ++row) {
+        Session *s = m_sessions.at(row);
+        if (m_background.contains(s) && recountBackground(s))
+            Q_EMIT dataChanged(index(row, StateColumn), index(row, StateColumn));
+    }
+}
+
+QString SessionModel::backgroundText(int count)
+{
+    // Explicit plurals: without a translator loaded, %n would print "process(es)".
+    return count == 1 ? tr("1 background process") : tr("%1 background processes").arg(count);
 }
 
 QString SessionModel::displayName(const Session *s)
@@ -272,6 +318,16 @@ QVariant SessionModel::data(const QModelIndex &index, int role) const
                 return qint64(-1);
             const ExitStatus st = s->exitStatus();
             return qint64(st.signaled ? 1000 + st.signal : st.code);
+        }
+        if (const int n = backgroundProcesses(s)) {
+            if (role == Qt::ToolTipRole)
+                return (n == 1 ? tr("%1. A process it started in the background still runs in its terminal, "
+                                    "so the session is kept until it expires (TTL) or you kill it.")
+                                     .arg(stateText(s))
+                               : tr("%1. %2 processes it started in the background still run in its terminal, "
+                                    "so the session is kept until it expires (TTL) or you kill it.")
+                                     .arg(stateText(s)).arg(n));
+            return QStringLiteral("%1 · %2").arg(stateText(s), backgroundText(n));
         }
         return stateText(s);
     case AttachedColumn: {

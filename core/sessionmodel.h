@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QHash>
 #include <QList>
 #include <QPointer>
 
@@ -24,6 +25,14 @@ class SessionRegistry;
  * signalled per chunk). refreshClocks() re-announces those columns; the view
  * calls it from its own timer while it is visible, so a hidden window costs
  * zero wakeups.
+ *
+ * Background processes: a session whose leader exited is kept (until the TTL
+ * or a kill) while processes it started in the background still run in its
+ * PTY session (by design: `make &` outliving the shell keeps its output). The
+ * state column says so: "exited 0 · 1 background process". The count is read
+ * from /proc (processesInSession) only when the row refreshes: when the
+ * session changes (its exit) and in refreshClocks() while a view is shown;
+ * the session's tornDown (its last process gone) clears it. No timer of its own.
  *
  * Display text is for people ("3 min", "1.2 MiB of 4 MiB"); SortRole gives a
  * raw number or string per cell so sorting by a proxy is numeric, and
@@ -69,6 +78,11 @@ public:
     static QString displayName(const Session *session);
     /// "running", "exited 0", "killed by signal 9 (Killed)", "starting".
     static QString stateText(const Session *session);
+    /// Processes still running in the session's PTY session after its leader
+    /// exited, as last counted (see class doc); 0 while the leader runs.
+    int backgroundProcesses(const Session *session) const { return m_background.value(session, 0); }
+    /// "1 background process", "3 background processes".
+    static QString backgroundText(int count);
     /// Who controls the session: "browser", "local window", "CLI", "other", "nobody".
     static QString attachedText(const Session *session);
     /// A duration for people, at most two units: "12 s", "3 min 5 s", "2 h 10 min", "3 d 4 h".
@@ -78,7 +92,9 @@ public:
 
 public Q_SLOTS:
     /// Emits dataChanged for the clock-driven columns (idle, time left, buffer)
-    /// of every row. Cheap; call it about once a second while a view is shown.
+    /// of every row, and for the state of an exited session whose count of
+    /// background processes changed (one /proc scan per such session). Cheap;
+    /// call it about once a second while a view is shown.
     void refreshClocks();
 
 private:
@@ -86,9 +102,13 @@ private:
     void onRemoved(Session *session);
     void onChanged(Session *session);
     void removeRow(int row);
+    void watch(Session *session);
+    /// Recounts `session`'s background processes; true when the count changed.
+    bool recountBackground(Session *session);
 
     QPointer<SessionRegistry> m_registry;
     QList<Session *> m_sessions; ///< rows, in the registry's order
+    QHash<const Session *, int> m_background; ///< exited sessions with processes left
 };
 
 } // namespace Tether

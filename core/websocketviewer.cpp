@@ -106,6 +106,13 @@ void WebSocketViewer::start(Session *session, ViewerMode mode, std::optional<qui
         closeSocket(4400, QStringLiteral("bad query"));
         return;
     }
+    // Checked here, after the upgrade, like 4404: the count can change while
+    // the handshake is in flight, and attach() below runs in the same turn.
+    if (!session->hasRoomFor(mode)) {
+        qCInfo(lcServer) << m_describe << "refused: too many viewers on" << session->id();
+        closeSocket(4429, QStringLiteral("too many viewers"));
+        return;
+    }
     {
         CallbackGuard guard(m_inCallback);
         session->attach(this, mode, resume);

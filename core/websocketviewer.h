@@ -69,7 +69,8 @@ public:
 
     /**
      * Attaches to `session` in `mode` with the client's resume offset
-     * (nullopt: none). A null session closes 4404; `badQuery` closes 4400.
+     * (nullopt: none). A null session closes 4404; `badQuery` closes 4400;
+     * a session without room (Session::hasRoomFor) closes 4429.
      */
     void start(Session *session, ViewerMode mode, std::optional<quint64> resume, bool badQuery);
 

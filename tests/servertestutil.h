@@ -84,6 +84,39 @@ inline HttpReply rawHttp(quint16 port, const QByteArray &request, int timeoutMs 
     return r;
 }
 
+/// Sends `request` and returns as soon as the answer is known: for a 101 once
+/// its head has arrived (the connection stays open; `closed` is false), for
+/// any other status once the server has closed the connection.
+inline HttpReply rawUntilAnswered(quint16 port, const QByteArray &request, int timeoutMs = 5000)
+{
+    QTcpSocket s;
+    QByteArray buf;
+    bool closed = false;
+    QObject::connect(&s, &QTcpSocket::readyRead, [&]() { buf += s.readAll(); });
+    QObject::connect(&s, &QTcpSocket::disconnected, [&]() { closed = true; });
+    QSignalSpy connected(&s, &QTcpSocket::connected);
+    s.connectToHost(QHostAddress::LocalHost, port);
+    if (!connected.wait(timeoutMs))
+        return HttpReply();
+    s.write(request);
+    QElapsedTimer t;
+    t.start();
+    auto done = [&]() {
+        const HttpReply r = parseReply(buf);
+        return closed || (r.status == 101 && buf.contains("\r\n\r\n"));
+    };
+    while (!done() && t.elapsed() < timeoutMs) {
+        QSignalSpy progress(&s, &QTcpSocket::readyRead);
+        QSignalSpy gone(&s, &QTcpSocket::disconnected);
+        if (!done() && progress.isEmpty() && gone.isEmpty())
+            progress.wait(50);
+    }
+    buf += s.readAll();
+    HttpReply r = parseReply(buf);
+    r.closed = closed;
+    return r;
+}
+
 /// A registry with short teardown and a Server on 127.0.0.1, port 0.
 struct Fixture {
     std::unique_ptr<Tether::SessionRegistry> registry;

@@ -127,6 +127,83 @@ private Q_SLOTS:
         shutdownAndWait(r);
     }
 
+    void expiryWarningLeadRule()
+    {
+        QCOMPARE(SessionRegistry::expiryWarningLeadMs(0), qint64(0));
+        QCOMPARE(SessionRegistry::expiryWarningLeadMs(-5), qint64(0));
+        QCOMPARE(SessionRegistry::expiryWarningLeadMs(1800), qint64(60000)); // the default TTL: 1 min
+        QCOMPARE(SessionRegistry::expiryWarningLeadMs(600), qint64(60000));
+        QCOMPARE(SessionRegistry::expiryWarningLeadMs(90), qint64(9000));    // short TTL: a tenth
+        QCOMPARE(SessionRegistry::expiryWarningLeadMs(1), qint64(100));
+    }
+
+    void expiringSoonOncePerDetachPeriod()
+    {
+        // TTL 4 s, warned 3.5 s ahead: the warning comes about 0.5 s after
+        // detaching, and a loaded machine has 3.5 s of slack before the
+        // deadline would overtake it.
+        SessionRegistry r(limits(8, 4));
+        r.setTeardownGrace(200);
+        r.setExpiryWarningLead(3500);
+        Session *s = r.create(sleeper());
+        Session *attached = r.create(sleeper());
+        QVERIFY(s && attached);
+        RecordingViewer keep;
+        attached->attach(&keep, ViewerMode::Control, std::nullopt);
+        RecordingViewer v;
+        QStringList events;
+        QList<int> secondsLeft;
+        QList<QDateTime> deadlines;
+        connect(&r, &SessionRegistry::expiringSoon, this, [&](Session *which, int left) {
+            events << (which == s ? QStringLiteral("warn") : QStringLiteral("warn other"));
+            secondsLeft << left;
+            deadlines << r.expiryDeadline(which);
+            if (events.count() == 1) {
+                // Somebody looks and leaves again: a new detach period, so a
+                // new deadline and one more warning.
+                which->attach(&v, ViewerMode::Watch, std::nullopt);
+                QCOMPARE(r.expiresIn(which), qint64(-1));
+                which->detach(&v);
+            }
+        });
+        connect(&r, &SessionRegistry::sessionRemoved, this, [&](Session *which) {
+            events << (which == s ? QStringLiteral("removed") : QStringLiteral("removed other"));
+        });
+        QTRY_COMPARE_WITH_TIMEOUT(events.size(), 3, 15000);
+        // Exactly one warning per period (a warning not marked as given would
+        // fire on every wakeup), each before its deadline, then the expiry.
+        QCOMPARE(events, QStringList({QStringLiteral("warn"), QStringLiteral("warn"), QStringLiteral("removed")}));
+        QVERIFY(deadlines.at(1) > deadlines.at(0));
+        for (int left : std::as_const(secondsLeft))
+            QVERIFY2(left >= 1 && left <= 4, qPrintable(QString::number(left)));
+        // The attached session was never warned about and is still there.
+        QCOMPARE(r.count(), 1);
+        QCOMPARE(r.find(attached->id()), attached);
+        attached->detach(&keep);
+        shutdownAndWait(r);
+    }
+
+    void warningFollowsTtlChange()
+    {
+        // Under TTL 0 nothing can expire; turning a TTL on at run time gives
+        // the session a deadline, announced once before it expires.
+        SessionRegistry r(limits(8, 0));
+        r.setTeardownGrace(200);
+        r.setExpiryWarningLead(1500);
+        QSignalSpy warned(&r, &SessionRegistry::expiringSoon);
+        QSignalSpy removed(&r, &SessionRegistry::sessionRemoved);
+        Session *s = r.create(sleeper());
+        QVERIFY(s);
+        QCOMPARE(r.expiresIn(s), qint64(-1));
+        Limits l = r.limits();
+        l.ttlSeconds = 2;
+        r.setLimits(l);
+        QVERIFY(removed.wait(10000));
+        QCOMPARE(warned.count(), 1);
+        QCOMPARE(warned.at(0).at(0).value<Session *>(), s);
+        shutdownAndWait(r);
+    }
+
     void finishedSessionCountsFromExit()
     {
         SessionRegistry r(limits(8, 2));

@@ -13,6 +13,9 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
+#include <memory>
+#include <vector>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -215,6 +218,235 @@ private Q_SLOTS:
         // Just inside the limits, the upgrade works.
         r = rawHttp(f.port, upgrade("Cookie: junk=" + QByteArray(7000, 'a') + "\r\n"), 1000);
         QCOMPARE(r.status, 101);
+    }
+
+    void handshakeStrictness_data()
+    {
+        // RFC 6455 §4.2.1 and §4.4, checked before QWebSocketServer sees the
+        // head. Each row replaces header lines of a valid upgrade.
+        QTest::addColumn<QByteArray>("upgrade");
+        QTest::addColumn<QByteArray>("connection");
+        QTest::addColumn<QByteArray>("version");
+        QTest::addColumn<QByteArray>("key");
+        QTest::addColumn<QByteArray>("httpVersion");
+        QTest::addColumn<int>("status");
+        const QByteArray u = "Upgrade: websocket\r\n";
+        const QByteArray c = "Connection: Upgrade\r\n";
+        const QByteArray v = "Sec-WebSocket-Version: 13\r\n";
+        const QByteArray k = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
+        const QByteArray h11 = "HTTP/1.1";
+        QTest::newRow("valid") << u << c << v << k << h11 << 101;
+        QTest::newRow("connection list (Firefox)") << u << QByteArray("Connection: keep-alive, Upgrade\r\n") << v << k << h11 << 101;
+        QTest::newRow("tokens case-insensitive") << QByteArray("Upgrade: WebSocket\r\n")
+                                                 << QByteArray("Connection: keep-alive,UPGRADE\r\n") << v << k << h11 << 101;
+        QTest::newRow("upgrade lists another protocol") << QByteArray("Upgrade: h2c, websocket\r\n") << c << v << k << h11 << 400;
+        QTest::newRow("two upgrade fields") << QByteArray("Upgrade: websocket\r\nUpgrade: websocket\r\n") << c << v << k << h11 << 400;
+        QTest::newRow("two connection fields") << u << QByteArray("Connection: keep-alive\r\nConnection: Upgrade\r\n") << v << k << h11 << 400;
+        QTest::newRow("version 8") << u << c << QByteArray("Sec-WebSocket-Version: 8\r\n") << k << h11 << 426;
+        QTest::newRow("version list") << u << c << QByteArray("Sec-WebSocket-Version: 13, 8\r\n") << k << h11 << 426;
+        QTest::newRow("version missing") << u << c << QByteArray() << k << h11 << 426;
+        QTest::newRow("version garbage") << u << c << QByteArray("Sec-WebSocket-Version: x\r\n") << k << h11 << 426;
+        QTest::newRow("key of 15 bytes") << u << c << v << ("Sec-WebSocket-Key: " + QByteArray(15, 'k').toBase64() + "\r\n") << h11 << 400;
+        QTest::newRow("key of 17 bytes") << u << c << v << ("Sec-WebSocket-Key: " + QByteArray(17, 'k').toBase64() + "\r\n") << h11 << 400;
+        QTest::newRow("key not base64") << u << c << v << QByteArray("Sec-WebSocket-Key: !!!!!!!!!!!!!!!!!!!!!!==\r\n") << h11 << 400;
+        QTest::newRow("key unpadded") << u << c << v << QByteArray("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ\r\n") << h11 << 400;
+        QTest::newRow("two keys") << u << c << v << (k + k) << h11 << 400;
+        QTest::newRow("key missing") << u << c << v << QByteArray() << h11 << 400;
+        QTest::newRow("HTTP/1.0") << u << c << v << k << QByteArray("HTTP/1.0") << 400;
+    }
+
+    void handshakeStrictness()
+    {
+        QFETCH(QByteArray, upgrade);
+        QFETCH(QByteArray, connection);
+        QFETCH(QByteArray, version);
+        QFETCH(QByteArray, key);
+        QFETCH(QByteArray, httpVersion);
+        QFETCH(int, status);
+        Session *s = f.spawn();
+        QVERIFY(s);
+        const QByteArray head = "GET /ws/" + s->id().toLatin1() + ' ' + httpVersion + "\r\nHost: " + f.host() + "\r\n"
+            + upgrade + connection + version + key + "Authorization: Bearer " + f.key + "\r\n\r\n";
+        const HttpReply r = rawUntilAnswered(f.port, head);
+        QCOMPARE(r.status, status);
+        if (status == 101) {
+            QTRY_COMPARE(s->viewerCount(), 1);
+            return;
+        }
+        QVERIFY(r.closed);
+        QCOMPARE(r.header("Content-Type"), QByteArray("application/json; charset=utf-8"));
+        QVERIFY(!r.json().value(QStringLiteral("error")).toString().isEmpty());
+        if (status == 426) {
+            QCOMPARE(r.header("Sec-WebSocket-Version"), QByteArray("13"));
+            QCOMPARE(r.header("Upgrade"), QByteArray("websocket"));
+        }
+        QCOMPARE(s->viewerCount(), 0);
+        QCOMPARE(f.server->viewerCount(), 0);
+        QTRY_COMPARE(f.server->httpConnectionCount(), 0);
+    }
+
+    void absoluteFormTarget()
+    {
+        // RFC 7230 §5.4 / RFC 9112 §3.2.2: in absolute-form the target's
+        // authority is the host; the Host field is ignored (but required).
+        const QByteArray port = QByteArray::number(f.port);
+        const QByteArray good = "127.0.0.1:" + port;
+        auto get = [&](const QByteArray &target, const QByteArray &host, const QByteArray &extra = QByteArray()) {
+            QByteArray req = "GET " + target + " HTTP/1.1\r\n";
+            if (!host.isNull())
+                req += "Host: " + host + "\r\n";
+            return rawHttp(f.port, req + "Authorization: Bearer " + f.key + "\r\n" + extra + "\r\n");
+        };
+        QCOMPARE(get("http://" + good + "/api/sessions", "evil.com").status, 200);
+        QCOMPARE(get("HTTP://" + good + "/api/sessions", good).status, 200);
+        QCOMPARE(get("http://evil.com/api/sessions", good).status, 403);
+        QCOMPARE(get("http://evil.com:" + port + "/api/sessions", good).status, 403);
+        QCOMPARE(get("http://" + good + "/api/sessions", QByteArray()).status, 403); // Host still required
+        QCOMPARE(get("http://x@" + good + "/api/sessions", good).status, 400);     // no user info
+        QCOMPARE(get("http:///api/sessions", good).status, 400);                   // no authority
+        QCOMPARE(get("https://" + good + "/api/sessions", good).status, 400);      // no TLS here
+        // Origin is compared with the authority, not with the Host field.
+        QCOMPARE(get("http://" + good + "/api/sessions", "localhost:" + port, "Origin: http://" + good + "\r\n").status, 200);
+        QCOMPARE(get("http://" + good + "/api/sessions", "localhost:" + port, "Origin: http://localhost:" + port + "\r\n").status, 403);
+        // The CSP names the authority too.
+        HttpReply r = get("http://" + good + "/", "localhost:" + port);
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.header("Content-Security-Policy").contains("ws://" + good + ";"));
+        // A path-less target is "/".
+        QCOMPARE(get("http://" + good, good).status, 200);
+
+        // WebSocket upgrades follow the same rule (Qt's handshake parser uses
+        // the target's authority as well).
+        Session *s = f.spawn();
+        QVERIFY(s);
+        auto upgrade = [&](const QByteArray &authority, const QByteArray &host) {
+            return "GET http://" + authority + "/ws/" + s->id().toLatin1() + " HTTP/1.1\r\nHost: " + host
+                + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer " + f.key + "\r\n\r\n";
+        };
+        QCOMPARE(rawUntilAnswered(f.port, upgrade("evil.com", good)).status, 403);
+        QCOMPARE(s->viewerCount(), 0);
+        QCOMPARE(rawUntilAnswered(f.port, upgrade(good, "evil.com")).status, 101);
+        QTRY_COMPARE(s->viewerCount(), 1);
+    }
+
+    void connectionPressure()
+    {
+        // Every peer is 127.0.0.1: a local process without the key holds
+        // every HTTP slot with idle or slow-loris sockets. Real requests must
+        // still get through, and not by waiting for the request timeout
+        // (made longer than the test here).
+        f.server->setRequestTimeout(10 * 60 * 1000);
+        Session *s = f.spawn();
+        QVERIFY(s);
+        const int cap = Server::kMaxHttpConnections;
+        const int fdsBefore = TestUtil::openFdCount();
+        std::vector<std::unique_ptr<QTcpSocket>> idle;
+        auto fill = [&]() {
+            // Opens idle sockets until the server holds `cap` HTTP
+            // connections; in batches, so the listen backlog never overflows.
+            while (f.server->httpConnectionCount() < cap) {
+                const int want = qMin(32, cap - f.server->httpConnectionCount());
+                const int target = f.server->httpConnectionCount() + want;
+                for (int i = 0; i < want; ++i) {
+                    idle.emplace_back(new QTcpSocket);
+                    idle.back()->connectToHost(QHostAddress::LocalHost, f.port);
+                    // Half of them start a head that never ends (slow loris).
+                    if (idle.size() % 2)
+                        idle.back()->write("GET / HTTP/1.1\r\nHost: ");
+                }
+                QTRY_COMPARE_WITH_TIMEOUT(f.server->httpConnectionCount(), target, 30000);
+            }
+        };
+        auto evicted = [&]() {
+            int n = 0;
+            for (const auto &sock : idle)
+                n += sock->state() == QAbstractSocket::UnconnectedState ? 1 : 0;
+            return n;
+        };
+        fill();
+        QCOMPARE(f.server->httpConnectionCount(), cap);
+        QCOMPARE(evicted(), 0);
+
+        // A REST request with the key.
+        HttpReply r = f.http("GET", "/api/sessions");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("sessions")).toArray().size(), 1);
+        // Exactly one idle socket made room: the oldest.
+        QTRY_COMPARE(evicted(), 1);
+        QCOMPARE(idle.front()->state(), QAbstractSocket::UnconnectedState);
+
+        // A WebSocket attach, with the table full again.
+        fill();
+        WsClient ws;
+        ws.open(f.port, QStringLiteral("/ws/") + s->id(), f.key);
+        QTRY_VERIFY(ws.gotAttached());
+        QTRY_COMPARE(evicted(), 2);
+        QCOMPARE(idle.at(1)->state(), QAbstractSocket::UnconnectedState);
+        QCOMPARE(s->viewerCount(), 1);
+
+        // The dashboard's static files (no key) get through as well.
+        fill();
+        QCOMPARE(f.http("GET", "/", QByteArray(), Headers(), false).status, 200);
+        QTRY_COMPARE(evicted(), 3);
+
+        // Nothing leaks: every socket closed on both sides.
+        ws.ws.close();
+        QTRY_VERIFY(ws.disconnected);
+        idle.clear();
+        QTRY_COMPARE(f.server->httpConnectionCount(), 0);
+        QTRY_COMPARE(f.server->viewerCount(), 0);
+        QTRY_VERIFY2(TestUtil::openFdCount() <= fdsBefore + 2,
+                     qPrintable(QStringLiteral("%1 -> %2").arg(fdsBefore).arg(TestUtil::openFdCount())));
+    }
+
+    void connectionPressureKeepsTrusted()
+    {
+        // A request that showed the key is never the one evicted: a key
+        // holder's slow upload survives a table full of idle sockets.
+        f.server->setRequestTimeout(10 * 60 * 1000);
+        const int cap = Server::kMaxHttpConnections;
+        QTcpSocket upload;
+        QSignalSpy uploadConnected(&upload, &QTcpSocket::connected);
+        upload.connectToHost(QHostAddress::LocalHost, f.port);
+        QVERIFY(uploadConnected.wait(5000));
+        const QByteArray body = R"({"command": ["/bin/sh"]})";
+        upload.write("POST /api/sessions HTTP/1.1\r\nHost: " + f.host() + "\r\nAuthorization: Bearer " + f.key
+                     + "\r\nContent-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size())
+                     + "\r\n\r\n" + body.left(5));
+        QTRY_COMPARE(f.server->httpConnectionCount(), 1);
+        std::vector<std::unique_ptr<QTcpSocket>> idle;
+        auto evicted = [&]() {
+            int n = 0;
+            for (const auto &sock : idle)
+                n += sock->state() == QAbstractSocket::UnconnectedState ? 1 : 0;
+            return n;
+        };
+        const int extra = 8;
+        while (int(idle.size()) < cap - 1 + extra) {
+            const int want = qMin<int>(32, cap - 1 + extra - int(idle.size()));
+            for (int i = 0; i < want; ++i) {
+                idle.emplace_back(new QTcpSocket);
+                idle.back()->connectToHost(QHostAddress::LocalHost, f.port);
+            }
+            if (int(idle.size()) < cap)
+                QTRY_COMPARE_WITH_TIMEOUT(f.server->httpConnectionCount(), int(idle.size()) + 1, 30000);
+        }
+        // Past the cap each new idle socket evicted the oldest idle one,
+        // never the upload.
+        QTRY_COMPARE_WITH_TIMEOUT(evicted(), extra, 30000);
+        QCOMPARE(f.server->httpConnectionCount(), cap);
+        QCOMPARE(idle.front()->state(), QAbstractSocket::UnconnectedState);
+        QCOMPARE(idle.back()->state(), QAbstractSocket::ConnectedState);
+        QCOMPARE(upload.state(), QAbstractSocket::ConnectedState);
+        QByteArray answer;
+        connect(&upload, &QTcpSocket::readyRead, this, [&]() { answer += upload.readAll(); });
+        upload.write(body.mid(5));
+        QTRY_VERIFY(answer.contains("\r\n\r\n"));
+        QCOMPARE(parseReply(answer).status, 201);
+        QCOMPARE(f.registry->count(), 1);
+        idle.clear();
+        QTRY_COMPARE(f.server->httpConnectionCount(), 0);
     }
 
     void restRoundTrip()

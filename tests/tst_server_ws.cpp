@@ -9,6 +9,9 @@
 #include <QJsonArray>
 #include <QTemporaryDir>
 
+#include <memory>
+#include <vector>
+
 using namespace Tether;
 using namespace ServerTest;
 
@@ -92,7 +95,7 @@ private Q_SLOTS:
 
         // Live output continues the offsets.
         a.sendInput("echo one-$((40+2))\n");
-        QTRY_VERIFY(a.stream().contains("one-42\r\n"));
+        QTRY_VERIFY(a.stream().endsWith("one-42\r\n$ ")); // quiescent: nothing more comes
         QTRY_COMPARE(quint64(a.stream().size()), s->offset());
         const quint64 aEnd = quint64(a.stream().size());
         QCOMPARE(a.stream(), ringBytes(s, 0, aEnd));
@@ -136,7 +139,10 @@ private Q_SLOTS:
         QCOMPARE(quint64(c.num("offset")), end);
         // Live output still arrives, from offset `end` on.
         c.sendInput("echo three\n");
-        QTRY_VERIFY(c.stream().contains("three\r\n"));
+        // Wait for the prompt after the output too: taking `now` below while
+        // the shell is still writing makes `d` see live bytes beyond it
+        // (seen in CI under load: 83 bytes instead of 74).
+        QTRY_VERIFY(c.stream().endsWith("three\r\n$ "));
         QTRY_COMPARE(end + quint64(c.stream().size()), s->offset());
         QCOMPARE(c.stream(), ringBytes(s, end, s->offset()));
         c.ws.close();
@@ -400,6 +406,79 @@ private Q_SLOTS:
         QCOMPARE(s->watchers().size(), 2);
         QCOMPARE(s->viewerCount(), 3);
         QCOMPARE(f.http("GET", "/api/sessions/" + s->id().toLatin1()).json().value(QStringLiteral("viewers")).toInt(), 3);
+    }
+
+    void viewerCap()
+    {
+        // Each viewer gets its own copy of the replay: the number per session
+        // is bounded. Refusal: accepted, then closed 4429 (like 4404).
+        Session *s = f.spawn();
+        QVERIFY(s);
+        const int cap = Session::kMaxViewers;
+        QCOMPARE(cap, 16);
+        std::vector<std::unique_ptr<WsClient>> clients;
+        auto open = [&](const QString &query) {
+            clients.emplace_back(new WsClient);
+            clients.back()->open(f.port, wsPath(s, query), f.key);
+            return clients.back().get();
+        };
+        auto refused = [&](const QString &query) {
+            WsClient c;
+            c.open(f.port, wsPath(s, query), f.key);
+            if (!QTest::qWaitFor([&]() { return c.disconnected; }, 10000))
+                return QStringLiteral("not closed");
+            if (!c.connected || c.gotAttached())
+                return QStringLiteral("connected %1 attached %2").arg(c.connected).arg(c.gotAttached());
+            return QStringLiteral("%1 %2").arg(c.closeCode).arg(c.closeReason);
+        };
+        const QString tooMany = QStringLiteral("4429 too many viewers");
+
+        WsClient *control = open(QString());
+        QTRY_VERIFY(control->gotAttached());
+        for (int i = 1; i < cap; ++i)
+            open(QStringLiteral("mode=watch"));
+        for (const auto &c : clients)
+            QTRY_VERIFY(c->gotAttached());
+        QCOMPARE(s->viewerCount(), cap);
+
+        // One more watcher is refused; the session and its viewers are unharmed.
+        QCOMPARE(refused(QStringLiteral("mode=watch")), tooMany);
+        QCOMPARE(s->viewerCount(), cap);
+        QVERIFY(!control->disconnected);
+
+        // A control attach supersedes the control viewer and takes its place:
+        // it does not count twice.
+        WsClient *taker = open(QString());
+        QTRY_VERIFY(taker->gotAttached());
+        QTRY_VERIFY(control->disconnected);
+        QCOMPARE(control->closeCode, 4409);
+        QCOMPARE(s->viewerCount(), cap);
+        QCOMPARE(s->controlViewer() != nullptr, true);
+
+        // A watcher leaves: room for exactly one again.
+        clients.at(1)->ws.close();
+        QTRY_COMPARE(s->viewerCount(), cap - 1);
+        WsClient *late = open(QStringLiteral("mode=watch"));
+        QTRY_VERIFY(late->gotAttached());
+        QCOMPARE(refused(QStringLiteral("mode=watch")), tooMany);
+
+        // Without a control viewer, a control attach is one more viewer.
+        taker->ws.close();
+        QTRY_COMPARE(s->viewerCount(), cap - 1);
+        QVERIFY(!s->controlViewer());
+        WsClient *filler = open(QStringLiteral("mode=watch"));
+        QTRY_VERIFY(filler->gotAttached());
+        QCOMPARE(refused(QString()), tooMany);
+        QCOMPARE(s->viewerCount(), cap);
+
+        // Live output still reaches every attached viewer.
+        const QByteArray marker = "cap-marker";
+        QVERIFY(s->process()->write("echo " + marker + "\n"));
+        QTRY_VERIFY(late->stream().contains(marker));
+        QTRY_VERIFY(filler->stream().contains(marker));
+        clients.clear();
+        QTRY_COMPARE(s->viewerCount(), 0);
+        QTRY_COMPARE(f.server->viewerCount(), 0);
     }
 
     void badControlFrames_data()

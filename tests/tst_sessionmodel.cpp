@@ -9,6 +9,8 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <signal.h>
+
 using namespace Tether;
 
 namespace {
@@ -52,6 +54,8 @@ private Q_SLOTS:
     void refreshClocksOnlyTouchesClockColumns();
     void expiryRemovesRowAndShowsTimeLeft();
     void sortRoleIsNumeric();
+    void showsBackgroundProcessesAfterExit();
+    void backgroundCountFollowsRefresh();
 };
 
 void TestSessionModel::formatting()
@@ -211,6 +215,68 @@ void TestSessionModel::sortRoleIsNumeric()
     QVERIFY(pid.canConvert<qint64>());
     QCOMPARE(model.data(model.index(0, SessionModel::WatchersColumn), SessionModel::SortRole).toLongLong(), 0);
     QCOMPARE(model.headerData(SessionModel::PidColumn, Qt::Horizontal).toString(), QStringLiteral("PID"));
+}
+
+void TestSessionModel::showsBackgroundProcessesAfterExit()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    // The leader exits 0 and leaves a background job holding the terminal: by
+    // design the session stays (until TTL or kill), and the row says why.
+    // (Without job control the job shares the leader's foreground process
+    // group and would get the kernel's SIGHUP when the leader exits; an
+    // interactive shell puts jobs in their own group. Ignoring HUP stands in.)
+    Session *s = registry.create(shell({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                        QStringLiteral("trap '' HUP; sleep 60 & echo started; exit 0")}));
+    QVERIFY(s);
+    QCOMPARE(model.backgroundProcesses(s), 0);
+    QSignalSpy exited(s, &Session::exited);
+    QVERIFY(exited.wait(10000));
+    QCOMPARE(model.backgroundProcesses(s), 1);
+    QCOMPARE(cell(model, 0, SessionModel::StateColumn), QStringLiteral("exited 0 · 1 background process"));
+    QVERIFY(cell(model, 0, SessionModel::StateColumn, Qt::ToolTipRole).contains(QStringLiteral("kept until")));
+    QVERIFY(!s->isTornDown());
+
+    // The job ends: the session tears itself down (tornDown clears the count
+    // without a /proc scan) and the row says only "exited 0".
+    const QList<pid_t> left = processesInSession(s->pid());
+    QCOMPARE(left.size(), 1);
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    QVERIFY(::kill(left.first(), SIGKILL) == 0);
+    QTRY_VERIFY_WITH_TIMEOUT(s->isTornDown(), 10000);
+    QCOMPARE(model.backgroundProcesses(s), 0);
+    QVERIFY(!changed.isEmpty());
+    QCOMPARE(cell(model, 0, SessionModel::StateColumn), QStringLiteral("exited 0"));
+    QCOMPARE(SessionModel::backgroundText(3), QStringLiteral("3 background processes"));
+}
+
+void TestSessionModel::backgroundCountFollowsRefresh()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    // Two jobs; one ends: only refreshClocks() (the visible view's timer)
+    // notices, as one dataChanged on the state cell.
+    Session *s = registry.create(shell({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                        QStringLiteral("trap '' HUP; sleep 60 & sleep 60 & exit 3")}));
+    QVERIFY(s);
+    QSignalSpy exited(s, &Session::exited);
+    QVERIFY(exited.wait(10000));
+    QCOMPARE(cell(model, 0, SessionModel::StateColumn), QStringLiteral("exited 3 · 2 background processes"));
+    const QList<pid_t> left = processesInSession(s->pid());
+    QCOMPARE(left.size(), 2);
+    QVERIFY(::kill(left.first(), SIGKILL) == 0);
+    QTRY_COMPARE(int(processesInSession(s->pid()).size()), 1);
+    QCOMPARE(model.backgroundProcesses(s), 2); // not counted again until the row refreshes
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.refreshClocks();
+    QCOMPARE(changed.count(), 2); // the clock columns, then the state cell
+    QCOMPARE(changed.at(1).at(0).value<QModelIndex>(), model.index(0, SessionModel::StateColumn));
+    QCOMPARE(cell(model, 0, SessionModel::StateColumn), QStringLiteral("exited 3 · 1 background process"));
+    QVERIFY(registry.kill(s->id()));
+    QCOMPARE(model.rowCount(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestSessionModel)

@@ -11,8 +11,10 @@
 
 #include <QDesktopServices>
 #include <QDir>
+#include <QRegularExpression>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QSystemTrayIcon>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUrl>
@@ -43,6 +45,22 @@ SpawnOptions shell()
 
 } // namespace
 
+/// The desktop app with its last step to the tray recorded instead of shown
+/// (offscreen has no tray): everything before QSystemTrayIcon::showMessage is
+/// the real path.
+class RecordingDesktopApp : public DesktopApp
+{
+public:
+    using DesktopApp::DesktopApp;
+    QList<QStringList> messages; ///< {title, text}
+protected:
+    void showTrayMessage(const QString &title, const QString &text, int msecs) override
+    {
+        QVERIFY(msecs > 0);
+        messages << QStringList{title, text};
+    }
+};
+
 /// Receives the URLs DesktopApp asks the desktop to open (no real browser).
 class UrlCatcher : public QObject
 {
@@ -63,6 +81,7 @@ private Q_SLOTS:
     void newTerminalAndAttachHere();
     void browserUrls();
     void notifiesWhenDetachedSessionExits();
+    void trayMessageBeforeExpiryAttachesOnClick();
     void quitTearsEverythingDown();
     void binarySingleInstanceHandOff();
 
@@ -83,6 +102,7 @@ void TestDesktopApp::initTestCase()
     qputenv("XDG_RUNTIME_DIR", runtime.toLocal8Bit());
     QDesktopServices::setUrlHandler(QStringLiteral("http"), &m_urls, "open");
     signal(SIGPIPE, SIG_IGN);
+    qRegisterMetaType<Tether::Session *>();
 }
 
 void TestDesktopApp::cleanupTestCase()
@@ -198,7 +218,71 @@ void TestDesktopApp::notifiesWhenDetachedSessionExits()
     QVERIFY(notified.wait(5000));
     QCOMPARE(notified.count(), 1);
     QCOMPARE(notified.at(0).at(1).toString(), QStringLiteral("sh -c exit 5 — exited 5"));
+
+    // Jobs left running keep the session (by design): the notification says so.
+    o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                         QStringLiteral("trap '' HUP; sleep 60 & exit 0")};
+    Session *jobs = app.registry()->create(o);
+    QVERIFY(jobs);
+    QVERIFY(notified.wait(5000));
+    QCOMPARE(notified.count(), 2);
+    QCOMPARE(notified.at(1).at(1).toString(),
+             QStringLiteral("sh -c trap '' HUP; sleep 60 & exit 0 — exited 0 · 1 background process"));
+    QVERIFY(app.registry()->kill(jobs->id()));
     attached->detach(&viewer);
+}
+
+void TestDesktopApp::trayMessageBeforeExpiryAttachesOnClick()
+{
+    Config c = testConfig();
+    c.limits.ttlSeconds = 4;
+    RecordingDesktopApp app(c, DesktopApp::TrayMode::On);
+    QString error;
+    QVERIFY2(app.start(&error), qPrintable(error));
+    QVERIFY(app.trayIcon());
+    // Warned 3.5 s ahead of a 4 s TTL: about 0.5 s after creation, with
+    // slack for a loaded machine before the deadline would overtake it.
+    app.registry()->setExpiryWarningLead(3500);
+    app.registry()->setTeardownGrace(200);
+
+    // Attached the whole time: never announced.
+    FakeBrowser viewer;
+    Session *watched = app.registry()->create(shell());
+    QVERIFY(watched);
+    watched->attach(&viewer, ViewerMode::Control, std::nullopt);
+    Session *s = app.registry()->create(shell());
+    QVERIFY(s);
+    QTRY_COMPARE_WITH_TIMEOUT(app.messages.size(), 1, 10000);
+    QCOMPARE(app.messages.at(0).at(0), QStringLiteral("Session about to expire"));
+    const QString text = app.messages.at(0).at(1);
+    QVERIFY2(QRegularExpression(QStringLiteral("^sh — expires in [1-4] s\n")).match(text).hasMatch(), qPrintable(text));
+    QVERIFY(app.registry()->expiresIn(s) > 0);
+
+    // A click on the message.
+    Q_EMIT app.trayIcon()->messageClicked();
+#ifdef TETHER_HAVE_QTERMWIDGET
+    // Attaches here, which keeps the session.
+    QVERIFY(text.endsWith(QStringLiteral("Click to attach and keep it.")));
+    auto *w = qobject_cast<TerminalWindow *>(app.terminalWindow(s->id()));
+    QVERIFY(w);
+    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(w));
+    QCOMPARE(app.registry()->expiresIn(s), qint64(-1));
+    w->close();
+    QTRY_VERIFY(!app.terminalWindow(s->id()));
+#else
+    QVERIFY(text.endsWith(QStringLiteral("Click to see your sessions.")));
+    QTRY_VERIFY(app.sessionsWindow()->isVisible());
+#endif
+    // Detached again (or never attached): a new period, announced once more,
+    // then it expires; the session watched all along never was.
+    QSignalSpy removed(app.registry(), &SessionRegistry::sessionRemoved);
+    QVERIFY(removed.wait(15000));
+    QCOMPARE(removed.at(0).at(0).value<Session *>(), s);
+    QCOMPARE(app.messages.size(), localTerminalAvailable() ? 2 : 1);
+    for (const QStringList &m : std::as_const(app.messages))
+        QVERIFY(m.at(1).startsWith(QStringLiteral("sh — expires in ")));
+    QCOMPARE(app.registry()->find(watched->id()), watched);
+    watched->detach(&viewer);
 }
 
 void TestDesktopApp::quitTearsEverythingDown()

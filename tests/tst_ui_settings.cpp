@@ -31,6 +31,8 @@ private Q_SLOTS:
     void invalidBindDisablesOk();
     void nonLoopbackNeedsConfirmation();
     void autostartEntry();
+    void autostartExecPrefersPath();
+    void autostartExecQuoting();
     void restartNeededWhenAddressChanges();
 
 private:
@@ -249,6 +251,66 @@ void TestSettingsDialog::autostartEntry()
     }
     QVERIFY(!QFile::exists(SettingsDialog::autostartPath()));
     QVERIFY(!s.value(QStringLiteral("ui/autostart")).toBool());
+}
+
+void TestSettingsDialog::autostartExecPrefersPath()
+{
+    const QString self = QCoreApplication::applicationFilePath();
+    QTemporaryDir bin;
+    QVERIFY(bin.isValid());
+    QTemporaryDir other;
+    QVERIFY(other.isValid());
+    // A `tether` in PATH that is this very binary (a symlink, as
+    // update-alternatives or `make install` into ~/.local/bin would leave it).
+    QVERIFY(QFile::link(self, bin.filePath(QStringLiteral("tether"))));
+    QCOMPARE(SettingsDialog::autostartExec(self, {bin.path()}), QStringLiteral("tether"));
+    QCOMPARE(SettingsDialog::autostartExec(bin.filePath(QStringLiteral("tether")), {bin.path()}),
+             QStringLiteral("tether"));
+    // No `tether` in PATH, or a different one: the absolute path of ours.
+    QCOMPARE(SettingsDialog::autostartExec(self, {other.path()}), self);
+    QFile foreign(other.filePath(QStringLiteral("tether")));
+    QVERIFY(foreign.open(QIODevice::WriteOnly));
+    foreign.write("#!/bin/sh\n");
+    foreign.close();
+    QVERIFY(foreign.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+    QCOMPARE(SettingsDialog::autostartExec(self, {other.path(), bin.path()}), self);
+    QCOMPARE(SettingsDialog::autostartExec(self, {bin.path(), other.path()}), QStringLiteral("tether"));
+
+    // The entry the dialog writes follows $PATH.
+    const QByteArray oldPath = qgetenv("PATH");
+    qputenv("PATH", bin.path().toLocal8Bit() + ':' + oldPath);
+    QString error;
+    const bool ok = SettingsDialog::setAutostartEnabled(true, &error);
+    qputenv("PATH", oldPath);
+    QVERIFY2(ok, qPrintable(error));
+    QFile f(SettingsDialog::autostartPath());
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll().contains("\nExec=tether\n"));
+    QVERIFY(SettingsDialog::setAutostartEnabled(false, &error));
+}
+
+void TestSettingsDialog::autostartExecQuoting()
+{
+    // Nothing reserved: as is.
+    QTemporaryDir none;
+    QVERIFY(none.isValid());
+    const QStringList path{none.path()};
+    QCOMPARE(SettingsDialog::autostartExec(QStringLiteral("/opt/tether-1.0/bin/tether"), path),
+             QStringLiteral("/opt/tether-1.0/bin/tether"));
+    // A space: quoted.
+    QCOMPARE(SettingsDialog::autostartExec(QStringLiteral("/home/me/My Builds/tether"), path),
+             QStringLiteral("\"/home/me/My Builds/tether\""));
+    // " ` $ \ take a backslash inside the quotes; the string-value escape then
+    // doubles every backslash (a literal backslash is four in the file); a
+    // literal % is %% (not a field code).
+    QCOMPARE(SettingsDialog::autostartExec(QStringLiteral("/b/a$b`c\"d\\e/100%/tether"), path),
+             QStringLiteral("\"/b/a\\\\$b\\\\`c\\\\\"d\\\\\\\\e/100%%/tether\""));
+    // % alone needs no quotes, only doubling.
+    QCOMPARE(SettingsDialog::autostartExec(QStringLiteral("/b/100%/tether"), path),
+             QStringLiteral("/b/100%%/tether"));
+    // A newline would end the key: quoted and written as \n.
+    QCOMPARE(SettingsDialog::autostartExec(QStringLiteral("/b/x\ny/tether"), path),
+             QStringLiteral("\"/b/x\\ny/tether\""));
 }
 
 void TestSettingsDialog::restartNeededWhenAddressChanges()

@@ -79,6 +79,7 @@ private Q_SLOTS:
     void sizeDrivesSession();
     void largeOutputFlowsThrough();
     void watchModeDoesNotType();
+    void watchWindowFollowsSessionSize();
 #endif
 
 private:
@@ -386,6 +387,38 @@ void TestTerminalWindow::watchModeDoesNotType()
     QCOMPARE(s->offset(), before);
     w.close();
     QCOMPARE(s->watchers().size(), 0);
+    s->detach(&controller);
+}
+
+void TestTerminalWindow::watchWindowFollowsSessionSize()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    FakeViewer controller;
+    s->attach(&controller, ViewerMode::Control, std::nullopt);
+    QVERIFY(s->resize(&controller, 60, 15));
+    TerminalWindow w(&registry, s, ViewerMode::Watch);
+    QVERIFY(w.attachSession()); // before show(), as the desktop app does
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    // It opens at the session's size, not at its own idea of a good size.
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), 60);
+    QTRY_COMPARE(w.terminal()->screenLinesCount(), 15);
+
+    // The control viewer resizes: the watch window follows, both ways.
+    QVERIFY(s->resize(&controller, 72, 20));
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), 72);
+    QTRY_COMPARE(w.terminal()->screenLinesCount(), 20);
+    QVERIFY(s->resize(&controller, 41, 10));
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), 41);
+    QTRY_COMPARE(w.terminal()->screenLinesCount(), 10);
+    // Following is not sizing: the session keeps the controller's size.
+    QCOMPARE(s->cols(), 41);
+    QCOMPARE(s->rows(), 10);
+
+    w.close();
     s->detach(&controller);
 }
 

@@ -67,6 +67,7 @@ DesktopApp::DesktopApp(const Config &config, TrayMode trayMode, QObject *parent)
         m_trayMenuDirty = true;
         updateTrayToolTip();
     });
+    connect(m_registry.get(), &SessionRegistry::expiringSoon, this, &DesktopApp::onSessionExpiringSoon);
 }
 
 DesktopApp::~DesktopApp()
@@ -96,7 +97,8 @@ bool DesktopApp::start(QString *error)
         qCWarning(lcUi) << "cannot write the runtime file:" << err;
     qCInfo(lcUi) << "serving on" << m_server->url();
 
-    const bool tray = m_trayMode == TrayMode::Auto && QSystemTrayIcon::isSystemTrayAvailable();
+    const bool tray = m_trayMode == TrayMode::On
+        || (m_trayMode == TrayMode::Auto && QSystemTrayIcon::isSystemTrayAvailable());
     if (tray) {
         setupTray();
     } else {
@@ -128,7 +130,7 @@ void DesktopApp::setupTray()
                 showSessionsWindow();
         }
     });
-    connect(m_tray, &QSystemTrayIcon::messageClicked, this, &DesktopApp::showSessionsWindow);
+    connect(m_tray, &QSystemTrayIcon::messageClicked, this, &DesktopApp::onTrayMessageClicked);
     m_tray->setToolTip(trayToolTip());
     m_tray->show();
 }
@@ -237,15 +239,58 @@ void DesktopApp::onSessionExited(Session *session, const ExitStatus &status)
     // Someone looking at it already sees the exit; tell only about detached ones.
     if (m_quitting || session->viewerCount() > 0)
         return;
-    notify(tr("Session ended"), QStringLiteral("%1 — %2").arg(SessionModel::displayName(session), exitText(status)));
+    QString text = QStringLiteral("%1 — %2").arg(SessionModel::displayName(session), exitText(status));
+    // By design a session whose shell left jobs running stays until its TTL
+    // or a kill; say so, or the user wonders why it is still listed. One
+    // /proc scan, once per exit.
+    if (!session->isTornDown()) {
+        if (const int n = int(processesInSession(session->pid()).size()))
+            text += QStringLiteral(" · ") + SessionModel::backgroundText(n);
+    }
+    notify(tr("Session ended"), text);
 }
 
-void DesktopApp::notify(const QString &title, const QString &text)
+void DesktopApp::onSessionExpiringSoon(Session *session, int secondsLeft)
+{
+    // The registry announces only sessions that can expire (nobody attached,
+    // TTL > 0), once per detach period.
+    if (m_quitting || session->viewerCount() > 0)
+        return;
+    const bool attach = localTerminalAvailable();
+    notify(tr("Session about to expire"),
+           tr("%1 — expires in %2").arg(SessionModel::displayName(session),
+                                        SessionModel::formatDuration(secondsLeft))
+               + QLatin1Char('\n')
+               + (attach ? tr("Click to attach and keep it.") : tr("Click to see your sessions.")),
+           attach ? session->id() : QString());
+}
+
+void DesktopApp::onTrayMessageClicked()
+{
+    // Trays report a click on the last message only: m_messageSessionId is
+    // the session that message was about.
+    const QString id = m_messageSessionId;
+    m_messageSessionId.clear();
+    if (!id.isEmpty() && m_registry->find(id))
+        attachHere(id);
+    else
+        showSessionsWindow();
+}
+
+void DesktopApp::notify(const QString &title, const QString &text, const QString &attachId)
 {
     qCInfo(lcUi) << "notification:" << text;
-    if (m_tray && QSystemTrayIcon::supportsMessages())
-        m_tray->showMessage(title, text, appIcon(), 8000);
+    if (m_tray) {
+        m_messageSessionId = attachId;
+        showTrayMessage(title, text, 8000);
+    }
     Q_EMIT notified(title, text);
+}
+
+void DesktopApp::showTrayMessage(const QString &title, const QString &text, int msecs)
+{
+    if (m_tray && QSystemTrayIcon::supportsMessages())
+        m_tray->showMessage(title, text, appIcon(), msecs);
 }
 
 // --- windows --------------------------------------------------------------------

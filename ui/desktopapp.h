@@ -31,8 +31,14 @@ class SettingsDialog;
  * "Tether — N sessions, M attached"; menu with the live sessions (click =
  * attach here), New terminal, Sessions…, Open dashboard, Settings…, Quit.
  * A detached session whose process exits produces a tray notification
- * ("make — exited 0"). Without a tray the Sessions window is the main window
- * and closing it asks whether to quit or keep serving.
+ * ("make — exited 0"); clicking it opens the Sessions window. A detached
+ * session about to expire produces one too ("bash — expires in 1 min"), once
+ * per detach period, SessionRegistry::expiryWarningLeadMs() before the TTL
+ * runs out (60 s, or a tenth of a TTL under 10 min; never with TTL 0, which
+ * never expires); clicking it attaches here, which keeps the session (without
+ * a local terminal it opens the Sessions window). Without a tray the Sessions
+ * window is the main window and closing it asks whether to quit or keep
+ * serving.
  *
  * Quit asks first when sessions are running, then shuts the registry down
  * (every session torn down, bounded) and leaves the event loop.
@@ -46,8 +52,10 @@ class DesktopApp : public QObject
     Q_OBJECT
 public:
     /// `trayMode`: Auto follows isSystemTrayAvailable(); Off forces the
-    /// main-window mode (tests, --no-tray).
-    enum class TrayMode { Auto, Off };
+    /// main-window mode (tests, --no-tray); On creates the tray icon even when
+    /// no tray is reported (tests: offscreen has none, and messages are
+    /// recorded by overriding showTrayMessage()).
+    enum class TrayMode { Auto, Off, On };
 
     explicit DesktopApp(const Config &config, TrayMode trayMode = TrayMode::Auto,
                         QObject *parent = nullptr);
@@ -99,12 +107,23 @@ Q_SIGNALS:
     /// A notification was shown (or would have been, without a tray).
     void notified(const QString &title, const QString &text);
 
+protected:
+    /// The last step of every notification: QSystemTrayIcon::showMessage on
+    /// the tray icon, when the tray supports messages. Called only with a tray
+    /// icon. Virtual as a test seam: everything up to this call is the real
+    /// path; a test override records instead of showing.
+    virtual void showTrayMessage(const QString &title, const QString &text, int msecs);
+
 private:
     void setupTray();
     void updateTrayToolTip();
     void watchSession(Session *session);
     void onSessionExited(Session *session, const ExitStatus &status);
-    void notify(const QString &title, const QString &text);
+    void onSessionExpiringSoon(Session *session, int secondsLeft);
+    void onTrayMessageClicked();
+    /// `attachId`: the session a click on the message attaches to (empty:
+    /// the click opens the Sessions window).
+    void notify(const QString &title, const QString &text, const QString &attachId = QString());
 
     Config m_config;
     TrayMode m_trayMode;
@@ -115,6 +134,7 @@ private:
     QMenu *m_trayMenu = nullptr;
     bool m_trayMenuDirty = true;
     bool m_trayUpdatePending = false;
+    QString m_messageSessionId; ///< the session the last tray message is about, if a click attaches
     QPointer<SessionsWindow> m_sessionsWindow;
     QPointer<SettingsDialog> m_settingsDialog;
     QHash<QString, QPointer<QWidget>> m_terminals;

@@ -353,6 +353,51 @@ bool SettingsDialog::isAutostartEnabled()
     return QFile::exists(autostartPath());
 }
 
+QString SettingsDialog::autostartExec(const QString &binary, const QStringList &searchPath)
+{
+    static const QString name = QStringLiteral("tether");
+    if (binary.isEmpty())
+        return name;
+    const QString canonical = QFileInfo(binary).canonicalFilePath();
+    const QString found = QStandardPaths::findExecutable(name, searchPath);
+    if (!canonical.isEmpty() && !found.isEmpty() && QFileInfo(found).canonicalFilePath() == canonical)
+        return name;
+
+    // Desktop Entry spec, "The Exec key": an argument with a reserved
+    // character is quoted, and inside the quotes " ` $ \ take a backslash.
+    QString arg = QFileInfo(binary).absoluteFilePath();
+    static const QString reserved = QStringLiteral(" \t\n\"'\\><~|&;$*?#()`");
+    bool quote = false;
+    for (QChar ch : arg)
+        quote = quote || reserved.contains(ch);
+    if (quote) {
+        QString q;
+        for (QChar ch : arg) {
+            if (ch == QLatin1Char('"') || ch == QLatin1Char('`') || ch == QLatin1Char('$')
+                || ch == QLatin1Char('\\'))
+                q += QLatin1Char('\\');
+            q += ch;
+        }
+        arg = QLatin1Char('"') + q + QLatin1Char('"');
+    }
+    // A literal % would start a field code (%f, %u, ...).
+    arg.replace(QLatin1Char('%'), QStringLiteral("%%"));
+    // Exec is a string value, unescaped before the quoting rules apply: every
+    // backslash doubles again (so a literal backslash is four in the file),
+    // and control characters become \n \t \r (a raw newline ends the key).
+    QString out;
+    for (QChar ch : arg) {
+        switch (ch.unicode()) {
+        case '\\': out += QStringLiteral("\\\\"); break;
+        case '\n': out += QStringLiteral("\\n"); break;
+        case '\t': out += QStringLiteral("\\t"); break;
+        case '\r': out += QStringLiteral("\\r"); break;
+        default: out += ch;
+        }
+    }
+    return out;
+}
+
 bool SettingsDialog::setAutostartEnabled(bool enable, QString *error)
 {
     const QString path = autostartPath();
@@ -369,25 +414,7 @@ bool SettingsDialog::setAutostartEnabled(bool enable, QString *error)
             *error = tr("Cannot create the directory %1.").arg(QFileInfo(path).absolutePath());
         return false;
     }
-    // Exec: this very binary, so a build that is not installed autostarts too.
-    // Desktop Entry spec: quote arguments containing reserved characters.
-    QString exec = QCoreApplication::applicationFilePath();
-    if (exec.isEmpty())
-        exec = QStringLiteral("tether");
-    static const QString reserved = QStringLiteral(" \t\n\"'\\><~|&;$*?#()`");
-    bool quote = false;
-    for (QChar ch : exec)
-        quote = quote || reserved.contains(ch);
-    if (quote) {
-        QString q;
-        for (QChar ch : exec) {
-            if (ch == QLatin1Char('"') || ch == QLatin1Char('`') || ch == QLatin1Char('$')
-                || ch == QLatin1Char('\\'))
-                q += QLatin1Char('\\');
-            q += ch;
-        }
-        exec = QLatin1Char('"') + q + QLatin1Char('"');
-    }
+    const QString exec = autostartExec(QCoreApplication::applicationFilePath());
     const QString text = QStringLiteral(
         "[Desktop Entry]\n"
         "Type=Application\n"

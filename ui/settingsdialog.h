@@ -67,7 +67,17 @@ public:
     static QString autostartPath();
     static bool isAutostartEnabled();
     /// Writes (enable) or removes the autostart entry. False with *error set on failure.
+    /// Its Exec is autostartExec(QCoreApplication::applicationFilePath()).
     static bool setAutostartEnabled(bool enable, QString *error = nullptr);
+    /// The Exec value that starts `binary`: plain `tether` when the `tether`
+    /// found in `searchPath` (empty: $PATH) is that same file (after resolving
+    /// symlinks), so the entry keeps working when an upgrade replaces the
+    /// binary; else `binary`'s absolute path (a build-directory binary).
+    /// Written per the Desktop Entry spec ("The Exec key"): quoted when it has
+    /// a reserved character, with `"`, `` ` ``, `$` and `\` backslash-escaped
+    /// inside the quotes, `%` doubled (field codes), then escaped as a string
+    /// value (each backslash doubled, newline/tab/CR as \n \t \r).
+    static QString autostartExec(const QString &binary, const QStringList &searchPath = QStringList());
     /// True for 127.0.0.0/8, ::1 and "localhost".
     static bool isLoopbackAddress(const QString &address);
 

@@ -254,8 +254,11 @@ void TerminalWindow::attached(Session *session, const AttachInfo &info)
     updateTitle();
     Q_EMIT attachmentChanged(true);
     // The control window sizes the session; a shown window knows its size.
+    // A watch window takes the session's size instead.
     if (m_mode == ViewerMode::Control && isVisible())
         QTimer::singleShot(0, this, &TerminalWindow::applySize);
+    else if (m_mode == ViewerMode::Watch)
+        followSessionSize(info.cols, info.rows);
 }
 
 void TerminalWindow::output(const char *data, qsizetype size)
@@ -290,6 +293,13 @@ void TerminalWindow::titleChanged(const QString &title)
     if (m_session)
         m_title = SessionModel::displayName(m_session);
     updateTitle();
+}
+
+void TerminalWindow::sizeChanged(int cols, int rows)
+{
+    // Our own resize (control mode) comes back here too: nothing to do then.
+    if (m_mode == ViewerMode::Watch)
+        followSessionSize(cols, rows);
 }
 
 void TerminalWindow::exited(const ExitStatus &status)
@@ -445,6 +455,13 @@ bool TerminalWindow::eventFilter(QObject *watched, QEvent *event)
 
 void TerminalWindow::applySize()
 {
+    if (m_mode == ViewerMode::Watch) {
+        // Our resize took effect (or the window manager changed it): correct
+        // what is left. A resize the user made is not ours to undo.
+        if (m_fitStepsLeft > 0)
+            fitToSessionSize();
+        return;
+    }
     if (!m_attached || !m_session || m_mode != ViewerMode::Control || m_exited)
         return;
     const int cols = m_term->screenColumnsCount();
@@ -456,6 +473,56 @@ void TerminalWindow::applySize()
     if (cols == m_session->cols() && rows == m_session->rows())
         return;
     m_session->resize(this, cols, rows);
+}
+
+void TerminalWindow::followSessionSize(int cols, int rows)
+{
+    if (cols < kMinCells || rows < kMinCells || cols > kMaxCells || rows > kMaxCells)
+        return;
+    m_fitCols = cols;
+    m_fitRows = rows;
+    m_fitStepsLeft = kMaxFitSteps;
+    if (!isVisible()) {
+        // Not shown yet (attached before show()): open at the session's size;
+        // the first resize event after show() checks it.
+        resize(sizeForCells(cols, rows));
+        return;
+    }
+    fitToSessionSize();
+}
+
+void TerminalWindow::fitToSessionSize()
+{
+    if (m_fitStepsLeft <= 0)
+        return;
+    --m_fitStepsLeft;
+    const int dcols = m_fitCols - m_term->screenColumnsCount();
+    const int drows = m_fitRows - m_term->screenLinesCount();
+    if ((dcols == 0 && drows == 0) || isMaximized() || isFullScreen()) {
+        m_fitStepsLeft = 0;
+        return;
+    }
+    // Cell size as the emulator measures it (the average advance of a
+    // sample string, like Konsole's TerminalDisplay), so the correction lands
+    // on whole cells.
+    const QFontMetrics fm(m_term->getTerminalFont());
+    static const QString sample = QStringLiteral(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefgjijklmnopqrstuvwxyz0123456789./+@");
+#if QT_VERSION >= QT_VERSION_CHECK(5, 11, 0)
+    const double advance = fm.horizontalAdvance(sample);
+#else
+    const double advance = fm.width(sample);
+#endif
+    const int cellWidth = qMax(1, qRound(advance / sample.size()));
+    const int cellHeight = qMax(1, fm.height());
+    QSize target(width() + dcols * cellWidth, height() + drows * cellHeight);
+    if (const QScreen *screen = this->screen())
+        target = target.boundedTo(screen->availableGeometry().size());
+    if (target == size()) {
+        m_fitStepsLeft = 0;
+        return;
+    }
+    resize(target);
 }
 
 // --- window -------------------------------------------------------------------

@@ -61,6 +61,15 @@ class SessionRegistry;
  * Size: the widget has no size signal, so a resize event starts a 100 ms
  * single-shot timer; when it fires, screenColumnsCount()×screenLinesCount() is
  * sent with Session::resize (control mode only; never 0 or beyond kMaxCells).
+ * A watch window cannot size the session, so it follows it instead: on attach
+ * and on every Viewer::sizeChanged (the control viewer resized) it resizes
+ * itself so its terminal shows the session's columns×rows. The emulator wraps
+ * at its own width, not at its PTY's winsize, so only the widget's size makes
+ * the program's output line up. The pixel size comes from the font's cell and
+ * is corrected from what the widget then reports (at most kMaxFitSteps steps,
+ * a window manager may refuse or round sizes); a size the user drags to
+ * afterwards is left alone. Bounded by the screen: a session wider than the
+ * screen wraps in a watch window.
  *
  * Lifecycle: closing the window detaches (the session lives on). A newer
  * control viewer supersedes this one: the window then says "Opened in another
@@ -81,6 +90,8 @@ public:
     static constexpr qsizetype kWatchBacklogLimit = 16 * 1024 * 1024;
     static constexpr int kResizeDebounceMs = 100;
     static constexpr int kReplayGuardMs = 1000;
+    /// Resize steps a watch window takes to match the session's size.
+    static constexpr int kMaxFitSteps = 3;
 
     /// Creates the window for `session` (not attached yet: call attachSession()).
     /// `registry` is used to check that the session still exists before a take
@@ -120,6 +131,7 @@ public:
     void attached(Session *session, const AttachInfo &info) override;
     void output(const char *data, qsizetype size) override;
     void titleChanged(const QString &title) override;
+    void sizeChanged(int cols, int rows) override;
     void exited(const ExitStatus &status) override;
     void detached(DetachReason reason) override;
     ViewerKind kind() const override { return ViewerKind::LocalWindow; }
@@ -142,6 +154,8 @@ private:
     void replayWritten();
     void endReplay();
     void applySize();
+    void followSessionSize(int cols, int rows);
+    void fitToSessionSize();
     void showBanner(const QString &text, const QString &button);
     void hideBanner();
     void updateTitle();
@@ -182,6 +196,10 @@ private:
     QTimer m_replayGuard;
 
     QTimer m_resizeTimer;
+    // Watch mode: the session size this window is fitting itself to.
+    int m_fitCols = 0;
+    int m_fitRows = 0;
+    int m_fitStepsLeft = 0;  ///< > 0 while our own resize is being corrected
 };
 
 } // namespace Tether

@@ -33,6 +33,7 @@ export const CloseCode = Object.freeze({
   NO_SESSION: 4404,
   SUPERSEDED: 4409,
   EXITED: 4410,
+  TOO_MANY_VIEWERS: 4429,
 });
 
 /**
@@ -302,6 +303,9 @@ export class Attachment {
         return this.end('expired', { closeReason });
       case CloseCode.BAD_MESSAGE:
         return this.end('error', { code, closeReason });
+      case CloseCode.TOO_MANY_VIEWERS:
+        // Retrying would only be refused again while the others stay.
+        return this.end('error', { code, closeReason: 'Too many viewers on this session' });
       case CloseCode.GOING_AWAY:
         // "session killed" (deleted or expired) or "server shutting down"
         // (retry until it is back). Ask the server when the text is unclear.

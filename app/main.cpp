@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Thin entry point: `tether serve ...` runs headless (core only);
+// `tether attach|list|new|kill ...` is the command-line client (core only);
 // `tether` with no subcommand is the desktop application (ui).
+#include "clientcommand.h"
 #include "desktopapp.h"
 #include "servecommand.h"
 
@@ -10,5 +12,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && std::strcmp(argv[1], "serve") == 0)
         return Tether::serveMain(argc, argv);
+    if (argc > 1 && Tether::isClientCommand(argv[1]))
+        return Tether::clientMain(argc, argv);
     return Tether::desktopMain(argc, argv);
 }

@@ -10,7 +10,9 @@
 #include "testutil.h"
 
 #include <QDesktopServices>
+#include <QAction>
 #include <QDir>
+#include <QMenu>
 #include <QRegularExpression>
 #include <QProcess>
 #include <QSignalSpy>
@@ -196,7 +198,7 @@ void TestDesktopApp::browserUrls()
 
 void TestDesktopApp::notifiesWhenDetachedSessionExits()
 {
-    DesktopApp app(testConfig(), DesktopApp::TrayMode::Off);
+    RecordingDesktopApp app(testConfig(), DesktopApp::TrayMode::On);
     QString error;
     QVERIFY2(app.start(&error), qPrintable(error));
     QSignalSpy notified(&app, &DesktopApp::notified);
@@ -228,6 +230,17 @@ void TestDesktopApp::notifiesWhenDetachedSessionExits()
     QCOMPARE(notified.count(), 2);
     QCOMPARE(notified.at(1).at(1).toString(),
              QStringLiteral("sh -c trap '' HUP; sleep 60 & exit 0 — exited 0 · 1 background process"));
+    // Both reached the tray.
+    QCOMPARE(app.messages.size(), 2);
+    QCOMPARE(app.messages.at(1).at(1), notified.at(1).at(1).toString());
+    // The tray menu says it too.
+    app.rebuildTrayMenu();
+    QStringList items;
+    const auto actions = app.trayMenu()->actions();
+    for (const QAction *a : actions)
+        items << a->text();
+    QVERIFY2(items.contains(QStringLiteral("sh -c trap '' HUP; sleep 60 && exit 0 — exited 0 · 1 background process")),
+             qPrintable(items.join(QLatin1Char('\n'))));
     QVERIFY(app.registry()->kill(jobs->id()));
     attached->detach(&viewer);
 }
@@ -269,16 +282,28 @@ void TestDesktopApp::trayMessageBeforeExpiryAttachesOnClick()
     QCOMPARE(app.registry()->expiresIn(s), qint64(-1));
     w->close();
     QTRY_VERIFY(!app.terminalWindow(s->id()));
+
+    // Detached again: a new period, announced once more. A click that comes
+    // after a browser attached elsewhere does not take the session from it.
+    QTRY_COMPARE_WITH_TIMEOUT(app.messages.size(), 2, 10000);
+    FakeBrowser late;
+    s->attach(&late, ViewerMode::Control, std::nullopt);
+    Q_EMIT app.trayIcon()->messageClicked();
+    QVERIFY(late.reasons.isEmpty());
+    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(&late));
+    QVERIFY(!app.terminalWindow(s->id()));
+    QTRY_VERIFY(app.sessionsWindow()->isVisible());
+    s->detach(&late);
 #else
     QVERIFY(text.endsWith(QStringLiteral("Click to see your sessions.")));
     QTRY_VERIFY(app.sessionsWindow()->isVisible());
 #endif
-    // Detached again (or never attached): a new period, announced once more,
-    // then it expires; the session watched all along never was.
+    // Left detached: announced (once more), then it expires; the session
+    // watched all along never was.
     QSignalSpy removed(app.registry(), &SessionRegistry::sessionRemoved);
     QVERIFY(removed.wait(15000));
     QCOMPARE(removed.at(0).at(0).value<Session *>(), s);
-    QCOMPARE(app.messages.size(), localTerminalAvailable() ? 2 : 1);
+    QCOMPARE(app.messages.size(), localTerminalAvailable() ? 3 : 1);
     for (const QStringList &m : std::as_const(app.messages))
         QVERIFY(m.at(1).startsWith(QStringLiteral("sh — expires in ")));
     QCOMPARE(app.registry()->find(watched->id()), watched);

@@ -68,6 +68,13 @@ DesktopApp::DesktopApp(const Config &config, TrayMode trayMode, QObject *parent)
         updateTrayToolTip();
     });
     connect(m_registry.get(), &SessionRegistry::expiringSoon, this, &DesktopApp::onSessionExpiringSoon);
+    // The model notices background jobs ending (a state change no registry
+    // signal carries); the menu shows that count too.
+    connect(m_model, &QAbstractItemModel::dataChanged, this,
+            [this](const QModelIndex &topLeft, const QModelIndex &bottomRight) {
+                if (topLeft.column() <= SessionModel::StateColumn && bottomRight.column() >= SessionModel::StateColumn)
+                    m_trayMenuDirty = true;
+            });
 }
 
 DesktopApp::~DesktopApp()
@@ -194,6 +201,9 @@ void DesktopApp::rebuildTrayMenu()
                 name = name.left(47) + QChar(0x2026);
             QString state = s->state() == Session::State::Exited ? SessionModel::stateText(s)
                                                                  : SessionModel::attachedText(s);
+            // "exited 0 · 1 background process": why an exited session stays.
+            if (const int n = m_model->backgroundProcesses(s))
+                state += QStringLiteral(" · ") + SessionModel::backgroundText(n);
             if (s->state() != Session::State::Exited && !s->controlViewer())
                 state = tr("detached");
             // '&' would become a mnemonic.
@@ -271,7 +281,11 @@ void DesktopApp::onTrayMessageClicked()
     // the session that message was about.
     const QString id = m_messageSessionId;
     m_messageSessionId.clear();
-    if (!id.isEmpty() && m_registry->find(id))
+    const Session *s = id.isEmpty() ? nullptr : m_registry->find(id);
+    // Someone attached since (a browser elsewhere): the session is safe, and
+    // a late click must not take it away from them.
+    const Viewer *v = s ? s->controlViewer() : nullptr;
+    if (s && (!v || v->kind() == ViewerKind::LocalWindow))
         attachHere(id);
     else
         showSessionsWindow();

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QObject>
+#include <QString>
+#include <QUrl>
+
+#include <functional>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+
+namespace Tether {
+
+enum class ViewerMode;
+
+/**
+ * Where a Tether server is and how to authenticate to it (docs/protocol.md
+ * section 1): its base URL ("http://127.0.0.1:7420/") and its access key.
+ */
+struct ServerEndpoint {
+    QUrl url;    ///< base URL, path "/"
+    QString key; ///< access key, sent as "Authorization: Bearer KEY"
+
+    /**
+     * Finds the server. Each of url and key is taken from the first that is
+     * non-empty: the argument (`--url`, `--key`), the environment
+     * (TETHER_URL, TETHER_KEY), the runtime file
+     * ($XDG_RUNTIME_DIR/tether/server.json, RuntimeFile::read()).
+     * False with *error when either is still missing (no runtime file:
+     * Tether is not running) or the URL is not an absolute http(s) URL.
+     */
+    static bool resolve(const QString &url, const QString &key, ServerEndpoint *out, QString *error);
+
+    /// url + path ("api/sessions"; a leading '/' is ignored).
+    QUrl resolved(const QString &path) const;
+    /// The WebSocket URL of session `id`: ws(s)://HOST:PORT/ws/ID?mode=...
+    /// with `&resume=OFFSET` when `resume` >= 0 (section 5).
+    QUrl webSocketUrl(const QString &id, ViewerMode mode, qint64 resume) const;
+    /// True when the URL's host is a loopback name or address (then no proxy
+    /// is used: an http_proxy setting must not route 127.0.0.1 elsewhere).
+    bool isLoopback() const;
+};
+
+/// One REST answer (or the lack of one).
+struct ApiReply {
+    int status = 0;                 ///< HTTP status; 0 when no HTTP answer came
+    QByteArray body;                ///< response body (JSON for the API)
+    bool connectionRefused = false; ///< nothing listens there: the server is not running
+    QString networkError;           ///< why no answer came (empty when status != 0)
+
+    /// The body parsed as a JSON object (empty when it is not one).
+    QJsonObject json() const;
+    /// For failures: the API's {"error": "..."} text, else the network error,
+    /// else "HTTP <status>".
+    QString errorText() const;
+};
+
+/**
+ * Asynchronous client of the REST API (docs/protocol.md section 4) over
+ * QNetworkAccessManager. Every request carries "Authorization: Bearer KEY"
+ * and no Origin (the server then checks only Host and key). Requests time out
+ * after timeoutMs (default 10000 ms) and then report networkError. Never
+ * blocks; `done` runs on the event loop, exactly once per request, unless the
+ * ApiClient is destroyed first.
+ */
+class ApiClient : public QObject
+{
+    Q_OBJECT
+public:
+    using Callback = std::function<void(const ApiReply &)>;
+
+    explicit ApiClient(const ServerEndpoint &endpoint, QObject *parent = nullptr);
+    ~ApiClient() override;
+
+    const ServerEndpoint &endpoint() const { return m_endpoint; }
+    void setTimeout(int msec) { m_timeoutMs = msec; }
+
+    /// GET path (e.g. "api/sessions").
+    void get(const QString &path, Callback done);
+    /// POST path with a JSON body (Content-Type: application/json).
+    void post(const QString &path, const QByteArray &json, Callback done);
+    /// DELETE path.
+    void deleteResource(const QString &path, Callback done);
+
+private:
+    void track(QNetworkReply *reply, Callback done);
+
+    ServerEndpoint m_endpoint;
+    QNetworkAccessManager *m_nam = nullptr;
+    int m_timeoutMs = 10000;
+};
+
+} // namespace Tether

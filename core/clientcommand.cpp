@@ -1,0 +1,938 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "clientcommand.h"
+#include "apiclient.h"
+#include "attachclient.h"
+#include "terminalstate.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSocketNotifier>
+#include <QTimer>
+#include <QVector>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#ifndef TETHER_VERSION
+#define TETHER_VERSION "0.1.0"
+#endif
+
+namespace Tether {
+
+namespace {
+
+// Exit statuses (documented in clientcommand.h and in --help).
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitTakenOver = 3;
+constexpr int kExitNotFound = 4;
+constexpr int kExitKilled = 5;
+
+const char kNotRunning[] = "Tether is not running: start it with `tether` or `tether serve`";
+
+// --- terminal state restored on every exit path --------------------------------
+
+int g_signalPipe[2] = {-1, -1};
+struct termios g_savedTermios;
+bool g_rawActive = false;
+int g_ttyFd = -1;
+int g_stdoutSavedFlags = -1; ///< fd 1's flags when we had to set O_NONBLOCK on it
+
+void restoreTerminal()
+{
+    if (g_rawActive) {
+        // TCSANOW: TCSADRAIN would wait for output a stuck terminal never takes.
+        ::tcsetattr(g_ttyFd, TCSANOW, &g_savedTermios);
+        g_rawActive = false;
+    }
+    if (g_stdoutSavedFlags >= 0) {
+        ::fcntl(STDOUT_FILENO, F_SETFL, g_stdoutSavedFlags);
+        g_stdoutSavedFlags = -1;
+    }
+}
+
+/// Async-signal-safe: the signal number into the socketpair, read on the
+/// event loop (self-pipe trick). Nothing else may run in a signal handler.
+void onSignal(int signo)
+{
+    const int savedErrno = errno;
+    const char c = char(signo);
+    [[maybe_unused]] const ssize_t n = ::write(g_signalPipe[1], &c, 1);
+    errno = savedErrno;
+}
+
+void printErr(const QString &text)
+{
+    std::fprintf(stderr, "%s\n", qPrintable(text));
+    std::fflush(stderr);
+}
+
+int fail(const QString &command, const QString &text, int status = kExitError)
+{
+    printErr(QStringLiteral("tether %1: %2").arg(command, text));
+    return status;
+}
+
+/// Runs the event loop until `body` (which starts asynchronous work) calls
+/// done(status).
+int runAsync(const std::function<void(std::function<void(int)>)> &body)
+{
+    int status = kExitError;
+    bool finished = false;
+    QTimer::singleShot(0, qApp, [&]() {
+        body([&](int s) {
+            if (finished)
+                return;
+            finished = true;
+            status = s;
+            QCoreApplication::exit(s);
+        });
+    });
+    if (!finished)
+        QCoreApplication::exec();
+    return status;
+}
+
+QString stateText(const QJsonObject &s)
+{
+    if (s.value(QStringLiteral("state")).toString() != QLatin1String("exited"))
+        return QStringLiteral("running");
+    if (s.value(QStringLiteral("exit_code")).isDouble())
+        return QStringLiteral("exited %1").arg(s.value(QStringLiteral("exit_code")).toInt());
+    if (s.value(QStringLiteral("exit_signal")).isDouble())
+        return QStringLiteral("signal %1").arg(s.value(QStringLiteral("exit_signal")).toInt());
+    return QStringLiteral("exited");
+}
+
+QString commandText(const QJsonObject &s)
+{
+    const QString title = s.value(QStringLiteral("title")).toString();
+    if (!title.isEmpty())
+        return title;
+    QStringList argv;
+    for (const QJsonValue &v : s.value(QStringLiteral("command")).toArray())
+        argv << v.toString();
+    return argv.join(QLatin1Char(' '));
+}
+
+/// Shortest prefix length (>= 8) that tells every id apart.
+int uniquePrefixLength(const QStringList &ids)
+{
+    int len = 8;
+    for (int i = 0; i < ids.size(); ++i) {
+        for (int j = i + 1; j < ids.size(); ++j) {
+            int common = 0;
+            while (common < ids[i].size() && common < ids[j].size() && ids[i][common] == ids[j][common])
+                ++common;
+            len = qMax(len, common + 1);
+        }
+    }
+    return len;
+}
+
+QString table(const QJsonArray &sessions)
+{
+    QStringList ids;
+    for (const QJsonValue &v : sessions)
+        ids << v.toObject().value(QStringLiteral("id")).toString();
+    const int idLen = uniquePrefixLength(ids);
+    QList<QStringList> rows;
+    rows << QStringList{QStringLiteral("ID"), QStringLiteral("STATE"), QStringLiteral("ATTACHED"),
+                        QStringLiteral("VIEWERS"), QStringLiteral("SIZE"), QStringLiteral("COMMAND/TITLE")};
+    for (const QJsonValue &v : sessions) {
+        const QJsonObject s = v.toObject();
+        const bool attached = s.value(QStringLiteral("attached")).toBool();
+        rows << QStringList{s.value(QStringLiteral("id")).toString().left(idLen), stateText(s),
+                            attached ? QStringLiteral("yes (%1)").arg(s.value(QStringLiteral("viewer_kind")).toString())
+                                     : QStringLiteral("no"),
+                            QString::number(s.value(QStringLiteral("viewers")).toInt()),
+                            QStringLiteral("%1x%2").arg(s.value(QStringLiteral("cols")).toInt()).arg(s.value(QStringLiteral("rows")).toInt()),
+                            commandText(s)};
+    }
+    QVector<int> widths(rows.first().size(), 0);
+    for (const QStringList &r : rows)
+        for (int c = 0; c < r.size(); ++c)
+            widths[c] = qMax(widths[c], int(r[c].size()));
+    QString out;
+    for (const QStringList &r : rows) {
+        QString line;
+        for (int c = 0; c < r.size(); ++c)
+            line += c + 1 < r.size() ? r[c].leftJustified(widths[c] + 2) : r[c];
+        out += line + QLatin1Char('\n');
+    }
+    return out;
+}
+
+/// Finds the session `prefix` names: an exact id, else the one id starting with it.
+bool resolveId(const QJsonArray &sessions, const QString &prefix, QString *id, QString *error)
+{
+    QStringList matches;
+    for (const QJsonValue &v : sessions) {
+        const QString sid = v.toObject().value(QStringLiteral("id")).toString();
+        if (sid == prefix) {
+            *id = sid;
+            return true;
+        }
+        if (!prefix.isEmpty() && sid.startsWith(prefix))
+            matches << sid;
+    }
+    if (matches.size() == 1) {
+        *id = matches.first();
+        return true;
+    }
+    *error = matches.isEmpty() ? QStringLiteral("no session matches \"%1\" (see `tether list`)").arg(prefix)
+                               : QStringLiteral("\"%1\" is ambiguous: %2").arg(prefix, matches.join(QStringLiteral(", ")));
+    return false;
+}
+
+bool terminalSize(int *cols, int *rows)
+{
+    struct winsize ws {};
+    for (int fd : {STDOUT_FILENO, STDIN_FILENO, STDERR_FILENO}) {
+        if (::isatty(fd) && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
+            *cols = qMin(int(ws.ws_col), 1000);
+            *rows = qMin(int(ws.ws_row), 1000);
+            return true;
+        }
+    }
+    return false;
+}
+
+/// Escape sequences that switch off what `modes` (TerminalState::Mode bits)
+/// has on, so the shell gets a usable terminal back after detach.
+QByteArray leaveSequence(quint32 modes)
+{
+    QByteArray s;
+    auto off = [&](quint32 bit, const char *seq) {
+        if (modes & bit)
+            s += seq;
+    };
+    off(TerminalState::MouseX10, "\x1b[?9l");
+    off(TerminalState::MouseNormal, "\x1b[?1000l");
+    off(TerminalState::MouseButton, "\x1b[?1002l");
+    off(TerminalState::MouseAny, "\x1b[?1003l");
+    off(TerminalState::MouseUtf8, "\x1b[?1005l");
+    off(TerminalState::MouseSgr, "\x1b[?1006l");
+    off(TerminalState::MouseUrxvt, "\x1b[?1015l");
+    off(TerminalState::FocusEvents, "\x1b[?1004l");
+    off(TerminalState::BracketedPaste, "\x1b[?2004l");
+    off(TerminalState::AppCursorKeys, "\x1b[?1l");
+    if (modes & TerminalState::AltScreen)
+        s += (modes & TerminalState::AltScreen1049) ? "\x1b[?1049l" : "\x1b[?1047l";
+    off(TerminalState::CursorHidden, "\x1b[?25h");
+    return s;
+}
+
+// --- tether attach ------------------------------------------------------------
+
+/**
+ * One `tether attach`: terminal in raw mode, stdin → AttachClient,
+ * AttachClient → stdout queue, signals through the socketpair.
+ */
+class TtyAttach : public QObject
+{
+public:
+    static constexpr qint64 kHighWater = 4 * 1024 * 1024;
+    static constexpr qint64 kLowWater = 256 * 1024;
+
+    TtyAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey)
+        : m_client(ep, id, mode)
+        , m_id(id)
+        , m_mode(mode)
+        , m_detachKey(detachKey)
+    {
+    }
+
+    ~TtyAttach() override
+    {
+        restoreTerminal();
+        if (m_outFd >= 0 && m_outFd != STDOUT_FILENO)
+            ::close(m_outFd);
+    }
+
+    int run()
+    {
+        if (!setup())
+            return kExitError;
+        connect(&m_client, &AttachClient::attached, this, [this](const QJsonObject &m, bool reset) {
+            m_reconnectNotice.stop();
+            if (reset) {
+                // Clear the screen before the replay, as the dashboard does
+                // (RIS, in order through the output queue; docs/dashboard.md).
+                appendOutput(QByteArrayLiteral("\x1b" "c"));
+            }
+            const qint64 replay = qint64(m.value(QStringLiteral("prelude_bytes")).toDouble())
+                + qint64(m.value(QStringLiteral("replay_bytes")).toDouble());
+            m_gateInput = replay > 0;
+            m_gateUntil = -1;
+            m_gateTimer.stop();
+            sendSize();
+        });
+        connect(&m_client, &AttachClient::output, this, [this](const QByteArray &data, bool) { appendOutput(data); });
+        connect(&m_client, &AttachClient::replayFinished, this, [this]() {
+            m_gateUntil = m_appended;
+            checkGate();
+        });
+        connect(&m_client, &AttachClient::reconnecting, this, [this](int, int) {
+            if (!m_reconnectNotice.isActive() && !m_noticeShown)
+                m_reconnectNotice.start();
+        });
+        connect(&m_client, &AttachClient::finished, this, [this](AttachClient::End end, const QString &msg) {
+            onFinished(end, msg);
+        });
+        m_reconnectNotice.setSingleShot(true);
+        m_reconnectNotice.setInterval(1500);
+        connect(&m_reconnectNotice, &QTimer::timeout, this, [this]() {
+            if (m_client.isAttached())
+                return;
+            m_noticeShown = true;
+            const QByteArray line = "\r\n[tether: reconnecting\xe2\x80\xa6]\r\n";
+            [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.constData(), size_t(line.size()));
+        });
+        connect(&m_client, &AttachClient::attached, this, [this]() { m_noticeShown = false; });
+        m_gateTimer.setSingleShot(true);
+        connect(&m_gateTimer, &QTimer::timeout, this, [this]() { m_gateInput = false; });
+        m_drainTimer.setSingleShot(true);
+        connect(&m_drainTimer, &QTimer::timeout, this, [this]() { finalize(); });
+
+        sendSize();
+        m_client.open();
+        QCoreApplication::exec();
+        return m_status;
+    }
+
+private:
+    bool setup()
+    {
+        // Output: our own non-blocking open file description of stdout, so
+        // O_NONBLOCK never leaks into the description the shell (and our
+        // stdin) share. Regular files never block: write them directly.
+        struct stat st {};
+        if (::fstat(STDOUT_FILENO, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+            m_outFd = ::open("/proc/self/fd/1", O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+        }
+        if (m_outFd < 0) {
+            m_outFd = STDOUT_FILENO;
+            const int flags = ::fcntl(STDOUT_FILENO, F_GETFL);
+            if (flags >= 0 && !(flags & O_NONBLOCK) && !S_ISREG(st.st_mode)) {
+                g_stdoutSavedFlags = flags;
+                ::fcntl(STDOUT_FILENO, F_SETFL, flags | O_NONBLOCK);
+            }
+        }
+        m_outNotifier = new QSocketNotifier(m_outFd, QSocketNotifier::Write, this);
+        m_outNotifier->setEnabled(false);
+        connect(m_outNotifier, &QSocketNotifier::activated, this, [this]() { flushOutput(); });
+
+        if (::isatty(STDIN_FILENO)) {
+            if (::tcgetattr(STDIN_FILENO, &g_savedTermios) == 0) {
+                struct termios raw = g_savedTermios;
+                ::cfmakeraw(&raw);
+                g_ttyFd = STDIN_FILENO;
+                if (::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0)
+                    g_rawActive = true;
+            }
+            m_stdinIsTty = true;
+        }
+        std::atexit(restoreTerminal);
+        m_inNotifier = new QSocketNotifier(STDIN_FILENO, QSocketNotifier::Read, this);
+        connect(m_inNotifier, &QSocketNotifier::activated, this, [this]() { readInput(); });
+        m_inBuffer.resize(64 * 1024);
+
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, g_signalPipe) != 0) {
+            restoreTerminal();
+            std::perror("tether attach: socketpair");
+            return false;
+        }
+        struct sigaction sa {};
+        sa.sa_handler = onSignal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGWINCH})
+            ::sigaction(sig, &sa, nullptr);
+        std::signal(SIGPIPE, SIG_IGN);
+        m_sigNotifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, this);
+        connect(m_sigNotifier, &QSocketNotifier::activated, this, [this]() { onSignals(); });
+        return true;
+    }
+
+    void onSignals()
+    {
+        char sigs[32];
+        ssize_t n;
+        while ((n = ::read(g_signalPipe[0], sigs, sizeof sigs)) > 0) {
+            for (ssize_t i = 0; i < n; ++i) {
+                if (sigs[i] == SIGWINCH) {
+                    sendSize();
+                } else if (!m_ending) {
+                    // SIGHUP: the terminal is gone; SIGTERM/SIGINT: asked to
+                    // stop. Either way detach (the session lives on).
+                    m_signal = sigs[i];
+                    m_ending = true;
+                    m_client.detach();
+                }
+            }
+        }
+    }
+
+    void sendSize()
+    {
+        int cols = 0, rows = 0;
+        if (m_mode == ViewerMode::Control && terminalSize(&cols, &rows))
+            m_client.setWindowSize(cols, rows);
+    }
+
+    void readInput()
+    {
+        const ssize_t n = ::read(STDIN_FILENO, m_inBuffer.data(), size_t(m_inBuffer.size()));
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (n <= 0) {
+            // End of input: a hung-up terminal (EIO or 0) ends us like SIGHUP;
+            // a pipe or file only stops feeding input.
+            m_inNotifier->setEnabled(false);
+            if (m_stdinIsTty && !m_ending) {
+                m_signal = SIGHUP;
+                m_ending = true;
+                m_client.detach();
+            }
+            return;
+        }
+        if (m_ending)
+            return;
+        qsizetype len = n;
+        bool detachNow = false;
+        if (m_detachKey >= 0) {
+            const void *hit = std::memchr(m_inBuffer.constData(), m_detachKey, size_t(n));
+            if (hit) {
+                len = static_cast<const char *>(hit) - m_inBuffer.constData();
+                detachNow = true;
+            }
+        }
+        // While a replay is being written (and just after), input that
+        // starts with ESC is dropped: the terminal's automatic answers to
+        // queries in the replay (CSI 6 n → ESC [ r ; c R, CSI c → ESC [ ? ... c)
+        // must not reach the program (vscode #123803). Plain typing passes.
+        const bool answerLike = len > 0 && m_inBuffer.at(0) == '\x1b';
+        if (len > 0 && !(m_gateInput && answerLike))
+            m_client.sendInput(m_inBuffer.constData(), len);
+        if (detachNow) {
+            m_ending = true;
+            m_client.detach();
+        }
+    }
+
+    void appendOutput(const QByteArray &data)
+    {
+        if (data.isEmpty() || m_outputDead)
+            return;
+        m_terminal.feed(data);
+        m_appended += data.size();
+        if (m_queue.empty()) {
+            // Fast path: straight to the terminal; queue only what it did not take.
+            const ssize_t n = ::write(m_outFd, data.constData(), size_t(data.size()));
+            if (n == data.size()) {
+                m_written += n;
+                checkGate();
+                return;
+            }
+            if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                outputFailed();
+                return;
+            }
+            m_queue.push_back(data);
+            m_head = n > 0 ? n : 0;
+            m_written += m_head;
+            m_queued = data.size() - m_head;
+        } else {
+            m_queue.push_back(data); // shares the QByteArray: no copy
+            m_queued += data.size();
+        }
+        m_outNotifier->setEnabled(true);
+        if (m_queued > kHighWater && !m_client.isPaused() && !m_ending)
+            m_client.setPaused(true); // backpressure: let go, resume from the offset later
+    }
+
+    void flushOutput()
+    {
+        while (!m_queue.empty()) {
+            const QByteArray &front = m_queue.front();
+            const ssize_t n = ::write(m_outFd, front.constData() + m_head, size_t(front.size() - m_head));
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                    break;
+                outputFailed();
+                return;
+            }
+            m_head += n;
+            m_written += n;
+            m_queued -= n;
+            if (m_head == front.size()) {
+                m_queue.pop_front();
+                m_head = 0;
+            }
+        }
+        m_outNotifier->setEnabled(!m_queue.empty());
+        checkGate();
+        if (m_queued < kLowWater && m_client.isPaused() && !m_ending)
+            m_client.setPaused(false);
+        if (m_queue.empty() && m_finishedEnd)
+            finalize();
+    }
+
+    void outputFailed()
+    {
+        // EPIPE/EIO: nobody reads our output any more; detach quietly.
+        m_outputDead = true;
+        m_queue.clear();
+        m_queued = 0;
+        m_outNotifier->setEnabled(false);
+        if (!m_ending) {
+            m_ending = true;
+            m_signal = SIGHUP;
+            m_client.detach();
+        } else if (m_finishedEnd) {
+            finalize();
+        }
+    }
+
+    void checkGate()
+    {
+        if (m_gateInput && m_gateUntil >= 0 && m_written >= m_gateUntil && !m_gateTimer.isActive())
+            m_gateTimer.start(100); // the terminal answers just after parsing
+    }
+
+    void onFinished(AttachClient::End end, const QString &message)
+    {
+        m_ending = true;
+        m_finishedEnd = true;
+        m_message = message;
+        switch (end) {
+        case AttachClient::End::Detached:
+        case AttachClient::End::Exited:
+            m_status = kExitOk;
+            break;
+        case AttachClient::End::TakenOver:
+            m_status = kExitTakenOver;
+            break;
+        case AttachClient::End::NotFound:
+            m_status = kExitNotFound;
+            break;
+        case AttachClient::End::SessionKilled:
+        case AttachClient::End::ServerShutdown:
+            m_status = kExitKilled;
+            break;
+        default:
+            m_status = kExitError;
+            break;
+        }
+        if (m_signal) {
+            m_status = 128 + m_signal;
+            if (m_signal == SIGHUP)
+                m_message.clear(); // no terminal to tell
+        }
+        m_inNotifier->setEnabled(false);
+        if (end == AttachClient::End::Detached) {
+            // The user wants out now: what the terminal has not taken is dropped.
+            m_queue.clear();
+            m_queued = 0;
+        }
+        if (m_queue.empty()) {
+            finalize();
+        } else {
+            // Let the last output (before "[process exited ...]") reach the
+            // terminal, but never wait on a terminal that takes nothing.
+            m_drainTimer.start(2000);
+        }
+    }
+
+    void finalize()
+    {
+        if (m_finalized)
+            return;
+        m_finalized = true;
+        m_drainTimer.stop();
+        m_outNotifier->setEnabled(false);
+        if (!m_outputDead) {
+            const QByteArray leave = leaveSequence(m_terminal.modes());
+            if (!leave.isEmpty())
+                [[maybe_unused]] const ssize_t n = ::write(m_outFd, leave.constData(), size_t(leave.size()));
+        }
+        restoreTerminal();
+        if (!m_message.isEmpty())
+            printErr((::isatty(STDERR_FILENO) ? QStringLiteral("\n") : QString()) + m_message);
+        QCoreApplication::exit(m_status);
+    }
+
+    AttachClient m_client;
+    QString m_id;
+    ViewerMode m_mode;
+    int m_detachKey;
+    int m_outFd = -1;
+    QSocketNotifier *m_outNotifier = nullptr;
+    QSocketNotifier *m_inNotifier = nullptr;
+    QSocketNotifier *m_sigNotifier = nullptr;
+    QByteArray m_inBuffer;
+    std::deque<QByteArray> m_queue;
+    qsizetype m_head = 0;      ///< bytes of m_queue.front() already written
+    qint64 m_queued = 0;       ///< bytes in m_queue not yet written
+    qint64 m_appended = 0;     ///< bytes ever given to the output path
+    qint64 m_written = 0;      ///< bytes ever written to the terminal
+    qint64 m_gateUntil = -1;   ///< input opens once m_written reaches this
+    TerminalState m_terminal;
+    QTimer m_gateTimer;
+    QTimer m_drainTimer;
+    QTimer m_reconnectNotice;
+    bool m_gateInput = true;
+    bool m_noticeShown = false;
+    bool m_stdinIsTty = false;
+    bool m_ending = false;
+    bool m_finishedEnd = false;
+    bool m_finalized = false;
+    bool m_outputDead = false;
+    int m_signal = 0;
+    int m_status = kExitError;
+    QString m_message;
+};
+
+// --- command line --------------------------------------------------------------
+
+const char kExitStatusHelp[] =
+    "Exit status: 0 detached (detach key) or the process exited; 1 Tether not running,\n"
+    "connection lost or another error; 2 usage error; 3 taken over by another viewer;\n"
+    "4 session not found or expired; 5 session killed or server shutting down;\n"
+    "128+N ended by signal N (SIGHUP, SIGINT, SIGTERM).";
+
+struct Common {
+    QCommandLineOption url{QStringLiteral("url"),
+                           QStringLiteral("Server address (default: TETHER_URL, else the runtime file)."),
+                           QStringLiteral("URL")};
+    QCommandLineOption key{QStringLiteral("key"),
+                           QStringLiteral("Access key (default: TETHER_KEY, else the runtime file)."),
+                           QStringLiteral("KEY")};
+};
+
+/// Parses `args` (argv without the subcommand); shows help and exits on --help.
+bool parse(QCommandLineParser &parser, const Common &common, const QString &command, const QStringList &args,
+           int *status)
+{
+    parser.addOptions({common.url, common.key});
+    parser.addHelpOption();
+    if (!parser.parse(args)) {
+        *status = fail(command, parser.errorText() + QStringLiteral(" (see --help)"), kExitUsage);
+        return false;
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(parser.helpText()), stdout);
+        std::fflush(stdout);
+        *status = kExitOk;
+        return false;
+    }
+    return true;
+}
+
+bool endpoint(const QCommandLineParser &parser, const Common &common, const QString &command,
+              ServerEndpoint *ep, int *status)
+{
+    QString error;
+    if (!ServerEndpoint::resolve(parser.value(common.url), parser.value(common.key), ep, &error)) {
+        // No runtime file (and no --url/--key): not running.
+        if (parser.value(common.url).isEmpty() && qEnvironmentVariable("TETHER_URL").isEmpty())
+            printErr(QString::fromLatin1(kNotRunning));
+        else
+            fail(command, error);
+        *status = kExitError;
+        return false;
+    }
+    return true;
+}
+
+/// Reports a failed API call and returns the exit status.
+int apiFailure(const QString &command, const ApiReply &r)
+{
+    if (r.connectionRefused) {
+        printErr(QString::fromLatin1(kNotRunning));
+        return kExitError;
+    }
+    if (r.status == 401)
+        return fail(command, QStringLiteral("the server refused the access key (is --key or TETHER_KEY from another server?)"));
+    return fail(command, r.errorText());
+}
+
+int runAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey)
+{
+    TtyAttach a(ep, id, mode, detachKey);
+    return a.run();
+}
+
+int listCommand(const QStringList &args)
+{
+    const QString cmd = QStringLiteral("list");
+    QCommandLineParser parser;
+    Common common;
+    parser.setApplicationDescription(QStringLiteral("Lists the sessions of the running Tether server."));
+    const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print the API's JSON ({\"sessions\": [...]})."));
+    parser.addOption(json);
+    int status = kExitOk;
+    ServerEndpoint ep;
+    if (!parse(parser, common, cmd, args, &status) || !endpoint(parser, common, cmd, &ep, &status))
+        return status;
+    if (!parser.positionalArguments().isEmpty())
+        return fail(cmd, QStringLiteral("unexpected argument \"%1\"").arg(parser.positionalArguments().first()), kExitUsage);
+    ApiClient api(ep);
+    return runAsync([&](std::function<void(int)> done) {
+        api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
+            if (r.status != 200)
+                return done(apiFailure(cmd, r));
+            if (parser.isSet(json)) {
+                QByteArray body = r.body;
+                if (!body.endsWith('\n'))
+                    body += '\n';
+                std::fwrite(body.constData(), 1, size_t(body.size()), stdout);
+            } else {
+                const QJsonArray sessions = r.json().value(QStringLiteral("sessions")).toArray();
+                if (sessions.isEmpty())
+                    std::fputs("no sessions\n", stdout);
+                else
+                    std::fputs(qPrintable(table(sessions)), stdout);
+            }
+            std::fflush(stdout);
+            done(kExitOk);
+        });
+    });
+}
+
+int killCommand(const QStringList &args)
+{
+    const QString cmd = QStringLiteral("kill");
+    QCommandLineParser parser;
+    Common common;
+    parser.setApplicationDescription(QStringLiteral(
+        "Ends a session: its processes get SIGHUP, then SIGTERM, then SIGKILL.\n"
+        "ID may be any unique prefix of a session id."));
+    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session (or a unique prefix of its id)."));
+    int status = kExitOk;
+    ServerEndpoint ep;
+    if (!parse(parser, common, cmd, args, &status))
+        return status;
+    if (parser.positionalArguments().size() != 1)
+        return fail(cmd, QStringLiteral("expected one session ID (see --help)"), kExitUsage);
+    if (!endpoint(parser, common, cmd, &ep, &status))
+        return status;
+    const QString prefix = parser.positionalArguments().first();
+    ApiClient api(ep);
+    return runAsync([&](std::function<void(int)> done) {
+        api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
+            if (r.status != 200)
+                return done(apiFailure(cmd, r));
+            QString id, error;
+            if (!resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, &id, &error))
+                return done(fail(cmd, error));
+            api.deleteResource(QStringLiteral("api/sessions/") + id, [&, done](const ApiReply &d) {
+                if (d.status != 204)
+                    return done(apiFailure(cmd, d));
+                done(kExitOk);
+            });
+        });
+    });
+}
+
+QCommandLineOption detachKeyOption()
+{
+    return QCommandLineOption(QStringLiteral("detach-key"),
+                              QStringLiteral("Key that detaches: ^X for Ctrl-X, or none (default ^\\, Ctrl-\\, as dtach and abduco)."),
+                              QStringLiteral("KEY"), QStringLiteral("^\\"));
+}
+
+int newCommand(const QStringList &args)
+{
+    const QString cmd = QStringLiteral("new");
+    QCommandLineParser parser;
+    Common common;
+    parser.setApplicationDescription(QStringLiteral(
+        "Starts a session and prints its id. Without a command: the server's default\n"
+        "(your login shell). The command runs directly, without a shell: put it after --.\n"
+        "\n") + QString::fromLatin1(kExitStatusHelp) + QStringLiteral(" (with --attach)"));
+    parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsPositionalArguments);
+    const QCommandLineOption cwd(QStringLiteral("cwd"), QStringLiteral("Working directory (default: the server's, your home)."),
+                                 QStringLiteral("DIR"));
+    const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to it at once (like tether attach)."));
+    const QCommandLineOption detachKey = detachKeyOption();
+    parser.addOptions({cwd, attach, detachKey});
+    parser.addPositionalArgument(QStringLiteral("-- CMD ARGS..."), QStringLiteral("Command to run."));
+    int status = kExitOk;
+    ServerEndpoint ep;
+    if (!parse(parser, common, cmd, args, &status))
+        return status;
+    int key = -1;
+    if (!parseDetachKey(parser.value(detachKey), &key))
+        return fail(cmd, QStringLiteral("bad --detach-key \"%1\" (use ^X or none)").arg(parser.value(detachKey)), kExitUsage);
+    if (!endpoint(parser, common, cmd, &ep, &status))
+        return status;
+    QJsonObject body;
+    const QStringList command = parser.positionalArguments();
+    if (!command.isEmpty())
+        body.insert(QStringLiteral("command"), QJsonArray::fromStringList(command));
+    if (parser.isSet(cwd))
+        body.insert(QStringLiteral("cwd"), QDir(parser.value(cwd)).absolutePath());
+    int cols = 0, rows = 0;
+    if (terminalSize(&cols, &rows)) {
+        body.insert(QStringLiteral("cols"), cols);
+        body.insert(QStringLiteral("rows"), rows);
+    }
+    ApiClient api(ep);
+    QString id;
+    status = runAsync([&](std::function<void(int)> done) {
+        api.post(QStringLiteral("api/sessions"), QJsonDocument(body).toJson(QJsonDocument::Compact),
+                 [&, done](const ApiReply &r) {
+                     if (r.status != 201)
+                         return done(apiFailure(cmd, r));
+                     id = r.json().value(QStringLiteral("id")).toString();
+                     std::fprintf(stdout, "%s\n", qPrintable(id));
+                     std::fflush(stdout);
+                     done(kExitOk);
+                 });
+    });
+    if (status != kExitOk || !parser.isSet(attach))
+        return status;
+    return runAttach(ep, id, ViewerMode::Control, key);
+}
+
+int attachCommand(const QStringList &args)
+{
+    const QString cmd = QStringLiteral("attach");
+    QCommandLineParser parser;
+    Common common;
+    parser.setApplicationDescription(QStringLiteral(
+        "Attaches this terminal to a session, like tmux attach. Leave with the detach key\n"
+        "(Ctrl-\\ unless --detach-key): the session lives on. Without ID: the one detached\n"
+        "running session. After a lost connection it reconnects and resumes where it was\n"
+        "(nothing lost, nothing twice).\n"
+        "\n") + QString::fromLatin1(kExitStatusHelp));
+    const QCommandLineOption watch(QStringLiteral("watch"), QStringLiteral("Watch only: show output, send nothing, never take over."));
+    const QCommandLineOption detachKey = detachKeyOption();
+    parser.addOptions({watch, detachKey});
+    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session (or a unique prefix of its id)."),
+                                 QStringLiteral("[ID]"));
+    int status = kExitOk;
+    ServerEndpoint ep;
+    if (!parse(parser, common, cmd, args, &status))
+        return status;
+    if (parser.positionalArguments().size() > 1)
+        return fail(cmd, QStringLiteral("expected at most one session ID (see --help)"), kExitUsage);
+    int key = -1;
+    if (!parseDetachKey(parser.value(detachKey), &key))
+        return fail(cmd, QStringLiteral("bad --detach-key \"%1\" (use ^X or none)").arg(parser.value(detachKey)), kExitUsage);
+    if (!endpoint(parser, common, cmd, &ep, &status))
+        return status;
+    const QString prefix = parser.positionalArguments().value(0);
+    ApiClient api(ep);
+    QString id;
+    status = runAsync([&](std::function<void(int)> done) {
+        api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
+            if (r.status != 200)
+                return done(apiFailure(cmd, r));
+            const QJsonArray sessions = r.json().value(QStringLiteral("sessions")).toArray();
+            QString error;
+            if (!prefix.isEmpty()) {
+                if (!resolveId(sessions, prefix, &id, &error))
+                    return done(fail(cmd, error, kExitNotFound));
+                return done(kExitOk);
+            }
+            QJsonArray detached;
+            for (const QJsonValue &v : sessions) {
+                const QJsonObject s = v.toObject();
+                if (s.value(QStringLiteral("state")).toString() == QLatin1String("running")
+                    && !s.value(QStringLiteral("attached")).toBool())
+                    detached.append(s);
+            }
+            if (detached.size() == 1) {
+                id = detached.first().toObject().value(QStringLiteral("id")).toString();
+                return done(kExitOk);
+            }
+            if (sessions.isEmpty())
+                return done(fail(cmd, QStringLiteral("no sessions (start one with `tether new --attach`)")));
+            fail(cmd, detached.isEmpty() ? QStringLiteral("no detached running session; name one:")
+                                         : QStringLiteral("%1 detached sessions; name one:").arg(detached.size()));
+            std::fputs(qPrintable(table(detached.isEmpty() ? sessions : detached)), stderr);
+            done(kExitUsage);
+        });
+    });
+    if (status != kExitOk)
+        return status;
+    return runAttach(ep, id, parser.isSet(watch) ? ViewerMode::Watch : ViewerMode::Control, key);
+}
+
+} // namespace
+
+bool isClientCommand(const char *arg)
+{
+    if (!arg)
+        return false;
+    for (const char *c : {"attach", "list", "new", "kill"}) {
+        if (std::strcmp(arg, c) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool parseDetachKey(const QString &text, int *key)
+{
+    if (text.compare(QLatin1String("none"), Qt::CaseInsensitive) == 0) {
+        *key = -1;
+        return true;
+    }
+    if (text.size() == 2 && text.at(0) == QLatin1Char('^')) {
+        const char c = text.at(1).toUpper().toLatin1();
+        if (c == '?') {
+            *key = 0x7f;
+            return true;
+        }
+        if (c >= '@' && c <= '_') {
+            *key = c & 0x1f;
+            return true;
+        }
+        return false;
+    }
+    if (text.size() == 1 && text.at(0).unicode() < 0x80) {
+        *key = text.at(0).toLatin1();
+        return true;
+    }
+    return false;
+}
+
+int clientMain(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("tether"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION));
+    QStringList args = QCoreApplication::arguments();
+    const QString command = args.value(1);
+    // "tether attach" in the usage line and errors.
+    args[0] = args.value(0) + QLatin1Char(' ') + command;
+    args.removeAt(1);
+    if (command == QLatin1String("list"))
+        return listCommand(args);
+    if (command == QLatin1String("kill"))
+        return killCommand(args);
+    if (command == QLatin1String("new"))
+        return newCommand(args);
+    if (command == QLatin1String("attach"))
+        return attachCommand(args);
+    return fail(command, QStringLiteral("unknown command"), kExitUsage);
+}
+
+} // namespace Tether

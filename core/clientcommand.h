@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QString>
+
+namespace Tether {
+
+/**
+ * The command-line client: `tether list`, `tether new`, `tether kill`,
+ * `tether attach` (like `tmux attach`), on the documented protocol only
+ * (docs/protocol.md): REST through ApiClient, the terminal through
+ * AttachClient.
+ *
+ * The server is found through ServerEndpoint::resolve(): `--url`/`--key`,
+ * else TETHER_URL/TETHER_KEY, else the runtime file. No runtime file or a
+ * refused connection: one line on stderr, "Tether is not running: start it
+ * with `tether` or `tether serve`", exit status 1. An ID may be any unique
+ * prefix of a session id (like git).
+ *
+ * `tether attach` puts the local terminal in raw mode (cfmakeraw(3) on a
+ * saved termios; restored on every exit path: detach, end of session,
+ * SIGTERM/SIGINT/SIGHUP through a socketpair into the event loop, a lost
+ * server, and atexit), reads stdin with a QSocketNotifier and writes output
+ * to a separate non-blocking open file description of stdout behind a write
+ * notifier (stdin's description is shared with the shell and must not
+ * become O_NONBLOCK). More than 4 MiB waiting for stdout pauses the
+ * attachment (AttachClient::setPaused) until under 256 KiB. The window size
+ * is sent at attach and on SIGWINCH. While a replay is being written (and
+ * 100 ms after), input chunks that start with ESC are dropped, so the
+ * terminal's answers to queries in the replay (CSI 6 n, CSI c) never reach
+ * the program (vscode #123803); plain typing passes. On
+ * exit, modes the program left on (alternate screen, hidden cursor, mouse
+ * tracking, bracketed paste, ...; tracked with TerminalState) are switched
+ * off so the shell gets a usable terminal back.
+ *
+ * Exit statuses of `tether attach`: 0 detached (detach key) or the process
+ * exited; 1 not running, connection lost, refused key or another error;
+ * 2 usage error; 3 taken over by another viewer (4409); 4 session not found
+ * or expired (4404); 5 session killed or server shutting down (1001);
+ * 128+N ended by signal N (SIGHUP, SIGINT, SIGTERM). The other commands
+ * exit 0 on success, 1 on error, 2 on a usage error.
+ */
+
+/// True when `arg` (argv[1]) names a client subcommand: attach, list, new, kill.
+bool isClientCommand(const char *arg);
+
+/// Runs `tether <subcommand> ...`; returns the exit status.
+int clientMain(int argc, char **argv);
+
+/// Parses a detach key: "^X" for Ctrl-X (X one of @ A-Z [ \ ] ^ _ ?,
+/// case-insensitive; "^?" is DEL), one ASCII character, or "none" (no
+/// detach key: *key = -1). False for anything else.
+bool parseDetachKey(const QString &text, int *key);
+
+} // namespace Tether

@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The command-line client as a user runs it: the BUILT `tether` binary,
+// `tether attach` inside a real PTY (a real terminal: raw mode, SIGWINCH),
+// against a real `tether serve --port 0` with a private XDG_RUNTIME_DIR and
+// HOME. Typing, detach key, terminal restored, resize, takeover (4409), exit
+// (4410), kill (1001), a forced reconnect with nothing lost or twice,
+// list/--json/new/kill, id prefixes and the not-running message.
+#include "apiclient.h"
+#include "attachclient.h"
+#include "clientcommand.h"
+#include "ptyprocess.h"
+#include "servertestutil.h"
+#include "testutil.h"
+
+#include <QJsonArray>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTcpServer>
+#include <QTemporaryDir>
+
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+using namespace ServerTest;
+
+namespace {
+#ifdef TETHER_BINARY
+const QString kTether = QStringLiteral(TETHER_BINARY);
+#else
+const QString kTether;
+#endif
+
+/// A private `tether serve --port 0` (runtime dir, config and home in a
+/// temporary directory).
+struct Serve {
+    QTemporaryDir dir;
+    QProcess proc;
+    QByteArray out;
+    quint16 port = 0;
+    QByteArray key;
+
+    explicit Serve(const QByteArray &configIni = QByteArray())
+    {
+        for (const char *d : {"run", "config/Tether", "home"})
+            QDir(dir.path()).mkpath(QString::fromLatin1(d));
+        ::chmod(QFile::encodeName(dir.path() + QStringLiteral("/run")).constData(), 0700);
+        if (!configIni.isEmpty()) {
+            QFile f(dir.path() + QStringLiteral("/config/Tether/tether.conf"));
+            if (f.open(QIODevice::WriteOnly))
+                f.write(configIni);
+        }
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        const QStringList vars = envList();
+        for (const QString &v : vars)
+            env.insert(v.section(QLatin1Char('='), 0, 0), v.section(QLatin1Char('='), 1));
+        env.insert(QStringLiteral("PS1"), QStringLiteral("$ "));
+        env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("tether.*.debug=false;tether.*.info=false"));
+        proc.setProcessEnvironment(env);
+        proc.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        QObject::connect(&proc, &QProcess::readyReadStandardOutput, [this]() { out += proc.readAllStandardOutput(); });
+    }
+    ~Serve()
+    {
+        if (proc.state() != QProcess::NotRunning) {
+            proc.terminate();
+            if (!proc.waitForFinished(10000)) { // safety net only
+                proc.kill();
+                proc.waitForFinished(5000);
+            }
+        }
+    }
+    /// XDG_RUNTIME_DIR, XDG_CONFIG_HOME, HOME for every tether process of this server.
+    QStringList envList() const
+    {
+        return {QStringLiteral("XDG_RUNTIME_DIR=") + dir.path() + QStringLiteral("/run"),
+                QStringLiteral("XDG_CONFIG_HOME=") + dir.path() + QStringLiteral("/config"),
+                QStringLiteral("HOME=") + dir.path() + QStringLiteral("/home"),
+                QStringLiteral("TETHER_URL="), QStringLiteral("TETHER_KEY=")};
+    }
+    bool start(const QStringList &extra = {})
+    {
+        proc.start(kTether, QStringList{QStringLiteral("serve"), QStringLiteral("--port"), QStringLiteral("0")} + extra);
+        if (!proc.waitForStarted(5000))
+            return false;
+        QElapsedTimer t;
+        t.start();
+        while (!out.contains('\n') && t.elapsed() < 15000 && proc.state() == QProcess::Running)
+            QSignalSpy(&proc, &QProcess::readyReadStandardOutput).wait(200);
+        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("http://127\\.0\\.0\\.1:(\\d+)/\\?key=(\\S+)"))
+                                              .match(QString::fromUtf8(out));
+        if (!m.hasMatch())
+            return false;
+        port = quint16(m.captured(1).toUInt());
+        key = m.captured(2).toLatin1();
+        return true;
+    }
+    HttpReply http(const QByteArray &method, const QByteArray &target, const QByteArray &body = QByteArray()) const
+    {
+        QByteArray r = method + ' ' + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port)
+            + "\r\nAuthorization: Bearer " + key + "\r\n";
+        if (!body.isNull())
+            r += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
+        return rawHttp(port, r + "\r\n" + body);
+    }
+    QJsonObject session(const QString &id) const { return http("GET", "/api/sessions/" + id.toLatin1()).json(); }
+    /// POST a session running `argv`; its id.
+    QString create(const QStringList &argv) const
+    {
+        const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("command"), QJsonArray::fromStringList(argv)}})
+                                    .toJson(QJsonDocument::Compact);
+        return http("POST", "/api/sessions", body).json().value(QStringLiteral("id")).toString();
+    }
+};
+
+/// Runs `tether ARGS` as a plain child (no terminal); waits for it.
+struct Run {
+    int code = -1;
+    QByteArray out, err;
+};
+Run tether(const Serve &s, const QStringList &args, const QStringList &extraEnv = {})
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const QString &v : s.envList() + extraEnv)
+        env.insert(v.section(QLatin1Char('='), 0, 0), v.section(QLatin1Char('='), 1));
+    p.setProcessEnvironment(env);
+    p.start(kTether, args);
+    Run r;
+    if (!p.waitForStarted(5000))
+        return r;
+    QSignalSpy finished(&p, QOverload<int, QProcess::ExitStatus>::of(&QProcess::finished));
+    if (!finished.wait(20000)) {
+        p.kill();
+        p.waitForFinished(5000);
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+/// A real terminal: a PtyProcess running `tether attach ...` (through
+/// /bin/sh, which then prints the exit status and `stty -a`, so the test sees
+/// the terminal as the shell gets it back).
+struct Term {
+    Tether::PtyProcess pty;
+    QByteArray out;
+    bool finished = false;
+
+    Term()
+    {
+        QObject::connect(&pty, &Tether::PtyProcess::outputReady, [this](const char *d, qsizetype n) { out.append(d, int(n)); });
+        QObject::connect(&pty, &Tether::PtyProcess::finished, [this]() { finished = true; });
+    }
+    ~Term()
+    {
+        if (pty.isRunning()) {
+            pty.terminate();
+            QSignalSpy(&pty, &Tether::PtyProcess::tornDown).wait(10000);
+        }
+    }
+    bool start(const Serve &s, const QStringList &args, bool wrapped = true, int cols = 80, int rows = 24)
+    {
+        Tether::SpawnOptions o;
+        if (wrapped)
+            o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                 QStringLiteral("\"$0\" \"$@\"; echo \"rc=$?\"; stty -a"), kTether} + args;
+        else
+            o.argv = QStringList{kTether} + args;
+        o.extraEnv = s.envList();
+        o.cols = cols;
+        o.rows = rows;
+        QString error;
+        return pty.start(o, &error);
+    }
+    void type(const QByteArray &keys) { pty.write(keys); }
+    /// The termios of the terminal the client runs in (the PTY's slave).
+    bool termios(struct termios *t) const
+    {
+        const char *name = ::ptsname(pty.masterFd());
+        if (!name)
+            return false;
+        const int fd = ::open(name, O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+            return false;
+        const bool ok = ::tcgetattr(fd, t) == 0;
+        ::close(fd);
+        return ok;
+    }
+    bool isRaw() const
+    {
+        struct termios t {};
+        return termios(&t) && !(t.c_lflag & (ICANON | ECHO | ISIG)) && !(t.c_oflag & OPOST);
+    }
+    /// After the wrapper ran `stty -a`: the shell got a cooked, echoing terminal back.
+    bool restoredPerStty() const
+    {
+        return QRegularExpression(QStringLiteral("(^|\\s)icanon(\\s|$)")).match(QString::fromLatin1(out)).hasMatch()
+            && QRegularExpression(QStringLiteral("(^|\\s)echo(\\s|$)")).match(QString::fromLatin1(out)).hasMatch()
+            && !out.contains("-icanon");
+    }
+    int rc() const
+    {
+        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("rc=(\\d+)")).match(QString::fromLatin1(out));
+        return m.hasMatch() ? m.captured(1).toInt() : -1;
+    }
+};
+
+} // namespace
+
+class TestCli : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (kTether.isEmpty())
+            QSKIP("the tether executable is not built in this tree (app/ skipped)");
+        QVERIFY(QFileInfo(kTether).isExecutable());
+        std::signal(SIGPIPE, SIG_IGN);
+    }
+
+    void detachKeyParsing()
+    {
+        int k = 0;
+        QVERIFY(Tether::parseDetachKey(QStringLiteral("^\\"), &k));
+        QCOMPARE(k, 0x1c);
+        QVERIFY(Tether::parseDetachKey(QStringLiteral("^x"), &k));
+        QCOMPARE(k, 0x18);
+        QVERIFY(Tether::parseDetachKey(QStringLiteral("^?"), &k));
+        QCOMPARE(k, 0x7f);
+        QVERIFY(Tether::parseDetachKey(QStringLiteral("none"), &k));
+        QCOMPARE(k, -1);
+        QVERIFY(!Tether::parseDetachKey(QStringLiteral("^1"), &k));
+        QVERIFY(!Tether::parseDetachKey(QStringLiteral("ctrl-x"), &k));
+    }
+
+    void notRunning()
+    {
+        Serve s; // not started: no runtime file
+        const QByteArray line = "Tether is not running: start it with `tether` or `tether serve`\n";
+        for (const QStringList &args : {QStringList{QStringLiteral("list")}, QStringList{QStringLiteral("attach")},
+                                        QStringList{QStringLiteral("new")}, QStringList{QStringLiteral("kill"), QStringLiteral("x")}}) {
+            const Run r = tether(s, args);
+            QCOMPARE(r.code, 1);
+            QCOMPARE(r.err, line);
+            QVERIFY(r.out.isEmpty());
+        }
+        // A stale runtime file (server killed with SIGKILL): refused connection.
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost));
+        const quint16 dead = probe.serverPort();
+        probe.close();
+        QDir(s.dir.path()).mkpath(QStringLiteral("run/tether"));
+        QFile f(s.dir.path() + QStringLiteral("/run/tether/server.json"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral("{\"url\":\"http://127.0.0.1:%1/\",\"port\":%1,\"pid\":1,\"key\":\"k\"}").arg(dead).toUtf8());
+        f.close();
+        for (const QStringList &args : {QStringList{QStringLiteral("list")}, QStringList{QStringLiteral("attach"), QStringLiteral("abc")}}) {
+            const Run r = tether(s, args);
+            QCOMPARE(r.code, 1);
+            QCOMPARE(r.err, line);
+        }
+    }
+
+    void listNewKillAndPrefixes()
+    {
+        Serve s;
+        QVERIFY(s.start({QStringLiteral("--max-sessions"), QStringLiteral("64")}));
+        Run r = tether(s, {QStringLiteral("list")});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out, QByteArray("no sessions\n"));
+
+        r = tether(s, {QStringLiteral("new"), QStringLiteral("--cwd"), QStringLiteral("/tmp"), QStringLiteral("--"),
+                       QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 300")});
+        QCOMPARE(r.code, 0);
+        const QString id = QString::fromLatin1(r.out.trimmed());
+        QVERIFY(QRegularExpression(QStringLiteral("^[A-Za-z0-9_-]{16,}$")).match(id).hasMatch());
+        QJsonObject sj = s.session(id);
+        QCOMPARE(sj.value(QStringLiteral("cwd")).toString(), QStringLiteral("/tmp"));
+        QCOMPARE(sj.value(QStringLiteral("command")).toArray().at(2).toString(), QStringLiteral("exec sleep 300"));
+
+        r = tether(s, {QStringLiteral("list")});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.startsWith("ID"));
+        QVERIFY2(r.out.contains(id.left(8).toLatin1()), r.out.constData());
+        QVERIFY(r.out.contains("running"));
+        QVERIFY(r.out.contains("/bin/sh -c exec sleep 300"));
+
+        r = tether(s, {QStringLiteral("list"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        const QJsonArray list = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("sessions")).toArray();
+        QCOMPARE(list.size(), 1);
+        QCOMPARE(list.at(0).toObject().value(QStringLiteral("id")).toString(), id);
+
+        // New with a command that cannot start: the API's 422 text, exit 1.
+        r = tether(s, {QStringLiteral("new"), QStringLiteral("--"), QStringLiteral("/nonexistent/prog")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("No such file"), r.err.constData());
+
+        // Ambiguous prefixes: make sessions until two ids share a first character.
+        QStringList ids{id};
+        QString shared;
+        for (int i = 0; i < 40 && shared.isEmpty(); ++i) {
+            const QString n = s.create({QStringLiteral("/bin/cat")});
+            QVERIFY(!n.isEmpty());
+            for (const QString &o : ids)
+                if (o.at(0) == n.at(0))
+                    shared = n.left(1);
+            ids << n;
+        }
+        QVERIFY(!shared.isEmpty());
+        r = tether(s, {QStringLiteral("kill"), shared});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("ambiguous"), r.err.constData());
+        r = tether(s, {QStringLiteral("kill"), QStringLiteral("no-such-id")});
+        QCOMPARE(r.code, 1);
+        QVERIFY(r.err.contains("no session matches"));
+
+        // Kill by a unique prefix.
+        QString prefix = id.left(1);
+        for (int len = 1; len <= id.size(); ++len) {
+            prefix = id.left(len);
+            int n = 0;
+            for (const QString &o : ids)
+                n += o.startsWith(prefix) ? 1 : 0;
+            if (n == 1)
+                break;
+        }
+        r = tether(s, {QStringLiteral("kill"), prefix});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(s.http("GET", "/api/sessions/" + id.toLatin1()).status, 404);
+
+        // Several detached sessions: attach without an ID names them and fails.
+        r = tether(s, {QStringLiteral("attach")});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("detached sessions; name one"));
+        QVERIFY(r.err.contains(ids.at(1).left(8).toLatin1()));
+
+        // --url/--key override the runtime file; a wrong key is reported.
+        r = tether(s, {QStringLiteral("list"), QStringLiteral("--url"), QStringLiteral("http://127.0.0.1:%1/").arg(s.port),
+                       QStringLiteral("--key"), QStringLiteral("wrong")});
+        QCOMPARE(r.code, 1);
+        QVERIFY(r.err.contains("access key"));
+        r = tether(s, {QStringLiteral("list"), QStringLiteral("--json")},
+                   {QStringLiteral("TETHER_URL=http://127.0.0.1:%1/").arg(s.port), QStringLiteral("TETHER_KEY=") + QString::fromLatin1(s.key),
+                    QStringLiteral("XDG_RUNTIME_DIR=/nonexistent")});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("sessions")).toArray().size(), ids.size() - 1);
+    }
+
+    void attachTypeResizeDetach()
+    {
+        Serve s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/sh")});
+        QVERIFY(!id.isEmpty());
+        QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toInt() > 0); // the prompt
+
+        Term t;
+        // No ID: the one detached running session. Started at 90x20.
+        QVERIFY(t.start(s, {QStringLiteral("attach")}, true, 90, 20));
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), 15000);
+        QCOMPARE(s.session(id).value(QStringLiteral("viewer_kind")).toString(), QStringLiteral("cli"));
+        QTRY_VERIFY(t.out.contains("$ "));
+        QVERIFY(t.out.contains("\x1b" "c")); // initial attach: a reset replay clears the screen first
+        QTRY_VERIFY(t.isRaw());
+        QTRY_COMPARE(s.session(id).value(QStringLiteral("cols")).toInt(), 90);
+        QCOMPARE(s.session(id).value(QStringLiteral("rows")).toInt(), 20);
+
+        t.type("echo hi-$((6*7))\r");
+        QTRY_VERIFY2_WITH_TIMEOUT(t.out.contains("hi-42\r\n"), t.out.toPercentEncoding(" $").constData(), 10000);
+
+        // The outer terminal resized: SIGWINCH → resize message → the session's size.
+        QVERIFY(t.pty.resize(100, 30));
+        QTRY_COMPARE(s.session(id).value(QStringLiteral("cols")).toInt(), 100);
+        QCOMPARE(s.session(id).value(QStringLiteral("rows")).toInt(), 30);
+
+        // A program that turns on the alternate screen and bracketed paste:
+        // after detach the shell gets them switched off again.
+        t.type("printf '\\033[?1049h\\033[?2004hALT'\r");
+        QTRY_VERIFY(t.out.contains("ALT"));
+
+        // Detach key (Ctrl-\): clean detach, exit 0, terminal restored, session lives on.
+        t.type("\x1c");
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
+        QVERIFY2(t.out.contains("[detached from " + id.toLatin1() + "]"), t.out.constData());
+        QCOMPARE(t.rc(), 0);
+        QTRY_VERIFY(t.out.contains("speed"));
+        QTRY_VERIFY(t.restoredPerStty());
+        const int leave = t.out.lastIndexOf("\x1b[?2004l");
+        QVERIFY(leave > t.out.lastIndexOf("ALT"));
+        QVERIFY(t.out.indexOf("\x1b[?1049l", leave) > leave);
+        const QJsonObject after = s.session(id);
+        QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QCOMPARE(after.value(QStringLiteral("attached")).toBool(), false);
+
+        // Attach again: the session is still there, with what was typed.
+        Term t2;
+        QVERIFY(t2.start(s, {QStringLiteral("attach"), id.left(10), QStringLiteral("--detach-key"), QStringLiteral("^x")}));
+        QTRY_VERIFY_WITH_TIMEOUT(t2.out.contains("hi-42"), 10000);
+        t2.type("\x1c"); // not the detach key now: goes to the program
+        t2.type("\x18");
+        QTRY_VERIFY_WITH_TIMEOUT(t2.out.contains("rc="), 10000);
+        QCOMPARE(t2.rc(), 0);
+        QVERIFY(t2.out.contains("[detached from "));
+    }
+
+    void takeoverExitAndKill()
+    {
+        Serve s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/sh")});
+        Term a;
+        QVERIFY(a.start(s, {QStringLiteral("attach"), id}));
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), 15000);
+        QTRY_VERIFY(a.isRaw());
+
+        // A second control client takes over: the first says so and exits 3.
+        Term b;
+        QVERIFY(b.start(s, {QStringLiteral("attach"), id}));
+        QTRY_VERIFY_WITH_TIMEOUT(a.out.contains("rc="), 15000);
+        QVERIFY2(a.out.contains("[taken over by another viewer]"), a.out.constData());
+        QCOMPARE(a.rc(), 3);
+        QTRY_VERIFY(a.restoredPerStty());
+
+        // The process exits: its code, then exit 0.
+        QTRY_VERIFY(b.isRaw());
+        b.type("exit 7\r");
+        QTRY_VERIFY_WITH_TIMEOUT(b.out.contains("rc="), 15000);
+        QVERIFY2(b.out.contains("[process exited with code 7]"), b.out.constData());
+        QCOMPARE(b.rc(), 0);
+
+        // Killed while attached (tether kill from elsewhere): 1001 → exit 5.
+        const QString id2 = s.create({QStringLiteral("/bin/sh")});
+        Term c;
+        QVERIFY(c.start(s, {QStringLiteral("attach"), id2}));
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(id2).value(QStringLiteral("attached")).toBool(), 15000);
+        QCOMPARE(tether(s, {QStringLiteral("kill"), id2}).code, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(c.out.contains("rc="), 15000);
+        QVERIFY2(c.out.contains("[session killed]"), c.out.constData());
+        QCOMPARE(c.rc(), 5);
+
+        // SIGTERM to the client: terminal restored, exit 128+15, session lives on.
+        const QString id3 = s.create({QStringLiteral("/bin/sh")});
+        Term d;
+        QVERIFY(d.start(s, {QStringLiteral("attach"), id3}, false));
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(id3).value(QStringLiteral("attached")).toBool(), 15000);
+        QTRY_VERIFY(d.isRaw());
+        QVERIFY(::kill(d.pty.pid(), SIGTERM) == 0);
+        QTRY_VERIFY_WITH_TIMEOUT(d.finished, 15000);
+        QCOMPARE(d.pty.exitStatus().code, 128 + SIGTERM);
+        QTRY_VERIFY(!s.session(id3).value(QStringLiteral("attached")).toBool(true));
+        QCOMPARE(s.session(id3).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+
+        // Watch mode: output only, typing does not reach the program.
+        Term w;
+        QVERIFY(w.start(s, {QStringLiteral("attach"), QStringLiteral("--watch"), id3}));
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(id3).value(QStringLiteral("viewers")).toInt() == 1, 15000);
+        QCOMPARE(s.session(id3).value(QStringLiteral("attached")).toBool(), false);
+        const int before = s.session(id3).value(QStringLiteral("offset")).toInt();
+        w.type("echo nope\r");
+        w.type("\x1c");
+        QTRY_VERIFY_WITH_TIMEOUT(w.out.contains("rc="), 15000);
+        QCOMPARE(w.rc(), 0);
+        QCOMPARE(s.session(id3).value(QStringLiteral("offset")).toInt(), before);
+    }
+
+    void reconnectResumesWithNothingLostOrTwice()
+    {
+        // Short keepalive so the server drops a stopped client quickly.
+        Serve s("[server]\npingInterval=1\npingTimeout=2\n");
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                     QStringLiteral("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); echo L$i; sleep 0.02; done")});
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("attach"), QStringLiteral("--watch"), id}, false));
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("L20\r\n"), 15000);
+        // Stop the client: it answers no pings; the server drops it (no close frame).
+        QVERIFY(::kill(t.pty.pid(), SIGSTOP) == 0);
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("viewers")).toInt() == 0, 20000);
+        const int missedFrom = s.session(id).value(QStringLiteral("offset")).toInt();
+        QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toInt() > missedFrom + 50); // output it missed
+        QVERIFY(::kill(t.pty.pid(), SIGCONT) == 0);
+        // It finds the connection dead, reconnects with resume= and goes on.
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("viewers")).toInt() == 1, 15000);
+        const int target = s.session(id).value(QStringLiteral("offset")).toInt() + 100;
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("offset")).toInt() > target, 15000);
+        QRegularExpressionMatchIterator it = QRegularExpression(QStringLiteral("L(\\d+)\\r\\n")).globalMatch(QString::fromLatin1(t.out));
+        int prev = 0, count = 0;
+        QVERIFY(t.out.count("\x1b" "c") == 1); // one reset (the first attach), then resumes
+        while (it.hasNext()) {
+            const int n = it.next().captured(1).toInt();
+            QCOMPARE(n, prev + 1); // nothing lost, nothing twice
+            prev = n;
+            ++count;
+        }
+        QVERIFY2(count > 60, qPrintable(QString::number(count)));
+        t.type("\x1c");
+        QTRY_VERIFY_WITH_TIMEOUT(t.finished, 15000);
+        QCOMPARE(t.pty.exitStatus().code, 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

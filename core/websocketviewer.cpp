@@ -93,6 +93,7 @@ void WebSocketViewer::start(Session *session, ViewerMode mode, std::optional<qui
 {
     m_mode = mode;
     m_lastSeen.start();
+    m_lastTick.start();
     m_pingTimer.start();
     if (m_socket->state() != QAbstractSocket::ConnectedState) {
         onDisconnected();
@@ -360,7 +361,20 @@ void WebSocketViewer::onBytesWritten(qint64 bytes)
 
 void WebSocketViewer::onPingTimer()
 {
-    if (m_lastSeen.elapsed() >= m_options.pingTimeoutMs) {
+    // A tick far later than scheduled means our own event loop stalled (the
+    // process was not scheduled, or a long synchronous step ran): a pong
+    // that arrived meanwhile is still unread in the socket, so silence
+    // measured across the stall says nothing about the client. Judge on the
+    // next tick, once the loop has read what came in. (Seen on a loaded
+    // single-CPU run: an answering client dropped right after a stall.) A
+    // false drop needs a stall of at least timeout - interval, hence the bound.
+    const qint64 sinceTick = m_lastTick.restart();
+    const qint64 interval = qMax(1, m_options.pingIntervalMs);
+    const qint64 stallBound = qMax<qint64>(interval, qMin<qint64>(2 * interval, m_options.pingTimeoutMs - interval));
+    const bool stalled = sinceTick > stallBound;
+    if (stalled)
+        qCDebug(lcServer) << m_describe << "ping tick" << sinceTick << "ms late: liveness judged next tick";
+    if (!stalled && m_lastSeen.elapsed() >= m_options.pingTimeoutMs) {
         qCInfo(lcServer) << m_describe << "no answer for" << m_lastSeen.elapsed() << "ms: dropping";
         m_pingTimer.stop();
         if (m_session) {

@@ -34,9 +34,11 @@ namespace Tether {
  * pauses the session: once its queue exceeds the high watermark plus what is
  * left of its initial replay it is closed 1013 "too far behind".
  *
- * Keepalive: a ping every pingIntervalMs; a client silent (no pong, no
- * message) for pingTimeoutMs is aborted without a close handshake, so
- * "attached" never lies about a dead client (hermes #96418).
+ * Keepalive: a ping every pingIntervalMs; a client that has not answered a
+ * ping with a pong for pingTimeoutMs is aborted without a close handshake, so
+ * "attached" never lies about a dead client (hermes #96418). The verdict is
+ * never given on a ping tick that comes late because our own event loop
+ * stalled (a pong may be waiting unread); the next tick judges.
  *
  * Session callbacks (Viewer methods) never detach synchronously from inside
  * the session's own loop; actions that must detach are deferred to the event
@@ -121,6 +123,7 @@ private:
     bool m_pendingClose = false;
     qint64 m_replayAllowance = 0; ///< watcher: replay bytes not yet written
     QElapsedTimer m_lastSeen;
+    QElapsedTimer m_lastTick;    ///< last ping tick: detects our own stalls
     QTimer m_pingTimer;
     QTimer m_lingerTimer;
 };

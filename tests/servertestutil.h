@@ -106,10 +106,10 @@ inline HttpReply rawUntilAnswered(quint16 port, const QByteArray &request, int t
         return closed || (r.status == 101 && buf.contains("\r\n\r\n"));
     };
     while (!done() && t.elapsed() < timeoutMs) {
+        // Spins the event loop until more bytes come (or 50 ms pass, so a
+        // close without bytes is noticed too).
         QSignalSpy progress(&s, &QTcpSocket::readyRead);
-        QSignalSpy gone(&s, &QTcpSocket::disconnected);
-        if (!done() && progress.isEmpty() && gone.isEmpty())
-            progress.wait(50);
+        progress.wait(50);
     }
     buf += s.readAll();
     HttpReply r = parseReply(buf);

@@ -95,6 +95,43 @@ private Q_SLOTS:
         QCOMPARE(s->viewerCount(), 1);
     }
 
+    void keepaliveSurvivesServerStall()
+    {
+        // Our own event loop stalls (a long synchronous step, or the process
+        // not scheduled on a loaded machine) for longer than the keepalive
+        // timeout. A client that answers every ping must not be judged dead
+        // for the time we could not hear it: its pong is still unread.
+        f.server->setKeepalive(100, 400);
+        Session *s = f.spawn();
+        QVERIFY(s);
+        WsClient alive;
+        alive.open(f.port, wsPath(s), f.key);
+        QTRY_VERIFY(alive.gotAttached());
+        // Let a few pings be answered first.
+        QSignalSpy gone(&alive.ws, &QWebSocket::disconnected);
+        QVERIFY(!gone.wait(300));
+        // The stall itself: this thread runs no event loop for 1.2 s. (Not a
+        // wait for a condition: blocking is the point of this test.)
+        QElapsedTimer stall;
+        stall.start();
+        while (stall.elapsed() < 1200) {
+        }
+        QVERIFY(!gone.wait(1000));
+        QCOMPARE(s->viewerCount(), 1);
+        QVERIFY(alive.ws.state() == QAbstractSocket::ConnectedState);
+
+        // A silent client is still dropped after a stall, on the next tick.
+        RawWs silent; // never answers a ping
+        QVERIFY(silent.handshake(f.port, wsPath(s, QStringLiteral("mode=watch")).toLatin1(), f.key));
+        QTRY_COMPARE(s->viewerCount(), 2);
+        QSignalSpy silentGone(&silent.sock, &QTcpSocket::disconnected);
+        stall.restart();
+        while (stall.elapsed() < 1200) {
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(silentGone.count() > 0, 10000);
+        QCOMPARE(s->viewerCount(), 1);
+    }
+
     void backpressureBoundsMemory()
     {
         f.server->setFlowWatermarks(256 * 1024, 64 * 1024);

@@ -625,6 +625,35 @@ struct Common {
                            QStringLiteral("KEY")};
 };
 
+/// Session ids are base64url and may start with '-' ("-x3Fq..."): such an
+/// argument that is not one of the command's options is an ID, not an
+/// unknown option. Moves it after a "--" so QCommandLineParser takes it as
+/// positional. `valueOptions` take a value (the next argument unless
+/// written "--name=value").
+QStringList idsAsPositional(const QStringList &args, const QStringList &flags, const QStringList &valueOptions)
+{
+    QStringList out{args.value(0)};
+    QStringList ids;
+    for (int i = 1; i < args.size(); ++i) {
+        const QString &a = args.at(i);
+        if (a == QLatin1String("--")) {
+            ids += args.mid(i + 1);
+            break;
+        }
+        const QString name = a.section(QLatin1Char('='), 0, 0);
+        if (!a.startsWith(QLatin1Char('-')) || a.size() < 2 || flags.contains(name) || valueOptions.contains(name)) {
+            out << a;
+            if (valueOptions.contains(a) && i + 1 < args.size())
+                out << args.at(++i);
+            continue;
+        }
+        ids << a;
+    }
+    if (!ids.isEmpty())
+        out << QStringLiteral("--") << ids;
+    return out;
+}
+
 /// Parses `args` (argv without the subcommand); shows help and exits on --help.
 bool parse(QCommandLineParser &parser, const Common &common, const QString &command, const QStringList &args,
            int *status)
@@ -726,7 +755,9 @@ int killCommand(const QStringList &args)
     parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session (or a unique prefix of its id)."));
     int status = kExitOk;
     ServerEndpoint ep;
-    if (!parse(parser, common, cmd, args, &status))
+    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all")};
+    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key")};
+    if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
     if (parser.positionalArguments().size() != 1)
         return fail(cmd, QStringLiteral("expected one session ID (see --help)"), kExitUsage);
@@ -829,7 +860,10 @@ int attachCommand(const QStringList &args)
                                  QStringLiteral("[ID]"));
     int status = kExitOk;
     ServerEndpoint ep;
-    if (!parse(parser, common, cmd, args, &status))
+    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"),
+                            QStringLiteral("--help-all"), QStringLiteral("--watch")};
+    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--detach-key")};
+    if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
     if (parser.positionalArguments().size() > 1)
         return fail(cmd, QStringLiteral("expected at most one session ID (see --help)"), kExitUsage);

@@ -321,6 +321,13 @@ private Q_SLOTS:
         r = tether(s, {QStringLiteral("kill"), QStringLiteral("no-such-id")});
         QCOMPARE(r.code, 1);
         QVERIFY(r.err.contains("no session matches"));
+        // Ids may start with '-' (base64url): not taken for an unknown option.
+        r = tether(s, {QStringLiteral("kill"), QStringLiteral("-x9")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("no session matches \"-x9\""), r.err.constData());
+        r = tether(s, {QStringLiteral("attach"), QStringLiteral("--watch"), QStringLiteral("-x9")});
+        QCOMPARE(r.code, 4);
+        QVERIFY2(r.err.contains("no session matches \"-x9\""), r.err.constData());
 
         // Kill by a unique prefix.
         QString prefix = id.left(1);
@@ -365,7 +372,7 @@ private Q_SLOTS:
         Term t;
         // No ID: the one detached running session. Started at 90x20.
         QVERIFY(t.start(s, {QStringLiteral("attach")}, true, 90, 20));
-        QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), 15000);
+        QTRY_VERIFY2_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), t.out.toPercentEncoding(" $").constData(), 15000);
         QCOMPARE(s.session(id).value(QStringLiteral("viewer_kind")).toString(), QStringLiteral("cli"));
         QTRY_VERIFY(t.out.contains("$ "));
         QVERIFY(t.out.contains("\x1b" "c")); // initial attach: a reset replay clears the screen first
@@ -384,7 +391,7 @@ private Q_SLOTS:
         // A program that turns on the alternate screen and bracketed paste:
         // after detach the shell gets them switched off again.
         t.type("printf '\\033[?1049h\\033[?2004hALT'\r");
-        QTRY_VERIFY(t.out.contains("ALT"));
+        QTRY_VERIFY(t.out.contains("\x1b[?2004hALT")); // the output, not the echo of the command
 
         // Detach key (Ctrl-\): clean detach, exit 0, terminal restored, session lives on.
         t.type("\x1c");
@@ -394,7 +401,7 @@ private Q_SLOTS:
         QTRY_VERIFY(t.out.contains("speed"));
         QTRY_VERIFY(t.restoredPerStty());
         const int leave = t.out.lastIndexOf("\x1b[?2004l");
-        QVERIFY(leave > t.out.lastIndexOf("ALT"));
+        QVERIFY(leave > t.out.lastIndexOf("\x1b[?2004hALT"));
         QVERIFY(t.out.indexOf("\x1b[?1049l", leave) > leave);
         const QJsonObject after = s.session(id);
         QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
@@ -418,7 +425,7 @@ private Q_SLOTS:
         const QString id = s.create({QStringLiteral("/bin/sh")});
         Term a;
         QVERIFY(a.start(s, {QStringLiteral("attach"), id}));
-        QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), 15000);
+        QTRY_VERIFY2_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), a.out.toPercentEncoding(" $").constData(), 15000);
         QTRY_VERIFY(a.isRaw());
 
         // A second control client takes over: the first says so and exits 3.
@@ -440,7 +447,7 @@ private Q_SLOTS:
         const QString id2 = s.create({QStringLiteral("/bin/sh")});
         Term c;
         QVERIFY(c.start(s, {QStringLiteral("attach"), id2}));
-        QTRY_VERIFY_WITH_TIMEOUT(s.session(id2).value(QStringLiteral("attached")).toBool(), 15000);
+        QTRY_VERIFY2_WITH_TIMEOUT(s.session(id2).value(QStringLiteral("attached")).toBool(), c.out.toPercentEncoding(" $").constData(), 15000);
         QCOMPARE(tether(s, {QStringLiteral("kill"), id2}).code, 0);
         QTRY_VERIFY_WITH_TIMEOUT(c.out.contains("rc="), 15000);
         QVERIFY2(c.out.contains("[session killed]"), c.out.constData());
@@ -450,7 +457,7 @@ private Q_SLOTS:
         const QString id3 = s.create({QStringLiteral("/bin/sh")});
         Term d;
         QVERIFY(d.start(s, {QStringLiteral("attach"), id3}, false));
-        QTRY_VERIFY_WITH_TIMEOUT(s.session(id3).value(QStringLiteral("attached")).toBool(), 15000);
+        QTRY_VERIFY2_WITH_TIMEOUT(s.session(id3).value(QStringLiteral("attached")).toBool(), d.out.toPercentEncoding(" $").constData(), 15000);
         QTRY_VERIFY(d.isRaw());
         QVERIFY(::kill(d.pty.pid(), SIGTERM) == 0);
         QTRY_VERIFY_WITH_TIMEOUT(d.finished, 15000);
@@ -480,7 +487,8 @@ private Q_SLOTS:
                                      QStringLiteral("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); echo L$i; sleep 0.02; done")});
         Term t;
         QVERIFY(t.start(s, {QStringLiteral("attach"), QStringLiteral("--watch"), id}, false));
-        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("L20\r\n"), 15000);
+        QTRY_VERIFY2_WITH_TIMEOUT(t.out.contains("L20\r\n"), t.out.toPercentEncoding(" $").constData()
+                                  + QJsonDocument(s.session(id)).toJson(), 15000);
         // Stop the client: it answers no pings; the server drops it (no close frame).
         QVERIFY(::kill(t.pty.pid(), SIGSTOP) == 0);
         QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("viewers")).toInt() == 0, 20000);

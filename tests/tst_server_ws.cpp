@@ -481,6 +481,27 @@ private Q_SLOTS:
         QTRY_COMPARE(f.server->viewerCount(), 0);
     }
 
+    void unmaskedClientFrames()
+    {
+        // RFC 6455 §5.1 wants unmasked client frames refused; QWebSocket
+        // (Qt 5.15, 6.4) accepts them and has no switch to refuse them, as
+        // docs/protocol.md says. This pins the documented behaviour: should
+        // Qt start refusing them, the document must change with it.
+        Session *s = f.spawn();
+        QVERIFY(s);
+        RawWs raw;
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        QTRY_COMPARE(s->viewerCount(), 1);
+        const QByteArray input = "echo unmasked-$((40+2))\n";
+        QByteArray frame;
+        frame.append(char(0x82));             // FIN, binary
+        frame.append(char(input.size()));     // mask bit clear
+        frame += input;
+        raw.sock.write(frame);
+        QTRY_VERIFY(raw.in.contains("unmasked-42"));
+        QCOMPARE(s->viewerCount(), 1);
+    }
+
     void badControlFrames_data()
     {
         QTest::addColumn<QByteArray>("message");

@@ -215,6 +215,37 @@ struct ChildPlan {
 // Process-global reaper for leaders whose PtyProcess was destroyed (or whose
 // exec failed) before they could be waited for. It reaps only the pids handed
 // to it, with WNOHANG, when their pidfd becomes readable: never waitpid(-1).
+//
+// No re-check timer when every entry has a pidfd. A 1 s "safety net" timer was
+// added after a zombie outlived a 5 s wait in tst_registry under load (1 run
+// in 5), blamed on a silent pidfd notifier. Investigated (2026-11-30) and ruled
+// out for this code:
+//  - ordering: each pidfd is opened while its pid is still our unreaped child
+//    (PtyProcess::start, or here after a WNOHANG that found it alive), so it
+//    can never name a reused pid; and pidfd readiness is level-triggered
+//    (pidfd_open(2)), so a notifier created after the exit still fires on its
+//    first poll. Nothing is waited for between the check and the notifier.
+//  - fd reuse: every notifier is disabled (unregistered from the dispatcher)
+//    before its fd is closed (dropNotifier, ~PtyProcess deletes them first),
+//    the pidfd changes owner PtyProcess -> reaper without a close, and no fd
+//    is closed twice; an fd number reused while a stale notifier was still
+//    registered would show as a misdirected or "Invalid socket" notifier.
+//  - threads: the reaper and its notifiers live in the application thread;
+//    adopt() from another thread is queued there.
+//  - re-enabling: reaper notifiers are never disabled before their entry is
+//    reaped.
+//  Stress: 9000 spawn/kill/destroy/exec-failure cycles (6 live at a time,
+//  destroyed without event processing) with two CPU hogs, in and out of a PID
+//  namespace: every adopted child was reaped at adoption or by its pidfd
+//  notifier; the safety net never reaped one.
+// What the original failure actually was: a zombie that was never a reaper
+// entry. A test binary run as PID 1 of a PID namespace (`unshare --pid --fork
+// ./tst_registry`) becomes the reaper of orphans: a session member (`sleep`)
+// whose shell was SIGKILLed is reparented to it and stays a zombie, since only
+// our own pids are ever waited for (reproduced: tst_registry failed 4 runs in
+// 6 that way, with the safety net in place, which cannot help). The tests now
+// count only our own children there (tests/testutil.h); running Tether itself
+// as PID 1 of a container needs an init (docker --init) for the same reason.
 
 class ChildReaper : public QObject
 {
@@ -269,8 +300,9 @@ private:
                 ::close(pidfd);
             return;
         }
+        // Still our unreaped child: a pidfd opened now names this very process.
         if (pidfd < 0)
-            pidfd = pidfdOpen(pid);
+            pidfd = moveAbove2(pidfdOpen(pid));
         Entry e{pid, pidfd, nullptr};
         if (pidfd >= 0) {
             e.notifier = new QSocketNotifier(pidfd, QSocketNotifier::Read, this);
@@ -281,28 +313,24 @@ private:
         qCDebug(lcPty) << "reaper: waiting for" << pid;
     }
 
-    /// A re-check timer runs only while entries are pending (no wakeups when
-    /// idle): every kFallbackPollMs for entries without a pidfd, and every
-    /// kSafetyNetMs otherwise, as a safety net. Under load we once saw a
-    /// reaper entry's pidfd notifier stay silent for more than 5 s while the
-    /// child was already a zombie (tst_registry, 1 run in 5); the timer bounds
-    /// such a zombie's life to about a second whatever the cause.
+    /// Only without pidfd support (Linux < 5.3): a re-check timer every
+    /// kFallbackPollMs while such entries are pending (no wakeups when idle).
     void updatePoll()
     {
-        if (m_entries.empty()) {
+        const bool anyWithoutPidfd = std::any_of(m_entries.begin(), m_entries.end(),
+                                                 [](const Entry &e) { return e.pidfd < 0; });
+        if (!anyWithoutPidfd) {
             if (m_poll)
                 m_poll->stop();
             return;
         }
         if (!m_poll) {
             m_poll = new QTimer(this);
+            m_poll->setInterval(kFallbackPollMs);
             connect(m_poll, &QTimer::timeout, this, [this] { check(0); });
         }
-        const bool anyWithoutPidfd = std::any_of(m_entries.begin(), m_entries.end(),
-                                                 [](const Entry &e) { return e.pidfd < 0; });
-        const int interval = anyWithoutPidfd ? kFallbackPollMs : kSafetyNetMs;
-        if (!m_poll->isActive() || m_poll->interval() != interval)
-            m_poll->start(interval);
+        if (!m_poll->isActive())
+            m_poll->start();
     }
 
     /// Re-checks `pid` (0: every entry).
@@ -321,10 +349,36 @@ private:
         updatePoll();
     }
 
-    static constexpr int kSafetyNetMs = 1000;
     std::vector<Entry> m_entries;
     QTimer *m_poll = nullptr;
 };
+
+/// Makes our children waitable again if we were started with SIGCHLD ignored
+/// (or SA_NOCLDWAIT). Both survive exec(2), so a launcher that ignores SIGCHLD
+/// (some CI runners, daemons, `signal.signal(SIGCHLD, SIG_IGN)` before exec)
+/// hands it to us; the kernel then reaps every child itself, waitpid() fails
+/// with ECHILD and every exit status is lost (seen here: tst_ptyprocess
+/// reported exit code -1 for all children). Nothing in Tether wants that, and
+/// a handler somebody installed (Qt 5's forkfd) is left alone.
+void ensureChildrenWaitable()
+{
+    struct sigaction sa;
+    if (::sigaction(SIGCHLD, nullptr, &sa) < 0)
+        return;
+    const bool ignored = !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_IGN;
+    if (!ignored && !(sa.sa_flags & SA_NOCLDWAIT))
+        return;
+    if (ignored) {
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = 0;
+    } else {
+        sa.sa_flags &= ~SA_NOCLDWAIT;
+    }
+    ::sigaction(SIGCHLD, &sa, nullptr);
+    qCWarning(lcPty) << "SIGCHLD was" << (ignored ? "ignored" : "set to SA_NOCLDWAIT")
+                     << "(inherited): restored, or no exit status could be read";
+}
 
 /// Reaps a child that reported a setup failure and is in _exit(127), so that
 /// start() returns with no zombie left. Waits for its pidfd with poll(2),
@@ -332,7 +386,7 @@ private:
 /// should that still find it running, the reaper takes over.
 void reapFailedChild(pid_t pid)
 {
-    int pidfd = pidfdOpen(pid);
+    int pidfd = moveAbove2(pidfdOpen(pid));
     if (pidfd >= 0) {
         struct pollfd pfd = {pidfd, POLLIN, 0};
         int rc;
@@ -483,11 +537,16 @@ PtyProcess::~PtyProcess()
         // Never block, never leave a zombie: kill the whole session (a pid with
         // live session members cannot be reused as a session id, so the scan
         // is valid even after the leader was reaped) and let the reaper wait.
+        // The unreaped leader first (its pid cannot be reused before we reap
+        // it): it dies while /proc is scanned, so the reaper's first WNOHANG
+        // usually reaps it at once instead of leaving a zombie until the next
+        // event-loop pass.
+        if (!m_leaderExited)
+            ::kill(m_pid, SIGKILL);
         const QList<pid_t> members = processesInSession(m_pid);
         for (pid_t p : members)
             ::kill(p, SIGKILL);
         if (!m_leaderExited) {
-            ::kill(m_pid, SIGKILL);
             ChildReaper::adopt(m_pid, m_pidfd);
             m_pidfd = -1;
         }
@@ -508,6 +567,7 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
     };
     if (m_pid != 0 || m_master >= 0)
         return fail(QStringLiteral("process already started"));
+    ensureChildrenWaitable();
 
     const SpawnOptions options = resolveSpawnOptions(requested);
     if (options.cols < kMinCells || options.cols > kMaxCells || options.rows < kMinCells

@@ -98,6 +98,9 @@ public:
     /// PTY cannot be opened, the size is out of range, or exec/chdir fails.
     /// Returns once the child has reached execve(2) (the close-on-exec error
     /// pipe closes); a child that failed is already reaped when it returns.
+    /// A SIGCHLD disposition inherited as SIG_IGN (or with SA_NOCLDWAIT) is
+    /// reset to SIG_DFL first, with a warning: with it, the kernel reaps our
+    /// children itself and no exit status could be read.
     bool start(const SpawnOptions &options, QString *error);
 
     pid_t pid() const { return m_pid; }      ///< leader pid (= session id); 0 before start

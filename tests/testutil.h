@@ -37,11 +37,20 @@ inline char processState(pid_t pid)
     return close > 0 && close + 2 < s.size() ? s.at(close + 2) : 0;
 }
 
-/// Zombie children of this process (their /proc stat has state Z and ppid = us).
+/// Zombie children of this process (their /proc stat has state Z and ppid = us),
+/// each printed with qDebug (a zombie seen for an instant, e.g. a leader just
+/// killed by ~PtyProcess before the reaper's next event-loop pass, prints too).
+/// Run as PID 1 of a PID namespace (`unshare --pid --fork ./tst_x`), a test is
+/// also the parent of every orphan in the namespace: a session member whose
+/// shell died is reparented to it, and only an init reaps such strangers (we
+/// never waitpid(-1)). There only our own spawned children count: session
+/// leaders (pid = session id, /proc stat field 6), which every PtyProcess
+/// child is and no orphaned member can be.
 inline int zombieChildren()
 {
     int n = 0;
-    const QString me = QString::number(getpid());
+    const bool weAreInit = getpid() == 1;
+    const QByteArray me = QByteArray::number(qint64(getpid()));
     const auto entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     for (const QString &e : entries) {
         bool ok = false;
@@ -53,11 +62,16 @@ inline int zombieChildren()
             continue;
         const QByteArray s = f.readAll();
         const int close = s.lastIndexOf(')');
+        // After "pid (comm) ": state ppid pgrp session ...
         const QList<QByteArray> fields = s.mid(close + 2).split(' ');
-        if (fields.size() > 1 && fields.at(0) == "Z" && fields.at(1) == me.toLatin1()) {
-            qDebug("zombie child: %s", s.constData());
-            ++n;
+        if (fields.size() < 4 || fields.at(0) != "Z" || fields.at(1) != me)
+            continue;
+        if (weAreInit && fields.at(3) != e.toLatin1()) {
+            qDebug("orphan zombie (not ours; we are PID 1): %s", s.constData());
+            continue;
         }
+        qDebug("zombie child: %s", s.constData());
+        ++n;
     }
     return n;
 }

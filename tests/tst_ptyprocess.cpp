@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QPointer>
+#include <QScopeGuard>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -27,6 +28,13 @@
 using namespace Tether;
 
 namespace {
+
+/// A teardown grace no test waits for: a tornDown() that arrives within
+/// kTeardownWaitMs proves escalation was not needed, whatever the machine's
+/// load (instead of asserting how fast teardown was).
+constexpr int kNoEscalationGraceMs = 600000;
+/// How long a test waits for a teardown that needs no escalation.
+constexpr int kTeardownWaitMs = 30000;
 
 QStringList sh(const QString &script)
 {
@@ -131,6 +139,8 @@ private Q_SLOTS:
     void pausedExitWithSlaveHeldElsewhere();
     void deleteFromOutputSlot();
     void deleteFromFinishedSlot();
+    void exitStatusWithSigchldIgnored_data();
+    void exitStatusWithSigchldIgnored();
 
 private:
     QTemporaryDir m_tmp;
@@ -356,11 +366,13 @@ void TestPtyProcess::teardownIgnoringHupAndTerm()
     p.terminate(); // idempotent
     QCOMPARE(r.tornDown, 0); // never synchronous
     QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
-    const qint64 ms = t.elapsed();
-    QVERIFY2(ms >= 350, qPrintable(QStringLiteral("torn down after %1 ms: before SIGKILL?").arg(ms)));
+    // Only SIGKILL can have ended it, two grace periods after SIGHUP (a lower
+    // bound: a loaded machine only makes it later).
     QCOMPARE(r.finished, 1);
     QVERIFY(r.status.signaled);
     QCOMPARE(r.status.signal, int(SIGKILL));
+    const qint64 ms = t.elapsed();
+    QVERIFY2(ms >= 350, qPrintable(QStringLiteral("torn down after %1 ms: before SIGKILL?").arg(ms)));
     QCOMPARE(r.tornDown, 1);
     QCOMPARE(p.masterFd(), -1);
     QTRY_VERIFY(processesInSession(pid).isEmpty());
@@ -371,9 +383,10 @@ void TestPtyProcess::teardownBackgroundJobOwnGroup()
 {
     PtyProcess p;
     Recorder r(p);
-    // Long grace: SIGHUP to every session member must be enough here, and
-    // tornDown must follow at once (not after the escalation timer).
-    p.setTeardownGrace(5000);
+    // SIGHUP to every session member must be enough here. The grace is far
+    // longer than the wait below, so tornDown can only come without
+    // escalation: no wall-clock margin to miss on a loaded machine.
+    p.setTeardownGrace(kNoEscalationGraceMs);
     SpawnOptions o;
     // set -m: the job gets its own process group, so killpg(leader) misses it (ttyd #1401).
     o.argv = sh(QStringLiteral("set -m; sleep 100 & echo \"job:$!:\"; wait"));
@@ -389,15 +402,16 @@ void TestPtyProcess::teardownBackgroundJobOwnGroup()
     QCOMPARE(statField(job, 6).toInt(), int(pid)); // but still in the session
     QVERIFY(processesInSession(pid).contains(job));
 
-    QElapsedTimer t;
-    t.start();
     p.terminate();
-    QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
-    QVERIFY2(t.elapsed() < 5000, "teardown waited for escalation although SIGHUP sufficed");
+    QVERIFY2(waitUntil([&] { return r.tornDown > 0; }, kTeardownWaitMs),
+             "no tornDown without escalation: SIGHUP did not reach the job?");
     QCOMPARE(r.finished, 1);
+    QVERIFY(r.status.signaled);
+    QCOMPARE(r.status.signal, int(SIGHUP));
     // Gone, or a zombie of someone else (pid 1 here may not reap orphans).
     QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
-    QVERIFY(statField(job, 4).toInt() != int(::getpid()));
+    // Not our child (unless we are PID 1 of a namespace: then orphans are).
+    QVERIFY(::getpid() == 1 || statField(job, 4).toInt() != int(::getpid()));
     QVERIFY(processesInSession(pid).isEmpty());
     QTRY_COMPARE(TestUtil::zombieChildren(), 0);
 }
@@ -557,9 +571,10 @@ void TestPtyProcess::inputOverflowStalls()
     QVERIFY2(p.start(o, &err), qPrintable(err));
     QTRY_VERIFY(r.data.contains("ready"));
 
+    // Never blocks: the master is non-blocking (a blocking write to a program
+    // that reads nothing would hang this test for good, not slow it down).
+    QVERIFY(::fcntl(p.masterFd(), F_GETFL) & O_NONBLOCK);
     const QByteArray block(64 * 1024, 'z');
-    QElapsedTimer t;
-    t.start();
     qsizetype accepted = 0;
     bool refused = false;
     for (int i = 0; i < 1000 && !refused; ++i) {
@@ -569,7 +584,6 @@ void TestPtyProcess::inputOverflowStalls()
             refused = true;
     }
     QVERIFY(refused);
-    QVERIFY(t.elapsed() < 5000); // never blocked
     QCOMPARE(r.stalled, 1);
     // The kernel took some (its line discipline and flip buffers), the queue the rest.
     qDebug("accepted %lld bytes, %lld queued", qint64(accepted), qint64(p.pendingInput()));
@@ -733,8 +747,11 @@ void TestPtyProcess::destructorKillsAndReaps()
     const int fds = TestUtil::openFdCount();
     auto p = std::make_unique<PtyProcess>();
     Recorder r(*p);
+    // Everything ignores HUP and TERM and the grace is long: a destructor
+    // that tore down synchronously would block for two grace periods.
+    p->setTeardownGrace(kNoEscalationGraceMs);
     SpawnOptions o;
-    o.argv = sh(QStringLiteral("set -m; sleep 100 & echo \"job:$!:\"; sleep 100"));
+    o.argv = sh(QStringLiteral("trap '' HUP TERM; set -m; sleep 100 & echo \"job:$!:\"; sleep 100"));
     QString err;
     QVERIFY2(p->start(o, &err), qPrintable(err));
     const pid_t pid = p->pid();
@@ -746,7 +763,7 @@ void TestPtyProcess::destructorKillsAndReaps()
     QElapsedTimer t;
     t.start();
     p.reset();
-    QVERIFY(t.elapsed() < 200); // never blocks
+    QVERIFY2(t.elapsed() < kNoEscalationGraceMs / 2, "the destructor waited for the teardown");
     QTRY_COMPARE(TestUtil::processState(pid), char(0)); // reaped by the internal reaper
     QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
     QTRY_VERIFY(processesInSession(pid).isEmpty());
@@ -759,7 +776,11 @@ void TestPtyProcess::spawnKillCycles()
     const int fds = TestUtil::openFdCount();
     QElapsedTimer t;
     t.start();
-    for (int i = 0; i < 500; ++i) {
+    // TETHER_SPAWN_CYCLES raises the count for stress runs (e.g. 5000 under
+    // CPU load); ctest runs the 500 of issue 2. It ends on a mode-3 cycle.
+    int cycles = qEnvironmentVariableIntValue("TETHER_SPAWN_CYCLES");
+    cycles = cycles > 0 ? qMax(4, cycles / 4 * 4) : 500;
+    for (int i = 0; i < cycles; ++i) {
         auto p = std::make_unique<PtyProcess>();
         p->setTeardownGrace(200);
         int finished = 0;
@@ -782,6 +803,11 @@ void TestPtyProcess::spawnKillCycles()
         QCOMPARE(tornDown, 1);
         QCOMPARE(p->masterFd(), -1);
     }
+    // Mode 3 leaves the only zombies: ~PtyProcess SIGKILLs the running leader
+    // and hands it to the internal reaper, which reaps it at once if it is
+    // already dead, else when its pidfd turns readable, on the next event-loop
+    // pass (the next cycle's wait). The last cycle is mode 3, so its leader
+    // may still show here as "zombie child: ... (sh) Z" until the first pass.
     QElapsedTimer z;
     z.start();
     const bool noZombies = waitUntil([] { return TestUtil::zombieChildren() == 0; }, 5000);
@@ -799,7 +825,7 @@ void TestPtyProcess::spawnKillCycles()
     }
     QVERIFY(noZombies);
     QTRY_COMPARE(TestUtil::openFdCount(), fds);
-    qDebug("500 spawn/kill cycles in %lld ms", qint64(t.elapsed()));
+    qDebug("%d spawn/kill cycles in %lld ms", cycles, qint64(t.elapsed()));
 }
 
 void TestPtyProcess::processesInSessionFindsMembers()
@@ -852,7 +878,7 @@ void TestPtyProcess::stoppedJobIsContinued()
     // entry cannot be trapped by the job's shell.)
     PtyProcess p;
     Recorder r(p);
-    p.setTeardownGrace(5000);
+    p.setTeardownGrace(kNoEscalationGraceMs); // tornDown within the wait = no SIGTERM
     SpawnOptions o;
     o.argv = sh(QStringLiteral(
             "set -m; sh -c 'trap \"exit 0\" HUP; kill -STOP $$; while :; do sleep 1; done' & "
@@ -865,11 +891,9 @@ void TestPtyProcess::stoppedJobIsContinued()
     QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
     const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
     QTRY_COMPARE(TestUtil::processState(job), 'T');
-    QElapsedTimer t;
-    t.start();
     p.terminate();
-    QVERIFY(waitUntil([&] { return r.tornDown > 0; }, 15000));
-    QVERIFY2(t.elapsed() < 5000, "stopped job needed SIGTERM: no SIGCONT after SIGHUP?");
+    QVERIFY2(waitUntil([&] { return r.tornDown > 0; }, kTeardownWaitMs),
+             "stopped job needed SIGTERM: no SIGCONT after SIGHUP?");
     QVERIFY(r.data.contains("leader-done"));
     QCOMPARE(r.status.code, 0);
     QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
@@ -882,7 +906,7 @@ void TestPtyProcess::teardownWaitsForSlowMember()
     // for it (it is watched with a pidfd), and come well before escalation.
     PtyProcess p;
     Recorder r(p);
-    p.setTeardownGrace(5000);
+    p.setTeardownGrace(kNoEscalationGraceMs); // tornDown within the wait = no SIGTERM
     SpawnOptions o;
     // It drops the PTY as stdio (so its exit shows no EIO on the master) and
     // announces itself through /dev/tty once its trap is in place.
@@ -895,14 +919,19 @@ void TestPtyProcess::teardownWaitsForSlowMember()
     QRegularExpression re(QStringLiteral("job:(\\d+):"));
     QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
     const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
+    // What the job is at the moment tornDown is emitted: it must be dead by then.
+    char jobStateAtTornDown = '?';
+    connect(&p, &PtyProcess::tornDown, &p, [&] { jobStateAtTornDown = TestUtil::processState(job); });
     QElapsedTimer t;
     t.start();
     p.terminate();
     QVERIFY(waitUntil([&] { return r.finished > 0; }));
-    QVERIFY(waitUntil([&] { return r.tornDown > 0; }, 15000));
-    const qint64 ms = t.elapsed();
+    QVERIFY2(waitUntil([&] { return r.tornDown > 0; }, kTeardownWaitMs),
+             "no tornDown without escalation: the job's exit was not noticed?");
+    QVERIFY2(jobStateAtTornDown == 0 || jobStateAtTornDown == 'Z',
+             qPrintable(QStringLiteral("job state %1 at tornDown").arg(QChar::fromLatin1(jobStateAtTornDown))));
+    const qint64 ms = t.elapsed(); // a lower bound only: the job sleeps 0.3 s after SIGHUP
     QVERIFY2(ms >= 250, qPrintable(QStringLiteral("torn down after %1 ms, job still alive?").arg(ms)));
-    QVERIFY2(ms < 4000, qPrintable(QStringLiteral("torn down after %1 ms: waited for escalation").arg(ms)));
     QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
     QVERIFY(processesInSession(pid).isEmpty());
 }
@@ -1018,6 +1047,42 @@ void TestPtyProcess::deleteFromFinishedSlot()
     QCOMPARE(finished, 1);
     QTRY_COMPARE(TestUtil::zombieChildren(), 0);
     QTRY_COMPARE(TestUtil::openFdCount(), fds);
+}
+
+void TestPtyProcess::exitStatusWithSigchldIgnored_data()
+{
+    QTest::addColumn<bool>("noCldWait");
+    QTest::newRow("SIG_IGN") << false;
+    QTest::newRow("SA_NOCLDWAIT") << true;
+}
+
+void TestPtyProcess::exitStatusWithSigchldIgnored()
+{
+    // A launcher that ignores SIGCHLD passes that on through exec(2); the
+    // kernel would then reap our children itself and every status is lost.
+    QFETCH(bool, noCldWait);
+    struct sigaction old, sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = noCldWait ? SIG_DFL : SIG_IGN;
+    sa.sa_flags = noCldWait ? SA_NOCLDWAIT : 0;
+    sigemptyset(&sa.sa_mask);
+    QCOMPARE(::sigaction(SIGCHLD, &sa, &old), 0);
+    auto restore = qScopeGuard([&old] { ::sigaction(SIGCHLD, &old, nullptr); });
+
+    PtyProcess p;
+    Recorder r(p);
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("echo bye; exit 5"));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
+    QVERIFY(!r.status.signaled);
+    QCOMPARE(r.status.code, 5);
+    QVERIFY(r.data.contains("bye"));
+    struct sigaction now;
+    QCOMPARE(::sigaction(SIGCHLD, nullptr, &now), 0);
+    QVERIFY(now.sa_handler != SIG_IGN);
+    QVERIFY(!(now.sa_flags & SA_NOCLDWAIT));
 }
 
 QTEST_GUILESS_MAIN(TestPtyProcess)

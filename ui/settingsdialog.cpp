@@ -152,6 +152,9 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     auto *dlay = new QVBoxLayout(desktop);
     m_autostart = new QCheckBox(tr("Start Tether when I log in"), desktop);
     m_autostart->setObjectName(QStringLiteral("autostart"));
+    // Which binary login will start: `tether` from PATH, or this build's path.
+    m_autostart->setToolTip(tr("Writes %1, which runs: %2")
+                                .arg(autostartPath(), autostartExec(QCoreApplication::applicationFilePath())));
     dlay->addWidget(m_autostart);
     top->addWidget(desktop);
 

@@ -165,6 +165,14 @@ int serveMain(int argc, char **argv)
     ::sigaction(SIGTERM, &sa, &oldTerm);
     ::sigaction(SIGINT, &sa, &oldInt);
     ::sigaction(SIGHUP, &sa, &oldHup);
+    // The signal mask survives fork and exec: a parent that blocks SIGTERM
+    // would leave it pending forever and the sessions orphaned at logout.
+    sigset_t handled;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGTERM);
+    sigaddset(&handled, SIGINT);
+    sigaddset(&handled, SIGHUP);
+    ::pthread_sigmask(SIG_UNBLOCK, &handled, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
     SessionRegistry registry(config.limits);

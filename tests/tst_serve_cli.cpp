@@ -264,6 +264,34 @@ private Q_SLOTS:
         QTRY_COMPARE(TestUtil::processState(child), char(0));
         QVERIFY(!QFile::exists(a.runtimeFile()));
     }
+
+    void blockedSignalsInheritedStillShutDown()
+    {
+        // The signal mask survives fork and exec: started by a parent that
+        // blocks SIGTERM (some service managers and shells in scripts do),
+        // `tether serve` must unblock the signals it handles, or SIGTERM stays
+        // pending forever and the sessions are orphaned at logout.
+        sigset_t block, old;
+        sigemptyset(&block);
+        sigaddset(&block, SIGTERM);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGHUP);
+        QCOMPARE(::pthread_sigmask(SIG_BLOCK, &block, &old), 0);
+        Serve a;
+        const bool started = a.start({QStringLiteral("--port"), QStringLiteral("0")});
+        QCOMPARE(::pthread_sigmask(SIG_SETMASK, &old, nullptr), 0);
+        QVERIFY(started);
+        QVERIFY(a.waitLine());
+        HttpReply r = a.http("POST", "/api/sessions", R"({"command":["/bin/sh","-c","exec sleep 300"]})");
+        QCOMPARE(r.status, 201);
+        const pid_t child = pid_t(r.json().value(QStringLiteral("pid")).toDouble());
+        QVERIFY(::kill(pid_t(a.proc.processId()), SIGTERM) == 0);
+        QVERIFY(a.waitFinished(20000));
+        QCOMPARE(a.proc.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(a.proc.exitCode(), 0);
+        QTRY_COMPARE(TestUtil::processState(child), char(0));
+        QVERIFY(!QFile::exists(a.runtimeFile()));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestServeCli)

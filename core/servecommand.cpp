@@ -4,16 +4,13 @@
 #include "logging.h"
 #include "registry.h"
 #include "server.h"
+#include "signalpipe.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
-#include <QSocketNotifier>
 
-#include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #ifndef TETHER_VERSION
 #define TETHER_VERSION "0.1.0"
@@ -22,18 +19,6 @@
 namespace Tether {
 
 namespace {
-
-int g_signalPipe[2] = {-1, -1};
-
-/// Async-signal-safe: one byte into the socketpair, read by a QSocketNotifier
-/// on the event loop. Nothing else may run in a signal handler.
-void onTerminateSignal(int)
-{
-    const int savedErrno = errno;
-    const char c = 1;
-    [[maybe_unused]] const ssize_t n = ::write(g_signalPipe[1], &c, 1);
-    errno = savedErrno;
-}
 
 /// "65536", "64K", "64KiB", "16M", "16MiB" (K = 1024 bytes).
 bool parseByteSize(QString s, qint64 *out)
@@ -151,29 +136,13 @@ int serveMain(int argc, char **argv)
     if (parser.isSet(commandOpt))
         config.command = parser.value(commandOpt);
 
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, g_signalPipe) != 0) {
-        std::perror("tether serve: socketpair");
-        return 1;
-    }
-    struct sigaction sa {};
-    sa.sa_handler = onTerminateSignal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
     // SIGHUP too: closing the terminal that runs `tether serve` must tear the
     // sessions down like SIGTERM, not kill us and orphan them.
-    struct sigaction oldTerm {}, oldInt {}, oldHup {};
-    ::sigaction(SIGTERM, &sa, &oldTerm);
-    ::sigaction(SIGINT, &sa, &oldInt);
-    ::sigaction(SIGHUP, &sa, &oldHup);
-    // The signal mask survives fork and exec: a parent that blocks SIGTERM
-    // would leave it pending forever and the sessions orphaned at logout.
-    sigset_t handled;
-    sigemptyset(&handled);
-    sigaddset(&handled, SIGTERM);
-    sigaddset(&handled, SIGINT);
-    sigaddset(&handled, SIGHUP);
-    ::pthread_sigmask(SIG_UNBLOCK, &handled, nullptr);
-    std::signal(SIGPIPE, SIG_IGN);
+    SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP});
+    if (!signalPipe.isValid()) {
+        std::fprintf(stderr, "tether serve: cannot handle signals: %s\n", qPrintable(signalPipe.errorString()));
+        return 1;
+    }
 
     SessionRegistry registry(config.limits);
     Server server(&registry, config);
@@ -187,16 +156,12 @@ int serveMain(int argc, char **argv)
         status = 1;
     } else {
         bool shuttingDown = false;
-        QSocketNotifier notifier(g_signalPipe[0], QSocketNotifier::Read);
         QObject::connect(&registry, &SessionRegistry::shutdownComplete, &app, [&]() {
             qCInfo(lcServer) << "all sessions torn down";
             server.removeRuntimeFile();
             QCoreApplication::exit(0);
         });
-        QObject::connect(&notifier, &QSocketNotifier::activated, &app, [&]() {
-            char buf[16];
-            while (::read(g_signalPipe[0], buf, sizeof buf) > 0) {
-            }
+        QObject::connect(&signalPipe, &SignalPipe::received, &app, [&]() {
             if (shuttingDown)
                 return; // teardown is already bounded; a second signal changes nothing
             shuttingDown = true;
@@ -210,12 +175,6 @@ int serveMain(int argc, char **argv)
     }
     server.close();
     server.removeRuntimeFile();
-    ::sigaction(SIGTERM, &oldTerm, nullptr);
-    ::sigaction(SIGINT, &oldInt, nullptr);
-    ::sigaction(SIGHUP, &oldHup, nullptr);
-    ::close(g_signalPipe[0]);
-    ::close(g_signalPipe[1]);
-    g_signalPipe[0] = g_signalPipe[1] = -1;
     return status;
 }
 

@@ -10,6 +10,7 @@
 #include "sessionmodel.h"
 #include "sessionswindow.h"
 #include "settingsdialog.h"
+#include "signalpipe.h"
 #include "singleinstance.h"
 #include "terminalwindow.h"
 
@@ -563,43 +564,6 @@ void DesktopApp::requestQuit(bool confirm)
 
 namespace {
 
-int g_signalFds[2] = {-1, -1};
-
-void onUnixSignal(int)
-{
-    const int saved = errno;
-    const char c = 1;
-    // Async-signal-safe: one write to a non-blocking socket.
-    [[maybe_unused]] ssize_t r = ::write(g_signalFds[0], &c, 1);
-    errno = saved;
-}
-
-/// SIGTERM / SIGINT / SIGHUP (logout, Ctrl+C, kill) quit cleanly: sessions are
-/// torn down rather than left orphaned. Self-pipe, read on the event loop.
-void installSignalHandlers(DesktopApp *app)
-{
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, g_signalFds) != 0) {
-        qCWarning(lcUi) << "cannot install signal handlers:" << strerror(errno);
-        return;
-    }
-    auto *n = new QSocketNotifier(g_signalFds[1], QSocketNotifier::Read, app);
-    QObject::connect(n, &QSocketNotifier::activated, app, [app] {
-        char buf[16];
-        while (::read(g_signalFds[1], buf, sizeof buf) > 0) {
-        }
-        app->requestQuit(false);
-    });
-    struct sigaction sa = {};
-    sa.sa_handler = onUnixSignal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGTERM, &sa, nullptr);
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGHUP, &sa, nullptr);
-    // A peer that vanished mid-write must not kill the app (as in `tether serve`).
-    std::signal(SIGPIPE, SIG_IGN);
-}
-
 bool parseSize(const QString &text, qint64 *out)
 {
     // "65536", "64K", "64KiB", "4M", "4MiB"
@@ -731,7 +695,12 @@ int desktopMain(int argc, char **argv)
     }
     QObject::connect(&instance, &SingleInstance::raiseRequested, &desktop, &DesktopApp::showSessionsWindow);
     QObject::connect(&desktop, &DesktopApp::finished, &app, [] { QCoreApplication::exit(0); });
-    installSignalHandlers(&desktop);
+    // SIGTERM / SIGINT / SIGHUP (logout, Ctrl+C, kill) quit cleanly: sessions
+    // are torn down rather than left orphaned.
+    SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP});
+    if (!signalPipe.isValid())
+        qCWarning(lcUi) << "cannot handle signals:" << signalPipe.errorString();
+    QObject::connect(&signalPipe, &SignalPipe::received, &desktop, [&desktop] { desktop.requestQuit(false); });
     // The same line as `tether serve`, for scripts and for people.
     QTextStream out(stdout);
     out << "Tether is serving " << desktop.server()->keyedUrl() << '\n';

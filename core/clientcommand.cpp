@@ -2,6 +2,7 @@
 #include "clientcommand.h"
 #include "apiclient.h"
 #include "attachclient.h"
+#include "signalpipe.h"
 #include "terminalstate.h"
 
 #include <QCommandLineParser>
@@ -21,7 +22,6 @@
 #include <deque>
 #include <fcntl.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -46,7 +46,6 @@ const char kNotRunning[] = "Tether is not running: start it with `tether` or `te
 
 // --- terminal state restored on every exit path --------------------------------
 
-int g_signalPipe[2] = {-1, -1};
 struct termios g_savedTermios;
 bool g_rawActive = false;
 int g_ttyFd = -1;
@@ -63,16 +62,6 @@ void restoreTerminal()
         ::fcntl(STDOUT_FILENO, F_SETFL, g_stdoutSavedFlags);
         g_stdoutSavedFlags = -1;
     }
-}
-
-/// Async-signal-safe: the signal number into the socketpair, read on the
-/// event loop (self-pipe trick). Nothing else may run in a signal handler.
-void onSignal(int signo)
-{
-    const int savedErrno = errno;
-    const char c = char(signo);
-    [[maybe_unused]] const ssize_t n = ::write(g_signalPipe[1], &c, 1);
-    errno = savedErrno;
 }
 
 void printErr(const QString &text)
@@ -241,7 +230,7 @@ QByteArray leaveSequence(quint32 modes)
 
 /**
  * One `tether attach`: terminal in raw mode, stdin → AttachClient,
- * AttachClient → stdout queue, signals through the socketpair.
+ * AttachClient → stdout queue, signals through SignalPipe.
  */
 class TtyAttach : public QObject
 {
@@ -337,6 +326,15 @@ private:
         m_outNotifier->setEnabled(false);
         connect(m_outNotifier, &QSocketNotifier::activated, this, [this]() { flushOutput(); });
 
+        // Signals first, raw mode second: a SIGTERM in between must still
+        // find a handler that gets the terminal restored.
+        m_signals = new SignalPipe({SIGTERM, SIGINT, SIGHUP, SIGWINCH}, this);
+        if (!m_signals->isValid()) {
+            std::fprintf(stderr, "tether attach: cannot handle signals: %s\n", qPrintable(m_signals->errorString()));
+            return false;
+        }
+        connect(m_signals, &SignalPipe::received, this, [this](int sig) { onSignal(sig); });
+
         if (::isatty(STDIN_FILENO)) {
             if (::tcgetattr(STDIN_FILENO, &g_savedTermios) == 0) {
                 struct termios raw = g_savedTermios;
@@ -352,39 +350,19 @@ private:
         connect(m_inNotifier, &QSocketNotifier::activated, this, [this]() { readInput(); });
         m_inBuffer.resize(64 * 1024);
 
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, g_signalPipe) != 0) {
-            restoreTerminal();
-            std::perror("tether attach: socketpair");
-            return false;
-        }
-        struct sigaction sa {};
-        sa.sa_handler = onSignal;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGWINCH})
-            ::sigaction(sig, &sa, nullptr);
-        std::signal(SIGPIPE, SIG_IGN);
-        m_sigNotifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, this);
-        connect(m_sigNotifier, &QSocketNotifier::activated, this, [this]() { onSignals(); });
         return true;
     }
 
-    void onSignals()
+    void onSignal(int sig)
     {
-        char sigs[32];
-        ssize_t n;
-        while ((n = ::read(g_signalPipe[0], sigs, sizeof sigs)) > 0) {
-            for (ssize_t i = 0; i < n; ++i) {
-                if (sigs[i] == SIGWINCH) {
-                    sendSize();
-                } else if (!m_ending) {
-                    // SIGHUP: the terminal is gone; SIGTERM/SIGINT: asked to
-                    // stop. Either way detach (the session lives on).
-                    m_signal = sigs[i];
-                    m_ending = true;
-                    m_client.detach();
-                }
-            }
+        if (sig == SIGWINCH) {
+            sendSize();
+        } else if (!m_ending) {
+            // SIGHUP: the terminal is gone; SIGTERM/SIGINT: asked to stop.
+            // Either way detach (the session lives on).
+            m_signal = sig;
+            m_ending = true;
+            m_client.detach();
         }
     }
 
@@ -584,7 +562,7 @@ private:
     int m_outFd = -1;
     QSocketNotifier *m_outNotifier = nullptr;
     QSocketNotifier *m_inNotifier = nullptr;
-    QSocketNotifier *m_sigNotifier = nullptr;
+    SignalPipe *m_signals = nullptr;
     QByteArray m_inBuffer;
     std::deque<QByteArray> m_queue;
     qsizetype m_head = 0;      ///< bytes of m_queue.front() already written

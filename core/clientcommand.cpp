@@ -776,7 +776,7 @@ int newCommand(const QStringList &args)
         "(your login shell). The command runs directly, without a shell: put it after --.\n"
         "\n") + QString::fromLatin1(kExitStatusHelp) + QStringLiteral(" (with --attach)"));
     parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsPositionalArguments);
-    const QCommandLineOption cwd(QStringLiteral("cwd"), QStringLiteral("Working directory (default: the server's, your home)."),
+    const QCommandLineOption cwd(QStringLiteral("cwd"), QStringLiteral("Working directory (default: the current one, as tmux does)."),
                                  QStringLiteral("DIR"));
     const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to it at once (like tether attach)."));
     const QCommandLineOption detachKey = detachKeyOption();
@@ -795,8 +795,9 @@ int newCommand(const QStringList &args)
     const QStringList command = parser.positionalArguments();
     if (!command.isEmpty())
         body.insert(QStringLiteral("command"), QJsonArray::fromStringList(command));
-    if (parser.isSet(cwd))
-        body.insert(QStringLiteral("cwd"), QDir(parser.value(cwd)).absolutePath());
+    // Like `tmux new-session`: the session starts where you are, not in the
+    // server's directory (your home), unless --cwd says otherwise.
+    body.insert(QStringLiteral("cwd"), QDir(parser.isSet(cwd) ? parser.value(cwd) : QDir::currentPath()).absolutePath());
     int cols = 0, rows = 0;
     if (terminalSize(&cols, &rows)) {
         body.insert(QStringLiteral("cols"), cols);

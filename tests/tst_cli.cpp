@@ -121,9 +121,11 @@ struct Run {
     int code = -1;
     QByteArray out, err;
 };
-Run tether(const Serve &s, const QStringList &args, const QStringList &extraEnv = {})
+Run tether(const Serve &s, const QStringList &args, const QStringList &extraEnv = {}, const QString &workDir = {})
 {
     QProcess p;
+    if (!workDir.isEmpty())
+        p.setWorkingDirectory(workDir);
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (const QString &v : s.envList() + extraEnv)
         env.insert(v.section(QLatin1Char('='), 0, 0), v.section(QLatin1Char('='), 1));
@@ -284,6 +286,17 @@ private Q_SLOTS:
         QJsonObject sj = s.session(id);
         QCOMPARE(sj.value(QStringLiteral("cwd")).toString(), QStringLiteral("/tmp"));
         QCOMPARE(sj.value(QStringLiteral("command")).toArray().at(2).toString(), QStringLiteral("exec sleep 300"));
+
+        // Without --cwd: the directory `tether new` runs in, as tmux does.
+        QTemporaryDir here;
+        QVERIFY(here.isValid());
+        const QString herePath = QDir(here.path()).canonicalPath();
+        r = tether(s, {QStringLiteral("new"), QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                       QStringLiteral("exec sleep 300")}, {}, herePath);
+        QCOMPARE(r.code, 0);
+        const QString idHere = QString::fromLatin1(r.out.trimmed());
+        QCOMPARE(s.session(idHere).value(QStringLiteral("cwd")).toString(), herePath);
+        QCOMPARE(tether(s, {QStringLiteral("kill"), idHere}).code, 0);
 
         r = tether(s, {QStringLiteral("list")});
         QCOMPARE(r.code, 0);

@@ -145,6 +145,44 @@ private Q_SLOTS:
         }
     }
 
+    void topLevelWithoutDisplay()
+    {
+        // `tether --help`, a mistyped command and plain `tether` on a machine
+        // without a display: words and an exit status, not QApplication's
+        // abort for a missing platform plugin (found by a first-time user).
+        struct Case {
+            QStringList args;
+            int code;
+            QByteArray out, err;
+        };
+        const QList<Case> cases = {
+            {{QStringLiteral("--help")}, 0, "attach", {}},
+            {{QStringLiteral("help")}, 0, "serve", {}},
+            {{QStringLiteral("--version")}, 0, "tether ", {}},
+            {{QStringLiteral("bogus")}, 2, {}, "unknown command \"bogus\""},
+            {{QStringLiteral("--port")}, 2, {}, "--port"},
+            {{}, 1, {}, "tether serve"},
+        };
+        for (const Case &c : cases) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            for (const char *v : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+                env.remove(QString::fromLatin1(v));
+            p.setProcessEnvironment(env);
+            p.start(kTether, c.args);
+            QVERIFY(p.waitForStarted(5000));
+            QVERIFY(QSignalSpy(&p, QOverload<int, QProcess::ExitStatus>::of(&QProcess::finished)).wait(20000)
+                    || p.state() == QProcess::NotRunning);
+            const QByteArray out = p.readAllStandardOutput();
+            const QByteArray err = p.readAllStandardError();
+            const QByteArray what = c.args.join(QLatin1Char(' ')).toLocal8Bit() + ": " + out + err;
+            QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+            QVERIFY2(p.exitCode() == c.code, what.constData());
+            QVERIFY2(out.contains(c.out), what.constData());
+            QVERIFY2(err.contains(c.err), what.constData());
+        }
+    }
+
     void serveAttachLeaveResumeAndTerminate()
     {
         Serve s;

@@ -592,23 +592,22 @@ bool parseSize(const QString &text, qint64 *out)
 
 int desktopMain(int argc, char **argv)
 {
-    QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("Tether"));
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION_STRING));
-    QGuiApplication::setApplicationDisplayName(QStringLiteral("Tether"));
-    QGuiApplication::setDesktopFileName(QStringLiteral("tether"));
-    QApplication::setWindowIcon(appIcon());
-    // The tray keeps us alive with no window open.
-    QApplication::setQuitOnLastWindowClosed(false);
 
     QCommandLineParser parser;
     parser.setApplicationDescription(
         DesktopApp::tr("Tether keeps terminal sessions alive. Without a command it runs the desktop "
                        "application (tray icon, local terminal windows) and the web dashboard "
-                       "server; `tether serve` runs the server alone."));
-    parser.addHelpOption();
-    parser.addVersionOption();
+                       "server.\n\nCommands (each has --help):\n"
+                       "  serve    the server alone, headless\n"
+                       "  attach   attach this terminal to a session (like tmux attach)\n"
+                       "  list     list sessions\n"
+                       "  new      start a session\n"
+                       "  kill     end a session"));
+    const QCommandLineOption helpOpt = parser.addHelpOption();
+    const QCommandLineOption versionOpt = parser.addVersionOption();
     const QCommandLineOption portOpt({QStringLiteral("p"), QStringLiteral("port")},
         DesktopApp::tr("Port to listen on (0 = any free port)."), QStringLiteral("port"));
     const QCommandLineOption bindOpt({QStringLiteral("b"), QStringLiteral("bind")},
@@ -624,6 +623,59 @@ int desktopMain(int argc, char **argv)
     const QCommandLineOption noTrayOpt(QStringLiteral("no-tray"),
         DesktopApp::tr("Do not use the system tray: the Sessions window is the main window."));
     parser.addOptions({portOpt, bindOpt, ttlOpt, bufOpt, maxOpt, cmdOpt, noTrayOpt});
+
+    // Answered before QApplication exists: --help, --version, a mistyped
+    // command and a missing display must get words on a machine without a
+    // display, where QApplication aborts ("could not load the Qt platform
+    // plugin"). Everything else is parsed by QApplication's parser.process()
+    // below, which also knows Qt's own options (-platform, -style, ...).
+    bool early = argc > 1 && argv[1][0] != '-'; // "help", or an unknown command
+    bool platformGiven = false;
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        early = early || a == "-h" || a == "--help" || a == "-?" || a == "--help-all" || a == "-v" || a == "--version";
+        platformGiven = platformGiven || a == "-platform";
+    }
+    const bool noDisplay = qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")
+        && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && !platformGiven;
+    if (early || noDisplay) {
+        // A plain QCoreApplication for the parser (Qt 5's helpText() needs one).
+        QCoreApplication pre(argc, argv);
+        const QStringList args = QCoreApplication::arguments();
+        QTextStream out(stdout);
+        QTextStream err(stderr);
+        if (args.size() > 1 && args.at(1) == QLatin1String("help")) {
+            out << parser.helpText();
+            return 0;
+        }
+        if (!parser.parse(args)) {
+            err << "tether: " << parser.errorText() << "\n(see tether --help)\n";
+            return 2;
+        }
+        if (parser.isSet(helpOpt) || parser.isSet(QStringLiteral("help-all"))) {
+            out << parser.helpText();
+            return 0;
+        }
+        if (parser.isSet(versionOpt)) {
+            out << "tether " << QCoreApplication::applicationVersion() << '\n';
+            return 0;
+        }
+        if (!parser.positionalArguments().isEmpty()) {
+            err << "tether: unknown command \"" << parser.positionalArguments().constFirst()
+                << "\": use serve, attach, list, new or kill (see tether --help)\n";
+            return 2;
+        }
+        err << "tether: no display for the desktop app; run `tether serve` for the headless "
+               "server (see tether --help)\n";
+        return 1;
+    }
+
+    QApplication app(argc, argv);
+    QGuiApplication::setApplicationDisplayName(QStringLiteral("Tether"));
+    QGuiApplication::setDesktopFileName(QStringLiteral("tether"));
+    QApplication::setWindowIcon(appIcon());
+    // The tray keeps us alive with no window open.
+    QApplication::setQuitOnLastWindowClosed(false);
     parser.process(app);
 
     Config config = Config::load();

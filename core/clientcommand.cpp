@@ -378,6 +378,20 @@ private:
         const ssize_t n = ::read(STDIN_FILENO, m_inBuffer.data(), size_t(m_inBuffer.size()));
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
+        if (m_fencing) {
+            // Leaving: swallow the terminal's late answers until the answer to
+            // our own DSR (which comes after them, in order) arrives.
+            if (n <= 0) {
+                finishExit();
+                return;
+            }
+            m_fenceInput += QByteArray(m_inBuffer.constData(), int(n));
+            if (m_fenceInput.contains("\x1b[0n") || m_fenceInput.contains("\x1b[3n"))
+                finishExit();
+            else
+                m_fenceInput = m_fenceInput.right(8); // bounded: only a split answer matters
+            return;
+        }
         if (n <= 0) {
             // End of input: a hung-up terminal (EIO or 0) ends us like SIGHUP;
             // a pipe or file only stops feeding input.
@@ -549,6 +563,38 @@ private:
             if (!leave.isEmpty())
                 [[maybe_unused]] const ssize_t n = ::write(m_outFd, leave.constData(), size_t(leave.size()));
         }
+        if (m_stdinIsTty && !m_outputDead && m_gateInput) {
+            // A replay was just written (attaching to an exited session ends
+            // right after it): the terminal may still be answering queries in
+            // it (cursor position, device attributes, colours). Once we are
+            // gone those answers would land at the shell prompt as garbage
+            // ("2RR84;0;0c", found by a first-time user). So ask for a Device
+            // Status Report and discard input until its answer, which the
+            // terminal sends after every earlier one; bounded for terminals
+            // that do not answer.
+            static const char dsr[] = "\x1b[5n";
+            if (::write(m_outFd, dsr, sizeof dsr - 1) == qsizetype(sizeof dsr - 1)) {
+                m_fencing = true;
+                m_inNotifier->setEnabled(true);
+                m_fenceTimer.setSingleShot(true);
+                connect(&m_fenceTimer, &QTimer::timeout, this, [this]() { finishExit(); });
+                m_fenceTimer.start(500);
+                return;
+            }
+        }
+        finishExit();
+    }
+
+    void finishExit()
+    {
+        if (m_exited)
+            return;
+        m_exited = true;
+        m_fencing = false;
+        m_fenceTimer.stop();
+        m_inNotifier->setEnabled(false);
+        if (m_stdinIsTty)
+            ::tcflush(STDIN_FILENO, TCIFLUSH); // anything still unread is not the user's
         restoreTerminal();
         if (!m_message.isEmpty())
             printErr((::isatty(STDERR_FILENO) ? QStringLiteral("\n") : QString()) + m_message);
@@ -574,6 +620,10 @@ private:
     QTimer m_gateTimer;
     QTimer m_drainTimer;
     QTimer m_reconnectNotice;
+    QTimer m_fenceTimer;
+    QByteArray m_fenceInput;
+    bool m_fencing = false;
+    bool m_exited = false;
     bool m_gateInput = true;
     bool m_noticeShown = false;
     bool m_stdinIsTty = false;
@@ -681,6 +731,13 @@ int apiFailure(const QString &command, const ApiReply &r)
 
 int runAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey)
 {
+    // Raw mode, the detach key and the window size need a terminal; with a
+    // pipe or /dev/null the attachment could never be left (found by a
+    // first-time user: `tether attach ID </dev/null` hung).
+    if (!::isatty(STDIN_FILENO))
+        return fail(QStringLiteral("attach"),
+                    QStringLiteral("standard input is not a terminal (use `tether list`, or the dashboard)"),
+                    kExitUsage);
     TtyAttach a(ep, id, mode, detachKey);
     return a.run();
 }
@@ -729,7 +786,9 @@ int killCommand(const QStringList &args)
     Common common;
     parser.setApplicationDescription(QStringLiteral(
         "Ends a session: its processes get SIGHUP, then SIGTERM, then SIGKILL.\n"
-        "ID may be any unique prefix of a session id."));
+        "ID may be any unique prefix of a session id.\n\n"
+        "Exit status: 0 killed; 1 Tether not running or another error; 2 usage error;\n"
+        "4 no session matches ID (or it is ambiguous)."));
     parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session (or a unique prefix of its id)."));
     int status = kExitOk;
     ServerEndpoint ep;
@@ -749,7 +808,7 @@ int killCommand(const QStringList &args)
                 return done(apiFailure(cmd, r));
             QString id, error;
             if (!resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, &id, &error))
-                return done(fail(cmd, error));
+                return done(fail(cmd, error, kExitNotFound));
             api.deleteResource(QStringLiteral("api/sessions/") + id, [&, done](const ApiReply &d) {
                 if (d.status != 204)
                     return done(apiFailure(cmd, d));
@@ -846,6 +905,8 @@ int attachCommand(const QStringList &args)
         return status;
     if (parser.positionalArguments().size() > 1)
         return fail(cmd, QStringLiteral("expected at most one session ID (see --help)"), kExitUsage);
+    if (parser.positionalArguments().size() == 1 && parser.positionalArguments().first().isEmpty())
+        return fail(cmd, QStringLiteral("empty session ID (omit it to pick the one detached session)"), kExitUsage);
     int key = -1;
     if (!parseDetachKey(parser.value(detachKey), &key))
         return fail(cmd, QStringLiteral("bad --detach-key \"%1\" (use ^X or none)").arg(parser.value(detachKey)), kExitUsage);
@@ -920,7 +981,9 @@ bool parseDetachKey(const QString &text, int *key)
         }
         return false;
     }
-    if (text.size() == 1 && text.at(0).unicode() < 0x80) {
+    // A literal control character is fine; a printable one would detach
+    // on ordinary typing ("--detach-key ^" made every '^' detach).
+    if (text.size() == 1 && (text.at(0).unicode() < 0x20 || text.at(0).unicode() == 0x7f)) {
         *key = text.at(0).toLatin1();
         return true;
     }

@@ -329,18 +329,31 @@ private Q_SLOTS:
         }
         QVERIFY(!shared.isEmpty());
         r = tether(s, {QStringLiteral("kill"), shared});
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 4); // like attach: not found (or ambiguous)
         QVERIFY2(r.err.contains("ambiguous"), r.err.constData());
         r = tether(s, {QStringLiteral("kill"), QStringLiteral("no-such-id")});
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 4);
         QVERIFY(r.err.contains("no session matches"));
         // Ids may start with '-' (base64url): not taken for an unknown option.
         r = tether(s, {QStringLiteral("kill"), QStringLiteral("-x9")});
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 4);
         QVERIFY2(r.err.contains("no session matches \"-x9\""), r.err.constData());
         r = tether(s, {QStringLiteral("attach"), QStringLiteral("--watch"), QStringLiteral("-x9")});
         QCOMPARE(r.code, 4);
         QVERIFY2(r.err.contains("no session matches \"-x9\""), r.err.constData());
+
+        // attach needs a terminal: from a pipe it could never be left (it hung).
+        r = tether(s, {QStringLiteral("attach"), ids.first()});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("not a terminal"), r.err.constData());
+        r = tether(s, {QStringLiteral("attach"), QString()});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("empty session ID"), r.err.constData());
+        // A printable detach key would detach on ordinary typing.
+        for (const QString &k : {QStringLiteral("^"), QStringLiteral("q"), QStringLiteral("^1")}) {
+            r = tether(s, {QStringLiteral("attach"), QStringLiteral("--detach-key"), k, ids.first()});
+            QVERIFY2(r.code == 2 && r.err.contains("bad --detach-key"), qPrintable(k + QString::fromLocal8Bit(r.err)));
+        }
 
         // Kill by a unique prefix.
         QString prefix = id.left(1);

@@ -139,6 +139,50 @@ private Q_SLOTS:
         app.requestQuit(false);
         QTRY_VERIFY_WITH_TIMEOUT(s == nullptr || app.registry()->sessions().isEmpty(), 15000);
     }
+
+    void noQueryAnswersLeftAtThePrompt()
+    {
+        // Attaching to an exited session replays its output and ends at once.
+        // A real terminal answers the queries in that replay (cursor position,
+        // device attributes) a moment later: those answers must not land in
+        // the shell the user returns to (a first-time user saw "2RR84;0;0c"
+        // at the prompt after attaching to an exited vim session).
+        Config config;
+        config.port = 0;
+        DesktopApp app(config, DesktopApp::TrayMode::Off);
+        QString error;
+        QVERIFY2(app.start(&error), qPrintable(error));
+        SpawnOptions o;
+        o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                             QStringLiteral("printf 'asking\\033[6n\\033[c\\033[>c\\n'; exit 7")};
+        Session *s = app.registry()->create(o, nullptr, &error);
+        QVERIFY2(s, qPrintable(error));
+        const QString id = s->id();
+        QTRY_COMPARE_WITH_TIMEOUT(s->state(), Session::State::Exited, 10000);
+
+        tmux({QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-x"), QStringLiteral("80"),
+              QStringLiteral("-y"), QStringLiteral("24"), QStringLiteral("-s"), QStringLiteral("Q"),
+              QStringLiteral("PS1='$ ' exec /bin/sh")});
+        QTRY_VERIFY_WITH_TIMEOUT(tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")})
+                                     .contains("$"), 10000);
+        tmux({QStringLiteral("send-keys"), QStringLiteral("-t"), QStringLiteral("Q"),
+              kTether + QStringLiteral(" attach ") + id + QStringLiteral("; echo after:$?"), QStringLiteral("Enter")});
+        QTRY_VERIFY_WITH_TIMEOUT(tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")})
+                                     .contains("after:0"), 15000);
+        QByteArray screen = tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")});
+        QVERIFY2(screen.contains("[process exited with code 7]"), screen.constData());
+        // The shell's next line must be exactly what we type: answers left
+        // in its input would be prepended to the command.
+        tmux({QStringLiteral("send-keys"), QStringLiteral("-t"), QStringLiteral("Q"), QStringLiteral("echo clean-$((1+1))"),
+              QStringLiteral("Enter")});
+        QTRY_VERIFY_WITH_TIMEOUT(tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")})
+                                     .contains("\nclean-2"), 10000);
+        screen = tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")});
+        QVERIFY2(!screen.contains("not found"), screen.constData());
+        tmux({QStringLiteral("kill-session"), QStringLiteral("-t"), QStringLiteral("Q")});
+        app.requestQuit(false);
+        QTRY_VERIFY_WITH_TIMEOUT(app.registry()->sessions().isEmpty(), 15000);
+    }
 };
 
 QTEST_MAIN(TestUiCliTerminal)

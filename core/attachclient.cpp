@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "attachclient.h"
+#include "protocol.h"
 
 #include <QJsonDocument>
 #include <QLoggingCategory>
@@ -12,16 +13,6 @@ namespace Tether {
 
 Q_LOGGING_CATEGORY(lcClient, "tether.client", QtWarningMsg)
 
-namespace {
-// Close codes of docs/protocol.md section 5.
-constexpr int kGoingAway = 1001;
-constexpr int kTooBig = 1009;
-constexpr int kBadMessage = 4400;
-constexpr int kNotFound = 4404;
-constexpr int kSuperseded = 4409;
-constexpr int kExited = 4410;
-constexpr int kTooManyViewers = 4429;
-} // namespace
 
 AttachClient::AttachClient(const ServerEndpoint &endpoint, const QString &id, ViewerMode mode, QObject *parent)
     : QObject(parent)
@@ -233,23 +224,23 @@ void AttachClient::onSocketGone()
     }
     qCDebug(lcClient) << "connection ended" << code << reason << error;
     switch (code) {
-    case kExited:
+    case Protocol::Exited:
         finish(End::Exited);
         return;
-    case kSuperseded:
+    case Protocol::Superseded:
         finish(End::TakenOver);
         return;
-    case kNotFound:
+    case Protocol::NotFound:
         finish(End::NotFound);
         return;
-    case kGoingAway:
+    case Protocol::GoingAway:
         finish(reason == QLatin1String("server shutting down") ? End::ServerShutdown : End::SessionKilled);
         return;
-    case kTooManyViewers:
+    case Protocol::TooManyViewers:
         finish(End::TooManyViewers);
         return;
-    case kBadMessage:
-    case kTooBig:
+    case Protocol::BadRequest:
+    case Protocol::TooBig:
         m_closeReason = QStringLiteral("%1 %2").arg(code).arg(reason);
         finish(End::ProtocolError);
         return;

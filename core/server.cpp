@@ -3,6 +3,7 @@
 #include "accesskey.h"
 #include "httpconnection.h"
 #include "logging.h"
+#include "protocol.h"
 #include "registry.h"
 #include "runtimefile.h"
 #include "sessionjson.h"
@@ -245,7 +246,7 @@ void Server::close()
         m_tcp->close();
     const auto viewers = m_viewers;
     for (WebSocketViewer *v : viewers)
-        v->closeWith(1001, QStringLiteral("server shutting down"));
+        v->closeWith(Protocol::GoingAway, QStringLiteral("server shutting down"));
     const auto http = m_http;
     for (HttpConnection *c : http)
         c->abort();

@@ -2,6 +2,7 @@
 #include "websocketviewer.h"
 #include "lingeringclose.h"
 #include "logging.h"
+#include "protocol.h"
 #include "session.h"
 
 #include <QJsonDocument>
@@ -100,18 +101,18 @@ void WebSocketViewer::start(Session *session, ViewerMode mode, std::optional<qui
         return;
     }
     if (!session) {
-        closeSocket(4404, QStringLiteral("no such session"));
+        closeSocket(Protocol::NotFound, QStringLiteral("no such session"));
         return;
     }
     if (badQuery) {
-        closeSocket(4400, QStringLiteral("bad query"));
+        closeSocket(Protocol::BadRequest, QStringLiteral("bad query"));
         return;
     }
     // Checked here, after the upgrade, like 4404: the count can change while
     // the handshake is in flight, and attach() below runs in the same turn.
     if (!session->hasRoomFor(mode)) {
         qCInfo(lcServer) << m_describe << "refused: too many viewers on" << session->id();
-        closeSocket(4429, QStringLiteral("too many viewers"));
+        closeSocket(Protocol::TooManyViewers, QStringLiteral("too many viewers"));
         return;
     }
     {
@@ -193,7 +194,7 @@ void WebSocketViewer::exited(const ExitStatus &status)
     // The exit message follows the last output byte in the socket's queue;
     // the close frame follows it. Detaching waits until the session's
     // callback has returned.
-    closeLater(4410, QStringLiteral("process exited"));
+    closeLater(Protocol::Exited, QStringLiteral("process exited"));
 }
 
 void WebSocketViewer::detached(DetachReason reason)
@@ -202,16 +203,16 @@ void WebSocketViewer::detached(DetachReason reason)
     m_blocked = false;
     switch (reason) {
     case DetachReason::Superseded:
-        closeSocket(4409, QStringLiteral("superseded"));
+        closeSocket(Protocol::Superseded, QStringLiteral("superseded"));
         break;
     case DetachReason::Killed:
-        closeSocket(1001, QStringLiteral("session killed"));
+        closeSocket(Protocol::GoingAway, QStringLiteral("session killed"));
         break;
     case DetachReason::Shutdown:
-        closeSocket(1001, QStringLiteral("server shutting down"));
+        closeSocket(Protocol::GoingAway, QStringLiteral("server shutting down"));
         break;
     case DetachReason::InputStalled:
-        closeSocket(1013, QStringLiteral("input stalled"));
+        closeSocket(Protocol::TryAgainLater, QStringLiteral("input stalled"));
         break;
     }
 }
@@ -277,13 +278,13 @@ void WebSocketViewer::checkBackpressure()
     // (a control viewer pauses the PTY there, a watcher is dropped there), so
     // a queue far past it is client-induced: the client does not read.
     if (queued > 4 * m_options.highWatermark + m_replayAllowance) {
-        closeLater(1013, QStringLiteral("too far behind"));
+        closeLater(Protocol::TryAgainLater, QStringLiteral("too far behind"));
         return;
     }
     if (m_mode == ViewerMode::Watch) {
         // Watchers never slow the session down; one that cannot keep up goes.
         if (queued > m_options.highWatermark + m_replayAllowance)
-            closeLater(1013, QStringLiteral("too far behind"));
+            closeLater(Protocol::TryAgainLater, QStringLiteral("too far behind"));
         return;
     }
     bool changed = false;
@@ -315,14 +316,14 @@ void WebSocketViewer::onText(const QString &message)
     const QJsonObject o = doc.object();
     const QString type = o.value(QStringLiteral("type")).toString();
     if (err.error != QJsonParseError::NoError || !doc.isObject() || type.isEmpty()) {
-        closeWith(4400, QStringLiteral("bad control message"));
+        closeWith(Protocol::BadRequest, QStringLiteral("bad control message"));
         return;
     }
     if (type == QLatin1String("resize")) {
         const QJsonValue c = o.value(QStringLiteral("cols"));
         const QJsonValue r = o.value(QStringLiteral("rows"));
         if (!c.isDouble() || !r.isDouble()) {
-            closeWith(4400, QStringLiteral("bad control message"));
+            closeWith(Protocol::BadRequest, QStringLiteral("bad control message"));
             return;
         }
         const double cd = c.toDouble();
@@ -335,7 +336,7 @@ void WebSocketViewer::onText(const QString &message)
         m_session->resize(this, int(cd), int(rd));
         return;
     }
-    closeWith(4400, QStringLiteral("bad control message"));
+    closeWith(Protocol::BadRequest, QStringLiteral("bad control message"));
 }
 
 void WebSocketViewer::onBinary(const QByteArray &message)
@@ -346,7 +347,7 @@ void WebSocketViewer::onBinary(const QByteArray &message)
     // (terminado PR #189). The session may already have detached us with
     // InputStalled (then the socket is closing); otherwise close 1013 here.
     if (!m_session->sendInput(this, message) && !m_closing)
-        closeWith(1013, QStringLiteral("input stalled"));
+        closeWith(Protocol::TryAgainLater, QStringLiteral("input stalled"));
 }
 
 void WebSocketViewer::onBytesWritten(qint64 bytes)

@@ -8,6 +8,9 @@
 #include <QFile>
 #include <QString>
 #include <QTest>
+#include <cerrno>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace TestUtil {
@@ -36,6 +39,49 @@ inline char processState(pid_t pid)
     const int close = s.lastIndexOf(')');
     return close > 0 && close + 2 < s.size() ? s.at(close + 2) : 0;
 }
+
+/// Watches one process through a pidfd (pidfd_open(2), Linux 5.3), for
+/// processes that are not our children (background jobs of a session). A pid
+/// number can be reused once its process is reaped -- with pid_max 32768 and
+/// CI building and testing in a fresh PID namespace, numbers wrap -- so
+/// "/proc/<pid> is gone or a zombie" can wrongly read as "still running"
+/// (seen in the CI mimic). A pidfd always means the process it was opened for.
+class ProcessWatch
+{
+public:
+    explicit ProcessWatch(pid_t pid)
+        : m_pid(pid)
+        , m_fd(int(::syscall(SYS_pidfd_open, pid, 0)))
+        , m_goneAtOpen(m_fd < 0 && errno == ESRCH)
+    {
+    }
+    ~ProcessWatch() { close(); }
+    ProcessWatch(const ProcessWatch &) = delete;
+    ProcessWatch &operator=(const ProcessWatch &) = delete;
+    /// True once the process has exited (zombie or reaped). Without pidfd
+    /// support (kernel < 5.3) it falls back to /proc, reuse and all.
+    bool exited() const
+    {
+        if (m_goneAtOpen)
+            return true;
+        if (m_fd < 0)
+            return processState(m_pid) == 0 || processState(m_pid) == 'Z';
+        struct pollfd p = {m_fd, POLLIN, 0};
+        return ::poll(&p, 1, 0) == 1;
+    }
+    /// Closes the pidfd early (before an fd-count comparison).
+    void close()
+    {
+        if (m_fd >= 0)
+            ::close(m_fd);
+        m_fd = -1;
+    }
+
+private:
+    pid_t m_pid;
+    int m_fd;
+    bool m_goneAtOpen;
+};
 
 /// Zombie children of this process (their /proc stat has state Z and ppid = us),
 /// each printed with qDebug (a zombie seen for an instant, e.g. a leader just

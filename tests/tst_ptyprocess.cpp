@@ -401,6 +401,7 @@ void TestPtyProcess::teardownBackgroundJobOwnGroup()
     QVERIFY(statField(job, 5).toInt() != int(pid));
     QCOMPARE(statField(job, 6).toInt(), int(pid)); // but still in the session
     QVERIFY(processesInSession(pid).contains(job));
+    TestUtil::ProcessWatch jobWatch(job);
 
     p.terminate();
     QVERIFY2(waitUntil([&] { return r.tornDown > 0; }, kTeardownWaitMs),
@@ -409,9 +410,9 @@ void TestPtyProcess::teardownBackgroundJobOwnGroup()
     QVERIFY(r.status.signaled);
     QCOMPARE(r.status.signal, int(SIGHUP));
     // Gone, or a zombie of someone else (pid 1 here may not reap orphans).
-    QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
+    QTRY_VERIFY(jobWatch.exited());
     // Not our child (unless we are PID 1 of a namespace: then orphans are).
-    QVERIFY(::getpid() == 1 || statField(job, 4).toInt() != int(::getpid()));
+    QVERIFY(::getpid() == 1 || TestUtil::processState(job) == 0 || statField(job, 4).toInt() != int(::getpid()));
     QVERIFY(processesInSession(pid).isEmpty());
     QTRY_COMPARE(TestUtil::zombieChildren(), 0);
 }
@@ -433,6 +434,7 @@ void TestPtyProcess::teardownContinuesAfterLeaderDied()
     QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
     const pid_t bg = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
     QCOMPARE(statField(bg, 6).toInt(), int(pid));
+    TestUtil::ProcessWatch bgWatch(bg);
 
     QElapsedTimer t;
     t.start();
@@ -442,7 +444,7 @@ void TestPtyProcess::teardownContinuesAfterLeaderDied()
     QCOMPARE(r.status.signal, int(SIGHUP));
     QVERIFY(waitUntil([&] { return r.tornDown > 0; }));
     QVERIFY2(t.elapsed() >= 150, "torn down before SIGTERM although a member ignores SIGHUP");
-    QTRY_VERIFY(TestUtil::processState(bg) == 0 || TestUtil::processState(bg) == 'Z');
+    QTRY_VERIFY(bgWatch.exited());
     QTRY_VERIFY(processesInSession(pid).isEmpty());
     QTRY_COMPARE(TestUtil::zombieChildren(), 0);
 }
@@ -759,13 +761,15 @@ void TestPtyProcess::destructorKillsAndReaps()
     QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
     const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
     QTRY_VERIFY(processesInSession(pid).size() >= 3);
+    TestUtil::ProcessWatch jobWatch(job);
 
     QElapsedTimer t;
     t.start();
     p.reset();
     QVERIFY2(t.elapsed() < kNoEscalationGraceMs / 2, "the destructor waited for the teardown");
     QTRY_COMPARE(TestUtil::processState(pid), char(0)); // reaped by the internal reaper
-    QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
+    QTRY_VERIFY(jobWatch.exited());
+    jobWatch.close();
     QTRY_VERIFY(processesInSession(pid).isEmpty());
     QTRY_COMPARE(TestUtil::zombieChildren(), 0);
     QTRY_COMPARE(TestUtil::openFdCount(), fds);
@@ -891,12 +895,13 @@ void TestPtyProcess::stoppedJobIsContinued()
     QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
     const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
     QTRY_COMPARE(TestUtil::processState(job), 'T');
+    TestUtil::ProcessWatch jobWatch(job);
     p.terminate();
     QVERIFY2(waitUntil([&] { return r.tornDown > 0; }, kTeardownWaitMs),
              "stopped job needed SIGTERM: no SIGCONT after SIGHUP?");
     QVERIFY(r.data.contains("leader-done"));
     QCOMPARE(r.status.code, 0);
-    QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
+    QTRY_VERIFY(jobWatch.exited());
     QTRY_COMPARE(TestUtil::zombieChildren(), 0);
 }
 
@@ -919,20 +924,20 @@ void TestPtyProcess::teardownWaitsForSlowMember()
     QRegularExpression re(QStringLiteral("job:(\\d+):"));
     QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
     const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
-    // What the job is at the moment tornDown is emitted: it must be dead by then.
-    char jobStateAtTornDown = '?';
-    connect(&p, &PtyProcess::tornDown, &p, [&] { jobStateAtTornDown = TestUtil::processState(job); });
+    TestUtil::ProcessWatch jobWatch(job);
+    // Whether the job has exited at the moment tornDown is emitted: it must have.
+    int jobExitedAtTornDown = -1;
+    connect(&p, &PtyProcess::tornDown, &p, [&] { jobExitedAtTornDown = jobWatch.exited() ? 1 : 0; });
     QElapsedTimer t;
     t.start();
     p.terminate();
     QVERIFY(waitUntil([&] { return r.finished > 0; }));
     QVERIFY2(waitUntil([&] { return r.tornDown > 0; }, kTeardownWaitMs),
              "no tornDown without escalation: the job's exit was not noticed?");
-    QVERIFY2(jobStateAtTornDown == 0 || jobStateAtTornDown == 'Z',
-             qPrintable(QStringLiteral("job state %1 at tornDown").arg(QChar::fromLatin1(jobStateAtTornDown))));
+    QVERIFY2(jobExitedAtTornDown == 1, "the job was still running at tornDown");
     const qint64 ms = t.elapsed(); // a lower bound only: the job sleeps 0.3 s after SIGHUP
     QVERIFY2(ms >= 250, qPrintable(QStringLiteral("torn down after %1 ms, job still alive?").arg(ms)));
-    QTRY_VERIFY(TestUtil::processState(job) == 0 || TestUtil::processState(job) == 'Z');
+    QVERIFY(jobWatch.exited());
     QVERIFY(processesInSession(pid).isEmpty());
 }
 

@@ -372,7 +372,9 @@ private Q_SLOTS:
         // Several detached sessions: attach without an ID names them and fails.
         // (One more: when the first /bin/cat shared its first character with
         // `id`, only one would be left after the kill -- 1 run in 64.)
-        QVERIFY(!s.create({QStringLiteral("/bin/cat")}).isEmpty());
+        const QString extra = s.create({QStringLiteral("/bin/cat")});
+        QVERIFY(!extra.isEmpty());
+        ids << extra;
         r = tether(s, {QStringLiteral("attach")});
         QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("detached sessions; name one"));

@@ -85,6 +85,16 @@ struct Recorder {
         });
         QObject::connect(&p, &PtyProcess::inputStalled, &p, [this] { ++stalled; });
     }
+
+    /// Waits (up to 10 s) for the test script to print "NAME:PID:" and
+    /// returns PID; 0 if it never came.
+    pid_t announcedPid(const QString &name)
+    {
+        const QRegularExpression re(QRegularExpression::escape(name) + QStringLiteral(":(\\d+):"));
+        QRegularExpressionMatch m;
+        waitUntil([&] { return (m = re.match(QString::fromLatin1(data))).hasMatch(); });
+        return m.hasMatch() ? pid_t(m.captured(1).toInt()) : 0;
+    }
 };
 
 /// Field `n` (1-based, as in proc(5)) of /proc/<pid>/stat, parsed after the last ')'.
@@ -393,9 +403,7 @@ void TestPtyProcess::teardownBackgroundJobOwnGroup()
     QString err;
     QVERIFY2(p.start(o, &err), qPrintable(err));
     const pid_t pid = p.pid();
-    QRegularExpression re(QStringLiteral("job:(\\d+):"));
-    QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
-    const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
+    const pid_t job = r.announcedPid(QStringLiteral("job"));
     QVERIFY(job > 0);
     QTRY_COMPARE(statField(job, 5).toInt(), int(job)); // own process group (after setpgid)
     QVERIFY(statField(job, 5).toInt() != int(pid));
@@ -430,9 +438,8 @@ void TestPtyProcess::teardownContinuesAfterLeaderDied()
     QString err;
     QVERIFY2(p.start(o, &err), qPrintable(err));
     const pid_t pid = p.pid();
-    QRegularExpression re(QStringLiteral("bg:(\\d+):"));
-    QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
-    const pid_t bg = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
+    const pid_t bg = r.announcedPid(QStringLiteral("bg"));
+    QVERIFY(bg > 0);
     QCOMPARE(statField(bg, 6).toInt(), int(pid));
     TestUtil::ProcessWatch bgWatch(bg);
 
@@ -757,9 +764,8 @@ void TestPtyProcess::destructorKillsAndReaps()
     QString err;
     QVERIFY2(p->start(o, &err), qPrintable(err));
     const pid_t pid = p->pid();
-    QRegularExpression re(QStringLiteral("job:(\\d+):"));
-    QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
-    const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
+    const pid_t job = r.announcedPid(QStringLiteral("job"));
+    QVERIFY(job > 0);
     QTRY_VERIFY(processesInSession(pid).size() >= 3);
     TestUtil::ProcessWatch jobWatch(job);
 
@@ -891,9 +897,8 @@ void TestPtyProcess::stoppedJobIsContinued()
             "echo leader-done"));
     QString err;
     QVERIFY2(p.start(o, &err), qPrintable(err));
-    QRegularExpression re(QStringLiteral("job:(\\d+):"));
-    QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
-    const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
+    const pid_t job = r.announcedPid(QStringLiteral("job"));
+    QVERIFY(job > 0);
     QTRY_COMPARE(TestUtil::processState(job), 'T');
     TestUtil::ProcessWatch jobWatch(job);
     p.terminate();
@@ -921,9 +926,8 @@ void TestPtyProcess::teardownWaitsForSlowMember()
     QString err;
     QVERIFY2(p.start(o, &err), qPrintable(err));
     const pid_t pid = p.pid();
-    QRegularExpression re(QStringLiteral("job:(\\d+):"));
-    QTRY_VERIFY(re.match(QString::fromLatin1(r.data)).hasMatch());
-    const pid_t job = pid_t(re.match(QString::fromLatin1(r.data)).captured(1).toInt());
+    const pid_t job = r.announcedPid(QStringLiteral("job"));
+    QVERIFY(job > 0);
     TestUtil::ProcessWatch jobWatch(job);
     // Whether the job has exited at the moment tornDown is emitted: it must have.
     int jobExitedAtTornDown = -1;

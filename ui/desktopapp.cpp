@@ -22,17 +22,12 @@
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
-#include <QSocketNotifier>
 #include <QSystemTrayIcon>
 #include <QTextStream>
 #include <QTimer>
 #include <QUrl>
 
-#include <cerrno>
 #include <csignal>
-#include <fcntl.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 namespace Tether {
 

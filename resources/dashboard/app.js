@@ -67,6 +67,8 @@ window.tether = {
   get attachment() { return app.current ? app.current.attachment : null; },
   get state() { return app.current ? app.current.attachment.state : app.listState; },
   get sessions() { return [...app.sessions.values()].map((e) => e.s); },
+  /** Last size sent to (or confirmed by) the session; tests read it to explain a failure. */
+  get lastSentSize() { return app.lastSentSize; },
 };
 
 // ---------------------------------------------------------------------------
@@ -734,6 +736,10 @@ function init() {
     kick();
     if (!app.events && !app.unauthorized) startEvents();
   });
+  // The pane's ResizeObserver is the main trigger; the window's own resize is
+  // a second one (headless Chromium has been seen to deliver the observer's
+  // callback late or not at all after a viewport change).
+  window.addEventListener('resize', () => scheduleFit());
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible') { kick(); scheduleFit(); renderTimes(); }
   });

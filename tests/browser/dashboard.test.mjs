@@ -131,7 +131,21 @@ describe('dashboard', { timeout: 240000 }, () => {
 
     // Smaller window: the session follows (the program gets SIGWINCH).
     await page.setViewportSize({ width: 900, height: 500 });
-    await until(async () => (await get()).cols < first.cols, 10000, 'a smaller session');
+    try {
+      await until(async () => (await get()).cols < first.cols, 10000, 'a smaller session');
+    } catch (e) {
+      const now = await get();
+      const pageSide = await page.evaluate(() => ({
+        term: [window.tether.term.cols, window.tether.term.rows],
+        state: window.tether.attachment && window.tether.attachment.state,
+        ws: window.tether.attachment && window.tether.attachment.ws && window.tether.attachment.ws.readyState,
+        lastSent: window.tether.lastSentSize,
+        visibility: document.visibilityState,
+        wrap: [document.getElementById('terminal-wrap').clientWidth, document.getElementById('terminal-wrap').clientHeight],
+        inner: [window.innerWidth, window.innerHeight],
+      }));
+      throw new Error(`${e.message}: first ${first.cols}x${first.rows}, now ${now.cols}x${now.rows}, page ${JSON.stringify(pageSide)}\n${server.output().slice(-800)}`);
+    }
     const smaller = await get();
     assert.deepEqual(await page.evaluate(() => [window.tether.term.cols, window.tether.term.rows]),
       [smaller.cols, smaller.rows]);

@@ -682,6 +682,20 @@ QStringList idsAsPositional(const QStringList &args, const QStringList &flags, c
     return out;
 }
 
+} // namespace
+
+QString commandHelp(const QCommandLineParser &parser, const QString &command)
+{
+    QString text = parser.helpText();
+    const QStringList argv = QCoreApplication::arguments();
+    const QString qtUsage = QStringLiteral("Usage: ") + (argv.isEmpty() ? QString() : argv.constFirst());
+    if (!argv.isEmpty() && text.startsWith(qtUsage))
+        text.replace(0, qtUsage.size(), QStringLiteral("Usage: tether ") + command);
+    return text;
+}
+
+namespace {
+
 /// Parses `args` (argv without the subcommand); shows help and exits on --help.
 bool parse(QCommandLineParser &parser, const Common &common, const QString &command, const QStringList &args,
            int *status)
@@ -693,7 +707,7 @@ bool parse(QCommandLineParser &parser, const Common &common, const QString &comm
         return false;
     }
     if (parser.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(parser.helpText()), stdout);
+        std::fputs(qPrintable(commandHelp(parser, command)), stdout);
         std::fflush(stdout);
         *status = kExitOk;
         return false;

@@ -3,6 +3,10 @@
 
 #include <QString>
 
+QT_BEGIN_NAMESPACE
+class QCommandLineParser;
+QT_END_NAMESPACE
+
 namespace Tether {
 
 /**
@@ -46,6 +50,11 @@ bool isClientCommand(const char *arg);
 
 /// Runs `tether <subcommand> ...`; returns the exit status.
 int clientMain(int argc, char **argv);
+
+/// The parser's --help text with its usage line naming the command as users
+/// type it ("Usage: tether attach [options] ID"); Qt's own names argv[0].
+/// `command` is the subcommand ("attach", "serve", ...).
+QString commandHelp(const QCommandLineParser &parser, const QString &command);
 
 /// Parses a detach key: "^X" for Ctrl-X (X one of @ A-Z [ \ ] ^ _ ?,
 /// case-insensitive; "^?" is DEL), one ASCII character, or "none" (no

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "servecommand.h"
+#include "clientcommand.h"
 #include "config.h"
 #include "logging.h"
 #include "registry.h"
@@ -96,8 +97,10 @@ int serveMain(int argc, char **argv)
         args.removeAt(1);
     if (!parser.parse(args))
         return fail(parser.errorText());
-    if (parser.isSet(QStringLiteral("help")))
-        parser.showHelp(0);
+    if (parser.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(commandHelp(parser, QStringLiteral("serve"))), stdout);
+        return 0;
+    }
     if (parser.isSet(QStringLiteral("version")))
         parser.showVersion();
     if (!parser.positionalArguments().isEmpty())

@@ -242,6 +242,25 @@ private Q_SLOTS:
         QVERIFY(!Tether::parseDetachKey(QStringLiteral("ctrl-x"), &k));
     }
 
+    void helpNamesTheCommand()
+    {
+        // `tether attach --help` works without a server and its usage line
+        // reads as typed (Qt's own would name argv[0], a build path).
+        Serve s; // not started
+        const QList<QPair<QString, QByteArray>> cases = {
+            {QStringLiteral("attach"), "Usage: tether attach [options] [ID]"},
+            {QStringLiteral("list"), "Usage: tether list [options]"},
+            {QStringLiteral("new"), "Usage: tether new [options]"},
+            {QStringLiteral("kill"), "Usage: tether kill [options] ID"},
+        };
+        for (const auto &c : cases) {
+            const Run r = tether(s, {c.first, QStringLiteral("--help")});
+            QCOMPARE(r.code, 0);
+            QVERIFY2(r.out.startsWith(c.second), r.out.left(80).constData());
+            QVERIFY2(r.out.contains("--url"), c.first.toUtf8().constData());
+        }
+    }
+
     void notRunning()
     {
         Serve s; // not started: no runtime file

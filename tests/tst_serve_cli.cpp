@@ -110,6 +110,8 @@ private Q_SLOTS:
             QCOMPARE(s.proc.exitCode(), 0);
             for (const char *opt : {"--bind", "--port", "--ttl", "--buffer-size", "--max-sessions", "--command", "--help", "--version"})
                 QVERIFY2(s.out.contains(opt), opt);
+            // The usage line names the command as typed, not argv[0].
+            QVERIFY2(s.out.startsWith("Usage: tether serve [options]"), s.out.left(80).constData());
         }
         {
             Serve s;

@@ -4,11 +4,12 @@
 
 #include <QFile>
 #include <QJsonDocument>
-#include <QStandardPaths>
+#include <QDir>
 
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,14 +21,41 @@ QString errnoText(const QString &what, const QString &file, int err)
 {
     return QStringLiteral("%1 %2: %3").arg(what, file, QString::fromLocal8Bit(std::strerror(err)));
 }
+
+/// True when `path` is a directory (not a symlink) owned by us; else *error.
+bool ownDirectory(const QString &path, QString *error)
+{
+    struct stat st;
+    if (::lstat(QFile::encodeName(path).constData(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (error)
+            *error = QStringLiteral("%1 is not a directory").arg(path);
+        return false;
+    }
+    if (st.st_uid != ::geteuid()) {
+        if (error)
+            *error = QStringLiteral("%1 belongs to another user").arg(path);
+        return false;
+    }
+    return true;
+}
 } // namespace
+
+QString baseDirectory()
+{
+    const QString xdg = qEnvironmentVariable("XDG_RUNTIME_DIR");
+    if (!xdg.isEmpty())
+        return xdg;
+    // The same path as Qt's QStandardPaths::RuntimeLocation fallback (Qt 5.15
+    // and 6: tempPath + "/runtime-" + the user's name), without its warning.
+    const uid_t uid = ::geteuid();
+    const struct passwd *pw = ::getpwuid(uid);
+    const QString user = pw && pw->pw_name ? QString::fromLocal8Bit(pw->pw_name) : QString::number(uid);
+    return QDir::tempPath() + QStringLiteral("/runtime-") + user;
+}
 
 QString directory()
 {
-    QString base = qEnvironmentVariable("XDG_RUNTIME_DIR");
-    if (base.isEmpty())
-        base = QStandardPaths::writableLocation(QStandardPaths::RuntimeLocation);
-    return base + QStringLiteral("/tether");
+    return baseDirectory() + QStringLiteral("/tether");
 }
 
 QString path()
@@ -37,6 +65,17 @@ QString path()
 
 bool write(const QJsonObject &contents, QString *error)
 {
+    if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
+        // Our fallback lives in a shared /tmp: it must be ours alone.
+        const QString base = baseDirectory();
+        if (::mkdir(QFile::encodeName(base).constData(), 0700) != 0 && errno != EEXIST) {
+            if (error)
+                *error = errnoText(QStringLiteral("cannot create"), base, errno);
+            return false;
+        }
+        if (!ownDirectory(base, error))
+            return false;
+    }
     const QString dir = directory();
     const QByteArray dirLocal = QFile::encodeName(dir);
     if (::mkdir(dirLocal.constData(), 0700) != 0 && errno != EEXIST) {
@@ -46,17 +85,11 @@ bool write(const QJsonObject &contents, QString *error)
     }
     // An existing directory may have looser permissions (created by hand or
     // by an old version): tighten it, since it holds the key.
+    if (!ownDirectory(dir, error))
+        return false;
     struct stat st;
-    if (::stat(dirLocal.constData(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        if (error)
-            *error = QStringLiteral("%1 is not a directory").arg(dir);
+    if (::lstat(dirLocal.constData(), &st) != 0)
         return false;
-    }
-    if (st.st_uid != ::geteuid()) {
-        if (error)
-            *error = QStringLiteral("%1 belongs to another user").arg(dir);
-        return false;
-    }
     if ((st.st_mode & 07777) != 0700 && ::chmod(dirLocal.constData(), 0700) != 0) {
         if (error)
             *error = errnoText(QStringLiteral("cannot chmod"), dir, errno);
@@ -105,8 +138,13 @@ bool write(const QJsonObject &contents, QString *error)
 
 QJsonObject read()
 {
+    if (!ownDirectory(directory(), nullptr))
+        return QJsonObject();
     QFile f(path());
     if (!f.open(QIODevice::ReadOnly))
+        return QJsonObject();
+    struct stat st;
+    if (::fstat(f.handle(), &st) != 0 || st.st_uid != ::geteuid())
         return QJsonObject();
     return QJsonDocument::fromJson(f.read(64 * 1024)).object();
 }

@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 
 #include <csignal>
+#include <pwd.h>
 #include <sys/stat.h>
 
 using namespace ServerTest;
@@ -285,6 +286,56 @@ private Q_SLOTS:
         QCOMPARE(a.proc.exitCode(), 0);
         QTRY_COMPARE(TestUtil::processState(child), char(0));
         QVERIFY(!QFile::exists(a.runtimeFile()));
+    }
+
+    void runtimeFallbackWithoutXdgRuntimeDir()
+    {
+        // su/sudo/cron leave XDG_RUNTIME_DIR unset: server and clients agree on
+        // Qt's fallback ($TMPDIR/runtime-USER), made 0700, and no command
+        // prints Qt's "XDG_RUNTIME_DIR not set" warning.
+        Serve s;
+        const QString tmp = s.dir.path() + QStringLiteral("/tmp");
+        QVERIFY(QDir().mkpath(tmp));
+        QProcessEnvironment env = s.proc.processEnvironment();
+        env.remove(QStringLiteral("XDG_RUNTIME_DIR"));
+        env.insert(QStringLiteral("TMPDIR"), tmp);
+        s.proc.setProcessEnvironment(env);
+        QVERIFY(s.start({QStringLiteral("--port"), QStringLiteral("0")}));
+        QVERIFY(s.waitLine());
+        const struct passwd *pw = ::getpwuid(::geteuid());
+        QVERIFY(pw);
+        const QString base = tmp + QStringLiteral("/runtime-") + QString::fromLocal8Bit(pw->pw_name);
+        struct stat st;
+        QCOMPARE(::stat(QFile::encodeName(base).constData(), &st), 0);
+        QCOMPARE(int(st.st_mode & 07777), 0700);
+        const QJsonObject rt = QJsonDocument::fromJson(readFile(base + QStringLiteral("/tether/server.json"))).object();
+        QCOMPARE(rt.value(QStringLiteral("port")).toInt(), int(s.port));
+
+        QProcess list;
+        list.setProcessEnvironment(env);
+        list.start(kTether, {QStringLiteral("list")});
+        QVERIFY(list.waitForFinished(15000));
+        const QByteArray listErr = list.readAllStandardError();
+        QCOMPARE(list.exitCode(), 0);
+        QVERIFY2(listErr.isEmpty(), listErr.constData());
+        QVERIFY(!s.err.contains("XDG_RUNTIME_DIR"));
+
+        // A runtime file in a directory that is not ours is not trusted: it
+        // could send our keystrokes to someone else's server.
+        if (::geteuid() == 0) {
+            QCOMPARE(::chown(QFile::encodeName(base + QStringLiteral("/tether")).constData(), 65534, 65534), 0);
+            QProcess again;
+            again.setProcessEnvironment(env);
+            again.start(kTether, {QStringLiteral("list")});
+            QVERIFY(again.waitForFinished(15000));
+            QCOMPARE(again.exitCode(), 1);
+            QVERIFY(again.readAllStandardError().contains("not running"));
+            QCOMPARE(::chown(QFile::encodeName(base + QStringLiteral("/tether")).constData(), 0, 0), 0);
+        }
+        QVERIFY(::kill(pid_t(s.proc.processId()), SIGTERM) == 0);
+        QVERIFY(s.waitFinished());
+        QCOMPARE(s.proc.exitCode(), 0);
+        QVERIFY(!QFile::exists(base + QStringLiteral("/tether/server.json")));
     }
 
     void sighupShutsDownCleanly()

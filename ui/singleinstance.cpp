@@ -2,11 +2,14 @@
 #include "singleinstance.h"
 
 #include "logging.h"
+#include "runtimefile.h"
 
 #include <QDir>
 #include <QLocalServer>
 #include <QLocalSocket>
-#include <QStandardPaths>
+#include <QFile>
+
+#include <sys/stat.h>
 
 namespace Tether {
 
@@ -20,11 +23,13 @@ SingleInstance::SingleInstance(const QString &dir, QObject *parent)
     : QObject(parent)
 {
     QString base = dir;
-    if (base.isEmpty())
-        base = QStandardPaths::writableLocation(QStandardPaths::RuntimeLocation);
-    if (base.isEmpty())
-        base = QDir::tempPath();
-    QDir().mkpath(base);
+    if (base.isEmpty()) {
+        base = RuntimeFile::baseDirectory();
+        // 0700 like Qt's own fallback: the socket there answers "show".
+        ::mkdir(QFile::encodeName(base).constData(), 0700);
+    } else {
+        QDir().mkpath(base);
+    }
     m_socketPath = QDir(base).filePath(QStringLiteral("tether-desktop.sock"));
     m_lockPath = QDir(base).filePath(QStringLiteral("tether-desktop.lock"));
 

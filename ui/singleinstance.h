@@ -18,7 +18,7 @@ namespace Tether {
  * Race-free election with a QLockFile (<dir>/tether-desktop.lock; a lock left
  * by a dead process is taken over), then a QLocalServer on
  * <dir>/tether-desktop.sock for hand-offs. `dir` defaults to the per-user
- * runtime directory (QStandardPaths::RuntimeLocation, i.e. $XDG_RUNTIME_DIR,
+ * runtime directory (RuntimeFile::baseDirectory(): $XDG_RUNTIME_DIR or Qt's fallback,
  * mode 0700), so other users can neither see nor reach it; the socket is also
  * created with QLocalServer::UserAccessOption.
  *

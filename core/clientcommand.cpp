@@ -118,6 +118,13 @@ QString commandText(const QJsonObject &s)
     return argv.join(QLatin1Char(' '));
 }
 
+/// The program in front of the session's terminal ("vim"), "-" when none.
+QString programText(const QJsonObject &s)
+{
+    const QString name = s.value(QStringLiteral("foreground")).toObject().value(QStringLiteral("name")).toString();
+    return name.isEmpty() ? QStringLiteral("-") : name;
+}
+
 /// Shortest prefix length (>= 8) that tells every id apart.
 int uniquePrefixLength(const QStringList &ids)
 {
@@ -141,7 +148,8 @@ QString table(const QJsonArray &sessions)
     const int idLen = uniquePrefixLength(ids);
     QList<QStringList> rows;
     rows << QStringList{QStringLiteral("ID"), QStringLiteral("STATE"), QStringLiteral("ATTACHED"),
-                        QStringLiteral("VIEWERS"), QStringLiteral("SIZE"), QStringLiteral("COMMAND/TITLE")};
+                        QStringLiteral("VIEWERS"), QStringLiteral("SIZE"), QStringLiteral("PROGRAM"),
+                        QStringLiteral("COMMAND/TITLE")};
     for (const QJsonValue &v : sessions) {
         const QJsonObject s = v.toObject();
         const bool attached = s.value(QStringLiteral("attached")).toBool();
@@ -150,7 +158,7 @@ QString table(const QJsonArray &sessions)
                                      : QStringLiteral("no"),
                             QString::number(s.value(QStringLiteral("viewers")).toInt()),
                             QStringLiteral("%1x%2").arg(s.value(QStringLiteral("cols")).toInt()).arg(s.value(QStringLiteral("rows")).toInt()),
-                            commandText(s)};
+                            programText(s), commandText(s)};
     }
     QVector<int> widths(rows.first().size(), 0);
     for (const QStringList &r : rows)

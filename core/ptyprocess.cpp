@@ -970,6 +970,24 @@ void PtyProcess::onWritable()
     }
 }
 
+pid_t PtyProcess::foregroundProcessGroup() const
+{
+    if (m_master < 0)
+        return -1;
+    const pid_t pgrp = ::tcgetpgrp(m_master);
+    return pgrp > 0 ? pgrp : -1;
+}
+
+QString processName(pid_t pid)
+{
+    if (pid <= 0)
+        return QString();
+    QFile f(QStringLiteral("/proc/%1/comm").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return QString();
+    return QString::fromUtf8(f.read(64)).trimmed();
+}
+
 bool PtyProcess::resize(int cols, int rows)
 {
     if (cols < kMinCells || cols > kMaxCells || rows < kMinCells || rows > kMaxCells)

@@ -126,6 +126,13 @@ public:
     int cols() const { return m_cols; }
     int rows() const { return m_rows; }
 
+    /// The terminal's foreground process group (tcgetpgrp(3) on the master;
+    /// Linux answers for the slave's side): the job that gets the keystrokes
+    /// and SIGWINCH, e.g. `vim` started from the shell. -1 when there is none
+    /// (the master is closed, or no process holds the slave as its
+    /// controlling terminal any more). A snapshot: jobs change without notice.
+    pid_t foregroundProcessGroup() const;
+
     /// Pauses (false) or resumes (true) reading the master: backpressure from a
     /// slow viewer. While paused the kernel buffer fills and the child blocks
     /// in write(2). finished() is deferred until reading resumes and drains.
@@ -207,6 +214,11 @@ private:
     QTimer *m_exitPollTimer = nullptr;   ///< only without pidfd support
     QTimer *m_memberPollTimer = nullptr; ///< only without pidfd support
 };
+
+/// The short program name of `pid` (/proc/<pid>/comm, at most 15 bytes, as
+/// `ps -o comm` and tmux's pane_current_command show it); empty when the
+/// process is gone or /proc is unreadable.
+QString processName(pid_t pid);
 
 /// Pids of every process whose session id (/proc/<pid>/stat field 6) is `sid`.
 /// Zombies are included only if `includeZombies`.

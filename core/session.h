@@ -57,6 +57,11 @@ public:
     int cols() const { return m_pty.cols(); }
     int rows() const { return m_pty.rows(); }
     QString title() const { return m_head.title(); }
+    /// The foreground process group of the terminal (PtyProcess::
+    /// foregroundProcessGroup(): the program in front, e.g. `vim` run from
+    /// the shell); -1 when none. A snapshot read on request, never watched:
+    /// a change emits nothing.
+    pid_t foregroundProcessGroup() const { return m_pty.foregroundProcessGroup(); }
     /// Last output or input (UTC), for "idle for".
     QDateTime lastActivity() const;
 

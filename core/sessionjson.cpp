@@ -33,6 +33,12 @@ QJsonObject sessionToJson(const Session *s, const SessionRegistry *registry)
     o.insert(QStringLiteral("cwd"), s->cwd());
     o.insert(QStringLiteral("pid"), qint64(s->pid()));
     o.insert(QStringLiteral("title"), s->title());
+    // The program in front (tmux's pane_current_command): the terminal's
+    // foreground process group, named by its leader's /proc comm.
+    const pid_t fg = s->foregroundProcessGroup();
+    const QString fgName = fg > 0 ? processName(fg) : QString();
+    o.insert(QStringLiteral("foreground"), fgName.isEmpty() ? QJsonValue(QJsonValue::Null)
+             : QJsonValue(QJsonObject{{QStringLiteral("pid"), qint64(fg)}, {QStringLiteral("name"), fgName}}));
     o.insert(QStringLiteral("created"), isoOrNull(s->created()));
     const bool exited = s->state() == Session::State::Exited;
     o.insert(QStringLiteral("state"), exited ? QStringLiteral("exited") : QStringLiteral("running"));

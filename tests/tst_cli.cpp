@@ -323,6 +323,9 @@ private Q_SLOTS:
         QVERIFY2(r.out.contains(id.left(8).toLatin1()), r.out.constData());
         QVERIFY(r.out.contains("running"));
         QVERIFY(r.out.contains("/bin/sh -c exec sleep 300"));
+        // The program in front, as tmux's pane_current_command: sh exec'd sleep.
+        QVERIFY2(r.out.contains("PROGRAM"), r.out.constData());
+        QTRY_VERIFY2(tether(s, {QStringLiteral("list")}).out.contains("  sleep  "), r.out.constData());
 
         r = tether(s, {QStringLiteral("list"), QStringLiteral("--json")});
         QCOMPARE(r.code, 0);

@@ -481,6 +481,10 @@ private Q_SLOTS:
         QVERIFY(s.value(QStringLiteral("buffer_bytes")).isDouble());
         QCOMPARE(qint64(s.value(QStringLiteral("buffer_capacity")).toDouble()), qint64(RingBuffer::kDefaultCapacity));
         QVERIFY(s.contains(QStringLiteral("title")));
+        // /bin/sh without job control: its own process group is in front.
+        const QJsonObject fg = s.value(QStringLiteral("foreground")).toObject();
+        QCOMPARE(qint64(fg.value(QStringLiteral("pid")).toDouble()), pid);
+        QCOMPARE(fg.value(QStringLiteral("name")).toString(), QString::fromUtf8(ServerTest::readFile(QStringLiteral("/proc/%1/comm").arg(pid))).trimmed());
 
         r = f.http("GET", "/api/sessions");
         QCOMPARE(r.status, 200);

@@ -278,6 +278,39 @@ private Q_SLOTS:
         s.kill();
         QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
     }
+
+    void foregroundFollowsTheJobInFront()
+    {
+        // An interactive shell with job control runs each command in its own
+        // process group and hands it the terminal (tcsetpgrp): the session's
+        // foreground is the shell, then the command, then the shell again.
+        SpawnOptions o;
+        o.argv = QStringList{QStringLiteral("/bin/bash"), QStringLiteral("--norc"), QStringLiteral("--noprofile"),
+                             QStringLiteral("-i")};
+        o.extraEnv = QStringList{QStringLiteral("PS1=ready> ")};
+        Session s(QStringLiteral("fg"), o, 65536);
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Control, std::nullopt);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains("ready> "), 10000);
+        QCOMPARE(s.foregroundProcessGroup(), s.pid());
+        QCOMPARE(processName(s.foregroundProcessGroup()), QStringLiteral("bash"));
+
+        QVERIFY(s.sendInput(&v, QByteArrayLiteral("sleep 300\n")));
+        QTRY_COMPARE_WITH_TIMEOUT(processName(s.foregroundProcessGroup()), QStringLiteral("sleep"), 10000);
+        QVERIFY(s.foregroundProcessGroup() != s.pid());
+
+        QVERIFY(s.sendInput(&v, QByteArrayLiteral("\x03"))); // Ctrl-C: SIGINT to the foreground job
+        QTRY_COMPARE_WITH_TIMEOUT(s.foregroundProcessGroup(), s.pid(), 10000);
+
+        QVERIFY(s.sendInput(&v, QByteArrayLiteral("exit\n")));
+        QTRY_COMPARE_WITH_TIMEOUT(s.state(), Session::State::Exited, 10000);
+        QCOMPARE(s.foregroundProcessGroup(), pid_t(-1));
+        s.detach(&v);
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+        QCOMPARE(processName(-1), QString());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestSession)

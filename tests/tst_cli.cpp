@@ -9,7 +9,7 @@
 #include "attachclient.h"
 #include "clientcommand.h"
 #include "ptyprocess.h"
-#include "servertestutil.h"
+#include "serveprocess.h"
 #include "testutil.h"
 
 #include <QJsonArray>
@@ -28,122 +28,13 @@
 using namespace ServerTest;
 
 namespace {
-#ifdef TETHER_BINARY
-const QString kTether = QStringLiteral(TETHER_BINARY);
-#else
-const QString kTether;
-#endif
+const QString kTether = tetherBinary();
+using Serve = ServeProcess;
+using Run = TetherRun;
 
-/// A private `tether serve --port 0` (runtime dir, config and home in a
-/// temporary directory).
-struct Serve {
-    QTemporaryDir dir;
-    QProcess proc;
-    QByteArray out;
-    quint16 port = 0;
-    QByteArray key;
-
-    explicit Serve(const QByteArray &configIni = QByteArray())
-    {
-        for (const char *d : {"run", "config/Tether", "home"})
-            QDir(dir.path()).mkpath(QString::fromLatin1(d));
-        ::chmod(QFile::encodeName(dir.path() + QStringLiteral("/run")).constData(), 0700);
-        if (!configIni.isEmpty()) {
-            QFile f(dir.path() + QStringLiteral("/config/Tether/tether.conf"));
-            if (f.open(QIODevice::WriteOnly))
-                f.write(configIni);
-        }
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        const QStringList vars = envList();
-        for (const QString &v : vars)
-            env.insert(v.section(QLatin1Char('='), 0, 0), v.section(QLatin1Char('='), 1));
-        env.insert(QStringLiteral("PS1"), QStringLiteral("$ "));
-        env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("tether.*.debug=false;tether.*.info=false"));
-        proc.setProcessEnvironment(env);
-        proc.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        QObject::connect(&proc, &QProcess::readyReadStandardOutput, [this]() { out += proc.readAllStandardOutput(); });
-    }
-    ~Serve()
-    {
-        if (proc.state() != QProcess::NotRunning) {
-            proc.terminate();
-            if (!proc.waitForFinished(10000)) { // safety net only
-                proc.kill();
-                proc.waitForFinished(5000);
-            }
-        }
-    }
-    /// XDG_RUNTIME_DIR, XDG_CONFIG_HOME, HOME for every tether process of this server.
-    QStringList envList() const
-    {
-        return {QStringLiteral("XDG_RUNTIME_DIR=") + dir.path() + QStringLiteral("/run"),
-                QStringLiteral("XDG_CONFIG_HOME=") + dir.path() + QStringLiteral("/config"),
-                QStringLiteral("HOME=") + dir.path() + QStringLiteral("/home"),
-                QStringLiteral("TETHER_URL="), QStringLiteral("TETHER_KEY=")};
-    }
-    bool start(const QStringList &extra = {})
-    {
-        proc.start(kTether, QStringList{QStringLiteral("serve"), QStringLiteral("--port"), QStringLiteral("0")} + extra);
-        if (!proc.waitForStarted(5000))
-            return false;
-        QElapsedTimer t;
-        t.start();
-        while (!out.contains('\n') && t.elapsed() < 15000 && proc.state() == QProcess::Running)
-            QSignalSpy(&proc, &QProcess::readyReadStandardOutput).wait(200);
-        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("http://127\\.0\\.0\\.1:(\\d+)/\\?key=(\\S+)"))
-                                              .match(QString::fromUtf8(out));
-        if (!m.hasMatch())
-            return false;
-        port = quint16(m.captured(1).toUInt());
-        key = m.captured(2).toLatin1();
-        return true;
-    }
-    HttpReply http(const QByteArray &method, const QByteArray &target, const QByteArray &body = QByteArray()) const
-    {
-        QByteArray r = method + ' ' + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port)
-            + "\r\nAuthorization: Bearer " + key + "\r\n";
-        if (!body.isNull())
-            r += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
-        return rawHttp(port, r + "\r\n" + body);
-    }
-    QJsonObject session(const QString &id) const { return http("GET", "/api/sessions/" + id.toLatin1()).json(); }
-    /// POST a session running `argv`; its id.
-    QString create(const QStringList &argv) const
-    {
-        const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("command"), QJsonArray::fromStringList(argv)}})
-                                    .toJson(QJsonDocument::Compact);
-        return http("POST", "/api/sessions", body).json().value(QStringLiteral("id")).toString();
-    }
-};
-
-/// Runs `tether ARGS` as a plain child (no terminal); waits for it.
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
 Run tether(const Serve &s, const QStringList &args, const QStringList &extraEnv = {}, const QString &workDir = {})
 {
-    QProcess p;
-    if (!workDir.isEmpty())
-        p.setWorkingDirectory(workDir);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    for (const QString &v : s.envList() + extraEnv)
-        env.insert(v.section(QLatin1Char('='), 0, 0), v.section(QLatin1Char('='), 1));
-    p.setProcessEnvironment(env);
-    p.start(kTether, args);
-    Run r;
-    if (!p.waitForStarted(5000))
-        return r;
-    QSignalSpy finished(&p, QOverload<int, QProcess::ExitStatus>::of(&QProcess::finished));
-    if (!finished.wait(20000)) {
-        p.kill();
-        p.waitForFinished(5000);
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return runTether(s, args, extraEnv, workDir);
 }
 
 /// A real terminal: a PtyProcess running `tether attach ...` (through

@@ -2,7 +2,7 @@
 // `tether serve` as a real process: options, the printed line, the runtime
 // file, a login shell a WebSocket client attaches to, leaves and resumes with
 // nothing lost, and a clean SIGTERM/SIGINT shutdown that leaves no process.
-#include "servertestutil.h"
+#include "serveprocess.h"
 #include "testutil.h"
 
 #include <QJsonArray>
@@ -17,78 +17,8 @@
 using namespace ServerTest;
 
 namespace {
-#ifdef TETHER_BINARY
-const QString kTether = QStringLiteral(TETHER_BINARY);
-#else
-const QString kTether;
-#endif
-
-struct Serve {
-    QTemporaryDir dir;
-    QProcess proc;
-    QByteArray out;
-    QByteArray err;
-    quint16 port = 0;
-    QByteArray key;
-
-    Serve()
-    {
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        QDir(dir.path()).mkpath(QStringLiteral("run"));
-        QDir(dir.path()).mkpath(QStringLiteral("config"));
-        QDir(dir.path()).mkpath(QStringLiteral("home"));
-        ::chmod(QFile::encodeName(dir.path() + QStringLiteral("/run")).constData(), 0700);
-        env.insert(QStringLiteral("XDG_RUNTIME_DIR"), dir.path() + QStringLiteral("/run"));
-        env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path() + QStringLiteral("/config"));
-        env.insert(QStringLiteral("HOME"), dir.path() + QStringLiteral("/home"));
-        env.insert(QStringLiteral("PS1"), QStringLiteral("$ "));
-        env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("tether.*.debug=false"));
-        proc.setProcessEnvironment(env);
-        QObject::connect(&proc, &QProcess::readyReadStandardOutput, [this]() { out += proc.readAllStandardOutput(); });
-        QObject::connect(&proc, &QProcess::readyReadStandardError, [this]() { err += proc.readAllStandardError(); });
-    }
-    ~Serve()
-    {
-        if (proc.state() != QProcess::NotRunning) {
-            proc.kill();
-            proc.waitForFinished(5000); // safety net only; tests end it themselves
-        }
-    }
-    QString runtimeFile() const { return dir.path() + QStringLiteral("/run/tether/server.json"); }
-    bool start(const QStringList &args)
-    {
-        proc.start(kTether, QStringList{QStringLiteral("serve")} + args);
-        return proc.waitForStarted(5000);
-    }
-    /// Waits for the one stdout line and parses it.
-    bool waitLine()
-    {
-        QElapsedTimer t;
-        t.start();
-        while (!out.contains('\n') && t.elapsed() < 10000 && proc.state() == QProcess::Running)
-            QSignalSpy(&proc, &QProcess::readyReadStandardOutput).wait(200);
-        const QRegularExpressionMatch m = QRegularExpression(
-            QStringLiteral("^Tether is serving http://127\\.0\\.0\\.1:(\\d+)/\\?key=([A-Za-z0-9_-]{43})\\n$"))
-                                              .match(QString::fromUtf8(out));
-        if (!m.hasMatch())
-            return false;
-        port = quint16(m.captured(1).toUInt());
-        key = m.captured(2).toLatin1();
-        return true;
-    }
-    HttpReply http(const QByteArray &method, const QByteArray &target, const QByteArray &body = QByteArray()) const
-    {
-        QByteArray r = method + ' ' + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port)
-            + "\r\nAuthorization: Bearer " + key + "\r\n";
-        if (!body.isNull())
-            r += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
-        return rawHttp(port, r + "\r\n" + body);
-    }
-    bool waitFinished(int ms = 15000)
-    {
-        return proc.state() == QProcess::NotRunning || QSignalSpy(&proc, QOverload<int, QProcess::ExitStatus>::of(&QProcess::finished)).wait(ms);
-    }
-};
+const QString kTether = tetherBinary();
+using Serve = ServeProcess;
 } // namespace
 
 class TestServeCli : public QObject
@@ -106,7 +36,7 @@ private Q_SLOTS:
     {
         {
             Serve s;
-            QVERIFY(s.start({QStringLiteral("--help")}));
+            QVERIFY(s.launch({QStringLiteral("--help")}));
             QVERIFY(s.waitFinished());
             QCOMPARE(s.proc.exitCode(), 0);
             for (const char *opt : {"--bind", "--port", "--ttl", "--buffer-size", "--max-sessions", "--command", "--help", "--version"})
@@ -116,7 +46,7 @@ private Q_SLOTS:
         }
         {
             Serve s;
-            QVERIFY(s.start({QStringLiteral("--version")}));
+            QVERIFY(s.launch({QStringLiteral("--version")}));
             QVERIFY(s.waitFinished());
             QCOMPARE(s.proc.exitCode(), 0);
             QVERIFY(s.out.contains("tether"));
@@ -132,7 +62,7 @@ private Q_SLOTS:
         };
         for (const QStringList &args : bad) {
             Serve s;
-            QVERIFY(s.start(args));
+            QVERIFY(s.launch(args));
             QVERIFY(s.waitFinished());
             QVERIFY2(s.proc.exitCode() == 2, qPrintable(args.join(QLatin1Char(' '))));
             QVERIFY(s.out.isEmpty());
@@ -141,7 +71,7 @@ private Q_SLOTS:
         }
         {
             Serve s;
-            QVERIFY(s.start({QStringLiteral("--bind"), QStringLiteral("not-an-address"), QStringLiteral("--port"), QStringLiteral("0")}));
+            QVERIFY(s.launch({QStringLiteral("--bind"), QStringLiteral("not-an-address"), QStringLiteral("--port"), QStringLiteral("0")}));
             QVERIFY(s.waitFinished());
             QCOMPARE(s.proc.exitCode(), 1);
             QVERIFY(s.err.contains("bind"));
@@ -189,7 +119,7 @@ private Q_SLOTS:
     void serveAttachLeaveResumeAndTerminate()
     {
         Serve s;
-        QVERIFY(s.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--ttl"), QStringLiteral("60"),
+        QVERIFY(s.launch({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--ttl"), QStringLiteral("60"),
                          QStringLiteral("--buffer-size"), QStringLiteral("2M"), QStringLiteral("--max-sessions"), QStringLiteral("5")}));
         QVERIFY2(s.waitLine(), s.out.constData());
 
@@ -261,12 +191,12 @@ private Q_SLOTS:
     void sigintAndBusyPort()
     {
         Serve a;
-        QVERIFY(a.start({QStringLiteral("--port"), QStringLiteral("0")}));
+        QVERIFY(a.launch({QStringLiteral("--port"), QStringLiteral("0")}));
         QVERIFY(a.waitLine());
         // A second server on the same port fails cleanly and leaves a's file alone.
         {
             Serve b;
-            QVERIFY(b.start({QStringLiteral("--port"), QString::number(a.port)}));
+            QVERIFY(b.launch({QStringLiteral("--port"), QString::number(a.port)}));
             QVERIFY(b.waitFinished());
             QCOMPARE(b.proc.exitCode(), 1);
             QVERIFY(b.err.contains("cannot listen"));
@@ -300,7 +230,7 @@ private Q_SLOTS:
         env.remove(QStringLiteral("XDG_RUNTIME_DIR"));
         env.insert(QStringLiteral("TMPDIR"), tmp);
         s.proc.setProcessEnvironment(env);
-        QVERIFY(s.start({QStringLiteral("--port"), QStringLiteral("0")}));
+        QVERIFY(s.launch({QStringLiteral("--port"), QStringLiteral("0")}));
         QVERIFY(s.waitLine());
         const struct passwd *pw = ::getpwuid(::geteuid());
         QVERIFY(pw);
@@ -343,7 +273,7 @@ private Q_SLOTS:
         // Closing the terminal that runs `tether serve` sends SIGHUP: it must
         // not kill us and orphan the sessions (and leave a stale server.json).
         Serve a;
-        QVERIFY(a.start({QStringLiteral("--port"), QStringLiteral("0")}));
+        QVERIFY(a.launch({QStringLiteral("--port"), QStringLiteral("0")}));
         QVERIFY(a.waitLine());
         HttpReply r = a.http("POST", "/api/sessions", R"({"command":["/bin/sh","-c","exec sleep 300"]})");
         QCOMPARE(r.status, 201);
@@ -369,7 +299,7 @@ private Q_SLOTS:
         sigaddset(&block, SIGHUP);
         QCOMPARE(::pthread_sigmask(SIG_BLOCK, &block, &old), 0);
         Serve a;
-        const bool started = a.start({QStringLiteral("--port"), QStringLiteral("0")});
+        const bool started = a.launch({QStringLiteral("--port"), QStringLiteral("0")});
         QCOMPARE(::pthread_sigmask(SIG_SETMASK, &old, nullptr), 0);
         QVERIFY(started);
         QVERIFY(a.waitLine());

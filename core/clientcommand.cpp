@@ -115,7 +115,19 @@ QString commandText(const QJsonObject &s)
     QStringList argv;
     for (const QJsonValue &v : s.value(QStringLiteral("command")).toArray())
         argv << v.toString();
-    return argv.join(QLatin1Char(' '));
+    return shellQuote(argv);
+}
+
+/// `text` cut to `limit` characters, its last one "…" when cut (a UTF-16
+/// surrogate pair is never split).
+QString ellipsize(const QString &text, int limit)
+{
+    if (text.size() <= limit)
+        return text;
+    int keep = qMax(0, limit - 1);
+    if (keep > 0 && text.at(keep - 1).isHighSurrogate())
+        --keep;
+    return text.left(keep) + QChar(0x2026);
 }
 
 /// The program in front of the session's terminal ("vim"), "-" when none.
@@ -140,8 +152,27 @@ int uniquePrefixLength(const QStringList &ids)
     return len;
 }
 
-QString table(const QJsonArray &sessions)
+/// Columns of the terminal on stdout (TIOCGWINSZ); 0 when stdout is not a
+/// terminal or reports no size.
+int stdoutColumns()
 {
+    if (!::isatty(STDOUT_FILENO))
+        return 0;
+    struct winsize ws {};
+    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0)
+        return 0;
+    return ws.ws_col;
+}
+
+/// The `tether list` table. Only the last column (COMMAND/TITLE) is ever
+/// cut: to what is left of `columns` (the terminal's width) after the other
+/// columns, at least kMinLastColumn, or at kMaxLastColumn characters when
+/// `columns` is 0 (not a terminal). A program may set a 4096-byte title
+/// (TerminalState::kMaxTitle), which filled whole screens.
+QString table(const QJsonArray &sessions, int columns)
+{
+    constexpr int kMinLastColumn = 10;
+    constexpr int kMaxLastColumn = 200;
     QStringList ids;
     for (const QJsonValue &v : sessions)
         ids << v.toObject().value(QStringLiteral("id")).toString();
@@ -164,6 +195,15 @@ QString table(const QJsonArray &sessions)
     for (const QStringList &r : rows)
         for (int c = 0; c < r.size(); ++c)
             widths[c] = qMax(widths[c], int(r[c].size()));
+    int lastLimit = kMaxLastColumn;
+    if (columns > 0) {
+        int used = 0;
+        for (int c = 0; c + 1 < widths.size(); ++c)
+            used += widths[c] + 2;
+        lastLimit = qMax(kMinLastColumn, columns - used);
+    }
+    for (QStringList &r : rows)
+        r.last() = ellipsize(r.last(), lastLimit);
     QString out;
     for (const QStringList &r : rows) {
         QString line;
@@ -793,7 +833,7 @@ int listCommand(const QStringList &args)
                 if (sessions.isEmpty())
                     std::fputs("no sessions\n", stdout);
                 else
-                    std::fputs(qPrintable(table(sessions)), stdout);
+                    std::fputs(table(sessions, stdoutColumns()).toUtf8().constData(), stdout);
             }
             std::fflush(stdout);
             done(kExitOk);
@@ -843,7 +883,9 @@ int killCommand(const QStringList &args)
 QCommandLineOption detachKeyOption()
 {
     return QCommandLineOption(QStringLiteral("detach-key"),
-                              QStringLiteral("Key that detaches: ^X for Ctrl-X, or none (default ^\\, Ctrl-\\, as dtach and abduco)."),
+                              QStringLiteral("Key that detaches: ^X for Ctrl-X, or none (default ^\\, Ctrl-\\, as dtach and abduco).\n"
+                                             "Not ^[ (ESC starts every arrow and function key), nor ^M ^J ^I ^H ^?\n"
+                                             "(Enter, newline, Tab, Backspace)."),
                               QStringLiteral("KEY"), QStringLiteral("^\\"));
 }
 
@@ -868,8 +910,9 @@ int newCommand(const QStringList &args)
     if (!parse(parser, common, cmd, args, &status))
         return status;
     int key = -1;
-    if (!parseDetachKey(parser.value(detachKey), &key))
-        return fail(cmd, QStringLiteral("bad --detach-key \"%1\" (use ^X or none)").arg(parser.value(detachKey)), kExitUsage);
+    QString why;
+    if (!parseDetachKey(parser.value(detachKey), &key, &why))
+        return fail(cmd, QStringLiteral("bad --detach-key \"%1\" (%2)").arg(parser.value(detachKey), why), kExitUsage);
     if (!endpoint(parser, common, cmd, &ep, &status))
         return status;
     QJsonObject body;
@@ -930,8 +973,9 @@ int attachCommand(const QStringList &args)
     if (parser.positionalArguments().size() == 1 && parser.positionalArguments().first().isEmpty())
         return fail(cmd, QStringLiteral("empty session ID (omit it to pick the one detached session)"), kExitUsage);
     int key = -1;
-    if (!parseDetachKey(parser.value(detachKey), &key))
-        return fail(cmd, QStringLiteral("bad --detach-key \"%1\" (use ^X or none)").arg(parser.value(detachKey)), kExitUsage);
+    QString why;
+    if (!parseDetachKey(parser.value(detachKey), &key, &why))
+        return fail(cmd, QStringLiteral("bad --detach-key \"%1\" (%2)").arg(parser.value(detachKey), why), kExitUsage);
     if (!endpoint(parser, common, cmd, &ep, &status))
         return status;
     const QString prefix = parser.positionalArguments().value(0);
@@ -985,31 +1029,76 @@ bool isClientCommand(const char *arg)
     return false;
 }
 
-bool parseDetachKey(const QString &text, int *key)
+QString shellQuote(const QStringList &argv)
 {
+    QStringList words;
+    for (const QString &a : argv) {
+        // Characters no POSIX shell treats specially inside a word; '=' too,
+        // except in the first word (where "x=1" would be an assignment).
+        bool plain = !a.isEmpty();
+        for (const QChar ch : a) {
+            const ushort u = ch.unicode();
+            if (!((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9')
+                  || QStringLiteral("%+,-./:@_").contains(ch) || (u == '=' && !words.isEmpty()))) {
+                plain = false;
+                break;
+            }
+        }
+        if (plain) {
+            words << a;
+            continue;
+        }
+        QString q = a;
+        q.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
+        words << QLatin1Char('\'') + q + QLatin1Char('\'');
+    }
+    return words.join(QLatin1Char(' '));
+}
+
+bool parseDetachKey(const QString &text, int *key, QString *why)
+{
+    if (why)
+        why->clear();
     if (text.compare(QLatin1String("none"), Qt::CaseInsensitive) == 0) {
         *key = -1;
         return true;
     }
+    int k = -1;
     if (text.size() == 2 && text.at(0) == QLatin1Char('^')) {
         const char c = text.at(1).toUpper().toLatin1();
-        if (c == '?') {
-            *key = 0x7f;
-            return true;
-        }
-        if (c >= '@' && c <= '_') {
-            *key = c & 0x1f;
-            return true;
-        }
+        if (c == '?')
+            k = 0x7f;
+        else if (c >= '@' && c <= '_')
+            k = c & 0x1f;
+    } else if (text.size() == 1 && (text.at(0).unicode() < 0x20 || text.at(0).unicode() == 0x7f)) {
+        // A literal control character is fine; a printable one would detach
+        // on ordinary typing ("--detach-key ^" made every '^' detach).
+        k = text.at(0).toLatin1();
+    }
+    if (k < 0) {
+        if (why)
+            *why = QStringLiteral("use ^X or none");
         return false;
     }
-    // A literal control character is fine; a printable one would detach
-    // on ordinary typing ("--detach-key ^" made every '^' detach).
-    if (text.size() == 1 && (text.at(0).unicode() < 0x20 || text.at(0).unicode() == 0x7f)) {
-        *key = text.at(0).toLatin1();
-        return true;
+    // Keys that terminals send inside other keys or as everyday editing
+    // keys: with ESC, every arrow and function key detached.
+    const char *reason = nullptr;
+    switch (k) {
+    case 0x1b: reason = "ESC starts every arrow and function key"; break;
+    case 0x0d: reason = "^M is the Enter key"; break;
+    case 0x0a: reason = "^J is newline, sent by Enter in some terminals and programs"; break;
+    case 0x09: reason = "^I is the Tab key"; break;
+    case 0x08: reason = "^H is Backspace in many terminals"; break;
+    case 0x7f: reason = "^? (DEL) is Backspace in most terminals"; break;
+    default: break;
     }
-    return false;
+    if (reason) {
+        if (why)
+            *why = QString::fromLatin1(reason) + QStringLiteral("; pick another ^X or none");
+        return false;
+    }
+    *key = k;
+    return true;
 }
 
 int clientMain(int argc, char **argv)

@@ -56,9 +56,26 @@ int clientMain(int argc, char **argv);
 /// `command` is the subcommand ("attach", "serve", ...).
 QString commandHelp(const QCommandLineParser &parser, const QString &command);
 
-/// Parses a detach key: "^X" for Ctrl-X (X one of @ A-Z [ \ ] ^ _ ?,
-/// case-insensitive; "^?" is DEL), one ASCII character, or "none" (no
-/// detach key: *key = -1). False for anything else.
-bool parseDetachKey(const QString &text, int *key);
+/**
+ * Parses a detach key: "^X" for Ctrl-X (X one of @ A-Z [ \ ] ^ _ ?,
+ * case-insensitive; "^?" is DEL), one ASCII control character, or "none"
+ * (no detach key: *key = -1). False for anything else, with the reason in
+ * *why (for the usage error): a printable key, and keys that terminals send
+ * inside other keys or as everyday editing keys, which would detach when
+ * the user only meant to type: ESC (^[, it starts every arrow and function
+ * key: `--detach-key '^['` made each arrow key detach), CR (^M, Enter), LF
+ * (^J, newline), TAB (^I), BS (^H) and DEL (^?), the last two Backspace.
+ */
+bool parseDetachKey(const QString &text, int *key, QString *why = nullptr);
+
+/**
+ * `argv` as one POSIX shell command line that sh would split back into the
+ * same words: a word of only letters, digits and % + , - . / : @ _ (and =
+ * after the first word) stays as it is; any other word, the empty one
+ * included, is single-quoted, a ' inside written as '\''. Used for the
+ * COMMAND column of `tether list` (["echo","a b"] used to show as
+ * "echo a b", as if it were three words).
+ */
+QString shellQuote(const QStringList &argv);
 
 } // namespace Tether

@@ -7,7 +7,9 @@
 #include <QDir>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <limits>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -38,19 +40,62 @@ bool ownDirectory(const QString &path, QString *error)
     }
     return true;
 }
-} // namespace
 
-QString baseDirectory()
+/// The fallback base directory: Qt's QStandardPaths::RuntimeLocation
+/// fallback (Qt 5.15 and 6: tempPath + "/runtime-" + the user's name),
+/// computed without its warning.
+QString fallbackBaseDirectory()
 {
-    const QString xdg = qEnvironmentVariable("XDG_RUNTIME_DIR");
-    if (!xdg.isEmpty())
-        return xdg;
-    // The same path as Qt's QStandardPaths::RuntimeLocation fallback (Qt 5.15
-    // and 6: tempPath + "/runtime-" + the user's name), without its warning.
     const uid_t uid = ::geteuid();
     const struct passwd *pw = ::getpwuid(uid);
     const QString user = pw && pw->pw_name ? QString::fromLocal8Bit(pw->pw_name) : QString::number(uid);
     return QDir::tempPath() + QStringLiteral("/runtime-") + user;
+}
+
+/// $XDG_RUNTIME_DIR when it is set and a directory owned by the effective
+/// uid; else empty. Plain `su` (Debian) keeps the caller's XDG_RUNTIME_DIR:
+/// root's server would create a root-owned "<dir>/tether" there and the
+/// user's own server would then fail with "belongs to another user".
+QString usableXdgRuntimeDir()
+{
+    const QString xdg = qEnvironmentVariable("XDG_RUNTIME_DIR");
+    if (xdg.isEmpty())
+        return QString();
+    struct stat st;
+    if (::stat(QFile::encodeName(xdg).constData(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+        return QString();
+    return xdg;
+}
+
+/// The first line of /proc/PID/comm ("self" for us); empty when unreadable.
+QByteArray processName(const QByteArray &pid)
+{
+    QFile f(QStringLiteral("/proc/%1/comm").arg(QString::fromLatin1(pid)));
+    if (!f.open(QIODevice::ReadOnly))
+        return QByteArray();
+    return f.readLine(256).trimmed();
+}
+} // namespace
+
+QString baseDirectory()
+{
+    const QString xdg = usableXdgRuntimeDir();
+    return xdg.isEmpty() ? fallbackBaseDirectory() : xdg;
+}
+
+bool isLiveOtherServer(const QJsonObject &contents)
+{
+    const qint64 pid = qint64(contents.value(QStringLiteral("pid")).toDouble(-1));
+    if (pid <= 0 || pid > std::numeric_limits<pid_t>::max() || pid == qint64(::getpid()))
+        return false;
+    // EPERM: alive, but another user's (a pid reused after a reboot, say):
+    // the comm check below decides.
+    if (::kill(pid_t(pid), 0) != 0 && errno != EPERM)
+        return false;
+    // A pid reused by an unrelated program after a crash is stale: only a
+    // process with our own name counts as a server.
+    const QByteArray name = processName(QByteArray::number(pid));
+    return !name.isEmpty() && name == processName("self");
 }
 
 QString directory()
@@ -63,9 +108,11 @@ QString path()
     return directory() + QStringLiteral("/server.json");
 }
 
-bool write(const QJsonObject &contents, QString *error)
+bool write(const QJsonObject &contents, QString *error, QJsonObject *other)
 {
-    if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
+    if (other)
+        *other = QJsonObject();
+    if (usableXdgRuntimeDir().isEmpty()) {
         // Our fallback lives in a shared /tmp: it must be ours alone.
         const QString base = baseDirectory();
         if (::mkdir(QFile::encodeName(base).constData(), 0700) != 0 && errno != EEXIST) {
@@ -97,6 +144,16 @@ bool write(const QJsonObject &contents, QString *error)
     }
 
     const QString finalPath = path();
+    // A second server must not take the file of a first one still running:
+    // it would delete it on exit and `tether list` would say "not running"
+    // while the first server and its sessions live on.
+    const QJsonObject existing = read();
+    if (isLiveOtherServer(existing)) {
+        qCDebug(lcServer) << "runtime file kept: it names a running server";
+        if (other)
+            *other = existing;
+        return true;
+    }
     const QString tmpPath = finalPath + QStringLiteral(".tmp-%1").arg(::getpid());
     const QByteArray tmpLocal = QFile::encodeName(tmpPath);
     ::unlink(tmpLocal.constData());

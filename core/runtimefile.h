@@ -10,7 +10,8 @@ namespace Tether {
  * The runtime file through which local clients (the tray app, scripts) find a
  * running server: `$XDG_RUNTIME_DIR/tether/server.json`, or
  * `$TMPDIR/runtime-USER/tether/server.json` (Qt's fallback) when
- * XDG_RUNTIME_DIR is unset.
+ * XDG_RUNTIME_DIR is unset or not a directory of the effective user (see
+ * baseDirectory()).
  *
  * Contents: `{"url": "http://127.0.0.1:PORT/", "port": PORT, "pid": PID,
  * "key": "KEY"}`. It holds the access key, so the directory is created 0700
@@ -21,12 +22,15 @@ namespace Tether {
 namespace RuntimeFile {
 
 /**
- * The per-user runtime directory: $XDG_RUNTIME_DIR, or when that is unset
- * (su, sudo, cron, a container) Qt's own fallback for
+ * The per-user runtime directory: $XDG_RUNTIME_DIR, or Qt's own fallback for
  * QStandardPaths::RuntimeLocation, QDir::tempPath() + "/runtime-" + user name,
- * computed here because Qt prints a warning on every lookup and a CLI
- * command must not (the server and its clients agree on the same path).
- * Not created here.
+ * when that variable is unset (sudo, cron, a container) or names something
+ * that is not a directory owned by the effective uid: plain `su` on Debian
+ * keeps the caller's XDG_RUNTIME_DIR, and root's server used to create a
+ * root-owned "<dir>/tether" there, after which the user's own server failed
+ * with "<dir>/tether belongs to another user". The fallback is computed here
+ * because Qt prints a warning on every lookup and a CLI command must not
+ * (the server and its clients agree on the same path). Not created here.
  */
 QString baseDirectory();
 /// Directory holding server.json: baseDirectory() + "/tether" (not created).
@@ -39,8 +43,22 @@ QString path();
  * fallback base directory is created 0700 too. False with *error (errno text
  * and path) on failure, also when either directory belongs to another user
  * (someone who owns it could swap in a server.json of their own).
+ *
+ * When the existing server.json names another server that is still running
+ * (isLiveOtherServer()), it is left as it is: write() returns true without
+ * writing and puts that file's contents in *other (else *other is emptied).
+ * A second server used to overwrite the first one's file and delete it on
+ * exit, so `tether list` said "not running" while the first server and its
+ * sessions were alive; local clients keep talking to the first one.
  */
-bool write(const QJsonObject &contents, QString *error);
+bool write(const QJsonObject &contents, QString *error, QJsonObject *other = nullptr);
+/**
+ * True when `contents` (a server.json) names a process other than this one
+ * that is alive (kill(pid, 0) succeeds or fails with EPERM) and is a tether:
+ * its /proc/PID/comm equals our own /proc/self/comm. A dead pid, or one
+ * reused by another program, makes the file stale.
+ */
+bool isLiveOtherServer(const QJsonObject &contents);
 /**
  * Reads server.json; an empty object when missing or unparsable, and when
  * the directory or the file belongs to another user (such a file could send

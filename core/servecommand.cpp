@@ -4,6 +4,7 @@
 #include "config.h"
 #include "logging.h"
 #include "registry.h"
+#include "runtimefile.h"
 #include "server.h"
 #include "signalpipe.h"
 
@@ -67,7 +68,9 @@ int serveMain(int argc, char **argv)
         "a browser dashboard, a REST API and WebSocket attach on one port (docs/protocol.md).\n"
         "Defaults come from the settings file (~/.config/Tether/tether.conf), then built-ins.\n"
         "Prints one line, \"Tether is serving http://ADDR:PORT/?key=KEY\"; open it in a browser.\n"
-        "Writes $XDG_RUNTIME_DIR/tether/server.json (url, port, pid, key; mode 0600) while running.\n"
+        "Writes $XDG_RUNTIME_DIR/tether/server.json (url, port, pid, key; mode 0600) while running;\n"
+        "when that file names another running tether server it is kept (with a warning): local\n"
+        "clients (tether attach, tether list) then talk to that server.\n"
         "SIGTERM, SIGINT or SIGHUP ends every session and exits 0."));
     parser.addHelpOption();
     parser.addVersionOption();
@@ -151,13 +154,25 @@ int serveMain(int argc, char **argv)
     Server server(&registry, config);
     int status = 0;
     QString error;
+    QJsonObject otherServer;
     if (!server.listen(&error)) {
         std::fprintf(stderr, "tether serve: %s\n", qPrintable(error));
         status = 1;
-    } else if (!server.writeRuntimeFile(&error)) {
+    } else if (!server.writeRuntimeFile(&error, &otherServer)) {
         std::fprintf(stderr, "tether serve: %s\n", qPrintable(error));
         status = 1;
     } else {
+        if (!otherServer.isEmpty()) {
+            // We still serve (the printed URL works), but local clients find
+            // the first server through its runtime file, which we keep.
+            std::fprintf(stderr,
+                         "tether serve: warning: another tether server (pid %lld, %s) is already running; "
+                         "its runtime file %s is kept, so `tether attach` and `tether list` will talk to "
+                         "that one, not to this server\n",
+                         qint64(otherServer.value(QStringLiteral("pid")).toDouble()),
+                         qPrintable(otherServer.value(QStringLiteral("url")).toString()),
+                         qPrintable(RuntimeFile::path()));
+        }
         bool shuttingDown = false;
         QObject::connect(&registry, &SessionRegistry::shutdownComplete, &app, [&]() {
             qCInfo(lcServer) << "all sessions torn down";

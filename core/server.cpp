@@ -207,14 +207,14 @@ QString Server::sessionUrl(const QString &id) const
     return keyedUrl() + QStringLiteral("#/s/") + QString::fromLatin1(QUrl::toPercentEncoding(id));
 }
 
-bool Server::writeRuntimeFile(QString *error)
+bool Server::writeRuntimeFile(QString *error, QJsonObject *other)
 {
     QJsonObject o;
     o.insert(QStringLiteral("url"), url());
     o.insert(QStringLiteral("port"), int(port()));
     o.insert(QStringLiteral("pid"), qint64(::getpid()));
     o.insert(QStringLiteral("key"), m_key);
-    return RuntimeFile::write(o, error);
+    return RuntimeFile::write(o, error, other);
 }
 
 void Server::removeRuntimeFile()

@@ -6,6 +6,7 @@
 
 #include <QHash>
 #include <QHostAddress>
+#include <QJsonObject>
 #include <QObject>
 #include <QPointer>
 #include <QSet>
@@ -84,8 +85,10 @@ public:
     QString sessionUrl(const QString &id) const;
 
     /// Writes $XDG_RUNTIME_DIR/tether/server.json (RuntimeFile) with url,
-    /// port, pid and key. False with *error on failure.
-    bool writeRuntimeFile(QString *error);
+    /// port, pid and key. False with *error on failure. When the file names
+    /// another running server it is kept (RuntimeFile::write): true, and its
+    /// contents in *other (emptied otherwise).
+    bool writeRuntimeFile(QString *error, QJsonObject *other = nullptr);
     /// Removes server.json if it is this process's.
     void removeRuntimeFile();
 

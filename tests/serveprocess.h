@@ -43,13 +43,15 @@ struct ServeProcess {
     QByteArray err;
     quint16 port = 0; ///< from the printed line, after waitLine()
     QByteArray key;   ///< from the printed line, after waitLine()
+    QString runDir;   ///< its XDG_RUNTIME_DIR: dir/run unless shareRuntimeDir()
 
     /// `configIni`: contents of tether.conf (QSettings INI), none when empty.
     explicit ServeProcess(const QByteArray &configIni = QByteArray())
     {
         for (const char *d : {"run", "config/Tether", "home"})
             QDir(dir.path()).mkpath(QString::fromLatin1(d));
-        ::chmod(QFile::encodeName(dir.path() + QStringLiteral("/run")).constData(), 0700);
+        runDir = dir.path() + QStringLiteral("/run");
+        ::chmod(QFile::encodeName(runDir).constData(), 0700);
         if (!configIni.isEmpty()) {
             QFile f(dir.path() + QStringLiteral("/config/Tether/tether.conf"));
             if (f.open(QIODevice::WriteOnly))
@@ -72,11 +74,20 @@ struct ServeProcess {
             std::fprintf(stderr, "tether serve said:\n%s\n", err.constData());
     }
 
+    /// Makes this server (before launch()) and its clients use the runtime
+    /// directory of `other`: two servers of one user, as when a second
+    /// `tether serve` starts while the first runs.
+    void shareRuntimeDir(const ServeProcess &other)
+    {
+        runDir = other.runDir;
+        proc.setProcessEnvironment(environment());
+    }
+
     /// XDG_RUNTIME_DIR, XDG_CONFIG_HOME and HOME of this server, as NAME=value,
     /// for every tether process that must find it; TETHER_URL/KEY cleared.
     QStringList envList() const
     {
-        return {QStringLiteral("XDG_RUNTIME_DIR=") + dir.path() + QStringLiteral("/run"),
+        return {QStringLiteral("XDG_RUNTIME_DIR=") + runDir,
                 QStringLiteral("XDG_CONFIG_HOME=") + dir.path() + QStringLiteral("/config"),
                 QStringLiteral("HOME=") + dir.path() + QStringLiteral("/home"),
                 QStringLiteral("TETHER_URL="), QStringLiteral("TETHER_KEY=")};
@@ -91,7 +102,7 @@ struct ServeProcess {
         env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("tether.*.debug=false;tether.*.info=false"));
         return env;
     }
-    QString runtimeFile() const { return dir.path() + QStringLiteral("/run/tether/server.json"); }
+    QString runtimeFile() const { return runDir + QStringLiteral("/tether/server.json"); }
 
     /// Starts `tether serve ARGS` without waiting for anything else.
     bool launch(const QStringList &args)

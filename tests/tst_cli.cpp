@@ -125,12 +125,102 @@ private Q_SLOTS:
         QCOMPARE(k, 0x1c);
         QVERIFY(Tether::parseDetachKey(QStringLiteral("^x"), &k));
         QCOMPARE(k, 0x18);
-        QVERIFY(Tether::parseDetachKey(QStringLiteral("^?"), &k));
-        QCOMPARE(k, 0x7f);
+        QVERIFY(Tether::parseDetachKey(QStringLiteral("^]"), &k));
+        QCOMPARE(k, 0x1d);
+        QVERIFY(Tether::parseDetachKey(QString(QChar(0x18)), &k)); // a literal Ctrl-X
+        QCOMPARE(k, 0x18);
         QVERIFY(Tether::parseDetachKey(QStringLiteral("none"), &k));
         QCOMPARE(k, -1);
-        QVERIFY(!Tether::parseDetachKey(QStringLiteral("^1"), &k));
+        QString why;
+        QVERIFY(!Tether::parseDetachKey(QStringLiteral("^1"), &k, &why));
+        QCOMPARE(why, QStringLiteral("use ^X or none"));
         QVERIFY(!Tether::parseDetachKey(QStringLiteral("ctrl-x"), &k));
+        // Keys terminals send inside other keys or as everyday editing keys:
+        // with ^[ (ESC) every arrow and function key detached.
+        k = 0;
+        QVERIFY(!Tether::parseDetachKey(QStringLiteral("^["), &k, &why));
+        QVERIFY2(why.contains(QStringLiteral("ESC starts every arrow and function key")), qPrintable(why));
+        QCOMPARE(k, 0); // untouched
+        for (const QString &bad : {QStringLiteral("^M"), QStringLiteral("^m"), QStringLiteral("^J"), QStringLiteral("^I"),
+                                   QStringLiteral("^i"), QStringLiteral("^H"), QStringLiteral("^?"), QStringLiteral("\x1b"),
+                                   QStringLiteral("\t"), QStringLiteral("\r"), QStringLiteral("\n"), QStringLiteral("\x7f"),
+                                   QStringLiteral("\b")}) {
+            QVERIFY2(!Tether::parseDetachKey(bad, &k, &why), qPrintable(bad));
+            QVERIFY2(!why.isEmpty() && why != QStringLiteral("use ^X or none"), qPrintable(bad + why));
+        }
+    }
+
+    void shellQuoting()
+    {
+        using Tether::shellQuote;
+        QCOMPARE(shellQuote({QStringLiteral("echo"), QStringLiteral("a b"), QStringLiteral("e f;"), QStringLiteral("sleep"),
+                             QStringLiteral("1")}),
+                 QStringLiteral("echo 'a b' 'e f;' sleep 1"));
+        QCOMPARE(shellQuote({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo \"it's\" $HOME")}),
+                 QStringLiteral("/bin/sh -c 'echo \"it'\\''s\" $HOME'"));
+        QCOMPARE(shellQuote({QStringLiteral("env"), QStringLiteral("A=1"), QString(), QStringLiteral("~"),
+                             QStringLiteral("*"), QStringLiteral("x\ny")}),
+                 QStringLiteral("env A=1 '' '~' '*' 'x\ny'"));
+        QCOMPARE(shellQuote({QStringLiteral("A=1"), QStringLiteral("--opt=v,w:x@y%z+")}), QStringLiteral("'A=1' --opt=v,w:x@y%z+"));
+        // sh splits it back into the same words.
+        const QStringList words{QStringLiteral("printf"), QStringLiteral("<%s>"), QStringLiteral("a b"), QStringLiteral("it's"),
+                                QString(), QStringLiteral("$x `y` \\ \"")};
+        QProcess sh;
+        sh.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), shellQuote(words)});
+        QVERIFY(sh.waitForFinished(10000));
+        QCOMPARE(sh.readAllStandardOutput(), QByteArray("<a b><it's><><$x `y` \\ \">"));
+    }
+
+    void listQuotesAndCutsTheLastColumn()
+    {
+        // `tether list` showed argv joined with spaces (not pasteable) and a
+        // 4096-character title in full; only COMMAND/TITLE is cut, with "…",
+        // to the terminal's width, or at 200 characters into a pipe.
+        Serve s;
+        QVERIFY(s.start());
+        const QString quotedId = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 300"),
+                                           QStringLiteral("a b"), QStringLiteral("it's"), QString()});
+        QVERIFY(!quotedId.isEmpty());
+        const QString longTitle(4096, QLatin1Char('T'));
+        const QString titleId = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                          QStringLiteral("printf '\\033]2;%s\\007' \"$0\"; exec sleep 300"), longTitle});
+        QVERIFY(!titleId.isEmpty());
+        QTRY_COMPARE(s.session(titleId).value(QStringLiteral("title")).toString().size(), 4096);
+
+        Run r = tether(s, {QStringLiteral("list")});
+        QCOMPARE(r.code, 0);
+        const QStringList lines = QString::fromUtf8(r.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 3);
+        const int commandColumn = lines.first().indexOf(QStringLiteral("COMMAND/TITLE"));
+        QVERIFY(commandColumn > 0);
+        for (const QString &line : lines) {
+            if (line.startsWith(quotedId.left(8))) {
+                QCOMPARE(line.mid(commandColumn), QStringLiteral("/bin/sh -c 'exec sleep 300' 'a b' 'it'\\''s' ''"));
+            } else if (line.startsWith(titleId.left(8))) {
+                QCOMPARE(line.mid(commandColumn), QString(199, QLatin1Char('T')) + QChar(0x2026));
+                QVERIFY(line.startsWith(titleId.left(8) + QLatin1Char(' '))); // the ID column is whole
+            }
+        }
+
+        // In a terminal 100 columns wide: every line fits, the title is cut
+        // to exactly the width, the other columns are whole.
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("list")}, false, 100, 24));
+        QTRY_VERIFY_WITH_TIMEOUT(t.finished, 20000);
+        const QStringList tty = QString::fromUtf8(t.out).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+        QCOMPARE(tty.size(), 3);
+        const int ttyColumn = tty.first().indexOf(QStringLiteral("COMMAND/TITLE"));
+        QVERIFY(ttyColumn > 0);
+        bool sawTitle = false;
+        for (const QString &line : tty) {
+            QVERIFY2(line.size() <= 100, qPrintable(line));
+            if (line.startsWith(titleId.left(8))) {
+                sawTitle = true;
+                QCOMPARE(line.size(), 100);
+                QCOMPARE(line.mid(ttyColumn), QString(100 - ttyColumn - 1, QLatin1Char('T')) + QChar(0x2026));
+            }
+        }
+        QVERIFY(sawTitle);
     }
 
     void helpNamesTheCommand()
@@ -213,7 +303,7 @@ private Q_SLOTS:
         QVERIFY(r.out.startsWith("ID"));
         QVERIFY2(r.out.contains(id.left(8).toLatin1()), r.out.constData());
         QVERIFY(r.out.contains("running"));
-        QVERIFY(r.out.contains("/bin/sh -c exec sleep 300"));
+        QVERIFY2(r.out.contains("/bin/sh -c 'exec sleep 300'"), r.out.constData());
         // The program in front, as tmux's pane_current_command: sh exec'd sleep.
         QVERIFY2(r.out.contains("PROGRAM"), r.out.constData());
         QTRY_VERIFY2(tether(s, {QStringLiteral("list")}).out.contains("  sleep  "), r.out.constData());
@@ -263,10 +353,12 @@ private Q_SLOTS:
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("empty session ID"), r.err.constData());
         // A printable detach key would detach on ordinary typing.
-        for (const QString &k : {QStringLiteral("^"), QStringLiteral("q"), QStringLiteral("^1")}) {
+        for (const QString &k : {QStringLiteral("^"), QStringLiteral("q"), QStringLiteral("^1"), QStringLiteral("^[")}) {
             r = tether(s, {QStringLiteral("attach"), QStringLiteral("--detach-key"), k, ids.first()});
             QVERIFY2(r.code == 2 && r.err.contains("bad --detach-key"), qPrintable(k + QString::fromLocal8Bit(r.err)));
         }
+        // ... and ESC would detach on every arrow key: the error says so.
+        QVERIFY2(r.err.contains("ESC starts every arrow and function key"), r.err.constData());
 
         // Kill by a unique prefix.
         QString prefix = id.left(1);

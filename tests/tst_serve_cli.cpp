@@ -268,6 +268,120 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(base + QStringLiteral("/tether/server.json")));
     }
 
+    void foreignXdgRuntimeDirIgnored()
+    {
+        // Plain `su` (Debian) keeps the caller's XDG_RUNTIME_DIR: root's
+        // server made a root-owned "<dir>/tether" there and the user's own
+        // server then failed with "belongs to another user". A variable that
+        // names another user's directory, or no directory, is ignored: the
+        // fallback $TMPDIR/runtime-USER is used, by server and clients alike.
+        if (::geteuid() != 0)
+            QSKIP("needs root to make a directory of another user");
+        Serve s;
+        const QString tmp = s.dir.path() + QStringLiteral("/tmp");
+        const QString foreign = s.dir.path() + QStringLiteral("/user-run");
+        QVERIFY(QDir().mkpath(tmp));
+        QVERIFY(QDir().mkpath(foreign));
+        QCOMPARE(::chmod(QFile::encodeName(foreign).constData(), 0777), 0); // only the owner differs
+        QCOMPARE(::chown(QFile::encodeName(foreign).constData(), 65534, 65534), 0);
+        const struct passwd *pw = ::getpwuid(::geteuid());
+        QVERIFY(pw);
+        const QString fallback = tmp + QStringLiteral("/runtime-") + QString::fromLocal8Bit(pw->pw_name)
+            + QStringLiteral("/tether/server.json");
+        QProcessEnvironment env = s.proc.processEnvironment();
+        env.insert(QStringLiteral("XDG_RUNTIME_DIR"), foreign);
+        env.insert(QStringLiteral("TMPDIR"), tmp);
+        s.proc.setProcessEnvironment(env);
+        QVERIFY(s.start());
+        QVERIFY2(!QFileInfo::exists(foreign + QStringLiteral("/tether")), "created in another user's XDG_RUNTIME_DIR");
+        QCOMPARE(qint64(QJsonDocument::fromJson(readFile(fallback)).object().value(QStringLiteral("pid")).toDouble()),
+                 s.proc.processId());
+        QProcess list;
+        list.setProcessEnvironment(env);
+        list.start(kTether, {QStringLiteral("list")});
+        QVERIFY(list.waitForFinished(15000));
+        QCOMPARE(list.exitCode(), 0);
+
+        // XDG_RUNTIME_DIR naming a plain file: the same fallback.
+        const QString file = s.dir.path() + QStringLiteral("/not-a-dir");
+        QVERIFY(QFile(file).open(QIODevice::WriteOnly));
+        env.insert(QStringLiteral("XDG_RUNTIME_DIR"), file);
+        QProcess list2;
+        list2.setProcessEnvironment(env);
+        list2.start(kTether, {QStringLiteral("list")});
+        QVERIFY(list2.waitForFinished(15000));
+        QCOMPARE(list2.exitCode(), 0);
+
+        QVERIFY(::kill(pid_t(s.proc.processId()), SIGTERM) == 0);
+        QVERIFY(s.waitFinished());
+        QCOMPARE(s.proc.exitCode(), 0);
+        QVERIFY(!QFile::exists(fallback));
+    }
+
+    void secondServerKeepsTheFirstOnesRuntimeFile()
+    {
+        // A second server used to overwrite the first one's server.json and
+        // delete it on exit: `tether list` then said "not running" while the
+        // first server and its sessions were alive.
+        Serve a;
+        QVERIFY(a.start());
+        QVERIFY(!a.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 300")}).isEmpty());
+        const qint64 aPid = a.proc.processId();
+        auto runtimePid = [&]() {
+            return qint64(QJsonDocument::fromJson(readFile(a.runtimeFile())).object().value(QStringLiteral("pid")).toDouble());
+        };
+        QCOMPARE(runtimePid(), aPid);
+
+        Serve b;
+        b.shareRuntimeDir(a);
+        QVERIFY(b.start()); // it still serves and prints its line
+        QCOMPARE(b.http("GET", "/api/sessions").status, 200);
+        const QByteArray aUrl = "http://127.0.0.1:" + QByteArray::number(a.port) + '/';
+        QTRY_VERIFY(b.err.contains("warning: another tether server (pid " + QByteArray::number(aPid) + ", " + aUrl + ")"));
+        QVERIFY(b.err.contains("will talk to that one"));
+        QCOMPARE(runtimePid(), aPid);
+
+        QVERIFY(::kill(pid_t(b.proc.processId()), SIGTERM) == 0);
+        QVERIFY(b.waitFinished());
+        QCOMPARE(b.proc.exitCode(), 0);
+        QCOMPARE(runtimePid(), aPid);
+        const TetherRun list = runTether(a, {QStringLiteral("list")});
+        QCOMPARE(list.code, 0);
+        QVERIFY2(list.out.contains("sleep"), list.out.constData());
+
+        // A stale file is replaced as before: a dead pid (a, after its exit) ...
+        const QByteArray aFile = readFile(a.runtimeFile());
+        QVERIFY(::kill(pid_t(aPid), SIGTERM) == 0);
+        QVERIFY(a.waitFinished(20000));
+        QVERIFY(!QFile::exists(a.runtimeFile()));
+        auto plant = [&](const QByteArray &contents) {
+            QFile f(a.runtimeFile());
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QVERIFY(f.write(contents) == contents.size());
+            f.close();
+            QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+        };
+        plant(aFile);
+        Serve c;
+        c.shareRuntimeDir(a);
+        QVERIFY(c.start());
+        QCOMPARE(runtimePid(), qint64(c.proc.processId()));
+        QVERIFY2(!c.err.contains("warning"), c.err.constData());
+        QVERIFY(::kill(pid_t(c.proc.processId()), SIGTERM) == 0);
+        QVERIFY(c.waitFinished());
+        QVERIFY(!QFile::exists(a.runtimeFile()));
+
+        // ... and a live pid that is not a tether (this test process).
+        QJsonObject foreign = QJsonDocument::fromJson(aFile).object();
+        foreign.insert(QStringLiteral("pid"), qint64(::getpid()));
+        plant(QJsonDocument(foreign).toJson(QJsonDocument::Compact));
+        Serve d;
+        d.shareRuntimeDir(a);
+        QVERIFY(d.start());
+        QCOMPARE(runtimePid(), qint64(d.proc.processId()));
+        QVERIFY2(!d.err.contains("warning"), d.err.constData());
+    }
+
     void sighupShutsDownCleanly()
     {
         // Closing the terminal that runs `tether serve` sends SIGHUP: it must

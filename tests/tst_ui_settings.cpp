@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
@@ -28,6 +29,8 @@ private Q_SLOTS:
     void loadsStoredValues();
     void roundTripAndLiveLimits();
     void unitsConvert();
+    void typedBufferSizeIsKeptAndBounded();
+    void errorLineGivesItsHeightBack();
     void invalidBindDisablesOk();
     void nonLoopbackNeedsConfirmation();
     void autostartEntry();
@@ -165,17 +168,98 @@ void TestSettingsDialog::unitsConvert()
     ttl->setValue(0);
     QCOMPARE(d.formConfig().limits.ttlSeconds, 0);
 
-    // Buffer: bounded to 64 KiB .. 64 MiB whatever the unit.
+    // Buffer: 64 KiB .. 64 MiB whatever the unit; the number stays when the
+    // unit changes, and a size out of range makes the form invalid (the
+    // config itself is still clamped).
     auto *buf = child<QSpinBox>(d, "bufferSize");
     auto *bunit = child<QComboBox>(d, "bufferUnit");
     bunit->setCurrentIndex(0); // KiB
     buf->setValue(1);
-    QCOMPARE(buf->value(), 64);
+    QCOMPARE(buf->value(), 1);
+    QVERIFY(!d.isFormValid());
+    QCOMPARE(d.formConfig().limits.bufferCapacity, RingBuffer::kMinCapacity);
+    buf->setValue(64);
+    QVERIFY(d.isFormValid());
     QCOMPARE(d.formConfig().limits.bufferCapacity, RingBuffer::kMinCapacity);
     bunit->setCurrentIndex(1); // MiB
-    buf->setValue(1000);
     QCOMPARE(buf->value(), 64);
+    QVERIFY(d.isFormValid());
     QCOMPARE(d.formConfig().limits.bufferCapacity, RingBuffer::kMaxCapacity);
+    buf->setValue(1000);
+    QVERIFY(!d.isFormValid());
+    QCOMPARE(d.formConfig().limits.bufferCapacity, RingBuffer::kMaxCapacity);
+}
+
+void TestSettingsDialog::typedBufferSizeIsKeptAndBounded()
+{
+    // Typing 100 into the MiB box used to give 10: the spin box's maximum
+    // (64 in MiB) made it drop the last keystroke without a word. Every
+    // keystroke is kept; a size out of 64 KiB .. 64 MiB says so and
+    // disables OK and Apply.
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(nullptr, &s);
+    d.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&d));
+    auto *buf = child<QSpinBox>(d, "bufferSize");
+    auto *bunit = child<QComboBox>(d, "bufferUnit");
+    auto *error = child<QLabel>(d, "bufferError");
+    QPushButton *ok = d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    QPushButton *applyButton = d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Apply);
+    auto type = [&](const QString &text) {
+        buf->setFocus();
+        buf->selectAll();
+        QTest::keyClick(buf, Qt::Key_Delete);
+        QTest::keyClicks(buf, text);
+    };
+    bunit->setCurrentIndex(1); // MiB
+    type(QStringLiteral("100"));
+    QCOMPARE(buf->text(), QStringLiteral("100"));
+    QCOMPARE(buf->value(), 100);
+    QVERIFY(error->isVisible());
+    QVERIFY2(error->text().contains(QStringLiteral("at most 64 MiB")), qPrintable(error->text()));
+    QVERIFY(!ok->isEnabled());
+    QVERIFY(!applyButton->isEnabled());
+    QVERIFY(!d.apply());
+    QVERIFY(!s.contains(QStringLiteral("sessions/bufferSize")));
+
+    type(QStringLiteral("64"));
+    QCOMPARE(buf->value(), 64);
+    QVERIFY(error->isHidden());
+    QVERIFY(ok->isEnabled());
+    QVERIFY(d.apply());
+    QCOMPARE(s.value(QStringLiteral("sessions/bufferSize")).toLongLong(), qint64(RingBuffer::kMaxCapacity));
+
+    bunit->setCurrentIndex(0); // KiB: the whole range can be typed too
+    type(QStringLiteral("65536"));
+    QCOMPARE(buf->value(), 65536);
+    QVERIFY(error->isHidden());
+    type(QStringLiteral("65537"));
+    QCOMPARE(buf->value(), 65537);
+    QVERIFY(error->isVisible());
+    type(QStringLiteral("63"));
+    QVERIFY2(error->text().contains(QStringLiteral("at least 64 KiB")), qPrintable(error->text()));
+    QVERIFY(!ok->isEnabled());
+    type(QStringLiteral("128"));
+    QVERIFY(error->isHidden());
+    QVERIFY(ok->isEnabled());
+    QCOMPARE(d.formConfig().limits.bufferCapacity, qsizetype(128 * 1024));
+}
+
+void TestSettingsDialog::errorLineGivesItsHeightBack()
+{
+    // A bind-address error made the dialog taller for good.
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(nullptr, &s);
+    d.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&d));
+    const int h0 = d.height();
+    auto *bind = child<QLineEdit>(d, "bind");
+    bind->setText(QStringLiteral("not an address"));
+    QTRY_VERIFY(d.height() > h0);
+    bind->setText(QStringLiteral("127.0.0.1"));
+    QTRY_COMPARE(d.height(), h0);
 }
 
 void TestSettingsDialog::invalidBindDisablesOk()

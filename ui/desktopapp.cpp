@@ -97,8 +97,13 @@ bool DesktopApp::start(QString *error)
             *error = err;
         return false;
     }
-    if (!m_server->writeRuntimeFile(&err))
+    QJsonObject otherServer;
+    if (!m_server->writeRuntimeFile(&err, &otherServer))
         qCWarning(lcUi) << "cannot write the runtime file:" << err;
+    else if (!otherServer.isEmpty())
+        qCWarning(lcUi) << "another tether server is running (pid"
+                        << qint64(otherServer.value(QStringLiteral("pid")).toDouble()) << otherServer.value(QStringLiteral("url")).toString()
+                        << "): its runtime file is kept, so tether attach/list talk to that one";
     qCInfo(lcUi) << "serving on" << m_server->url();
 
     const bool tray = m_trayMode == TrayMode::On

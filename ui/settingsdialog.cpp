@@ -39,6 +39,9 @@ struct Unit {
 const Unit kTtlUnits[] = {{QT_TRANSLATE_NOOP("Tether::SettingsDialog", "seconds"), 1},
                           {QT_TRANSLATE_NOOP("Tether::SettingsDialog", "minutes"), 60},
                           {QT_TRANSLATE_NOOP("Tether::SettingsDialog", "hours"), 3600}};
+/// The largest number the buffer size box takes, whatever the unit; bigger
+/// than any valid size in either unit so that no keystroke is dropped.
+constexpr int kBufferMaxTyped = 9999999;
 const Unit kBufferUnits[] = {{QT_TRANSLATE_NOOP("Tether::SettingsDialog", "KiB"), 1024},
                              {QT_TRANSLATE_NOOP("Tether::SettingsDialog", "MiB"), 1024 * 1024}};
 
@@ -104,10 +107,21 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_bufferUnit->setObjectName(QStringLiteral("bufferUnit"));
     for (const Unit &u : kBufferUnits)
         m_bufferUnit->addItem(tr(u.name), u.factor);
+    // The number is not bounded per unit: a QSpinBox drops a keystroke that
+    // would pass its maximum, so with a 64 (MiB) maximum typing "100" left
+    // "10" without a word. Any number can be typed; one outside 64 KiB ..
+    // 64 MiB shows m_bufferError and disables OK/Apply (updateValidity()).
+    m_buffer->setRange(1, kBufferMaxTyped);
+    m_buffer->setToolTip(tr("64 KiB to 64 MiB"));
     auto *bufRow = new QHBoxLayout;
     bufRow->addWidget(m_buffer, 1);
     bufRow->addWidget(m_bufferUnit);
     sform->addRow(tr("Output kept per session:"), bufRow);
+    m_bufferError = new QLabel(sessions);
+    m_bufferError->setObjectName(QStringLiteral("bufferError"));
+    m_bufferError->setStyleSheet(QStringLiteral("color: #b00020;"));
+    m_bufferError->hide();
+    sform->addRow(QString(), m_bufferError);
     sform->addRow(QString(), hint(tr("64 KiB to 64 MiB, replayed when you reattach.\n"
                                      "A new size applies at once, to running sessions too:\n"
                                      "shrinking drops their oldest output."), sessions));
@@ -133,6 +147,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_bind->setPlaceholderText(QStringLiteral("127.0.0.1"));
     vform->addRow(tr("Listen on address:"), m_bind);
     m_bindError = new QLabel(server);
+    m_bindError->setObjectName(QStringLiteral("bindError"));
     m_bindError->setStyleSheet(QStringLiteral("color: #b00020;"));
     m_bindError->hide();
     vform->addRow(QString(), m_bindError);
@@ -171,6 +186,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     connect(m_bufferUnit, QOverload<int>::of(&QComboBox::currentIndexChanged), this,
             &SettingsDialog::onBufferUnitChanged);
     connect(m_bind, &QLineEdit::textChanged, this, &SettingsDialog::updateValidity);
+    connect(m_buffer, QOverload<int>::of(&QSpinBox::valueChanged), this, &SettingsDialog::updateValidity);
     connect(m_port, QOverload<int>::of(&QSpinBox::valueChanged), this, &SettingsDialog::updateValidity);
 
     m_confirmNonLoopback = [this](const QString &address) {
@@ -223,9 +239,6 @@ void SettingsDialog::load()
     m_bufferUnit->setCurrentIndex(bunit);
     m_bufferUnit->blockSignals(false);
     m_bufferUnitBytes = kBufferUnits[bunit].factor;
-    m_buffer->setRange(int(RingBuffer::kMinCapacity / m_bufferUnitBytes) > 0
-                           ? int(RingBuffer::kMinCapacity / m_bufferUnitBytes) : 1,
-                       int(RingBuffer::kMaxCapacity / m_bufferUnitBytes));
     m_buffer->setValue(int(buf / m_bufferUnitBytes));
 
     m_maxSessions->setValue(c.limits.maxSessions);
@@ -248,11 +261,16 @@ void SettingsDialog::onTtlUnitChanged(int index)
 
 void SettingsDialog::onBufferUnitChanged(int index)
 {
-    const int value = m_buffer->value();
+    // As for the TTL, the number stays and only its unit changes; a size out
+    // of range now shows the error instead of being clamped silently.
     m_bufferUnitBytes = kBufferUnits[index].factor;
-    m_buffer->setRange(int(qMax<qint64>(1, RingBuffer::kMinCapacity / m_bufferUnitBytes)),
-                       int(RingBuffer::kMaxCapacity / m_bufferUnitBytes));
-    m_buffer->setValue(value); // clamped by the new range
+    updateValidity();
+}
+
+bool SettingsDialog::isBufferSizeValid() const
+{
+    const qint64 bytes = qint64(m_buffer->value()) * m_bufferUnitBytes;
+    return bytes >= RingBuffer::kMinCapacity && bytes <= RingBuffer::kMaxCapacity;
 }
 
 bool SettingsDialog::isLoopbackAddress(const QString &address)
@@ -266,6 +284,11 @@ bool SettingsDialog::isLoopbackAddress(const QString &address)
 
 bool SettingsDialog::isFormValid() const
 {
+    return isBufferSizeValid() && isBindValid();
+}
+
+bool SettingsDialog::isBindValid() const
+{
     const QString a = m_bind->text().trimmed();
     if (a.isEmpty() || a.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
         return true;
@@ -275,11 +298,28 @@ bool SettingsDialog::isFormValid() const
 
 void SettingsDialog::updateValidity()
 {
-    const bool ok = isFormValid();
-    m_bindError->setText(ok ? QString() : tr("Not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)."));
-    m_bindError->setVisible(!ok);
+    const bool wasShowingError = !m_bindError->isHidden() || !m_bufferError->isHidden();
+    const bool bindOk = isBindValid();
+    m_bindError->setText(bindOk ? QString() : tr("Not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)."));
+    m_bindError->setVisible(!bindOk);
+    const bool bufferOk = isBufferSizeValid();
+    const QString typed = QStringLiteral("%1 %2").arg(m_buffer->value()).arg(tr(kBufferUnits[m_bufferUnit->currentIndex()].name));
+    m_bufferError->setText(bufferOk ? QString()
+                                    : qint64(m_buffer->value()) * m_bufferUnitBytes > RingBuffer::kMaxCapacity
+                                    ? tr("%1 is too large: at most 64 MiB (65536 KiB).").arg(typed)
+                                    : tr("%1 is too small: at least 64 KiB.").arg(typed));
+    m_bufferError->setVisible(!bufferOk);
+    const bool ok = bindOk && bufferOk;
     m_buttons->button(QDialogButtonBox::Ok)->setEnabled(ok);
     m_buttons->button(QDialogButtonBox::Apply)->setEnabled(ok);
+    // An error line made the dialog taller; give that height back once it
+    // is gone (the layout only ever grows a window on its own).
+    if (wasShowingError && m_bindError->isHidden() && m_bufferError->isHidden() && layout()) {
+        layout()->activate();
+        const int h = sizeHint().height();
+        if (height() > h)
+            resize(width(), h);
+    }
     if (m_runningPort >= 0) {
         const Config c = formConfig();
         const bool restart = c.bind != m_runningBind || (c.port != 0 && c.port != m_runningPort);

@@ -24,8 +24,12 @@ class SessionRegistry;
  * (through Config::load / Config::save) and applies the session limits to the
  * running registry at once (SessionRegistry::setLimits):
  *  - TTL for detached sessions with a unit (seconds / minutes / hours; 0 = never);
- *  - buffer size per session in KiB or MiB, 64 KiB..64 MiB — the new size also
- *    applies to sessions already running (shrinking drops their oldest output);
+ *  - buffer size per session in KiB or MiB, 64 KiB..64 MiB (RingBuffer's
+ *    kMinCapacity..kMaxCapacity, as `tether serve --buffer-size`) — the new
+ *    size also applies to sessions already running (shrinking drops their
+ *    oldest output). Any number can be typed; one out of range shows the
+ *    bound in red and disables OK/Apply (a spin box bounded per unit dropped
+ *    keystrokes: "100" MiB silently became 10);
  *  - maximum number of sessions (1..1024);
  *  - default command (empty = login shell);
  *  - bind address and port: stored now, used after a restart; a non-loopback
@@ -50,7 +54,8 @@ public:
 
     /// The configuration the form currently shows (not saved yet).
     Config formConfig() const;
-    /// Whether the form is valid (a parseable bind address).
+    /// Whether the form is valid: a parseable bind address and a buffer size
+    /// within 64 KiB..64 MiB.
     bool isFormValid() const;
 
     /// Validates, confirms a non-loopback bind, saves to QSettings, applies the
@@ -93,6 +98,8 @@ private:
     void updateValidity();
     void onTtlUnitChanged(int index);
     void onBufferUnitChanged(int index);
+    bool isBindValid() const;
+    bool isBufferSizeValid() const;
 
     QPointer<SessionRegistry> m_registry;
     QSettings *m_settings = nullptr;
@@ -113,6 +120,7 @@ private:
     QSpinBox *m_port = nullptr;
     QLabel *m_serverNote = nullptr;
     QLabel *m_bindError = nullptr;
+    QLabel *m_bufferError = nullptr;
     QCheckBox *m_autostart = nullptr;
     QDialogButtonBox *m_buttons = nullptr;
 };

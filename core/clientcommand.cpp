@@ -152,14 +152,14 @@ int uniquePrefixLength(const QStringList &ids)
     return len;
 }
 
-/// Columns of the terminal on stdout (TIOCGWINSZ); 0 when stdout is not a
+/// Columns of the terminal on `fd` (TIOCGWINSZ); 0 when it is not a
 /// terminal or reports no size.
-int stdoutColumns()
+int terminalColumns(int fd)
 {
-    if (!::isatty(STDOUT_FILENO))
+    if (!::isatty(fd))
         return 0;
     struct winsize ws {};
-    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0)
+    if (::ioctl(fd, TIOCGWINSZ, &ws) != 0)
         return 0;
     return ws.ws_col;
 }
@@ -833,7 +833,7 @@ int listCommand(const QStringList &args)
                 if (sessions.isEmpty())
                     std::fputs("no sessions\n", stdout);
                 else
-                    std::fputs(table(sessions, stdoutColumns()).toUtf8().constData(), stdout);
+                    std::fputs(table(sessions, terminalColumns(STDOUT_FILENO)).toUtf8().constData(), stdout);
             }
             std::fflush(stdout);
             done(kExitOk);
@@ -1007,7 +1007,7 @@ int attachCommand(const QStringList &args)
                 return done(fail(cmd, QStringLiteral("no sessions (start one with `tether new --attach`)")));
             fail(cmd, detached.isEmpty() ? QStringLiteral("no detached running session; name one:")
                                          : QStringLiteral("%1 detached sessions; name one:").arg(detached.size()));
-            std::fputs(qPrintable(table(detached.isEmpty() ? sessions : detached)), stderr);
+            std::fputs(table(detached.isEmpty() ? sessions : detached, terminalColumns(STDERR_FILENO)).toUtf8().constData(), stderr);
             done(kExitUsage);
         });
     });

@@ -315,6 +315,13 @@ void SettingsDialog::updateValidity()
     // An error line made the dialog taller; give that height back once it
     // is gone (the layout only ever grows a window on its own).
     if (wasShowingError && m_bindError->isHidden() && m_bufferError->isHidden() && layout()) {
+        // The group boxes' new hints reach the dialog's layout only through
+        // posted LayoutRequest events: push them through now.
+        for (QWidget *group : {m_bindError->parentWidget(), m_bufferError->parentWidget()}) {
+            if (group->layout())
+                group->layout()->activate();
+            group->updateGeometry();
+        }
         layout()->activate();
         const int h = sizeHint().height();
         if (height() > h)

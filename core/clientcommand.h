@@ -21,6 +21,12 @@ namespace Tether {
  * with `tether` or `tether serve`", exit status 1. An ID may be any unique
  * prefix of a session id (like git).
  *
+ * `tether list` prints a table: ID, STATE, ATTACHED, VIEWERS, SIZE, PROGRAM,
+ * COMMAND/TITLE (the title, else the command shell-quoted by shellQuote()).
+ * Only the last column is ever cut, with "…": to the width of the terminal
+ * on stdout (TIOCGWINSZ; at least 10 characters), or at 200 characters when
+ * stdout is not a terminal (a program can set a 4096-byte title).
+ *
  * `tether attach` puts the local terminal in raw mode (cfmakeraw(3) on a
  * saved termios; restored on every exit path: detach, end of session,
  * SIGTERM/SIGINT/SIGHUP through a socketpair into the event loop, a lost

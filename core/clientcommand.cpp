@@ -883,9 +883,9 @@ int killCommand(const QStringList &args)
 QCommandLineOption detachKeyOption()
 {
     return QCommandLineOption(QStringLiteral("detach-key"),
-                              QStringLiteral("Key that detaches: ^X for Ctrl-X, or none (default ^\\, Ctrl-\\, as dtach and abduco).\n"
-                                             "Not ^[ (ESC starts every arrow and function key), nor ^M ^J ^I ^H ^?\n"
-                                             "(Enter, newline, Tab, Backspace)."),
+                              QStringLiteral("Key that detaches: ^X for Ctrl-X, or none (default ^\\, Ctrl-\\, as dtach and "
+                                             "abduco). Not ^[ (ESC starts every arrow and function key), nor ^M ^J ^I "
+                                             "^H ^? (Enter, newline, Tab, Backspace)."),
                               QStringLiteral("KEY"), QStringLiteral("^\\"));
 }
 

@@ -68,7 +68,8 @@ int serveMain(int argc, char **argv)
         "a browser dashboard, a REST API and WebSocket attach on one port (docs/protocol.md).\n"
         "Defaults come from the settings file (~/.config/Tether/tether.conf), then built-ins.\n"
         "Prints one line, \"Tether is serving http://ADDR:PORT/?key=KEY\"; open it in a browser.\n"
-        "Writes $XDG_RUNTIME_DIR/tether/server.json (url, port, pid, key; mode 0600) while running;\n"
+        "Writes $XDG_RUNTIME_DIR/tether/server.json (url, port, pid, key; mode 0600) while running\n"
+        "(/tmp/runtime-$USER/tether/ when that variable is unset or names a directory not yours);\n"
         "when that file names another running tether server it is kept (with a warning): local\n"
         "clients (tether attach, tether list) then talk to that server.\n"
         "SIGTERM, SIGINT or SIGHUP ends every session and exits 0."));

@@ -90,6 +90,11 @@ void AttachClient::onText(const QString &text)
         Q_EMIT titleChanged(m.value(QStringLiteral("title")).toString());
     } else if (type == QLatin1String("size")) {
         Q_EMIT sizeChanged(m.value(QStringLiteral("cols")).toInt(), m.value(QStringLiteral("rows")).toInt());
+    } else if (type == QLatin1String("fixup")) {
+        // Terminal state the bytes cannot show (margins a resize reset):
+        // written in stream order, outside the offsets (protocol.md "fixup").
+        if (m_attached && !m_finished)
+            Q_EMIT output(m.value(QStringLiteral("data")).toString().toLatin1(), pendingReplay() > 0);
     } else if (type == QLatin1String("exit")) {
         m_exit = m;
     }

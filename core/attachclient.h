@@ -110,7 +110,8 @@ Q_SIGNALS:
     /// screen before writing what follows.
     void attached(const QJsonObject &message, bool reset);
     /// Output bytes in stream order. `replay` is true for prelude and replay
-    /// bytes of the current attach, false for live output.
+    /// bytes of the current attach, false for live output. Also carries the
+    /// "fixup" messages' sequences, in order (they have no offsets).
     void output(const QByteArray &data, bool replay);
     /// The last prelude/replay byte of this attach has been delivered by output().
     void replayFinished();

@@ -250,7 +250,10 @@ bool terminalSize(int *cols, int *rows)
 }
 
 /// Escape sequences that switch off what `modes` (TerminalState::Mode bits)
-/// has on, so the shell gets a usable terminal back after detach.
+/// has on, then reset untracked state (colours, character set, insert mode,
+/// autowrap, keypad, scroll margins), so the shell gets a usable terminal
+/// back after detach. Origin mode (DECOM) is not reset: doing so moves the
+/// cursor home.
 QByteArray leaveSequence(quint32 modes)
 {
     QByteArray s;
@@ -271,6 +274,12 @@ QByteArray leaveSequence(quint32 modes)
     if (modes & TerminalState::AltScreen)
         s += (modes & TerminalState::AltScreen1049) ? "\x1b[?1049l" : "\x1b[?1047l";
     off(TerminalState::CursorHidden, "\x1b[?25h");
+    // State nobody tracks, reset to what a shell expects whatever it was (a
+    // first-time user's detach left insert mode, keypad mode, margins 5..10
+    // and the line-drawing set behind): colours, G0 = ASCII selected, insert
+    // mode off, autowrap on, numeric keypad, and full-screen scroll margins
+    // inside DECSC/DECRC (CSI r alone would move the cursor home).
+    s += "\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?7h\x1b>\x1b" "7\x1b[r\x1b" "8";
     return s;
 }
 

@@ -41,7 +41,8 @@ namespace Tether {
  * the program (vscode #123803); plain typing passes. On
  * exit, modes the program left on (alternate screen, hidden cursor, mouse
  * tracking, bracketed paste, ...; tracked with TerminalState) are switched
- * off so the shell gets a usable terminal back.
+ * off, and colours, character set, insert mode, autowrap, keypad mode and
+ * scroll margins are reset, so the shell gets a usable terminal back.
  *
  * Exit statuses of `tether attach`: 0 detached (detach key) or the process
  * exited; 1 not running, connection lost, refused key or another error;

@@ -3,6 +3,7 @@
 #include "logging.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace Tether {
 
@@ -173,13 +174,29 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
     viewer->attached(this, info);
     if (stillAttached() && !prelude.isEmpty())
         viewer->output(prelude.constData(), prelude.size());
-    if (info.replayBytes > 0) {
-        const auto spans = m_ring.spans(from, info.replayBytes);
+    // The replay, with a fixup where a resize reset the scroll margins. One
+    // at `from` itself is sent too: a resuming viewer may have been away
+    // when it happened (a second one is harmless).
+    const QByteArray fix = TerminalState::marginResetSequence();
+    quint64 at = from;
+    auto replayUpTo = [&](quint64 to) {
+        if (to <= at)
+            return;
+        const auto spans = m_ring.spans(at, qsizetype(to - at));
         if (stillAttached() && spans.first.size)
             viewer->output(spans.first.data, spans.first.size);
         if (stillAttached() && spans.second.size)
             viewer->output(spans.second.data, spans.second.size);
+        at = to;
+    };
+    for (const quint64 reset : std::as_const(m_marginResets)) {
+        if (reset < from || reset > end)
+            continue;
+        replayUpTo(reset);
+        if (stillAttached())
+            viewer->fixup(fix);
     }
+    replayUpTo(end);
     if (stillAttached() && info.exited)
         viewer->exited(m_pty.exitStatus());
     qCInfo(lcSession) << "session" << m_id << (mode == ViewerMode::Control ? "control" : "watch")
@@ -222,6 +239,18 @@ bool Session::resize(Viewer *from, int cols, int rows)
     if (from != m_control || !m_pty.resize(cols, rows))
         return false;
     forEachViewer([cols, rows](Viewer *v) { v->sizeChanged(cols, rows); });
+    if (m_head.marginsSet()) {
+        // The resized terminal now scrolls the full screen; the bytes will
+        // not say so. Remember where, for replays, and tell the viewers now
+        // (a CLI watcher's terminal was not resized, so it did not reset).
+        m_head.marginsResetByResize();
+        while (!m_marginResets.isEmpty()
+               && (m_marginResets.first() < m_ring.startOffset() || m_marginResets.size() >= kMaxMarginResets))
+            m_marginResets.removeFirst();
+        m_marginResets.append(m_ring.endOffset());
+        const QByteArray fix = TerminalState::marginResetSequence();
+        forEachViewer([&fix](Viewer *v) { v->fixup(fix); });
+    }
     Q_EMIT sizeChanged(cols, rows);
     return true;
 }

@@ -177,7 +177,13 @@ private:
     bool m_controlBlocked = false;
     PtyProcess m_pty;
     RingBuffer m_ring;
-    TerminalState m_head;  ///< state at endOffset(): title
+    /// Offsets (ascending, within the retained range or at its end) where a
+    /// resize reset scroll margins the stream had set: a replay calls
+    /// Viewer::fixup() there. At most kMaxMarginResets; older ones are dropped
+    /// with the output they belong to.
+    QList<quint64> m_marginResets;
+    static constexpr int kMaxMarginResets = 256;
+    TerminalState m_head;  ///< state at endOffset(): title, scroll margins
     TerminalState m_tail;  ///< state at startOffset(): modes for a reset replay
     quint64 m_titleSerial = 0;
     Viewer *m_control = nullptr;

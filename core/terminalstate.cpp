@@ -322,6 +322,7 @@ void TerminalState::escDispatch(unsigned char final)
     if (m_intermediateCount == 0 && final == 'c') { // RIS: full reset
         m_modes = 0;
         m_altEntered = 0;
+        m_marginsSet = false;
     }
 }
 
@@ -338,6 +339,18 @@ void TerminalState::csiDispatch(unsigned char final)
         // visibility (DECTCEM on) and DECCKM; the screen buffer, mouse,
         // bracketed paste and focus reporting survive (xterm ctlseqs, DECSTR).
         m_modes &= ~quint32(AppCursorKeys | CursorHidden);
+        m_marginsSet = false; // DECSTR also resets DECSTBM to the full screen
+        return;
+    }
+    if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'r') {
+        // DECSTBM: "CSI r" (or CSI 0;0 r) is the full screen again; any other
+        // parameters set margins. (Whether "1;ROWS" is the full screen depends
+        // on a size the stream does not carry, so it counts as set.)
+        bool any = false;
+        const int n = std::min(m_paramCount, kMaxParams);
+        for (int i = 0; i < n; ++i)
+            any = any || m_params[i] != 0;
+        m_marginsSet = any;
     }
 }
 

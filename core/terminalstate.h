@@ -85,6 +85,23 @@ public:
     /// encoding, 1004, and finally "CSI ? 25 l" if the cursor is hidden.
     QByteArray restoreSequence() const;
 
+    /// True when the stream has set scroll margins (DECSTBM, "CSI t ; b r"
+    /// with parameters) and nothing has reset them since: "CSI r", RIS,
+    /// DECSTR or a resize (marginsResetByResize()).
+    bool marginsSet() const { return m_marginsSet; }
+    /// The terminal was resized at this point of the stream. Terminals reset
+    /// the scroll margins to the full screen on a resize (xterm, xterm.js,
+    /// tmux, VTE), and nothing in the byte stream says so: a replay of vim's
+    /// "CSI 1;20 r" after the window grew to 30 rows would leave the viewer
+    /// scrolling in 20 rows (found by a first-time user: garbled vim after
+    /// reattach, a broken shell after it). Clears marginsSet().
+    void marginsResetByResize() { m_marginsSet = false; }
+    /// What a viewer writes where a resize reset the margins: DECSC, "CSI r"
+    /// (full-screen margins, which homes the cursor), DECRC (the cursor, its
+    /// attributes and origin mode come back). Costs the program's own
+    /// DECSC slot on that screen, which DECRC after it would then restore.
+    static QByteArray marginResetSequence() { return QByteArrayLiteral("\x1b" "7" "\x1b[r" "\x1b" "8"); }
+
     /// The last title set by OSC 0/2 (empty if none).
     QString title() const { return m_title; }
     /// Incremented each time an OSC 0/2 completes (even with the same text).
@@ -119,6 +136,7 @@ private:
     int m_params[16] = {};
     quint32 m_modes = 0;
     quint16 m_altEntered = 0;     ///< 47, 1047 or 1049: how the alt screen was entered
+    bool m_marginsSet = false;    ///< DECSTBM with parameters in force (see marginsSet())
     int m_oscCommand = -2;        ///< Ps of the OSC being read; -1 none yet, -2 not a title
     bool m_oscInText = false;     ///< past the ';' of a title OSC
     QByteArray m_osc;             ///< title text (<= kMaxTitle bytes)

@@ -33,7 +33,8 @@ enum class ReplayReason {
 /// What the session tells a viewer when it attaches; after attached() the
 /// session calls output() with `preludeBytes` bytes of mode-restoring escape
 /// sequences (not part of the offset space), then `replayBytes` bytes of output
-/// (offsets replayFrom ..< offset), then live output from `offset` on.
+/// (offsets replayFrom ..< offset; with fixup() calls at the offsets where a
+/// resize reset the scroll margins), then live output from `offset` on.
 struct AttachInfo {
     ViewerMode mode = ViewerMode::Control;
     bool reset = true;          ///< the viewer must reset its terminal first
@@ -75,6 +76,16 @@ public:
     virtual void titleChanged(const QString &title) { Q_UNUSED(title); }
     /// The session's window size changed (columns×rows), e.g. by the control viewer.
     virtual void sizeChanged(int cols, int rows) { Q_UNUSED(cols); Q_UNUSED(rows); }
+    /**
+     * Escape sequences to write to the terminal at this point of the stream
+     * (between the output() calls around it, replay or live): they stand for
+     * what the terminal itself did there and the bytes cannot show, namely
+     * the scroll margins a resize reset (TerminalState::
+     * marginResetSequence()). Not output: no offsets. Protocol: the "fixup"
+     * message. A viewer that ignores it replays margins the terminal no
+     * longer had (garbled full-screen programs after a resize).
+     */
+    virtual void fixup(const QByteArray &sequence) { Q_UNUSED(sequence); }
     /// The process exited; called once, after its last output byte. The viewer
     /// stays attached until it detaches itself or the session goes away.
     virtual void exited(const ExitStatus &status) = 0;

@@ -182,6 +182,17 @@ void WebSocketViewer::sizeChanged(int cols, int rows)
     sendText(o);
 }
 
+void WebSocketViewer::fixup(const QByteArray &sequence)
+{
+    if (m_closing || m_pendingClose || m_finished)
+        return;
+    // In order with the binary frames around it (protocol.md, "fixup").
+    QJsonObject o;
+    o.insert(QStringLiteral("type"), QStringLiteral("fixup"));
+    o.insert(QStringLiteral("data"), QString::fromLatin1(sequence));
+    sendText(o);
+}
+
 void WebSocketViewer::exited(const ExitStatus &status)
 {
     if (m_closing || m_pendingClose)

@@ -87,6 +87,7 @@ public:
     void output(const char *data, qsizetype size) override;
     void titleChanged(const QString &title) override;
     void sizeChanged(int cols, int rows) override;
+    void fixup(const QByteArray &sequence) override;
     void exited(const ExitStatus &status) override;
     void detached(DetachReason reason) override;
     ViewerKind kind() const override { return m_kind; }

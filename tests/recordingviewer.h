@@ -22,6 +22,9 @@ public:
     QList<Tether::DetachReason> detachReasons;
     QStringList titles;
     QList<QPair<int, int>> sizes;
+    /// received.size() at each fixup() call, and the sequences (not in received).
+    QList<qsizetype> fixupAt;
+    QList<QByteArray> fixups;
 
     void attached(Tether::Session *s, const Tether::AttachInfo &info) override
     {
@@ -31,6 +34,11 @@ public:
     void output(const char *data, qsizetype size) override { received.append(data, int(size)); }
     void titleChanged(const QString &t) override { titles.append(t); }
     void sizeChanged(int c, int r) override { sizes.append({c, r}); }
+    void fixup(const QByteArray &sequence) override
+    {
+        fixupAt.append(received.size());
+        fixups.append(sequence);
+    }
     void exited(const Tether::ExitStatus &st) override
     {
         ++exitedCount;

@@ -426,8 +426,8 @@ private Q_SLOTS:
 
         // A program that turns on the alternate screen and bracketed paste:
         // after detach the shell gets them switched off again.
-        t.type("printf '\\033[?1049h\\033[?2004hALT'\r");
-        QTRY_VERIFY(t.out.contains("\x1b[?2004hALT")); // the output, not the echo of the command
+        t.type("printf '\\033[?1049h\\033[?2004h\\033[5;10r\\033[4h\\033=\\033(0\\033[31mALT'\r");
+        QTRY_VERIFY(t.out.contains("\x1b[31mALT")); // the output, not the echo of the command
 
         // Detach key (Ctrl-\): clean detach, exit 0, terminal restored, session lives on.
         t.type("\x1c");
@@ -437,8 +437,13 @@ private Q_SLOTS:
         QTRY_VERIFY(t.out.contains("speed"));
         QTRY_VERIFY(t.restoredPerStty());
         const int leave = t.out.lastIndexOf("\x1b[?2004l");
-        QVERIFY(leave > t.out.lastIndexOf("\x1b[?2004hALT"));
-        QVERIFY(t.out.indexOf("\x1b[?1049l", leave) > leave);
+        QVERIFY(leave > t.out.lastIndexOf("\x1b[31mALT"));
+        const int mainScreen = t.out.indexOf("\x1b[?1049l", leave);
+        QVERIFY(mainScreen > leave);
+        // Then what nobody tracks: colours, ASCII set, insert mode off,
+        // autowrap, numeric keypad, full margins with the cursor kept.
+        QVERIFY2(t.out.indexOf("\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?7h\x1b>\x1b" "7\x1b[r\x1b" "8", mainScreen) > mainScreen,
+                 t.out.mid(leave).toPercentEncoding().constData());
         const QJsonObject after = s.session(id);
         QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
         QCOMPARE(after.value(QStringLiteral("attached")).toBool(), false);

@@ -592,6 +592,46 @@ private Q_SLOTS:
         QCOMPARE(late.attachedMsg.value(QStringLiteral("rows")).toInt(), 1);
     }
 
+    void marginFixup()
+    {
+        // Scroll margins set, then a resize: a "fixup" text message in order
+        // between the binary frames, live and in a later replay, outside the
+        // offsets (protocol.md "fixup").
+        Session *s = f.spawn();
+        QVERIFY(s);
+        WsClient a;
+        a.open(f.port, wsPath(s), f.key);
+        QTRY_VERIFY(a.gotAttached());
+        a.sendInput("printf '\\033[1;5rMARGINS\\n'\n");
+        QTRY_VERIFY(a.stream().contains("MARGINS\r\n"));
+        QTRY_VERIFY(a.stream().endsWith("$ "));
+        const quint64 at = s->offset();
+        a.sendText(R"({"type":"resize","cols":90,"rows":30})");
+        QTRY_COMPARE(a.textsOfType(QStringLiteral("fixup")).size(), 1);
+        QCOMPARE(a.textsOfType(QStringLiteral("fixup")).first().value(QStringLiteral("data")).toString(),
+                 QStringLiteral("\x1b" "7\x1b[r\x1b" "8"));
+        a.sendInput("echo after\n");
+        QTRY_VERIFY(a.stream().contains("after\r\n"));
+
+        WsClient late;
+        late.open(f.port, wsPath(s, QStringLiteral("mode=watch")), f.key);
+        QTRY_VERIFY(late.gotAttached());
+        QTRY_COMPARE(quint64(late.bytes.size()), s->offset());
+        // The fixup arrives after exactly `at` replay bytes, and is not among them.
+        qint64 before = 0;
+        bool seen = false;
+        for (const WsClient::Event &e : late.events) {
+            if (!e.text) {
+                before += seen ? 0 : e.data.size();
+            } else if (QJsonDocument::fromJson(e.data).object().value(QStringLiteral("type")).toString()
+                       == QLatin1String("fixup")) {
+                seen = true;
+            }
+        }
+        QVERIFY(seen);
+        QCOMPARE(quint64(before), at);
+    }
+
     void titles()
     {
         Session *s = f.spawn();

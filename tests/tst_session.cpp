@@ -279,6 +279,48 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
     }
 
+    void resizeResetsMarginsInReplay()
+    {
+        // vim sets scroll margins for its size; the window grows; terminals
+        // reset margins on resize, the bytes do not say so. Every viewer gets
+        // a fixup at that point of the stream, live and in any replay.
+        Session s(QStringLiteral("m"), sh(QStringLiteral("printf 'top\\033[1;20rmid'; read x; printf 'end'; exec sleep 30")),
+                  65536);
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Control, std::nullopt);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QTRY_VERIFY(v.received.endsWith("mid"));
+        const quint64 resetAt = s.offset();
+        QVERIFY(s.resize(&v, 100, 30));
+        QCOMPARE(v.fixups, QList<QByteArray>{TerminalState::marginResetSequence()});
+        QCOMPARE(v.fixupAt, QList<qsizetype>{v.received.size()});
+        QVERIFY(s.resize(&v, 90, 30)); // margins already reset: nothing more to fix
+        QCOMPARE(v.fixups.size(), 1);
+        QVERIFY(s.sendInput(&v, QByteArrayLiteral("\n")));
+        QTRY_VERIFY(v.received.endsWith("end"));
+
+        // A fresh viewer: the fixup sits right after "mid", before "end".
+        RecordingViewer w;
+        s.attach(&w, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(w.received, ringContent(s));
+        QCOMPARE(w.fixupAt.size(), 1);
+        QVERIFY(w.received.left(int(w.fixupAt.first())).endsWith("top\x1b[1;20rmid"));
+        QVERIFY(w.received.mid(int(w.fixupAt.first())).endsWith("end"));
+        // A viewer resuming exactly there gets it first (it may have been away).
+        RecordingViewer r;
+        s.attach(&r, ViewerMode::Watch, resetAt);
+        QCOMPARE(r.fixupAt, QList<qsizetype>{0});
+        // One resuming after it gets none.
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, s.offset());
+        QVERIFY(late.fixups.isEmpty());
+        for (RecordingViewer *x : {&v, &w, &r, &late})
+            s.detach(x);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
     void foregroundFollowsTheJobInFront()
     {
         // An interactive shell with job control runs each command in its own

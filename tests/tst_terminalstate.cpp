@@ -80,6 +80,7 @@ private slots:
     void overlongTitleIsCapped();
     void risResets();
     void decstr();
+    void scrollMargins();
     void cancelAborts();
     void malformedUtf8();
     void noAllocationPerByte();
@@ -434,6 +435,35 @@ void TestTerminalState::decstr()
     s.feed(QByteArray("\x1b[?1h\x1b[?25l\x1b[?!p\x1b[!q"));
     QVERIFY(s.hasMode(T::AppCursorKeys));
     QVERIFY(s.hasMode(T::CursorHidden));
+}
+
+void TestTerminalState::scrollMargins()
+{
+    TerminalState s;
+    QVERIFY(!s.marginsSet());
+    s.feed(QByteArray("\x1b[1;20r"));          // vim at 20 rows
+    QVERIFY(s.marginsSet());
+    s.marginsResetByResize();                  // the window grew: the terminal reset them
+    QVERIFY(!s.marginsSet());
+    // Split anywhere, still DECSTBM.
+    for (const char c : QByteArray("\x1b[5;9r"))
+        if (c)
+            s.feed(&c, 1);
+    QVERIFY(s.marginsSet());
+    s.feed(QByteArray("\x1b[r"));               // full screen again
+    QVERIFY(!s.marginsSet());
+    s.feed(QByteArray("\x1b[2r"));
+    QVERIFY(s.marginsSet());
+    s.feed(QByteArray("\x1b[0;0r"));
+    QVERIFY(!s.marginsSet());
+    // Not DECSTBM: DEC private mode restore (CSI ? r), DECCARA (CSI $ r).
+    s.feed(QByteArray("\x1b[?1;2r\x1b[1;1;2;2;1$r"));
+    QVERIFY(!s.marginsSet());
+    s.feed(QByteArray("\x1b[3;7r\x1b" "c"));  // RIS
+    QVERIFY(!s.marginsSet());
+    s.feed(QByteArray("\x1b[3;7r\x1b[!p"));   // DECSTR
+    QVERIFY(!s.marginsSet());
+    QCOMPARE(TerminalState::marginResetSequence(), QByteArray("\x1b" "7\x1b[r\x1b" "8"));
 }
 
 void TestTerminalState::cancelAborts()

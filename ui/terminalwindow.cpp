@@ -287,6 +287,12 @@ void TerminalWindow::output(const char *data, qsizetype size)
     }
 }
 
+void TerminalWindow::fixup(const QByteArray &sequence)
+{
+    // In stream order through the same queue, outside the offsets.
+    enqueue(sequence.constData(), sequence.size());
+}
+
 void TerminalWindow::titleChanged(const QString &title)
 {
     Q_UNUSED(title);

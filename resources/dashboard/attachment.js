@@ -237,6 +237,16 @@ export class Attachment {
       case 'size':
         if (this.cb.onSize) this.cb.onSize(msg.cols, msg.rows);
         break;
+      case 'fixup':
+        // What the terminal did here that the bytes cannot show (scroll
+        // margins a resize reset): written in order, no offsets. Each
+        // character is one byte (the server sends them as Latin-1).
+        if (typeof msg.data === 'string' && msg.data.length) {
+          const bytes = new Uint8Array(msg.data.length);
+          for (let i = 0; i < msg.data.length; i++) bytes[i] = msg.data.charCodeAt(i) & 0xff;
+          this.write(bytes);
+        }
+        break;
       default:
         break; // unknown server messages are ignored (forward compatibility)
     }

@@ -131,6 +131,29 @@ describe('reconnect', { timeout: 240000 }, () => {
     await page.context().close();
   });
 
+  test('scroll margins a resize reset stay reset after a reload (fixup)', async () => {
+    // A program sets scroll margins for its size (as vim does), then the
+    // window grows: the terminal resets the margins, the bytes do not say so.
+    // Without the server's fixup, the replay after a reload would scroll in
+    // those 5 rows again and lose the lines above them.
+    const page = await newPage(browser, { viewport: { width: 1000, height: 500 } });
+    await openDashboard(page, server);
+    await createSessionInPage(page);
+    await typeLine(page, "printf '\\033[1;5r'; clear; echo margins-set");
+    await waitForLine(page, /^margins-set$/);
+    await page.setViewportSize({ width: 1200, height: 700 });
+    await page.waitForFunction(() => window.tether.attachment.lastAttached && window.tether.term.rows > 20,
+      null, { timeout: 10000 });
+    await page.reload();
+    await waitForLive(page);
+    for (let i = 1; i <= 10; i++) await typeLine(page, `echo line-${i}`);
+    await waitForLine(page, /^line-10$/);
+    const screen = await screenLines(page);
+    for (let i = 1; i <= 10; i++) assert.ok(screen.includes(`line-${i}`), `line-${i} is on the screen:\n${screen.join('\n')}`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('less survives a reload in the alternate screen, also after the ring rolled over', async () => {
     const page = await newPage(browser);
     await openDashboard(page, server);

@@ -73,6 +73,7 @@ private Q_SLOTS:
     void replayAndTyping();
     void replayAnswersAreNotTyped();
     void bareLineFeedIsNotTranslated();
+    void marginsResetByResizeInReplay();
     void closingDetachesWithoutKilling();
     void supersedesAndTakesOver();
     void exitMakesReadOnly();
@@ -207,6 +208,32 @@ void TestTerminalWindow::bareLineFeedIsNotTranslated()
     w.show();
     QVERIFY(w.attachSession());
     QTRY_VERIFY2(w.screenText().contains(QStringLiteral("ab\n  cd")), qPrintable(w.screenText()));
+}
+
+void TestTerminalWindow::marginsResetByResizeInReplay()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    // Margins 2..4 (as a program sets them for its size), then the window
+    // grew: the terminal reset them. The window's replay must not scroll the
+    // lines after that inside 3 rows (they would be lost: below a top margin
+    // nothing scrolls into the history).
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "printf '\\033[2;4rset\\n'; read l; for i in 1 2 3 4 5 6; do echo line-$i; done; exec sleep 30")));
+    QVERIFY(s);
+    FakeViewer v;
+    s->attach(&v, ViewerMode::Control, std::nullopt);
+    QTRY_VERIFY(ringText(s).contains("set"));
+    QVERIFY(s->resize(&v, 90, 30));
+    QVERIFY(s->sendInput(&v, QByteArrayLiteral("\n")));
+    QTRY_VERIFY(ringText(s).contains("line-6"));
+    s->detach(&v);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.show();
+    QVERIFY(w.attachSession());
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("line-6")), qPrintable(w.screenText()));
+    for (int i = 1; i <= 6; ++i)
+        QVERIFY2(w.screenText().contains(QStringLiteral("line-%1").arg(i)), qPrintable(w.screenText()));
 }
 
 void TestTerminalWindow::closingDetachesWithoutKilling()

@@ -325,11 +325,25 @@ public:
                 + qint64(m.value(QStringLiteral("replay_bytes")).toDouble());
             m_gateInput = replay > 0;
             m_gateUntil = -1;
+            m_gateFence = false;
+            m_gateTail.clear();
             m_gateTimer.stop();
             sendSize();
         });
         connect(&m_client, &AttachClient::output, this, [this](const QByteArray &data, bool) { appendOutput(data); });
         connect(&m_client, &AttachClient::replayFinished, this, [this]() {
+            if (m_gateInput && m_stdinIsTty && ::isatty(m_outFd)) {
+                // A Device Status Report right after the replay: the
+                // terminal answers it after every query in the replay, in
+                // order, so input is gated exactly until that answer, however
+                // slow the terminal or the link (ssh) is. A fixed delay let
+                // late answers through.
+                appendOutput(QByteArrayLiteral("\x1b[5n"));
+                m_gateFence = true;
+                m_gateTail.clear();
+                m_gateTimer.start(kGateFallbackMs);
+                return;
+            }
             m_gateUntil = m_appended;
             checkGate();
         });
@@ -351,7 +365,10 @@ public:
         });
         connect(&m_client, &AttachClient::attached, this, [this]() { m_noticeShown = false; });
         m_gateTimer.setSingleShot(true);
-        connect(&m_gateTimer, &QTimer::timeout, this, [this]() { m_gateInput = false; });
+        connect(&m_gateTimer, &QTimer::timeout, this, [this]() {
+            m_gateInput = false; // a terminal that never answers DSR: stop waiting
+            m_gateFence = false;
+        });
         m_drainTimer.setSingleShot(true);
         connect(&m_drainTimer, &QTimer::timeout, this, [this]() { finalize(); });
 
@@ -462,22 +479,44 @@ private:
         }
         if (m_ending)
             return;
-        qsizetype len = n;
+        const char *data = m_inBuffer.constData();
+        qsizetype avail = n;
+        if (m_gateInput && m_gateFence) {
+            // Everything up to the answer to our DSR answers the replay's
+            // queries: dropped. What follows it is typed.
+            const QByteArray seen = m_gateTail + QByteArray::fromRawData(data, int(avail));
+            int hit = seen.indexOf("\x1b[0n");
+            if (hit < 0)
+                hit = seen.indexOf("\x1b[3n");
+            if (hit >= 0) {
+                const qsizetype skip = qMax<qsizetype>(0, hit + 4 - m_gateTail.size());
+                data += skip;
+                avail -= skip;
+                m_gateInput = false;
+                m_gateFence = false;
+                m_gateTimer.stop();
+                m_gateTail.clear();
+            } else {
+                m_gateTail = seen.right(3); // an answer split between reads
+            }
+        }
+        qsizetype len = avail;
         bool detachNow = false;
         if (m_detachKey >= 0) {
-            const void *hit = std::memchr(m_inBuffer.constData(), m_detachKey, size_t(n));
+            const void *hit = std::memchr(data, m_detachKey, size_t(avail));
             if (hit) {
-                len = static_cast<const char *>(hit) - m_inBuffer.constData();
+                len = static_cast<const char *>(hit) - data;
                 detachNow = true;
             }
         }
-        // While a replay is being written (and just after), input that
-        // starts with ESC is dropped: the terminal's automatic answers to
-        // queries in the replay (CSI 6 n → ESC [ r ; c R, CSI c → ESC [ ? ... c)
-        // must not reach the program (vscode #123803). Plain typing passes.
-        const bool answerLike = len > 0 && m_inBuffer.at(0) == '\x1b';
+        // While a replay is being written and until the terminal has answered
+        // the DSR after it, input that starts with ESC is dropped: the
+        // terminal's automatic answers to queries in the replay (CSI 6 n →
+        // ESC [ r ; c R, CSI c → ESC [ ? ... c) must not reach the program
+        // (vscode #123803). Plain typing passes.
+        const bool answerLike = len > 0 && data[0] == '\x1b';
         if (len > 0 && !(m_gateInput && answerLike))
-            m_client.sendInput(m_inBuffer.constData(), len);
+            m_client.sendInput(data, len);
         if (detachNow) {
             m_ending = true;
             m_client.detach();
@@ -675,6 +714,9 @@ private:
     qint64 m_gateUntil = -1;   ///< input opens once m_written reaches this
     TerminalState m_terminal;
     QTimer m_gateTimer;
+    static constexpr int kGateFallbackMs = 3000; ///< for a terminal that never answers DSR
+    bool m_gateFence = false;   ///< our DSR after the replay awaits its answer
+    QByteArray m_gateTail;      ///< last bytes of input while waiting (split answer)
     QTimer m_drainTimer;
     QTimer m_reconnectNotice;
     QTimer m_fenceTimer;

@@ -35,10 +35,13 @@ namespace Tether {
  * notifier (stdin's description is shared with the shell and must not
  * become O_NONBLOCK). More than 4 MiB waiting for stdout pauses the
  * attachment (AttachClient::setPaused) until under 256 KiB. The window size
- * is sent at attach and on SIGWINCH. While a replay is being written (and
- * 100 ms after), input chunks that start with ESC are dropped, so the
- * terminal's answers to queries in the replay (CSI 6 n, CSI c) never reach
- * the program (vscode #123803); plain typing passes. On
+ * is sent at attach and on SIGWINCH. After a replay a Device Status Report
+ * (CSI 5 n) is written; while the replay is being written and until the
+ * terminal's answer to that DSR arrives (at most 3 s), input that starts
+ * with ESC is dropped, and the answer itself, so the terminal's answers to
+ * queries in the replay (CSI 6 n, CSI c), which come before it in order,
+ * never reach the program (vscode #123803), however slow the link; plain
+ * typing passes. On
  * exit, modes the program left on (alternate screen, hidden cursor, mouse
  * tracking, bracketed paste, ...; tracked with TerminalState) are switched
  * off, and colours, character set, insert mode, autowrap, keypad mode and

@@ -17,6 +17,7 @@
 #include <QRegularExpression>
 #include <QTcpServer>
 #include <QTemporaryDir>
+#include <QTimer>
 
 #include <csignal>
 #include <cstdlib>
@@ -395,6 +396,34 @@ private Q_SLOTS:
                     QStringLiteral("XDG_RUNTIME_DIR=/nonexistent")});
         QCOMPARE(r.code, 0);
         QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("sessions")).toArray().size(), ids.size() - 1);
+    }
+
+    void lateAnswersToReplayedQueriesAreDropped()
+    {
+        // A terminal behind a slow link (ssh) answers the queries in a replay
+        // long after the replay was written. Those answers must not reach the
+        // program; what is typed after the terminal answered our DSR must.
+        Serve s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                     QStringLiteral("printf 'asking\\033[6n\\n'; exec cat -v")});
+        QVERIFY(!id.isEmpty());
+        QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toInt() >= 12);
+        Term t; // this test is the terminal: it answers when it likes
+        QVERIFY(t.start(s, {QStringLiteral("attach"), id}));
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("asking\x1b[6n"), 10000);
+        const int dsr = t.out.indexOf("asking\x1b[6n");
+        // Half a second later: the cursor position report, then (separately)
+        // the DSR answer, then typing.
+        QTimer::singleShot(500, &t.pty, [&t]() { t.type("\x1b[7;1R"); });
+        QTimer::singleShot(700, &t.pty, [&t]() { t.type("\x1b[0n"); });
+        QTimer::singleShot(900, &t.pty, [&t]() { t.type("typed\r"); });
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.mid(dsr).contains("typed\r\ntyped\r\n"), 10000); // echo, then cat
+        QVERIFY2(!t.out.mid(dsr).contains("[7;1R"), t.out.mid(dsr).toPercentEncoding().constData());
+        QVERIFY2(!t.out.mid(dsr).contains("[0n"), t.out.mid(dsr).toPercentEncoding().constData());
+        QVERIFY(t.out.indexOf("\x1b[5n", dsr) > dsr); // the client's DSR, after the replay
+        QCOMPARE(tether(s, {QStringLiteral("kill"), id}).code, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
     }
 
     void attachTypeResizeDetach()

@@ -29,6 +29,13 @@ inline QString tetherBinary()
 #endif
 }
 
+/// QSignalSpy on QProcess::finished needs the enum registered (Qt 5 warns
+/// "Unable to handle parameter 'exitStatus'" otherwise).
+inline void registerProcessTypes()
+{
+    qRegisterMetaType<QProcess::ExitStatus>("QProcess::ExitStatus");
+}
+
 /**
  * A private `tether serve`: XDG_RUNTIME_DIR, XDG_CONFIG_HOME and HOME point
  * into a temporary directory (so it never meets the user's server), PS1 is
@@ -48,6 +55,7 @@ struct ServeProcess {
     /// `configIni`: contents of tether.conf (QSettings INI), none when empty.
     explicit ServeProcess(const QByteArray &configIni = QByteArray())
     {
+        registerProcessTypes();
         for (const char *d : {"run", "config/Tether", "home"})
             QDir(dir.path()).mkpath(QString::fromLatin1(d));
         runDir = dir.path() + QStringLiteral("/run");
@@ -172,6 +180,7 @@ struct TetherRun {
 inline TetherRun runTether(const ServeProcess &s, const QStringList &args, const QStringList &extraEnv = {},
                            const QString &workDir = {})
 {
+    registerProcessTypes();
     QProcess p;
     if (!workDir.isEmpty())
         p.setWorkingDirectory(workDir);

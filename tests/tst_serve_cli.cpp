@@ -27,6 +27,7 @@ class TestServeCli : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
+        registerProcessTypes();
         if (kTether.isEmpty())
             QSKIP("the tether executable is not built in this tree (app/ skipped)");
         QVERIFY(QFileInfo(kTether).isExecutable());

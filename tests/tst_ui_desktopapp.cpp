@@ -95,6 +95,7 @@ private:
 
 void TestDesktopApp::initTestCase()
 {
+    qRegisterMetaType<QProcess::ExitStatus>("QProcess::ExitStatus"); // for QSignalSpy (Qt 5)
     QVERIFY(m_home.isValid());
     // Settings, autostart and runtime files stay inside the test dir.
     qputenv("XDG_CONFIG_HOME", m_home.filePath(QStringLiteral("config")).toLocal8Bit());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "runtimefile.h"
 #include "logging.h"
+#include "ptyprocess.h"
 
 #include <QFile>
 #include <QJsonDocument>
@@ -67,14 +68,6 @@ QString usableXdgRuntimeDir()
     return xdg;
 }
 
-/// The first line of /proc/PID/comm ("self" for us); empty when unreadable.
-QByteArray processName(const QByteArray &pid)
-{
-    QFile f(QStringLiteral("/proc/%1/comm").arg(QString::fromLatin1(pid)));
-    if (!f.open(QIODevice::ReadOnly))
-        return QByteArray();
-    return f.readLine(256).trimmed();
-}
 } // namespace
 
 QString baseDirectory()
@@ -94,8 +87,8 @@ bool isLiveOtherServer(const QJsonObject &contents)
         return false;
     // A pid reused by an unrelated program after a crash is stale: only a
     // process with our own name counts as a server.
-    const QByteArray name = processName(QByteArray::number(pid));
-    return !name.isEmpty() && name == processName("self");
+    const QString name = processName(pid_t(pid));
+    return !name.isEmpty() && name == processName(::getpid());
 }
 
 QString directory()

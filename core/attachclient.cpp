@@ -65,7 +65,7 @@ void AttachClient::connectSocket()
 
 void AttachClient::onText(const QString &text)
 {
-    if (sender() != m_socket)
+    if (sender() != m_socket || m_reattaching)
         return;
     const QJsonObject m = QJsonDocument::fromJson(text.toUtf8()).object();
     const QString type = m.value(QStringLiteral("type")).toString();
@@ -204,6 +204,30 @@ void AttachClient::setPaused(bool paused)
     // else: the socket is still closing; onSocketGone() reconnects.
 }
 
+void AttachClient::reattach()
+{
+    if (m_finished || m_detaching)
+        return;
+    m_paused = false;
+    m_haveOffset = false; // the next URL carries no resume=: a reset replay
+    m_attached = false;   // from now on this connection's output and input are dropped
+    m_preludeLeft = 0;
+    m_replayLeft = 0;
+    m_retryTimer.stop();
+    m_attempt = 0;
+    m_delayMs = 0;
+    m_refusedSince.invalidate();
+    if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
+        // onSocketGone() connects again once this close completes; until
+        // then nothing from this connection counts (not even an `attached`).
+        m_closing = true;
+        m_reattaching = true;
+        m_socket->close(QWebSocketProtocol::CloseCodeNormal, QStringLiteral("reattach"));
+    } else if (!m_socket) {
+        connectSocket();
+    }
+}
+
 void AttachClient::onSocketGone()
 {
     QWebSocket *ws = m_socket;
@@ -212,6 +236,7 @@ void AttachClient::onSocketGone()
     const QString error = ws->errorString();
     const bool wasAttached = m_attached;
     m_attached = false;
+    m_reattaching = false;
     m_socket = nullptr;
     ws->disconnect(this);
     ws->deleteLater();

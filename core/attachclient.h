@@ -83,6 +83,14 @@ public:
     void detach();
     /// See the class comment (backpressure). Idempotent.
     void setPaused(bool paused);
+    /// Starts over as open() does, for a holder whose screen no longer shows
+    /// the session (`tether attach` resumed after SIGTSTP): lets go of the
+    /// current connection (close 1000; output still in flight on it is
+    /// dropped, uncounted) and connects again WITHOUT resume, so the server
+    /// sends a reset replay of everything retained and offset() restarts from
+    /// its replay_from. Also ends a pause (setPaused(false)) and a pending
+    /// reconnect delay. No effect once finished() or during detach().
+    void reattach();
     bool isPaused() const { return m_paused; }
 
     /// Offset of the next output byte expected (bytes shown so far).
@@ -151,6 +159,7 @@ private:
     bool m_finished = false;
     bool m_closing = false;     ///< we closed the socket on purpose (detach/pause)
     bool m_detaching = false;   ///< detach() called; finished() once the close completes
+    bool m_reattaching = false; ///< reattach() is closing m_socket: ignore what it still sends
     bool m_probing = false;
     int m_attempt = 0;
     int m_delayMs = 0;

@@ -251,9 +251,9 @@ bool terminalSize(int *cols, int *rows)
 
 /// Escape sequences that switch off what `modes` (TerminalState::Mode bits)
 /// has on, then reset untracked state (colours, character set, insert mode,
-/// autowrap, keypad, scroll margins), so the shell gets a usable terminal
-/// back after detach. Origin mode (DECOM) is not reset: doing so moves the
-/// cursor home.
+/// autowrap, keypad, scroll margins, cursor shape), so the shell gets a
+/// usable terminal back after detach (and on SIGTSTP). Origin mode (DECOM)
+/// is not reset: doing so moves the cursor home.
 QByteArray leaveSequence(quint32 modes)
 {
     QByteArray s;
@@ -280,6 +280,9 @@ QByteArray leaveSequence(quint32 modes)
     // mode off, autowrap on, numeric keypad, and full-screen scroll margins
     // inside DECSC/DECRC (CSI r alone would move the cursor home).
     s += "\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?7h\x1b>\x1b" "7\x1b[r\x1b" "8";
+    // The cursor shape (DECSCUSR, e.g. vim's blinking bar "CSI 5 SP q"):
+    // back to the terminal's default.
+    s += "\x1b[0 q";
     return s;
 }
 
@@ -402,7 +405,7 @@ private:
 
         // Signals first, raw mode second: a SIGTERM in between must still
         // find a handler that gets the terminal restored.
-        m_signals = new SignalPipe({SIGTERM, SIGINT, SIGHUP, SIGWINCH}, this);
+        m_signals = new SignalPipe({SIGTERM, SIGINT, SIGHUP, SIGWINCH, SIGTSTP}, this);
         if (!m_signals->isValid()) {
             std::fprintf(stderr, "tether attach: cannot handle signals: %s\n", qPrintable(m_signals->errorString()));
             return false;
@@ -431,6 +434,8 @@ private:
     {
         if (sig == SIGWINCH) {
             sendSize();
+        } else if (sig == SIGTSTP) {
+            suspend();
         } else if (!m_ending) {
             // SIGHUP: the terminal is gone; SIGTERM/SIGINT: asked to stop.
             // Either way detach (the session lives on).
@@ -438,6 +443,83 @@ private:
             m_ending = true;
             m_client.detach();
         }
+    }
+
+    /**
+     * SIGTSTP (`kill -TSTP` from another shell: in raw mode Ctrl-Z is only a
+     * byte for the session), handled as tmux's client does. Without it the
+     * client stopped with the terminal raw and in the program's alternate
+     * screen; after `fg` the terminal stayed cooked, nothing was redrawn,
+     * keys echoed locally and Ctrl-\ SIGQUIT the client.
+     *
+     * Give the terminal back as on detach (leaveSequence, saved termios),
+     * stop for real, and once continued (the stop returns here) take it
+     * again (raw mode from the termios as it is now: the user may have run
+     * stty meanwhile), send the window size and redraw the session from
+     * scratch: AttachClient::reattach(), a reset replay into a cleared
+     * screen, with the replay's input gate as on any attach. Output not yet
+     * written is dropped: the replay redraws it.
+     */
+    void suspend()
+    {
+        if (m_exited)
+            return; // leaving anyway: the terminal is (being) restored
+        if (!m_ending) {
+            m_queue.clear();
+            m_head = 0;
+            m_queued = 0;
+            m_appended = m_written; // nothing of it will ever be written
+            m_outNotifier->setEnabled(false);
+            m_drainTimer.stop();
+        }
+        const bool wasRaw = g_rawActive;
+        if (wasRaw && !m_outputDead) {
+            const QByteArray leave = leaveSequence(m_terminal.modes());
+            [[maybe_unused]] const ssize_t n = ::write(m_outFd, leave.constData(), size_t(leave.size()));
+        }
+        restoreTerminal();
+
+        // Stop with SIGTSTP (the shell then reports the job "Stopped"), but
+        // the kernel discards a default-action SIGTSTP in an orphaned process
+        // group (POSIX: nobody there could continue it), and our parent not
+        // being a job-control shell of our session is the common sign of
+        // one: then SIGSTOP, which always stops.
+        const pid_t parent = ::getppid();
+        const bool shellParent = parent > 1 && ::getsid(parent) == ::getsid(0) && ::getpgid(parent) != ::getpgrp();
+        struct sigaction dfl {}, ours {};
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        if (shellParent && ::sigaction(SIGTSTP, &dfl, &ours) == 0) {
+            ::raise(SIGTSTP); // returns once continued (SIGCONT)
+            ::sigaction(SIGTSTP, &ours, nullptr);
+        } else {
+            ::raise(SIGSTOP);
+        }
+
+        // Continued (fg; after bg, tcsetattr stops us with SIGTTOU until fg).
+        if (m_outFd == STDOUT_FILENO) {
+            const int flags = ::fcntl(STDOUT_FILENO, F_GETFL);
+            if (flags >= 0 && !(flags & O_NONBLOCK)) {
+                g_stdoutSavedFlags = flags;
+                ::fcntl(STDOUT_FILENO, F_SETFL, flags | O_NONBLOCK);
+            }
+        }
+        if (wasRaw && ::tcgetattr(g_ttyFd, &g_savedTermios) == 0) {
+            struct termios raw = g_savedTermios;
+            ::cfmakeraw(&raw);
+            if (::tcsetattr(g_ttyFd, TCSANOW, &raw) == 0)
+                g_rawActive = true;
+        }
+        if (m_ending)
+            return;
+        // Input is gated from now until the new replay's DSR is answered.
+        m_gateInput = true;
+        m_gateUntil = -1;
+        m_gateFence = false;
+        m_gateTail.clear();
+        m_gateTimer.stop();
+        sendSize();
+        m_client.reattach();
     }
 
     void sendSize()
@@ -842,15 +924,31 @@ int apiFailure(const QString &command, const ApiReply &r)
     return fail(command, r.errorText());
 }
 
-int runAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey)
+/// Attaching needs a terminal on standard input AND standard output: kExitOk,
+/// else the usage error printed for `command` and kExitUsage.
+int checkTerminal(const QString &command)
 {
     // Raw mode, the detach key and the window size need a terminal; with a
     // pipe or /dev/null the attachment could never be left (found by a
     // first-time user: `tether attach ID </dev/null` hung).
     if (!::isatty(STDIN_FILENO))
-        return fail(QStringLiteral("attach"),
-                    QStringLiteral("standard input is not a terminal (use `tether list`, or the dashboard)"),
+        return fail(command, QStringLiteral("standard input is not a terminal (use `tether list`, or the dashboard)"),
                     kExitUsage);
+    // `tether attach ID >file` attached blind: nothing on screen, keys sent
+    // to the session, its escape sequences written into the file, exit 0.
+    if (!::isatty(STDOUT_FILENO))
+        return fail(command,
+                    QStringLiteral("standard output is not a terminal (attach draws the session's screen there; "
+                                   "use `tether list`, or the dashboard)"),
+                    kExitUsage);
+    return kExitOk;
+}
+
+int runAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey)
+{
+    const int status = checkTerminal(QStringLiteral("attach"));
+    if (status != kExitOk)
+        return status;
     TtyAttach a(ep, id, mode, detachKey);
     return a.run();
 }
@@ -964,6 +1062,11 @@ int newCommand(const QStringList &args)
     QString why;
     if (!parseDetachKey(parser.value(detachKey), &key, &why))
         return fail(cmd, QStringLiteral("bad --detach-key \"%1\" (%2)").arg(parser.value(detachKey), why), kExitUsage);
+    // Before any API call: `tether new --attach </dev/null` created the
+    // session (and, when full, ended the one detached longest) and only then
+    // failed for want of a terminal.
+    if (parser.isSet(attach) && (status = checkTerminal(cmd)) != kExitOk)
+        return status;
     if (!endpoint(parser, common, cmd, &ep, &status))
         return status;
     QJsonObject body;

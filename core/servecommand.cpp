@@ -88,7 +88,8 @@ int serveMain(int argc, char **argv)
             .arg(config.limits.bufferCapacity),
         QStringLiteral("BYTES"));
     const QCommandLineOption maxOpt(QStringLiteral("max-sessions"),
-        QStringLiteral("Live sessions at most, 1..1024 (default %1).").arg(config.limits.maxSessions),
+        QStringLiteral("Live sessions at most, 1..1024 (default %1). When full, a new session ends the one "
+                       "detached longest (exited ones first); with a viewer on every session it is refused.").arg(config.limits.maxSessions),
         QStringLiteral("N"));
     const QCommandLineOption commandOpt(QStringLiteral("command"),
         QStringLiteral("Command line for new sessions (default: %1).")

@@ -72,6 +72,15 @@ struct Term {
         QString error;
         return pty.start(o, &error);
     }
+    /// `/bin/sh -c SCRIPT tether ARGS...` ("$0" is tether, "$@" the args).
+    bool startScript(const Serve &s, const QString &script, const QStringList &args)
+    {
+        Tether::SpawnOptions o;
+        o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script, kTether} + args;
+        o.extraEnv = s.envList();
+        QString error;
+        return pty.start(o, &error);
+    }
     void type(const QByteArray &keys) { pty.write(keys); }
     /// The termios of the terminal the client runs in (the PTY's slave).
     bool termios(struct termios *t) const
@@ -104,6 +113,22 @@ struct Term {
         return m.hasMatch() ? m.captured(1).toInt() : -1;
     }
 };
+
+/// The state letter of /proc/PID/stat ('T' stopped, 'S' sleeping), 0 if unreadable.
+char procState(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return 0;
+    const QByteArray stat = f.readAll();
+    const int paren = stat.lastIndexOf(')'); // the command name may hold spaces and ')'
+    return paren >= 0 && paren + 2 < stat.size() ? stat.at(paren + 2) : 0;
+}
+
+int sessionCount(const Serve &s)
+{
+    return s.http("GET", "/api/sessions").json().value(QStringLiteral("sessions")).toArray().size();
+}
 
 } // namespace
 
@@ -455,7 +480,7 @@ private Q_SLOTS:
 
         // A program that turns on the alternate screen and bracketed paste:
         // after detach the shell gets them switched off again.
-        t.type("printf '\\033[?1049h\\033[?2004h\\033[5;10r\\033[4h\\033=\\033(0\\033[31mALT'\r");
+        t.type("printf '\\033[?1049h\\033[?2004h\\033[5;10r\\033[4h\\033=\\033(0\\033[5 q\\033[31mALT'\r");
         QTRY_VERIFY(t.out.contains("\x1b[31mALT")); // the output, not the echo of the command
 
         // Detach key (Ctrl-\): clean detach, exit 0, terminal restored, session lives on.
@@ -471,7 +496,9 @@ private Q_SLOTS:
         QVERIFY(mainScreen > leave);
         // Then what nobody tracks: colours, ASCII set, insert mode off,
         // autowrap, numeric keypad, full margins with the cursor kept.
-        QVERIFY2(t.out.indexOf("\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?7h\x1b>\x1b" "7\x1b[r\x1b" "8", mainScreen) > mainScreen,
+        // and the cursor shape (DECSCUSR "CSI 5 SP q" set above) back to
+        // the terminal's default.
+        QVERIFY2(t.out.indexOf("\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?7h\x1b>\x1b" "7\x1b[r\x1b" "8\x1b[0 q", mainScreen) > mainScreen,
                  t.out.mid(leave).toPercentEncoding().constData());
         const QJsonObject after = s.session(id);
         QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
@@ -486,6 +513,149 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(t2.out.contains("rc="), 10000);
         QCOMPARE(t2.rc(), 0);
         QVERIFY(t2.out.contains("[detached from "));
+    }
+
+    void attachNeedsATerminalOnBothEnds()
+    {
+        // One session, and room for no other: a `tether new` would end it.
+        Serve s;
+        QVERIFY(s.start({QStringLiteral("--max-sessions"), QStringLiteral("1")}));
+        const QString id = s.create({QStringLiteral("/bin/sh")});
+        QVERIFY(!id.isEmpty());
+
+        // `new --attach </dev/null` created a session (ending the detached
+        // one) and only then failed: now it checks first, creates nothing.
+        Run r = tether(s, {QStringLiteral("new"), QStringLiteral("--attach")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("tether new: standard input is not a terminal"), r.err.constData());
+        QVERIFY2(r.out.isEmpty(), r.out.constData());
+        QCOMPARE(sessionCount(s), 1);
+        QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+
+        // Standard output into a file: `attach` went on blind (keys to the
+        // session, escape sequences into the file, exit 0). Refused, exit 2.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString file = dir.path() + QStringLiteral("/out");
+        Term a;
+        QVERIFY(a.startScript(s, QStringLiteral("\"$0\" \"$@\" >'%1'; echo \"rc=$?\"").arg(file), {QStringLiteral("attach"), id}));
+        QTRY_VERIFY_WITH_TIMEOUT(a.out.contains("rc="), 15000);
+        QCOMPARE(a.rc(), 2);
+        QVERIFY2(a.out.contains("tether attach: standard output is not a terminal"), a.out.constData());
+        QCOMPARE(QFileInfo(file).size(), 0);
+
+        // ... and `new --attach >file` before creating anything.
+        Term n;
+        QVERIFY(n.startScript(s, QStringLiteral("\"$0\" \"$@\" >'%1'; echo \"rc=$?\"").arg(file), {QStringLiteral("new"), QStringLiteral("--attach")}));
+        QTRY_VERIFY_WITH_TIMEOUT(n.out.contains("rc="), 15000);
+        QCOMPARE(n.rc(), 2);
+        QVERIFY2(n.out.contains("tether new: standard output is not a terminal"), n.out.constData());
+        QCOMPARE(QFileInfo(file).size(), 0);
+        QCOMPARE(sessionCount(s), 1);
+        QCOMPARE(s.session(id).value(QStringLiteral("viewers")).toInt(), 0);
+        QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+    }
+
+    void suspendGivesTheTerminalBackAndRedraws()
+    {
+        // `kill -TSTP` from another shell (in raw mode Ctrl-Z is only a byte
+        // for the session) stopped the client with the terminal raw and in
+        // the alternate screen; after `fg` it stayed cooked, not redrawn.
+        Serve s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/sh")});
+        QVERIFY(!id.isEmpty());
+        QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toInt() > 0);
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("attach"), id}, false)); // the pid is the client's
+        QTRY_VERIFY2_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), t.out.toPercentEncoding(" $").constData(), 15000);
+        QTRY_VERIFY(t.isRaw());
+        QTRY_VERIFY(t.out.contains("$ "));
+        // Alternate screen, application cursor keys, keypad mode, a bar cursor.
+        t.type("printf '\\033[?1049h\\033[?1h\\033=\\033[5 qSCREEN-%s\\n' $((6*7))\r");
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("SCREEN-42"), 10000);
+
+        const int before = t.out.size();
+        QVERIFY(::kill(t.pty.pid(), SIGTSTP) == 0);
+        QTRY_COMPARE_WITH_TIMEOUT(procState(t.pty.pid()), 'T', 10000); // stopped for real
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.indexOf("\x1b[0 q", before) > before, 10000);
+        const QByteArray leave = t.out.mid(before);
+        for (const char *seq : {"\x1b[?1l", "\x1b[?1049l", "\x1b>", "\x1b[0m"})
+            QVERIFY2(leave.contains(seq), leave.toPercentEncoding().constData());
+        struct termios tio {};
+        QVERIFY(t.termios(&tio));
+        QVERIFY((tio.c_lflag & ICANON) && (tio.c_lflag & ECHO) && (tio.c_lflag & ISIG) && (tio.c_oflag & OPOST));
+        QCOMPARE(procState(t.pty.pid()), 'T');
+        // The window changes while it is stopped.
+        QVERIFY(t.pty.resize(100, 30));
+
+        const int stopped = t.out.size();
+        QVERIFY(::kill(t.pty.pid(), SIGCONT) == 0);
+        QTRY_VERIFY_WITH_TIMEOUT(t.isRaw(), 10000);
+        // Redrawn from scratch: a cleared screen, then the session again.
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.indexOf("SCREEN-42", stopped) > stopped, 10000);
+        const QByteArray redraw = t.out.mid(stopped);
+        const int ris = redraw.indexOf("\x1b" "c");
+        QVERIFY2(ris >= 0, redraw.toPercentEncoding().constData());
+        QVERIFY(redraw.indexOf("\x1b[?1049h", ris) > ris);
+        QVERIFY(redraw.indexOf("SCREEN-42", ris) > ris);
+        QTRY_COMPARE_WITH_TIMEOUT(s.session(id).value(QStringLiteral("cols")).toInt(), 100, 10000);
+        QCOMPARE(s.session(id).value(QStringLiteral("rows")).toInt(), 30);
+        QVERIFY(s.session(id).value(QStringLiteral("attached")).toBool());
+        QCOMPARE(s.session(id).value(QStringLiteral("viewers")).toInt(), 1);
+
+        // Typing reaches the session again; the detach key detaches.
+        t.type("echo back-$((2*21))\r");
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.indexOf("back-42\r\n", stopped) > stopped, 10000);
+        t.type("\x1c");
+        QTRY_VERIFY_WITH_TIMEOUT(t.finished, 15000);
+        QCOMPARE(t.pty.exitStatus().code, 0);
+        QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+    }
+
+    void reattachReplaysFromScratch()
+    {
+        // AttachClient::reattach(): a fresh attach (reset replay of all that
+        // is retained), offsets counted from it, not from before.
+        Serve s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                     QStringLiteral("echo first-line; exec cat")});
+        QVERIFY(!id.isEmpty());
+        QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toInt() > 0);
+        Tether::ServerEndpoint ep;
+        QString error;
+        QVERIFY2(Tether::ServerEndpoint::resolve(QStringLiteral("http://127.0.0.1:%1/").arg(s.port), QString::fromLatin1(s.key), &ep, &error),
+                 qPrintable(error));
+        Tether::AttachClient c(ep, id, Tether::ViewerMode::Control);
+        QByteArray replayed, live;
+        QList<bool> resets;
+        QObject::connect(&c, &Tether::AttachClient::attached, [&](const QJsonObject &, bool reset) {
+            resets << reset;
+            replayed.clear();
+        });
+        QObject::connect(&c, &Tether::AttachClient::output, [&](const QByteArray &d, bool replay) { (replay ? replayed : live) += d; });
+        QSignalSpy done(&c, &Tether::AttachClient::replayFinished);
+        c.open();
+        QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 10000);
+        QVERIFY(replayed.contains("first-line"));
+        c.sendInput("typed\r", 6);
+        QTRY_COMPARE_WITH_TIMEOUT(live.count("typed"), 2, 10000); // the echo, then cat
+        QTRY_COMPARE(c.offset(), quint64(s.session(id).value(QStringLiteral("offset")).toDouble()));
+        const quint64 offset = c.offset();
+
+        c.reattach();
+        QVERIFY(!c.isAttached());
+        QTRY_COMPARE_WITH_TIMEOUT(done.size(), 2, 10000);
+        QCOMPARE(resets, QList<bool>({true, true})); // a reset replay, not a resume
+        QVERIFY(replayed.contains("first-line"));    // everything retained again
+        QVERIFY(replayed.contains("typed"));
+        QCOMPARE(c.offset(), offset); // counted from the replay, once
+        live.clear();
+        c.sendInput("again\r", 6);
+        QTRY_VERIFY_WITH_TIMEOUT(live.contains("again"), 10000);
+        QTRY_COMPARE(c.offset(), quint64(s.session(id).value(QStringLiteral("offset")).toDouble()));
+        QCOMPARE(s.session(id).value(QStringLiteral("viewers")).toInt(), 1);
     }
 
     void takeoverExitAndKill()

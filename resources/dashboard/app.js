@@ -20,6 +20,9 @@ const TAB_KEY = 'tether.tab';
 // size must never reach the session (it would reflow the user's shell).
 const MIN_COLS = 10;
 const MIN_ROWS = 3;
+/** Keys whose default action scrolls a scrollable box (see createView). */
+const SCROLL_KEYS = new Set([' ', 'Spacebar', 'PageUp', 'PageDown', 'Home', 'End',
+  'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight']);
 const NARROW = window.matchMedia('(max-width: 760px)');
 const DARK = window.matchMedia('(prefers-color-scheme: dark)');
 
@@ -55,6 +58,10 @@ const app = {
   events: null,
   eventsRetry: 0,
   unauthorized: false,
+  /** Some answer of this server was authorized (the page held the right key). */
+  authorized: false,
+  /** The server was out of reach since the last authorized answer. */
+  lostContact: false,
   /** The open session: { id, mode, view, attachment, ended } or null. */
   current: null,
   lastSentSize: null,
@@ -88,6 +95,7 @@ function renderIndicator() {
   let text;
   if (app.unauthorized) {
     state = 'unauthorized';
+    if (app.authorized && app.lostContact) text = 'Tether restarted';
   } else if (app.current) {
     state = app.current.attachment.state;
     if (state === 'idle') state = 'connecting';
@@ -105,6 +113,13 @@ function renderIndicator() {
     offline: 'Tether cannot be reached; retrying.',
   }[state] || '';
   document.body.classList.toggle('disconnected', !!app.current && state !== 'connected');
+  // While the event stream is down the list is a picture of the past: the
+  // sessions in it may be gone (a restart ends them all). Say so instead of
+  // showing "running · attached" as if it were live.
+  const stale = !app.unauthorized && app.authorized
+    && (app.listState === 'offline' || app.listState === 'reconnecting');
+  $('sidebar').classList.toggle('stale', stale);
+  $('list-stale').hidden = !stale;
 }
 
 // ---------------------------------------------------------------------------
@@ -121,6 +136,7 @@ async function api(method, path, body) {
     showUnauthorized();
     throw new Error('no key');
   }
+  noteAuthorized();
   let data = null;
   if (r.status !== 204) {
     try { data = await r.json(); } catch { data = null; }
@@ -133,9 +149,32 @@ async function api(method, path, body) {
   return data;
 }
 
+/** An answer passed the key check: the server is there and knows our key. */
+function noteAuthorized() {
+  app.authorized = true;
+  app.lostContact = false;
+}
+
+/**
+ * 401. A page that never held the right key is told where to get it. A page
+ * that did, and then lost the server, met a restarted Tether: the key is made
+ * anew at every start and a restart ends every session (protocol.md,
+ * section 1), so it says that plainly rather than "needs Tether's key". A
+ * page that held the key and never lost the server had its cookie replaced
+ * (another Tether's link opened in this browser: cookies do not separate ports).
+ */
 function showUnauthorized() {
   if (app.unauthorized) return;
   app.unauthorized = true;
+  if (app.authorized && app.lostContact) {
+    $('nokey-title').textContent = 'Tether was restarted';
+    $('nokey-text').textContent = 'It has a new key, and the sessions that ran before the restart are gone.';
+  } else if (app.authorized) {
+    $('nokey-title').textContent = 'Tether\'s key changed';
+    $('nokey-text').textContent = 'This browser now holds another key: another Tether\'s link was opened here, or Tether restarted.';
+  }
+  $('nokey-text').hidden = !app.authorized;
+  if (app.authorized) $('nokey-how').textContent = 'Open the new link that Tether printed (it ends in ?key=…) or use its tray menu: Open dashboard.';
   if (app.events) app.events.close();
   closeCurrent();
   document.body.classList.add('unauthorized');
@@ -157,12 +196,14 @@ function startEvents() {
   es.addEventListener('sessions', (e) => {
     app.eventsRetry = 0;
     app.listState = 'connected';
+    noteAuthorized();
     try { applySessions(JSON.parse(e.data).sessions || []); } catch { /* ignore a bad event */ }
     renderIndicator();
   });
   es.onopen = () => { app.listState = 'connected'; renderIndicator(); };
   es.onerror = () => {
     if (es !== app.events) return;
+    app.lostContact = true;
     if (es.readyState === EventSource.CLOSED) {
       // The browser gave up (HTTP error such as 401): find out, then retry ourselves.
       es.close();
@@ -195,9 +236,17 @@ function applySessions(list) {
   const now = performance.now();
   app.sessions = new Map(list.map((s) => [s.id, { s, at: now }]));
   renderList();
-  if (app.current) {
-    const e = app.sessions.get(app.current.id);
+  const cur = app.current;
+  if (cur) {
+    const e = app.sessions.get(cur.id);
     if (e) setCurrentTitle(sessionLabel(e.s));
+    // "Opened in another window" offers Take over only while the session
+    // exists: once it left the list (killed or expired), say so instead of
+    // letting the click find out.
+    if (!e && cur.attachment && cur.attachment.ended && cur.endReason === 'superseded') {
+      cur.endReason = 'closed';
+      showEndBanner(cur, { reason: 'closed' });
+    }
   }
 }
 
@@ -389,6 +438,16 @@ function createView(mode) {
       if (e.type === 'keydown') focusList();
       return false;
     }
+    // A watcher's input textarea is readonly (disableStdin), so the browser
+    // runs a key's default action: Space, Page Down, the arrows... scroll the
+    // pane (#terminal-wrap scrolls in watch mode), smoothly, and the part of
+    // the session in view slid away as the user typed. Keys do nothing in a
+    // watcher; keep the view where it is. Modified keys stay the browser's
+    // (Ctrl+C copies the selection).
+    if (mode === 'watch' && e.type === 'keydown' && SCROLL_KEYS.has(e.key)
+        && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      e.preventDefault();
+    }
     return true;
   });
   term.open(host);
@@ -520,6 +579,7 @@ function closeCurrent() {
 
 function onAttachmentState(entry, state, detail) {
   if (app.current !== entry) return;
+  if (state === 'offline') app.lostContact = true;
   if (state === 'ended') {
     entry.endReason = detail.reason;
     showEndBanner(entry, detail);
@@ -657,10 +717,40 @@ function parseHash() {
   return { id: decodeURIComponent(m[1]), mode: m[2] ? 'watch' : 'control' };
 }
 
+/**
+ * What an id in the address names: itself when it is a session's id, else the
+ * one session whose id starts with it (`tether list` shows 8-character
+ * prefixes, and the CLI takes any unique prefix). Returns
+ * { id } or { ambiguous: [ids] }; an unknown id is returned as it is and the
+ * attach says it is gone (4404).
+ */
+function resolveId(id) {
+  if (app.sessions.has(id)) return { id };
+  const matches = [...app.sessions.keys()].filter((k) => k.startsWith(id));
+  if (matches.length === 1) return { id: matches[0] };
+  if (matches.length > 1) return { ambiguous: matches };
+  return { id };
+}
+
 function route() {
   const target = parseHash();
   if (target) {
-    openSession(target.id, target.mode);
+    const r = resolveId(target.id);
+    if (r.ambiguous) {
+      closeCurrent();
+      showEmpty();
+      showBanner('warn', 'Which session?',
+        `${r.ambiguous.length} sessions have ids that begin with "${target.id}": pick one from the list.`,
+        [{ label: 'Close', run: () => { location.hash = '#/'; } }]);
+      if (NARROW.matches) setSidebar(true);
+      return;
+    }
+    if (r.id !== target.id) {
+      // Show the full id, so a reload or a bookmark names this very session.
+      history.replaceState(null, '',
+        `#/s/${encodeURIComponent(r.id)}${target.mode === 'watch' ? '/watch' : ''}`);
+    }
+    openSession(r.id, target.mode);
   } else {
     closeCurrent();
     showEmpty();

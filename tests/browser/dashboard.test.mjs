@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The dashboard in Debian's Chromium against a real `tether serve`: key
 // cookie, sessions created and killed from the page, typing, reload with
-// scrollback, takeover (4409), read-only watching, exit (4410), no key, and
-// replayed queries that must not be answered.
+// scrollback, takeover (4409), read-only watching, exit (4410), no key,
+// replayed queries that must not be answered, id prefixes in the address, and
+// a server restart under an open page.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -296,6 +297,77 @@ describe('dashboard', { timeout: 240000 }, () => {
     await page.context().close();
   });
 
+  test('an id prefix (as `tether list` shows it) opens that session under its full id', async () => {
+    const { id } = (await api(server, 'POST', '/api/sessions', {})).body;
+    const page = await newPage(browser);
+    await openDashboard(page, server, `#/s/${id.slice(0, 8)}`);
+    await waitForLive(page);
+    assert.equal(await page.evaluate(() => location.hash), `#/s/${id}`);
+    assert.equal(await page.evaluate(() => window.tether.attachment.id), id);
+    // The watch address too.
+    await page.evaluate((p) => { location.hash = `#/s/${p}/watch`; }, id.slice(0, 8));
+    await page.waitForFunction(() => window.tether.attachment && window.tether.attachment.mode === 'watch');
+    await waitForLive(page);
+    assert.equal(await page.evaluate(() => location.hash), `#/s/${id}/watch`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('after a takeover, a session that goes away is shown as gone, not offered to take over', async () => {
+    const { id } = (await api(server, 'POST', '/api/sessions', {})).body;
+    const a = await newPage(browser);
+    await openDashboard(a, server, `#/s/${id}`);
+    await waitForLive(a);
+    const b = await newPage(browser);
+    await openDashboard(b, server, `#/s/${id}`);
+    await waitForLive(b);
+    await waitForState(a, 'ended');
+    await a.waitForSelector('#banner:not([hidden])');
+    assert.equal(await a.locator('#banner-title').textContent(), 'Opened in another window');
+
+    assert.equal((await api(server, 'DELETE', `/api/sessions/${id}`)).status, 204);
+    await until(async () => (await a.locator('#banner-title').textContent()) === 'Session closed', 10000,
+      `"Session closed" (banner: ${await a.locator('#banner-title').textContent()})`);
+    assert.equal(await a.getByRole('button', { name: 'Take over' }).count(), 0);
+    assert.ok(await a.getByRole('button', { name: 'New session' }).isVisible());
+    assert.deepEqual([...a.errors, ...b.errors], []);
+    await a.context().close();
+    await b.context().close();
+  });
+
+  test('keys typed in a watcher do not scroll its view', async () => {
+    // A session larger than the watcher's pane: the pane scrolls (watchers
+    // show the session at its own size). Space, Page Down and the arrows in
+    // xterm.js's readonly textarea used to scroll it away from what was shown.
+    const { id } = (await api(server, 'POST', '/api/sessions', { cols: 97, rows: 39 })).body;
+    const page = await newPage(browser, { viewport: { width: 700, height: 500 } });
+    await openDashboard(page, server, `#/s/${id}/watch`);
+    await waitForLive(page);
+    const wrap = () => page.evaluate(() => {
+      const w = document.getElementById('terminal-wrap');
+      return { top: w.scrollTop, left: w.scrollLeft, scrollable: w.scrollHeight > w.clientHeight };
+    });
+    const before = await wrap();
+    assert.ok(before.scrollable, 'the session is taller than the pane');
+    await page.evaluate(() => {
+      window.wrapScrolls = 0;
+      document.getElementById('terminal-wrap').addEventListener('scroll', () => { window.wrapScrolls++; });
+    });
+    assert.equal(await page.evaluate(() => document.activeElement.className), 'xterm-helper-textarea');
+    await page.keyboard.type('echo hello world');
+    for (const key of ['Space', 'Shift+Space', 'PageDown', 'ArrowDown', 'End', 'Enter']) await page.keyboard.press(key);
+    // A smooth scroll starts within a frame or two of the key.
+    await page.evaluate(() => new Promise((r) => {
+      let n = 0;
+      const tick = () => (++n >= 12 ? r() : requestAnimationFrame(tick));
+      requestAnimationFrame(tick);
+    }));
+    assert.deepEqual(await wrap(), before);
+    assert.equal(await page.evaluate(() => window.wrapScrolls), 0);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('without the key the page says where to get it', async () => {
     const page = await newPage(browser);
     await page.goto(server.base);
@@ -326,6 +398,39 @@ describe('dashboard', { timeout: 240000 }, () => {
     const got = (await bufferLines(page)).find((l) => l.startsWith('GOT['));
     assert.equal(got, 'GOT[typed]');
     assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  // Last: it replaces the file's server.
+  test('a restarted Tether: the list goes stale while it is away, then the page says it restarted', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    await page.locator(`.session[data-id="${id}"]`).waitFor();
+    assert.ok(await page.locator('#list-stale').isHidden());
+
+    const { port } = server;
+    const stopped = await server.stop();
+    server = null;
+    assert.equal(stopped.code, 0);
+    // Away: the old list is still there, marked as out of date.
+    await page.waitForSelector('#list-stale:not([hidden])', { timeout: 15000 });
+    assert.match(await page.locator('#list-stale').textContent(), /Tether is not reachable/);
+    assert.ok(await page.locator('#sidebar.stale').isVisible());
+    assert.ok(['offline', 'reconnecting'].includes(await page.locator('#conn').getAttribute('data-state')));
+
+    // Back on the same port, with a new key: the page says what happened.
+    server = await startTether({ args: ['--port', String(port)] });
+    await page.waitForSelector('#nokey:not([hidden])', { timeout: 20000 });
+    assert.equal(await page.locator('#nokey-title').textContent(), 'Tether was restarted');
+    const text = await page.locator('#nokey').textContent();
+    assert.match(text, /sessions that ran before the restart are gone/);
+    assert.match(text, /Open the new link that Tether printed .* or use its tray menu/);
+    assert.equal(await page.locator('#conn').getAttribute('data-state'), 'unauthorized');
+    assert.equal(await page.locator('#conn-text').textContent(), 'Tether restarted');
+    // Only the refused connections of the outage and the 401s are logged.
+    const unexpected = page.errors.filter((e) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|status of 401|WebSocket connection to .* failed/.test(e));
+    assert.deepEqual(unexpected, []);
     await page.context().close();
   });
 });

@@ -27,6 +27,12 @@ namespace Tether {
  * on stdout (TIOCGWINSZ; at least 10 characters), or at 200 characters when
  * stdout is not a terminal (a program can set a 4096-byte title).
  *
+ * `tether attach` and `tether new --attach` need a terminal on standard
+ * input and standard output, else they fail with a usage error (exit 2);
+ * `new --attach` checks before any API call (with </dev/null it used to
+ * create the session first), `attach` once the ID is resolved (with >file
+ * it attached blind, the session's escape sequences into the file).
+ *
  * `tether attach` puts the local terminal in raw mode (cfmakeraw(3) on a
  * saved termios; restored on every exit path: detach, end of session,
  * SIGTERM/SIGINT/SIGHUP through a socketpair into the event loop, a lost
@@ -44,8 +50,21 @@ namespace Tether {
  * typing passes. On
  * exit, modes the program left on (alternate screen, hidden cursor, mouse
  * tracking, bracketed paste, ...; tracked with TerminalState) are switched
- * off, and colours, character set, insert mode, autowrap, keypad mode and
- * scroll margins are reset, so the shell gets a usable terminal back.
+ * off, and colours, character set, insert mode, autowrap, keypad mode,
+ * scroll margins and the cursor shape (DECSCUSR) are reset, so the shell
+ * gets a usable terminal back.
+ *
+ * SIGTSTP (`kill -TSTP` from another shell; in raw mode Ctrl-Z is a byte
+ * for the session), through the same socketpair, is handled as tmux's
+ * client does: the same leave sequence, the saved termios restored, then a
+ * real stop (SIGTSTP with its default action; SIGSTOP when the parent is no
+ * job-control shell of our session, as the kernel discards SIGTSTP in an
+ * orphaned process group). Once continued: raw mode again (from the termios
+ * as it is then), the window size, and the session redrawn from scratch by
+ * AttachClient::reattach() (a cleared screen and a reset replay, with the
+ * DSR input gate as on any attach); output not yet written when it stopped
+ * is dropped, the replay shows it. SIGSTOP/SIGCONT alone leave the terminal
+ * as it is (nothing to restore) and redraw nothing.
  *
  * Exit statuses of `tether attach`: 0 detached (detach key) or the process
  * exited; 1 not running, connection lost, refused key or another error;

@@ -3,6 +3,7 @@
 #include "logging.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace Tether {
@@ -29,7 +30,7 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     m_lastActivityMs = m_created.toMSecsSinceEpoch();
     // Bytes leaving the ring move the "tail" state forward, so we always know
     // the terminal modes in force at the first retained byte.
-    m_ring.setEvictionHandler([this](const char *data, qsizetype size) { m_tail.feed(data, size); });
+    m_ring.setEvictionHandler([this](const char *data, qsizetype size) { feedTail(data, size); });
 
     connect(&m_pty, &PtyProcess::outputReady, this, &Session::onOutput);
     connect(&m_pty, &PtyProcess::finished, this, &Session::onFinished);
@@ -69,6 +70,27 @@ QDateTime Session::lastActivity() const
 void Session::setBufferCapacity(qsizetype bytes)
 {
     m_ring.setCapacity(bytes);
+}
+
+void Session::feedTail(const char *data, qsizetype size)
+{
+    // Where a resize reset the margins, the tail state resets them too, at
+    // that offset, so a reset replay's prelude has the margins really in
+    // force at its first byte.
+    for (const quint64 reset : std::as_const(m_marginResets)) {
+        if (reset <= m_tailOffset)
+            continue;
+        if (reset > m_tailOffset + quint64(size))
+            break;
+        const qsizetype n = qsizetype(reset - m_tailOffset);
+        m_tail.feed(data, n);
+        data += n;
+        size -= n;
+        m_tailOffset = reset;
+        m_tail.marginsResetByResize();
+    }
+    m_tail.feed(data, size);
+    m_tailOffset += quint64(size);
 }
 
 void Session::onOutput(const char *data, qsizetype size)
@@ -147,10 +169,25 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
         // of the unterminated sequence is replayed, which is also what a
         // terminal would have shown of it.
         TerminalState st = m_tail;
+        // Margin resets inside the skipped bytes apply too (m_marginResets
+        // is ascending; one comparison per byte).
+        const auto nextReset = [this](quint64 after) {
+            for (const quint64 r : std::as_const(m_marginResets))
+                if (r > after)
+                    return r;
+            return std::numeric_limits<quint64>::max();
+        };
+        quint64 next = nextReset(from);
         const auto spans = m_ring.spans(from, qsizetype(std::min<quint64>(end - from, kMaxBoundaryScan)));
-        for (const RingBuffer::Span &sp : {spans.first, spans.second})
-            for (qsizetype i = 0; i < sp.size && !st.atSafeBoundary(); ++i, ++from)
+        for (const RingBuffer::Span &sp : {spans.first, spans.second}) {
+            for (qsizetype i = 0; i < sp.size && !st.atSafeBoundary(); ++i, ++from) {
                 st.feed(sp.data + i, 1);
+                if (from + 1 == next) {
+                    st.marginsResetByResize();
+                    next = nextReset(from + 1);
+                }
+            }
+        }
         if (!st.atSafeBoundary())
             from = end;
         prelude = st.restoreSequence();
@@ -236,10 +273,13 @@ bool Session::sendInput(Viewer *from, const char *data, qsizetype size)
 
 bool Session::resize(Viewer *from, int cols, int rows)
 {
+    const bool changed = cols != m_pty.cols() || rows != m_pty.rows();
     if (from != m_control || !m_pty.resize(cols, rows))
         return false;
     forEachViewer([cols, rows](Viewer *v) { v->sizeChanged(cols, rows); });
-    if (m_head.marginsSet()) {
+    // The same size again (a reattach sends its size) changes nothing: the
+    // kernel sends no SIGWINCH and the program keeps relying on its margins.
+    if (changed && m_head.marginsSet()) {
         // The resized terminal now scrolls the full screen; the bytes will
         // not say so. Remember where, for replays, and tell the viewers now
         // (a CLI watcher's terminal was not resized, so it did not reset).

@@ -144,6 +144,9 @@ Q_SIGNALS:
 
 private:
     void onOutput(const char *data, qsizetype size);
+    /// The ring's eviction handler: moves m_tail over evicted bytes, applying
+    /// the margin resets recorded inside them.
+    void feedTail(const char *data, qsizetype size);
     void onFinished(const ExitStatus &status);
     void updatePause();
     void updateDetached();
@@ -185,6 +188,7 @@ private:
     static constexpr int kMaxMarginResets = 256;
     TerminalState m_head;  ///< state at endOffset(): title, scroll margins
     TerminalState m_tail;  ///< state at startOffset(): modes for a reset replay
+    quint64 m_tailOffset = 0; ///< offset m_tail has been fed up to (= ring start)
     quint64 m_titleSerial = 0;
     Viewer *m_control = nullptr;
     QList<Viewer *> m_watchers;

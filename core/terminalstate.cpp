@@ -319,10 +319,16 @@ void TerminalState::nonAsciiChar()
 
 void TerminalState::escDispatch(unsigned char final)
 {
-    if (m_intermediateCount == 0 && final == 'c') { // RIS: full reset
+    if (m_intermediateCount != 0)
+        return;
+    if (final == 'c') { // RIS: full reset
         m_modes = 0;
         m_altEntered = 0;
         m_marginsSet = false;
+    } else if (final == '=') { // DECKPAM
+        m_modes |= KeypadApp;
+    } else if (final == '>') { // DECKPNM
+        m_modes &= ~quint32(KeypadApp);
     }
 }
 
@@ -338,19 +344,33 @@ void TerminalState::csiDispatch(unsigned char final)
         // DECSTR, soft reset. Of the tracked modes xterm resets only cursor
         // visibility (DECTCEM on) and DECCKM; the screen buffer, mouse,
         // bracketed paste and focus reporting survive (xterm ctlseqs, DECSTR).
-        m_modes &= ~quint32(AppCursorKeys | CursorHidden);
-        m_marginsSet = false; // DECSTR also resets DECSTBM to the full screen
+        // xterm.js (the terminal our replays meet most) also resets autowrap
+        // (on), insert mode, the keypad and the margins.
+        m_modes &= ~quint32(AppCursorKeys | CursorHidden | NoAutowrap | InsertMode | KeypadApp);
+        m_marginsSet = false;
+        return;
+    }
+    if (m_csiMarker == 0 && m_intermediateCount == 0 && (final == 'h' || final == 'l')) {
+        // ANSI modes (SM/RM): only IRM (4) is tracked.
+        const int n = std::min(m_paramCount, kMaxParams);
+        for (int i = 0; i < n; ++i) {
+            if (m_params[i] == 4) {
+                if (final == 'h')
+                    m_modes |= InsertMode;
+                else
+                    m_modes &= ~quint32(InsertMode);
+            }
+        }
         return;
     }
     if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'r') {
         // DECSTBM: "CSI r" (or CSI 0;0 r) is the full screen again; any other
         // parameters set margins. (Whether "1;ROWS" is the full screen depends
         // on a size the stream does not carry, so it counts as set.)
-        bool any = false;
         const int n = std::min(m_paramCount, kMaxParams);
-        for (int i = 0; i < n; ++i)
-            any = any || m_params[i] != 0;
-        m_marginsSet = any;
+        m_marginTop = n > 0 ? m_params[0] : 0;
+        m_marginBottom = n > 1 ? m_params[1] : 0;
+        m_marginsSet = m_marginTop != 0 || m_marginBottom != 0;
     }
 }
 
@@ -367,6 +387,12 @@ void TerminalState::setDecMode(int mode, bool on)
     switch (mode) {
     case 1:
         set(AppCursorKeys);
+        return;
+    case 7:
+        if (on)
+            m_modes &= ~quint32(NoAutowrap);
+        else
+            m_modes |= NoAutowrap;
         return;
     case 25:
         if (on)
@@ -468,7 +494,7 @@ void TerminalState::oscDispatch()
 QByteArray TerminalState::restoreSequence() const
 {
     QByteArray out;
-    if (m_modes == 0)
+    if (m_modes == 0 && !m_marginsSet)
         return out;
     out.reserve(96);
     const auto set = [&out](const char *mode) {
@@ -492,6 +518,22 @@ QByteArray TerminalState::restoreSequence() const
     for (const auto &m : kOrder)
         if (m_modes & m.mode)
             set(m.number);
+    if (m_modes & NoAutowrap)
+        out += "\x1b[?7l";
+    if (m_modes & InsertMode)
+        out += "\x1b[4h";
+    if (m_modes & KeypadApp)
+        out += "\x1b=";
+    if (m_marginsSet) {
+        out += "\x1b[";
+        if (m_marginTop)
+            out += QByteArray::number(m_marginTop);
+        if (m_marginBottom) {
+            out += ';';
+            out += QByteArray::number(m_marginBottom);
+        }
+        out += 'r';
+    }
     if (m_modes & CursorHidden)
         out += "\x1b[?25l";
     return out;

@@ -21,9 +21,12 @@ namespace Tether {
  *    events (1004), application cursor keys (DECCKM, 1);
  *  - the window title set by OSC 0 or OSC 2 (BEL or ST terminated; at most
  *    kMaxTitle bytes kept, decoded as UTF-8).
+ * Also autowrap off (DECAWM, ?7), insert mode (IRM, CSI 4), application
+ * keypad (DECKPAM/DECKPNM, ESC = / ESC >) and the scroll margins (DECSTBM).
  * A full reset (ESC c, RIS) clears all modes (the title is kept, as in xterm);
- * a soft reset (CSI ! p, DECSTR) shows the cursor and resets DECCKM only,
- * as xterm does.
+ * a soft reset (CSI ! p, DECSTR) shows the cursor and resets DECCKM,
+ * autowrap (on), insert mode, keypad mode and the margins, as xterm.js does;
+ * the screen buffer, mouse, bracketed paste and focus reporting survive it.
  *
  * Parsing follows xterm.js, the terminal that replays our output: bytes are
  * UTF-8 decoded first (RFC 3629 ranges), so bytes >= 0x80 are never 8-bit C1
@@ -62,6 +65,9 @@ public:
         MouseSgr        = 1u << 10, ///< ?1006
         MouseUrxvt      = 1u << 11, ///< ?1015
         FocusEvents     = 1u << 12, ///< ?1004
+        NoAutowrap      = 1u << 13, ///< DECAWM reset, ?7 l (autowrap is on by default)
+        InsertMode      = 1u << 14, ///< IRM, CSI 4 h (ANSI mode, not DEC private)
+        KeypadApp       = 1u << 15, ///< DECKPAM, ESC = (ESC > resets)
     };
 
     /// Feeds output bytes in stream order. Splitting the stream anywhere
@@ -82,13 +88,22 @@ public:
     /// One "CSI ? n h" per set mode, in this order: alternate screen first
     /// (1049 if it was entered or re-entered with 1049, else 47 or 1047 as
     /// first entered), then 1, 2004, the mouse tracking mode, the mouse
-    /// encoding, 1004, and finally "CSI ? 25 l" if the cursor is hidden.
+    /// encoding, 1004; then "CSI ? 7 l" (no autowrap), "CSI 4 h" (insert),
+    /// "ESC =" (application keypad), the scroll margins "CSI t ; b r" (which
+    /// home the cursor: the replay that follows positions it), and finally
+    /// "CSI ? 25 l" if the cursor is hidden. A replay of a stream whose
+    /// beginning was dropped starts with this (found by a first-time user:
+    /// after the ring rolled over, a program scrolling in rows 3..20 had its
+    /// lines replayed onto one row).
     QByteArray restoreSequence() const;
 
     /// True when the stream has set scroll margins (DECSTBM, "CSI t ; b r"
     /// with parameters) and nothing has reset them since: "CSI r", RIS,
     /// DECSTR or a resize (marginsResetByResize()).
     bool marginsSet() const { return m_marginsSet; }
+    /// The parameters of that DECSTBM (0 where omitted: the screen's edge).
+    int marginTop() const { return m_marginTop; }
+    int marginBottom() const { return m_marginBottom; }
     /// The terminal was resized at this point of the stream. Terminals reset
     /// the scroll margins to the full screen on a resize (xterm, xterm.js,
     /// tmux, VTE), and nothing in the byte stream says so: a replay of vim's
@@ -137,6 +152,8 @@ private:
     quint32 m_modes = 0;
     quint16 m_altEntered = 0;     ///< 47, 1047 or 1049: how the alt screen was entered
     bool m_marginsSet = false;    ///< DECSTBM with parameters in force (see marginsSet())
+    int m_marginTop = 0;          ///< its parameters (0 = omitted)
+    int m_marginBottom = 0;
     int m_oscCommand = -2;        ///< Ps of the OSC being read; -1 none yet, -2 not a title
     bool m_oscInText = false;     ///< past the ';' of a title OSC
     QByteArray m_osc;             ///< title text (<= kMaxTitle bytes)

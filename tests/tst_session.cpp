@@ -292,6 +292,8 @@ private Q_SLOTS:
         QVERIFY2(s.start(&err), qPrintable(err));
         QTRY_VERIFY(v.received.endsWith("mid"));
         const quint64 resetAt = s.offset();
+        QVERIFY(s.resize(&v, s.cols(), s.rows())); // the same size: no SIGWINCH, nothing reset
+        QVERIFY(v.fixups.isEmpty());
         QVERIFY(s.resize(&v, 100, 30));
         QCOMPARE(v.fixups, QList<QByteArray>{TerminalState::marginResetSequence()});
         QCOMPARE(v.fixupAt, QList<qsizetype>{v.received.size()});
@@ -319,6 +321,49 @@ private Q_SLOTS:
             s.detach(x);
         s.kill();
         QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void rolledOutReplayRestoresMarginsAndModes()
+    {
+        // A program scrolling in rows 3..20, inserting, without autowrap,
+        // keypad on; the ring rolls over. The reset replay's prelude puts the
+        // terminal back into all of that before the first replayed byte.
+        const QString loop = QStringLiteral("i=0; while [ $i -lt 1500 ]; do echo \"line $i\"; i=$((i+1)); done; ");
+        Session s(QStringLiteral("r1"), sh(QStringLiteral("printf '\\033[3;20r\\033[4h\\033[?7l\\033='; ") + loop
+                                           + QStringLiteral("printf DONE; exec sleep 30")), 4096);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).endsWith("DONE"), 10000);
+        QVERIFY(s.buffer().startOffset() > 0);
+        RecordingViewer w;
+        s.attach(&w, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(w.attachInfos.size(), 1);
+        const QByteArray prelude = w.received.left(int(w.attachInfos.first().preludeBytes));
+        QCOMPARE(prelude, QByteArray("\x1b[?7l\x1b[4h\x1b=\x1b[3;20r"));
+        s.detach(&w);
+
+        // Margins set, then a resize reset them, then the ring rolled past
+        // that point: the prelude must not bring the old margins back.
+        Session t(QStringLiteral("r2"), sh(QStringLiteral("printf '\\033[3;20rset'; read x; ") + loop
+                                           + QStringLiteral("printf DONE; exec sleep 30")), 4096);
+        RecordingViewer v;
+        t.attach(&v, ViewerMode::Control, std::nullopt);
+        QVERIFY2(t.start(&err), qPrintable(err));
+        QTRY_VERIFY(v.received.endsWith("set"));
+        QVERIFY(t.resize(&v, 100, 30));
+        QVERIFY(t.sendInput(&v, QByteArrayLiteral("\n")));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(t).endsWith("DONE"), 10000);
+        QVERIFY(t.buffer().startOffset() > 10);
+        RecordingViewer x;
+        t.attach(&x, ViewerMode::Watch, std::nullopt);
+        const QByteArray prelude2 = x.received.left(int(x.attachInfos.first().preludeBytes));
+        QVERIFY2(!prelude2.contains("r"), prelude2.constData());
+        QVERIFY(x.fixups.isEmpty()); // the reset was before the replay: nothing to fix
+        t.detach(&v);
+        t.detach(&x);
+        s.kill();
+        t.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown() && t.isTornDown(), 10000);
     }
 
     void foregroundFollowsTheJobInFront()

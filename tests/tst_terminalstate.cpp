@@ -300,7 +300,18 @@ void TestTerminalState::restoreSequence_data()
     QTest::newRow("47 then 1049") << QByteArray("\x1b[?47h\x1b[?1049h") << QByteArray("\x1b[?1049h");
     QTest::newRow("hidden only") << QByteArray("\x1b[?25l") << QByteArray("\x1b[?25l");
     QTest::newRow("vim-like") << QByteArray("\x1b[?1049h\x1b[?1h\x1b=\x1b[?2004h\x1b[?25l\x1b[?1000;1006h")
-        << QByteArray("\x1b[?1049h\x1b[?1h\x1b[?2004h\x1b[?1000h\x1b[?1006h\x1b[?25l");
+        << QByteArray("\x1b[?1049h\x1b[?1h\x1b[?2004h\x1b[?1000h\x1b[?1006h\x1b=\x1b[?25l");
+    // A program scrolling in rows 3..20 without autowrap, inserting, with
+    // the application keypad (a first-time user's replay after rollover
+    // put every line on one row without these).
+    QTest::newRow("margins, insert, no wrap, keypad") << QByteArray("\x1b[3;20r\x1b[4h\x1b[?7l\x1b=text")
+        << QByteArray("\x1b[?7l\x1b[4h\x1b=\x1b[3;20r");
+    QTest::newRow("top margin only") << QByteArray("\x1b[5r") << QByteArray("\x1b[5r");
+    QTest::newRow("bottom margin only") << QByteArray("\x1b[;9r") << QByteArray("\x1b[;9r");
+    QTest::newRow("all undone") << QByteArray("\x1b[3;20r\x1b[4;20h\x1b[?7l\x1b=\x1b[r\x1b[4l\x1b[?7h\x1b>")
+        << QByteArray();
+    QTest::newRow("DECSTR undoes them") << QByteArray("\x1b[3;20r\x1b[4h\x1b[?7l\x1b=\x1b[?2004h\x1b[!p")
+        << QByteArray("\x1b[?2004h");
     QTest::newRow("everything") << QByteArray("\x1b[?1004;1015;1003;2004;1;25l\x1b[?1004;1015;1003;2004;1;1049h")
         << QByteArray("\x1b[?1049h\x1b[?1h\x1b[?2004h\x1b[?1003h\x1b[?1015h\x1b[?1004h\x1b[?25l");
     QTest::newRow("x10 utf8") << QByteArray("\x1b[?9;1005h") << QByteArray("\x1b[?9h\x1b[?1005h");

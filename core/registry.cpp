@@ -45,8 +45,11 @@ QString SessionRegistry::newId()
     }
 }
 
-Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error, QString *errorText)
+Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error, QString *errorText,
+                                 QString *evictedId)
 {
+    if (evictedId)
+        evictedId->clear();
     auto fail = [&](CreateError e, const QString &text) -> Session * {
         if (error)
             *error = e;
@@ -58,6 +61,7 @@ Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error
     if (m_shuttingDown)
         return fail(CreateError::SpawnFailed, QStringLiteral("server is shutting down"));
 
+    Session *evict = nullptr;
     if (count() >= m_limits.maxSessions) {
         // Evict the session detached longest, finished ones first; never one
         // somebody is looking at.
@@ -81,16 +85,22 @@ Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error
         if (!victim)
             return fail(CreateError::TooManySessions,
                         QStringLiteral("too many sessions: all %1 sessions are attached").arg(m_limits.maxSessions));
-        qCInfo(lcRegistry) << "evicting session" << victim->id() << "to make room";
-        remove(victim, DetachReason::Killed);
+        evict = victim;
     }
 
     auto *s = new Session(newId(), options, m_limits.bufferCapacity, this);
     s->process()->setTeardownGrace(m_graceMs);
     QString text;
     if (!s->start(&text)) {
+        // Nothing is evicted for a command that cannot start.
         delete s;
         return fail(CreateError::SpawnFailed, text);
+    }
+    if (evict) {
+        qCInfo(lcRegistry) << "evicting session" << evict->id() << "to make room";
+        if (evictedId)
+            *evictedId = evict->id();
+        remove(evict, DetachReason::Killed);
     }
     m_order.append(s);
     m_byId.insert(s->id(), s);

@@ -51,8 +51,12 @@ public:
 
     /// Creates and starts a session. On failure returns nullptr and sets
     /// *error (CreateError) and *errorText (human text, e.g. errno text).
+    /// When the list is full, the session that made room (see the class
+    /// doc) is ended only after the new one has started, and its id is put
+    /// in *evictedId (empty when none was); a command that cannot start
+    /// ends nobody.
     Session *create(const SpawnOptions &options, CreateError *error = nullptr,
-                    QString *errorText = nullptr);
+                    QString *errorText = nullptr, QString *evictedId = nullptr);
     Session *find(const QString &id) const;
     QList<Session *> sessions() const { return m_order; } ///< oldest first
     int count() const { return int(m_order.size()); }

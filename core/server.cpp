@@ -625,7 +625,8 @@ void Server::createSession(HttpConnection *c)
     }
     SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
     QString errorText;
-    Session *s = m_registry->create(opts, &error, &errorText);
+    QString evicted;
+    Session *s = m_registry->create(opts, &error, &errorText, &evicted);
     if (!s) {
         if (error == SessionRegistry::CreateError::TooManySessions)
             c->respondError(503, errorText.isEmpty() ? QStringLiteral("too many sessions") : errorText);
@@ -635,6 +636,8 @@ void Server::createSession(HttpConnection *c)
     }
     qCInfo(lcServer) << "session created:" << s->id();
     QJsonObject j = sessionToJson(s, m_registry);
+    // Which detached session was ended to make room (protocol.md, POST).
+    j.insert(QStringLiteral("evicted"), evicted.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(evicted));
     c->respondJson(201, j, header("Location", "/api/sessions/" + QUrl::toPercentEncoding(s->id())));
 }
 

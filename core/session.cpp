@@ -11,6 +11,8 @@ namespace Tether {
 namespace {
 /// How far a reset replay looks for its first safe byte (bytes).
 constexpr quint64 kMaxBoundaryScan = 1024 * 1024;
+// How far a reset replay looks past its safe boundary for the start of a line.
+constexpr quint64 kMaxLineScan = 4096;
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 QDateTime nowUtc() { return QDateTime::currentDateTimeUtc(); }
 } // namespace
@@ -188,8 +190,35 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
                 }
             }
         }
-        if (!st.atSafeBoundary())
+        if (!st.atSafeBoundary()) {
             from = end;
+        } else if (!st.hasMode(TerminalState::AltScreen)) {
+            // On the normal screen the first replayed line would be the tail
+            // of a line whose beginning (and colour) is gone: start after the
+            // next newline instead, if one comes soon. (Not on the alternate
+            // screen: what a full-screen program draws there is all visible.)
+            TerminalState line = st;
+            quint64 at = from;
+            const auto rest = m_ring.spans(at, qsizetype(std::min<quint64>(end - at, kMaxLineScan)));
+            bool found = false;
+            for (const RingBuffer::Span &sp : {rest.first, rest.second}) {
+                for (qsizetype i = 0; i < sp.size && !found; ++i) {
+                    line.feed(sp.data + i, 1);
+                    ++at;
+                    if (at == next) {
+                        line.marginsResetByResize();
+                        next = nextReset(at);
+                    }
+                    found = sp.data[i] == '\n' && line.atSafeBoundary() && !line.hasMode(TerminalState::AltScreen);
+                }
+                if (found)
+                    break;
+            }
+            if (found && at < end) {
+                st = line;
+                from = at;
+            }
+        }
         prelude = st.restoreSequence();
     }
     info.replayFrom = from;

@@ -628,11 +628,28 @@ private Q_SLOTS:
         QVERIFY(r.json().value(QStringLiteral("error")).toString().contains(QStringLiteral("too many sessions")));
         QCOMPARE(f.registry->count(), 1);
         s->detach(&v);
-        // Detached now: creating evicts it.
+        const QString oldId = s->id();
+        // A command that cannot start ends nobody.
+        r = f.http("POST", "/api/sessions", R"({"command":["/nonexistent/prog"]})");
+        QCOMPARE(r.status, 422);
+        QCOMPARE(f.registry->count(), 1);
+        QCOMPARE(f.registry->sessions().first()->id(), oldId);
+        // Detached now: creating evicts it, and the answer says which.
         r = f.http("POST", "/api/sessions", R"({"command":["/bin/sh"]})");
         QCOMPARE(r.status, 201);
         QCOMPARE(f.registry->count(), 1);
-        QVERIFY(f.registry->sessions().first()->id() != QString());
+        QVERIFY(f.registry->sessions().first()->id() != oldId);
+        QCOMPARE(r.json().value(QStringLiteral("evicted")).toString(), oldId);
+        TestUtil::RecordingViewer v2;
+        Session *now = f.registry->sessions().first();
+        now->attach(&v2, ViewerMode::Control, std::nullopt);
+        now->detach(&v2);
+        f.stop();
+        limits.maxSessions = 2;
+        QVERIFY(f.start(limits));
+        r = f.http("POST", "/api/sessions", R"({"command":["/bin/sh"]})");
+        QCOMPARE(r.status, 201);
+        QVERIFY(r.json().value(QStringLiteral("evicted")).isNull()); // room enough: none
     }
 
     void malformedHeads_data()

@@ -340,6 +340,9 @@ private Q_SLOTS:
         QCOMPARE(w.attachInfos.size(), 1);
         const QByteArray prelude = w.received.left(int(w.attachInfos.first().preludeBytes));
         QCOMPARE(prelude, QByteArray("\x1b[?7l\x1b[4h\x1b=\x1b[3;20r"));
+        // On the normal screen the replay starts at a line, not in the
+        // middle of one whose beginning is gone.
+        QVERIFY2(w.received.mid(prelude.size()).startsWith("line "), w.received.mid(prelude.size(), 20).constData());
         s.detach(&w);
 
         // Margins set, then a resize reset them, then the ring rolled past

@@ -28,6 +28,7 @@ private Q_SLOTS:
     void initTestCase();
     void loadsStoredValues();
     void roundTripAndLiveLimits();
+    void commandLineLimitsSurviveApply();
     void unitsConvert();
     void typedBufferSizeIsKeptAndBounded();
     void errorLineGivesItsHeightBack();
@@ -87,6 +88,32 @@ void TestSettingsDialog::loadsStoredValues()
     QCOMPARE(child<QSpinBox>(d2, "ttl")->text(), QStringLiteral("never"));
     QCOMPARE(child<QSpinBox>(d2, "bufferSize")->value(), 4);
     QCOMPARE(child<QComboBox>(d2, "bufferUnit")->currentIndex(), 1); // MiB
+}
+
+void TestSettingsDialog::commandLineLimitsSurviveApply()
+{
+    // `tether --ttl 120`: the running TTL is 120 s while the file says 1800.
+    // Applying a change to another field must not undo the option.
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SessionRegistry registry;
+    Limits run = registry.limits();
+    run.ttlSeconds = 120;
+    registry.setLimits(run);
+    SettingsDialog d(&registry, &s);
+    auto *note = child<QLabel>(d, "overrideNote");
+    QVERIFY(!note->isHidden());
+    QVERIFY2(note->text().contains(QStringLiteral("120")), qPrintable(note->text()));
+    child<QSpinBox>(d, "maxSessions")->setValue(9);
+    QVERIFY(d.apply());
+    QCOMPARE(registry.limits().ttlSeconds, 120);
+    QCOMPARE(registry.limits().maxSessions, 9);
+    // Changing the TTL field itself does apply it, and then nothing differs.
+    child<QComboBox>(d, "ttlUnit")->setCurrentIndex(1); // minutes
+    child<QSpinBox>(d, "ttl")->setValue(45);
+    QVERIFY(d.apply());
+    QCOMPARE(registry.limits().ttlSeconds, 45 * 60);
+    QVERIFY(note->isHidden());
 }
 
 void TestSettingsDialog::roundTripAndLiveLimits()

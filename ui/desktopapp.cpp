@@ -499,7 +499,8 @@ void DesktopApp::showSettings()
         connect(d, &SettingsDialog::applied, this, [this](const Config &c, bool restart) {
             // Limits are already applied to the registry; the address is not
             // (it needs a restart), so keep the running one in m_config.
-            m_config.limits = c.limits;
+            // (The registry keeps command-line limits for fields left as saved.)
+            m_config.limits = m_registry->limits();
             m_config.command = c.command;
             if (restart)
                 notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));

@@ -162,6 +162,11 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     vform->addRow(QString(), m_serverNote);
     top->addWidget(server);
 
+    m_overrideNote = hint(QString(), this);
+    m_overrideNote->setObjectName(QStringLiteral("overrideNote"));
+    m_overrideNote->setWordWrap(true);
+    top->addWidget(m_overrideNote);
+
     // --- desktop ------------------------------------------------------------
     auto *desktop = new QGroupBox(tr("Desktop"), this);
     auto *dlay = new QVBoxLayout(desktop);
@@ -201,6 +206,28 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     };
 
     load();
+    updateOverrideNote();
+    if (!m_registry)
+        m_overrideNote->hide();
+}
+
+void SettingsDialog::updateOverrideNote()
+{
+    if (!m_registry || !m_overrideNote)
+        return;
+    const Limits saved = Config::load(*m_settings).limits;
+    const Limits run = m_registry->limits();
+    QStringList differ;
+    if (run.ttlSeconds != saved.ttlSeconds)
+        differ << tr("close after %1 s").arg(run.ttlSeconds);
+    if (run.bufferCapacity != saved.bufferCapacity)
+        differ << tr("%1 KiB kept per session").arg(run.bufferCapacity / 1024);
+    if (run.maxSessions != saved.maxSessions)
+        differ << tr("at most %1 sessions").arg(run.maxSessions);
+    m_overrideNote->setText(differ.isEmpty() ? QString()
+        : tr("This run uses command-line values: %1. They stay in effect until you change "
+             "that field here; the dialog shows and saves the settings file.").arg(differ.join(QStringLiteral(", "))));
+    m_overrideNote->setVisible(!differ.isEmpty());
 }
 
 SettingsDialog::~SettingsDialog()
@@ -368,8 +395,20 @@ bool SettingsDialog::apply()
     if (m_settings->status() != QSettings::NoError)
         qCWarning(lcUi) << "could not write settings to" << m_settings->fileName();
 
-    if (m_registry)
-        m_registry->setLimits(c.limits);
+    if (m_registry) {
+        // Command-line options (`tether --ttl 120`) override the saved values
+        // for this run. A field left as saved keeps the running value; only
+        // what was changed here replaces it (Apply used to undo the options).
+        Limits run = m_registry->limits();
+        if (c.limits.ttlSeconds != before.limits.ttlSeconds)
+            run.ttlSeconds = c.limits.ttlSeconds;
+        if (c.limits.bufferCapacity != before.limits.bufferCapacity)
+            run.bufferCapacity = c.limits.bufferCapacity;
+        if (c.limits.maxSessions != before.limits.maxSessions)
+            run.maxSessions = c.limits.maxSessions;
+        m_registry->setLimits(run);
+        updateOverrideNote();
+    }
 
     if (m_autostart->isChecked() != isAutostartEnabled()) {
         QString error;

@@ -121,6 +121,10 @@ private:
     QLabel *m_serverNote = nullptr;
     QLabel *m_bindError = nullptr;
     QLabel *m_bufferError = nullptr;
+    QLabel *m_overrideNote = nullptr; ///< running limits that differ from the file (command line)
+    /// Shows which running limits differ from the settings file (set by
+    /// command-line options), hidden when none do.
+    void updateOverrideNote();
     QCheckBox *m_autostart = nullptr;
     QDialogButtonBox *m_buttons = nullptr;
 };

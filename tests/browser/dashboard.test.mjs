@@ -313,6 +313,31 @@ describe('dashboard', { timeout: 240000 }, () => {
     await page.context().close();
   });
 
+  test('a prefix that several sessions share asks which, and attaches to none', async () => {
+    // Exited sessions are cheap: make them until two ids share a first
+    // character (at most 65 by the pigeonhole principle; about 10 typically).
+    const made = [];
+    const byFirst = new Map();
+    let prefix = null;
+    while (!prefix) {
+      const { id } = (await api(server, 'POST', '/api/sessions', { command: ['/bin/true'] })).body;
+      made.push(id);
+      if (byFirst.has(id[0])) prefix = id[0];
+      byFirst.set(id[0], id);
+    }
+    try {
+      const page = await newPage(browser);
+      await openDashboard(page, server, `#/s/${encodeURIComponent(prefix)}`);
+      await page.waitForSelector('#banner:not([hidden])');
+      assert.equal(await page.locator('#banner-title').textContent(), 'Which session?');
+      assert.equal(await page.evaluate(() => window.tether.attachment), null);
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    } finally {
+      for (const id of made) await api(server, 'DELETE', `/api/sessions/${id}`);
+    }
+  });
+
   test('after a takeover, a session that goes away is shown as gone, not offered to take over', async () => {
     const { id } = (await api(server, 'POST', '/api/sessions', {})).body;
     const a = await newPage(browser);

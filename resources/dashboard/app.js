@@ -662,6 +662,7 @@ function showEndBanner(entry, detail) {
 async function createSession(line) {
   const errEl = $('new-error');
   errEl.hidden = true;
+  $('new-note').hidden = true;
   let argv;
   try {
     argv = splitCommand(line || '');
@@ -682,6 +683,14 @@ async function createSession(line) {
   $('new-button').disabled = true;
   try {
     const s = await api('POST', '/api/sessions', body);
+    if (s.evicted) {
+      // The list was full: the server ended the oldest detached session.
+      const gone = app.sessions.get(s.evicted);
+      const name = gone ? sessionLabel(gone.s) : s.evicted.slice(0, 8);
+      const note = $('new-note');
+      note.textContent = `Session limit reached: “${name}” (detached longest) was ended to make room.`;
+      note.hidden = false;
+    }
     app.sessions.set(s.id, { s, at: performance.now() });
     openSession(s.id, 'control', view);
     history.pushState(null, '', `#/s/${encodeURIComponent(s.id)}`);

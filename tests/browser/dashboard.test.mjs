@@ -24,6 +24,24 @@ describe('dashboard', { timeout: 240000 }, () => {
 
   after(() => closeAll(server, browser));
 
+  test('a full list says which detached session made room', async () => {
+    const small = await startTether({ args: ['--max-sessions', '1'] });
+    try {
+      const first = (await api(small, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'exec sleep 300'] })).body;
+      const page = await newPage(browser);
+      await openDashboard(page, small);
+      await page.locator(`.session[data-id="${first.id}"]`).waitFor();
+      await createSessionInPage(page);
+      const note = page.locator('#new-note');
+      await note.waitFor({ state: 'visible' });
+      assert.match(await note.textContent(), /Session limit reached: .*sleep 300.* was ended to make room/);
+      assert.equal((await api(small, 'GET', `/api/sessions/${first.id}`)).status, 404);
+      await page.context().close();
+    } finally {
+      await small.stop();
+    }
+  });
+
   test('opens with the key, creates a session and shows typed output', async () => {
     const page = await newPage(browser);
     await openDashboard(page, server);

@@ -31,9 +31,10 @@ struct Limits {
  * TTL make a new deadline, which is warned about again. Nothing is emitted for
  * sessions that cannot expire (a viewer attached, TTL 0).
  *
- * Limit: when maxSessions live sessions exist, create() evicts the oldest
- * detached session (finished ones first); when every session has a viewer it
- * refuses with CreateError::TooManySessions.
+ * Limit: when maxSessions live sessions exist, create() evicts the session
+ * detached longest (earliest detachedSince(); finished ones first), once the
+ * new one has started; when every session has a viewer it refuses with
+ * CreateError::TooManySessions.
  *
  * kill()/expiry remove the session from the list at once (sessionRemoved) and
  * tear its processes down in the background; the Session object is deleted

@@ -618,7 +618,8 @@ int desktopMain(int argc, char **argv)
     const QCommandLineOption bufOpt(QStringLiteral("buffer-size"),
         DesktopApp::tr("Output kept per session, 64K..64M."), QStringLiteral("bytes"));
     const QCommandLineOption maxOpt(QStringLiteral("max-sessions"),
-        DesktopApp::tr("Maximum number of sessions."), QStringLiteral("n"));
+        DesktopApp::tr("Live sessions at most, 1..1024. When full, a new session ends the one detached "
+                       "longest (exited ones first); with a viewer on every session it is refused."), QStringLiteral("n"));
     const QCommandLineOption cmdOpt(QStringLiteral("command"),
         DesktopApp::tr("Default command for new sessions (default: login shell)."), QStringLiteral("command"));
     const QCommandLineOption noTrayOpt(QStringLiteral("no-tray"),

@@ -1091,6 +1091,12 @@ int newCommand(const QStringList &args)
                      id = r.json().value(QStringLiteral("id")).toString();
                      std::fprintf(stdout, "%s\n", qPrintable(id));
                      std::fflush(stdout);
+                     // The list was full: say which session made room.
+                     const QString evicted = r.json().value(QStringLiteral("evicted")).toString();
+                     if (!evicted.isEmpty())
+                         printErr(QStringLiteral("tether new: the session limit was reached: session %1 "
+                                                 "(detached longest) was ended to make room")
+                                      .arg(evicted));
                      done(kExitOk);
                  });
     });

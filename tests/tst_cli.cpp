@@ -554,6 +554,12 @@ private Q_SLOTS:
         QCOMPARE(sessionCount(s), 1);
         QCOMPARE(s.session(id).value(QStringLiteral("viewers")).toInt(), 0);
         QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+
+        // A plain `tether new` now ends that detached session, and says so.
+        r = tether(s, {QStringLiteral("new")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("the session limit was reached: session " + id.toLatin1()), r.err.constData());
+        QCOMPARE(s.http("GET", "/api/sessions/" + id.toLatin1()).status, 404);
     }
 
     void suspendGivesTheTerminalBackAndRedraws()

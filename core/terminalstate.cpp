@@ -376,8 +376,9 @@ void TerminalState::csiDispatch(unsigned char final)
 
 void TerminalState::setDecMode(int mode, bool on)
 {
-    const auto set = [this, on](quint32 bit) {
-        if (on)
+    // `inverted`: the bit records the mode being off (reset), not on.
+    const auto set = [this, on](quint32 bit, bool inverted = false) {
+        if (on != inverted)
             m_modes |= bit;
         else
             m_modes &= ~bit;
@@ -389,16 +390,10 @@ void TerminalState::setDecMode(int mode, bool on)
         set(AppCursorKeys);
         return;
     case 7:
-        if (on)
-            m_modes &= ~quint32(NoAutowrap);
-        else
-            m_modes |= NoAutowrap;
+        set(NoAutowrap, true); // tracked as "off": autowrap is the default
         return;
     case 25:
-        if (on)
-            m_modes &= ~quint32(CursorHidden);
-        else
-            m_modes |= CursorHidden;
+        set(CursorHidden, true);
         return;
     case 47:
     case 1047:

@@ -283,6 +283,8 @@ QByteArray leaveSequence(quint32 modes)
     // The cursor shape (DECSCUSR, e.g. vim's blinking bar "CSI 5 SP q"):
     // back to the terminal's default.
     s += "\x1b[0 q";
+    // The window title from before the attachment (pushed at attach).
+    s += "\x1b[23;0t";
     return s;
 }
 
@@ -422,6 +424,7 @@ private:
             }
             m_stdinIsTty = true;
         }
+        pushTitle();
         std::atexit(restoreTerminal);
         m_inNotifier = new QSocketNotifier(STDIN_FILENO, QSocketNotifier::Read, this);
         connect(m_inNotifier, &QSocketNotifier::activated, this, [this]() { readInput(); });
@@ -510,6 +513,7 @@ private:
             if (::tcsetattr(g_ttyFd, TCSANOW, &raw) == 0)
                 g_rawActive = true;
         }
+        pushTitle();
         if (m_ending)
             return;
         // Input is gated from now until the new replay's DSR is answered.
@@ -527,6 +531,17 @@ private:
         int cols = 0, rows = 0;
         if (m_mode == ViewerMode::Control && terminalSize(&cols, &rows))
             m_client.setWindowSize(cols, rows);
+    }
+
+    /// Saves the terminal's window title on its title stack (XTWINOPS 22;0;
+    /// the leave sequence pops it with 23;0), so the title a program sets
+    /// does not outlive the attachment. Terminals without a stack ignore it.
+    void pushTitle()
+    {
+        if (m_outFd < 0 || !::isatty(m_outFd))
+            return;
+        static const char push[] = "\x1b[22;0t";
+        [[maybe_unused]] const ssize_t n = ::write(m_outFd, push, sizeof push - 1);
     }
 
     void readInput()

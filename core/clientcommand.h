@@ -51,8 +51,9 @@ namespace Tether {
  * exit, modes the program left on (alternate screen, hidden cursor, mouse
  * tracking, bracketed paste, ...; tracked with TerminalState) are switched
  * off, and colours, character set, insert mode, autowrap, keypad mode,
- * scroll margins and the cursor shape (DECSCUSR) are reset, so the shell
- * gets a usable terminal back.
+ * scroll margins and the cursor shape (DECSCUSR) are reset, and the window
+ * title saved on the terminal's title stack at attach (XTWINOPS 22/23) is
+ * restored, so the shell gets a usable terminal back.
  *
  * SIGTSTP (`kill -TSTP` from another shell; in raw mode Ctrl-Z is a byte
  * for the session), through the same socketpair, is handled as tmux's

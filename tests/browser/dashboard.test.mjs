@@ -270,6 +270,8 @@ describe('dashboard', { timeout: 240000 }, () => {
     assert.equal(await control.evaluate(() => window.tether.state), 'connected');
 
     await typeLine(control, 'echo from-control');
+    // The controlling page first: a failure then says which side lost it.
+    await waitForLine(control, /^from-control$/);
     await waitForLine(watcher, /^from-control$/);
     // Keys typed in the watcher never reach the shell.
     await typeLine(watcher, 'echo typed-in-watcher');

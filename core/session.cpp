@@ -180,16 +180,18 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
             return std::numeric_limits<quint64>::max();
         };
         quint64 next = nextReset(from);
-        const auto spans = m_ring.spans(from, qsizetype(std::min<quint64>(end - from, kMaxBoundaryScan)));
-        for (const RingBuffer::Span &sp : {spans.first, spans.second}) {
-            for (qsizetype i = 0; i < sp.size && !st.atSafeBoundary(); ++i, ++from) {
-                st.feed(sp.data + i, 1);
-                if (from + 1 == next) {
-                    st.marginsResetByResize();
-                    next = nextReset(from + 1);
-                }
+        // Feeds the byte at offset `pos` - 1 into `state`, which is then at `pos`.
+        const auto step = [&](TerminalState &state, const char *byte, quint64 pos) {
+            state.feed(byte, 1);
+            if (pos == next) {
+                state.marginsResetByResize();
+                next = nextReset(pos);
             }
-        }
+        };
+        const auto spans = m_ring.spans(from, qsizetype(std::min<quint64>(end - from, kMaxBoundaryScan)));
+        for (const RingBuffer::Span &sp : {spans.first, spans.second})
+            for (qsizetype i = 0; i < sp.size && !st.atSafeBoundary(); ++i, ++from)
+                step(st, sp.data + i, from + 1);
         if (!st.atSafeBoundary()) {
             from = end;
         } else if (!st.hasMode(TerminalState::AltScreen)) {
@@ -203,12 +205,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
             bool found = false;
             for (const RingBuffer::Span &sp : {rest.first, rest.second}) {
                 for (qsizetype i = 0; i < sp.size && !found; ++i) {
-                    line.feed(sp.data + i, 1);
-                    ++at;
-                    if (at == next) {
-                        line.marginsResetByResize();
-                        next = nextReset(at);
-                    }
+                    step(line, sp.data + i, ++at);
                     found = sp.data[i] == '\n' && line.atSafeBoundary() && !line.hasMode(TerminalState::AltScreen);
                 }
                 if (found)

@@ -134,7 +134,7 @@ QString ellipsize(const QString &text, int limit)
 QString programText(const QJsonObject &s)
 {
     const QString name = s.value(QStringLiteral("foreground")).toObject().value(QStringLiteral("name")).toString();
-    return name.isEmpty() ? QStringLiteral("-") : name;
+    return name.isEmpty() ? QStringLiteral("-") : shellQuote({name}); // "my prog" must stay one column
 }
 
 /// Shortest prefix length (>= 8) that tells every id apart.
@@ -249,13 +249,15 @@ bool terminalSize(int *cols, int *rows)
     return false;
 }
 
-/// Escape sequences that switch off what `modes` (TerminalState::Mode bits)
-/// has on, then reset untracked state (colours, character set, insert mode,
-/// autowrap, keypad, scroll margins, cursor shape), so the shell gets a
-/// usable terminal back after detach (and on SIGTSTP). Origin mode (DECOM)
-/// is not reset: doing so moves the cursor home.
-QByteArray leaveSequence(quint32 modes)
+/// Escape sequences that switch off what the terminal (as `terminal` saw
+/// it) has on, then reset untracked state (colours, character set, insert
+/// mode, autowrap, keypad, scroll margins, cursor shape), and pop the title
+/// stack down to the title pushed at attach, so the shell gets a usable
+/// terminal back after detach (and on SIGTSTP). Origin mode is reset only
+/// when it is on (resetting it homes the cursor: then to the last row).
+QByteArray leaveSequence(const TerminalState &terminal)
 {
+    const quint32 modes = terminal.modes();
     QByteArray s;
     auto off = [&](quint32 bit, const char *seq) {
         if (modes & bit)
@@ -279,12 +281,16 @@ QByteArray leaveSequence(quint32 modes)
     // and the line-drawing set behind): colours, G0 = ASCII selected, insert
     // mode off, autowrap on, numeric keypad, and full-screen scroll margins
     // inside DECSC/DECRC (CSI r alone would move the cursor home).
+    if (modes & TerminalState::OriginMode)
+        s += "\x1b[?6l\x1b[999;1H";
     s += "\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?7h\x1b>\x1b" "7\x1b[r\x1b" "8";
     // The cursor shape (DECSCUSR, e.g. vim's blinking bar "CSI 5 SP q"):
     // back to the terminal's default.
     s += "\x1b[0 q";
-    // The window title from before the attachment (pushed at attach).
-    s += "\x1b[23;0t";
+    // The window title from before the attachment (pushed at attach), under
+    // whatever the program pushed and has not popped (vim pushes on start).
+    for (int i = 0; i <= terminal.titleStackDepth(); ++i)
+        s += "\x1b[23;0t";
     return s;
 }
 
@@ -477,7 +483,7 @@ private:
         }
         const bool wasRaw = g_rawActive;
         if (wasRaw && !m_outputDead) {
-            const QByteArray leave = leaveSequence(m_terminal.modes());
+            const QByteArray leave = leaveSequence(m_terminal);
             [[maybe_unused]] const ssize_t n = ::write(m_outFd, leave.constData(), size_t(leave.size()));
         }
         restoreTerminal();
@@ -752,7 +758,7 @@ private:
         m_drainTimer.stop();
         m_outNotifier->setEnabled(false);
         if (!m_outputDead) {
-            const QByteArray leave = leaveSequence(m_terminal.modes());
+            const QByteArray leave = leaveSequence(m_terminal);
             if (!leave.isEmpty())
                 [[maybe_unused]] const ssize_t n = ::write(m_outFd, leave.constData(), size_t(leave.size()));
         }

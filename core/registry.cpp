@@ -84,7 +84,7 @@ Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error
         }
         if (!victim)
             return fail(CreateError::TooManySessions,
-                        QStringLiteral("too many sessions: all %1 sessions are attached").arg(m_limits.maxSessions));
+                        QStringLiteral("too many sessions: the limit is %1 and every session has a viewer").arg(m_limits.maxSessions));
         evict = victim;
     }
 

@@ -346,7 +346,7 @@ void TerminalState::csiDispatch(unsigned char final)
         // bracketed paste and focus reporting survive (xterm ctlseqs, DECSTR).
         // xterm.js (the terminal our replays meet most) also resets autowrap
         // (on), insert mode, the keypad and the margins.
-        m_modes &= ~quint32(AppCursorKeys | CursorHidden | NoAutowrap | InsertMode | KeypadApp);
+        m_modes &= ~quint32(AppCursorKeys | CursorHidden | NoAutowrap | InsertMode | KeypadApp | OriginMode);
         m_marginsSet = false;
         return;
     }
@@ -361,6 +361,15 @@ void TerminalState::csiDispatch(unsigned char final)
                     m_modes &= ~quint32(InsertMode);
             }
         }
+        return;
+    }
+    if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 't' && m_paramCount >= 1
+        && (m_params[0] == 22 || m_params[0] == 23)) {
+        // XTWINOPS title stack: 22 pushes, 23 pops (xterm keeps at most 10).
+        if (m_params[0] == 22)
+            m_titleStackDepth = std::min(m_titleStackDepth + 1, kMaxTitleStack);
+        else
+            m_titleStackDepth = std::max(m_titleStackDepth - 1, 0);
         return;
     }
     if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'r') {
@@ -388,6 +397,9 @@ void TerminalState::setDecMode(int mode, bool on)
     switch (mode) {
     case 1:
         set(AppCursorKeys);
+        return;
+    case 6:
+        set(OriginMode);
         return;
     case 7:
         set(NoAutowrap, true); // tracked as "off": autowrap is the default
@@ -528,6 +540,15 @@ QByteArray TerminalState::restoreSequence() const
             out += QByteArray::number(m_marginBottom);
         }
         out += 'r';
+        // DECSTBM homed the cursor, above a region that does not start at
+        // the top; the cursor position at the replay's start is unknown, but
+        // output that scrolls a region comes at its bottom: start there, so
+        // lines scroll in the region instead of landing above it.
+        if (m_marginBottom > 0) {
+            out += "\x1b[";
+            out += QByteArray::number(m_marginBottom);
+            out += ";1H";
+        }
     }
     if (m_modes & CursorHidden)
         out += "\x1b[?25l";

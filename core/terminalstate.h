@@ -68,6 +68,7 @@ public:
         NoAutowrap      = 1u << 13, ///< DECAWM reset, ?7 l (autowrap is on by default)
         InsertMode      = 1u << 14, ///< IRM, CSI 4 h (ANSI mode, not DEC private)
         KeypadApp       = 1u << 15, ///< DECKPAM, ESC = (ESC > resets)
+        OriginMode      = 1u << 16, ///< DECOM, ?6 (not in restoreSequence(): setting it homes the cursor)
     };
 
     /// Feeds output bytes in stream order. Splitting the stream anywhere
@@ -90,7 +91,8 @@ public:
     /// first entered), then 1, 2004, the mouse tracking mode, the mouse
     /// encoding, 1004; then "CSI ? 7 l" (no autowrap), "CSI 4 h" (insert),
     /// "ESC =" (application keypad), the scroll margins "CSI t ; b r" (which
-    /// home the cursor: the replay that follows positions it), and finally
+    /// home the cursor; with a bottom margin the cursor then goes to its
+    /// first column, "CSI b ; 1 H", where scrolling output comes), and finally
     /// "CSI ? 25 l" if the cursor is hidden. A replay of a stream whose
     /// beginning was dropped starts with this (found by a first-time user:
     /// after the ring rolled over, a program scrolling in rows 3..20 had its
@@ -116,6 +118,14 @@ public:
     /// attributes and origin mode come back). Costs the program's own
     /// DECSC slot on that screen, which DECRC after it would then restore.
     static QByteArray marginResetSequence() { return QByteArrayLiteral("\x1b" "7" "\x1b[r" "\x1b" "8"); }
+
+    /// Titles the program pushed on the terminal's title stack (XTWINOPS
+    /// "CSI 22 ; Ps t") and has not popped ("CSI 23 ; Ps t"), 0..kMaxTitleStack
+    /// (xterm's stack depth). vim pushes on start and pops on exit: a client
+    /// that pushed its own title before must pop this many more to get its
+    /// own back.
+    int titleStackDepth() const { return m_titleStackDepth; }
+    static constexpr int kMaxTitleStack = 10;
 
     /// The last title set by OSC 0/2 (empty if none).
     QString title() const { return m_title; }
@@ -152,6 +162,7 @@ private:
     quint32 m_modes = 0;
     quint16 m_altEntered = 0;     ///< 47, 1047 or 1049: how the alt screen was entered
     bool m_marginsSet = false;    ///< DECSTBM with parameters in force (see marginsSet())
+    int m_titleStackDepth = 0;    ///< see titleStackDepth()
     int m_marginTop = 0;          ///< its parameters (0 = omitted)
     int m_marginBottom = 0;
     int m_oscCommand = -2;        ///< Ps of the OSC being read; -1 none yet, -2 not a title

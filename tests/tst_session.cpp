@@ -339,7 +339,7 @@ private Q_SLOTS:
         s.attach(&w, ViewerMode::Watch, std::nullopt);
         QCOMPARE(w.attachInfos.size(), 1);
         const QByteArray prelude = w.received.left(int(w.attachInfos.first().preludeBytes));
-        QCOMPARE(prelude, QByteArray("\x1b[?7l\x1b[4h\x1b=\x1b[3;20r"));
+        QCOMPARE(prelude, QByteArray("\x1b[?7l\x1b[4h\x1b=\x1b[3;20r\x1b[20;1H"));
         // On the normal screen the replay starts at a line, not in the
         // middle of one whose beginning is gone.
         QVERIFY2(w.received.mid(prelude.size()).startsWith("line "), w.received.mid(prelude.size(), 20).constData());

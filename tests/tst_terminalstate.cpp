@@ -81,6 +81,7 @@ private slots:
     void risResets();
     void decstr();
     void scrollMargins();
+    void titleStackAndOriginMode();
     void cancelAborts();
     void malformedUtf8();
     void noAllocationPerByte();
@@ -305,9 +306,9 @@ void TestTerminalState::restoreSequence_data()
     // the application keypad (a first-time user's replay after rollover
     // put every line on one row without these).
     QTest::newRow("margins, insert, no wrap, keypad") << QByteArray("\x1b[3;20r\x1b[4h\x1b[?7l\x1b=text")
-        << QByteArray("\x1b[?7l\x1b[4h\x1b=\x1b[3;20r");
+        << QByteArray("\x1b[?7l\x1b[4h\x1b=\x1b[3;20r\x1b[20;1H");
     QTest::newRow("top margin only") << QByteArray("\x1b[5r") << QByteArray("\x1b[5r");
-    QTest::newRow("bottom margin only") << QByteArray("\x1b[;9r") << QByteArray("\x1b[;9r");
+    QTest::newRow("bottom margin only") << QByteArray("\x1b[;9r") << QByteArray("\x1b[;9r\x1b[9;1H");
     QTest::newRow("all undone") << QByteArray("\x1b[3;20r\x1b[4;20h\x1b[?7l\x1b=\x1b[r\x1b[4l\x1b[?7h\x1b>")
         << QByteArray();
     QTest::newRow("DECSTR undoes them") << QByteArray("\x1b[3;20r\x1b[4h\x1b[?7l\x1b=\x1b[?2004h\x1b[!p")
@@ -475,6 +476,29 @@ void TestTerminalState::scrollMargins()
     s.feed(QByteArray("\x1b[3;7r\x1b[!p"));   // DECSTR
     QVERIFY(!s.marginsSet());
     QCOMPARE(TerminalState::marginResetSequence(), QByteArray("\x1b" "7\x1b[r\x1b" "8"));
+}
+
+void TestTerminalState::titleStackAndOriginMode()
+{
+    TerminalState s;
+    QCOMPARE(s.titleStackDepth(), 0);
+    s.feed(QByteArray("\x1b[22;2t\x1b[22;1t")); // vim at start
+    QCOMPARE(s.titleStackDepth(), 2);
+    s.feed(QByteArray("\x1b[23;1t"));
+    QCOMPARE(s.titleStackDepth(), 1);
+    s.feed(QByteArray("\x1b[23;0t\x1b[23;0t"));  // more pops than pushes: 0
+    QCOMPARE(s.titleStackDepth(), 0);
+    for (int i = 0; i < 15; ++i)
+        s.feed(QByteArray("\x1b[22;0t"));
+    QCOMPARE(s.titleStackDepth(), TerminalState::kMaxTitleStack);
+    s.feed(QByteArray("\x1b[8;24;80t\x1b[?22t"));  // other XTWINOPS, private: ignored
+    QCOMPARE(s.titleStackDepth(), TerminalState::kMaxTitleStack);
+
+    s.feed(QByteArray("\x1b[?6h"));
+    QVERIFY(s.hasMode(TerminalState::OriginMode));
+    QVERIFY(s.restoreSequence().isEmpty()); // not replayed: it would home the cursor
+    s.feed(QByteArray("\x1b[!p"));
+    QVERIFY(!s.hasMode(TerminalState::OriginMode));
 }
 
 void TestTerminalState::cancelAborts()

@@ -771,8 +771,14 @@ private:
             // Status Report and discard input until its answer, which the
             // terminal sends after every earlier one; bounded for terminals
             // that do not answer.
+            // The DSR sent after the replay may still be unanswered: wait
+            // for that answer rather than ask again (the second answer would
+            // come after we are gone, at the shell prompt).
             static const char dsr[] = "\x1b[5n";
-            if (::write(m_outFd, dsr, sizeof dsr - 1) == qsizetype(sizeof dsr - 1)) {
+            const bool pending = m_gateFence;
+            if (pending)
+                m_fenceInput = m_gateTail;
+            if (pending || ::write(m_outFd, dsr, sizeof dsr - 1) == qsizetype(sizeof dsr - 1)) {
                 m_fencing = true;
                 m_inNotifier->setEnabled(true);
                 m_fenceTimer.setSingleShot(true);

@@ -64,6 +64,31 @@ void restoreTerminal()
     }
 }
 
+/// Saves the termios of `fd` (restoreTerminal() puts it back) and switches
+/// it to raw mode (cfmakeraw(3)). False, changing nothing, on failure.
+bool enterRawMode(int fd)
+{
+    if (::tcgetattr(fd, &g_savedTermios) != 0)
+        return false;
+    struct termios raw = g_savedTermios;
+    ::cfmakeraw(&raw);
+    g_ttyFd = fd;
+    if (::tcsetattr(fd, TCSANOW, &raw) == 0)
+        g_rawActive = true;
+    return g_rawActive;
+}
+
+/// Sets O_NONBLOCK on stdout's open file description, keeping its flags for
+/// restoreTerminal().
+void makeStdoutNonBlocking()
+{
+    const int flags = ::fcntl(STDOUT_FILENO, F_GETFL);
+    if (flags >= 0 && !(flags & O_NONBLOCK)) {
+        g_stdoutSavedFlags = flags;
+        ::fcntl(STDOUT_FILENO, F_SETFL, flags | O_NONBLOCK);
+    }
+}
+
 void printErr(const QString &text)
 {
     std::fprintf(stderr, "%s\n", qPrintable(text));
@@ -401,11 +426,8 @@ private:
         }
         if (m_outFd < 0) {
             m_outFd = STDOUT_FILENO;
-            const int flags = ::fcntl(STDOUT_FILENO, F_GETFL);
-            if (flags >= 0 && !(flags & O_NONBLOCK) && !S_ISREG(st.st_mode)) {
-                g_stdoutSavedFlags = flags;
-                ::fcntl(STDOUT_FILENO, F_SETFL, flags | O_NONBLOCK);
-            }
+            if (!S_ISREG(st.st_mode))
+                makeStdoutNonBlocking();
         }
         m_outNotifier = new QSocketNotifier(m_outFd, QSocketNotifier::Write, this);
         m_outNotifier->setEnabled(false);
@@ -421,13 +443,7 @@ private:
         connect(m_signals, &SignalPipe::received, this, [this](int sig) { onSignal(sig); });
 
         if (::isatty(STDIN_FILENO)) {
-            if (::tcgetattr(STDIN_FILENO, &g_savedTermios) == 0) {
-                struct termios raw = g_savedTermios;
-                ::cfmakeraw(&raw);
-                g_ttyFd = STDIN_FILENO;
-                if (::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0)
-                    g_rawActive = true;
-            }
+            enterRawMode(STDIN_FILENO);
             m_stdinIsTty = true;
         }
         pushTitle();
@@ -506,19 +522,10 @@ private:
         }
 
         // Continued (fg; after bg, tcsetattr stops us with SIGTTOU until fg).
-        if (m_outFd == STDOUT_FILENO) {
-            const int flags = ::fcntl(STDOUT_FILENO, F_GETFL);
-            if (flags >= 0 && !(flags & O_NONBLOCK)) {
-                g_stdoutSavedFlags = flags;
-                ::fcntl(STDOUT_FILENO, F_SETFL, flags | O_NONBLOCK);
-            }
-        }
-        if (wasRaw && ::tcgetattr(g_ttyFd, &g_savedTermios) == 0) {
-            struct termios raw = g_savedTermios;
-            ::cfmakeraw(&raw);
-            if (::tcsetattr(g_ttyFd, TCSANOW, &raw) == 0)
-                g_rawActive = true;
-        }
+        if (m_outFd == STDOUT_FILENO)
+            makeStdoutNonBlocking();
+        if (wasRaw)
+            enterRawMode(g_ttyFd); // re-read: the user may have run stty meanwhile
         pushTitle();
         if (m_ending)
             return;

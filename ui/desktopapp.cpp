@@ -4,6 +4,7 @@
 #include "appicon.h"
 
 #include "logging.h"
+#include "procinfo.h"
 #include "registry.h"
 #include "server.h"
 #include "session.h"

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "apiclient.h"
+#include "runtimefile.h"
+#include "attachinfo.h"
+
+#include <QHostAddress>
+#include <QJsonDocument>
+#include <QNetworkAccessManager>
+#include <QNetworkProxy>
+#include <QNetworkReply>
+#include <QNetworkRequest>
+#include <QUrlQuery>
+
+namespace Tether {
+
+bool ServerEndpoint::resolve(const QString &url, const QString &key, ServerEndpoint *out, QString *error)
+{
+    QString u = url.isEmpty() ? qEnvironmentVariable("TETHER_URL") : url;
+    QString k = key.isEmpty() ? qEnvironmentVariable("TETHER_KEY") : key;
+    if (u.isEmpty() || k.isEmpty()) {
+        const QJsonObject rt = RuntimeFile::read();
+        if (u.isEmpty())
+            u = rt.value(QStringLiteral("url")).toString();
+        if (k.isEmpty())
+            k = rt.value(QStringLiteral("key")).toString();
+    }
+    if (u.isEmpty() || k.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("no server address or key (%1 is missing or unreadable)").arg(RuntimeFile::path());
+        return false;
+    }
+    QUrl parsed(u, QUrl::StrictMode);
+    if (!parsed.isValid() || parsed.host().isEmpty()
+        || (parsed.scheme() != QLatin1String("http") && parsed.scheme() != QLatin1String("https"))) {
+        if (error)
+            *error = QStringLiteral("not an http:// URL: %1").arg(u);
+        return false;
+    }
+    // The base is the server's root; a URL pasted from the key link carries
+    // ?key=... and perhaps #/s/ID: drop them (the key never goes in a URL).
+    parsed.setPath(QStringLiteral("/"));
+    parsed.setQuery(QString());
+    parsed.setFragment(QString());
+    out->url = parsed;
+    out->key = k;
+    return true;
+}
+
+QUrl ServerEndpoint::resolved(const QString &path) const
+{
+    QUrl u = url;
+    u.setPath(QLatin1Char('/') + (path.startsWith(QLatin1Char('/')) ? path.mid(1) : path));
+    return u;
+}
+
+QUrl ServerEndpoint::webSocketUrl(const QString &id, ViewerMode mode, qint64 resume) const
+{
+    QUrl u = resolved(QStringLiteral("ws/") + id);
+    u.setScheme(url.scheme() == QLatin1String("https") ? QStringLiteral("wss") : QStringLiteral("ws"));
+    QUrlQuery q;
+    q.addQueryItem(QStringLiteral("mode"), mode == ViewerMode::Watch ? QStringLiteral("watch") : QStringLiteral("control"));
+    if (resume >= 0)
+        q.addQueryItem(QStringLiteral("resume"), QString::number(resume));
+    u.setQuery(q);
+    return u;
+}
+
+bool ServerEndpoint::isLoopback() const
+{
+    const QString host = url.host();
+    if (host.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
+        return true;
+    const QHostAddress a(host);
+    return !a.isNull() && a.isLoopback();
+}
+
+QJsonObject ApiReply::json() const
+{
+    return QJsonDocument::fromJson(body).object();
+}
+
+QString ApiReply::errorText() const
+{
+    const QString text = json().value(QStringLiteral("error")).toString();
+    if (!text.isEmpty())
+        return text;
+    if (!networkError.isEmpty())
+        return networkError;
+    return QStringLiteral("HTTP %1").arg(status);
+}
+
+ApiClient::ApiClient(const ServerEndpoint &endpoint, QObject *parent)
+    : QObject(parent)
+    , m_endpoint(endpoint)
+    , m_nam(new QNetworkAccessManager(this))
+{
+    if (m_endpoint.isLoopback())
+        m_nam->setProxy(QNetworkProxy::NoProxy);
+}
+
+ApiClient::~ApiClient() = default;
+
+namespace {
+QNetworkRequest makeRequest(const ServerEndpoint &ep, const QString &path, int timeoutMs)
+{
+    QNetworkRequest req(ep.resolved(path));
+    req.setRawHeader("Authorization", "Bearer " + ep.key.toUtf8());
+    req.setRawHeader("Accept", "application/json");
+    req.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
+    req.setTransferTimeout(timeoutMs);
+    return req;
+}
+} // namespace
+
+void ApiClient::get(const QString &path, Callback done)
+{
+    track(m_nam->get(makeRequest(m_endpoint, path, m_timeoutMs)), std::move(done));
+}
+
+void ApiClient::post(const QString &path, const QByteArray &json, Callback done)
+{
+    QNetworkRequest req = makeRequest(m_endpoint, path, m_timeoutMs);
+    req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    track(m_nam->post(req, json), std::move(done));
+}
+
+void ApiClient::deleteResource(const QString &path, Callback done)
+{
+    track(m_nam->deleteResource(makeRequest(m_endpoint, path, m_timeoutMs)), std::move(done));
+}
+
+void ApiClient::track(QNetworkReply *reply, Callback done)
+{
+    connect(reply, &QNetworkReply::finished, this, [reply, done = std::move(done)]() {
+        reply->deleteLater();
+        ApiReply r;
+        r.status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+        r.body = reply->readAll();
+        if (r.status == 0) {
+            r.connectionRefused = reply->error() == QNetworkReply::ConnectionRefusedError;
+            r.networkError = reply->errorString();
+            if (r.networkError.isEmpty())
+                r.networkError = QStringLiteral("no answer");
+        }
+        if (done)
+            done(r);
+    });
+}
+
+} // namespace Tether

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "attachclient.h"
+#include "protocol.h"
+
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QNetworkProxy>
+#include <QNetworkRequest>
+#include <QRandomGenerator>
+#include <QWebSocket>
+
+namespace Tether {
+
+Q_LOGGING_CATEGORY(lcClient, "tether.client", QtWarningMsg)
+
+
+AttachClient::AttachClient(const ServerEndpoint &endpoint, const QString &id, ViewerMode mode, QObject *parent)
+    : QObject(parent)
+    , m_endpoint(endpoint)
+    , m_id(id)
+    , m_mode(mode)
+    , m_api(new ApiClient(endpoint, this))
+{
+    m_retryTimer.setSingleShot(true);
+    connect(&m_retryTimer, &QTimer::timeout, this, [this]() {
+        if (!m_paused && !m_finished && !m_socket)
+            connectSocket();
+    });
+}
+
+AttachClient::~AttachClient()
+{
+    if (m_socket) {
+        m_socket->disconnect(this);
+        m_socket->abort();
+        delete m_socket.data();
+    }
+}
+
+void AttachClient::open()
+{
+    if (!m_socket && !m_finished)
+        connectSocket();
+}
+
+void AttachClient::connectSocket()
+{
+    auto *ws = new QWebSocket(QString(), QWebSocketProtocol::VersionLatest, this);
+    m_socket = ws;
+    if (m_endpoint.isLoopback())
+        ws->setProxy(QNetworkProxy::NoProxy);
+    connect(ws, &QWebSocket::textMessageReceived, this, &AttachClient::onText);
+    connect(ws, &QWebSocket::binaryMessageReceived, this, &AttachClient::onBinary);
+    connect(ws, &QWebSocket::stateChanged, this, [this, ws](QAbstractSocket::SocketState state) {
+        if (state == QAbstractSocket::UnconnectedState && ws == m_socket)
+            onSocketGone();
+    });
+    // No Origin header (empty origin): the server then treats us as a CLI
+    // viewer and checks Host and key only (protocol.md section 2).
+    QNetworkRequest req(m_endpoint.webSocketUrl(m_id, m_mode, m_haveOffset ? qint64(m_offset) : -1));
+    req.setRawHeader("Authorization", "Bearer " + m_endpoint.key.toUtf8());
+    qCDebug(lcClient) << "connecting" << req.url().toString();
+    ws->open(req);
+}
+
+void AttachClient::onText(const QString &text)
+{
+    if (sender() != m_socket || m_reattaching)
+        return;
+    const QJsonObject m = QJsonDocument::fromJson(text.toUtf8()).object();
+    const QString type = m.value(QStringLiteral("type")).toString();
+    if (type == QLatin1String("attached")) {
+        m_attached = true;
+        m_everAttached = true;
+        m_haveOffset = true;
+        m_refusedSince.invalidate();
+        m_attempt = 0;
+        m_delayMs = 0;
+        m_offset = quint64(m.value(QStringLiteral("replay_from")).toDouble());
+        m_preludeLeft = qint64(m.value(QStringLiteral("prelude_bytes")).toDouble());
+        m_replayLeft = qint64(m.value(QStringLiteral("replay_bytes")).toDouble());
+        const bool reset = m.value(QStringLiteral("reset")).toBool();
+        Q_EMIT attached(m, reset);
+        if (m_finished || !m_attached)
+            return;
+        sendSize();
+        if (pendingReplay() == 0)
+            Q_EMIT replayFinished();
+    } else if (type == QLatin1String("title")) {
+        Q_EMIT titleChanged(m.value(QStringLiteral("title")).toString());
+    } else if (type == QLatin1String("size")) {
+        Q_EMIT sizeChanged(m.value(QStringLiteral("cols")).toInt(), m.value(QStringLiteral("rows")).toInt());
+    } else if (type == QLatin1String("fixup")) {
+        // Terminal state the bytes cannot show (margins a resize reset):
+        // written in stream order, outside the offsets (protocol.md "fixup").
+        if (m_attached && !m_finished)
+            Q_EMIT output(m.value(QStringLiteral("data")).toString().toLatin1(), pendingReplay() > 0);
+    } else if (type == QLatin1String("exit")) {
+        m_exit = m;
+    }
+}
+
+void AttachClient::onBinary(const QByteArray &data)
+{
+    if (sender() != m_socket || !m_attached || m_finished)
+        return;
+    const QPointer<AttachClient> self(this);
+    QWebSocket *ws = m_socket;
+    auto stillHere = [&]() { return self && !m_finished && m_socket == ws && m_attached; };
+    qsizetype pos = 0;
+    const qsizetype size = data.size();
+    const bool hadReplay = pendingReplay() > 0;
+    // Prelude: re-establishes modes, has no offsets (protocol.md "prelude").
+    if (m_preludeLeft > 0) {
+        const qsizetype n = qMin<qsizetype>(size, qsizetype(m_preludeLeft));
+        m_preludeLeft -= n;
+        pos = n;
+        Q_EMIT output(n == size ? data : data.left(n), true);
+        if (!stillHere())
+            return;
+    }
+    if (pos < size && m_replayLeft > 0) {
+        const qsizetype n = qMin<qsizetype>(size - pos, qsizetype(m_replayLeft));
+        m_replayLeft -= n;
+        m_offset += quint64(n);
+        Q_EMIT output(pos == 0 && n == size ? data : data.mid(pos, n), true);
+        if (!stillHere())
+            return;
+        pos += n;
+    }
+    if (hadReplay && pendingReplay() == 0) {
+        Q_EMIT replayFinished();
+        if (!stillHere())
+            return;
+    }
+    if (pos < size) {
+        m_offset += quint64(size - pos);
+        Q_EMIT output(pos == 0 ? data : data.mid(pos), false);
+    }
+}
+
+void AttachClient::sendInput(const char *data, qsizetype size)
+{
+    if (!m_attached || m_mode != ViewerMode::Control || !m_socket || size <= 0)
+        return;
+    m_socket->sendBinaryMessage(QByteArray(data, int(size)));
+}
+
+void AttachClient::setWindowSize(int cols, int rows)
+{
+    if (cols < 1 || cols > 1000 || rows < 1 || rows > 1000)
+        return;
+    if (cols == m_cols && rows == m_rows)
+        return;
+    m_cols = cols;
+    m_rows = rows;
+    sendSize();
+}
+
+void AttachClient::sendSize()
+{
+    if (!m_attached || m_mode != ViewerMode::Control || !m_socket || m_cols <= 0)
+        return;
+    const QJsonObject o{{QStringLiteral("type"), QStringLiteral("resize")},
+                        {QStringLiteral("cols"), m_cols},
+                        {QStringLiteral("rows"), m_rows}};
+    m_socket->sendTextMessage(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)));
+}
+
+void AttachClient::detach()
+{
+    if (m_finished || m_detaching)
+        return;
+    m_detaching = true;
+    m_closing = true;
+    m_retryTimer.stop();
+    if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
+        // Wait for the server's close frame (one round trip) so ours is not
+        // lost when the process exits right after; bounded by a timer.
+        m_socket->close(QWebSocketProtocol::CloseCodeNormal, QStringLiteral("detached"));
+        QTimer::singleShot(1000, this, [this]() {
+            if (!m_finished)
+                finish(End::Detached);
+        });
+    } else {
+        finish(End::Detached);
+    }
+}
+
+void AttachClient::setPaused(bool paused)
+{
+    if (m_finished || paused == m_paused)
+        return;
+    m_paused = paused;
+    if (paused) {
+        m_retryTimer.stop();
+        if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
+            m_closing = true;
+            m_socket->close(QWebSocketProtocol::CloseCodeNormal, QStringLiteral("paused"));
+        }
+    } else if (!m_socket) {
+        connectSocket();
+    }
+    // else: the socket is still closing; onSocketGone() reconnects.
+}
+
+void AttachClient::reattach()
+{
+    if (m_finished || m_detaching)
+        return;
+    m_paused = false;
+    m_haveOffset = false; // the next URL carries no resume=: a reset replay
+    m_attached = false;   // from now on this connection's output and input are dropped
+    m_preludeLeft = 0;
+    m_replayLeft = 0;
+    m_retryTimer.stop();
+    m_attempt = 0;
+    m_delayMs = 0;
+    m_refusedSince.invalidate();
+    if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
+        // onSocketGone() connects again once this close completes; until
+        // then nothing from this connection counts (not even an `attached`).
+        m_closing = true;
+        m_reattaching = true;
+        m_socket->close(QWebSocketProtocol::CloseCodeNormal, QStringLiteral("reattach"));
+    } else if (!m_socket) {
+        connectSocket();
+    }
+}
+
+void AttachClient::onSocketGone()
+{
+    QWebSocket *ws = m_socket;
+    const int code = int(ws->closeCode());
+    const QString reason = ws->closeReason();
+    const QString error = ws->errorString();
+    const bool wasAttached = m_attached;
+    m_attached = false;
+    m_reattaching = false;
+    m_socket = nullptr;
+    ws->disconnect(this);
+    ws->deleteLater();
+    if (m_finished)
+        return;
+    if (m_detaching) {
+        finish(End::Detached);
+        return;
+    }
+    if (m_closing) {
+        m_closing = false;
+        if (!m_paused)
+            connectSocket();
+        return;
+    }
+    qCDebug(lcClient) << "connection ended" << code << reason << error;
+    switch (code) {
+    case Protocol::Exited:
+        finish(End::Exited);
+        return;
+    case Protocol::Superseded:
+        finish(End::TakenOver);
+        return;
+    case Protocol::NotFound:
+        finish(End::NotFound);
+        return;
+    case Protocol::GoingAway:
+        finish(reason == QLatin1String(Protocol::CloseReason::ServerShutdown) ? End::ServerShutdown : End::SessionKilled);
+        return;
+    case Protocol::TooManyViewers:
+        finish(End::TooManyViewers);
+        return;
+    case Protocol::BadRequest:
+    case Protocol::TooBig:
+        m_closeReason = QStringLiteral("%1 %2").arg(code).arg(reason);
+        finish(End::ProtocolError);
+        return;
+    default:
+        // No close frame (Qt reports 1000 or 1006), 1013, or Qt's 1002 for a
+        // 1013 close: retry with resume=OFFSET.
+        break;
+    }
+    if (wasAttached)
+        scheduleRetry();
+    else
+        probeThenRetry();
+}
+
+void AttachClient::probeThenRetry()
+{
+    if (m_probing)
+        return;
+    m_probing = true;
+    m_api->get(QStringLiteral("api/sessions/") + m_id, [this](const ApiReply &r) {
+        m_probing = false;
+        if (m_finished)
+            return;
+        if (r.status == 401) {
+            finish(End::AuthFailed);
+            return;
+        }
+        if (r.status == 404) {
+            finish(End::NotFound);
+            return;
+        }
+        if (r.connectionRefused) {
+            if (!m_everAttached && m_attempt == 0) {
+                finish(End::NotRunning);
+                return;
+            }
+            if (!m_refusedSince.isValid())
+                m_refusedSince.start();
+            else if (m_refusedSince.elapsed() >= m_lostServerAfterMs) {
+                finish(End::LostServer);
+                return;
+            }
+        } else {
+            m_refusedSince.invalidate();
+        }
+        scheduleRetry();
+    });
+}
+
+void AttachClient::scheduleRetry()
+{
+    if (m_finished || m_paused)
+        return;
+    ++m_attempt;
+    m_delayMs = m_delayMs == 0 ? m_firstDelayMs : qMin(m_maxDelayMs, m_delayMs * 2);
+    const int half = m_delayMs / 2;
+    const int delay = half + int(QRandomGenerator::system()->bounded(quint32(m_delayMs - half + 1)));
+    Q_EMIT reconnecting(m_attempt, delay);
+    if (m_finished)
+        return;
+    m_retryTimer.start(delay);
+}
+
+void AttachClient::finish(End end)
+{
+    if (m_finished)
+        return;
+    m_finished = true;
+    m_detaching = false;
+    m_retryTimer.stop();
+    if (m_socket && m_socket->state() == QAbstractSocket::UnconnectedState) {
+        m_socket->disconnect(this);
+        m_socket->deleteLater();
+        m_socket = nullptr;
+    }
+    Q_EMIT finished(end, endMessage(end));
+}
+
+QString AttachClient::endMessage(End end) const
+{
+    switch (end) {
+    case End::Detached:
+        return QStringLiteral("[detached from %1]").arg(m_id);
+    case End::Exited: {
+        const QJsonValue code = m_exit.value(QStringLiteral("code"));
+        const QJsonValue sig = m_exit.value(QStringLiteral("signal"));
+        if (code.isDouble())
+            return QStringLiteral("[process exited with code %1]").arg(code.toInt());
+        if (sig.isDouble())
+            return QStringLiteral("[process killed by signal %1]").arg(sig.toInt());
+        return QStringLiteral("[process exited]");
+    }
+    case End::TakenOver:
+        return QStringLiteral("[taken over by another viewer]");
+    case End::NotFound:
+        return QStringLiteral("[session not found or expired]");
+    case End::SessionKilled:
+        return QStringLiteral("[session killed]");
+    case End::ServerShutdown:
+        return QStringLiteral("[server shutting down]");
+    case End::AuthFailed:
+        return QStringLiteral("[access key refused: is TETHER_KEY or --key from another server?]");
+    case End::NotRunning:
+        return QStringLiteral("Tether is not running: start it with `tether` or `tether serve`");
+    case End::LostServer:
+        return QStringLiteral("[lost the connection to the server]");
+    case End::TooManyViewers:
+        return QStringLiteral("[too many viewers on this session]");
+    case End::ProtocolError:
+        return QStringLiteral("[protocol error: %1]").arg(m_closeReason);
+    }
+    return QString();
+}
+
+} // namespace Tether

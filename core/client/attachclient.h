@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "apiclient.h"
+#include "attachinfo.h"
+
+#include <QElapsedTimer>
+#include <QJsonObject>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+class QWebSocket;
+
+namespace Tether {
+
+/**
+ * A protocol client attached to one session over WebSocket
+ * (docs/protocol.md section 5): the piece every non-browser viewer needs
+ * (`tether attach`, or anything else that wants a session's byte stream).
+ * Core only (no Widgets); runs on the event loop and never blocks.
+ *
+ * Offsets: counts every output byte received (prelude bytes excluded) and,
+ * after an unexpected end of the connection (no close frame, 1013, or Qt's
+ * 1002 for a 1013 close, see protocol.md "Note for Qt clients"), reconnects
+ * with `resume=OFFSET`: nothing lost, nothing twice. Reconnection backs off
+ * exponentially from 250 ms to a 5 s cap, each delay drawn uniformly from
+ * [d/2, d] (jitter: clients of one restarted server do not reconnect in
+ * step). While the server refuses connections for longer than
+ * lostServerAfterMs (default 10 s) the client gives up (LostServer): the
+ * sessions lived in that server.
+ *
+ * When a connection fails before the `attached` message (a refused
+ * handshake looks the same as a refused connection in QWebSocket), it asks
+ * `GET /api/sessions/ID` why, as the dashboard does: 401 → AuthFailed,
+ * 404 → NotFound, no listener → NotRunning (first attempt) or a retry.
+ *
+ * Backpressure: QWebSocket cannot stop reading its socket, so setPaused(true)
+ * lets go of the connection (close 1000; Qt discards frames still in flight,
+ * which were not counted) and setPaused(false) reconnects with resume=OFFSET:
+ * the holder's memory stays bounded, and the output is lossless while the
+ * session's ring still holds the gap (else the server sends a reset replay).
+ *
+ * Close codes end the attachment (finished()) with a plain message:
+ * 4410 after `exit` → Exited, "[process exited with code N]" (or "killed by
+ * signal N"); 4409 → TakenOver; 4404 → NotFound; 1001 → SessionKilled or
+ * ServerShutdown by its reason text; 4429 → TooManyViewers;
+ * 4400/1009 → ProtocolError.
+ */
+class AttachClient : public QObject
+{
+    Q_OBJECT
+public:
+    /// How an attachment ended.
+    enum class End {
+        Detached,       ///< detach() was called; the session lives on
+        Exited,         ///< the process exited (4410)
+        TakenOver,      ///< another control viewer attached (4409)
+        NotFound,       ///< unknown or expired session (4404, or 404)
+        SessionKilled,  ///< the session was deleted or expired (1001 "session killed")
+        ServerShutdown, ///< the server is stopping (1001 "server shutting down")
+        AuthFailed,     ///< the key was refused (401)
+        NotRunning,     ///< nothing listens at the server's address (first attempt)
+        LostServer,     ///< the server went away and did not come back
+        TooManyViewers, ///< the session has its 16 viewers (4429)
+        ProtocolError,  ///< the server closed 4400/1009, or an unexpected answer
+    };
+    Q_ENUM(End)
+
+    AttachClient(const ServerEndpoint &endpoint, const QString &id, ViewerMode mode, QObject *parent = nullptr);
+    ~AttachClient() override;
+
+    /// Connects (first attach: no resume, a reset replay of all retained output).
+    void open();
+    /// Sends input bytes (one binary message). Dropped unless attached in
+    /// control mode: keys typed while reconnecting would otherwise arrive late.
+    void sendInput(const char *data, qsizetype size);
+    /// The window size in cells (1..1000 each). Sent now if attached in
+    /// control mode, and after every (re)attach. Out-of-range sizes are
+    /// ignored (the protocol would ignore them too).
+    void setWindowSize(int cols, int rows);
+    /// Closes cleanly (1000) and emits finished(Detached). The session lives on.
+    void detach();
+    /// See the class comment (backpressure). Idempotent.
+    void setPaused(bool paused);
+    /// Starts over as open() does, for a holder whose screen no longer shows
+    /// the session (`tether attach` resumed after SIGTSTP): lets go of the
+    /// current connection (close 1000; output still in flight on it is
+    /// dropped, uncounted) and connects again WITHOUT resume, so the server
+    /// sends a reset replay of everything retained and offset() restarts from
+    /// its replay_from. Also ends a pause (setPaused(false)) and a pending
+    /// reconnect delay. No effect once finished() or during detach().
+    void reattach();
+    bool isPaused() const { return m_paused; }
+
+    /// Offset of the next output byte expected (bytes shown so far).
+    quint64 offset() const { return m_offset; }
+    /// True between `attached` and the end of that connection.
+    bool isAttached() const { return m_attached; }
+    /// Prelude + replay bytes of the current attach not yet received.
+    qint64 pendingReplay() const { return m_preludeLeft + m_replayLeft; }
+    QString id() const { return m_id; }
+    ViewerMode mode() const { return m_mode; }
+    /// Give-up time while connections are refused, ms (default 10000).
+    void setLostServerAfter(int msec) { m_lostServerAfterMs = msec; }
+    /// First and maximum reconnect delay, ms (defaults 250 and 5000).
+    void setBackoff(int firstMs, int maxMs) { m_firstDelayMs = firstMs; m_maxDelayMs = maxMs; }
+
+    /// The plain message for an end, e.g. "[taken over by another viewer]",
+    /// "[process exited with code 3]" (from the `exit` message received).
+    QString endMessage(End end) const;
+    /// The `exit` message received ({"type":"exit","code":N,"signal":null}),
+    /// empty if none.
+    QJsonObject exitMessage() const { return m_exit; }
+
+Q_SIGNALS:
+    /// The `attached` message of each (re)attach. `reset` true: clear the
+    /// screen before writing what follows.
+    void attached(const QJsonObject &message, bool reset);
+    /// Output bytes in stream order. `replay` is true for prelude and replay
+    /// bytes of the current attach, false for live output. Also carries the
+    /// "fixup" messages' sequences, in order (they have no offsets).
+    void output(const QByteArray &data, bool replay);
+    /// The last prelude/replay byte of this attach has been delivered by output().
+    void replayFinished();
+    void titleChanged(const QString &title);
+    /// The session's window size changed (cells).
+    void sizeChanged(int cols, int rows);
+    /// The connection ended unexpectedly; a new one starts in `delayMs`.
+    void reconnecting(int attempt, int delayMs);
+    /// The attachment is over (emitted once); `message` is endMessage().
+    void finished(Tether::AttachClient::End end, const QString &message);
+
+private:
+    void connectSocket();
+    void onConnected();
+    void onText(const QString &text);
+    void onBinary(const QByteArray &data);
+    void onSocketGone();
+    void probeThenRetry();
+    void scheduleRetry();
+    void finish(End end);
+    void sendSize();
+
+    ServerEndpoint m_endpoint;
+    QString m_id;
+    ViewerMode m_mode;
+    ApiClient *m_api = nullptr;
+    QPointer<QWebSocket> m_socket;
+    QTimer m_retryTimer;
+    QElapsedTimer m_refusedSince; ///< valid while connections are refused in a row
+    quint64 m_offset = 0;
+    qint64 m_preludeLeft = 0;
+    qint64 m_replayLeft = 0;
+    bool m_haveOffset = false;  ///< an `attached` was seen: reconnects resume
+    bool m_attached = false;
+    bool m_everAttached = false;
+    bool m_paused = false;
+    bool m_finished = false;
+    bool m_closing = false;     ///< we closed the socket on purpose (detach/pause)
+    bool m_detaching = false;   ///< detach() called; finished() once the close completes
+    bool m_reattaching = false; ///< reattach() is closing m_socket: ignore what it still sends
+    bool m_probing = false;
+    int m_attempt = 0;
+    int m_delayMs = 0;
+    int m_firstDelayMs = 250;
+    int m_maxDelayMs = 5000;
+    int m_lostServerAfterMs = 10000;
+    int m_cols = 0;
+    int m_rows = 0;
+    QJsonObject m_exit;
+    QString m_closeReason;      ///< reason text of an unexpected close (ProtocolError)
+};
+
+} // namespace Tether

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QString>
+
+QT_BEGIN_NAMESPACE
+class QCommandLineParser;
+QT_END_NAMESPACE
+
+namespace Tether {
+
+/**
+ * The command-line client: `tether list`, `tether new`, `tether kill`,
+ * `tether attach` (like `tmux attach`), on the documented protocol only
+ * (docs/protocol.md): REST through ApiClient, the terminal through
+ * AttachClient.
+ *
+ * The server is found through ServerEndpoint::resolve(): `--url`/`--key`,
+ * else TETHER_URL/TETHER_KEY, else the runtime file. No runtime file or a
+ * refused connection: one line on stderr, "Tether is not running: start it
+ * with `tether` or `tether serve`", exit status 1. An ID may be any unique
+ * prefix of a session id (like git).
+ *
+ * `tether list` prints a table: ID, STATE, ATTACHED, VIEWERS, SIZE, PROGRAM,
+ * COMMAND/TITLE (the title, else the command shell-quoted by shellQuote()).
+ * Only the last column is ever cut, with "…": to the width of the terminal
+ * on stdout (TIOCGWINSZ; at least 10 characters), or at 200 characters when
+ * stdout is not a terminal (a program can set a 4096-byte title).
+ *
+ * `tether attach` and `tether new --attach` need a terminal on standard
+ * input and standard output, else they fail with a usage error (exit 2);
+ * `new --attach` checks before any API call (with </dev/null it used to
+ * create the session first), `attach` once the ID is resolved (with >file
+ * it attached blind, the session's escape sequences into the file).
+ *
+ * `tether attach` puts the local terminal in raw mode (cfmakeraw(3) on a
+ * saved termios; restored on every exit path: detach, end of session,
+ * SIGTERM/SIGINT/SIGHUP through a socketpair into the event loop, a lost
+ * server, and atexit), reads stdin with a QSocketNotifier and writes output
+ * to a separate non-blocking open file description of stdout behind a write
+ * notifier (stdin's description is shared with the shell and must not
+ * become O_NONBLOCK). More than 4 MiB waiting for stdout pauses the
+ * attachment (AttachClient::setPaused) until under 256 KiB. The window size
+ * is sent at attach and on SIGWINCH. After a replay a Device Status Report
+ * (CSI 5 n) is written; while the replay is being written and until the
+ * terminal's answer to that DSR arrives (at most 3 s), input that starts
+ * with ESC is dropped, and the answer itself, so the terminal's answers to
+ * queries in the replay (CSI 6 n, CSI c), which come before it in order,
+ * never reach the program (vscode #123803), however slow the link; plain
+ * typing passes. On
+ * exit, modes the program left on (alternate screen, hidden cursor, mouse
+ * tracking, bracketed paste, ...; tracked with TerminalState) are switched
+ * off, and colours, character set, insert mode, autowrap, keypad mode,
+ * scroll margins and the cursor shape (DECSCUSR) are reset, and the window
+ * title saved on the terminal's title stack at attach (XTWINOPS 22/23) is
+ * restored, so the shell gets a usable terminal back.
+ *
+ * SIGTSTP (`kill -TSTP` from another shell; in raw mode Ctrl-Z is a byte
+ * for the session), through the same socketpair, is handled as tmux's
+ * client does: the same leave sequence, the saved termios restored, then a
+ * real stop (SIGTSTP with its default action; SIGSTOP when the parent is no
+ * job-control shell of our session, as the kernel discards SIGTSTP in an
+ * orphaned process group). Once continued: raw mode again (from the termios
+ * as it is then), the window size, and the session redrawn from scratch by
+ * AttachClient::reattach() (a cleared screen and a reset replay, with the
+ * DSR input gate as on any attach); output not yet written when it stopped
+ * is dropped, the replay shows it. SIGSTOP/SIGCONT alone leave the terminal
+ * as it is (nothing to restore) and redraw nothing.
+ *
+ * Exit statuses of `tether attach`: 0 detached (detach key) or the process
+ * exited; 1 not running, connection lost, refused key or another error;
+ * 2 usage error; 3 taken over by another viewer (4409); 4 session not found
+ * or expired (4404); 5 session killed or server shutting down (1001);
+ * 128+N ended by signal N (SIGHUP, SIGINT, SIGTERM). The other commands
+ * exit 0 on success, 1 on error, 2 on a usage error.
+ */
+
+/// True when `arg` (argv[1]) names a client subcommand: attach, list, new, kill.
+bool isClientCommand(const char *arg);
+
+/// Runs `tether <subcommand> ...`; returns the exit status.
+int clientMain(int argc, char **argv);
+
+
+/**
+ * Parses a detach key: "^X" for Ctrl-X (X one of @ A-Z [ \ ] ^ _ ?,
+ * case-insensitive; "^?" is DEL), one ASCII control character, or "none"
+ * (no detach key: *key = -1). False for anything else, with the reason in
+ * *why (for the usage error): a printable key, and keys that terminals send
+ * inside other keys or as everyday editing keys, which would detach when
+ * the user only meant to type: ESC (^[, it starts every arrow and function
+ * key: `--detach-key '^['` made each arrow key detach), CR (^M, Enter), LF
+ * (^J, newline), TAB (^I), BS (^H) and DEL (^?), the last two Backspace.
+ */
+bool parseDetachKey(const QString &text, int *key, QString *why = nullptr);
+
+/**
+ * `argv` as one POSIX shell command line that sh would split back into the
+ * same words: a word of only letters, digits and % + , - . / : @ _ (and =
+ * after the first word) stays as it is; any other word, the empty one
+ * included, is single-quoted, a ' inside written as '\''. Used for the
+ * COMMAND column of `tether list` (["echo","a b"] used to show as
+ * "echo a b", as if it were three words).
+ */
+QString shellQuote(const QStringList &argv);
+
+} // namespace Tether

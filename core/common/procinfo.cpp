@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "procinfo.h"
+
+#include <QFile>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace Tether {
+
+QString processName(pid_t pid)
+{
+    if (pid <= 0)
+        return QString();
+    QFile f(QStringLiteral("/proc/%1/comm").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return QString();
+    return QString::fromUtf8(f.read(64)).trimmed();
+}
+
+QList<pid_t> processesInSession(pid_t sid, bool includeZombies)
+{
+    QList<pid_t> result;
+    if (sid <= 0)
+        return result;
+    DIR *dir = ::opendir("/proc");
+    if (!dir)
+        return result;
+    while (const dirent *e = ::readdir(dir)) {
+        const char *name = e->d_name;
+        if (*name < '1' || *name > '9')
+            continue;
+        char *end = nullptr;
+        const long pid = std::strtol(name, &end, 10);
+        if (*end)
+            continue;
+        char path[64];
+        std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        char buf[512];
+        const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+        ::close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = 0;
+        // "pid (comm) state ppid pgrp session ...": comm may contain spaces
+        // and parentheses, so parse after the last ')'.
+        const char *close = std::strrchr(buf, ')');
+        if (!close)
+            continue;
+        char state = 0;
+        int ppid = 0, pgrp = 0, session = 0;
+        if (std::sscanf(close + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) != 4)
+            continue;
+        if (session != sid)
+            continue;
+        if (!includeZombies && (state == 'Z' || state == 'X' || state == 'x'))
+            continue;
+        result.append(pid_t(pid));
+    }
+    ::closedir(dir);
+    return result;
+}
+
+} // namespace Tether

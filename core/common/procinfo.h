@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <sys/types.h>
+
+/// Readers of /proc (Linux, proc(5)) shared by the engine (teardown, the
+/// Sessions window's background-process count), the server (SESSION's
+/// "foreground") and the runtime file's live-server check. Each reads a few
+/// small files and never blocks on anything but the kernel.
+namespace Tether {
+
+/// The short program name of `pid` (/proc/<pid>/comm, at most 15 bytes, as
+/// `ps -o comm` and tmux's pane_current_command show it); empty when the
+/// process is gone or /proc is unreadable.
+QString processName(pid_t pid);
+
+/// Pids of every process whose session id (/proc/<pid>/stat field 6) is `sid`.
+/// Zombies are included only if `includeZombies`.
+QList<pid_t> processesInSession(pid_t sid, bool includeZombies = false);
+
+} // namespace Tether

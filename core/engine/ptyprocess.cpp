@@ -1,0 +1,1172 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// PtyProcess: a child in its own PTY, driven by the Qt event loop.
+//
+// Spawn is done by hand (not forkpty(3)) so that exec/chdir failures can be
+// reported to the caller through a close-on-exec pipe, and so that the child
+// only runs async-signal-safe code between fork and exec: everything it needs
+// (argv, envp, candidate paths, cwd) is prepared before fork.
+#include "ptyprocess.h"
+#include "procinfo.h"
+#include "logging.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QFileInfo>
+#include <QPointer>
+#include <QSocketNotifier>
+#include <QThread>
+#include <QTimer>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+#include <vector>
+
+extern char **environ;
+
+namespace Tether {
+
+namespace {
+
+/// After the leader exited, at most this many bytes are read before finished()
+/// is emitted even if the master never reports EAGAIN (a background process
+/// that writes without pause). Everything the leader wrote was already in the
+/// kernel's PTY buffers when it exited (flip buffers are capped at 640 KiB plus
+/// the 4 KiB line discipline buffer), and reads are FIFO, so reading more than
+/// that has delivered every leader byte.
+constexpr qsizetype kExitDrainBudget = 4 * 1024 * 1024;
+/// Poll interval used only when the kernel has no pidfd_open (Linux < 5.3).
+constexpr int kFallbackPollMs = 100;
+
+int pidfdOpen(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    // The returned fd is always close-on-exec (pidfd_open(2)).
+    return int(::syscall(SYS_pidfd_open, pid, 0));
+#else
+    Q_UNUSED(pid);
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+void closeFd(int &fd)
+{
+    if (fd >= 0) {
+        ::close(fd);
+        fd = -1;
+    }
+}
+
+/// Disables a notifier at once (no more events, its fd may be closed right
+/// after) and deletes it later: we may be inside its own activated() signal.
+void dropNotifier(QSocketNotifier *&n)
+{
+    if (n) {
+        n->setEnabled(false);
+        n->deleteLater();
+        n = nullptr;
+    }
+}
+
+/// Moves `fd` to a number >= 3 (keeping close-on-exec), so that dup2() onto
+/// 0/1/2 in the child cannot clobber it when our own stdio was closed.
+int moveAbove2(int fd)
+{
+    if (fd < 0 || fd > 2)
+        return fd;
+    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    ::close(fd);
+    return moved;
+}
+
+QString errnoText(int err)
+{
+    return QString::fromLocal8Bit(std::strerror(err));
+}
+
+// ---------------------------------------------------------------------------
+// Child side. Only async-signal-safe calls (signal-safety(7)) from here to exec.
+
+enum ChildStep : int { StepSetsid = 1, StepCtty, StepDup, StepChdir, StepExec };
+
+struct ChildError {
+    int step;
+    int err;
+};
+
+/// Everything the child needs, prepared before fork().
+struct ChildPlan {
+    int slave = -1;
+    int errorFd = -1;
+    long maxFd = 1024;                  ///< fallback close loop bound (RLIMIT_NOFILE)
+    const char *cwd = nullptr;
+    char *const *argv = nullptr;        ///< argv as exec'd (argv[0] may be "-bash")
+    char *const *envp = nullptr;
+    const char *const *candidates = nullptr; ///< paths to try, execvp(3) order
+    char **shArgv = nullptr;            ///< {"/bin/sh", <slot for path>, argv[1..], 0}
+    struct sigaction defaultAction;
+    sigset_t emptyMask;
+};
+
+[[noreturn]] void childFail(int fd, int step, int err)
+{
+    const ChildError e{step, err};
+    ssize_t r;
+    do
+        r = ::write(fd, &e, sizeof e);
+    while (r < 0 && errno == EINTR);
+    ::_exit(127);
+}
+
+[[noreturn]] void runChild(const ChildPlan &p)
+{
+    // Dispositions first, then the mask: the parent blocked every signal
+    // around fork(), so none of its handlers can run here (they might write to
+    // Qt's self-pipes, which this child shares). Ignored dispositions and the
+    // mask survive exec; a shell started with SIGPIPE ignored breaks pipelines.
+    for (int s = 1; s < NSIG; ++s) {
+        if (s == SIGKILL || s == SIGSTOP)
+            continue;
+        if (::sigaction(s, &p.defaultAction, nullptr) < 0) {
+            // glibc refuses its reserved signals (32, 33: SIGCANCEL, SIGSETXID)
+            // with EINVAL, yet they can arrive ignored: GNU make 4.3 starts its
+            // recipes that way, and ignored dispositions survive exec, so
+            // every shell started under `make run` had them ignored. The
+            // kernel's struct sigaction with SIG_DFL (= 0), no flags and an
+            // empty mask is all zeros whatever the architecture's layout.
+            unsigned long kernelDefault[4] = {0, 0, 0, 0};
+            ::syscall(SYS_rt_sigaction, s, kernelDefault, nullptr, 8 /* kernel sigset: 64 bits */);
+        }
+    }
+    ::sigprocmask(SIG_SETMASK, &p.emptyMask, nullptr);
+
+    if (::setsid() < 0)
+        childFail(p.errorFd, StepSetsid, errno);
+    if (::ioctl(p.slave, TIOCSCTTY, 0) < 0)
+        childFail(p.errorFd, StepCtty, errno);
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (fd == p.slave) {
+            ::fcntl(fd, F_SETFD, 0); // keep it across exec
+        } else if (::dup2(p.slave, fd) < 0) {
+            childFail(p.errorFd, StepDup, errno);
+        }
+    }
+    if (p.slave > 2)
+        ::close(p.slave);
+
+    // Close every fd >= 3 except the error pipe (close-on-exec: it closes at
+    // exec and tells the parent exec worked). Inherited fds without O_CLOEXEC
+    // would otherwise leak into the shell and every program it starts.
+    bool closed = false;
+#ifdef SYS_close_range
+    closed = (p.errorFd == 3 || ::syscall(SYS_close_range, 3u, unsigned(p.errorFd - 1), 0u) == 0)
+            && ::syscall(SYS_close_range, unsigned(p.errorFd + 1), ~0u, 0u) == 0;
+#endif
+    if (!closed) {
+        for (long fd = 3; fd < p.maxFd; ++fd) {
+            if (fd != p.errorFd)
+                ::close(int(fd));
+        }
+    }
+
+    if (p.cwd && *p.cwd && ::chdir(p.cwd) < 0)
+        childFail(p.errorFd, StepChdir, errno);
+
+    // execvp(3) semantics without its non-async-signal-safe PATH handling:
+    // try each candidate; EACCES is remembered, "not there" errors go on to
+    // the next, anything else stops. ENOEXEC (no #! line) runs it with /bin/sh.
+    bool sawEacces = false;
+    int lastErr = ENOENT;
+    for (const char *const *c = p.candidates; *c; ++c) {
+        ::execve(*c, p.argv, p.envp);
+        int err = errno;
+        if (err == ENOEXEC) {
+            p.shArgv[1] = const_cast<char *>(*c);
+            ::execve("/bin/sh", p.shArgv, p.envp);
+            err = errno;
+        }
+        if (err == EACCES) {
+            sawEacces = true;
+        } else if (err == ENOENT || err == ENOTDIR || err == ESTALE || err == ENODEV
+                   || err == ETIMEDOUT) {
+            lastErr = err;
+        } else {
+            childFail(p.errorFd, StepExec, err);
+        }
+    }
+    childFail(p.errorFd, StepExec, sawEacces ? EACCES : lastErr);
+}
+
+// ---------------------------------------------------------------------------
+// Process-global reaper for leaders whose PtyProcess was destroyed (or whose
+// exec failed) before they could be waited for. It reaps only the pids handed
+// to it, with WNOHANG, when their pidfd becomes readable: never waitpid(-1).
+//
+// No re-check timer when every entry has a pidfd. A 1 s "safety net" timer was
+// added after a zombie outlived a 5 s wait in tst_registry under load (1 run
+// in 5), blamed on a silent pidfd notifier. Investigated (2026-11-30) and ruled
+// out for this code:
+//  - ordering: each pidfd is opened while its pid is still our unreaped child
+//    (PtyProcess::start, or here after a WNOHANG that found it alive), so it
+//    can never name a reused pid; and pidfd readiness is level-triggered
+//    (pidfd_open(2)), so a notifier created after the exit still fires on its
+//    first poll. Nothing is waited for between the check and the notifier.
+//  - fd reuse: every notifier is disabled (unregistered from the dispatcher)
+//    before its fd is closed (dropNotifier, ~PtyProcess deletes them first),
+//    the pidfd changes owner PtyProcess -> reaper without a close, and no fd
+//    is closed twice; an fd number reused while a stale notifier was still
+//    registered would show as a misdirected or "Invalid socket" notifier.
+//  - threads: the reaper and its notifiers live in the application thread;
+//    adopt() from another thread is queued there.
+//  - re-enabling: reaper notifiers are never disabled before their entry is
+//    reaped.
+//  Stress: 9000 spawn/kill/destroy/exec-failure cycles (6 live at a time,
+//  destroyed without event processing) with two CPU hogs, in and out of a PID
+//  namespace: every adopted child was reaped at adoption or by its pidfd
+//  notifier; the safety net never reaped one.
+// What the original failure actually was: a zombie that was never a reaper
+// entry. A test binary run as PID 1 of a PID namespace (`unshare --pid --fork
+// ./tst_registry`) becomes the reaper of orphans: a session member (`sleep`)
+// whose shell was SIGKILLed is reparented to it and stays a zombie, since only
+// our own pids are ever waited for (reproduced: tst_registry failed 4 runs in
+// 6 that way, with the safety net in place, which cannot help). The tests now
+// count only our own children there (tests/testutil.h); running Tether itself
+// as PID 1 of a container needs an init (docker --init) for the same reason.
+
+class ChildReaper : public QObject
+{
+public:
+    static void adopt(pid_t pid, int pidfd)
+    {
+        QCoreApplication *app = QCoreApplication::instance();
+        if (!app) {
+            // No event loop to wait with: one non-blocking try; a leftover is
+            // reaped by init after we exit.
+            int status;
+            ::waitpid(pid, &status, WNOHANG);
+            if (pidfd >= 0)
+                ::close(pidfd);
+            return;
+        }
+        static ChildReaper *instance = [app] {
+            auto *r = new ChildReaper; // lives as long as the process
+            r->moveToThread(app->thread());
+            return r;
+        }();
+        if (QThread::currentThread() == instance->thread()) {
+            instance->add(pid, pidfd);
+        } else {
+            QMetaObject::invokeMethod(instance, [pid, pidfd] { instance->add(pid, pidfd); },
+                                      Qt::QueuedConnection);
+        }
+    }
+
+private:
+    struct Entry {
+        pid_t pid;
+        int pidfd;
+        QSocketNotifier *notifier;
+    };
+
+    /// True when `pid` is gone (reaped now, or not our child any more).
+    static bool tryReap(pid_t pid)
+    {
+        int status;
+        pid_t r;
+        do
+            r = ::waitpid(pid, &status, WNOHANG);
+        while (r < 0 && errno == EINTR);
+        return r == pid || (r < 0 && errno == ECHILD);
+    }
+
+    void add(pid_t pid, int pidfd)
+    {
+        if (tryReap(pid)) {
+            if (pidfd >= 0)
+                ::close(pidfd);
+            return;
+        }
+        // Still our unreaped child: a pidfd opened now names this very process.
+        if (pidfd < 0)
+            pidfd = moveAbove2(pidfdOpen(pid));
+        Entry e{pid, pidfd, nullptr};
+        if (pidfd >= 0) {
+            e.notifier = new QSocketNotifier(pidfd, QSocketNotifier::Read, this);
+            connect(e.notifier, &QSocketNotifier::activated, this, [this, pid] { check(pid); });
+        }
+        m_entries.push_back(e);
+        updatePoll();
+        qCDebug(lcPty) << "reaper: waiting for" << pid;
+    }
+
+    /// Only without pidfd support (Linux < 5.3): a re-check timer every
+    /// kFallbackPollMs while such entries are pending (no wakeups when idle).
+    void updatePoll()
+    {
+        const bool anyWithoutPidfd = std::any_of(m_entries.begin(), m_entries.end(),
+                                                 [](const Entry &e) { return e.pidfd < 0; });
+        if (!anyWithoutPidfd) {
+            if (m_poll)
+                m_poll->stop();
+            return;
+        }
+        if (!m_poll) {
+            m_poll = new QTimer(this);
+            m_poll->setInterval(kFallbackPollMs);
+            connect(m_poll, &QTimer::timeout, this, [this] { check(0); });
+        }
+        if (!m_poll->isActive())
+            m_poll->start();
+    }
+
+    /// Re-checks `pid` (0: every entry).
+    void check(pid_t pid)
+    {
+        for (auto it = m_entries.begin(); it != m_entries.end();) {
+            if ((pid == 0 || it->pid == pid) && tryReap(it->pid)) {
+                qCDebug(lcPty) << "reaper: reaped" << it->pid;
+                dropNotifier(it->notifier);
+                closeFd(it->pidfd);
+                it = m_entries.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        updatePoll();
+    }
+
+    std::vector<Entry> m_entries;
+    QTimer *m_poll = nullptr;
+};
+
+/// Makes our children waitable again if we were started with SIGCHLD ignored
+/// (or SA_NOCLDWAIT). Both survive exec(2), so a launcher that ignores SIGCHLD
+/// (some CI runners, daemons, `signal.signal(SIGCHLD, SIG_IGN)` before exec)
+/// hands it to us; the kernel then reaps every child itself, waitpid() fails
+/// with ECHILD and every exit status is lost (seen here: tst_ptyprocess
+/// reported exit code -1 for all children). Nothing in Tether wants that, and
+/// a handler somebody installed (Qt 5's forkfd) is left alone.
+void ensureChildrenWaitable()
+{
+    struct sigaction sa;
+    if (::sigaction(SIGCHLD, nullptr, &sa) < 0)
+        return;
+    const bool ignored = !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_IGN;
+    if (!ignored && !(sa.sa_flags & SA_NOCLDWAIT))
+        return;
+    if (ignored) {
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = 0;
+    } else {
+        sa.sa_flags &= ~SA_NOCLDWAIT;
+    }
+    ::sigaction(SIGCHLD, &sa, nullptr);
+    qCWarning(lcPty) << "SIGCHLD was" << (ignored ? "ignored" : "set to SA_NOCLDWAIT")
+                     << "(inherited): restored, or no exit status could be read";
+}
+
+/// Reaps a child that reported a setup failure and is in _exit(127), so that
+/// start() returns with no zombie left. Waits for its pidfd with poll(2),
+/// bounded (the child has nothing left to do but exit), then waitpid(WNOHANG);
+/// should that still find it running, the reaper takes over.
+void reapFailedChild(pid_t pid)
+{
+    int pidfd = moveAbove2(pidfdOpen(pid));
+    if (pidfd >= 0) {
+        struct pollfd pfd = {pidfd, POLLIN, 0};
+        int rc;
+        do
+            rc = ::poll(&pfd, 1, 1000);
+        while (rc < 0 && errno == EINTR);
+    }
+    int status;
+    pid_t r;
+    do
+        r = ::waitpid(pid, &status, WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == pid || (r < 0 && errno == ECHILD)) {
+        if (pidfd >= 0)
+            ::close(pidfd);
+        return;
+    }
+    qCWarning(lcPty) << "failed child" << pid << "still running after 1 s; reaping it later";
+    ChildReaper::adopt(pid, pidfd);
+}
+
+/// Replaces the NAME=... entry of `env` (or appends one).
+void setEnv(QList<QByteArray> &env, const QByteArray &entry)
+{
+    const int eq = entry.indexOf('=');
+    const QByteArray prefix = entry.left(eq + 1);
+    for (QByteArray &e : env) {
+        if (e.startsWith(prefix)) {
+            e = entry;
+            return;
+        }
+    }
+    env.append(entry);
+}
+
+QByteArray envValue(const QList<QByteArray> &env, const QByteArray &name)
+{
+    const QByteArray prefix = name + '=';
+    for (const QByteArray &e : env) {
+        if (e.startsWith(prefix))
+            return e.mid(prefix.size());
+    }
+    return QByteArray();
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+
+SpawnOptions resolveSpawnOptions(SpawnOptions options)
+{
+    QString shell;
+    QString home;
+    {
+        struct passwd pw;
+        struct passwd *result = nullptr;
+        long size = ::sysconf(_SC_GETPW_R_SIZE_MAX);
+        std::vector<char> buf(size > 0 ? size_t(size) : 16384);
+        if (::getpwuid_r(::getuid(), &pw, buf.data(), buf.size(), &result) == 0 && result) {
+            shell = QFile::decodeName(pw.pw_shell ? pw.pw_shell : "");
+            home = QFile::decodeName(pw.pw_dir ? pw.pw_dir : "");
+        }
+    }
+    if (options.argv.isEmpty()) {
+        if (shell.isEmpty())
+            shell = QFile::decodeName(qgetenv("SHELL"));
+        if (shell.isEmpty())
+            shell = QStringLiteral("/bin/sh");
+        options.argv = QStringList{shell};
+        options.loginShell = true;
+    }
+    if (options.cwd.isEmpty()) {
+        // $HOME first: the child inherits it, so `cd` and `~` in the shell
+        // agree with where it starts (as terminal emulators do); the passwd
+        // entry when HOME is unset.
+        const QString envHome = QFile::decodeName(qgetenv("HOME"));
+        if (!envHome.isEmpty())
+            home = envHome;
+        options.cwd = home.isEmpty() ? QStringLiteral("/") : home;
+    }
+    return options;
+}
+
+// ---------------------------------------------------------------------------
+
+PtyProcess::PtyProcess(QObject *parent)
+    : QObject(parent)
+{
+    // Qt 5's QSignalSpy and queued connections need the type registered.
+    static const int registered = qRegisterMetaType<Tether::ExitStatus>("Tether::ExitStatus");
+    Q_UNUSED(registered);
+}
+
+PtyProcess::~PtyProcess()
+{
+    // Notifiers first: they must not outlive the fds they watch.
+    delete m_readNotifier;
+    delete m_writeNotifier;
+    delete m_exitNotifier;
+    delete m_memberNotifier;
+    if (m_pid > 0 && !m_tornDownEmitted) {
+        // Never block, never leave a zombie: kill the whole session (a pid with
+        // live session members cannot be reused as a session id, so the scan
+        // is valid even after the leader was reaped) and let the reaper wait.
+        // The unreaped leader first (its pid cannot be reused before we reap
+        // it): it dies while /proc is scanned, so the reaper's first WNOHANG
+        // usually reaps it at once instead of leaving a zombie until the next
+        // event-loop pass.
+        if (!m_leaderExited)
+            ::kill(m_pid, SIGKILL);
+        const QList<pid_t> members = processesInSession(m_pid);
+        for (pid_t p : members)
+            ::kill(p, SIGKILL);
+        if (!m_leaderExited) {
+            ChildReaper::adopt(m_pid, m_pidfd);
+            m_pidfd = -1;
+        }
+        qCDebug(lcPty) << "destroyed while running: killed session" << m_pid << members;
+    }
+    closeFd(m_master);
+    closeFd(m_pidfd);
+    closeFd(m_memberPidfd);
+}
+
+bool PtyProcess::start(const SpawnOptions &requested, QString *error)
+{
+    auto fail = [error](const QString &text) {
+        if (error)
+            *error = text;
+        qCDebug(lcPty) << "start failed:" << text;
+        return false;
+    };
+    if (m_pid != 0 || m_master >= 0)
+        return fail(QStringLiteral("process already started"));
+    ensureChildrenWaitable();
+
+    const SpawnOptions options = resolveSpawnOptions(requested);
+    if (options.cols < kMinCells || options.cols > kMaxCells || options.rows < kMinCells
+        || options.rows > kMaxCells) {
+        return fail(QStringLiteral("window size %1x%2 out of range (%3..%4)")
+                            .arg(options.cols).arg(options.rows).arg(kMinCells).arg(kMaxCells));
+    }
+    const QByteArray program = QFile::encodeName(options.argv.first());
+    if (program.isEmpty())
+        return fail(QStringLiteral("empty command"));
+
+    // --- everything the child needs, prepared before fork -------------------
+    QList<QByteArray> args;
+    for (const QString &a : options.argv)
+        args.append(QFile::encodeName(a));
+    if (options.loginShell)
+        args[0] = '-' + QFile::encodeName(QFileInfo(options.argv.first()).fileName());
+
+    QList<QByteArray> env;
+    for (char **e = environ; e && *e; ++e) {
+        const QByteArray entry(*e);
+        // Stale LINES/COLUMNS override the window size in ncurses programs.
+        if (entry.startsWith("LINES=") || entry.startsWith("COLUMNS="))
+            continue;
+        env.append(entry);
+    }
+    setEnv(env, QByteArrayLiteral("TERM=xterm-256color"));
+    setEnv(env, QByteArrayLiteral("COLORTERM=truecolor"));
+    for (const QString &extra : options.extraEnv) {
+        const QByteArray entry = extra.toLocal8Bit();
+        if (entry.indexOf('=') <= 0) {
+            qCWarning(lcPty) << "ignoring malformed environment entry (no NAME=)";
+            continue;
+        }
+        setEnv(env, entry);
+    }
+
+    QList<QByteArray> candidates;
+    if (program.contains('/')) {
+        candidates.append(program);
+    } else {
+        QByteArray path = envValue(env, "PATH");
+        if (path.isEmpty())
+            path = "/usr/local/bin:/usr/bin:/bin";
+        for (const QByteArray &dir : path.split(':'))
+            candidates.append((dir.isEmpty() ? QByteArray(".") : dir) + '/' + program);
+    }
+    const QByteArray cwd = QFile::encodeName(options.cwd);
+
+    std::vector<char *> argvPtrs;
+    for (QByteArray &a : args)
+        argvPtrs.push_back(a.data());
+    argvPtrs.push_back(nullptr);
+    std::vector<char *> envPtrs;
+    for (QByteArray &e : env)
+        envPtrs.push_back(e.data());
+    envPtrs.push_back(nullptr);
+    std::vector<const char *> candPtrs;
+    for (const QByteArray &c : candidates)
+        candPtrs.push_back(c.constData());
+    candPtrs.push_back(nullptr);
+    static char shPath[] = "/bin/sh";
+    std::vector<char *> shArgv{shPath, nullptr};
+    for (int i = 1; i < args.size(); ++i)
+        shArgv.push_back(args[i].data());
+    shArgv.push_back(nullptr);
+
+    // --- the PTY ------------------------------------------------------------
+    int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+    if (master < 0)
+        return fail(QStringLiteral("cannot open a pseudo-terminal: %1").arg(errnoText(errno)));
+    master = moveAbove2(master);
+    // posix_openpt passes the flags to open(2); set them again in case a libc
+    // does not (O_NONBLOCK: the event loop must never block on the master).
+    ::fcntl(master, F_SETFD, FD_CLOEXEC);
+    ::fcntl(master, F_SETFL, ::fcntl(master, F_GETFL) | O_NONBLOCK);
+
+    int slave = -1;
+    if (::grantpt(master) == 0 && ::unlockpt(master) == 0) {
+#ifdef TIOCGPTPEER
+        // Opens the peer of this very master: no path lookup race (Linux >= 4.13).
+        slave = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+#endif
+        if (slave < 0) {
+            char name[128];
+            if (::ptsname_r(master, name, sizeof name) == 0)
+                slave = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        }
+    }
+    if (slave < 0) {
+        const int err = errno;
+        ::close(master);
+        return fail(QStringLiteral("cannot open the pseudo-terminal slave: %1").arg(errnoText(err)));
+    }
+    slave = moveAbove2(slave);
+
+    struct termios tio;
+    if (::tcgetattr(slave, &tio) == 0) {
+        // IUTF8: the line discipline erases whole UTF-8 characters on backspace.
+        tio.c_iflag |= IUTF8;
+        ::tcsetattr(slave, TCSANOW, &tio);
+    }
+    struct winsize ws = {};
+    ws.ws_col = static_cast<unsigned short>(options.cols);
+    ws.ws_row = static_cast<unsigned short>(options.rows);
+    ::ioctl(master, TIOCSWINSZ, &ws);
+
+    int errPipe[2];
+    if (::pipe2(errPipe, O_CLOEXEC) < 0) {
+        const int err = errno;
+        ::close(slave);
+        ::close(master);
+        return fail(QStringLiteral("cannot create a pipe: %1").arg(errnoText(err)));
+    }
+    errPipe[0] = moveAbove2(errPipe[0]);
+    errPipe[1] = moveAbove2(errPipe[1]);
+
+    ChildPlan plan;
+    plan.slave = slave;
+    plan.errorFd = errPipe[1];
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        plan.maxFd = long(qMin<rlim_t>(rl.rlim_cur, 1 << 20));
+    plan.cwd = cwd.constData();
+    plan.argv = argvPtrs.data();
+    plan.envp = envPtrs.data();
+    plan.candidates = candPtrs.data();
+    plan.shArgv = shArgv.data();
+    std::memset(&plan.defaultAction, 0, sizeof plan.defaultAction);
+    plan.defaultAction.sa_handler = SIG_DFL;
+    sigemptyset(&plan.defaultAction.sa_mask);
+    sigemptyset(&plan.emptyMask);
+
+    // Block every signal across fork so no handler of ours runs in the child
+    // before its dispositions are reset.
+    sigset_t all, old;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+    const pid_t pid = ::fork();
+    if (pid == 0)
+        runChild(plan);
+    const int forkErr = errno;
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+
+    ::close(slave); // else the master would never see EIO
+    ::close(errPipe[1]);
+    if (pid < 0) {
+        ::close(errPipe[0]);
+        ::close(master);
+        return fail(QStringLiteral("cannot fork: %1").arg(errnoText(forkErr)));
+    }
+
+    // Wait for exec (the pipe closes: EOF) or a failure report. This is the
+    // only wait in start(): it lasts until the child reaches execve(2).
+    ChildError ce{0, 0};
+    size_t got = 0;
+    while (got < sizeof ce) {
+        const ssize_t n = ::read(errPipe[0], reinterpret_cast<char *>(&ce) + got, sizeof ce - got);
+        if (n > 0)
+            got += size_t(n);
+        else if (n < 0 && errno == EINTR)
+            continue;
+        else
+            break;
+    }
+    ::close(errPipe[0]);
+    if (got > 0) {
+        ::close(master);
+        reapFailedChild(pid);
+        if (got != sizeof ce)
+            return fail(QStringLiteral("cannot start %1: child setup failed").arg(options.argv.first()));
+        const QString why = errnoText(ce.err);
+        switch (ce.step) {
+        case StepChdir:
+            return fail(QStringLiteral("cannot change directory to %1: %2").arg(options.cwd, why));
+        case StepExec:
+            return fail(QStringLiteral("cannot execute %1: %2").arg(options.argv.first(), why));
+        case StepSetsid:
+            return fail(QStringLiteral("cannot start a new session (setsid): %1").arg(why));
+        case StepCtty:
+            return fail(QStringLiteral("cannot set the controlling terminal (TIOCSCTTY): %1").arg(why));
+        default:
+            return fail(QStringLiteral("cannot set up the terminal (dup2): %1").arg(why));
+        }
+    }
+
+    // --- running --------------------------------------------------------------
+    m_pid = pid;
+    m_master = master;
+    m_cols = options.cols;
+    m_rows = options.rows;
+    m_readBuffer.resize(kReadChunk);
+
+    m_readNotifier = new QSocketNotifier(m_master, QSocketNotifier::Read, this);
+    connect(m_readNotifier, &QSocketNotifier::activated, this, [this] { onReadable(); });
+    m_readNotifier->setEnabled(m_readEnabled);
+    m_writeNotifier = new QSocketNotifier(m_master, QSocketNotifier::Write, this);
+    m_writeNotifier->setEnabled(false);
+    connect(m_writeNotifier, &QSocketNotifier::activated, this, [this] { onWritable(); });
+
+    // The leader cannot have been reaped by anyone yet (it is our child), so
+    // the pidfd refers to it even if it already exited.
+    m_pidfd = pidfdOpen(pid);
+    if (m_pidfd >= 0) {
+        m_pidfd = moveAbove2(m_pidfd);
+        m_exitNotifier = new QSocketNotifier(m_pidfd, QSocketNotifier::Read, this);
+        connect(m_exitNotifier, &QSocketNotifier::activated, this, [this] { onLeaderExit(); });
+    } else {
+        qCWarning(lcPty) << "pidfd_open failed:" << errnoText(errno) << "- polling for exit";
+        m_exitPollTimer = new QTimer(this);
+        m_exitPollTimer->setInterval(kFallbackPollMs);
+        connect(m_exitPollTimer, &QTimer::timeout, this, [this] { onLeaderExit(); });
+        m_exitPollTimer->start();
+    }
+    qCDebug(lcPty) << "spawned" << pid << options.argv << "in" << options.cwd
+                   << options.cols << "x" << options.rows;
+    return true;
+}
+
+bool PtyProcess::isRunning() const
+{
+    return m_pid > 0 && !m_finishedEmitted;
+}
+
+// --- output -------------------------------------------------------------------
+
+void PtyProcess::onReadable()
+{
+    afterRead(readChunk());
+}
+
+PtyProcess::ReadResult PtyProcess::readChunk()
+{
+    if (m_master < 0 || m_masterEof)
+        return ReadResult::Eof;
+    char *buf = m_readBuffer.data();
+    qsizetype total = 0;
+    ReadResult result = ReadResult::More;
+    // Several read(2)s per wakeup (one returns at most the line discipline's
+    // 4 KiB), bounded by kReadChunk for fairness between sessions.
+    while (total < kReadChunk) {
+        const ssize_t n = ::read(m_master, buf + total, size_t(kReadChunk - total));
+        if (n > 0) {
+            total += n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            // On Linux, n_tty_read flushes pending flip-buffer work before it
+            // reports EAGAIN, so nothing the slave side wrote is left behind.
+            result = ReadResult::WouldBlock;
+            break;
+        }
+        // EIO: every slave fd is closed; nothing more will come.
+        if (n < 0 && errno != EIO)
+            qCWarning(lcPty) << "read from master failed:" << errnoText(errno);
+        result = ReadResult::Eof;
+        break;
+    }
+    if (result == ReadResult::Eof)
+        markMasterEof();
+    if (m_leaderExited && !m_finishedEmitted && !m_exitDrained) {
+        m_drainedSinceExit += total;
+        if (result != ReadResult::More || m_drainedSinceExit >= kExitDrainBudget)
+            m_exitDrained = true;
+    }
+    if (total > 0) {
+        QPointer<PtyProcess> self(this);
+        Q_EMIT outputReady(buf, total);
+        if (!self)
+            return ReadResult::Deleted;
+    }
+    return result;
+}
+
+void PtyProcess::afterRead(ReadResult result)
+{
+    if (result == ReadResult::Deleted)
+        return;
+    if (m_leaderExited && !m_finishedEmitted && m_exitDrained) {
+        emitFinished();
+        return;
+    }
+    if (result == ReadResult::Eof)
+        checkDone();
+}
+
+void PtyProcess::markMasterEof()
+{
+    m_masterEof = true;
+    // EIO is level-triggered: a live notifier would spin.
+    dropNotifier(m_readNotifier);
+    dropNotifier(m_writeNotifier);
+    m_inputQueue.clear();
+    m_inputHead = 0;
+    qCDebug(lcPty) << "end of output of" << m_pid;
+}
+
+void PtyProcess::setReadEnabled(bool enabled)
+{
+    m_readEnabled = enabled;
+    updateReadNotifier();
+    if (enabled && m_leaderExited && !m_finishedEmitted)
+        scheduleProgress(); // the deferred drain + finished()
+}
+
+void PtyProcess::updateReadNotifier()
+{
+    if (m_readNotifier)
+        m_readNotifier->setEnabled(m_readEnabled || m_teardownStep > 0);
+}
+
+void PtyProcess::scheduleProgress()
+{
+    if (m_progressPending)
+        return;
+    m_progressPending = true;
+    QMetaObject::invokeMethod(this, [this] {
+        m_progressPending = false;
+        if (m_tornDownEmitted)
+            return;
+        QPointer<PtyProcess> self(this);
+        tryFinish();
+        if (self && !m_tornDownEmitted)
+            checkDone();
+    }, Qt::QueuedConnection);
+}
+
+// --- input --------------------------------------------------------------------
+
+qsizetype PtyProcess::pendingInput() const
+{
+    return m_inputQueue.size() - m_inputHead;
+}
+
+qsizetype PtyProcess::writeNow(const char *data, qsizetype size)
+{
+    qsizetype done = 0;
+    while (done < size) {
+        const ssize_t n = ::write(m_master, data + done, size_t(size - done));
+        if (n > 0) {
+            done += n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            break;
+        } else {
+            qCWarning(lcPty) << "write to master failed:" << errnoText(errno);
+            return -1;
+        }
+    }
+    return done;
+}
+
+bool PtyProcess::write(const char *data, qsizetype size)
+{
+    if (!acceptsInput())
+        return false;
+    if (size <= 0)
+        return true;
+    if (pendingInput() + size > kMaxPendingInput) {
+        Q_EMIT inputStalled();
+        return false;
+    }
+    if (pendingInput() == 0) {
+        // Nothing queued: try at once, queue only what the kernel refuses.
+        const qsizetype n = writeNow(data, size);
+        if (n < 0)
+            return false;
+        data += n;
+        size -= n;
+        if (size == 0)
+            return true;
+    }
+    if (m_inputHead > 0 && m_inputHead >= m_inputQueue.size() / 2) {
+        m_inputQueue.remove(0, int(m_inputHead));
+        m_inputHead = 0;
+    }
+    m_inputQueue.append(data, int(size));
+    if (m_writeNotifier)
+        m_writeNotifier->setEnabled(true);
+    return true;
+}
+
+void PtyProcess::onWritable()
+{
+    const qsizetype n = writeNow(m_inputQueue.constData() + m_inputHead, pendingInput());
+    if (n < 0) {
+        m_inputQueue.clear();
+        m_inputHead = 0;
+    } else {
+        m_inputHead += n;
+    }
+    if (pendingInput() == 0) {
+        m_inputQueue.clear();
+        m_inputHead = 0;
+        if (m_writeNotifier)
+            m_writeNotifier->setEnabled(false); // enabled only while input waits
+    }
+}
+
+pid_t PtyProcess::foregroundProcessGroup() const
+{
+    if (m_master < 0)
+        return -1;
+    const pid_t pgrp = ::tcgetpgrp(m_master);
+    return pgrp > 0 ? pgrp : -1;
+}
+
+bool PtyProcess::resize(int cols, int rows)
+{
+    if (cols < kMinCells || cols > kMaxCells || rows < kMinCells || rows > kMaxCells)
+        return false;
+    if (m_master < 0)
+        return false;
+    struct winsize ws = {};
+    ws.ws_col = static_cast<unsigned short>(cols);
+    ws.ws_row = static_cast<unsigned short>(rows);
+    if (::ioctl(m_master, TIOCSWINSZ, &ws) < 0) {
+        qCWarning(lcPty) << "TIOCSWINSZ failed:" << errnoText(errno);
+        return false;
+    }
+    m_cols = cols;
+    m_rows = rows;
+    return true;
+}
+
+// --- exit -----------------------------------------------------------------------
+
+void PtyProcess::onLeaderExit()
+{
+    if (m_leaderExited || m_pid <= 0)
+        return;
+    int status = 0;
+    pid_t r;
+    do
+        r = ::waitpid(m_pid, &status, WNOHANG); // our pid only, never -1
+    while (r < 0 && errno == EINTR);
+    if (r == 0) {
+        // Still running: normal with the poll fallback. A pidfd is readable
+        // only once the process exited, so retry shortly instead of spinning.
+        if (m_exitNotifier) {
+            m_exitNotifier->setEnabled(false);
+            QTimer::singleShot(10, this, [this] {
+                if (m_exitNotifier)
+                    m_exitNotifier->setEnabled(true);
+            });
+        }
+        return;
+    }
+    if (r < 0) {
+        // ECHILD: someone reaped it behind our back (SIGCHLD set to SIG_IGN,
+        // or a waitpid(-1) elsewhere). The status is lost.
+        qCWarning(lcPty) << "leader" << m_pid << "was reaped elsewhere:" << errnoText(errno);
+        m_exitStatus = ExitStatus{false, -1, 0};
+    } else if (WIFSIGNALED(status)) {
+        m_exitStatus = ExitStatus{true, 0, WTERMSIG(status)};
+    } else {
+        m_exitStatus = ExitStatus{false, WEXITSTATUS(status), 0};
+    }
+    m_leaderExited = true;
+    dropNotifier(m_exitNotifier);
+    closeFd(m_pidfd);
+    if (m_exitPollTimer) {
+        m_exitPollTimer->stop();
+        m_exitPollTimer->deleteLater();
+        m_exitPollTimer = nullptr;
+    }
+    qCDebug(lcPty) << "leader" << m_pid << "exited:"
+                   << (m_exitStatus.signaled ? "signal" : "code")
+                   << (m_exitStatus.signaled ? m_exitStatus.signal : m_exitStatus.code);
+    tryFinish(); // checkDone() follows finished()
+}
+
+void PtyProcess::tryFinish()
+{
+    if (m_finishedEmitted || !m_leaderExited)
+        return;
+    if (m_masterEof || m_master < 0) {
+        emitFinished();
+        return;
+    }
+    if (!m_readEnabled && m_teardownStep == 0)
+        return; // deferred until setReadEnabled(true)
+    // Drain: finished() follows the first EAGAIN/EIO seen after the reap. A
+    // full chunk leaves the rest to the (level-triggered) read notifier.
+    afterRead(readChunk());
+}
+
+void PtyProcess::emitFinished()
+{
+    if (m_finishedEmitted)
+        return;
+    m_finishedEmitted = true;
+    QPointer<PtyProcess> self(this);
+    Q_EMIT finished(m_exitStatus);
+    if (self)
+        checkDone();
+}
+
+// --- teardown -------------------------------------------------------------------
+
+void PtyProcess::terminate()
+{
+    if (m_pid <= 0 || m_tornDownEmitted || m_teardownStep > 0)
+        return;
+    qCDebug(lcPty) << "terminating session" << m_pid << "grace" << m_graceMs << "ms";
+    m_teardownStep = 1;
+    updateReadNotifier();
+    signalSession(SIGHUP);
+    m_teardownTimer = new QTimer(this);
+    m_teardownTimer->setSingleShot(true);
+    connect(m_teardownTimer, &QTimer::timeout, this, &PtyProcess::escalate);
+    m_teardownTimer->start(qMax(0, m_graceMs));
+    scheduleProgress(); // e.g. the leader had already exited: done at once
+}
+
+void PtyProcess::escalate()
+{
+    switch (m_teardownStep) {
+    case 1:
+        m_teardownStep = 2;
+        signalSession(SIGTERM);
+        m_teardownTimer->start(qMax(0, m_graceMs));
+        break;
+    case 2:
+        m_teardownStep = 3;
+        signalSession(SIGKILL);
+        m_teardownTimer->start(qMax(0, m_graceMs));
+        break;
+    default:
+        // SIGKILL was sent a grace period ago: do not wait for stragglers in
+        // uninterruptible sleep any longer once the leader is reaped.
+        m_killGraceExpired = true;
+        break;
+    }
+    QPointer<PtyProcess> self(this);
+    tryFinish();
+    if (self)
+        checkDone();
+}
+
+void PtyProcess::signalSession(int signo)
+{
+    QList<pid_t> targets = processesInSession(m_pid);
+    // The unreaped leader is our child: its pid cannot be reused, so signal it
+    // even when the scan missed it.
+    if (!m_leaderExited && !targets.contains(m_pid))
+        targets.append(m_pid);
+    qCDebug(lcPty) << "session" << m_pid << "signal" << signo << "to" << targets;
+    for (const pid_t p : targets) {
+        ::kill(p, signo);
+        // A stopped process acts on SIGHUP/SIGTERM only once continued (the
+        // kernel's own hangup sends SIGCONT after SIGHUP too).
+        if (signo == SIGHUP || signo == SIGTERM)
+            ::kill(p, SIGCONT);
+    }
+}
+
+void PtyProcess::checkDone()
+{
+    if (m_tornDownEmitted || m_pid <= 0 || !m_leaderExited || !m_finishedEmitted)
+        return;
+    const QList<pid_t> members = processesInSession(m_pid);
+    if (members.isEmpty() || m_killGraceExpired) {
+        completeTeardown();
+        return;
+    }
+    // Members remain (a background job, or a process that ignores the signal
+    // sent so far). They are not our children: watch one with a pidfd (any
+    // pid works with pidfd_open) and re-check when it exits. A leader that
+    // exited by itself leaves them running: only terminate() kills them.
+    watchMember(members.first());
+}
+
+void PtyProcess::watchMember(pid_t member)
+{
+    if (member == m_watchedMember && (m_memberNotifier || m_memberPollTimer))
+        return;
+    stopWatchingMember();
+    const int fd = pidfdOpen(member);
+    if (fd >= 0) {
+        m_memberPidfd = moveAbove2(fd);
+        m_watchedMember = member;
+        m_memberNotifier = new QSocketNotifier(m_memberPidfd, QSocketNotifier::Read, this);
+        connect(m_memberNotifier, &QSocketNotifier::activated, this, [this] {
+            stopWatchingMember();
+            checkDone();
+        });
+    } else if (errno == ESRCH) {
+        scheduleProgress(); // gone between scan and pidfd_open: re-check
+    } else {
+        m_watchedMember = member;
+        m_memberPollTimer = new QTimer(this);
+        m_memberPollTimer->setSingleShot(true);
+        connect(m_memberPollTimer, &QTimer::timeout, this, [this] {
+            stopWatchingMember();
+            checkDone();
+        });
+        m_memberPollTimer->start(kFallbackPollMs);
+    }
+}
+
+void PtyProcess::stopWatchingMember()
+{
+    dropNotifier(m_memberNotifier);
+    closeFd(m_memberPidfd);
+    if (m_memberPollTimer) {
+        m_memberPollTimer->stop();
+        m_memberPollTimer->deleteLater();
+        m_memberPollTimer = nullptr;
+    }
+    m_watchedMember = 0;
+}
+
+void PtyProcess::completeTeardown()
+{
+    if (m_tornDownEmitted)
+        return;
+    m_tornDownEmitted = true;
+    if (m_teardownTimer)
+        m_teardownTimer->stop();
+    stopWatchingMember();
+    // Hand out what is still pending before closing (bounded: no member is
+    // left to write, only a process that escaped with setsid could).
+    QPointer<PtyProcess> self(this);
+    for (qsizetype budget = kExitDrainBudget; m_master >= 0 && !m_masterEof && budget > 0;
+         budget -= kReadChunk) {
+        const ReadResult r = readChunk();
+        if (!self)
+            return;
+        if (r != ReadResult::More)
+            break;
+    }
+    dropNotifier(m_readNotifier);
+    dropNotifier(m_writeNotifier);
+    dropNotifier(m_exitNotifier);
+    closeFd(m_master);
+    closeFd(m_pidfd);
+    m_inputQueue.clear();
+    m_inputHead = 0;
+    qCDebug(lcPty) << "session" << m_pid << "torn down";
+    Q_EMIT tornDown();
+}
+
+} // namespace Tether

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "attachinfo.h"
+
+#include <QObject>
+#include <QStringList>
+#include <QByteArray>
+#include <sys/types.h>
+
+class QSocketNotifier;
+class QTimer;
+
+namespace Tether {
+
+/// What to run in a new PTY. Sizes are in character cells (columns×rows).
+struct SpawnOptions {
+    /// Program and arguments. Empty: the user's login shell (from getpwuid(3),
+    /// else $SHELL, else /bin/sh) started as a login shell (argv[0] "-bash").
+    QStringList argv;
+    /// Working directory. Empty: the user's home directory ($HOME, else the
+    /// passwd entry's home).
+    QString cwd;
+    int cols = 80;   ///< 1..1000
+    int rows = 24;   ///< 1..1000
+    /// "NAME=value" entries added to (or replacing in) the inherited environment.
+    /// TERM=xterm-256color and COLORTERM=truecolor are always set.
+    QStringList extraEnv;
+    /// Start argv[0] as a login shell: exec(3) receives "-" + basename as argv[0].
+    /// Set by resolveSpawnOptions() for the default command.
+    bool loginShell = false;
+};
+
+/// Fills in the defaults of `options`: empty argv → {login shell path} with
+/// loginShell = true (shell from getpwuid(3), else $SHELL, else /bin/sh);
+/// empty cwd → the home directory ($HOME, else getpwuid(3)'s). start() applies this itself; callers use it
+/// to know (and show) what will run.
+SpawnOptions resolveSpawnOptions(SpawnOptions options);
+
+/// Window-size bounds accepted by resize() and SpawnOptions (WSL once reported
+/// 131072 columns, hidden browser tabs report 0×0: both must be refused).
+constexpr int kMinCells = 1;
+constexpr int kMaxCells = 1000;
+/// Bound on queued, not yet written input (bytes). A program that does not read
+/// its stdin plus a large paste must not block us or grow memory (terminado PR #189).
+constexpr qsizetype kMaxPendingInput = 1024 * 1024;
+/// Largest read per notifier wakeup (bytes): fairness between sessions.
+constexpr qsizetype kReadChunk = 64 * 1024;
+
+/**
+ * A child process in its own PTY, driven entirely by the Qt event loop.
+ *
+ * Spawn (forkpty(3) semantics, done by hand for error reporting): the child
+ * starts a new session (setsid) with the PTY slave as its controlling
+ * terminal, has its signal dispositions and mask reset, every fd >= 3 closed,
+ * IUTF8 set, the initial window size applied. The master is O_NONBLOCK|O_CLOEXEC.
+ * exec failures (no such file, not executable, bad cwd) travel back over a
+ * close-on-exec pipe and make start() fail with the errno text.
+ *
+ * Output: read on a QSocketNotifier, at most kReadChunk bytes per wakeup, into
+ * one reusable buffer, and handed out by outputReady(). EIO on the master is end
+ * of output. No decoding: bytes only (a read can split a UTF-8 character).
+ *
+ * Input: write() queues; a write notifier drains the queue with non-blocking
+ * writes (partial writes and EAGAIN handled). The queue is bounded by
+ * kMaxPendingInput; overflow refuses the write and emits inputStalled().
+ *
+ * Exit: detected with a pidfd (Linux >= 5.3) on a notifier; only our own pid is
+ * reaped (never waitpid(-1), which would steal QProcess's children). When the
+ * leader has exited, the master is drained until it has no pending output, then
+ * finished() is emitted exactly once, after the last output byte, even if a
+ * background process still holds the slave open (the master then never sees EIO).
+ *
+ * Teardown (terminate()): SIGHUP to every process whose session id is the
+ * leader's pid (found in /proc/<pid>/stat field 6, so background jobs in their
+ * own process groups are included; ttyd #1401), SIGTERM after the grace period,
+ * SIGKILL after another; timers only, never blocking. Escalation continues after
+ * the leader dies (other members may ignore SIGHUP). Processes that called
+ * setsid themselves have left the session and are out of reach.
+ *
+ * Destruction never blocks and never leaves a zombie: a still-running leader is
+ * killed (SIGKILL to its session) and handed to an internal reaper.
+ */
+class PtyProcess : public QObject
+{
+    Q_OBJECT
+public:
+    explicit PtyProcess(QObject *parent = nullptr);
+    ~PtyProcess() override;
+
+    /// Spawns the child. Returns false and sets *error (strerror text plus what
+    /// failed, e.g. "cannot execute /nope: No such file or directory") when the
+    /// PTY cannot be opened, the size is out of range, or exec/chdir fails.
+    /// Returns once the child has reached execve(2) (the close-on-exec error
+    /// pipe closes); a child that failed is already reaped when it returns.
+    /// A SIGCHLD disposition inherited as SIG_IGN (or with SA_NOCLDWAIT) is
+    /// reset to SIG_DFL first, with a warning: with it, the kernel reaps our
+    /// children itself and no exit status could be read.
+    bool start(const SpawnOptions &options, QString *error);
+
+    pid_t pid() const { return m_pid; }      ///< leader pid (= session id); 0 before start
+    int masterFd() const { return m_master; } ///< -1 before start / after close
+    bool isRunning() const;                   ///< started and finished() not yet emitted
+    /// Exit status; meaningful after finished().
+    ExitStatus exitStatus() const { return m_exitStatus; }
+
+    /// Queues input bytes for the child. Returns false (nothing queued) and emits
+    /// inputStalled() when the queue would exceed kMaxPendingInput; false also
+    /// after the master closed.
+    bool write(const char *data, qsizetype size);
+    bool write(const QByteArray &data) { return write(data.constData(), data.size()); }
+    qsizetype pendingInput() const;            ///< queued input bytes
+    /// False once the master is closed or has reached end of output (EIO: no
+    /// process holds the slave any more): write() then refuses everything.
+    bool acceptsInput() const { return m_master >= 0 && !m_masterEof && !m_tornDownEmitted; }
+
+    /// Applies a window size with TIOCSWINSZ (the kernel sends SIGWINCH to the
+    /// foreground process group). Returns false, applying nothing, when cols or
+    /// rows is outside kMinCells..kMaxCells or the master is closed.
+    bool resize(int cols, int rows);
+    int cols() const { return m_cols; }
+    int rows() const { return m_rows; }
+
+    /// The terminal's foreground process group (tcgetpgrp(3) on the master;
+    /// Linux answers for the slave's side): the job that gets the keystrokes
+    /// and SIGWINCH, e.g. `vim` started from the shell. -1 when there is none
+    /// (the master is closed, or no process holds the slave as its
+    /// controlling terminal any more). A snapshot: jobs change without notice.
+    pid_t foregroundProcessGroup() const;
+
+    /// Pauses (false) or resumes (true) reading the master: backpressure from a
+    /// slow viewer. While paused the kernel buffer fills and the child blocks
+    /// in write(2). finished() is deferred until reading resumes and drains.
+    void setReadEnabled(bool enabled);
+    bool isReadEnabled() const { return m_readEnabled; }
+
+    /// Starts teardown (see class doc). Idempotent; does nothing before a
+    /// successful start(). tornDown() follows (never from inside this call).
+    /// Teardown reads the master even while setReadEnabled(false): dying
+    /// processes must not stay blocked in write(2), and finished() must come.
+    void terminate();
+    /// Grace before each escalation step (SIGHUP→SIGTERM→SIGKILL); default 2000 ms.
+    void setTeardownGrace(int msec) { m_graceMs = msec; }
+
+Q_SIGNALS:
+    /// Output bytes; `data` is valid only during the call (one reused buffer).
+    void outputReady(const char *data, qsizetype size);
+    /// The leader exited and all its output has been delivered. Emitted once.
+    void finished(const Tether::ExitStatus &status);
+    /// write() refused input because kMaxPendingInput bytes are queued.
+    void inputStalled();
+    /// Teardown complete: leader reaped and no process of its session left
+    /// (or SIGKILL sent to all), master closed. Also emitted when the child
+    /// exited by itself and its session is empty, after finished().
+    void tornDown();
+
+private:
+    /// Outcome of one readChunk(): the chunk was filled (more may be pending),
+    /// the master had nothing more (EAGAIN), the slave is closed by everyone
+    /// (EIO), or a slot connected to outputReady() deleted this object.
+    enum class ReadResult { More, WouldBlock, Eof, Deleted };
+
+    void onReadable();
+    void onWritable();
+    void onLeaderExit();
+    void escalate();
+    ReadResult readChunk();
+    void afterRead(ReadResult result);
+    void markMasterEof();
+    void tryFinish();
+    void emitFinished();
+    void checkDone();
+    void completeTeardown();
+    void updateReadNotifier();
+    void signalSession(int signo);
+    void watchMember(pid_t member);
+    void stopWatchingMember();
+    void scheduleProgress();
+    qsizetype writeNow(const char *data, qsizetype size);
+
+    // Implementation detail members; see ptyprocess.cpp.
+    pid_t m_pid = 0;
+    int m_master = -1;
+    int m_pidfd = -1;
+    int m_memberPidfd = -1;      ///< pidfd of the session member being watched
+    pid_t m_watchedMember = 0;
+    int m_cols = 80;
+    int m_rows = 24;
+    int m_graceMs = 2000;
+    int m_teardownStep = 0;      ///< 0 none, 1 SIGHUP sent, 2 SIGTERM sent, 3 SIGKILL sent
+    bool m_readEnabled = true;
+    bool m_leaderExited = false; ///< leader reaped, m_exitStatus valid
+    bool m_exitDrained = false;  ///< master read to EAGAIN/EIO after the leader was reaped
+    bool m_finishedEmitted = false;
+    bool m_tornDownEmitted = false;
+    bool m_masterEof = false;
+    bool m_killGraceExpired = false;
+    bool m_progressPending = false;
+    qsizetype m_drainedSinceExit = 0;
+    ExitStatus m_exitStatus;
+    QByteArray m_readBuffer;
+    QByteArray m_inputQueue;
+    qsizetype m_inputHead = 0;
+    QSocketNotifier *m_readNotifier = nullptr;
+    QSocketNotifier *m_writeNotifier = nullptr;
+    QSocketNotifier *m_exitNotifier = nullptr;
+    QSocketNotifier *m_memberNotifier = nullptr;
+    QTimer *m_teardownTimer = nullptr;
+    QTimer *m_exitPollTimer = nullptr;   ///< only without pidfd support
+    QTimer *m_memberPollTimer = nullptr; ///< only without pidfd support
+};
+
+} // namespace Tether
+

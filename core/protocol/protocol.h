@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "attachinfo.h"
+
+#include <QString>
+
+/// Constants of the wire protocol, shared by the server (websocketviewer,
+/// server), the client (attachclient, attachstream) and the ui, so they cannot
+/// drift apart. The contract is docs/protocol.md; this header must say the
+/// same. The dashboard's copy (resources/dashboard/attachment.js) is checked
+/// against these values by tests/protocol/tst_protocol.
+namespace Tether::Protocol {
+
+/// WebSocket close codes the server sends (docs/protocol.md §5 "Close codes").
+/// 1001, 1009 and 1013 are registered codes (RFC 6455 §7.4.1, IANA registry);
+/// the 4xxx codes are Tether's own, in the range RFC 6455 §7.4.2 leaves to
+/// applications. Their numbers echo the HTTP statuses of the same meaning.
+enum CloseCode : int {
+    GoingAway = 1001,      ///< "session killed" or "server shutting down"
+    TooBig = 1009,         ///< a frame or message over 1 MiB (sent by Qt)
+    TryAgainLater = 1013,  ///< "input stalled" or "too far behind": resume later
+    BadRequest = 4400,     ///< "bad control message" / "bad query"
+    NotFound = 4404,       ///< "no such session": unknown or expired id
+    Superseded = 4409,     ///< a newer control viewer attached
+    Exited = 4410,         ///< "process exited", after the `exit` message
+    TooManyViewers = 4429, ///< the session already has Session::kMaxViewers viewers
+};
+
+/// Reason texts of the close frames (docs/protocol.md §5 "Close codes"). Two
+/// codes carry more than one meaning and clients tell them apart by these
+/// texts: 1001 (SessionKilled / ServerShutdown) and 1013 (InputStalled /
+/// TooFarBehind). UTF-8, at most 123 bytes (RFC 6455 §5.5: a control frame's
+/// payload is at most 125 bytes, two of them the code).
+namespace CloseReason {
+inline constexpr char SessionKilled[] = "session killed";
+inline constexpr char ServerShutdown[] = "server shutting down";
+inline constexpr char InputStalled[] = "input stalled";
+inline constexpr char TooFarBehind[] = "too far behind";
+inline constexpr char BadControlMessage[] = "bad control message";
+inline constexpr char BadQuery[] = "bad query";
+inline constexpr char NoSuchSession[] = "no such session";
+inline constexpr char Superseded[] = "superseded";
+inline constexpr char ProcessExited[] = "process exited";
+inline constexpr char TooManyViewers[] = "too many viewers";
+} // namespace CloseReason
+
+/// The protocol field "reason" of the `attached` message for `reason`
+/// ("initial", "resume", "rolled_out", "ahead").
+const char *replayReasonName(ReplayReason reason);
+
+/// How the process ended, in words for a terminal line or a notification:
+/// "exited with code 3" or "killed by signal 9". Not translated.
+QString exitStatusText(const ExitStatus &status);
+
+} // namespace Tether::Protocol

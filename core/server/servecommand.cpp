@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "servecommand.h"
+#include "commandline.h"
+#include "config.h"
+#include "logging.h"
+#include "registry.h"
+#include "runtimefile.h"
+#include "server.h"
+#include "signalpipe.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+
+#include <csignal>
+#include <cstdio>
+
+#ifndef TETHER_VERSION
+#define TETHER_VERSION "0.1.0"
+#endif
+
+namespace Tether {
+
+namespace {
+
+/// "65536", "64K", "64KiB", "16M", "16MiB" (K = 1024 bytes).
+bool parseByteSize(QString s, qint64 *out)
+{
+    s = s.trimmed();
+    qint64 unit = 1;
+    const QString lower = s.toLower();
+    auto strip = [&](const char *suffix, qint64 u) {
+        if (lower.endsWith(QLatin1String(suffix)) && unit == 1) {
+            s.chop(int(qstrlen(suffix)));
+            unit = u;
+        }
+    };
+    strip("kib", 1024);
+    strip("mib", 1024 * 1024);
+    strip("k", 1024);
+    strip("m", 1024 * 1024);
+    bool ok = false;
+    const qint64 v = s.trimmed().toLongLong(&ok);
+    if (!ok || v < 0 || v > (qint64(1) << 40))
+        return false;
+    *out = v * unit;
+    return true;
+}
+
+int fail(const QString &message)
+{
+    std::fprintf(stderr, "tether serve: %s\n", qPrintable(message));
+    return 2;
+}
+
+} // namespace
+
+int serveMain(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("tether"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION));
+
+    Config config = Config::load();
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Runs the Tether server without a display: terminal sessions that survive their viewers,\n"
+        "a browser dashboard, a REST API and WebSocket attach on one port (docs/protocol.md).\n"
+        "Defaults come from the settings file (~/.config/Tether/tether.conf), then built-ins.\n"
+        "Prints one line, \"Tether is serving http://ADDR:PORT/?key=KEY\"; open it in a browser.\n"
+        "Writes $XDG_RUNTIME_DIR/tether/server.json (url, port, pid, key; mode 0600) while running\n"
+        "(/tmp/runtime-$USER/tether/ when that variable is unset or names a directory not yours);\n"
+        "when that file names another running tether server it is kept (with a warning): local\n"
+        "clients (tether attach, tether list) then talk to that server.\n"
+        "SIGTERM, SIGINT or SIGHUP ends every session and exits 0."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption bindOpt(QStringLiteral("bind"),
+        QStringLiteral("Address to listen on (default %1). Anything but loopback exposes your shells to the network.").arg(config.bind),
+        QStringLiteral("ADDR"));
+    const QCommandLineOption portOpt(QStringLiteral("port"),
+        QStringLiteral("TCP port (default %1; 0 picks a free port).").arg(config.port), QStringLiteral("N"));
+    const QCommandLineOption ttlOpt(QStringLiteral("ttl"),
+        QStringLiteral("Seconds a session with no viewer lives on (default %1; 0 = forever).").arg(config.limits.ttlSeconds),
+        QStringLiteral("SECONDS"));
+    const QCommandLineOption bufferOpt(QStringLiteral("buffer-size"),
+        QStringLiteral("Output kept per session for replay, bytes; K/M suffixes allowed (default %1, range 64K..64M).")
+            .arg(config.limits.bufferCapacity),
+        QStringLiteral("BYTES"));
+    const QCommandLineOption maxOpt(QStringLiteral("max-sessions"),
+        QStringLiteral("Live sessions at most, 1..1024 (default %1). When full, a new session ends the one "
+                       "detached longest (exited ones first); with a viewer on every session it is refused.").arg(config.limits.maxSessions),
+        QStringLiteral("N"));
+    const QCommandLineOption commandOpt(QStringLiteral("command"),
+        QStringLiteral("Command line for new sessions (default: %1).")
+            .arg(config.command.isEmpty() ? QStringLiteral("your login shell") : config.command),
+        QStringLiteral("CMD"));
+    parser.addOptions({bindOpt, portOpt, ttlOpt, bufferOpt, maxOpt, commandOpt});
+
+    QStringList args = QCoreApplication::arguments();
+    if (args.size() > 1 && args.at(1) == QLatin1String("serve"))
+        args.removeAt(1);
+    if (!parser.parse(args))
+        return fail(parser.errorText());
+    if (parser.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(commandHelp(parser, QStringLiteral("serve"))), stdout);
+        return 0;
+    }
+    if (parser.isSet(QStringLiteral("version")))
+        parser.showVersion();
+    if (!parser.positionalArguments().isEmpty())
+        return fail(QStringLiteral("unexpected argument \"%1\"").arg(parser.positionalArguments().first()));
+
+    if (parser.isSet(bindOpt))
+        config.bind = parser.value(bindOpt);
+    if (parser.isSet(portOpt)) {
+        bool ok = false;
+        const int port = parser.value(portOpt).toInt(&ok);
+        if (!ok || port < 0 || port > 65535)
+            return fail(QStringLiteral("--port must be 0..65535"));
+        config.port = quint16(port);
+    }
+    if (parser.isSet(ttlOpt)) {
+        bool ok = false;
+        const int ttl = parser.value(ttlOpt).toInt(&ok);
+        if (!ok || ttl < 0 || ttl > 365 * 24 * 3600)
+            return fail(QStringLiteral("--ttl must be 0..31536000 seconds"));
+        config.limits.ttlSeconds = ttl;
+    }
+    if (parser.isSet(bufferOpt)) {
+        qint64 bytes = 0;
+        if (!parseByteSize(parser.value(bufferOpt), &bytes) || bytes < RingBuffer::kMinCapacity
+            || bytes > RingBuffer::kMaxCapacity)
+            return fail(QStringLiteral("--buffer-size must be 64K..64M bytes"));
+        config.limits.bufferCapacity = qsizetype(bytes);
+    }
+    if (parser.isSet(maxOpt)) {
+        bool ok = false;
+        const int n = parser.value(maxOpt).toInt(&ok);
+        if (!ok || n < 1 || n > 1024)
+            return fail(QStringLiteral("--max-sessions must be 1..1024"));
+        config.limits.maxSessions = n;
+    }
+    if (parser.isSet(commandOpt))
+        config.command = parser.value(commandOpt);
+
+    // SIGHUP too: closing the terminal that runs `tether serve` must tear the
+    // sessions down like SIGTERM, not kill us and orphan them.
+    SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP});
+    if (!signalPipe.isValid()) {
+        std::fprintf(stderr, "tether serve: cannot handle signals: %s\n", qPrintable(signalPipe.errorString()));
+        return 1;
+    }
+
+    SessionRegistry registry(config.limits);
+    Server server(&registry, config);
+    int status = 0;
+    QString error;
+    QJsonObject otherServer;
+    if (!server.listen(&error)) {
+        std::fprintf(stderr, "tether serve: %s\n", qPrintable(error));
+        status = 1;
+    } else if (!server.writeRuntimeFile(&error, &otherServer)) {
+        std::fprintf(stderr, "tether serve: %s\n", qPrintable(error));
+        status = 1;
+    } else {
+        if (!otherServer.isEmpty()) {
+            // We still serve (the printed URL works), but local clients find
+            // the first server through its runtime file, which we keep.
+            std::fprintf(stderr,
+                         "tether serve: warning: another tether server (pid %lld, %s) is already running; "
+                         "its runtime file %s is kept, so `tether attach` and `tether list` will talk to "
+                         "that one, not to this server\n",
+                         qint64(otherServer.value(QStringLiteral("pid")).toDouble()),
+                         qPrintable(otherServer.value(QStringLiteral("url")).toString()),
+                         qPrintable(RuntimeFile::path()));
+        }
+        bool shuttingDown = false;
+        QObject::connect(&registry, &SessionRegistry::shutdownComplete, &app, [&]() {
+            qCInfo(lcServer) << "all sessions torn down";
+            server.removeRuntimeFile();
+            QCoreApplication::exit(0);
+        });
+        QObject::connect(&signalPipe, &SignalPipe::received, &app, [&]() {
+            if (shuttingDown)
+                return; // teardown is already bounded; a second signal changes nothing
+            shuttingDown = true;
+            qCInfo(lcServer) << "signal received: shutting down";
+            server.close();
+            registry.shutdown();
+        });
+        std::fprintf(stdout, "Tether is serving %s\n", qPrintable(server.keyedUrl()));
+        std::fflush(stdout);
+        status = app.exec();
+    }
+    server.close();
+    server.removeRuntimeFile();
+    return status;
+}
+
+} // namespace Tether

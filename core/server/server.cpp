@@ -1,0 +1,831 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "server.h"
+#include "accesskey.h"
+#include "httpconnection.h"
+#include "logging.h"
+#include "protocol.h"
+#include "registry.h"
+#include "runtimefile.h"
+#include "sessionjson.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QWebSocket>
+#include <QWebSocketCorsAuthenticator>
+#include <QWebSocketServer>
+
+#include <limits>
+#include <unistd.h>
+
+namespace Tether {
+
+namespace {
+// Limits of Qt's WebSocket handshake parser (qwebsockethandshakerequest.cpp).
+constexpr int kMaxUpgradeHeaders = 100;
+constexpr int kMaxUpgradeHeaderLine = 8000;
+} // namespace
+
+
+namespace {
+constexpr int kEventCoalesceMs = 100;
+const QByteArray kCookieName = QByteArrayLiteral("tether_key");
+
+using Headers = HttpConnection::Headers;
+
+Headers header(const char *name, const QByteArray &value)
+{
+    return Headers{qMakePair(QByteArray(name), value)};
+}
+
+QByteArray contentTypeFor(const QString &path)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("html") || suffix == QLatin1String("htm"))
+        return "text/html; charset=utf-8";
+    if (suffix == QLatin1String("js") || suffix == QLatin1String("mjs"))
+        return "text/javascript; charset=utf-8";
+    if (suffix == QLatin1String("css"))
+        return "text/css; charset=utf-8";
+    if (suffix == QLatin1String("svg"))
+        return "image/svg+xml";
+    if (suffix == QLatin1String("png"))
+        return "image/png";
+    if (suffix == QLatin1String("ico"))
+        return "image/x-icon";
+    if (suffix == QLatin1String("json") || suffix == QLatin1String("map"))
+        return "application/json; charset=utf-8";
+    if (suffix == QLatin1String("woff2"))
+        return "font/woff2";
+    if (suffix == QLatin1String("woff"))
+        return "font/woff";
+    if (suffix == QLatin1String("txt"))
+        return "text/plain; charset=utf-8";
+    if (suffix == QLatin1String("wasm"))
+        return "application/wasm";
+    return "application/octet-stream";
+}
+
+QString peerKey(const QHostAddress &address, quint16 port)
+{
+    return address.toString() + QLatin1Char('|') + QString::number(port);
+}
+
+/// Parses a non-negative decimal offset ("0".."18446744073709551615").
+std::optional<quint64> parseOffset(const QString &s)
+{
+    if (s.isEmpty() || s.size() > 20)
+        return std::nullopt;
+    for (const QChar ch : s)
+        if (ch < QLatin1Char('0') || ch > QLatin1Char('9'))
+            return std::nullopt;
+    bool ok = false;
+    const quint64 v = s.toULongLong(&ok);
+    return ok ? std::optional<quint64>(v) : std::nullopt;
+}
+
+QHostAddress normalized(const QHostAddress &a)
+{
+    bool isV4 = false;
+    const quint32 v4 = a.toIPv4Address(&isV4);
+    return isV4 ? QHostAddress(v4) : a;
+}
+} // namespace
+
+Server::Server(SessionRegistry *registry, const Config &config, QObject *parent)
+    : QObject(parent)
+    , m_registry(registry)
+    , m_config(config)
+    , m_key(generateAccessKey())
+{
+    m_viewerOptions.pingIntervalMs = config.pingIntervalSec * 1000;
+    m_viewerOptions.pingTimeoutMs = config.pingTimeoutSec * 1000;
+
+    m_tcp = new QTcpServer(this);
+    connect(m_tcp, &QTcpServer::newConnection, this, &Server::onNewConnection);
+
+    m_ws = new QWebSocketServer(QStringLiteral("Tether"), QWebSocketServer::NonSecureMode, this);
+    // Origin is checked (with Host and the key) before the upgrade is handed
+    // over. Without a slot here every origin would be accepted anyway; the
+    // explicit accept documents that the decision was already made.
+    connect(m_ws, &QWebSocketServer::originAuthenticationRequired, this,
+            [](QWebSocketCorsAuthenticator *auth) { auth->setAllowed(true); });
+    connect(m_ws, &QWebSocketServer::newConnection, this, &Server::onWebSocket);
+
+    m_eventTimer.setSingleShot(true);
+    m_eventTimer.setInterval(kEventCoalesceMs);
+    connect(&m_eventTimer, &QTimer::timeout, this, &Server::broadcastEvents);
+    m_eventKeepalive.setInterval(20000);
+    connect(&m_eventKeepalive, &QTimer::timeout, this, [this]() {
+        const auto streams = m_eventStreams;
+        for (HttpConnection *c : streams)
+            c->writeStream(QByteArrayLiteral(": keepalive\n\n"));
+    });
+
+    if (registry) {
+        connect(registry, &SessionRegistry::sessionAdded, this, &Server::scheduleEvents);
+        connect(registry, &SessionRegistry::sessionRemoved, this, &Server::scheduleEvents);
+        connect(registry, &SessionRegistry::sessionChanged, this, &Server::scheduleEvents);
+    }
+}
+
+Server::~Server()
+{
+    close();
+    const auto viewers = m_viewers;
+    m_viewers.clear();
+    for (WebSocketViewer *v : viewers) {
+        v->disconnect(this);
+        delete v;
+    }
+    delete m_ws;
+    m_ws = nullptr;
+    delete m_tcp;
+    m_tcp = nullptr;
+}
+
+QHostAddress Server::listenAddress() const
+{
+    const QString bind = m_config.bind.trimmed();
+    if (bind.isEmpty() || bind.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
+        return QHostAddress(QHostAddress::LocalHost);
+    return QHostAddress(bind);
+}
+
+bool Server::listen(QString *error)
+{
+    const QHostAddress address = listenAddress();
+    if (address.isNull()) {
+        if (error)
+            *error = QStringLiteral("invalid bind address \"%1\"").arg(m_config.bind);
+        return false;
+    }
+    if (!m_tcp->listen(address, m_config.port)) {
+        if (error)
+            *error = QStringLiteral("cannot listen on %1:%2: %3")
+                         .arg(address.toString()).arg(m_config.port).arg(m_tcp->errorString());
+        return false;
+    }
+    m_closed = false;
+    qCInfo(lcServer) << "listening on" << address.toString() << m_tcp->serverPort();
+    return true;
+}
+
+bool Server::isListening() const
+{
+    return m_tcp && m_tcp->isListening();
+}
+
+quint16 Server::port() const
+{
+    return m_tcp ? m_tcp->serverPort() : 0;
+}
+
+QString Server::url() const
+{
+    QHostAddress a = listenAddress();
+    if (a == QHostAddress(QHostAddress::Any) || a == QHostAddress(QHostAddress::AnyIPv4) || a.isNull())
+        a = QHostAddress(QHostAddress::LocalHost);
+    else if (a == QHostAddress(QHostAddress::AnyIPv6))
+        a = QHostAddress(QHostAddress::LocalHostIPv6);
+    QString host = a.toString();
+    if (a.protocol() == QAbstractSocket::IPv6Protocol)
+        host = QLatin1Char('[') + host + QLatin1Char(']');
+    return QStringLiteral("http://%1:%2/").arg(host).arg(port());
+}
+
+QString Server::keyedUrl() const
+{
+    return url() + QStringLiteral("?key=") + m_key;
+}
+
+QString Server::sessionUrl(const QString &id) const
+{
+    return keyedUrl() + QStringLiteral("#/s/") + QString::fromLatin1(QUrl::toPercentEncoding(id));
+}
+
+bool Server::writeRuntimeFile(QString *error, QJsonObject *other)
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("url"), url());
+    o.insert(QStringLiteral("port"), int(port()));
+    o.insert(QStringLiteral("pid"), qint64(::getpid()));
+    o.insert(QStringLiteral("key"), m_key);
+    return RuntimeFile::write(o, error, other);
+}
+
+void Server::removeRuntimeFile()
+{
+    RuntimeFile::removeIfOwned(::getpid());
+}
+
+void Server::setKeepalive(int pingIntervalMs, int timeoutMs)
+{
+    m_viewerOptions.pingIntervalMs = pingIntervalMs;
+    m_viewerOptions.pingTimeoutMs = timeoutMs;
+}
+
+void Server::setFlowWatermarks(qint64 highBytes, qint64 lowBytes)
+{
+    m_viewerOptions.highWatermark = highBytes;
+    m_viewerOptions.lowWatermark = qMin(lowBytes, highBytes);
+}
+
+void Server::setEventKeepalive(int msec)
+{
+    m_eventKeepalive.setInterval(msec);
+}
+
+void Server::close()
+{
+    m_closed = true;
+    if (m_tcp)
+        m_tcp->close();
+    const auto viewers = m_viewers;
+    for (WebSocketViewer *v : viewers)
+        v->closeWith(Protocol::GoingAway, QString::fromLatin1(Protocol::CloseReason::ServerShutdown));
+    const auto http = m_http;
+    for (HttpConnection *c : http)
+        c->abort();
+    m_pending.clear();
+    m_eventTimer.stop();
+    m_eventKeepalive.stop();
+}
+
+// --- HTTP -------------------------------------------------------------------
+
+void Server::onNewConnection()
+{
+    while (m_tcp->hasPendingConnections()) {
+        QTcpSocket *socket = m_tcp->nextPendingConnection();
+        // The bound is on connections still in their request/response:
+        // authenticated event streams (one per open dashboard) do not count,
+        // so open dashboards cannot lock new requests out.
+        if (!m_closed && m_http.size() - m_eventStreams.size() >= kMaxHttpConnections) {
+            // Connection pressure: every peer is 127.0.0.1, so a local process
+            // without the key could hold every slot with idle sockets and lock
+            // all new requests out for the whole request timeout, again and
+            // again. Make room by dropping the oldest connection that holds a
+            // slot without having shown the key; a real request needs its slot
+            // for milliseconds, so the oldest such one is the attacker's.
+            if (HttpConnection *victim = evictionCandidate()) {
+                qCWarning(lcServer) << "too many HTTP connections: dropping the oldest"
+                                    << (victim->isAwaitingHead() ? "idle one" : "one without the key");
+                victim->abort(); // finished(): leaves m_http at once
+            }
+        }
+        if (m_closed || m_http.size() - m_eventStreams.size() >= kMaxHttpConnections) {
+            qCWarning(lcServer) << "too many HTTP connections: dropping the new one";
+            socket->abort();
+            socket->deleteLater();
+            continue;
+        }
+        auto *c = new HttpConnection(socket, m_requestTimeoutMs, this);
+        m_http.insert(c);
+        connect(c, &HttpConnection::headReceived, this, [this, c]() { onHead(c); });
+        connect(c, &HttpConnection::requestReceived, this, [this, c]() { onRequest(c); });
+        connect(c, &HttpConnection::finished, this, [this, c]() {
+            m_http.remove(c);
+            if (m_eventStreams.remove(c) && m_eventStreams.isEmpty())
+                m_eventKeepalive.stop();
+        });
+        c->start();
+    }
+}
+
+HttpConnection *Server::evictionCandidate() const
+{
+    // First choice: the oldest connection whose request head is incomplete
+    // (idle, or slow loris). Then: the oldest one whose request has not shown
+    // the key (a static-file answer the client does not read, a lingering
+    // 401, a body trickled to a static path). Trusted connections and event
+    // streams are never chosen.
+    HttpConnection *best = nullptr;
+    for (HttpConnection *c : m_http) {
+        if (c->isTrusted() || m_eventStreams.contains(c))
+            continue;
+        if (!best || (c->isAwaitingHead() && !best->isAwaitingHead())
+            || (c->isAwaitingHead() == best->isAwaitingHead() && c->serial() < best->serial()))
+            best = c;
+    }
+    return best;
+}
+
+bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local) const
+{
+    const QByteArray host = hostHeader.trimmed().toLower();
+    if (host.isEmpty())
+        return false;
+    // Only the characters of a name or IP literal with a port: no IPv6 zone
+    // ids ("[::1%eth0]") or anything else; the validated Host is echoed into
+    // the Content-Security-Policy header.
+    for (const char ch : host)
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == ':'
+              || ch == '[' || ch == ']'))
+            return false;
+    QByteArray name;
+    QByteArray portPart;
+    bool hasPort = false;
+    if (host.startsWith('[')) {
+        const int close = host.indexOf(']');
+        if (close < 0)
+            return false;
+        name = host.mid(1, close - 1);
+        const QByteArray rest = host.mid(close + 1);
+        if (!rest.isEmpty()) {
+            if (!rest.startsWith(':'))
+                return false;
+            hasPort = true;
+            portPart = rest.mid(1);
+        }
+    } else {
+        const int colon = host.lastIndexOf(':');
+        if (colon >= 0) {
+            if (host.indexOf(':') != colon)
+                return false; // unbracketed IPv6 is not a valid Host
+            name = host.left(colon);
+            hasPort = true;
+            portPart = host.mid(colon + 1);
+        } else {
+            name = host;
+        }
+    }
+    if (hasPort ? portPart != QByteArray::number(port()) : port() != 80)
+        return false;
+    if (name == "localhost")
+        return true;
+    const QHostAddress addr(QString::fromLatin1(name));
+    if (addr.isNull())
+        return false; // any other name: DNS rebinding
+    const QHostAddress a = normalized(addr);
+    if (a == QHostAddress(QHostAddress::LocalHost) || a == QHostAddress(QHostAddress::LocalHostIPv6))
+        return true;
+    const QHostAddress bind = normalized(listenAddress());
+    if (!bind.isNull() && a == bind && bind != QHostAddress(QHostAddress::AnyIPv4)
+        && bind != QHostAddress(QHostAddress::AnyIPv6) && bind != QHostAddress(QHostAddress::Any))
+        return true;
+    // The literal address the client connected to (relevant for a wildcard
+    // bind): an IP literal cannot be rebound by DNS.
+    return !local.isNull() && a == normalized(local);
+}
+
+bool Server::authorized(const HttpConnection *c) const
+{
+    const QByteArray key = m_key.toLatin1();
+    // Every tether_key cookie counts: cookies do not separate ports, so a
+    // browser may hold one per path or a stale one from another server.
+    const QList<QByteArray> cookies = c->request().cookies(kCookieName);
+    for (const QByteArray &cookie : cookies)
+        if (constantTimeEquals(cookie, key))
+            return true;
+    const QByteArray auth = c->request().header("authorization");
+    if (auth.size() > 7 && auth.left(7).toLower() == "bearer ")
+        return constantTimeEquals(auth.mid(7).trimmed(), key);
+    return false;
+}
+
+bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *hostOut)
+{
+    const HttpRequest &r = c->request();
+    // In absolute-form the target's authority is the host (RFC 9112 §3.2.2):
+    // it is what QWebSocketServer uses too, so that is what must pass. A Host
+    // field is still required (RFC 9112 §3.2), as in origin-form.
+    const QByteArray host = r.host().trimmed();
+    if (!r.hasHeader("host") || !hostAllowed(host, c->socket()->localAddress())) {
+        qCInfo(lcServer) << "refused: Host not allowed";
+        c->respondError(403, QStringLiteral("Host not allowed"));
+        return false;
+    }
+    if (hostOut)
+        *hostOut = host.toLower();
+    if (!apiOrWs)
+        return true;
+    if (r.hasHeader("origin")) {
+        const QByteArray origin = r.header("origin").trimmed().toLower();
+        if (origin != "http://" + host.toLower()) {
+            qCInfo(lcServer) << "refused: cross-origin request";
+            c->respondError(403, QStringLiteral("Origin not allowed"));
+            return false;
+        }
+    }
+    if (!authorized(c)) {
+        c->respondError(401, QStringLiteral("missing or wrong access key"),
+                        header("WWW-Authenticate", "Bearer realm=\"tether\""));
+        return false;
+    }
+    c->setTrusted(true);
+    return true;
+}
+
+namespace {
+bool isApiOrWs(const QString &path)
+{
+    return path == QLatin1String("/api") || path.startsWith(QLatin1String("/api/"))
+        || path == QLatin1String("/ws") || path.startsWith(QLatin1String("/ws/"));
+}
+} // namespace
+
+void Server::onHead(HttpConnection *c)
+{
+    if (c->request().isWebSocketUpgrade()) {
+        handleUpgrade(c);
+        return;
+    }
+    // Refuse early, before reading any body from a client we will not serve.
+    checkHostOriginAuth(c, isApiOrWs(c->request().path()), nullptr);
+}
+
+void Server::onRequest(HttpConnection *c)
+{
+    const QString path = c->request().path();
+    QByteArray host = c->request().host().trimmed().toLower();
+    if (path == QLatin1String("/ws") || path.startsWith(QLatin1String("/ws/"))) {
+        c->respondError(400, QStringLiteral("WebSocket upgrade required"));
+        return;
+    }
+    if (path == QLatin1String("/api") || path.startsWith(QLatin1String("/api/"))) {
+        serveApi(c);
+        return;
+    }
+    serveStatic(c, host);
+}
+
+void Server::serveStatic(HttpConnection *c, const QByteArray &host)
+{
+    const HttpRequest &r = c->request();
+    const bool head = r.method() == "HEAD";
+    if (r.method() != "GET" && !head) {
+        c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET, HEAD"));
+        return;
+    }
+    QString path = r.path();
+    if (path == QLatin1String("/")) {
+        if (r.hasQuery() && r.query().hasQueryItem(QStringLiteral("key"))) {
+            // The printed link: trade the key for a cookie and drop it from
+            // the address bar (303 keeps the fragment, e.g. #/s/<id>). A wrong
+            // key sets nothing; the dashboard then asks for the printed link.
+            const QByteArray given = r.query().queryItemValue(QStringLiteral("key"), QUrl::FullyDecoded).toUtf8();
+            Headers h = header("Location", "/");
+            if (constantTimeEquals(given, m_key.toLatin1()))
+                h.append(qMakePair(QByteArray("Set-Cookie"),
+                                   kCookieName + '=' + m_key.toLatin1() + "; HttpOnly; SameSite=Strict; Path=/"));
+            else
+                qCInfo(lcServer) << "wrong key in link: no cookie set";
+            c->respond(303, h, QByteArray());
+            return;
+        }
+        path = QStringLiteral("/index.html");
+    }
+    // Only plain relative paths inside :/dashboard/ (no "..", ".", "//").
+    const QStringList segments = path.mid(1).split(QLatin1Char('/'));
+    for (const QString &s : segments) {
+        if (s.isEmpty() || s == QLatin1String(".") || s == QLatin1String("..") || s.contains(QLatin1Char('\\'))) {
+            c->respondError(404, QStringLiteral("not found"));
+            return;
+        }
+    }
+    const QString file = QStringLiteral(":/dashboard") + path;
+    const QFileInfo info(file);
+    QFile f(file);
+    if (!info.isFile() || !f.open(QIODevice::ReadOnly)) {
+        c->respondError(404, QStringLiteral("not found"));
+        return;
+    }
+    // Static files hold no secret and need no key. The policy allows only
+    // this origin's scripts, and WebSockets to this very host (older browsers
+    // do not match ws: with 'self').
+    const QByteArray csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                           "img-src 'self' data:; font-src 'self' data:; connect-src 'self' ws://" + host
+        + "; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+    Headers h;
+    h.append(qMakePair(QByteArray("Content-Type"), contentTypeFor(file)));
+    h.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-cache")));
+    h.append(qMakePair(QByteArray("Content-Security-Policy"), csp));
+    h.append(qMakePair(QByteArray("X-Frame-Options"), QByteArray("DENY")));
+    c->respond(200, h, f.readAll(), head);
+}
+
+void Server::serveApi(HttpConnection *c)
+{
+    const HttpRequest &r = c->request();
+    if (!m_registry) {
+        c->respondError(503, QStringLiteral("server shutting down"));
+        return;
+    }
+    const QStringList parts = r.path().split(QLatin1Char('/'), Qt::SkipEmptyParts);
+    const QByteArray method = r.method();
+    if (parts.size() == 2 && parts.at(1) == QLatin1String("sessions")) {
+        if (method == "GET")
+            c->respondJson(200, sessionListJson(m_registry));
+        else if (method == "POST")
+            createSession(c);
+        else
+            c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET, POST"));
+        return;
+    }
+    if (parts.size() == 3 && parts.at(1) == QLatin1String("sessions")) {
+        const QString id = parts.at(2);
+        if (method == "GET") {
+            Session *s = m_registry->find(id);
+            if (s)
+                c->respondJson(200, sessionToJson(s, m_registry));
+            else
+                c->respondError(404, QStringLiteral("no such session"));
+        } else if (method == "DELETE") {
+            if (m_registry->kill(id))
+                c->respond(204, Headers(), QByteArray());
+            else
+                c->respondError(404, QStringLiteral("no such session"));
+        } else {
+            c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET, DELETE"));
+        }
+        return;
+    }
+    if (parts.size() == 2 && parts.at(1) == QLatin1String("events")) {
+        if (method == "GET")
+            startEventStream(c);
+        else
+            c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET"));
+        return;
+    }
+    c->respondError(404, QStringLiteral("not found"));
+}
+
+void Server::createSession(HttpConnection *c)
+{
+    const QByteArray body = c->request().body().trimmed();
+    QJsonObject o;
+    if (!body.isEmpty()) {
+        QJsonParseError err;
+        const QJsonDocument doc = QJsonDocument::fromJson(body, &err);
+        if (err.error != QJsonParseError::NoError) {
+            c->respondError(400, QStringLiteral("invalid JSON: %1").arg(err.errorString()));
+            return;
+        }
+        if (!doc.isObject()) {
+            c->respondError(400, QStringLiteral("body must be a JSON object"));
+            return;
+        }
+        o = doc.object();
+    }
+    SpawnOptions opts;
+    const QJsonValue command = o.value(QStringLiteral("command"));
+    if (command.isUndefined() || command.isNull()) {
+        opts.argv = m_config.commandArgv();
+    } else {
+        const QJsonArray a = command.toArray();
+        if (!command.isArray() || a.isEmpty()) {
+            c->respondError(400, QStringLiteral("command must be a non-empty array of strings"));
+            return;
+        }
+        for (const QJsonValue &v : a) {
+            if (!v.isString()) {
+                c->respondError(400, QStringLiteral("command must be a non-empty array of strings"));
+                return;
+            }
+            // exec(3) takes C strings: a NUL would silently cut the argument.
+            if (v.toString().contains(QChar(0))) {
+                c->respondError(400, QStringLiteral("command must not contain NUL characters"));
+                return;
+            }
+            opts.argv.append(v.toString());
+        }
+        if (opts.argv.first().isEmpty()) {
+            c->respondError(400, QStringLiteral("command[0] must not be empty"));
+            return;
+        }
+    }
+    const QJsonValue cwd = o.value(QStringLiteral("cwd"));
+    if (!cwd.isUndefined() && !cwd.isNull()) {
+        if (!cwd.isString() || (!cwd.toString().isEmpty() && !cwd.toString().startsWith(QLatin1Char('/')))
+            || cwd.toString().contains(QChar(0))) {
+            c->respondError(400, QStringLiteral("cwd must be an absolute path (without NUL characters)"));
+            return;
+        }
+        opts.cwd = cwd.toString();
+    }
+    for (const char *field : {"cols", "rows"}) {
+        const QJsonValue v = o.value(QLatin1String(field));
+        if (v.isUndefined() || v.isNull())
+            continue;
+        const double d = v.toDouble(-1);
+        if (!v.isDouble() || d != double(int(d)) || d < kMinCells || d > kMaxCells) {
+            c->respondError(400, QStringLiteral("%1 must be an integer %2..%3")
+                                     .arg(QLatin1String(field)).arg(kMinCells).arg(kMaxCells));
+            return;
+        }
+        (qstrcmp(field, "cols") == 0 ? opts.cols : opts.rows) = int(d);
+    }
+    if (m_registry->isShuttingDown()) {
+        c->respondError(503, QStringLiteral("server shutting down"));
+        return;
+    }
+    SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
+    QString errorText;
+    QString evicted;
+    Session *s = m_registry->create(opts, &error, &errorText, &evicted);
+    if (!s) {
+        if (error == SessionRegistry::CreateError::TooManySessions)
+            c->respondError(503, errorText.isEmpty() ? QStringLiteral("too many sessions") : errorText);
+        else
+            c->respondError(422, errorText.isEmpty() ? QStringLiteral("command cannot start") : errorText);
+        return;
+    }
+    qCInfo(lcServer) << "session created:" << s->id();
+    QJsonObject j = sessionToJson(s, m_registry);
+    // Which detached session was ended to make room (protocol.md, POST).
+    j.insert(QStringLiteral("evicted"), evicted.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(evicted));
+    c->respondJson(201, j, header("Location", "/api/sessions/" + QUrl::toPercentEncoding(s->id())));
+}
+
+// --- /api/events --------------------------------------------------------------
+
+QByteArray Server::sessionsEvent() const
+{
+    return "event: sessions\ndata: "
+        + QJsonDocument(sessionListJson(m_registry)).toJson(QJsonDocument::Compact) + "\n\n";
+}
+
+void Server::startEventStream(HttpConnection *c)
+{
+    Headers h;
+    h.append(qMakePair(QByteArray("Content-Type"), QByteArray("text/event-stream; charset=utf-8")));
+    h.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-cache")));
+    c->startStream(200, h);
+    m_eventStreams.insert(c);
+    if (!m_eventKeepalive.isActive())
+        m_eventKeepalive.start();
+    c->writeStream(sessionsEvent());
+}
+
+void Server::scheduleEvents()
+{
+    if (!m_eventStreams.isEmpty() && !m_eventTimer.isActive())
+        m_eventTimer.start();
+}
+
+void Server::broadcastEvents()
+{
+    if (m_eventStreams.isEmpty() || !m_registry)
+        return;
+    const QByteArray event = sessionsEvent();
+    const auto streams = m_eventStreams;
+    for (HttpConnection *c : streams)
+        c->writeStream(event);
+}
+
+// --- WebSocket ----------------------------------------------------------------
+
+void Server::handleUpgrade(HttpConnection *c)
+{
+    const HttpRequest &r = c->request();
+    const QString path = r.path();
+    const bool ws = path.startsWith(QLatin1String("/ws/"));
+    if (!checkHostOriginAuth(c, ws || isApiOrWs(path), nullptr))
+        return;
+    const QString id = ws ? path.mid(4) : QString();
+    if (!ws || id.isEmpty() || id.contains(QLatin1Char('/'))) {
+        c->respondError(404, QStringLiteral("not found"));
+        return;
+    }
+    if (r.method() != "GET") {
+        c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET"));
+        return;
+    }
+    if (!checkHandshake(c))
+        return;
+    // Qt's handshake parser (QWebSocketHandshakeRequest) drops, without an
+    // answer, a head with a header line over 8 KiB or more than 100 headers;
+    // a large Cookie header (cookies on 127.0.0.1 are shared by every local
+    // port) then made attaching fail silently. Answer it plainly instead.
+    const auto headers = r.headers();
+    bool tooLarge = headers.size() > kMaxUpgradeHeaders;
+    for (const auto &h : headers)
+        tooLarge = tooLarge || h.first.size() + 2 + h.second.size() > kMaxUpgradeHeaderLine;
+    if (tooLarge) {
+        c->respondError(431, QStringLiteral("request header fields too large for a WebSocket upgrade "
+                                            "(at most %1 headers of at most %2 bytes each)")
+                                 .arg(kMaxUpgradeHeaders).arg(kMaxUpgradeHeaderLine));
+        return;
+    }
+    PendingUpgrade p;
+    p.id = id;
+    const QUrlQuery q = r.query();
+    if (q.hasQueryItem(QStringLiteral("mode"))) {
+        const QString mode = q.queryItemValue(QStringLiteral("mode"), QUrl::FullyDecoded);
+        if (mode == QLatin1String("watch"))
+            p.mode = ViewerMode::Watch;
+        else if (mode != QLatin1String("control"))
+            p.badQuery = true;
+    }
+    if (q.hasQueryItem(QStringLiteral("resume"))) {
+        // An unparsable offset is treated as beyond the end: reset, "ahead".
+        p.resume = parseOffset(q.queryItemValue(QStringLiteral("resume"), QUrl::FullyDecoded));
+        if (!p.resume)
+            p.resume = std::numeric_limits<quint64>::max();
+    }
+    p.kind = r.hasHeader("origin") ? ViewerKind::Browser : ViewerKind::Cli;
+
+    QTcpSocket *socket = c->socket();
+    const QString key = peerKey(socket->peerAddress(), socket->peerPort());
+    p.tcp = socket;
+    m_pending.insert(key, p);
+    m_http.remove(c);
+    socket = c->takeSocket(m_tcp);
+    // Handshake failed inside QWebSocketServer: forget the pending attach.
+    connect(socket, &QObject::destroyed, this, [this, key]() { m_pending.remove(key); });
+    m_ws->handleConnection(socket);
+}
+
+namespace {
+/// The comma-separated elements of a list header (RFC 7230 §7), trimmed and
+/// lower-cased, empty elements dropped.
+QList<QByteArray> listTokens(const QByteArray &value)
+{
+    QList<QByteArray> out;
+    const QList<QByteArray> parts = value.split(',');
+    for (const QByteArray &p : parts) {
+        const QByteArray t = p.trimmed().toLower();
+        if (!t.isEmpty())
+            out.append(t);
+    }
+    return out;
+}
+
+/// RFC 6455 §4.1/§4.2.1 item 5: base64 of 16 random bytes (24 characters
+/// with padding). Anything else is not a WebSocket key.
+bool validWebSocketKey(const QByteArray &key)
+{
+    if (key.size() != 24)
+        return false;
+    const auto decoded = QByteArray::fromBase64Encoding(key, QByteArray::AbortOnBase64DecodingErrors);
+    return decoded.decodingStatus == QByteArray::Base64DecodingStatus::Ok && decoded.decoded.size() == 16;
+}
+} // namespace
+
+bool Server::checkHandshake(HttpConnection *c)
+{
+    const HttpRequest &r = c->request();
+    // RFC 6455 §4.2.1: a GET of HTTP/1.1 or later (the method was checked).
+    if (r.httpMajor() < 1 || (r.httpMajor() == 1 && r.httpMinor() < 1)) {
+        c->respondError(400, QStringLiteral("bad WebSocket handshake: HTTP/1.1 or later required"));
+        return false;
+    }
+    // §4.2.1 items 3 and 4: Upgrade contains "websocket", Connection contains
+    // "upgrade", both case-insensitive list tokens ("Connection: keep-alive,
+    // Upgrade" is what Firefox sends). Qt's handshake parser reads a single
+    // field of each (Qt 6 the first, Qt 5 the last) and wants Upgrade to be
+    // exactly "websocket": a head it would read differently is refused here
+    // with a reason instead of reaching it.
+    if (r.headerCount("upgrade") != 1 || listTokens(r.header("upgrade")) != QList<QByteArray>{"websocket"}) {
+        c->respondError(400, QStringLiteral("bad WebSocket handshake: Upgrade must be one field \"websocket\""));
+        return false;
+    }
+    if (r.headerCount("connection") != 1 || !listTokens(r.header("connection")).contains("upgrade")) {
+        c->respondError(400, QStringLiteral("bad WebSocket handshake: Connection must be one field listing \"Upgrade\""));
+        return false;
+    }
+    // §4.2.1 item 6 and §4.4: version 13 only; otherwise 426 naming it.
+    if (r.headerCount("sec-websocket-version") != 1 || r.header("sec-websocket-version").trimmed() != "13") {
+        Headers h = header("Sec-WebSocket-Version", "13");
+        h.append(qMakePair(QByteArray("Upgrade"), QByteArray("websocket")));
+        c->respondError(426, QStringLiteral("unsupported WebSocket version: only 13 is supported"), h);
+        return false;
+    }
+    // §4.2.1 item 5.
+    if (r.headerCount("sec-websocket-key") != 1 || !validWebSocketKey(r.header("sec-websocket-key"))) {
+        c->respondError(400, QStringLiteral("bad WebSocket handshake: Sec-WebSocket-Key must be base64 of 16 bytes"));
+        return false;
+    }
+    // QWebSocketServer reads the head itself and needs CRLF line ends; check
+    // here so it never waits on a head it cannot parse.
+    if (!c->socket()->peek(r.headLength()).endsWith("\r\n\r\n")) {
+        c->respondError(400, QStringLiteral("bad WebSocket handshake"));
+        return false;
+    }
+    return true;
+}
+
+void Server::onWebSocket()
+{
+    while (m_ws->hasPendingConnections()) {
+        QWebSocket *socket = m_ws->nextPendingConnection();
+        const QString key = peerKey(socket->peerAddress(), socket->peerPort());
+        const PendingUpgrade p = m_pending.take(key);
+        auto *v = new WebSocketViewer(socket, p.kind, m_viewerOptions, this);
+        v->setTcpSocket(p.tcp);
+        m_viewers.insert(v);
+        connect(v, &WebSocketViewer::finished, this, [this, v]() {
+            m_viewers.remove(v);
+            emit viewerDisconnected();
+        });
+        emit viewerConnected();
+        Session *session = (m_registry && !p.id.isEmpty() && !m_closed) ? m_registry->find(p.id) : nullptr;
+        v->start(session, p.mode, p.resume, p.badQuery);
+    }
+}
+
+} // namespace Tether

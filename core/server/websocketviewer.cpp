@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "websocketviewer.h"
+#include "lingeringclose.h"
+#include "logging.h"
+#include "protocol.h"
+#include "session.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTcpSocket>
+#include <QWebSocket>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace Tether {
+
+namespace {
+/// Marks "the session is calling us": detaching now would modify the
+/// session's viewer list while it iterates over it.
+struct CallbackGuard {
+    explicit CallbackGuard(int &depth) : m_depth(depth) { ++m_depth; }
+    ~CallbackGuard() { --m_depth; }
+    int &m_depth;
+};
+} // namespace
+
+WebSocketViewer::WebSocketViewer(QWebSocket *socket, ViewerKind kind, const Options &options,
+                                 QObject *parent)
+    : QObject(parent)
+    , m_socket(socket)
+    , m_kind(kind)
+    , m_options(options)
+{
+    socket->setParent(this);
+    m_describe = QStringLiteral("%1 %2:%3")
+                     .arg(kind == ViewerKind::Browser ? QStringLiteral("browser") : QStringLiteral("client"),
+                          socket->peerAddress().toString())
+                     .arg(socket->peerPort());
+    // RFC 6455 §10.4: bound what a client may make us buffer. Qt closes with
+    // 1009 (CloseCodeTooMuchData) when a frame or message is larger.
+    socket->setMaxAllowedIncomingFrameSize(quint64(kMaxIncoming));
+    socket->setMaxAllowedIncomingMessageSize(quint64(kMaxIncoming));
+
+    connect(socket, &QWebSocket::textMessageReceived, this, &WebSocketViewer::onText);
+    connect(socket, &QWebSocket::binaryMessageReceived, this, &WebSocketViewer::onBinary);
+    connect(socket, &QWebSocket::pong, this, [this]() { m_lastSeen.restart(); });
+    connect(socket, &QWebSocket::bytesWritten, this, &WebSocketViewer::onBytesWritten);
+    connect(socket, &QWebSocket::disconnected, this, &WebSocketViewer::onDisconnected);
+
+    m_pingTimer.setInterval(qMax(1, m_options.pingIntervalMs));
+    connect(&m_pingTimer, &QTimer::timeout, this, &WebSocketViewer::onPingTimer);
+    // A close that makes no write progress for this long (the client stopped
+    // reading) is cut: the close handshake must not hold the fd forever.
+    m_lingerTimer.setSingleShot(true);
+    m_lingerTimer.setInterval(qMax(1, m_options.pingTimeoutMs));
+    connect(&m_lingerTimer, &QTimer::timeout, this, [this]() {
+        qCDebug(lcServer) << m_describe << "close made no progress: aborting";
+        m_aborted = true;
+        m_socket->abort();
+    });
+}
+
+WebSocketViewer::~WebSocketViewer()
+{
+    if (m_session) {
+        Session *s = m_session;
+        m_session = nullptr;
+        s->detach(this);
+    }
+    if (m_socket) {
+        m_socket->disconnect(this);
+        // Abort rather than let ~QWebSocket start a close handshake it then
+        // abandons: an aborted TCP socket is released at once.
+        if (m_socket->state() != QAbstractSocket::UnconnectedState)
+            m_socket->abort();
+    }
+    if (m_lingerFd >= 0)
+        ::close(m_lingerFd);
+}
+
+void WebSocketViewer::start(Session *session, ViewerMode mode, std::optional<quint64> resume, bool badQuery)
+{
+    m_mode = mode;
+    m_lastSeen.start();
+    m_lastTick.start();
+    m_pingTimer.start();
+    if (m_socket->state() != QAbstractSocket::ConnectedState) {
+        onDisconnected();
+        return;
+    }
+    if (!session) {
+        closeSocket(Protocol::NotFound, QString::fromLatin1(Protocol::CloseReason::NoSuchSession));
+        return;
+    }
+    if (badQuery) {
+        closeSocket(Protocol::BadRequest, QString::fromLatin1(Protocol::CloseReason::BadQuery));
+        return;
+    }
+    // Checked here, after the upgrade, like 4404: the count can change while
+    // the handshake is in flight, and attach() below runs in the same turn.
+    if (!session->hasRoomFor(mode)) {
+        qCInfo(lcServer) << m_describe << "refused: too many viewers on" << session->id();
+        closeSocket(Protocol::TooManyViewers, QString::fromLatin1(Protocol::CloseReason::TooManyViewers));
+        return;
+    }
+    {
+        CallbackGuard guard(m_inCallback);
+        session->attach(this, mode, resume);
+    }
+    qCDebug(lcServer) << m_describe << "attached to" << session->id()
+                      << (mode == ViewerMode::Control ? "control" : "watch");
+    checkBackpressure();
+}
+
+void WebSocketViewer::attached(Session *session, const AttachInfo &info)
+{
+    m_session = session;
+    m_mode = info.mode;
+    m_replayAllowance = qint64(info.preludeBytes) + qint64(info.replayBytes);
+    QJsonObject o;
+    o.insert(QStringLiteral("type"), QStringLiteral("attached"));
+    o.insert(QStringLiteral("id"), session->id());
+    o.insert(QStringLiteral("mode"), info.mode == ViewerMode::Control ? QStringLiteral("control") : QStringLiteral("watch"));
+    o.insert(QStringLiteral("reset"), info.reset);
+    o.insert(QStringLiteral("reason"), QString::fromLatin1(Protocol::replayReasonName(info.reason)));
+    o.insert(QStringLiteral("replay_from"), double(info.replayFrom));
+    o.insert(QStringLiteral("prelude_bytes"), double(info.preludeBytes));
+    o.insert(QStringLiteral("replay_bytes"), double(info.replayBytes));
+    o.insert(QStringLiteral("offset"), double(info.offset));
+    o.insert(QStringLiteral("state"), info.exited ? QStringLiteral("exited") : QStringLiteral("running"));
+    o.insert(QStringLiteral("cols"), info.cols);
+    o.insert(QStringLiteral("rows"), info.rows);
+    o.insert(QStringLiteral("title"), session->title());
+    sendText(o);
+}
+
+void WebSocketViewer::output(const char *data, qsizetype size)
+{
+    if (m_closing || m_pendingClose || m_finished || size <= 0)
+        return;
+    CallbackGuard guard(m_inCallback);
+    // QWebSocket copies each message into the socket's write buffer; split
+    // large spans (replay) into bounded frames so a client can start
+    // rendering before the whole replay has arrived.
+    for (qsizetype off = 0; off < size; off += kMaxSendChunk) {
+        const qsizetype n = qMin(kMaxSendChunk, size - off);
+        m_socket->sendBinaryMessage(QByteArray::fromRawData(data + off, int(n)));
+    }
+    checkBackpressure();
+}
+
+void WebSocketViewer::titleChanged(const QString &title)
+{
+    if (m_closing || m_pendingClose)
+        return;
+    QJsonObject o;
+    o.insert(QStringLiteral("type"), QStringLiteral("title"));
+    o.insert(QStringLiteral("title"), title);
+    sendText(o);
+}
+
+void WebSocketViewer::sizeChanged(int cols, int rows)
+{
+    if (m_closing || m_pendingClose)
+        return;
+    QJsonObject o;
+    o.insert(QStringLiteral("type"), QStringLiteral("size"));
+    o.insert(QStringLiteral("cols"), cols);
+    o.insert(QStringLiteral("rows"), rows);
+    sendText(o);
+}
+
+void WebSocketViewer::fixup(const QByteArray &sequence)
+{
+    if (m_closing || m_pendingClose || m_finished)
+        return;
+    // In order with the binary frames around it (protocol.md, "fixup").
+    QJsonObject o;
+    o.insert(QStringLiteral("type"), QStringLiteral("fixup"));
+    o.insert(QStringLiteral("data"), QString::fromLatin1(sequence));
+    sendText(o);
+}
+
+void WebSocketViewer::exited(const ExitStatus &status)
+{
+    if (m_closing || m_pendingClose)
+        return;
+    QJsonObject o;
+    o.insert(QStringLiteral("type"), QStringLiteral("exit"));
+    o.insert(QStringLiteral("code"), status.signaled ? QJsonValue(QJsonValue::Null) : QJsonValue(status.code));
+    o.insert(QStringLiteral("signal"), status.signaled ? QJsonValue(status.signal) : QJsonValue(QJsonValue::Null));
+    sendText(o);
+    // The exit message follows the last output byte in the socket's queue;
+    // the close frame follows it. Detaching waits until the session's
+    // callback has returned.
+    closeLater(Protocol::Exited, QString::fromLatin1(Protocol::CloseReason::ProcessExited));
+}
+
+void WebSocketViewer::detached(DetachReason reason)
+{
+    m_session = nullptr;
+    m_blocked = false;
+    switch (reason) {
+    case DetachReason::Superseded:
+        closeSocket(Protocol::Superseded, QString::fromLatin1(Protocol::CloseReason::Superseded));
+        break;
+    case DetachReason::Killed:
+        closeSocket(Protocol::GoingAway, QString::fromLatin1(Protocol::CloseReason::SessionKilled));
+        break;
+    case DetachReason::Shutdown:
+        closeSocket(Protocol::GoingAway, QString::fromLatin1(Protocol::CloseReason::ServerShutdown));
+        break;
+    case DetachReason::InputStalled:
+        closeSocket(Protocol::TryAgainLater, QString::fromLatin1(Protocol::CloseReason::InputStalled));
+        break;
+    }
+}
+
+void WebSocketViewer::closeWith(int code, const QString &reason)
+{
+    if (m_session) {
+        Session *s = m_session;
+        m_session = nullptr;
+        m_blocked = false;
+        s->detach(this);
+    }
+    closeSocket(code, reason);
+}
+
+void WebSocketViewer::closeLater(int code, const QString &reason)
+{
+    if (m_pendingClose || m_closing)
+        return;
+    m_pendingClose = true;
+    QMetaObject::invokeMethod(this, [this, code, reason]() { closeWith(code, reason); }, Qt::QueuedConnection);
+}
+
+void WebSocketViewer::closeSocket(int code, const QString &reason)
+{
+    if (m_closing || m_finished)
+        return;
+    m_closing = true;
+    m_pingTimer.stop();
+    qCDebug(lcServer) << m_describe << "closing" << code << reason;
+    m_lingerTimer.start();
+    // QWebSocket closes the descriptor right after the close frame; unread
+    // client bytes would then turn the close into a reset that destroys the
+    // frame. Keep a duplicate so the connection outlives Qt's close, and
+    // finish it gracefully once Qt has flushed (onDisconnected).
+    if (m_tcp && m_tcp->socketDescriptor() >= 0 && m_lingerFd < 0)
+        m_lingerFd = ::fcntl(int(m_tcp->socketDescriptor()), F_DUPFD_CLOEXEC, 0);
+    m_socket->close(QWebSocketProtocol::CloseCode(code), reason);
+}
+
+void WebSocketViewer::sendText(const QJsonObject &o)
+{
+    m_socket->sendTextMessage(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)));
+}
+
+void WebSocketViewer::setTcpSocket(QTcpSocket *socket)
+{
+    m_tcp = socket;
+    // Whatever a client sends can make us queue answers (pongs to its pings,
+    // size messages to its resizes). A client that sends but never reads
+    // would grow our memory without bound, so re-check the queue whenever it
+    // sends anything (this runs beside QWebSocket's own reader).
+    if (socket)
+        connect(socket, &QTcpSocket::readyRead, this, &WebSocketViewer::checkBackpressure);
+}
+
+void WebSocketViewer::checkBackpressure()
+{
+    if (!m_session || m_closing || m_pendingClose)
+        return;
+    const qint64 queued = m_socket->bytesToWrite();
+    // Hard bound for every viewer: output alone stays near the high watermark
+    // (a control viewer pauses the PTY there, a watcher is dropped there), so
+    // a queue far past it is client-induced: the client does not read.
+    if (queued > 4 * m_options.highWatermark + m_replayAllowance) {
+        closeLater(Protocol::TryAgainLater, QString::fromLatin1(Protocol::CloseReason::TooFarBehind));
+        return;
+    }
+    if (m_mode == ViewerMode::Watch) {
+        // Watchers never slow the session down; one that cannot keep up goes.
+        if (queued > m_options.highWatermark + m_replayAllowance)
+            closeLater(Protocol::TryAgainLater, QString::fromLatin1(Protocol::CloseReason::TooFarBehind));
+        return;
+    }
+    bool changed = false;
+    if (!m_blocked && queued > m_options.highWatermark) {
+        m_blocked = true;
+        changed = true;
+    } else if (m_blocked && queued < m_options.lowWatermark) {
+        m_blocked = false;
+        changed = true;
+    }
+    if (!changed)
+        return;
+    if (m_inCallback > 0) {
+        QMetaObject::invokeMethod(this, [this]() {
+            if (m_session)
+                m_session->setViewerBlocked(this, m_blocked);
+        }, Qt::QueuedConnection);
+    } else {
+        m_session->setViewerBlocked(this, m_blocked);
+    }
+}
+
+void WebSocketViewer::onText(const QString &message)
+{
+    if (m_closing || m_pendingClose || !m_session)
+        return;
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(message.toUtf8(), &err);
+    const QJsonObject o = doc.object();
+    const QString type = o.value(QStringLiteral("type")).toString();
+    if (err.error != QJsonParseError::NoError || !doc.isObject() || type.isEmpty()) {
+        closeWith(Protocol::BadRequest, QString::fromLatin1(Protocol::CloseReason::BadControlMessage));
+        return;
+    }
+    if (type == QLatin1String("resize")) {
+        const QJsonValue c = o.value(QStringLiteral("cols"));
+        const QJsonValue r = o.value(QStringLiteral("rows"));
+        if (!c.isDouble() || !r.isDouble()) {
+            closeWith(Protocol::BadRequest, QString::fromLatin1(Protocol::CloseReason::BadControlMessage));
+            return;
+        }
+        const double cd = c.toDouble();
+        const double rd = r.toDouble();
+        // Hidden tabs report 0x0, WSL once reported 131072 columns
+        // (hermes PR #38200): out-of-range sizes are ignored, not applied.
+        if (m_mode != ViewerMode::Control || cd != int(cd) || rd != int(rd)
+            || cd < kMinCells || cd > kMaxCells || rd < kMinCells || rd > kMaxCells)
+            return;
+        m_session->resize(this, int(cd), int(rd));
+        return;
+    }
+    closeWith(Protocol::BadRequest, QString::fromLatin1(Protocol::CloseReason::BadControlMessage));
+}
+
+void WebSocketViewer::onBinary(const QByteArray &message)
+{
+    if (m_closing || m_pendingClose || !m_session || m_mode != ViewerMode::Control)
+        return;
+    // False: the input queue is full because the program does not read
+    // (terminado PR #189). The session may already have detached us with
+    // InputStalled (then the socket is closing); otherwise close 1013 here.
+    if (!m_session->sendInput(this, message) && !m_closing)
+        closeWith(Protocol::TryAgainLater, QString::fromLatin1(Protocol::CloseReason::InputStalled));
+}
+
+void WebSocketViewer::onBytesWritten(qint64 bytes)
+{
+    m_replayAllowance = qMax<qint64>(0, m_replayAllowance - bytes);
+    if (m_closing) {
+        m_lingerTimer.start(); // progress: restart the no-progress bound
+        return;
+    }
+    checkBackpressure();
+}
+
+void WebSocketViewer::onPingTimer()
+{
+    // A tick far later than scheduled means our own event loop stalled (the
+    // process was not scheduled, or a long synchronous step ran): a pong
+    // that arrived meanwhile is still unread in the socket, so silence
+    // measured across the stall says nothing about the client. Judge on the
+    // next tick, once the loop has read what came in. (Seen on a loaded
+    // single-CPU run: an answering client dropped right after a stall.) A
+    // false drop needs a stall of at least timeout - interval, hence the bound.
+    const qint64 sinceTick = m_lastTick.restart();
+    const qint64 interval = qMax(1, m_options.pingIntervalMs);
+    const qint64 stallBound = qMax<qint64>(interval, qMin<qint64>(2 * interval, m_options.pingTimeoutMs - interval));
+    const bool stalled = sinceTick > stallBound;
+    if (stalled)
+        qCDebug(lcServer) << m_describe << "ping tick" << sinceTick << "ms late: liveness judged next tick";
+    if (!stalled && m_lastSeen.elapsed() >= m_options.pingTimeoutMs) {
+        qCInfo(lcServer) << m_describe << "no answer for" << m_lastSeen.elapsed() << "ms: dropping";
+        m_pingTimer.stop();
+        if (m_session) {
+            Session *s = m_session;
+            m_session = nullptr;
+            s->detach(this);
+        }
+        m_aborted = true;
+        m_socket->abort();
+        return;
+    }
+    m_socket->ping();
+}
+
+void WebSocketViewer::onDisconnected()
+{
+    if (m_finished)
+        return;
+    m_finished = true;
+    m_pingTimer.stop();
+    m_lingerTimer.stop();
+    if (m_lingerFd >= 0) {
+        if (m_aborted)
+            ::close(m_lingerFd);
+        else
+            LingeringClose::start(m_lingerFd, qMin(5000, qMax(1, m_options.pingTimeoutMs)));
+        m_lingerFd = -1;
+    }
+    // Inside a session callback the detach is left to the destructor
+    // (deleteLater below), which runs once the session's loop has returned.
+    if (m_session && m_inCallback == 0) {
+        Session *s = m_session;
+        m_session = nullptr;
+        s->detach(this);
+    }
+    qCDebug(lcServer) << m_describe << "disconnected";
+    emit finished();
+    deleteLater();
+}
+
+} // namespace Tether

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Session: output into the ring, attach/replay rules, supersede, watchers,
+// backpressure, exit ordering, kill. Real /bin/sh in a real PTY.
+#include "procinfo.h"
+#include "recordingviewer.h"
+#include "session.h"
+#include "terminalstate.h"
+#include "testutil.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace Tether;
+using TestUtil::RecordingViewer;
+
+class TestSession : public QObject
+{
+    Q_OBJECT
+
+    static SpawnOptions sh(const QString &script) { return TestUtil::shell(script); }
+
+    static QByteArray ringContent(const Session &s)
+    {
+        QByteArray out(int(s.buffer().size()), '\0');
+        s.buffer().read(s.buffer().startOffset(), out.data(), out.size());
+        return out;
+    }
+
+private Q_SLOTS:
+    void initTestCase() { qRegisterMetaType<Tether::ExitStatus>(); }
+
+    void outputDrainsWithoutViewer()
+    {
+        Session s(QStringLiteral("a"), sh(QStringLiteral("echo hello; exit 0")), 65536);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QSignalSpy exited(&s, &Session::exited);
+        QVERIFY(exited.wait(10000));
+        QVERIFY(ringContent(s).contains("hello"));
+        QCOMPARE(s.state(), Session::State::Exited);
+        QCOMPARE(s.exitStatus().code, 0);
+        QVERIFY(!s.detachedSince().isNull());
+    }
+
+    void attachReplayRules()
+    {
+        // printf without a trailing newline then wait: the output is fixed.
+        Session s(QStringLiteral("b"), sh(QStringLiteral("printf 'one\\ntwo\\n'; exec sleep 30")), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY(ringContent(s).contains("two\r\n"));
+        const quint64 end = s.offset();
+
+        RecordingViewer initial;
+        s.attach(&initial, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(initial.attachInfos.size(), 1);
+        AttachInfo i = initial.attachInfos.first();
+        QVERIFY(i.reset);
+        QCOMPARE(i.reason, ReplayReason::Initial);
+        QCOMPARE(i.replayFrom, quint64(0));
+        QCOMPARE(i.offset, end);
+        QCOMPARE(quint64(i.replayBytes), end);
+        QCOMPARE(i.preludeBytes, qsizetype(0));
+        QCOMPARE(initial.received, ringContent(s));
+
+        RecordingViewer atEnd;
+        s.attach(&atEnd, ViewerMode::Watch, end);
+        i = atEnd.attachInfos.first();
+        QVERIFY(!i.reset);
+        QCOMPARE(i.reason, ReplayReason::Resume);
+        QCOMPARE(i.replayBytes, qsizetype(0));
+        QCOMPARE(atEnd.received, QByteArray());
+
+        RecordingViewer inside;
+        s.attach(&inside, ViewerMode::Watch, 5);
+        i = inside.attachInfos.first();
+        QVERIFY(!i.reset);
+        QCOMPARE(i.reason, ReplayReason::Resume);
+        QCOMPARE(i.replayFrom, quint64(5));
+        QCOMPARE(quint64(i.replayBytes), end - 5);
+        QCOMPARE(inside.received, ringContent(s).mid(5));
+
+        RecordingViewer ahead;
+        s.attach(&ahead, ViewerMode::Watch, end + 100);
+        i = ahead.attachInfos.first();
+        QVERIFY(i.reset);
+        QCOMPARE(i.reason, ReplayReason::Ahead);
+        QCOMPARE(i.replayFrom, quint64(0));
+        QCOMPARE(ahead.received, ringContent(s));
+
+        for (auto *v : {&initial, &atEnd, &inside, &ahead})
+            s.detach(v);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void rolledOutReplayStartsAtSafeBoundaryWithModes()
+    {
+        // Enter the alternate screen and bracketed paste, then print far more
+        // than the 4 KiB ring holds, made of escape sequences and multibyte
+        // characters, so the retained start falls inside one of them.
+        const QString script = QStringLiteral(
+            "printf '\\033[?1049h\\033[?2004h'; i=0; while [ $i -lt 400 ]; do "
+            "printf '\\033[1;31m\\342\\202\\254x\\033]0;t%d\\007\\n' $i; i=$((i+1)); done; exec sleep 30");
+        Session s(QStringLiteral("c"), sh(script), 4096);
+        RecordingViewer full; // watches from the start: sees the whole stream
+        s.attach(&full, ViewerMode::Watch, std::nullopt);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY(full.received.contains("t399\a"));
+        QVERIFY(s.buffer().startOffset() > 0);
+
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Control, 0); // offset 0 has rolled out
+        const AttachInfo i = late.attachInfos.first();
+        QVERIFY(i.reset);
+        QCOMPARE(i.reason, ReplayReason::RolledOut);
+        QVERIFY(i.replayFrom >= s.buffer().startOffset());
+        // The first replayed byte is at a safe boundary of the real stream...
+        TerminalState st;
+        st.feed(full.received.constData(), qsizetype(i.replayFrom));
+        QVERIFY(st.atSafeBoundary());
+        // ...and the prelude restores exactly the modes in force there.
+        const QByteArray prelude = late.received.left(int(i.preludeBytes));
+        QCOMPARE(prelude, st.restoreSequence());
+        QVERIFY(prelude.contains("\x1b[?1049h"));
+        QVERIFY(prelude.contains("\x1b[?2004h"));
+        QCOMPARE(late.received.mid(int(i.preludeBytes)), full.received.mid(int(i.replayFrom)));
+        QCOMPARE(s.title(), QStringLiteral("t399"));
+        s.detach(&full);
+        s.detach(&late);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void boundaryScanIsBounded()
+    {
+        // A stream stuck inside an unterminated DCS string: no safe byte in the
+        // retained 1.5 MiB (more than the bounded boundary scan looks at). The
+        // replay must not start inside the string: it is empty.
+        Session s(QStringLiteral("dcs"),
+                  sh(QStringLiteral("printf '\\033P'; head -c 3000000 /dev/zero | tr '\\0' x; exec sleep 30")),
+                  1536 * 1024);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY2_WITH_TIMEOUT(s.offset() >= 3000002, qPrintable(QString::number(s.offset())), 20000);
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Watch, std::nullopt);
+        const AttachInfo i = v.attachInfos.first();
+        QVERIFY(i.reset);
+        QCOMPARE(i.replayFrom, s.offset());
+        QCOMPARE(i.replayBytes, qsizetype(0));
+        QVERIFY(v.received.isEmpty());
+        s.detach(&v);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void supersedeAndWatchers()
+    {
+        Session s(QStringLiteral("d"), sh(QStringLiteral("exec cat")), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer a, b, w1, w2;
+        QSignalSpy viewers(&s, &Session::viewersChanged);
+        s.attach(&a, ViewerMode::Control, std::nullopt);
+        s.attach(&w1, ViewerMode::Watch, std::nullopt);
+        s.attach(&w2, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(s.controlViewer(), &a);
+        QCOMPARE(s.viewerCount(), 3);
+        QVERIFY(s.detachedSince().isNull());
+
+        // Watchers' input is ignored.
+        QVERIFY(s.sendInput(&w1, QByteArrayLiteral("watcher\n")));
+        QVERIFY(s.sendInput(&a, QByteArrayLiteral("control\n")));
+        QTRY_VERIFY(w2.received.contains("control"));
+        QVERIFY(!a.received.contains("watcher"));
+        // Only the control viewer resizes.
+        QVERIFY(!s.resize(&w1, 100, 30));
+        QVERIFY(!s.resize(&a, 0, 30));
+        QVERIFY(!s.resize(&a, 80, 1001));
+        QVERIFY(s.resize(&a, 100, 30));
+        QCOMPARE(s.cols(), 100);
+        QCOMPARE(w1.sizes.last(), qMakePair(100, 30));
+
+        s.attach(&b, ViewerMode::Control, s.offset());
+        QCOMPARE(a.detachReasons, QList<DetachReason>{DetachReason::Superseded});
+        QCOMPARE(s.controlViewer(), &b);
+        QVERIFY(w1.detachReasons.isEmpty());
+        QVERIFY(w2.detachReasons.isEmpty());
+        QCOMPARE(s.viewerCount(), 3);
+
+        s.detach(&b);
+        s.detach(&w1);
+        s.detach(&w2);
+        QVERIFY(!s.detachedSince().isNull());
+        QVERIFY(viewers.count() >= 5);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void controlBackpressurePausesReads()
+    {
+        Session s(QStringLiteral("e"), sh(QStringLiteral("exec sleep 30")), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer c, w;
+        s.attach(&c, ViewerMode::Control, std::nullopt);
+        s.attach(&w, ViewerMode::Watch, std::nullopt);
+        s.setViewerBlocked(&w, true);
+        QVERIFY(s.process()->isReadEnabled());
+        s.setViewerBlocked(&c, true);
+        QVERIFY(!s.process()->isReadEnabled());
+        s.setViewerBlocked(&c, false);
+        QVERIFY(s.process()->isReadEnabled());
+        s.setViewerBlocked(&c, true);
+        s.detach(&c); // the blocked control viewer leaves: drain at full speed
+        QVERIFY(s.process()->isReadEnabled());
+        s.detach(&w);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void exitAfterAllOutputAndAttachAfterExit()
+    {
+        Session s(QStringLiteral("f"),
+                  sh(QStringLiteral("head -c 300000 /dev/zero | tr '\\0' y; exit 7")), 1 << 20);
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Control, std::nullopt);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_COMPARE_WITH_TIMEOUT(v.exitedCount, 1, 20000);
+        QCOMPARE(v.received.count('y'), 300000);
+        QCOMPARE(v.bytesAtExit, v.received.size());
+        QCOMPARE(v.exitStatus.code, 7);
+        QVERIFY(!v.exitStatus.signaled);
+
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, std::nullopt);
+        QVERIFY(late.attachInfos.first().exited);
+        QCOMPARE(late.exitedCount, 1);
+        QCOMPARE(late.bytesAtExit, late.received.size());
+        QCOMPARE(late.received.count('y'), 300000);
+        s.detach(&v);
+        s.detach(&late);
+    }
+
+    void killDetachesEveryViewer()
+    {
+        Session s(QStringLiteral("g"), sh(QStringLiteral("exec sleep 30")), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        const pid_t pid = s.pid();
+        RecordingViewer c, w;
+        s.attach(&c, ViewerMode::Control, std::nullopt);
+        s.attach(&w, ViewerMode::Watch, std::nullopt);
+        QSignalSpy torn(&s, &Session::tornDown);
+        s.kill(DetachReason::Shutdown);
+        QCOMPARE(c.detachReasons, QList<DetachReason>{DetachReason::Shutdown});
+        QCOMPARE(w.detachReasons, QList<DetachReason>{DetachReason::Shutdown});
+        QCOMPARE(s.viewerCount(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(torn.count(), 1, 10000);
+        QVERIFY(TestUtil::processState(pid) == 0 || TestUtil::processState(pid) == 'Z');
+        QCOMPARE(TestUtil::zombieChildren(), 0);
+    }
+
+    void titleFromOsc()
+    {
+        Session s(QStringLiteral("h"), sh(QStringLiteral("printf '\\033]2;build \\342\\234\\223\\007'; exec sleep 30")), 65536);
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Watch, std::nullopt);
+        QSignalSpy titles(&s, &Session::titleChanged);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_COMPARE(titles.count(), 1);
+        QCOMPARE(s.title(), QString::fromUtf8("build \xe2\x9c\x93"));
+        QCOMPARE(v.titles, QStringList{s.title()});
+        s.detach(&v);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void resizeResetsMarginsInReplay()
+    {
+        // vim sets scroll margins for its size; the window grows; terminals
+        // reset margins on resize, the bytes do not say so. Every viewer gets
+        // a fixup at that point of the stream, live and in any replay.
+        Session s(QStringLiteral("m"), sh(QStringLiteral("printf 'top\\033[1;20rmid'; read x; printf 'end'; exec sleep 30")),
+                  65536);
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Control, std::nullopt);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QTRY_VERIFY(v.received.endsWith("mid"));
+        const quint64 resetAt = s.offset();
+        QVERIFY(s.resize(&v, s.cols(), s.rows())); // the same size: no SIGWINCH, nothing reset
+        QVERIFY(v.fixups.isEmpty());
+        QVERIFY(s.resize(&v, 100, 30));
+        QCOMPARE(v.fixups, QList<QByteArray>{TerminalState::marginResetSequence()});
+        QCOMPARE(v.fixupAt, QList<qsizetype>{v.received.size()});
+        QVERIFY(s.resize(&v, 90, 30)); // margins already reset: nothing more to fix
+        QCOMPARE(v.fixups.size(), 1);
+        QVERIFY(s.sendInput(&v, QByteArrayLiteral("\n")));
+        QTRY_VERIFY(v.received.endsWith("end"));
+
+        // A fresh viewer: the fixup sits right after "mid", before "end".
+        RecordingViewer w;
+        s.attach(&w, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(w.received, ringContent(s));
+        QCOMPARE(w.fixupAt.size(), 1);
+        QVERIFY(w.received.left(int(w.fixupAt.first())).endsWith("top\x1b[1;20rmid"));
+        QVERIFY(w.received.mid(int(w.fixupAt.first())).endsWith("end"));
+        // A viewer resuming exactly there gets it first (it may have been away).
+        RecordingViewer r;
+        s.attach(&r, ViewerMode::Watch, resetAt);
+        QCOMPARE(r.fixupAt, QList<qsizetype>{0});
+        // One resuming after it gets none.
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, s.offset());
+        QVERIFY(late.fixups.isEmpty());
+        for (RecordingViewer *x : {&v, &w, &r, &late})
+            s.detach(x);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void rolledOutReplayRestoresMarginsAndModes()
+    {
+        // A program scrolling in rows 3..20, inserting, without autowrap,
+        // keypad on; the ring rolls over. The reset replay's prelude puts the
+        // terminal back into all of that before the first replayed byte.
+        const QString loop = QStringLiteral("i=0; while [ $i -lt 1500 ]; do echo \"line $i\"; i=$((i+1)); done; ");
+        Session s(QStringLiteral("r1"), sh(QStringLiteral("printf '\\033[3;20r\\033[4h\\033[?7l\\033='; ") + loop
+                                           + QStringLiteral("printf DONE; exec sleep 30")), 4096);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).endsWith("DONE"), 10000);
+        QVERIFY(s.buffer().startOffset() > 0);
+        RecordingViewer w;
+        s.attach(&w, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(w.attachInfos.size(), 1);
+        const QByteArray prelude = w.received.left(int(w.attachInfos.first().preludeBytes));
+        QCOMPARE(prelude, QByteArray("\x1b[?7l\x1b[4h\x1b=\x1b[3;20r\x1b[20;1H"));
+        // On the normal screen the replay starts at a line, not in the
+        // middle of one whose beginning is gone.
+        QVERIFY2(w.received.mid(prelude.size()).startsWith("line "), w.received.mid(prelude.size(), 20).constData());
+        s.detach(&w);
+
+        // Margins set, then a resize reset them, then the ring rolled past
+        // that point: the prelude must not bring the old margins back.
+        Session t(QStringLiteral("r2"), sh(QStringLiteral("printf '\\033[3;20rset'; read x; ") + loop
+                                           + QStringLiteral("printf DONE; exec sleep 30")), 4096);
+        RecordingViewer v;
+        t.attach(&v, ViewerMode::Control, std::nullopt);
+        QVERIFY2(t.start(&err), qPrintable(err));
+        QTRY_VERIFY(v.received.endsWith("set"));
+        QVERIFY(t.resize(&v, 100, 30));
+        QVERIFY(t.sendInput(&v, QByteArrayLiteral("\n")));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(t).endsWith("DONE"), 10000);
+        QVERIFY(t.buffer().startOffset() > 10);
+        RecordingViewer x;
+        t.attach(&x, ViewerMode::Watch, std::nullopt);
+        const QByteArray prelude2 = x.received.left(int(x.attachInfos.first().preludeBytes));
+        QVERIFY2(!prelude2.contains("r"), prelude2.constData());
+        QVERIFY(x.fixups.isEmpty()); // the reset was before the replay: nothing to fix
+        t.detach(&v);
+        t.detach(&x);
+        s.kill();
+        t.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown() && t.isTornDown(), 10000);
+    }
+
+    void foregroundFollowsTheJobInFront()
+    {
+        // An interactive shell with job control runs each command in its own
+        // process group and hands it the terminal (tcsetpgrp): the session's
+        // foreground is the shell, then the command, then the shell again.
+        SpawnOptions o;
+        o.argv = QStringList{QStringLiteral("/bin/bash"), QStringLiteral("--norc"), QStringLiteral("--noprofile"),
+                             QStringLiteral("-i")};
+        o.extraEnv = QStringList{QStringLiteral("PS1=ready> ")};
+        Session s(QStringLiteral("fg"), o, 65536);
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Control, std::nullopt);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains("ready> "), 10000);
+        QCOMPARE(s.foregroundProcessGroup(), s.pid());
+        QCOMPARE(processName(s.foregroundProcessGroup()), QStringLiteral("bash"));
+
+        QVERIFY(s.sendInput(&v, QByteArrayLiteral("sleep 300\n")));
+        QTRY_COMPARE_WITH_TIMEOUT(processName(s.foregroundProcessGroup()), QStringLiteral("sleep"), 10000);
+        QVERIFY(s.foregroundProcessGroup() != s.pid());
+
+        QVERIFY(s.sendInput(&v, QByteArrayLiteral("\x03"))); // Ctrl-C: SIGINT to the foreground job
+        QTRY_COMPARE_WITH_TIMEOUT(s.foregroundProcessGroup(), s.pid(), 10000);
+
+        QVERIFY(s.sendInput(&v, QByteArrayLiteral("exit\n")));
+        QTRY_COMPARE_WITH_TIMEOUT(s.state(), Session::State::Exited, 10000);
+        QCOMPARE(s.foregroundProcessGroup(), pid_t(-1));
+        s.detach(&v);
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+        QCOMPARE(processName(-1), QString());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSession)
+#include "tst_session.moc"

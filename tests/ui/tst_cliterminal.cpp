@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// "Attach here" without QTermWidget (Qt 6 on Debian 12): the desktop app runs
+// the BUILT `tether attach ID` in the terminal emulator from desktop/terminal.
+// The terminal emulator here is tmux (a detached session of a private tmux
+// server), so the test can read the screen (capture-pane) and type
+// (send-keys) like a user.
+#include "desktopapp.h"
+#include "registry.h"
+#include "session.h"
+#include "sessionswindow.h"
+#include "terminalwindow.h"
+
+#include <QAction>
+#include <QItemSelectionModel>
+#include <QAbstractItemView>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/stat.h>
+
+using namespace Tether;
+
+namespace {
+#ifdef TETHER_BINARY
+const QString kTether = QStringLiteral(TETHER_BINARY);
+#else
+const QString kTether;
+#endif
+
+QByteArray tmux(const QStringList &args)
+{
+    QProcess p;
+    p.start(QStringLiteral("tmux"), args);
+    if (!p.waitForFinished(10000))
+        return QByteArray();
+    return p.readAllStandardOutput();
+}
+} // namespace
+
+class TestUiCliTerminal : public QObject
+{
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (kTether.isEmpty())
+            QSKIP("the tether executable is not built in this tree");
+        if (QStandardPaths::findExecutable(QStringLiteral("tmux")).isEmpty())
+            QSKIP("tmux is not installed (scripts/install-deps.sh installs it)");
+        QVERIFY(m_dir.isValid());
+        for (const char *d : {"run", "home", "config", "tmux"})
+            QDir(m_dir.path()).mkpath(QString::fromLatin1(d));
+        ::chmod(QFile::encodeName(m_dir.path() + QStringLiteral("/run")).constData(), 0700);
+        ::chmod(QFile::encodeName(m_dir.path() + QStringLiteral("/tmux")).constData(), 0700);
+        qputenv("XDG_RUNTIME_DIR", QFile::encodeName(m_dir.path() + QStringLiteral("/run")));
+        qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_dir.path() + QStringLiteral("/config")));
+        qputenv("HOME", QFile::encodeName(m_dir.path() + QStringLiteral("/home")));
+        qputenv("TMUX_TMPDIR", QFile::encodeName(m_dir.path() + QStringLiteral("/tmux")));
+        qunsetenv("TMUX");
+        qputenv("PS1", "$ ");
+    }
+
+    void cleanupTestCase()
+    {
+        if (!kTether.isEmpty())
+            tmux({QStringLiteral("kill-server")});
+    }
+
+    void terminalDetection()
+    {
+        Config c;
+        c.terminal = QStringLiteral("tmux new-session -d");
+        QCOMPARE(c.terminalArgv(), (QStringList{QStringLiteral("tmux"), QStringLiteral("new-session"), QStringLiteral("-d")}));
+        c.terminal = QStringLiteral("/nonexistent/term -e");
+        QVERIFY(c.terminalArgv().isEmpty());
+    }
+
+    void attachHereRunsTheCliInTheTerminalEmulator()
+    {
+        Config config;
+        config.port = 0;
+        config.terminal = QStringLiteral("tmux new-session -d -x 100 -y 30 -s T");
+        DesktopApp app(config, DesktopApp::TrayMode::Off);
+        app.setCliProgram(kTether);
+        QString error;
+        QVERIFY2(app.start(&error), qPrintable(error));
+        QVERIFY(app.canAttachHere());
+
+        SpawnOptions o;
+        o.argv = QStringList{QStringLiteral("/bin/sh")};
+        Session *s = app.registry()->create(o, nullptr, &error);
+        QVERIFY2(s, qPrintable(error));
+        const QString id = s->id();
+
+        if (localTerminalAvailable()) {
+            // This build has the QTermWidget window (Qt 5): Attach here opens
+            // that; the terminal-emulator path is called directly.
+            QVERIFY2(app.attachInTerminalEmulator(id, ViewerMode::Control, &error), qPrintable(error));
+        } else {
+            // The Sessions window's "Attach here" on the selected session.
+            SessionsWindow *w = app.sessionsWindow();
+            auto *view = w->findChild<QAbstractItemView *>();
+            QVERIFY(view);
+            QTRY_VERIFY(view->model()->rowCount() == 1);
+            view->setCurrentIndex(view->model()->index(0, 0));
+            view->selectionModel()->select(view->model()->index(0, 0),
+                                           QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            QTRY_VERIFY(w->attachAction()->isEnabled());
+            w->attachAction()->trigger();
+        }
+        // The CLI attached (as a CLI viewer) in a 100x30 terminal.
+        QTRY_VERIFY_WITH_TIMEOUT(s->controlViewer() != nullptr, 20000);
+        QCOMPARE(s->controlViewer()->kind(), ViewerKind::Cli);
+        QTRY_COMPARE_WITH_TIMEOUT(s->cols(), 100, 10000);
+        QCOMPARE(s->rows(), 30);
+        QTRY_VERIFY_WITH_TIMEOUT(tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("T")})
+                                     .contains("$"), 10000);
+        // Keys typed in the terminal emulator reach the shell.
+        tmux({QStringLiteral("send-keys"), QStringLiteral("-t"), QStringLiteral("T"), QStringLiteral("echo hi-$((6*7))"),
+              QStringLiteral("Enter")});
+        QTRY_VERIFY_WITH_TIMEOUT(tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("T")})
+                                     .contains("hi-42"), 10000);
+        // The detach key ends the client; the session lives on.
+        tmux({QStringLiteral("send-keys"), QStringLiteral("-t"), QStringLiteral("T"), QStringLiteral("C-\\")});
+        QTRY_VERIFY_WITH_TIMEOUT(s->controlViewer() == nullptr, 10000);
+        QCOMPARE(s->state(), Session::State::Running);
+
+        // A terminal command that does not exist: said plainly, nothing runs.
+        Config bad = config;
+        bad.terminal = QStringLiteral("/nonexistent/term -e");
+        DesktopApp other(bad, DesktopApp::TrayMode::Off);
+        QVERIFY(!other.attachInTerminalEmulator(id, ViewerMode::Control, &error));
+        QVERIFY2(error.contains(QStringLiteral("/nonexistent/term")), qPrintable(error));
+
+        app.requestQuit(false);
+        QTRY_VERIFY_WITH_TIMEOUT(s == nullptr || app.registry()->sessions().isEmpty(), 15000);
+    }
+
+    void noQueryAnswersLeftAtThePrompt()
+    {
+        // Attaching to an exited session replays its output and ends at once.
+        // A real terminal answers the queries in that replay (cursor position,
+        // device attributes) a moment later: those answers must not land in
+        // the shell the user returns to (a first-time user saw "2RR84;0;0c"
+        // at the prompt after attaching to an exited vim session).
+        Config config;
+        config.port = 0;
+        DesktopApp app(config, DesktopApp::TrayMode::Off);
+        QString error;
+        QVERIFY2(app.start(&error), qPrintable(error));
+        SpawnOptions o;
+        o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                             QStringLiteral("printf 'asking\\033[6n\\033[c\\033[>c\\n'; exit 7")};
+        Session *s = app.registry()->create(o, nullptr, &error);
+        QVERIFY2(s, qPrintable(error));
+        const QString id = s->id();
+        QTRY_COMPARE_WITH_TIMEOUT(s->state(), Session::State::Exited, 10000);
+
+        tmux({QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-x"), QStringLiteral("80"),
+              QStringLiteral("-y"), QStringLiteral("24"), QStringLiteral("-s"), QStringLiteral("Q"),
+              QStringLiteral("PS1='$ ' exec /bin/sh")});
+        QTRY_VERIFY_WITH_TIMEOUT(tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")})
+                                     .contains("$"), 10000);
+        tmux({QStringLiteral("send-keys"), QStringLiteral("-t"), QStringLiteral("Q"),
+              kTether + QStringLiteral(" attach ") + id + QStringLiteral("; echo after:$?"), QStringLiteral("Enter")});
+        QTRY_VERIFY_WITH_TIMEOUT(tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")})
+                                     .contains("after:0"), 15000);
+        QByteArray screen = tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")});
+        QVERIFY2(screen.contains("[process exited with code 7]"), screen.constData());
+        // The shell's next line must be exactly what we type: answers left
+        // in its input would be prepended to the command.
+        tmux({QStringLiteral("send-keys"), QStringLiteral("-t"), QStringLiteral("Q"), QStringLiteral("echo clean-$((1+1))"),
+              QStringLiteral("Enter")});
+        QTRY_VERIFY_WITH_TIMEOUT(tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")})
+                                     .contains("\nclean-2"), 10000);
+        screen = tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")});
+        QVERIFY2(!screen.contains("not found"), screen.constData());
+        tmux({QStringLiteral("kill-session"), QStringLiteral("-t"), QStringLiteral("Q")});
+        app.requestQuit(false);
+        QTRY_VERIFY_WITH_TIMEOUT(app.registry()->sessions().isEmpty(), 15000);
+    }
+};
+
+QTEST_MAIN(TestUiCliTerminal)
+#include "tst_cliterminal.moc"

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The desktop application: registry + server + windows in one process, and the
+// real `tether` binary's single-instance hand-off and clean shutdown.
+#include "desktopapp.h"
+#include "registry.h"
+#include "server.h"
+#include "session.h"
+#include "sessionswindow.h"
+#include "terminalwindow.h"
+#include "testutil.h"
+
+#include <QDesktopServices>
+#include <QAction>
+#include <QDir>
+#include <QMenu>
+#include <QRegularExpression>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSystemTrayIcon>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUrl>
+
+#include <signal.h>
+
+using namespace Tether;
+
+namespace {
+
+class FakeBrowser : public Viewer
+{
+public:
+    void attached(Session *, const AttachInfo &) override {}
+    void output(const char *, qsizetype) override {}
+    void exited(const ExitStatus &) override {}
+    void detached(DetachReason r) override { reasons << r; }
+    ViewerKind kind() const override { return ViewerKind::Browser; }
+    QList<DetachReason> reasons;
+};
+
+SpawnOptions shell()
+{
+    SpawnOptions o;
+    o.argv = QStringList{QStringLiteral("/bin/sh")};
+    return o;
+}
+
+} // namespace
+
+/// The desktop app with its last step to the tray recorded instead of shown
+/// (offscreen has no tray): everything before QSystemTrayIcon::showMessage is
+/// the real path.
+class RecordingDesktopApp : public DesktopApp
+{
+public:
+    using DesktopApp::DesktopApp;
+    QList<QStringList> messages; ///< {title, text}
+protected:
+    void showTrayMessage(const QString &title, const QString &text, int msecs) override
+    {
+        QVERIFY(msecs > 0);
+        messages << QStringList{title, text};
+    }
+};
+
+/// Receives the URLs DesktopApp asks the desktop to open (no real browser).
+class UrlCatcher : public QObject
+{
+    Q_OBJECT
+public:
+    QList<QUrl> urls;
+public Q_SLOTS:
+    void open(const QUrl &url) { urls << url; }
+};
+
+class TestDesktopApp : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void startsAsMainWindowWithoutTray();
+    void newTerminalAndAttachHere();
+    void browserUrls();
+    void notifiesWhenDetachedSessionExits();
+    void trayMessageBeforeExpiryAttachesOnClick();
+    void quitTearsEverythingDown();
+    void binarySingleInstanceHandOff();
+
+private:
+    Config testConfig() const;
+    QTemporaryDir m_home;
+    UrlCatcher m_urls;
+};
+
+void TestDesktopApp::initTestCase()
+{
+    qRegisterMetaType<QProcess::ExitStatus>("QProcess::ExitStatus"); // for QSignalSpy (Qt 5)
+    QVERIFY(m_home.isValid());
+    // Settings, autostart and runtime files stay inside the test dir.
+    qputenv("XDG_CONFIG_HOME", m_home.filePath(QStringLiteral("config")).toLocal8Bit());
+    const QString runtime = m_home.filePath(QStringLiteral("runtime"));
+    QDir().mkpath(runtime);
+    QFile::setPermissions(runtime, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    qputenv("XDG_RUNTIME_DIR", runtime.toLocal8Bit());
+    QDesktopServices::setUrlHandler(QStringLiteral("http"), &m_urls, "open");
+    signal(SIGPIPE, SIG_IGN);
+    qRegisterMetaType<Tether::Session *>();
+}
+
+void TestDesktopApp::cleanupTestCase()
+{
+    QDesktopServices::unsetUrlHandler(QStringLiteral("http"));
+}
+
+Config TestDesktopApp::testConfig() const
+{
+    Config c;
+    c.bind = QStringLiteral("127.0.0.1");
+    c.port = 0; // any free port
+    c.command = QStringLiteral("/bin/sh");
+    return c;
+}
+
+void TestDesktopApp::startsAsMainWindowWithoutTray()
+{
+    DesktopApp app(testConfig(), DesktopApp::TrayMode::Off);
+    QString error;
+    QVERIFY2(app.start(&error), qPrintable(error));
+    QVERIFY(app.server()->port() != 0);
+    QCOMPARE(app.trayIcon(), nullptr);
+    SessionsWindow *w = app.sessionsWindow();
+    QVERIFY(w->isVisible());
+    QVERIFY(w->isMainWindowMode());
+    QCOMPARE(app.trayToolTip(), QStringLiteral("Tether — 0 sessions, 0 attached"));
+}
+
+void TestDesktopApp::newTerminalAndAttachHere()
+{
+    DesktopApp app(testConfig(), DesktopApp::TrayMode::Off);
+    QString error;
+    QVERIFY2(app.start(&error), qPrintable(error));
+    m_urls.urls.clear();
+    const QString id = app.newTerminal();
+    QVERIFY(!id.isEmpty());
+    Session *s = app.registry()->find(id);
+    QVERIFY(s);
+    QCOMPARE(s->command().value(0), QStringLiteral("/bin/sh")); // the configured default command
+    QCOMPARE(app.trayToolTip(), QStringLiteral("Tether — 1 session, %1 attached").arg(localTerminalAvailable() ? 1 : 0));
+#ifdef TETHER_HAVE_QTERMWIDGET
+    // Attached here in a local window.
+    auto *w = qobject_cast<TerminalWindow *>(app.terminalWindow(id));
+    QVERIFY(w);
+    QVERIFY(w->isVisible());
+    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(w));
+    QVERIFY(m_urls.urls.isEmpty());
+
+    // A second "attach here" raises the same window.
+    app.attachHere(id);
+    QCOMPARE(app.terminalWindow(id), w);
+
+    // A browser takes over; attach here takes it back in the same window.
+    FakeBrowser browser;
+    s->attach(&browser, ViewerMode::Control, std::nullopt);
+    QVERIFY(!w->isAttached());
+    app.attachHere(id);
+    QCOMPARE(app.terminalWindow(id), w);
+    QVERIFY(w->isAttached());
+    QCOMPARE(browser.reasons, QList<DetachReason>{DetachReason::Superseded});
+
+    // Closing the window leaves the session running and detached.
+    w->close();
+    QTRY_VERIFY(!app.terminalWindow(id));
+    QCOMPARE(s->controlViewer(), nullptr);
+    QCOMPARE(app.registry()->find(id), s);
+    QCOMPARE(app.trayToolTip(), QStringLiteral("Tether — 1 session, 0 attached"));
+#else
+    // No local terminal: the new session opens in the browser instead.
+    QCOMPARE(m_urls.urls.size(), 1);
+    QCOMPARE(m_urls.urls.at(0).toString(), app.server()->sessionUrl(id));
+#endif
+}
+
+void TestDesktopApp::browserUrls()
+{
+    DesktopApp app(testConfig(), DesktopApp::TrayMode::Off);
+    QString error;
+    QVERIFY2(app.start(&error), qPrintable(error));
+    m_urls.urls.clear();
+    app.openDashboard();
+    QCOMPARE(m_urls.urls.size(), 1);
+    QCOMPARE(m_urls.urls.at(0), QUrl(app.server()->keyedUrl()));
+    Session *s = app.registry()->create(shell());
+    QVERIFY(s);
+    app.openInBrowser(s->id());
+    QCOMPARE(m_urls.urls.size(), 2);
+    QCOMPARE(m_urls.urls.at(1), QUrl(app.server()->sessionUrl(s->id())));
+}
+
+void TestDesktopApp::notifiesWhenDetachedSessionExits()
+{
+    RecordingDesktopApp app(testConfig(), DesktopApp::TrayMode::On);
+    QString error;
+    QVERIFY2(app.start(&error), qPrintable(error));
+    QSignalSpy notified(&app, &DesktopApp::notified);
+
+    // Attached: the viewer sees the exit, no notification.
+    FakeBrowser viewer;
+    SpawnOptions o;
+    o.argv = QStringList{QStringLiteral("/bin/sh")};
+    Session *attached = app.registry()->create(o);
+    QVERIFY(attached);
+    attached->attach(&viewer, ViewerMode::Control, std::nullopt);
+    QVERIFY(attached->sendInput(&viewer, QByteArrayLiteral("exit 2\n")));
+    QTRY_COMPARE(attached->state(), Session::State::Exited);
+
+    // Detached: "make — exited 0" style notification.
+    o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exit 5")};
+    Session *detached = app.registry()->create(o);
+    QVERIFY(detached);
+    QVERIFY(notified.wait(5000));
+    QCOMPARE(notified.count(), 1);
+    QCOMPARE(notified.at(0).at(1).toString(), QStringLiteral("sh -c exit 5 — exited 5"));
+
+    // Jobs left running keep the session (by design): the notification says so.
+    o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                         QStringLiteral("trap '' HUP; sleep 60 & exit 0")};
+    Session *jobs = app.registry()->create(o);
+    QVERIFY(jobs);
+    QVERIFY(notified.wait(5000));
+    QCOMPARE(notified.count(), 2);
+    QCOMPARE(notified.at(1).at(1).toString(),
+             QStringLiteral("sh -c trap '' HUP; sleep 60 & exit 0 — exited 0 · 1 background process"));
+    // Both reached the tray.
+    QCOMPARE(app.messages.size(), 2);
+    QCOMPARE(app.messages.at(1).at(1), notified.at(1).at(1).toString());
+    // The tray menu says it too.
+    app.rebuildTrayMenu();
+    QStringList items;
+    const auto actions = app.trayMenu()->actions();
+    for (const QAction *a : actions)
+        items << a->text();
+    QVERIFY2(items.contains(QStringLiteral("sh -c trap '' HUP; sleep 60 && exit 0 — exited 0 · 1 background process")),
+             qPrintable(items.join(QLatin1Char('\n'))));
+    QVERIFY(app.registry()->kill(jobs->id()));
+    attached->detach(&viewer);
+}
+
+void TestDesktopApp::trayMessageBeforeExpiryAttachesOnClick()
+{
+    Config c = testConfig();
+    c.limits.ttlSeconds = 4;
+    RecordingDesktopApp app(c, DesktopApp::TrayMode::On);
+    QString error;
+    QVERIFY2(app.start(&error), qPrintable(error));
+    QVERIFY(app.trayIcon());
+    // Warned 3.5 s ahead of a 4 s TTL: about 0.5 s after creation, with
+    // slack for a loaded machine before the deadline would overtake it.
+    app.registry()->setExpiryWarningLead(3500);
+    app.registry()->setTeardownGrace(200);
+
+    // Attached the whole time: never announced.
+    FakeBrowser viewer;
+    Session *watched = app.registry()->create(shell());
+    QVERIFY(watched);
+    watched->attach(&viewer, ViewerMode::Control, std::nullopt);
+    Session *s = app.registry()->create(shell());
+    QVERIFY(s);
+    QTRY_COMPARE_WITH_TIMEOUT(app.messages.size(), 1, 10000);
+    QCOMPARE(app.messages.at(0).at(0), QStringLiteral("Session about to expire"));
+    const QString text = app.messages.at(0).at(1);
+    QVERIFY2(QRegularExpression(QStringLiteral("^sh — expires in [1-4] s\n")).match(text).hasMatch(), qPrintable(text));
+    QVERIFY(app.registry()->expiresIn(s) > 0);
+
+    // A click on the message.
+    Q_EMIT app.trayIcon()->messageClicked();
+#ifdef TETHER_HAVE_QTERMWIDGET
+    // Attaches here, which keeps the session.
+    QVERIFY(text.endsWith(QStringLiteral("Click to attach and keep it.")));
+    auto *w = qobject_cast<TerminalWindow *>(app.terminalWindow(s->id()));
+    QVERIFY(w);
+    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(w));
+    QCOMPARE(app.registry()->expiresIn(s), qint64(-1));
+    w->close();
+    QTRY_VERIFY(!app.terminalWindow(s->id()));
+
+    // Detached again: a new period, announced once more. A click that comes
+    // after a browser attached elsewhere does not take the session from it.
+    QTRY_COMPARE_WITH_TIMEOUT(app.messages.size(), 2, 10000);
+    FakeBrowser late;
+    s->attach(&late, ViewerMode::Control, std::nullopt);
+    Q_EMIT app.trayIcon()->messageClicked();
+    QVERIFY(late.reasons.isEmpty());
+    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(&late));
+    QVERIFY(!app.terminalWindow(s->id()));
+    QTRY_VERIFY(app.sessionsWindow()->isVisible());
+    s->detach(&late);
+#else
+    QVERIFY(text.endsWith(QStringLiteral("Click to see your sessions.")));
+    QTRY_VERIFY(app.sessionsWindow()->isVisible());
+#endif
+    // Left detached: announced (once more), then it expires; the session
+    // watched all along never was.
+    QSignalSpy removed(app.registry(), &SessionRegistry::sessionRemoved);
+    QVERIFY(removed.wait(15000));
+    QCOMPARE(removed.at(0).at(0).value<Session *>(), s);
+    QCOMPARE(app.messages.size(), localTerminalAvailable() ? 3 : 1);
+    for (const QStringList &m : std::as_const(app.messages))
+        QVERIFY(m.at(1).startsWith(QStringLiteral("sh — expires in ")));
+    QCOMPARE(app.registry()->find(watched->id()), watched);
+    watched->detach(&viewer);
+}
+
+void TestDesktopApp::quitTearsEverythingDown()
+{
+    DesktopApp app(testConfig(), DesktopApp::TrayMode::Off);
+    QString error;
+    QVERIFY2(app.start(&error), qPrintable(error));
+    app.registry()->setTeardownGrace(200);
+    QList<pid_t> pids;
+    for (int i = 0; i < 3; ++i) {
+        Session *s = app.registry()->create(shell());
+        QVERIFY(s);
+        pids << s->pid();
+    }
+#ifdef TETHER_HAVE_QTERMWIDGET
+    app.attachHere(app.registry()->sessions().first()->id());
+#endif
+    QSignalSpy finished(&app, &DesktopApp::finished);
+    app.requestQuit(false);
+    QVERIFY(finished.wait(10000));
+    QCOMPARE(app.registry()->count(), 0);
+    QVERIFY(!app.sessionsWindow()->isVisible());
+    for (pid_t pid : pids)
+        QTRY_VERIFY(TestUtil::processState(pid) == 0);
+    QCOMPARE(TestUtil::zombieChildren(), 0);
+}
+
+void TestDesktopApp::binarySingleInstanceHandOff()
+{
+#ifdef TETHER_BINARY
+    const QString bin = QStringLiteral(TETHER_BINARY);
+#else
+    const QString bin;
+#endif
+    if (bin.isEmpty() || !QFile::exists(bin))
+        QSKIP("the tether executable is not built");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString runtime = dir.filePath(QStringLiteral("run"));
+    QDir().mkpath(runtime);
+    QFile::setPermissions(runtime, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("HOME"), dir.path());
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.filePath(QStringLiteral("config")));
+    env.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime);
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("tether.*.debug=false"));
+    const QStringList args{QStringLiteral("--no-tray"), QStringLiteral("--port"), QStringLiteral("0")};
+
+    QProcess first;
+    first.setProcessEnvironment(env);
+    first.setProcessChannelMode(QProcess::MergedChannels);
+    first.start(bin, args);
+    QByteArray firstOut;
+    QTRY_VERIFY_WITH_TIMEOUT((firstOut += first.readAll()).contains("Tether is serving http://127.0.0.1:"), 10000);
+    const QString runtimeFile = QDir(runtime).filePath(QStringLiteral("tether/server.json"));
+    QVERIFY(QFile::exists(runtimeFile));
+
+    QProcess second;
+    second.setProcessEnvironment(env);
+    second.setProcessChannelMode(QProcess::MergedChannels);
+    QSignalSpy secondDone(&second, QOverload<int, QProcess::ExitStatus>::of(&QProcess::finished));
+    second.start(bin, args);
+    QVERIFY(secondDone.wait(10000));
+    QCOMPARE(second.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(second.exitCode(), 0);
+    QVERIFY2(!second.readAll().contains("Tether is serving http://127.0.0.1:"), "the second launch must not serve");
+    QCOMPARE(first.state(), QProcess::Running);
+    QTRY_VERIFY_WITH_TIMEOUT((firstOut += first.readAll()).contains("asked to raise"), 5000);
+
+    // SIGTERM (logout, systemctl stop) quits cleanly with exit code 0.
+    QSignalSpy firstDone(&first, QOverload<int, QProcess::ExitStatus>::of(&QProcess::finished));
+    first.terminate();
+    QVERIFY(firstDone.wait(10000));
+    QCOMPARE(first.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(first.exitCode(), 0);
+    QVERIFY(!QFile::exists(QDir(runtime).filePath(QStringLiteral("tether-desktop.sock"))));
+    QVERIFY(!QFile::exists(runtimeFile));
+}
+
+QTEST_MAIN(TestDesktopApp)
+#include "tst_desktopapp.moc"

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The Sessions window over a real registry: rows, sorting, actions, confirmations.
+#include "registry.h"
+#include "session.h"
+#include "sessionmodel.h"
+#include "sessionswindow.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStackedWidget>
+#include <QTableView>
+#include <QTest>
+#include <QTimer>
+#include <functional>
+
+using namespace Tether;
+
+namespace {
+
+SpawnOptions shell(const QStringList &argv = {QStringLiteral("/bin/sh")})
+{
+    SpawnOptions o;
+    o.argv = argv;
+    o.extraEnv << QStringLiteral("PS1=$ ");
+    return o;
+}
+
+/// Clicks the button with `text` in the next modal message box, from the
+/// event loop (exec() blocks the caller). Records the box's text.
+void answerNextMessageBox(const QString &text, QString *seen = nullptr)
+{
+    auto attempt = std::make_shared<std::function<void()>>();
+    *attempt = [=] {
+        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+        if (!box) {
+            QTimer::singleShot(10, *attempt);
+            return;
+        }
+        if (seen)
+            *seen = box->text() + QLatin1Char('\n') + box->informativeText();
+        for (QAbstractButton *b : box->buttons()) {
+            if (b->text() == text) {
+                b->click();
+                return;
+            }
+        }
+        qWarning("no button %s", qPrintable(text));
+        box->reject();
+    };
+    QTimer::singleShot(0, *attempt);
+}
+
+} // namespace
+
+class TestSessionsWindow : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void showsSessionsAndEmptyState();
+    void actionsFollowSelection();
+    void doubleClickAttaches();
+    void killAsksFirst();
+    void sortsByNumbers();
+    void clockRunsOnlyWhileShown();
+    void withoutLocalTerminal();
+    void mainWindowModeAsksOnClose();
+};
+
+void TestSessionsWindow::showsSessionsAndEmptyState()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    w.setServerUrl(QStringLiteral("http://127.0.0.1:7420/"));
+    w.show();
+    auto *stack = w.findChild<QStackedWidget *>();
+    QVERIFY(stack);
+    QCOMPARE(stack->currentIndex(), 1); // "No sessions yet" page
+    Session *s = registry.create(shell());
+    QVERIFY(s);
+    QCOMPARE(stack->currentIndex(), 0);
+    QCOMPARE(w.view()->model()->rowCount(), 1);
+    QCOMPARE(w.currentSessionId(), s->id()); // the first session gets selected
+    QVERIFY(registry.kill(s->id()));
+    QCOMPARE(stack->currentIndex(), 1);
+}
+
+void TestSessionsWindow::actionsFollowSelection()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    w.show();
+    QVERIFY(!w.attachAction()->isEnabled());
+    QVERIFY(!w.killAction()->isEnabled());
+    QVERIFY(w.newAction()->isEnabled());
+    Session *a = registry.create(shell());
+    Session *b = registry.create(shell({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exit 4")}));
+    QVERIFY(a && b);
+    w.selectSession(a->id());
+    QCOMPARE(w.currentSessionId(), a->id());
+    QVERIFY(w.attachAction()->isEnabled());
+    QVERIFY(w.watchAction()->isEnabled());
+    QVERIFY(w.browserAction()->isEnabled());
+    QVERIFY(w.killAction()->isEnabled());
+    QCOMPARE(w.killAction()->text(), QStringLiteral("&Kill…"));
+
+    QSignalSpy attach(&w, &SessionsWindow::attachRequested);
+    QSignalSpy watch(&w, &SessionsWindow::watchRequested);
+    QSignalSpy browser(&w, &SessionsWindow::openInBrowserRequested);
+    QSignalSpy create(&w, &SessionsWindow::newSessionRequested);
+    w.attachAction()->trigger();
+    w.watchAction()->trigger();
+    w.browserAction()->trigger();
+    w.newAction()->trigger();
+    QCOMPARE(attach.count(), 1);
+    QCOMPARE(attach.at(0).at(0).toString(), a->id());
+    QCOMPARE(watch.at(0).at(0).toString(), a->id());
+    QCOMPARE(browser.at(0).at(0).toString(), a->id());
+    QCOMPARE(create.count(), 1);
+
+    // An exited session: Kill becomes Remove (no confirmation needed).
+    w.selectSession(b->id());
+    QTRY_COMPARE(b->state(), Session::State::Exited);
+    QTRY_COMPARE(w.killAction()->text(), QStringLiteral("&Remove"));
+    QSignalSpy kill(&w, &SessionsWindow::killRequested);
+    w.killAction()->trigger();
+    QCOMPARE(kill.count(), 1);
+    QCOMPARE(kill.at(0).at(0).toString(), b->id());
+}
+
+void TestSessionsWindow::doubleClickAttaches()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    Session *s = registry.create(shell());
+    QVERIFY(s);
+    QSignalSpy attach(&w, &SessionsWindow::attachRequested);
+    QTableView *view = w.view();
+    const QRect r = view->visualRect(view->model()->index(0, SessionModel::TitleColumn));
+    QVERIFY(r.isValid());
+    // A double click is a press/release/double-click sequence.
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, r.center());
+    QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, r.center());
+    QTRY_COMPARE(attach.count(), 1);
+    QCOMPARE(attach.at(0).at(0).toString(), s->id());
+}
+
+void TestSessionsWindow::killAsksFirst()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    w.show();
+    Session *s = registry.create(shell());
+    QVERIFY(s);
+    w.selectSession(s->id());
+    QSignalSpy kill(&w, &SessionsWindow::killRequested);
+
+    QString seen;
+    answerNextMessageBox(QStringLiteral("Cancel"), &seen);
+    w.killAction()->trigger();
+    QCOMPARE(kill.count(), 0);
+    QVERIFY2(seen.contains(QString::number(s->pid())), qPrintable(seen));
+
+    answerNextMessageBox(QStringLiteral("Kill"));
+    w.killAction()->trigger();
+    QCOMPARE(kill.count(), 1);
+    QCOMPARE(kill.at(0).at(0).toString(), s->id());
+}
+
+void TestSessionsWindow::sortsByNumbers()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    w.show();
+    QList<Session *> list;
+    for (int i = 0; i < 3; ++i)
+        list << registry.create(shell());
+    QTableView *view = w.view();
+    view->sortByColumn(SessionModel::PidColumn, Qt::DescendingOrder);
+    QAbstractItemModel *m = view->model();
+    qint64 prev = std::numeric_limits<qint64>::max();
+    for (int row = 0; row < m->rowCount(); ++row) {
+        const qint64 pid = m->index(row, SessionModel::PidColumn).data(SessionModel::SortRole).toLongLong();
+        QVERIFY(pid <= prev);
+        prev = pid;
+    }
+    // A new session lands in its sorted place.
+    Session *n = registry.create(shell());
+    QVERIFY(n);
+    QCOMPARE(m->index(0, SessionModel::PidColumn).data(SessionModel::SortRole).toLongLong(),
+             qint64(n->pid())); // newest pid is the largest (no wrap in a test run)
+}
+
+void TestSessionsWindow::clockRunsOnlyWhileShown()
+{
+    SessionRegistry registry;
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    QVERIFY(!w.isClockRunning());
+    w.show();
+    QVERIFY(w.isClockRunning());
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    QVERIFY(registry.create(shell()));
+    QVERIFY(changed.wait(3000)); // the once-a-second refresh
+    w.hide();
+    QVERIFY(!w.isClockRunning());
+}
+
+void TestSessionsWindow::withoutLocalTerminal()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    const QString why = QStringLiteral("QTermWidget for Qt 6 is not installed; use Open in browser.");
+    w.setLocalTerminalAvailable(false, why);
+    w.show();
+    Session *s = registry.create(shell());
+    QVERIFY(s);
+    w.selectSession(s->id());
+    QVERIFY(!w.attachAction()->isEnabled());
+    QVERIFY(!w.watchAction()->isEnabled());
+    QCOMPARE(w.attachAction()->toolTip(), why);
+    auto *note = w.findChild<QLabel *>(QStringLiteral("noLocalTerminalNote"));
+    QVERIFY(note);
+    QVERIFY(note->isVisible());
+    QCOMPARE(note->toolTip(), why);
+    QVERIFY(w.browserAction()->isEnabled());
+    // Double-click opens the browser instead.
+    QSignalSpy browser(&w, &SessionsWindow::openInBrowserRequested);
+    QSignalSpy attach(&w, &SessionsWindow::attachRequested);
+    Q_EMIT w.view()->doubleClicked(w.view()->model()->index(0, 0));
+    QCOMPARE(browser.count(), 1);
+    QCOMPARE(attach.count(), 0);
+}
+
+void TestSessionsWindow::mainWindowModeAsksOnClose()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    QSignalSpy quit(&w, &SessionsWindow::quitRequested);
+
+    // Not the main window: closing just hides.
+    w.show();
+    QVERIFY(w.close());
+    QCOMPARE(quit.count(), 0);
+
+    w.setMainWindowMode(true);
+    w.show();
+    answerNextMessageBox(QStringLiteral("Cancel"));
+    QVERIFY(!w.close());
+    QVERIFY(w.isVisible());
+    QCOMPARE(quit.count(), 0);
+
+    answerNextMessageBox(QStringLiteral("Keep serving"));
+    QVERIFY(w.close());
+    QCOMPARE(quit.count(), 0);
+
+    w.show();
+    answerNextMessageBox(QStringLiteral("Quit"));
+    QVERIFY(w.close());
+    QCOMPARE(quit.count(), 1);
+    QCOMPARE(quit.at(0).at(0).toBool(), true);
+}
+
+QTEST_MAIN(TestSessionsWindow)
+#include "tst_sessionswindow.moc"

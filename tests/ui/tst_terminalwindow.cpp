@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The local terminal window (QTermWidget, teletype mode) on real /bin/sh sessions.
+#include "registry.h"
+#include "session.h"
+#include "terminalwindow.h"
+#include "testutil.h"
+
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTest>
+
+#ifdef TETHER_HAVE_QTERMWIDGET
+#if TETHER_QTERMWIDGET_MAJOR == 6
+#include <qtermwidget6/qtermwidget.h>
+#else
+#include <qtermwidget5/qtermwidget.h>
+#endif
+#endif
+
+#include <signal.h>
+
+using namespace Tether;
+
+#ifdef TETHER_HAVE_QTERMWIDGET
+namespace {
+
+/// Stands in for a browser viewer.
+class FakeViewer : public Viewer
+{
+public:
+    void attached(Session *s, const AttachInfo &i) override { session = s; info = i; ++attaches; }
+    void output(const char *d, qsizetype n) override { data.append(d, n); }
+    void exited(const ExitStatus &) override {}
+    void detached(DetachReason r) override { reasons << r; session = nullptr; }
+    ViewerKind kind() const override { return ViewerKind::Browser; }
+    Session *session = nullptr;
+    AttachInfo info;
+    int attaches = 0;
+    QByteArray data;
+    QList<DetachReason> reasons;
+};
+
+SpawnOptions shellOptions(const QString &script = QString())
+{
+    SpawnOptions o;
+    if (script.isEmpty())
+        o.argv = QStringList{QStringLiteral("/bin/sh")};
+    else
+        o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script};
+    o.extraEnv << QStringLiteral("PS1=$ ") << QStringLiteral("ENV=");
+    return o;
+}
+
+/// Everything the session's ring retains.
+QByteArray ringText(const Session *s)
+{
+    const RingBuffer &r = s->buffer();
+    QByteArray out(r.size(), '\0');
+    out.resize(r.read(r.startOffset(), out.data(), out.size()));
+    return out;
+}
+
+} // namespace
+#endif
+
+class TestTerminalWindow : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void availability();
+#ifdef TETHER_HAVE_QTERMWIDGET
+    void replayAndTyping();
+    void replayAnswersAreNotTyped();
+    void bareLineFeedIsNotTranslated();
+    void marginsResetByResizeInReplay();
+    void closingDetachesWithoutKilling();
+    void supersedesAndTakesOver();
+    void exitMakesReadOnly();
+    void sizeDrivesSession();
+    void largeOutputFlowsThrough();
+    void watchModeDoesNotType();
+    void watchWindowFollowsSessionSize();
+#endif
+
+private:
+#ifdef TETHER_HAVE_QTERMWIDGET
+    static QWidget *display(TerminalWindow &w);
+    static void type(TerminalWindow &w, const QString &text);
+#endif
+};
+
+void TestTerminalWindow::initTestCase()
+{
+    // A child that exits while the test writes to its PTY must not kill us.
+    signal(SIGPIPE, SIG_IGN);
+}
+
+void TestTerminalWindow::availability()
+{
+#ifdef TETHER_HAVE_QTERMWIDGET
+    QVERIFY(localTerminalAvailable());
+    QVERIFY(localTerminalUnavailableReason().isEmpty());
+#else
+    QVERIFY(!localTerminalAvailable());
+    QVERIFY(localTerminalUnavailableReason().contains(QStringLiteral("QTermWidget")));
+    QVERIFY(localTerminalUnavailableReason().contains(QStringLiteral("browser")));
+    QSKIP("built without QTermWidget (none for this Qt version here): the window tests need it");
+#endif
+}
+
+#ifdef TETHER_HAVE_QTERMWIDGET
+
+QWidget *TestTerminalWindow::display(TerminalWindow &w)
+{
+    // The widget that takes key events is QTermWidget's TerminalDisplay child.
+    const auto kids = w.terminal()->findChildren<QWidget *>();
+    for (QWidget *k : kids) {
+        if (QByteArray(k->metaObject()->className()).endsWith("TerminalDisplay"))
+            return k;
+    }
+    return w.terminal();
+}
+
+void TestTerminalWindow::type(TerminalWindow &w, const QString &text)
+{
+    QTest::keyClicks(display(w), text);
+}
+
+void TestTerminalWindow::replayAndTyping()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral("echo before-attach-$((6*7)); exec /bin/sh")));
+    QVERIFY(s);
+    QTRY_VERIFY(ringText(s).contains("before-attach-42"));
+
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.resize(700, 400);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.attachSession());
+    QVERIFY(w.isAttached());
+    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(&w));
+    QCOMPARE(w.kind(), ViewerKind::LocalWindow);
+
+    // The replay (output from before the window existed) is on screen.
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("before-attach-42")), qPrintable(w.screenText()));
+    QTRY_VERIFY(!w.isReplaying());
+
+    // Keys typed into the widget reach the shell.
+    type(w, QStringLiteral("echo hi"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_VERIFY2(ringText(s).contains("\r\nhi\r\n"), ringText(s).constData());
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("\nhi\n")));
+
+    // And bytes the widget emits through sendData (paste, key sequences) too.
+    Q_EMIT w.terminal()->sendData("echo $((40+2))x\r", 16);
+    QTRY_VERIFY(ringText(s).contains("\r\n42x\r\n"));
+}
+
+void TestTerminalWindow::replayAnswersAreNotTyped()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    // Before any window exists, the program asks for the cursor position
+    // (DSR 6). A terminal rendering that replay answers "ESC[row;colR"; the
+    // answer must not be typed into the program (vscode #123803).
+    Session *s = registry.create(shellOptions(QStringLiteral("printf 'query:\\033[6n\\n'; exec /bin/sh")));
+    QVERIFY(s);
+    QTRY_VERIFY(ringText(s).contains("query:"));
+    QTRY_VERIFY(ringText(s).contains("$ "));
+    const quint64 before = s->offset();
+
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.attachSession());
+    QVERIFY(w.isReplaying());
+    QTRY_VERIFY(!w.isReplaying());
+
+    // Type a marker: if an answer had been sent, the tty would have echoed it
+    // ("^[[1;7R") before the marker.
+    type(w, QStringLiteral("echo marker"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_VERIFY(ringText(s).contains("\r\nmarker\r\n"));
+    const QByteArray after = ringText(s).mid(int(before - s->buffer().startOffset()));
+    QVERIFY2(!after.contains("^[["), after.constData());
+
+    // Positive control: the same query in live output IS answered (the widget
+    // really answers; suppression is what kept the replay quiet).
+    type(w, QStringLiteral("printf '\\033[6n'; read x; echo got:$x"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_VERIFY2(ringText(s).contains("^[["), ringText(s).constData());
+}
+
+void TestTerminalWindow::bareLineFeedIsNotTranslated()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    // With OPOST off on the session's tty, the program's bare LF reaches the
+    // window as LF. Were OPOST left on in the widget's own PTY, LF would become
+    // CRLF and "cd" would start in column 0.
+    Session *s = registry.create(shellOptions(QStringLiteral("stty -opost; printf 'ab\\ncd\\r\\n'; stty opost; exec /bin/sh")));
+    QVERIFY(s);
+    QTRY_VERIFY(ringText(s).contains("ab\ncd"));
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.show();
+    QVERIFY(w.attachSession());
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("ab\n  cd")), qPrintable(w.screenText()));
+}
+
+void TestTerminalWindow::marginsResetByResizeInReplay()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    // Margins 2..4 (as a program sets them for its size), then the window
+    // grew: the terminal reset them. The window's replay must not scroll the
+    // lines after that inside 3 rows (they would be lost: below a top margin
+    // nothing scrolls into the history).
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "printf '\\033[2;4rset\\n'; read l; for i in 1 2 3 4 5 6; do echo line-$i; done; exec sleep 30")));
+    QVERIFY(s);
+    FakeViewer v;
+    s->attach(&v, ViewerMode::Control, std::nullopt);
+    QTRY_VERIFY(ringText(s).contains("set"));
+    QVERIFY(s->resize(&v, 90, 30));
+    QVERIFY(s->sendInput(&v, QByteArrayLiteral("\n")));
+    QTRY_VERIFY(ringText(s).contains("line-6"));
+    s->detach(&v);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.show();
+    QVERIFY(w.attachSession());
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("line-6")), qPrintable(w.screenText()));
+    for (int i = 1; i <= 6; ++i)
+        QVERIFY2(w.screenText().contains(QStringLiteral("line-%1").arg(i)), qPrintable(w.screenText()));
+}
+
+void TestTerminalWindow::closingDetachesWithoutKilling()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    const QString id = s->id();
+    const pid_t pid = s->pid();
+    auto *w = new TerminalWindow(&registry, s, ViewerMode::Control);
+    w->setAttribute(Qt::WA_DeleteOnClose);
+    QSignalSpy destroyed(w, &QObject::destroyed);
+    w->show();
+    QVERIFY(w->attachSession());
+    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(w));
+    QVERIFY(w->close());
+    QVERIFY(destroyed.count() == 1 || destroyed.wait(2000));
+    QCOMPARE(s->controlViewer(), nullptr);
+    QCOMPARE(registry.find(id), s);
+    QCOMPARE(s->state(), Session::State::Running);
+    QVERIFY(::kill(pid, 0) == 0);
+
+    // The session still works: a new viewer can attach and type.
+    FakeViewer v;
+    s->attach(&v, ViewerMode::Control, std::nullopt);
+    QVERIFY(s->sendInput(&v, QByteArrayLiteral("echo still-$((1+1))\n")));
+    QTRY_VERIFY(v.data.contains("still-2"));
+    s->detach(&v);
+}
+
+void TestTerminalWindow::supersedesAndTakesOver()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    QTRY_VERIFY(ringText(s).contains("$ "));
+
+    // A browser is attached; the window takes over from it.
+    FakeViewer browser;
+    s->attach(&browser, ViewerMode::Control, std::nullopt);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.show();
+    QVERIFY(w.attachSession());
+    QCOMPARE(browser.reasons, QList<DetachReason>{DetachReason::Superseded});
+    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(&w));
+    QTRY_VERIFY(!w.isReplaying());
+    type(w, QStringLiteral("echo one"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("\none\n")));
+    QTRY_VERIFY(!w.isReplaying());
+
+    // The browser takes it back: the window says so and offers Take over.
+    QSignalSpy attachment(&w, &TerminalWindow::attachmentChanged);
+    s->attach(&browser, ViewerMode::Control, std::nullopt);
+    QVERIFY(!w.isAttached());
+    QCOMPARE(attachment.count(), 1);
+    QCOMPARE(w.bannerText(), QStringLiteral("Opened in another window."));
+    QVERIFY(w.windowTitle().contains(QStringLiteral("detached")));
+    QVERIFY(s->sendInput(&browser, QByteArrayLiteral("echo two\n")));
+    // The output line and the next prompt, not the echoed command line (which
+    // also ends in "two\r\n"): else the prompt can arrive after offsetBefore.
+    QTRY_VERIFY(browser.data.contains("\ntwo\r\n$ "));
+
+    // Typing in a superseded window goes nowhere.
+    const quint64 offsetBefore = s->offset();
+    type(w, QStringLiteral("echo nothere"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QCoreApplication::processEvents();
+    QCOMPARE(s->offset(), offsetBefore);
+
+    // Take over: resumes from the window's offset, so only "two" is replayed
+    // (no reset: "one" stays on screen exactly once).
+    QPushButton *takeOver = nullptr;
+    for (QPushButton *b : w.findChildren<QPushButton *>()) {
+        if (b->text() == QStringLiteral("Take over"))
+            takeOver = b;
+    }
+    QVERIFY(takeOver);
+    QVERIFY(takeOver->isVisible());
+    QTest::mouseClick(takeOver, Qt::LeftButton);
+    QVERIFY(w.isAttached());
+    QCOMPARE(browser.reasons.size(), 2);
+    QCOMPARE(browser.reasons.last(), DetachReason::Superseded);
+    QVERIFY(w.bannerText().isEmpty());
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("\ntwo\n")));
+    QCOMPARE(w.screenText().count(QStringLiteral("\none\n")), 1);
+}
+
+void TestTerminalWindow::exitMakesReadOnly()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.show();
+    QVERIFY(w.attachSession());
+    QTRY_VERIFY(!w.isReplaying());
+    type(w, QStringLiteral("exit 7"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_VERIFY(w.hasExited());
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("[process exited with code 7]")), qPrintable(w.screenText()));
+    QVERIFY(w.bannerText().contains(QStringLiteral("exited with code 7")));
+    QVERIFY(w.bannerText().contains(QStringLiteral("read-only")));
+    QVERIFY(w.isVisible()); // the window stays open
+    QVERIFY(w.windowTitle().contains(QStringLiteral("exited")));
+}
+
+void TestTerminalWindow::sizeDrivesSession()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.resize(500, 300);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.attachSession());
+    QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
+    QTRY_COMPARE(s->rows(), w.terminal()->screenLinesCount());
+    const int cols1 = s->cols();
+    w.resize(900, 600);
+    QTRY_VERIFY(s->cols() > cols1);
+    QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
+    QTRY_COMPARE(s->rows(), w.terminal()->screenLinesCount());
+    // The program sees it (SIGWINCH + TIOCGWINSZ).
+    type(w, QStringLiteral("stty size"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    const QByteArray expect = QByteArray::number(s->rows()) + ' ' + QByteArray::number(s->cols());
+    QTRY_VERIFY2(ringText(s).contains(expect), ringText(s).constData());
+}
+
+void TestTerminalWindow::largeOutputFlowsThrough()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.show();
+    QVERIFY(w.attachSession());
+    QTRY_VERIFY(!w.isReplaying());
+    // ~2.4 MB through the window's PTY: non-blocking writes behind a notifier;
+    // the queue stays bounded (backpressure pauses the session).
+    type(w, QStringLiteral("seq 1 300000; echo done-$((2*3))"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    qsizetype maxQueued = 0;
+    QTRY_VERIFY_WITH_TIMEOUT((maxQueued = qMax(maxQueued, w.queuedBytes()),
+                              w.screenText().contains(QStringLiteral("\ndone-6\n"))), 40000);
+    QVERIFY2(maxQueued <= TerminalWindow::kHighWatermark + kReadChunk, QByteArray::number(qint64(maxQueued)).constData());
+    QVERIFY(w.screenText().contains(QStringLiteral("\n299999\n300000\n")));
+    QCOMPARE(w.queuedBytes(), 0);
+}
+
+void TestTerminalWindow::watchModeDoesNotType()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    FakeViewer controller;
+    s->attach(&controller, ViewerMode::Control, std::nullopt);
+    TerminalWindow w(&registry, s, ViewerMode::Watch);
+    w.show();
+    QVERIFY(w.attachSession());
+    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(&controller)); // not superseded
+    QCOMPARE(s->watchers().size(), 1);
+    QVERIFY(controller.reasons.isEmpty());
+    QVERIFY(w.windowTitle().contains(QStringLiteral("watching")));
+    QVERIFY(s->sendInput(&controller, QByteArrayLiteral("echo watched-$((3*3))\n")));
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("watched-9")));
+    QTRY_VERIFY(!w.isReplaying());
+    const quint64 before = s->offset();
+    type(w, QStringLiteral("echo no"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QCoreApplication::processEvents();
+    QCOMPARE(s->offset(), before);
+    w.close();
+    QCOMPARE(s->watchers().size(), 0);
+    s->detach(&controller);
+}
+
+void TestTerminalWindow::watchWindowFollowsSessionSize()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    FakeViewer controller;
+    s->attach(&controller, ViewerMode::Control, std::nullopt);
+    QVERIFY(s->resize(&controller, 60, 15));
+    TerminalWindow w(&registry, s, ViewerMode::Watch);
+    QVERIFY(w.attachSession()); // before show(), as the desktop app does
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    // It opens at the session's size, not at its own idea of a good size.
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), 60);
+    QTRY_COMPARE(w.terminal()->screenLinesCount(), 15);
+
+    // The control viewer resizes: the watch window follows, both ways.
+    QVERIFY(s->resize(&controller, 72, 20));
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), 72);
+    QTRY_COMPARE(w.terminal()->screenLinesCount(), 20);
+    QVERIFY(s->resize(&controller, 41, 10));
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), 41);
+    QTRY_COMPARE(w.terminal()->screenLinesCount(), 10);
+    // Following is not sizing: the session keeps the controller's size.
+    QCOMPARE(s->cols(), 41);
+    QCOMPARE(s->rows(), 10);
+
+    w.close();
+    s->detach(&controller);
+}
+
+#endif // TETHER_HAVE_QTERMWIDGET
+
+QTEST_MAIN(TestTerminalWindow)
+#include "tst_terminalwindow.moc"

@@ -156,6 +156,22 @@ QString ellipsize(const QString &text, int limit)
     return text.left(keep) + QChar(0x2026);
 }
 
+/// When the session expires: "never" (a running session with no TTL, the
+/// default), "-" while a viewer keeps it ("cannot expire now"), else the time
+/// left as "45s", "29m", "2h05m" (from expires_in).
+QString expiresText(const QJsonObject &s)
+{
+    const QJsonValue left = s.value(QStringLiteral("expires_in"));
+    if (!left.isDouble())
+        return s.value(QStringLiteral("viewers")).toInt() > 0 ? QStringLiteral("-") : QStringLiteral("never");
+    const qint64 secs = qint64(left.toDouble());
+    if (secs < 60)
+        return QStringLiteral("%1s").arg(secs);
+    if (secs < 3600)
+        return QStringLiteral("%1m").arg(secs / 60);
+    return QStringLiteral("%1h%2m").arg(secs / 3600).arg((secs % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
 /// The program in front of the session's terminal ("vim"), "-" when none.
 QString programText(const QJsonObject &s)
 {
@@ -205,7 +221,7 @@ QString table(const QJsonArray &sessions, int columns)
     const int idLen = uniquePrefixLength(ids);
     QList<QStringList> rows;
     rows << QStringList{QStringLiteral("ID"), QStringLiteral("STATE"), QStringLiteral("ATTACHED"),
-                        QStringLiteral("VIEWERS"), QStringLiteral("SIZE"), QStringLiteral("PROGRAM"),
+                        QStringLiteral("VIEWERS"), QStringLiteral("EXPIRES"), QStringLiteral("SIZE"), QStringLiteral("PROGRAM"),
                         QStringLiteral("COMMAND/TITLE")};
     for (const QJsonValue &v : sessions) {
         const QJsonObject s = v.toObject();
@@ -213,7 +229,7 @@ QString table(const QJsonArray &sessions, int columns)
         rows << QStringList{s.value(QStringLiteral("id")).toString().left(idLen), stateText(s),
                             attached ? QStringLiteral("yes (%1)").arg(s.value(QStringLiteral("viewer_kind")).toString())
                                      : QStringLiteral("no"),
-                            QString::number(s.value(QStringLiteral("viewers")).toInt()),
+                            QString::number(s.value(QStringLiteral("viewers")).toInt()), expiresText(s),
                             QStringLiteral("%1x%2").arg(s.value(QStringLiteral("cols")).toInt()).arg(s.value(QStringLiteral("rows")).toInt()),
                             programText(s), commandText(s)};
     }
@@ -1054,6 +1070,52 @@ int killCommand(const QStringList &args)
     });
 }
 
+int keyCommand(const QStringList &args)
+{
+    const QString cmd = QStringLiteral("key");
+    Common common;
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Print the dashboard link with Tether's access key (the key is kept across restarts).\n"
+        "With --rotate, make a new key: the old one stops working at once, and open dashboards\n"
+        "say so; the new link is printed."));
+    const QCommandLineOption rotate(QStringLiteral("rotate"), QStringLiteral("Make a new access key and print its link."));
+    parser.addOption(rotate);
+    int status = kExitOk;
+    if (!parse(parser, common, cmd, args, &status))
+        return status;
+    if (!parser.positionalArguments().isEmpty())
+        return fail(cmd, QStringLiteral("unexpected argument %1 (see --help)").arg(parser.positionalArguments().first()), kExitUsage);
+    ServerEndpoint ep;
+    if (!endpoint(parser, common, cmd, &ep, &status))
+        return status;
+    ApiClient api(ep);
+    auto print = [](const QString &url) {
+        std::fputs(qPrintable(url + QLatin1Char('\n')), stdout);
+        std::fflush(stdout);
+    };
+    return runAsync([&](std::function<void(int)> done) {
+        if (parser.isSet(rotate)) {
+            api.post(QStringLiteral("api/key"), QByteArray(), [&, done](const ApiReply &r) {
+                if (r.status != 200)
+                    return done(apiFailure(cmd, r));
+                print(r.json().value(QStringLiteral("url")).toString());
+                done(kExitOk);
+            });
+            return;
+        }
+        // Ask first, so that the link printed is one the server accepts.
+        api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
+            if (r.status != 200)
+                return done(apiFailure(cmd, r));
+            QUrl url = ep.url;
+            url.setQuery(QStringLiteral("key=") + ep.key);
+            print(url.toString());
+            done(kExitOk);
+        });
+    });
+}
+
 QCommandLineOption detachKeyOption()
 {
     return QCommandLineOption(QStringLiteral("detach-key"),
@@ -1207,7 +1269,7 @@ bool isClientCommand(const char *arg)
 {
     if (!arg)
         return false;
-    for (const char *c : {"attach", "list", "new", "kill"}) {
+    for (const char *c : {"attach", "list", "new", "kill", "key"}) {
         if (std::strcmp(arg, c) == 0)
             return true;
     }
@@ -1304,6 +1366,8 @@ int clientMain(int argc, char **argv)
         return newCommand(args);
     if (command == QLatin1String("attach"))
         return attachCommand(args);
+    if (command == QLatin1String("key"))
+        return keyCommand(args);
     return fail(command, QStringLiteral("unknown command"), kExitUsage);
 }
 

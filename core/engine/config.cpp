@@ -2,6 +2,7 @@
 #include "config.h"
 #include "logging.h"
 
+#include <QFileInfo>
 #include <QProcess>
 #include <QSettings>
 #include <QStandardPaths>
@@ -25,6 +26,7 @@ Config Config::load(QSettings &s)
 {
     Config c;
     c.limits.ttlSeconds = clamped("sessions/ttl", s.value(QStringLiteral("sessions/ttl"), c.limits.ttlSeconds).toInt(), 0, 365 * 24 * 3600);
+    c.limits.exitedTtlSeconds = clamped("sessions/exitedTtl", s.value(QStringLiteral("sessions/exitedTtl"), c.limits.exitedTtlSeconds).toInt(), 0, 365 * 24 * 3600);
     c.limits.bufferCapacity = clamped<qsizetype>("sessions/bufferSize",
         s.value(QStringLiteral("sessions/bufferSize"), qlonglong(c.limits.bufferCapacity)).toLongLong(),
         RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity);
@@ -35,6 +37,8 @@ Config Config::load(QSettings &s)
     c.pingIntervalSec = clamped("server/pingInterval", s.value(QStringLiteral("server/pingInterval"), c.pingIntervalSec).toInt(), 1, 3600);
     c.pingTimeoutSec = clamped("server/pingTimeout", s.value(QStringLiteral("server/pingTimeout"), c.pingTimeoutSec).toInt(), 1, 3600);
     c.terminal = s.value(QStringLiteral("desktop/terminal"), c.terminal).toString();
+    if (!s.fileName().isEmpty())
+        c.accessKeyFile = QFileInfo(s.fileName()).absolutePath() + QStringLiteral("/access-key");
     return c;
 }
 
@@ -47,6 +51,7 @@ Config Config::load()
 void Config::save(QSettings &s) const
 {
     s.setValue(QStringLiteral("sessions/ttl"), limits.ttlSeconds);
+    s.setValue(QStringLiteral("sessions/exitedTtl"), limits.exitedTtlSeconds);
     s.setValue(QStringLiteral("sessions/bufferSize"), qlonglong(limits.bufferCapacity));
     s.setValue(QStringLiteral("sessions/maxSessions"), limits.maxSessions);
     s.setValue(QStringLiteral("sessions/command"), command);

@@ -14,7 +14,9 @@ namespace Tether {
  * "tether": ~/.config/Tether/tether.conf). The settings dialog edits the same
  * keys. Precedence: command-line option > settings file > built-in default.
  *
- * Keys: sessions/ttl (seconds, 0 = never), sessions/bufferSize (bytes,
+ * Keys: sessions/ttl (seconds a detached running session is kept, 0 = never
+ * expire, the default), sessions/exitedTtl (seconds an exited session is
+ * kept, default 1800, 0 = never), sessions/bufferSize (bytes,
  * 64 KiB..64 MiB), sessions/maxSessions (1..1024), sessions/command (shell
  * command line, split with QProcess::splitCommand; empty = login shell),
  * server/bind (address), server/port (0..65535; 0 = any free port),
@@ -35,6 +37,10 @@ struct Config {
     /// desktop/terminal: command prefix that runs a program in a terminal
     /// emulator ("xterm -e"); `tether attach ID` is appended. Empty = detect.
     QString terminal;
+    /// Where the server keeps its access key (Server, loadOrCreateAccessKey):
+    /// "access-key" beside the settings file when loaded from settings
+    /// (~/.config/Tether/access-key); empty = a new key at every start.
+    QString accessKeyFile;
 
     /// Reads every key (missing keys keep the defaults).
     static Config load(QSettings &settings);

@@ -63,28 +63,20 @@ Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error
 
     Session *evict = nullptr;
     if (count() >= m_limits.maxSessions) {
-        // Evict the session detached longest, finished ones first; never one
-        // somebody is looking at.
+        // Make room only by ending an exited session nobody is looking at,
+        // the one detached longest: running work is never ended unasked.
         Session *victim = nullptr;
         for (Session *s : std::as_const(m_order)) {
-            if (s->viewerCount() > 0)
+            if (s->viewerCount() > 0 || s->state() != Session::State::Exited)
                 continue;
-            if (!victim) {
+            if (!victim || s->detachedSince() < victim->detachedSince())
                 victim = s;
-                continue;
-            }
-            const bool sExited = s->state() == Session::State::Exited;
-            const bool vExited = victim->state() == Session::State::Exited;
-            if (sExited != vExited) {
-                if (sExited)
-                    victim = s;
-            } else if (s->detachedSince() < victim->detachedSince()) {
-                victim = s;
-            }
         }
         if (!victim)
             return fail(CreateError::TooManySessions,
-                        QStringLiteral("too many sessions: the limit is %1 and every session has a viewer").arg(m_limits.maxSessions));
+                        QStringLiteral("too many sessions: %1 are running (the limit); end one with `tether kill ID`, "
+                                       "or raise the limit with --max-sessions or the sessions/maxSessions setting")
+                            .arg(m_limits.maxSessions));
         evict = victim;
     }
 
@@ -160,9 +152,15 @@ void SessionRegistry::remove(Session *s, DetachReason reason)
     rescheduleExpiry();
 }
 
+int SessionRegistry::ttlFor(const Session *s) const
+{
+    return s->state() == Session::State::Exited ? m_limits.exitedTtlSeconds : m_limits.ttlSeconds;
+}
+
 QDateTime SessionRegistry::expiryDeadline(const Session *s) const
 {
-    if (m_limits.ttlSeconds <= 0 || s->viewerCount() > 0)
+    const int ttl = ttlFor(s);
+    if (ttl <= 0 || s->viewerCount() > 0)
         return QDateTime();
     QDateTime base = s->detachedSince();
     if (base.isNull())
@@ -170,7 +168,7 @@ QDateTime SessionRegistry::expiryDeadline(const Session *s) const
     // A finished session counts from its exit when that is later.
     if (s->state() == Session::State::Exited && s->exitedAt() > base)
         base = s->exitedAt();
-    return base.addSecs(m_limits.ttlSeconds);
+    return base.addSecs(ttl);
 }
 
 qint64 SessionRegistry::expiresIn(const Session *s) const
@@ -189,9 +187,9 @@ qint64 SessionRegistry::expiryWarningLeadMs(int ttlSeconds)
     return std::min<qint64>(60 * 1000, qint64(ttlSeconds) * 100);
 }
 
-qint64 SessionRegistry::warningLeadMs() const
+qint64 SessionRegistry::warningLeadMs(const Session *s) const
 {
-    return m_warningLeadMs >= 0 ? m_warningLeadMs : expiryWarningLeadMs(m_limits.ttlSeconds);
+    return m_warningLeadMs >= 0 ? m_warningLeadMs : expiryWarningLeadMs(ttlFor(s));
 }
 
 qint64 SessionRegistry::nextWakeupMs(const Session *s) const
@@ -202,7 +200,7 @@ qint64 SessionRegistry::nextWakeupMs(const Session *s) const
     const qint64 deadline = d.toMSecsSinceEpoch();
     if (m_warnedDeadline.value(s, -1) == deadline)
         return deadline;
-    return deadline - warningLeadMs();
+    return deadline - warningLeadMs(s);
 }
 
 void SessionRegistry::rescheduleExpiry()
@@ -235,7 +233,7 @@ void SessionRegistry::expireDue()
             qCInfo(lcRegistry) << "session" << s->id() << "expired";
             remove(s, DetachReason::Killed);
         } else if (m_warnedDeadline.value(s, -1) != deadline
-                   && deadline - warningLeadMs() <= now) {
+                   && deadline - warningLeadMs(s) <= now) {
             m_warnedDeadline.insert(s, deadline);
             warn.append({s, int((deadline - now + 999) / 1000)});
         }

@@ -12,18 +12,30 @@ namespace Tether {
 
 /// Limits of a registry. All apply to the running registry without restart.
 struct Limits {
-    int maxSessions = 64;        ///< live sessions at once, >= 1
-    int ttlSeconds = 1800;       ///< detached-session TTL in seconds; 0 = never expire
+    /// Live sessions at once, >= 1. 256: at about 2 fds a session (PTY master,
+    /// pidfd) plus a socket a viewer, it stays clear of the soft fd limit of
+    /// 1024 that desktops start processes with, viewers included.
+    int maxSessions = 256;
+    /// TTL of a detached session whose program still runs, seconds; 0 (the
+    /// default) = kept until killed, as tmux keeps its sessions.
+    int ttlSeconds = 0;
+    /// TTL of a session whose program exited, seconds, counted from the exit
+    /// or from the last viewer leaving, whichever is later: long enough to
+    /// read what it printed. 0 = kept until killed.
+    int exitedTtlSeconds = 1800;
     qsizetype bufferCapacity = RingBuffer::kDefaultCapacity; ///< bytes per session, 64 KiB..64 MiB
 };
 
 /**
  * All live sessions: create, find, list, kill, expire, shut down.
  *
- * TTL: a session with no viewer expires ttlSeconds after its detachedSince()
- * (from the last viewer leaving; from creation if never attached; from exit for
- * a finished session if that is later). Expiry runs on one single-shot timer
- * set to the next deadline: no polling, no wakeups while nothing can expire.
+ * TTL: a session with no viewer expires after its TTL counted from its
+ * detachedSince() (the last viewer leaving; creation if never attached; the
+ * exit for a finished session if that is later). The TTL is ttlSeconds while
+ * the program runs (default 0: never) and exitedTtlSeconds once it exited
+ * (default 30 min), so running work is never ended behind the user's back.
+ * Expiry runs on one single-shot timer set to the next deadline: no polling,
+ * no wakeups while nothing can expire.
  *
  * Warning: expiryWarningLeadMs(ttl) before a deadline the same timer wakes once
  * and emits expiringSoon() (the desktop shows "bash — expires in 1 min"). Once
@@ -31,10 +43,12 @@ struct Limits {
  * TTL make a new deadline, which is warned about again. Nothing is emitted for
  * sessions that cannot expire (a viewer attached, TTL 0).
  *
- * Limit: when maxSessions live sessions exist, create() evicts the session
- * detached longest (earliest detachedSince(); finished ones first), once the
- * new one has started; when every session has a viewer it refuses with
- * CreateError::TooManySessions.
+ * Limit: when maxSessions live sessions exist, create() ends the exited
+ * session without a viewer that was detached longest (earliest
+ * detachedSince()), once the new one has started. A running session is never
+ * ended to make room: with no such exited session, create() refuses with
+ * CreateError::TooManySessions and a text that names the limit and how to
+ * raise it.
  *
  * kill()/expiry remove the session from the list at once (sessionRemoved) and
  * tear its processes down in the background; the Session object is deleted
@@ -66,7 +80,7 @@ public:
     bool kill(const QString &id);
 
     /// Seconds until `session` expires; -1 when it cannot expire now (a viewer
-    /// is attached or TTL is 0).
+    /// is attached, or its TTL — ttlSeconds running, exitedTtlSeconds exited — is 0).
     qint64 expiresIn(const Session *session) const;
     /// UTC deadline, null when none.
     QDateTime expiryDeadline(const Session *session) const;
@@ -75,6 +89,9 @@ public:
     /// 10 min (a 60 s warning for a 90 s TTL would come two thirds of the way
     /// in, when the user has barely left). 0 for ttlSeconds <= 0.
     static qint64 expiryWarningLeadMs(int ttlSeconds);
+    /// The TTL that applies to `session` now, seconds (0 = never): ttlSeconds
+    /// while its program runs, exitedTtlSeconds once it exited.
+    int ttlFor(const Session *session) const;
 
     Limits limits() const { return m_limits; }
     /// Applies new limits to the running registry. A new buffer capacity is
@@ -109,7 +126,7 @@ private:
     /// When the expiry timer must wake for `s` (ms since epoch): its warning
     /// time until warned, then its deadline; -1 when it cannot expire.
     qint64 nextWakeupMs(const Session *s) const;
-    qint64 warningLeadMs() const;
+    qint64 warningLeadMs(const Session *s) const;
     void expireDue();
     QString newId();
     void maybeFinishShutdown();

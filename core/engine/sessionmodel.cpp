@@ -353,7 +353,7 @@ QVariant SessionModel::data(const QModelIndex &index, int role) const
     }
     case TimeLeftColumn: {
         const qint64 left = m_registry ? m_registry->expiresIn(s) : -1;
-        const bool neverExpires = !m_registry || m_registry->limits().ttlSeconds == 0;
+        const bool neverExpires = !m_registry || m_registry->ttlFor(s) == 0;
         if (role == SortRole)
             return left < 0 ? std::numeric_limits<qint64>::max() : left;
         if (left >= 0)
@@ -362,7 +362,9 @@ QVariant SessionModel::data(const QModelIndex &index, int role) const
                                .arg(m_registry->expiryDeadline(s).toLocalTime().toString(Qt::ISODate)))
                 : QVariant(formatDuration(left));
         if (role == Qt::ToolTipRole)
-            return neverExpires ? tr("The TTL is 0: detached sessions never expire")
+            return neverExpires ? (s->state() == Session::State::Exited
+                                       ? tr("Exited sessions are kept until killed (exited TTL 0)")
+                                       : tr("Kept until killed: a running session never expires"))
                                 : tr("Does not expire while someone is attached");
         return neverExpires ? tr("never") : tr("—");
     }

@@ -226,6 +226,15 @@ void HttpConnection::onTimeout()
     abort();
 }
 
+void HttpConnection::endStream()
+{
+    if (!m_socket || m_state != State::Streaming)
+        return;
+    // QAbstractSocket::disconnectFromHost writes what is still buffered
+    // before it closes; disconnected() then finishes this connection.
+    m_socket->disconnectFromHost();
+}
+
 void HttpConnection::abort()
 {
     if (!m_socket)

@@ -87,6 +87,9 @@ public:
      */
     QTcpSocket *takeSocket(QObject *newParent);
 
+    /// Ends a stream gracefully: what writeStream() queued is sent, then the
+    /// connection closes (finished() follows). No effect unless streaming.
+    void endStream();
     /// Drops the connection at once.
     void abort();
 

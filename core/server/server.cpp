@@ -99,8 +99,16 @@ Server::Server(SessionRegistry *registry, const Config &config, QObject *parent)
     : QObject(parent)
     , m_registry(registry)
     , m_config(config)
-    , m_key(generateAccessKey())
 {
+    if (!config.accessKeyFile.isEmpty()) {
+        QString error;
+        m_key = loadOrCreateAccessKey(config.accessKeyFile, &error);
+        if (m_key.isEmpty())
+            qCWarning(lcServer).noquote() << "cannot keep the access key (" << error
+                                          << "): using a new key for this run only";
+    }
+    if (m_key.isEmpty())
+        m_key = generateAccessKey();
     m_viewerOptions.pingIntervalMs = config.pingIntervalSec * 1000;
     m_viewerOptions.pingTimeoutMs = config.pingTimeoutSec * 1000;
 
@@ -214,7 +222,33 @@ bool Server::writeRuntimeFile(QString *error, QJsonObject *other)
     o.insert(QStringLiteral("port"), int(port()));
     o.insert(QStringLiteral("pid"), qint64(::getpid()));
     o.insert(QStringLiteral("key"), m_key);
-    return RuntimeFile::write(o, error, other);
+    QJsonObject another;
+    const bool ok = RuntimeFile::write(o, error, &another);
+    m_wroteRuntimeFile = ok && another.isEmpty();
+    if (other)
+        *other = another;
+    return ok;
+}
+
+bool Server::rotateAccessKey(QString *error)
+{
+    const QString key = generateAccessKey();
+    if (!m_config.accessKeyFile.isEmpty() && !storeAccessKey(m_config.accessKeyFile, key, error))
+        return false;
+    m_key = key;
+    qCInfo(lcServer) << "access key rotated";
+    if (m_wroteRuntimeFile) {
+        QString ignored;
+        if (!writeRuntimeFile(&ignored))
+            qCWarning(lcServer).noquote() << "cannot rewrite the runtime file:" << ignored;
+    }
+    const auto streams = m_eventStreams;
+    for (HttpConnection *c : streams) {
+        c->writeStream(QByteArrayLiteral("event: key\ndata: {}\n\n"));
+        c->endStream();
+    }
+    Q_EMIT accessKeyChanged(m_key);
+    return true;
 }
 
 void Server::removeRuntimeFile()
@@ -541,6 +575,22 @@ void Server::serveApi(HttpConnection *c)
                 c->respondError(404, QStringLiteral("no such session"));
         } else {
             c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET, DELETE"));
+        }
+        return;
+    }
+    if (parts.size() == 2 && parts.at(1) == QLatin1String("key")) {
+        if (method == "POST") {
+            QString error;
+            if (!rotateAccessKey(&error)) {
+                c->respondError(500, QStringLiteral("cannot store the new key: %1").arg(error));
+                return;
+            }
+            QJsonObject o;
+            o.insert(QStringLiteral("key"), m_key);
+            o.insert(QStringLiteral("url"), keyedUrl());
+            c->respondJson(200, o);
+        } else {
+            c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "POST"));
         }
         return;
     }

@@ -76,9 +76,18 @@ public:
     /// "http://127.0.0.1:PORT/" (the bind address; IPv6 in brackets; a
     /// wildcard bind gives the loopback address).
     QString url() const;
-    /// The access key: 32 CSPRNG bytes, base64url without padding. Made once
-    /// per Server object.
+    /// The access key: 32 CSPRNG bytes, base64url without padding. Kept in
+    /// config.accessKeyFile when that is set (loadOrCreateAccessKey: the same
+    /// key after a restart); otherwise, or when that file cannot be written
+    /// (logged), made anew for this Server object.
     QString accessKey() const { return m_key; }
+    /// Replaces the key (`tether key --rotate`, POST /api/key): the new key is
+    /// stored in config.accessKeyFile first (false with *error, key unchanged,
+    /// when that fails), then used for every new request; server.json is
+    /// rewritten if this server wrote it; every open event stream gets a
+    /// `key` event and is ended, so open dashboards say why they lost access.
+    /// Established WebSocket attachments are not cut. Emits accessKeyChanged.
+    bool rotateAccessKey(QString *error);
     /// url() + "?key=" + key: opening it in a browser sets the key cookie.
     QString keyedUrl() const;
     /// keyedUrl() + "#/s/<id>": the dashboard opens that session.
@@ -117,6 +126,8 @@ Q_SIGNALS:
     void viewerConnected();
     /// A WebSocket viewer's connection ended.
     void viewerDisconnected();
+    /// rotateAccessKey() made a new key.
+    void accessKeyChanged(const QString &key);
 
 private:
     struct PendingUpgrade {
@@ -150,6 +161,7 @@ private:
     QPointer<SessionRegistry> m_registry;
     Config m_config;
     QString m_key;
+    bool m_wroteRuntimeFile = false; ///< writeRuntimeFile() wrote ours: rewrite it on rotation
     QTcpServer *m_tcp = nullptr;
     QWebSocketServer *m_ws = nullptr;
     WebSocketViewer::Options m_viewerOptions;

@@ -60,6 +60,7 @@ const app = {
   unauthorized: false,
   /** Some answer of this server was authorized (the page held the right key). */
   authorized: false,
+  keyRotated: false,  // the event stream said the key was rotated (tether key --rotate)
   /** The server was out of reach since the last authorized answer. */
   lostContact: false,
   /** The open session: { id, mode, view, attachment, ended } or null. */
@@ -157,24 +158,28 @@ function noteAuthorized() {
 
 /**
  * 401. A page that never held the right key is told where to get it. A page
- * that did, and then lost the server, met a restarted Tether: the key is made
- * anew at every start and a restart ends every session (protocol.md,
- * section 1), so it says that plainly rather than "needs Tether's key". A
- * page that held the key and never lost the server had its cookie replaced
- * (another Tether's link opened in this browser: cookies do not separate ports).
+ * whose key was rotated (`tether key --rotate`: the event stream said so with
+ * a `key` event) says that. A page that held the key and then lost the server
+ * met a Tether restarted with another key (the key is kept across restarts,
+ * protocol.md section 3, unless its file could not be kept). A page that held
+ * the key and never lost the server had its cookie replaced (another Tether's
+ * link opened in this browser: cookies do not separate ports).
  */
 function showUnauthorized() {
   if (app.unauthorized) return;
   app.unauthorized = true;
-  if (app.authorized && app.lostContact) {
+  if (app.keyRotated) {
+    $('nokey-title').textContent = 'Tether\'s access key was changed';
+    $('nokey-text').textContent = 'Someone ran tether key --rotate: the key this page held no longer works.';
+  } else if (app.authorized && app.lostContact) {
     $('nokey-title').textContent = 'Tether was restarted';
-    $('nokey-text').textContent = 'It has a new key, and the sessions that ran before the restart are gone.';
+    $('nokey-text').textContent = 'It has another key, and the sessions that ran before the restart are gone.';
   } else if (app.authorized) {
     $('nokey-title').textContent = 'Tether\'s key changed';
     $('nokey-text').textContent = 'This browser now holds another key: another Tether\'s link was opened here, or Tether restarted.';
   }
   $('nokey-text').hidden = !app.authorized;
-  if (app.authorized) $('nokey-how').textContent = 'Open the new link that Tether printed (it ends in ?key=…) or use its tray menu: Open dashboard.';
+  if (app.authorized) $('nokey-how').textContent = 'Open the new link that Tether printed (it ends in ?key=…; tether key prints it again) or use its tray menu: Open dashboard.';
   if (app.events) app.events.close();
   closeCurrent();
   document.body.classList.add('unauthorized');
@@ -200,6 +205,9 @@ function startEvents() {
     try { applySessions(JSON.parse(e.data).sessions || []); } catch { /* ignore a bad event */ }
     renderIndicator();
   });
+  // The key was rotated: the server ends this stream next, and the retry
+  // meets a 401 that showUnauthorized() then explains.
+  es.addEventListener('key', () => { app.keyRotated = true; });
   es.onopen = () => { app.listState = 'connected'; renderIndicator(); };
   es.onerror = () => {
     if (es !== app.events) return;

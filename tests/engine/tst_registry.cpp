@@ -25,6 +25,7 @@ class TestRegistry : public QObject
         Limits l;
         l.maxSessions = max;
         l.ttlSeconds = ttl;
+        l.exitedTtlSeconds = ttl;
         l.bufferCapacity = 64 * 1024;
         return l;
     }
@@ -216,38 +217,87 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(r.count(), 0, 6000);
     }
 
-    void maxSessionsEvictsOldestDetachedFinishedFirst()
+    void maxSessionsEndsOnlyExitedSessions()
     {
-        SessionRegistry r(limits(3, 0));
+        SessionRegistry r(limits(4, 0));
         r.setTeardownGrace(200);
         Session *attached = r.create(sleeper());
         Session *runningDetached = r.create(sleeper());
-        Session *finished = r.create(sh(QStringLiteral("exit 0")));
-        QSignalSpy exited(finished, &Session::exited);
-        QVERIFY(exited.wait(5000));
-        RecordingViewer v;
+        Session *older = r.create(sh(QStringLiteral("exit 0")));
+        QSignalSpy olderExited(older, &Session::exited);
+        QVERIFY(olderExited.wait(5000));
+        Session *newer = r.create(sh(QStringLiteral("exit 0")));
+        QSignalSpy newerExited(newer, &Session::exited);
+        QVERIFY(newerExited.wait(5000));
+        RecordingViewer v, onNewer;
         attached->attach(&v, ViewerMode::Control, std::nullopt);
 
         QList<Session *> removed;
         connect(&r, &SessionRegistry::sessionRemoved, this, [&](Session *s) { removed << s; });
-        Session *fourth = r.create(sleeper());
-        QVERIFY(fourth);
-        QCOMPARE(removed.count(), 1);
-        QCOMPARE(removed.at(0), finished); // finished goes first
         Session *fifth = r.create(sleeper());
         QVERIFY(fifth);
-        QCOMPARE(removed.at(1), runningDetached); // then the oldest detached
-
-        RecordingViewer v4, v5;
-        fourth->attach(&v4, ViewerMode::Control, std::nullopt);
-        fifth->attach(&v5, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(removed, QList<Session *>{older}); // the exited one detached longest
+        // An exited session somebody is reading is not ended either.
+        newer->attach(&onNewer, ViewerMode::Watch, std::nullopt);
         SessionRegistry::CreateError e;
         QString text;
         QCOMPARE(r.create(sleeper(), &e, &text), nullptr);
         QCOMPARE(e, SessionRegistry::CreateError::TooManySessions);
-        QVERIFY(!text.isEmpty());
-        QCOMPARE(r.count(), 3);
+        QVERIFY2(text.contains(QStringLiteral("4")) && text.contains(QStringLiteral("--max-sessions"))
+                     && text.contains(QStringLiteral("sessions/maxSessions")), qPrintable(text));
+        newer->detach(&onNewer);
+        Session *sixth = r.create(sleeper());
+        QVERIFY(sixth);
+        QCOMPARE(removed, (QList<Session *>{older, newer}));
+        // Now every session runs: a running session is never ended to make
+        // room, attached or not, detached however long.
+        QCOMPARE(r.create(sleeper(), &e, &text), nullptr);
+        QCOMPARE(e, SessionRegistry::CreateError::TooManySessions);
+        QCOMPARE(r.count(), 4);
+        QVERIFY(r.find(runningDetached->id()));
         QVERIFY(v.detachReasons.isEmpty());
+        attached->detach(&v);
+        shutdownAndWait(r);
+    }
+
+    void defaultsKeepRunningWork()
+    {
+        // With no settings: a detached running session never expires, an
+        // exited one 30 minutes after its exit; the limit leaves room.
+        const Limits defaults;
+        QCOMPARE(defaults.ttlSeconds, 0);
+        QCOMPARE(defaults.exitedTtlSeconds, 30 * 60);
+        QVERIFY(defaults.maxSessions >= 256);
+        SessionRegistry r;
+        r.setTeardownGrace(200);
+        Session *running = r.create(sleeper());
+        Session *done = r.create(sh(QStringLiteral("exit 0")));
+        QSignalSpy exited(done, &Session::exited);
+        QVERIFY(exited.wait(5000));
+        QCOMPARE(r.expiresIn(running), qint64(-1));
+        QVERIFY(r.expiryDeadline(running).isNull());
+        const qint64 left = r.expiresIn(done);
+        QVERIFY2(left > 30 * 60 - 10 && left <= 30 * 60, qPrintable(QString::number(left)));
+        QCOMPARE(r.expiryDeadline(done), done->exitedAt().addSecs(30 * 60));
+        shutdownAndWait(r);
+    }
+
+    void runningAndExitedTtlsApart()
+    {
+        // A running TTL does not end exited sessions early and vice versa.
+        Limits l = limits(8, 0);
+        l.ttlSeconds = 3600;
+        l.exitedTtlSeconds = 2;
+        SessionRegistry r(l);
+        r.setTeardownGrace(200);
+        QSignalSpy removed(&r, &SessionRegistry::sessionRemoved);
+        Session *running = r.create(sleeper());
+        Session *done = r.create(sh(QStringLiteral("exit 0")));
+        QVERIFY(r.expiresIn(running) > 3500);
+        QVERIFY(removed.wait(10000));
+        QCOMPARE(removed.at(0).at(0).value<Session *>(), done);
+        QCOMPARE(r.count(), 1);
+        QVERIFY(r.find(running->id()));
         shutdownAndWait(r);
     }
 

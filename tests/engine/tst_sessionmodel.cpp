@@ -77,7 +77,9 @@ void TestSessionModel::formatting()
 
 void TestSessionModel::followsRegistry()
 {
-    SessionRegistry registry;
+    Limits limits; // with a TTL for running sessions: "—" while attached
+    limits.ttlSeconds = 1800;
+    SessionRegistry registry(limits);
     registry.setTeardownGrace(200);
     SessionModel model(&registry);
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);

@@ -472,8 +472,8 @@ private Q_SLOTS:
         QVERIFY(created.isValid());
         QCOMPARE(created.timeSpec(), Qt::UTC);
         QVERIFY(qAbs(created.secsTo(QDateTime::currentDateTimeUtc())) < 10);
-        const double expires = s.value(QStringLiteral("expires_in")).toDouble();
-        QVERIFY(expires > 1790 && expires <= 1800);
+        // Running and detached: kept until killed (the default TTL is 0).
+        QVERIFY(s.value(QStringLiteral("expires_in")).isNull());
         QVERIFY(s.value(QStringLiteral("idle_seconds")).isDouble());
         QCOMPARE(s.value(QStringLiteral("cols")).toInt(), 100);
         QCOMPARE(s.value(QStringLiteral("rows")).toInt(), 30);
@@ -629,12 +629,23 @@ private Q_SLOTS:
         QCOMPARE(f.registry->count(), 1);
         s->detach(&v);
         const QString oldId = s->id();
+        // Detached but running: never ended to make room; the answer says
+        // what the limit is and how to raise it.
+        r = f.http("POST", "/api/sessions", R"({"command":["/bin/sh"]})");
+        QCOMPARE(r.status, 503);
+        QVERIFY(r.json().value(QStringLiteral("error")).toString().contains(QStringLiteral("--max-sessions")));
+        QCOMPARE(f.registry->sessions().first()->id(), oldId);
         // A command that cannot start ends nobody.
+        QSignalSpy exited(s, &Session::exited);
+        s->attach(&v, ViewerMode::Control, std::nullopt);
+        s->sendInput(&v, "exit\n", 5);
+        QVERIFY(exited.wait(5000));
+        s->detach(&v);
         r = f.http("POST", "/api/sessions", R"({"command":["/nonexistent/prog"]})");
         QCOMPARE(r.status, 422);
         QCOMPARE(f.registry->count(), 1);
         QCOMPARE(f.registry->sessions().first()->id(), oldId);
-        // Detached now: creating evicts it, and the answer says which.
+        // Exited now: creating ends it, and the answer says which.
         r = f.http("POST", "/api/sessions", R"({"command":["/bin/sh"]})");
         QCOMPARE(r.status, 201);
         QCOMPARE(f.registry->count(), 1);

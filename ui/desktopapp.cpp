@@ -470,8 +470,8 @@ QString DesktopApp::newTerminal()
     if (!s) {
         QString msg;
         if (err == SessionRegistry::CreateError::TooManySessions)
-            msg = tr("All %1 sessions are in use and attached. Close one, or raise the limit in "
-                     "Settings.").arg(m_registry->limits().maxSessions);
+            msg = tr("%1 sessions are running, the limit. A running session is never ended to make "
+                     "room: kill one, or raise the limit in Settings.").arg(m_registry->limits().maxSessions);
         else
             msg = tr("Could not start “%1”: %2")
                       .arg(options.argv.isEmpty() ? tr("login shell") : options.argv.join(QLatin1Char(' ')), text);

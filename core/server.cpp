@@ -261,6 +261,11 @@ void Server::onNewConnection()
 {
     while (m_tcp->hasPendingConnections()) {
         QTcpSocket *socket = m_tcp->nextPendingConnection();
+        // TCP_NODELAY (tcp(7)): a terminal sends small writes (an echo, then
+        // the command's output) that Nagle's algorithm would hold until the
+        // peer's delayed ACK, ~40 ms each (pitfalls.md, "Nagle"). Bulk output
+        // is unaffected: Qt still writes whole buffers per syscall.
+        socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
         // The bound is on connections still in their request/response:
         // authenticated event streams (one per open dashboard) do not count,
         // so open dashboards cannot lock new requests out.

@@ -909,9 +909,15 @@ QString commandHelp(const QCommandLineParser &parser, const QString &command)
     return text;
 }
 
+bool helpRequested(const QCommandLineParser &parser)
+{
+    return parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("help-all"));
+}
+
 namespace {
 
-/// Parses `args` (argv without the subcommand); shows help and exits on --help.
+/// Parses `args` (argv without the subcommand); shows help and exits on
+/// -h, --help or --help-all (helpRequested()).
 bool parse(QCommandLineParser &parser, const Common &common, const QString &command, const QStringList &args,
            int *status)
 {
@@ -921,7 +927,7 @@ bool parse(QCommandLineParser &parser, const Common &common, const QString &comm
         *status = fail(command, parser.errorText() + QStringLiteral(" (see --help)"), kExitUsage);
         return false;
     }
-    if (parser.isSet(QStringLiteral("help"))) {
+    if (helpRequested(parser)) {
         std::fputs(qPrintable(commandHelp(parser, command)), stdout);
         std::fflush(stdout);
         *status = kExitOk;

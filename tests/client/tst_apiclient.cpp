@@ -9,6 +9,7 @@
 #include "attachinfo.h"
 #include "runtimefile.h"
 #include "servertestutil.h"
+#include "testutil.h"
 
 #include <QJsonArray>
 #include <QNetworkProxy>
@@ -94,30 +95,6 @@ public:
     QByteArray body(int i) const { return requests.value(i).mid(requests.value(i).indexOf("\r\n\r\n") + 4); }
 };
 
-/// Saves an environment variable and puts it back when destroyed.
-class EnvGuard
-{
-public:
-    explicit EnvGuard(const char *name)
-        : m_name(name)
-        , m_set(qEnvironmentVariableIsSet(name))
-        , m_value(qgetenv(name))
-    {
-    }
-    ~EnvGuard()
-    {
-        if (m_set)
-            qputenv(m_name, m_value);
-        else
-            qunsetenv(m_name);
-    }
-
-private:
-    const char *m_name;
-    bool m_set;
-    QByteArray m_value;
-};
-
 /// Answers every proxy query with one HTTP proxy, loopback hosts included,
 /// like a system configuration without a no_proxy list.
 class EverythingThroughProxy : public QNetworkProxyFactory
@@ -146,7 +123,7 @@ class TestApiClient : public QObject
 
     Fixture f;
     std::unique_ptr<QTemporaryDir> m_dir;
-    std::vector<std::unique_ptr<EnvGuard>> m_env;
+    std::vector<std::unique_ptr<TestUtil::EnvGuard>> m_env;
 
     ServerEndpoint endpoint(const QString &key = QString()) const
     {
@@ -174,7 +151,7 @@ private Q_SLOTS:
         m_dir.reset(new QTemporaryDir);
         QVERIFY(m_dir->isValid());
         for (const char *name : {"XDG_RUNTIME_DIR", "TMPDIR", "TETHER_URL", "TETHER_KEY"})
-            m_env.emplace_back(new EnvGuard(name));
+            m_env.emplace_back(new TestUtil::EnvGuard(name));
         const QString run = m_dir->path() + QStringLiteral("/run");
         QVERIFY(QDir().mkdir(run));
         QVERIFY(QFile::setPermissions(run, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));

@@ -5,6 +5,7 @@
 // that a second server leaves a running first server's file alone. Real files
 // in a QTemporaryDir; XDG_RUNTIME_DIR and TMPDIR point into it.
 #include "runtimefile.h"
+#include "testutil.h"
 
 #include <QDir>
 #include <QFile>
@@ -68,30 +69,6 @@ QString ownComm()
     return QString::fromLocal8Bit(contentsOf(QStringLiteral("/proc/self/comm")).trimmed());
 }
 
-/// Saves an environment variable and puts it back when destroyed.
-class EnvGuard
-{
-public:
-    explicit EnvGuard(const char *name)
-        : m_name(name)
-        , m_set(qEnvironmentVariableIsSet(name))
-        , m_value(qgetenv(name))
-    {
-    }
-    ~EnvGuard()
-    {
-        if (m_set)
-            qputenv(m_name, m_value);
-        else
-            qunsetenv(m_name);
-    }
-
-private:
-    const char *m_name;
-    bool m_set;
-    QByteArray m_value;
-};
-
 } // namespace
 
 class TestRuntimeFile : public QObject
@@ -99,8 +76,8 @@ class TestRuntimeFile : public QObject
     Q_OBJECT
 
     std::unique_ptr<QTemporaryDir> m_dir;
-    std::unique_ptr<EnvGuard> m_xdgGuard;
-    std::unique_ptr<EnvGuard> m_tmpGuard;
+    std::unique_ptr<TestUtil::EnvGuard> m_xdgGuard;
+    std::unique_ptr<TestUtil::EnvGuard> m_tmpGuard;
     QString m_run; ///< XDG_RUNTIME_DIR of the test: ours, 0700
     QString m_tmp; ///< TMPDIR of the test (QDir::tempPath(), base of the fallback)
     QList<QProcess *> m_processes;
@@ -146,8 +123,8 @@ private Q_SLOTS:
     {
         m_dir.reset(new QTemporaryDir);
         QVERIFY(m_dir->isValid());
-        m_xdgGuard.reset(new EnvGuard("XDG_RUNTIME_DIR"));
-        m_tmpGuard.reset(new EnvGuard("TMPDIR"));
+        m_xdgGuard.reset(new TestUtil::EnvGuard("XDG_RUNTIME_DIR"));
+        m_tmpGuard.reset(new TestUtil::EnvGuard("TMPDIR"));
         m_run = m_dir->path() + QStringLiteral("/run");
         m_tmp = m_dir->path() + QStringLiteral("/tmp");
         QCOMPARE(::mkdir(local(m_run).constData(), 0700), 0);

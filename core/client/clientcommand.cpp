@@ -624,7 +624,7 @@ private:
         // the DSR after it, input that starts with ESC is dropped: the
         // terminal's automatic answers to queries in the replay (CSI 6 n →
         // ESC [ r ; c R, CSI c → ESC [ ? ... c) must not reach the program
-        // (vscode #123803). Plain typing passes.
+        // (microsoft/vscode#123803). Plain typing passes.
         const bool answerLike = len > 0 && data[0] == '\x1b';
         if (len > 0 && !(m_gateInput && answerLike))
             m_client.sendInput(data, len);

@@ -46,7 +46,7 @@ namespace Tether {
  * terminal's answer to that DSR arrives (at most 3 s), input that starts
  * with ESC is dropped, and the answer itself, so the terminal's answers to
  * queries in the replay (CSI 6 n, CSI c), which come before it in order,
- * never reach the program (vscode #123803), however slow the link; plain
+ * never reach the program (microsoft/vscode#123803), however slow the link; plain
  * typing passes. On
  * exit, modes the program left on (alternate screen, hidden cursor, mouse
  * tracking, bracketed paste, ...; tracked with TerminalState) are switched

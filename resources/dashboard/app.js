@@ -5,7 +5,7 @@
 //
 // Address: #/s/<id> attaches in control mode, #/s/<id>/watch read-only, so a
 // reload or a bookmark reattaches. Per-tab state lives in sessionStorage, never
-// localStorage: two tabs sharing one key collapsed onto one PTY (hermes #115304).
+// localStorage: two tabs sharing one key collapsed onto one PTY (NousResearch/hermes-agent#115304).
 
 import { Terminal } from './vendor/xterm.js';
 import { FitAddon } from './vendor/addon-fit.js';

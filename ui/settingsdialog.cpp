@@ -4,6 +4,7 @@
 
 #include "logging.h"
 #include "registry.h"
+#include "shellwords.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -26,6 +27,8 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace Tether {
 
@@ -137,6 +140,13 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_command->setObjectName(QStringLiteral("command"));
     m_command->setPlaceholderText(tr("your login shell"));
     sform->addRow(tr("Default command:"), m_command);
+    m_commandError = new QLabel(sessions);
+    m_commandError->setObjectName(QStringLiteral("commandError"));
+    m_commandError->setStyleSheet(QStringLiteral("color: #b00020;"));
+    m_commandError->hide();
+    sform->addRow(QString(), m_commandError);
+    sform->addRow(QString(), hint(tr("Words as a shell reads them (quotes group words),\n"
+                                     "but nothing is expanded: for | or $VAR use sh -c '…'."), sessions));
     top->addWidget(sessions);
 
     // --- server -----------------------------------------------------------
@@ -191,6 +201,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     connect(m_bufferUnit, QOverload<int>::of(&QComboBox::currentIndexChanged), this,
             &SettingsDialog::onBufferUnitChanged);
     connect(m_bind, &QLineEdit::textChanged, this, &SettingsDialog::updateValidity);
+    connect(m_command, &QLineEdit::textChanged, this, &SettingsDialog::updateValidity);
     connect(m_buffer, QOverload<int>::of(&QSpinBox::valueChanged), this, &SettingsDialog::updateValidity);
     connect(m_port, QOverload<int>::of(&QSpinBox::valueChanged), this, &SettingsDialog::updateValidity);
 
@@ -311,7 +322,12 @@ bool SettingsDialog::isLoopbackAddress(const QString &address)
 
 bool SettingsDialog::isFormValid() const
 {
-    return isBufferSizeValid() && isBindValid();
+    return isBufferSizeValid() && isBindValid() && isCommandValid();
+}
+
+bool SettingsDialog::isCommandValid(QString *error) const
+{
+    return ShellWords::split(m_command->text(), error).has_value();
 }
 
 bool SettingsDialog::isBindValid() const
@@ -325,7 +341,8 @@ bool SettingsDialog::isBindValid() const
 
 void SettingsDialog::updateValidity()
 {
-    const bool wasShowingError = !m_bindError->isHidden() || !m_bufferError->isHidden();
+    const auto errorLines = {m_bindError, m_bufferError, m_commandError};
+    const bool wasShowingError = std::any_of(errorLines.begin(), errorLines.end(), [](QLabel *l) { return !l->isHidden(); });
     const bool bindOk = isBindValid();
     m_bindError->setText(bindOk ? QString() : tr("Not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)."));
     m_bindError->setVisible(!bindOk);
@@ -336,12 +353,17 @@ void SettingsDialog::updateValidity()
                                     ? tr("%1 is too large: at most 64 MiB (65536 KiB).").arg(typed)
                                     : tr("%1 is too small: at least 64 KiB.").arg(typed));
     m_bufferError->setVisible(!bufferOk);
-    const bool ok = bindOk && bufferOk;
+    QString commandWhy;
+    const bool commandOk = isCommandValid(&commandWhy);
+    m_commandError->setText(commandOk ? QString() : tr("Cannot split the command: %1.").arg(commandWhy));
+    m_commandError->setVisible(!commandOk);
+    const bool ok = bindOk && bufferOk && commandOk;
     m_buttons->button(QDialogButtonBox::Ok)->setEnabled(ok);
     m_buttons->button(QDialogButtonBox::Apply)->setEnabled(ok);
     // An error line made the dialog taller; give that height back once it
     // is gone (the layout only ever grows a window on its own).
-    if (wasShowingError && m_bindError->isHidden() && m_bufferError->isHidden() && layout()) {
+    if (wasShowingError && std::all_of(errorLines.begin(), errorLines.end(), [](QLabel *l) { return l->isHidden(); })
+        && layout()) {
         // The group boxes' new hints reach the dialog's layout only through
         // posted LayoutRequest events: push them through now.
         for (QWidget *group : {m_bindError->parentWidget(), m_bufferError->parentWidget()}) {

@@ -67,6 +67,17 @@ QLabel *hint(const QString &text, QWidget *parent)
     l->setPalette(pal);
     return l;
 }
+
+/// The red line under a field that says what is wrong with it; hidden until
+/// updateValidity() has something to say.
+QLabel *errorLine(const char *objectName, QWidget *parent)
+{
+    auto *l = new QLabel(parent);
+    l->setObjectName(QLatin1String(objectName));
+    l->setStyleSheet(QStringLiteral("color: #b00020;"));
+    l->hide();
+    return l;
+}
 } // namespace
 
 SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, QWidget *parent)
@@ -120,10 +131,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     bufRow->addWidget(m_buffer, 1);
     bufRow->addWidget(m_bufferUnit);
     sform->addRow(tr("Output kept per session:"), bufRow);
-    m_bufferError = new QLabel(sessions);
-    m_bufferError->setObjectName(QStringLiteral("bufferError"));
-    m_bufferError->setStyleSheet(QStringLiteral("color: #b00020;"));
-    m_bufferError->hide();
+    m_bufferError = errorLine("bufferError", sessions);
     sform->addRow(QString(), m_bufferError);
     sform->addRow(QString(), hint(tr("64 KiB to 64 MiB, replayed when you reattach.\n"
                                      "A new size applies at once, to running sessions too:\n"
@@ -140,10 +148,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_command->setObjectName(QStringLiteral("command"));
     m_command->setPlaceholderText(tr("your login shell"));
     sform->addRow(tr("Default command:"), m_command);
-    m_commandError = new QLabel(sessions);
-    m_commandError->setObjectName(QStringLiteral("commandError"));
-    m_commandError->setStyleSheet(QStringLiteral("color: #b00020;"));
-    m_commandError->hide();
+    m_commandError = errorLine("commandError", sessions);
     sform->addRow(QString(), m_commandError);
     sform->addRow(QString(), hint(tr("Words as a shell reads them (quotes group words),\n"
                                      "but nothing is expanded: for | or $VAR use sh -c '…'."), sessions));
@@ -156,10 +161,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_bind->setObjectName(QStringLiteral("bind"));
     m_bind->setPlaceholderText(QStringLiteral("127.0.0.1"));
     vform->addRow(tr("Listen on address:"), m_bind);
-    m_bindError = new QLabel(server);
-    m_bindError->setObjectName(QStringLiteral("bindError"));
-    m_bindError->setStyleSheet(QStringLiteral("color: #b00020;"));
-    m_bindError->hide();
+    m_bindError = errorLine("bindError", server);
     vform->addRow(QString(), m_bindError);
     m_port = new QSpinBox(server);
     m_port->setObjectName(QStringLiteral("port"));

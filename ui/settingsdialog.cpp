@@ -33,7 +33,7 @@
 namespace Tether {
 
 namespace {
-constexpr int kMaxTtlSeconds = 365 * 24 * 3600; // as clamped by Config::load
+constexpr int kMaxTtlSeconds = Config::kMaxTtlSeconds;
 
 struct Unit {
     const char *name;
@@ -139,7 +139,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
 
     m_maxSessions = new QSpinBox(sessions);
     m_maxSessions->setObjectName(QStringLiteral("maxSessions"));
-    m_maxSessions->setRange(1, 1024);
+    m_maxSessions->setRange(1, Config::kMaxSessionsLimit);
     sform->addRow(tr("Maximum sessions:"), m_maxSessions);
     sform->addRow(QString(), hint(tr("When full, a new session replaces the oldest\n"
                                           "detached one."), sessions));

@@ -24,11 +24,11 @@ T clamped(const char *key, T value, T lo, T hi)
 Config Config::load(QSettings &s)
 {
     Config c;
-    c.limits.ttlSeconds = clamped("sessions/ttl", s.value(QStringLiteral("sessions/ttl"), c.limits.ttlSeconds).toInt(), 0, 365 * 24 * 3600);
+    c.limits.ttlSeconds = clamped("sessions/ttl", s.value(QStringLiteral("sessions/ttl"), c.limits.ttlSeconds).toInt(), 0, kMaxTtlSeconds);
     c.limits.bufferCapacity = clamped<qsizetype>("sessions/bufferSize",
         s.value(QStringLiteral("sessions/bufferSize"), qlonglong(c.limits.bufferCapacity)).toLongLong(),
         RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity);
-    c.limits.maxSessions = clamped("sessions/maxSessions", s.value(QStringLiteral("sessions/maxSessions"), c.limits.maxSessions).toInt(), 1, 1024);
+    c.limits.maxSessions = clamped("sessions/maxSessions", s.value(QStringLiteral("sessions/maxSessions"), c.limits.maxSessions).toInt(), 1, kMaxSessionsLimit);
     c.command = s.value(QStringLiteral("sessions/command"), c.command).toString();
     QString why;
     if (!ShellWords::split(c.command, &why))

@@ -27,6 +27,10 @@ namespace Tether {
  */
 struct Config {
     static constexpr quint16 kDefaultPort = 7420;
+    /// Bounds of sessions/ttl (a year) and sessions/maxSessions, shared by
+    /// every place that takes these values (file, options, dialog).
+    static constexpr int kMaxTtlSeconds = 365 * 24 * 3600;
+    static constexpr int kMaxSessionsLimit = 1024;
 
     Limits limits;
     QString bind = QStringLiteral("127.0.0.1");

@@ -21,9 +21,6 @@ const QString kBufferSize = QStringLiteral("buffer-size");
 const QString kMaxSessions = QStringLiteral("max-sessions");
 const QString kCommand = QStringLiteral("command");
 
-constexpr int kMaxTtlSeconds = 365 * 24 * 3600; // as Config::load clamps it
-constexpr int kMaxSessionsLimit = 1024;         // as Config::load clamps it
-
 /// The value of option `name` as an int in lo..hi; false with *error otherwise.
 bool readInt(const QCommandLineParser &parser, const QString &name, int lo, int hi, const QString &what, int *out,
              QString *error)
@@ -59,8 +56,9 @@ void ServeOptions::addTo(QCommandLineParser &parser, const Config &defaults)
              .arg(defaults.limits.bufferCapacity),
          QStringLiteral("BYTES")},
         {kMaxSessions,
-         QStringLiteral("Live sessions at most, 1..1024 (default %1). When full, a new session ends the one "
+         QStringLiteral("Live sessions at most, 1..%1 (default %2). When full, a new session ends the one "
                         "detached longest (exited ones first); with a viewer on every session it is refused.")
+             .arg(Config::kMaxSessionsLimit)
              .arg(defaults.limits.maxSessions),
          QStringLiteral("N")},
         {kCommand,
@@ -82,7 +80,8 @@ bool ServeOptions::read(const QCommandLineParser &parser, Config *config, QStrin
         config->port = quint16(n);
     }
     if (parser.isSet(kTtl)) {
-        if (!readInt(parser, kTtl, 0, kMaxTtlSeconds, QStringLiteral("0..%1 seconds").arg(kMaxTtlSeconds), &n, error))
+        if (!readInt(parser, kTtl, 0, Config::kMaxTtlSeconds,
+                     QStringLiteral("0..%1 seconds").arg(Config::kMaxTtlSeconds), &n, error))
             return false;
         config->limits.ttlSeconds = n;
     }
@@ -101,8 +100,8 @@ bool ServeOptions::read(const QCommandLineParser &parser, Config *config, QStrin
         config->limits.bufferCapacity = qsizetype(*bytes);
     }
     if (parser.isSet(kMaxSessions)) {
-        if (!readInt(parser, kMaxSessions, 1, kMaxSessionsLimit, QStringLiteral("1..%1").arg(kMaxSessionsLimit), &n,
-                     error))
+        if (!readInt(parser, kMaxSessions, 1, Config::kMaxSessionsLimit,
+                     QStringLiteral("1..%1").arg(Config::kMaxSessionsLimit), &n, error))
             return false;
         config->limits.maxSessions = n;
     }

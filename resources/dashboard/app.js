@@ -11,8 +11,9 @@ import { Terminal } from './vendor/xterm.js';
 import { FitAddon } from './vendor/addon-fit.js';
 import { Attachment } from './attachment.js';
 import {
-  commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel, splitCommand,
+  commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
 } from './util.js';
+import { split as splitCommand } from './shellwords.js';
 
 const $ = (id) => document.getElementById(id);
 const TAB_KEY = 'tether.tab';

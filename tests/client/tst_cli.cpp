@@ -176,27 +176,6 @@ private Q_SLOTS:
         }
     }
 
-    void shellQuoting()
-    {
-        using Tether::shellQuote;
-        QCOMPARE(shellQuote({QStringLiteral("echo"), QStringLiteral("a b"), QStringLiteral("e f;"), QStringLiteral("sleep"),
-                             QStringLiteral("1")}),
-                 QStringLiteral("echo 'a b' 'e f;' sleep 1"));
-        QCOMPARE(shellQuote({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo \"it's\" $HOME")}),
-                 QStringLiteral("/bin/sh -c 'echo \"it'\\''s\" $HOME'"));
-        QCOMPARE(shellQuote({QStringLiteral("env"), QStringLiteral("A=1"), QString(), QStringLiteral("~"),
-                             QStringLiteral("*"), QStringLiteral("x\ny")}),
-                 QStringLiteral("env A=1 '' '~' '*' 'x\ny'"));
-        QCOMPARE(shellQuote({QStringLiteral("A=1"), QStringLiteral("--opt=v,w:x@y%z+")}), QStringLiteral("'A=1' --opt=v,w:x@y%z+"));
-        // sh splits it back into the same words.
-        const QStringList words{QStringLiteral("printf"), QStringLiteral("<%s>"), QStringLiteral("a b"), QStringLiteral("it's"),
-                                QString(), QStringLiteral("$x `y` \\ \"")};
-        QProcess sh;
-        sh.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), shellQuote(words)});
-        QVERIFY(sh.waitForFinished(10000));
-        QCOMPARE(sh.readAllStandardOutput(), QByteArray("<a b><it's><><$x `y` \\ \">"));
-    }
-
     void listQuotesAndCutsTheLastColumn()
     {
         // `tether list` showed argv joined with spaces (not pasteable) and a

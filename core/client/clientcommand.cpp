@@ -1184,7 +1184,7 @@ int newCommand(const QStringList &args)
                      const QString evicted = r.json().value(QStringLiteral("evicted")).toString();
                      if (!evicted.isEmpty())
                          printErr(QStringLiteral("tether new: the session limit was reached: session %1 "
-                                                 "(detached longest) was ended to make room")
+                                                 "(exited, detached longest) was ended to make room")
                                       .arg(evicted));
                      done(kExitOk);
                  });

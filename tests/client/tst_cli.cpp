@@ -568,11 +568,21 @@ private Q_SLOTS:
         QCOMPARE(s.session(id).value(QStringLiteral("viewers")).toInt(), 0);
         QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
 
-        // A plain `tether new` now ends that detached session, and says so.
+        // A plain `tether new` never ends a running session to make room:
+        // refused, and the message says how to raise the limit.
+        r = tether(s, {QStringLiteral("new")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--max-sessions"), r.err.constData());
+        QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        // An exited session makes room, and `tether new` says which it ended.
+        QCOMPARE(tether(s, {QStringLiteral("kill"), id}).code, 0);
+        const QString done = s.create({QStringLiteral("true")});
+        QVERIFY(!done.isEmpty());
+        QTRY_COMPARE(s.session(done).value(QStringLiteral("state")).toString(), QStringLiteral("exited"));
         r = tether(s, {QStringLiteral("new")});
         QCOMPARE(r.code, 0);
-        QVERIFY2(r.err.contains("the session limit was reached: session " + id.toLatin1()), r.err.constData());
-        QCOMPARE(s.http("GET", "/api/sessions/" + id.toLatin1()).status, 404);
+        QVERIFY2(r.err.contains("the session limit was reached: session " + done.toLatin1()), r.err.constData());
+        QCOMPARE(s.http("GET", "/api/sessions/" + done.toLatin1()).status, 404);
     }
 
     void suspendGivesTheTerminalBackAndRedraws()

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "attachclient.h"
-#include "protocol.h"
 
 #include <QJsonDocument>
 #include <QLoggingCategory>

@@ -83,7 +83,7 @@ QByteArray pattern(qsizetype size, int seed = 0)
 {
     QByteArray b(size, Qt::Uninitialized);
     for (qsizetype i = 0; i < size; ++i)
-        b[i] = char('a' + (i + seed) % 26);
+        b.data()[i] = char('a' + (i + seed) % 26);
     return b;
 }
 

@@ -25,9 +25,10 @@ namespace Tether {
  * answer to ours (ESC [ 0 n, or ESC [ 3 n "malfunction"): input is gated
  * exactly until that answer, however slow the terminal or the link (ssh), and
  * the answer itself is dropped. A fixed delay let late answers through.
- * Checked for both sinks: xterm and tmux behind the CLI, QTermWidget's
- * Vt102Emulation through QTermWidget::sendData (tests/ui/tst_terminalwindow,
- * replayAnswersAreNotTyped).
+ * Checked for both sinks: a real terminal behind the CLI (tmux in
+ * tests/ui/tst_cliterminal, noQueryAnswersLeftAtThePrompt) and QTermWidget's
+ * emulator, which answers through QTermWidget::sendData
+ * (tests/ui/tst_terminalwindow, widgetAnswersTheReplayFence).
  *
  * While gated, input that starts with ESC (what an answer starts with) is
  * dropped; plain typing passes, so keys typed during a long replay are not

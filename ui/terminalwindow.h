@@ -61,7 +61,7 @@ class WriteQueue;
  * answers it through sendData after the answers to every query in the replay
  * (cursor position, device attributes), and input starting with ESC is
  * dropped until that answer (the answers would type stray text into the
- * program: vscode #123803).
+ * program: microsoft/vscode#123803).
  *
  * Size: the widget has no size signal, so a resize event starts a 100 ms
  * single-shot timer; when it fires, screenColumnsCount()×screenLinesCount() is

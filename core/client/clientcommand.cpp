@@ -2,6 +2,7 @@
 #include "clientcommand.h"
 #include "commandline.h"
 #include "apiclient.h"
+#include "shellwords.h"
 #include "ttyattach.h"
 
 #include <QCommandLineParser>
@@ -85,7 +86,7 @@ QString commandText(const QJsonObject &s)
     QStringList argv;
     for (const QJsonValue &v : s.value(QStringLiteral("command")).toArray())
         argv << v.toString();
-    return shellQuote(argv);
+    return ShellWords::quote(argv);
 }
 
 /// `text` cut to `limit` characters, its last one "…" when cut (a UTF-16
@@ -104,7 +105,7 @@ QString ellipsize(const QString &text, int limit)
 QString programText(const QJsonObject &s)
 {
     const QString name = s.value(QStringLiteral("foreground")).toObject().value(QStringLiteral("name")).toString();
-    return name.isEmpty() ? QStringLiteral("-") : shellQuote({name}); // "my prog" must stay one column
+    return name.isEmpty() ? QStringLiteral("-") : ShellWords::quote({name}); // "my prog" must stay one column
 }
 
 /// Shortest prefix length (>= 8) that tells every id apart.
@@ -266,7 +267,8 @@ QStringList idsAsPositional(const QStringList &args, const QStringList &flags, c
 
 namespace {
 
-/// Parses `args` (argv without the subcommand); shows help and exits on --help.
+/// Parses `args` (argv without the subcommand); shows help and exits on
+/// -h, --help or --help-all (helpRequested()).
 bool parse(QCommandLineParser &parser, const Common &common, const QString &command, const QStringList &args,
            int *status)
 {
@@ -276,7 +278,7 @@ bool parse(QCommandLineParser &parser, const Common &common, const QString &comm
         *status = fail(command, parser.errorText() + QStringLiteral(" (see --help)"), kExitUsage);
         return false;
     }
-    if (parser.isSet(QStringLiteral("help"))) {
+    if (helpRequested(parser)) {
         std::fputs(qPrintable(commandHelp(parser, command)), stdout);
         std::fflush(stdout);
         *status = kExitOk;
@@ -576,32 +578,6 @@ bool isClientCommand(const char *arg)
             return true;
     }
     return false;
-}
-
-QString shellQuote(const QStringList &argv)
-{
-    QStringList words;
-    for (const QString &a : argv) {
-        // Characters no POSIX shell treats specially inside a word; '=' too,
-        // except in the first word (where "x=1" would be an assignment).
-        bool plain = !a.isEmpty();
-        for (const QChar ch : a) {
-            const ushort u = ch.unicode();
-            if (!((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9')
-                  || QStringLiteral("%+,-./:@_").contains(ch) || (u == '=' && !words.isEmpty()))) {
-                plain = false;
-                break;
-            }
-        }
-        if (plain) {
-            words << a;
-            continue;
-        }
-        QString q = a;
-        q.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-        words << QLatin1Char('\'') + q + QLatin1Char('\'');
-    }
-    return words.join(QLatin1Char(' '));
 }
 
 

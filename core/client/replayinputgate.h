@@ -15,7 +15,7 @@ namespace Tether {
  * Why: a terminal rendering a replay answers the queries in that old output
  * (cursor position CSI 6 n → ESC [ r ; c R, device attributes CSI c → ESC [ ?
  * ... c); those answers belong to a past program state, and sent to the
- * program they are stray typed text (vscode #123803; a first-time user saw
+ * program they are stray typed text (microsoft/vscode#123803; a first-time user saw
  * "2RR84;0;0c" at a prompt).
  *
  * How (a DSR fence): right after the replay's last byte, the holder writes

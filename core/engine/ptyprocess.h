@@ -42,7 +42,7 @@ SpawnOptions resolveSpawnOptions(SpawnOptions options);
 constexpr int kMinCells = 1;
 constexpr int kMaxCells = 1000;
 /// Bound on queued, not yet written input (bytes). A program that does not read
-/// its stdin plus a large paste must not block us or grow memory (terminado PR #189).
+/// its stdin plus a large paste must not block us or grow memory (jupyter/terminado#189).
 constexpr qsizetype kMaxPendingInput = 1024 * 1024;
 /// Largest read per notifier wakeup (bytes): fairness between sessions.
 constexpr qsizetype kReadChunk = 64 * 1024;
@@ -73,7 +73,7 @@ constexpr qsizetype kReadChunk = 64 * 1024;
  *
  * Teardown (terminate()): SIGHUP to every process whose session id is the
  * leader's pid (found in /proc/<pid>/stat field 6, so background jobs in their
- * own process groups are included; ttyd #1401), SIGTERM after the grace period,
+ * own process groups are included; tsl0922/ttyd#1401), SIGTERM after the grace period,
  * SIGKILL after another; timers only, never blocking. Escalation continues after
  * the leader dies (other members may ignore SIGHUP). Processes that called
  * setsid themselves have left the session and are out of reach.
@@ -97,6 +97,19 @@ public:
     /// reset to SIG_DFL first, with a warning: with it, the kernel reaps our
     /// children itself and no exit status could be read.
     bool start(const SpawnOptions &options, QString *error);
+
+    /// Why the last start() failed.
+    enum class StartFailure {
+        None,      ///< no failure (not started yet, or started)
+        Command,   ///< the command, its cwd or the size cannot work: retrying will not help
+        /// The process or the system ran out of something a later retry may
+        /// find free: file descriptors (EMFILE, ENFILE), pseudo-terminals
+        /// (ENOSPC from posix_openpt(3): kernel.pty.max, pts(4)), processes
+        /// or memory (EAGAIN, ENOMEM: fork(2), execve(2)). The errno of the
+        /// failing step decides, whichever step it was.
+        Resources,
+    };
+    StartFailure startFailure() const { return m_startFailure; }
 
     pid_t pid() const { return m_pid; }      ///< leader pid (= session id); 0 before start
     int masterFd() const { return m_master; } ///< -1 before start / after close
@@ -180,6 +193,7 @@ private:
 
     // Implementation detail members; see ptyprocess.cpp.
     pid_t m_pid = 0;
+    StartFailure m_startFailure = StartFailure::None;
     int m_master = -1;
     int m_pidfd = -1;
     int m_memberPidfd = -1;      ///< pidfd of the session member being watched

@@ -18,6 +18,7 @@ class QWebSocketServer;
 
 namespace Tether {
 
+class Acceptor;
 class HttpConnection;
 class SessionRegistry;
 
@@ -31,8 +32,8 @@ class SessionRegistry;
  * body, slow-loris timeout). Host, Origin and the access key are checked
  * before anything else, and for WebSocket upgrades before the upgrade, so a
  * refused handshake is a plain HTTP 401/403 (DNS rebinding: the Host check;
- * cross-site WebSocket hijacking: the Origin check, jupyter/notebook #432,
- * cockpit #496). Accepted upgrades go, with their head still unread, to a
+ * cross-site WebSocket hijacking: the Origin check, jupyter/notebook#432,
+ * cockpit-project/cockpit#496). Accepted upgrades go, with their head still unread, to a
  * QWebSocketServer (NonSecureMode) through handleConnection(); each upgraded
  * socket becomes a WebSocketViewer.
  *
@@ -49,6 +50,13 @@ class SessionRegistry;
  * the attacker's. Connections that passed the key check are never evicted;
  * only when all slots are held by them is the new connection refused
  * (closed at once). docs/protocol.md, "Limits".
+ *
+ * Out of file descriptors: connections are accepted by an Acceptor, not by
+ * QTcpServer's loop (which spun at 100 % CPU on EMFILE); while the process
+ * is out of descriptors, new connections are closed unanswered and
+ * accepting pauses 250 ms at a time. A session that cannot start for lack
+ * of descriptors, PTYs, processes or memory is a 503, not a 422
+ * (SessionRegistry::CreateError::OutOfResources).
  *
  * Runs entirely on the thread's event loop; never blocks. Logging goes to
  * lcServer and never includes keys, cookies or input bytes.
@@ -128,7 +136,9 @@ private:
         QPointer<QTcpSocket> tcp;
     };
 
-    void onNewConnection();
+    /// A connection Acceptor took: `fd` becomes a QTcpSocket (TCP_NODELAY)
+    /// and an HttpConnection, within kMaxHttpConnections (class comment).
+    void onAccepted(qintptr fd);
     void onHead(HttpConnection *c);
     void onRequest(HttpConnection *c);
     void onWebSocket();
@@ -150,7 +160,8 @@ private:
     QPointer<SessionRegistry> m_registry;
     Config m_config;
     QString m_key;
-    QTcpServer *m_tcp = nullptr;
+    QTcpServer *m_tcp = nullptr; ///< listens; never accepts (pauseAccepting)
+    Acceptor *m_acceptor = nullptr; ///< accepts on m_tcp's socket while listening
     QWebSocketServer *m_ws = nullptr;
     WebSocketViewer::Options m_viewerOptions;
     int m_requestTimeoutMs = 10000;

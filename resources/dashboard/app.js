@@ -5,14 +5,15 @@
 //
 // Address: #/s/<id> attaches in control mode, #/s/<id>/watch read-only, so a
 // reload or a bookmark reattaches. Per-tab state lives in sessionStorage, never
-// localStorage: two tabs sharing one key collapsed onto one PTY (hermes #115304).
+// localStorage: two tabs sharing one key collapsed onto one PTY (NousResearch/hermes-agent#115304).
 
 import { Terminal } from './vendor/xterm.js';
 import { FitAddon } from './vendor/addon-fit.js';
 import { Attachment } from './attachment.js';
 import {
-  commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel, splitCommand,
+  commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
 } from './util.js';
+import { split as splitCommand } from './shellwords.js';
 
 const $ = (id) => document.getElementById(id);
 const TAB_KEY = 'tether.tab';

@@ -426,7 +426,7 @@ describe('dashboard', { timeout: 240000 }, () => {
   test('queries inside a replay are not answered to the program', async () => {
     // The program asks for the cursor position and device attributes while no
     // browser is attached, then reads a line. Answers produced by xterm.js
-    // while replaying would arrive in that line (vscode #123803).
+    // while replaying would arrive in that line (microsoft/vscode#123803).
     // ESC in what was read is shown as '~', or the terminal would swallow it.
     const script = `printf 'Q\\033[6n\\033[cQ\\n'; IFS= read -r line; `
       + `printf 'GOT[%s]\\n' "$(printf '%s' "$line" | tr '\\033' '~')"; exec sleep 600`;

@@ -176,27 +176,6 @@ private Q_SLOTS:
         }
     }
 
-    void shellQuoting()
-    {
-        using Tether::shellQuote;
-        QCOMPARE(shellQuote({QStringLiteral("echo"), QStringLiteral("a b"), QStringLiteral("e f;"), QStringLiteral("sleep"),
-                             QStringLiteral("1")}),
-                 QStringLiteral("echo 'a b' 'e f;' sleep 1"));
-        QCOMPARE(shellQuote({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo \"it's\" $HOME")}),
-                 QStringLiteral("/bin/sh -c 'echo \"it'\\''s\" $HOME'"));
-        QCOMPARE(shellQuote({QStringLiteral("env"), QStringLiteral("A=1"), QString(), QStringLiteral("~"),
-                             QStringLiteral("*"), QStringLiteral("x\ny")}),
-                 QStringLiteral("env A=1 '' '~' '*' 'x\ny'"));
-        QCOMPARE(shellQuote({QStringLiteral("A=1"), QStringLiteral("--opt=v,w:x@y%z+")}), QStringLiteral("'A=1' --opt=v,w:x@y%z+"));
-        // sh splits it back into the same words.
-        const QStringList words{QStringLiteral("printf"), QStringLiteral("<%s>"), QStringLiteral("a b"), QStringLiteral("it's"),
-                                QString(), QStringLiteral("$x `y` \\ \"")};
-        QProcess sh;
-        sh.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), shellQuote(words)});
-        QVERIFY(sh.waitForFinished(10000));
-        QCOMPARE(sh.readAllStandardOutput(), QByteArray("<a b><it's><><$x `y` \\ \">"));
-    }
-
     void listQuotesAndCutsTheLastColumn()
     {
         // `tether list` showed argv joined with spaces (not pasteable) and a
@@ -266,6 +245,35 @@ private Q_SLOTS:
             QVERIFY2(r.out.startsWith(c.second), r.out.left(80).constData());
             QVERIFY2(r.out.contains("--url"), c.first.toUtf8().constData());
         }
+    }
+
+    void helpAllDoesNotRunTheCommand()
+    {
+        // QCommandLineParser::addHelpOption() adds --help-all too (listed in
+        // every --help); it ran the command: `new --help-all` created a
+        // session, `list --help-all` listed. Every help option prints the
+        // help and exits 0, with a server running and nothing done to it.
+        Serve s;
+        QVERIFY(s.start());
+        const QList<QPair<QString, QByteArray>> cases = {
+            {QStringLiteral("attach"), "Usage: tether attach [options] [ID]"},
+            {QStringLiteral("list"), "Usage: tether list [options]"},
+            {QStringLiteral("new"), "Usage: tether new [options]"},
+            {QStringLiteral("kill"), "Usage: tether kill [options] ID"},
+        };
+        for (const auto &c : cases) {
+            for (const QString &help : {QStringLiteral("--help-all"), QStringLiteral("--help"), QStringLiteral("-h")}) {
+                const QByteArray what = (c.first + QLatin1Char(' ') + help).toUtf8();
+                const Run r = tether(s, {c.first, help});
+                QVERIFY2(r.code == 0, what + ": " + r.out + r.err);
+                QVERIFY2(r.out.startsWith(c.second), what + ": " + r.out.left(80));
+                QVERIFY2(r.out.contains("--url"), what.constData());
+                QVERIFY2(r.err.isEmpty(), what + ": " + r.err);
+            }
+        }
+        const HttpReply list = s.http("GET", "/api/sessions");
+        QCOMPARE(list.status, 200);
+        QCOMPARE(list.json().value(QStringLiteral("sessions")).toArray().size(), 0);
     }
 
     void notRunning()

@@ -13,11 +13,9 @@ import path from 'node:path';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const read = (p) => readFile(path.join(root, p), 'utf8');
 
-// attachment.js is an ES module served to the browser as it is; the dashboard
-// has no package.json "type": "module", so node would read a .js file as
-// CommonJS. It imports nothing: load its text as a module.
-const source = await read('resources/dashboard/attachment.js');
-const mod = await import('data:text/javascript;base64,' + Buffer.from(source).toString('base64'));
+// attachment.js is the ES module served to the browser as it is (the
+// dashboard's package.json says "type": "module", so node reads it as one).
+const mod = await import('../../resources/dashboard/attachment.js');
 const vectors = JSON.parse(await read('tests/vectors/attach-stream.json'));
 const header = await read('core/protocol/protocol.h');
 

@@ -35,6 +35,7 @@ QString localTerminalUnavailableReason()
 #include "registry.h"
 #include "session.h"
 #include "sessionmodel.h"
+#include "writequeue.h"
 
 #include <QBuffer>
 #include <QCloseEvent>
@@ -48,7 +49,6 @@ QString localTerminalUnavailableReason()
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
-#include <QSocketNotifier>
 #include <QVBoxLayout>
 
 #if TETHER_QTERMWIDGET_MAJOR == 6
@@ -57,7 +57,6 @@ QString localTerminalUnavailableReason()
 #include <qtermwidget5/qtermwidget.h>
 #endif
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -141,24 +140,24 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
         const int flags = fcntl(m_slaveFd, F_GETFL);
         if (flags < 0 || fcntl(m_slaveFd, F_SETFL, flags | O_NONBLOCK) != 0)
             qCWarning(lcUi) << "cannot make the terminal widget's PTY non-blocking:" << strerror(errno);
-        m_writeNotifier = new QSocketNotifier(m_slaveFd, QSocketNotifier::Write, this);
-        m_writeNotifier->setEnabled(false);
-        connect(m_writeNotifier, &QSocketNotifier::activated, this, [this] { flush(); });
     } else {
         qCWarning(lcUi) << "the terminal widget has no PTY: output cannot be shown";
     }
+    // With no PTY (-1) the queue takes nothing and writes nothing.
+    m_out = new WriteQueue(m_slaveFd, kHighWatermark, kLowWatermark, this);
+    m_out->setChunkSize(kWriteChunk);
+    m_out->setWakeupBudget(kWakeupBytes);
+    connect(m_out, &WriteQueue::blockedChanged, this, &TerminalWindow::onBlockedChanged);
+    connect(m_out, &WriteQueue::failed, this, [](int error) {
+        qCWarning(lcUi) << "writing to the terminal widget failed:" << strerror(error);
+    });
 
     connect(m_term, &QTermWidget::sendData, this, &TerminalWindow::onTerminalInput);
-    connect(m_term, &QTermWidget::receivedData, this,
-            [this](const QString &text) { onTerminalReceived(text.size()); });
     m_term->installEventFilter(this);
 
     m_resizeTimer.setSingleShot(true);
     m_resizeTimer.setInterval(kResizeDebounceMs);
     connect(&m_resizeTimer, &QTimer::timeout, this, &TerminalWindow::applySize);
-    m_replayGuard.setSingleShot(true);
-    m_replayGuard.setInterval(kReplayGuardMs);
-    connect(&m_replayGuard, &QTimer::timeout, this, &TerminalWindow::endReplay);
 
     updateTitle();
 }
@@ -184,20 +183,21 @@ QSize TerminalWindow::sizeForCells(int cols, int rows) const
 TerminalWindow::~TerminalWindow()
 {
     detachNow();
-    // The notifier watches the widget's fd: it must go before the widget.
-    delete m_writeNotifier;
-    m_writeNotifier = nullptr;
+    // The queue's notifier watches the widget's fd: it must go before the widget.
+    delete m_out;
+    m_out = nullptr;
 }
 
 void TerminalWindow::detachNow()
 {
     if (m_attached && m_session) {
-        if (m_blocked)
+        if (m_out->isBlocked())
             m_session->setViewerBlocked(this, false);
         m_session->detach(this);
     }
-    m_blocked = false;
     m_attached = false;
+    m_stream.stop();
+    m_gate.open();
 }
 
 bool TerminalWindow::attachSession(ViewerMode mode)
@@ -218,10 +218,14 @@ bool TerminalWindow::attachSession()
     if (m_attached)
         return true;
     std::optional<quint64> resume;
-    if (m_hasOffset)
-        resume = m_offset;
+    if (m_stream.hasOffset())
+        resume = m_stream.offset();
     // attached() and the replay arrive synchronously from here.
     m_session->attach(this, m_mode, resume);
+    // A queue still over its high watermark from before holds the new
+    // attachment back too (the session starts a viewer unblocked).
+    if (m_attached && m_session && m_out->isBlocked())
+        m_session->setViewerBlocked(this, true);
     return m_attached;
 }
 
@@ -237,20 +241,13 @@ void TerminalWindow::attached(Session *session, const AttachInfo &info)
     hideBanner();
     if (info.reset) {
         // What is still queued belongs to the stream being replaced.
-        m_queue.clear();
-        m_queueHead = 0;
+        m_out->clear();
         m_term->clear();
         static const char ris[] = "\x1b" "c";
         enqueue(ris, qsizetype(sizeof(ris) - 1));
     }
-    m_hasOffset = true;
-    m_offset = info.replayFrom;
-    m_preludeLeft = info.preludeBytes;
-    m_replayLeft = info.preludeBytes + info.replayBytes;
-    m_suppressInput = true;
-    m_replayGuard.stop();
-    if (m_replayLeft == 0)
-        replayWritten();
+    const bool nothingToReplay = m_stream.begin(info);
+    m_gate.begin(!nothingToReplay);
     updateTitle();
     Q_EMIT attachmentChanged(true);
     // The control window sizes the session; a shown window knows its size.
@@ -266,20 +263,12 @@ void TerminalWindow::output(const char *data, qsizetype size)
     if (size <= 0)
         return;
     enqueue(data, size);
-    qsizetype rest = size;
-    if (m_preludeLeft > 0) {
-        const qsizetype p = qMin(m_preludeLeft, rest);
-        m_preludeLeft -= p;
-        rest -= p;
-    }
-    m_offset += quint64(rest);
-    if (m_replayLeft > 0) {
-        m_replayLeft -= qMin(m_replayLeft, size);
-        if (m_replayLeft == 0)
-            replayWritten();
-    } else if (m_mode == ViewerMode::Watch && queuedBytes() > kWatchBacklogLimit) {
+    const bool wasReplaying = m_stream.isReplaying();
+    if (m_stream.output(size).replayFinished) {
+        replayWritten();
+    } else if (!wasReplaying && m_mode == ViewerMode::Watch && queuedBytes() > kWatchBacklogLimit) {
         // A watcher never pauses the session; one this far behind lets go
-        // instead of growing without bound. Reattaching resumes from m_offset.
+        // instead of growing without bound. Reattaching resumes from the stream's offset.
         detachNow();
         showBanner(tr("Stopped watching: this window fell behind the output."), tr("Reattach"));
         updateTitle();
@@ -290,7 +279,7 @@ void TerminalWindow::output(const char *data, qsizetype size)
 void TerminalWindow::fixup(const QByteArray &sequence)
 {
     // In stream order through the same queue, outside the offsets.
-    enqueue(sequence.constData(), sequence.size());
+    m_out->append(sequence);
 }
 
 void TerminalWindow::titleChanged(const QString &title)
@@ -311,10 +300,8 @@ void TerminalWindow::sizeChanged(int cols, int rows)
 void TerminalWindow::exited(const ExitStatus &status)
 {
     m_exited = true;
-    const QString text = status.signaled
-        ? tr("[process killed by signal %1]").arg(status.signal)
-        : tr("[process exited with code %1]").arg(status.code);
-    const QByteArray line = "\x1b[0m\r\n" + text.toUtf8() + "\r\n";
+    m_stream.setExit(status);
+    const QByteArray line = "\x1b[0m\r\n" + AttachStream::exitLine(status).toUtf8() + "\r\n";
     enqueue(line.constData(), line.size());
     showBanner(status.signaled ? tr("The process was killed by signal %1. This window is read-only.").arg(status.signal)
                                : tr("The process exited with code %1. This window is read-only.").arg(status.code),
@@ -326,9 +313,8 @@ void TerminalWindow::detached(DetachReason reason)
 {
     // The session has already forgotten us: no calls back for this attachment.
     m_attached = false;
-    m_blocked = false;
-    m_suppressInput = false;
-    m_replayGuard.stop();
+    m_stream.stop();
+    m_gate.open();
     m_resizeTimer.stop();
     switch (reason) {
     case DetachReason::Superseded:
@@ -357,99 +343,42 @@ QString TerminalWindow::describe() const
 
 // --- output queue -------------------------------------------------------------
 
+qsizetype TerminalWindow::queuedBytes() const
+{
+    return m_out ? m_out->pending() : 0;
+}
+
 void TerminalWindow::enqueue(const char *data, qsizetype size)
 {
-    if (m_slaveFd < 0 || size <= 0)
-        return;
-    if (m_queueHead > 0 && m_queueHead >= m_queue.size() / 2) {
-        // Compact: drop the written part so the buffer does not creep.
-        m_queue.remove(0, m_queueHead);
-        m_queueHead = 0;
-    }
-    m_queue.append(data, size);
-    if (!m_writeNotifier->isEnabled())
-        flush();
-    updateBlocked();
+    m_out->append(data, size);
 }
 
-void TerminalWindow::flush()
+void TerminalWindow::onBlockedChanged(bool blocked)
 {
-    qsizetype budget = kWakeupBytes;
-    while (queuedBytes() > 0 && budget > 0) {
-        const qsizetype n = std::min({queuedBytes(), kWriteChunk, budget});
-        const ssize_t w = ::write(m_slaveFd, m_queue.constData() + m_queueHead, size_t(n));
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK) {
-                qCWarning(lcUi) << "writing to the terminal widget failed:" << strerror(errno);
-                m_queue.clear();
-                m_queueHead = 0;
-            }
-            break;
-        }
-        m_queueHead += w;
-        m_writtenTotal += quint64(w);
-        budget -= w;
-    }
-    if (queuedBytes() == 0) {
-        m_queue.clear(); // keeps capacity; no reallocation for the next burst
-        m_queueHead = 0;
-    }
-    m_writeNotifier->setEnabled(queuedBytes() > 0);
-    if (m_suppressInput && m_replayLeft == 0 && m_writtenTotal >= m_replayMark && !m_replayGuard.isActive())
-        m_replayGuard.start();
-    updateBlocked();
-}
-
-void TerminalWindow::updateBlocked()
-{
-    const qsizetype q = queuedBytes();
-    bool want = m_blocked;
-    if (!m_blocked && q > kHighWatermark)
-        want = true;
-    else if (m_blocked && q < kLowWatermark)
-        want = false;
-    if (want == m_blocked)
-        return;
-    m_blocked = want;
     if (m_attached && m_session)
-        m_session->setViewerBlocked(this, want);
-}
-
-void TerminalWindow::onTerminalReceived(qsizetype bytes)
-{
-    // OPOST is off, so the widget reads exactly the bytes we wrote.
-    m_receivedTotal += quint64(bytes);
-    if (m_suppressInput && m_replayLeft == 0 && m_receivedTotal >= m_replayMark)
-        endReplay();
+        m_session->setViewerBlocked(this, blocked);
 }
 
 void TerminalWindow::replayWritten()
 {
-    // The replay's last byte is queued: input is allowed again once the widget
-    // has read up to here (see onTerminalReceived), or after the guard delay.
-    m_replayMark = m_writtenTotal + quint64(queuedBytes());
-    if (m_receivedTotal >= m_replayMark)
-        endReplay();
-    else if (queuedBytes() == 0)
-        m_replayGuard.start();
-}
-
-void TerminalWindow::endReplay()
-{
-    m_replayGuard.stop();
-    m_suppressInput = false;
+    // The DSR fence (ReplayInputGate): the widget answers it through
+    // sendData after every answer to a query in the replay.
+    enqueue(ReplayInputGate::kQuery, qsizetype(sizeof ReplayInputGate::kQuery - 1));
+    m_gate.fenceWritten();
 }
 
 // --- input and size -----------------------------------------------------------
 
 void TerminalWindow::onTerminalInput(const char *data, int size)
 {
-    // The pointer is the widget's: use it now, never keep it.
-    if (!m_attached || !m_session || m_mode != ViewerMode::Control || m_exited || m_suppressInput || size <= 0)
+    // The pointer is the widget's: use it now, never keep it. The gate sees
+    // everything (its fence's answer opens it, in any mode).
+    const ReplayInputGate::Verdict v = m_gate.filter(data, qsizetype(size));
+    if (!v.pass || v.size <= 0)
         return;
-    m_session->sendInput(this, data, qsizetype(size));
+    if (!m_attached || !m_session || m_mode != ViewerMode::Control || m_exited)
+        return;
+    m_session->sendInput(this, data + v.from, v.size);
 }
 
 bool TerminalWindow::eventFilter(QObject *watched, QEvent *event)

@@ -16,6 +16,8 @@ QString localTerminalUnavailableReason();
 
 #ifdef TETHER_HAVE_QTERMWIDGET
 
+#include "attachstream.h"
+#include "replayinputgate.h"
 #include "viewer.h"
 
 #include <QByteArray>
@@ -25,7 +27,6 @@ QString localTerminalUnavailableReason();
 
 class QLabel;
 class QPushButton;
-class QSocketNotifier;
 class QTermWidget;
 class QFrame;
 
@@ -33,6 +34,7 @@ namespace Tether {
 
 class Session;
 class SessionRegistry;
+class WriteQueue;
 
 /**
  * A local terminal window on a session: a Viewer (kind LocalWindow) that shows
@@ -41,22 +43,25 @@ class SessionRegistry;
  * Output path: the session's bytes are written to the widget's own PTY slave
  * (getPtySlaveFd()); the widget reads its master and renders. That slave is
  * made O_NONBLOCK and its OPOST flag is cleared (else the line discipline turns
- * a bare LF into CRLF and full-screen programs break). Bytes go through a queue
- * drained by a write notifier, at most kWakeupBytes per wakeup, because the
- * widget drains the master on this same GUI thread: a blocking write of a large
- * burst would deadlock. Above kHighWatermark queued bytes the window reports
- * itself blocked (Session::setViewerBlocked), which pauses the session's PTY
- * reads; below kLowWatermark it unblocks. The queue is therefore bounded by
- * one replay (at most the ring capacity) plus one read chunk.
+ * a bare LF into CRLF and full-screen programs break). Bytes go through a
+ * WriteQueue (kWriteChunk bytes per write, at most kWakeupBytes per wakeup,
+ * because the widget drains the master on this same GUI thread: a blocking
+ * write of a large burst would deadlock, and an unbounded one would starve the
+ * widget). Above kHighWatermark queued bytes the window reports itself blocked
+ * (Session::setViewerBlocked), which pauses the session's PTY reads; below
+ * kLowWatermark it unblocks. The queue is therefore bounded by one replay (at
+ * most the ring capacity) plus one read chunk. An AttachStream keeps the
+ * offset this window resumes from (prelude excluded) and tells where the
+ * replay ends.
  *
- * Input path: the widget's sendData(const char*, int) bytes are copied at once
- * and passed to Session::sendInput. Input generated while a replay is being
- * rendered is dropped: the emulator answers queries found in old output
- * (cursor position, device attributes), and sending those answers would type
- * stray text into the program (microsoft/vscode#123803). The replay counts as rendered
- * when the widget has received (receivedData) as many bytes as were written up
- * to the replay's end, or 1 s after the last replay byte was written, whichever
- * comes first.
+ * Input path: the widget's sendData(const char*, int) bytes are used at once
+ * (the pointer is not ours) and passed to Session::sendInput through the
+ * ReplayInputGate shared with `tether attach`: after the replay's last byte
+ * the window writes a Device Status Report (CSI 5 n); QTermWidget's emulator
+ * answers it through sendData after the answers to every query in the replay
+ * (cursor position, device attributes), and input starting with ESC is
+ * dropped until that answer (the answers would type stray text into the
+ * program: microsoft/vscode#123803).
  *
  * Size: the widget has no size signal, so a resize event starts a 100 ms
  * single-shot timer; when it fires, screenColumnsCount()×screenLinesCount() is
@@ -89,7 +94,6 @@ public:
     /// (watchers never pause the session).
     static constexpr qsizetype kWatchBacklogLimit = 16 * 1024 * 1024;
     static constexpr int kResizeDebounceMs = 100;
-    static constexpr int kReplayGuardMs = 1000;
     /// Resize steps a watch window takes to match the session's size.
     static constexpr int kMaxFitSteps = 3;
 
@@ -114,14 +118,14 @@ public:
     bool isAttached() const { return m_attached; }
     ViewerMode mode() const { return m_mode; }
     bool hasExited() const { return m_exited; }
-    /// True while input is dropped because a replay is being rendered.
-    bool isReplaying() const { return m_suppressInput; }
+    /// True while the replay input gate is closed (a replay is being rendered).
+    bool isReplaying() const { return !m_gate.isOpen(); }
     /// The banner text shown above the terminal (empty when hidden).
     QString bannerText() const;
     /// The embedded widget (tests type into it and read it back).
     QTermWidget *terminal() const { return m_term; }
     /// Output bytes queued, not yet written to the widget's PTY.
-    qsizetype queuedBytes() const { return m_queue.size() - m_queueHead; }
+    qsizetype queuedBytes() const;
     /// Window size (pixels) that shows `cols`×`rows` cells, bounded by the screen.
     QSize sizeForCells(int cols, int rows) const;
     /// The terminal's whole text (scrollback + screen) as plain text.
@@ -148,12 +152,9 @@ protected:
 
 private:
     void enqueue(const char *data, qsizetype size);
-    void flush();
-    void updateBlocked();
+    void onBlockedChanged(bool blocked);
     void onTerminalInput(const char *data, int size);
-    void onTerminalReceived(qsizetype bytes);
     void replayWritten();
-    void endReplay();
     void applySize();
     void followSessionSize(int cols, int rows);
     void fitToSessionSize();
@@ -174,27 +175,12 @@ private:
     QPushButton *m_bannerButton = nullptr;
     QTermWidget *m_term = nullptr;
     int m_slaveFd = -1;
-    QSocketNotifier *m_writeNotifier = nullptr;
+    WriteQueue *m_out = nullptr;   ///< to the widget's PTY slave
 
-    // Output queue: m_queue[m_queueHead..] is pending; compacted as it drains.
-    QByteArray m_queue;
-    qsizetype m_queueHead = 0;
-    quint64 m_writtenTotal = 0;   ///< bytes written to the widget's PTY, ever
-    quint64 m_receivedTotal = 0;  ///< bytes the widget reported reading, ever
-    bool m_blocked = false;       ///< we told the session we are blocked
-
-    // Stream position in the session's offset space.
     bool m_attached = false;
-    bool m_hasOffset = false;
-    quint64 m_offset = 0;          ///< session offset of the next live byte we expect
-    qsizetype m_preludeLeft = 0;   ///< prelude bytes still to come (not in offset space)
-    qsizetype m_replayLeft = 0;    ///< prelude + replay bytes still to come
     bool m_exited = false;
-
-    // Replay input suppression.
-    bool m_suppressInput = false;
-    quint64 m_replayMark = 0;      ///< written-stream position of the replay's end
-    QTimer m_replayGuard;
+    AttachStream m_stream;         ///< offsets in the session's offset space
+    ReplayInputGate m_gate;
 
     QTimer m_resizeTimer;
     // Watch mode: the session size this window is fitting itself to.

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "attachclient.h"
-#include "protocol.h"
 
 #include <QJsonDocument>
 #include <QLoggingCategory>
@@ -58,7 +57,7 @@ void AttachClient::connectSocket()
     });
     // No Origin header (empty origin): the server then treats us as a CLI
     // viewer and checks Host and key only (protocol.md section 2).
-    QNetworkRequest req(m_endpoint.webSocketUrl(m_id, m_mode, m_haveOffset ? qint64(m_offset) : -1));
+    QNetworkRequest req(m_endpoint.webSocketUrl(m_id, m_mode, m_stream.hasOffset() ? qint64(m_stream.offset()) : -1));
     req.setRawHeader("Authorization", "Bearer " + m_endpoint.key.toUtf8());
     qCDebug(lcClient) << "connecting" << req.url().toString();
     ws->open(req);
@@ -93,19 +92,16 @@ void AttachClient::onText(const QString &text)
     if (type == QLatin1String("attached")) {
         m_attached = true;
         m_everAttached = true;
-        m_haveOffset = true;
         m_refusedSince.invalidate();
         m_attempt = 0;
         m_delayMs = 0;
-        m_offset = quint64(m.value(QStringLiteral("replay_from")).toDouble());
-        m_preludeLeft = qint64(m.value(QStringLiteral("prelude_bytes")).toDouble());
-        m_replayLeft = qint64(m.value(QStringLiteral("replay_bytes")).toDouble());
-        const bool reset = m.value(QStringLiteral("reset")).toBool();
-        Q_EMIT attached(m, reset);
+        const AttachInfo info = AttachStream::parseAttached(m);
+        const bool nothingToReplay = m_stream.begin(info);
+        Q_EMIT attached(m, info.reset);
         if (m_finished || !m_attached)
             return;
         sendSize();
-        if (pendingReplay() == 0)
+        if (nothingToReplay)
             Q_EMIT replayFinished();
     } else if (type == QLatin1String("title")) {
         Q_EMIT titleChanged(m.value(QStringLiteral("title")).toString());
@@ -115,9 +111,12 @@ void AttachClient::onText(const QString &text)
         // Terminal state the bytes cannot show (margins a resize reset):
         // written in stream order, outside the offsets (protocol.md "fixup").
         if (m_attached && !m_finished)
-            Q_EMIT output(m.value(QStringLiteral("data")).toString().toLatin1(), pendingReplay() > 0);
+            Q_EMIT output(m.value(QStringLiteral("data")).toString().toLatin1(),
+                          m_stream.fixupPart() != AttachStream::Part::Live);
     } else if (type == QLatin1String("exit")) {
         m_exit = m;
+        if (const auto status = AttachStream::parseExit(m))
+            m_stream.setExit(*status);
     }
 }
 
@@ -128,35 +127,17 @@ void AttachClient::onBinary(const QByteArray &data)
     const QPointer<AttachClient> self(this);
     QWebSocket *ws = m_socket;
     auto stillHere = [&]() { return self && !m_finished && m_socket == ws && m_attached; };
-    qsizetype pos = 0;
-    const qsizetype size = data.size();
-    const bool hadReplay = pendingReplay() > 0;
-    // Prelude: re-establishes modes, has no offsets (protocol.md "prelude").
-    if (m_preludeLeft > 0) {
-        const qsizetype n = qMin<qsizetype>(size, qsizetype(m_preludeLeft));
-        m_preludeLeft -= n;
-        pos = n;
-        Q_EMIT output(n == size ? data : data.left(n), true);
+    const AttachStream::Split split = m_stream.output(data.size());
+    for (int i = 0; i < split.count; ++i) {
+        const AttachStream::Piece &p = split.pieces[size_t(i)];
+        Q_EMIT output(p.size == data.size() ? data : data.mid(p.from, p.size), p.part != AttachStream::Part::Live);
         if (!stillHere())
             return;
-    }
-    if (pos < size && m_replayLeft > 0) {
-        const qsizetype n = qMin<qsizetype>(size - pos, qsizetype(m_replayLeft));
-        m_replayLeft -= n;
-        m_offset += quint64(n);
-        Q_EMIT output(pos == 0 && n == size ? data : data.mid(pos, n), true);
-        if (!stillHere())
-            return;
-        pos += n;
-    }
-    if (hadReplay && pendingReplay() == 0) {
-        Q_EMIT replayFinished();
-        if (!stillHere())
-            return;
-    }
-    if (pos < size) {
-        m_offset += quint64(size - pos);
-        Q_EMIT output(pos == 0 ? data : data.mid(pos), false);
+        if (split.replayFinished && split.replayEndsAfter == i) {
+            Q_EMIT replayFinished();
+            if (!stillHere())
+                return;
+        }
     }
 }
 
@@ -230,10 +211,8 @@ void AttachClient::reattach()
     if (m_finished || m_detaching)
         return;
     m_paused = false;
-    m_haveOffset = false; // the next URL carries no resume=: a reset replay
-    m_attached = false;   // from now on this connection's output and input are dropped
-    m_preludeLeft = 0;
-    m_replayLeft = 0;
+    m_stream.forget();  // the next URL carries no resume=: a reset replay
+    m_attached = false; // from now on this connection's output and input are dropped
     m_retryTimer.stop();
     m_attempt = 0;
     m_delayMs = 0;
@@ -257,6 +236,7 @@ void AttachClient::onSocketGone()
     const QString error = ws->errorString();
     const bool wasAttached = m_attached;
     m_attached = false;
+    m_stream.stop();
     m_reattaching = false;
     m_socket = nullptr;
     ws->disconnect(this);
@@ -274,32 +254,15 @@ void AttachClient::onSocketGone()
         return;
     }
     qCDebug(lcClient) << "connection ended" << code << reason << error;
-    switch (code) {
-    case Protocol::Exited:
-        finish(End::Exited);
+    const AttachStream::Close meaning = AttachStream::closeMeaning(code, reason);
+    if (const std::optional<End> end = AttachStream::closeEnd(meaning)) {
+        if (*end == End::ProtocolError)
+            m_closeReason = QStringLiteral("%1 %2").arg(code).arg(reason);
+        finish(*end);
         return;
-    case Protocol::Superseded:
-        finish(End::TakenOver);
-        return;
-    case Protocol::NotFound:
-        finish(End::NotFound);
-        return;
-    case Protocol::GoingAway:
-        finish(reason == QLatin1String(Protocol::CloseReason::ServerShutdown) ? End::ServerShutdown : End::SessionKilled);
-        return;
-    case Protocol::TooManyViewers:
-        finish(End::TooManyViewers);
-        return;
-    case Protocol::BadRequest:
-    case Protocol::TooBig:
-        m_closeReason = QStringLiteral("%1 %2").arg(code).arg(reason);
-        finish(End::ProtocolError);
-        return;
-    default:
-        // No close frame (Qt reports 1000 or 1006), 1013, or Qt's 1002 for a
-        // 1013 close: retry with resume=OFFSET.
-        break;
     }
+    // No close frame (Qt reports 1000 or 1006), 1013, or Qt's 1002 for a
+    // 1013 close: retry with resume=OFFSET.
     if (wasAttached)
         scheduleRetry();
     else
@@ -375,15 +338,8 @@ QString AttachClient::endMessage(End end) const
     switch (end) {
     case End::Detached:
         return QStringLiteral("[detached from %1]").arg(m_id);
-    case End::Exited: {
-        const QJsonValue code = m_exit.value(QStringLiteral("code"));
-        const QJsonValue sig = m_exit.value(QStringLiteral("signal"));
-        if (code.isDouble())
-            return QStringLiteral("[process exited with code %1]").arg(code.toInt());
-        if (sig.isDouble())
-            return QStringLiteral("[process killed by signal %1]").arg(sig.toInt());
-        return QStringLiteral("[process exited]");
-    }
+    case End::Exited:
+        return AttachStream::exitLine(AttachStream::parseExit(m_exit));
     case End::TakenOver:
         return QStringLiteral("[taken over by another viewer]");
     case End::NotFound:

@@ -3,6 +3,7 @@
 
 #include "apiclient.h"
 #include "attachinfo.h"
+#include "attachstream.h"
 
 #include <QElapsedTimer>
 #include <QJsonObject>
@@ -20,8 +21,8 @@ namespace Tether {
  * (`tether attach`, or anything else that wants a session's byte stream).
  * Core only (no Widgets); runs on the event loop and never blocks.
  *
- * Offsets: counts every output byte received (prelude bytes excluded) and,
- * after an unexpected end of the connection (no close frame, 1013, or Qt's
+ * Offsets: an AttachStream counts every output byte received (prelude
+ * bytes excluded) and, after an unexpected end of the connection (no close frame, 1013, or Qt's
  * 1002 for a 1013 close, see protocol.md "Note for Qt clients"), reconnects
  * with `resume=OFFSET`: nothing lost, nothing twice. Reconnection backs off
  * exponentially from 250 ms to a 5 s cap, each delay drawn uniformly from
@@ -41,31 +42,18 @@ namespace Tether {
  * the holder's memory stays bounded, and the output is lossless while the
  * session's ring still holds the gap (else the server sends a reset replay).
  *
- * Close codes end the attachment (finished()) with a plain message:
- * 4410 after `exit` → Exited, "[process exited with code N]" (or "killed by
- * signal N"); 4409 → TakenOver; 4404 → NotFound; 1001 → SessionKilled or
- * ServerShutdown by its reason text; 4429 → TooManyViewers;
- * 4400/1009 → ProtocolError.
+ * Close codes end the attachment (finished()) with a plain message, as
+ * AttachStream::closeMeaning() and closeEnd() say: 4410 after `exit` →
+ * Exited, "[process exited with code N]" (or "killed by signal N"); 4409 →
+ * TakenOver; 4404 → NotFound; 1001 → SessionKilled or ServerShutdown by its
+ * reason text; 4429 → TooManyViewers; 4400/1009 → ProtocolError.
  */
 class AttachClient : public QObject
 {
     Q_OBJECT
 public:
-    /// How an attachment ended.
-    enum class End {
-        Detached,       ///< detach() was called; the session lives on
-        Exited,         ///< the process exited (4410)
-        TakenOver,      ///< another control viewer attached (4409)
-        NotFound,       ///< unknown or expired session (4404, or 404)
-        SessionKilled,  ///< the session was deleted or expired (1001 "session killed")
-        ServerShutdown, ///< the server is stopping (1001 "server shutting down")
-        AuthFailed,     ///< the key was refused (401)
-        NotRunning,     ///< nothing listens at the server's address (first attempt)
-        LostServer,     ///< the server went away and did not come back
-        TooManyViewers, ///< the session has its 16 viewers (4429)
-        ProtocolError,  ///< the server closed 4400/1009, or an unexpected answer
-    };
-    Q_ENUM(End)
+    /// How an attachment ended (AttachStream::End).
+    using End = AttachStream::End;
 
     AttachClient(const ServerEndpoint &endpoint, const QString &id, ViewerMode mode, QObject *parent = nullptr);
     ~AttachClient() override;
@@ -94,11 +82,11 @@ public:
     bool isPaused() const { return m_paused; }
 
     /// Offset of the next output byte expected (bytes shown so far).
-    quint64 offset() const { return m_offset; }
+    quint64 offset() const { return m_stream.offset(); }
     /// True between `attached` and the end of that connection.
     bool isAttached() const { return m_attached; }
     /// Prelude + replay bytes of the current attach not yet received.
-    qint64 pendingReplay() const { return m_preludeLeft + m_replayLeft; }
+    qint64 pendingReplay() const { return m_stream.pendingReplay(); }
     QString id() const { return m_id; }
     ViewerMode mode() const { return m_mode; }
     /// Give-up time while connections are refused, ms (default 10000).
@@ -129,7 +117,7 @@ Q_SIGNALS:
     /// The connection ended unexpectedly; a new one starts in `delayMs`.
     void reconnecting(int attempt, int delayMs);
     /// The attachment is over (emitted once); `message` is endMessage().
-    void finished(Tether::AttachClient::End end, const QString &message);
+    void finished(Tether::AttachStream::End end, const QString &message);
 
 private:
     void connectSocket();
@@ -156,10 +144,7 @@ private:
     QPointer<QWebSocket> m_socket;
     QTimer m_retryTimer;
     QElapsedTimer m_refusedSince; ///< valid while connections are refused in a row
-    quint64 m_offset = 0;
-    qint64 m_preludeLeft = 0;
-    qint64 m_replayLeft = 0;
-    bool m_haveOffset = false;  ///< an `attached` was seen: reconnects resume
+    AttachStream m_stream;      ///< offsets, prelude/replay/live; hasOffset(): reconnects resume
     bool m_attached = false;
     bool m_everAttached = false;
     bool m_paused = false;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include "detachkey.h"
+
 #include <QString>
 
 QT_BEGIN_NAMESPACE
@@ -82,16 +84,5 @@ bool isClientCommand(const char *arg);
 int clientMain(int argc, char **argv);
 
 
-/**
- * Parses a detach key: "^X" for Ctrl-X (X one of @ A-Z [ \ ] ^ _ ?,
- * case-insensitive; "^?" is DEL), one ASCII control character, or "none"
- * (no detach key: *key = -1). False for anything else, with the reason in
- * *why (for the usage error): a printable key, and keys that terminals send
- * inside other keys or as everyday editing keys, which would detach when
- * the user only meant to type: ESC (^[, it starts every arrow and function
- * key: `--detach-key '^['` made each arrow key detach), CR (^M, Enter), LF
- * (^J, newline), TAB (^I), BS (^H) and DEL (^?), the last two Backspace.
- */
-bool parseDetachKey(const QString &text, int *key, QString *why = nullptr);
 
 } // namespace Tether

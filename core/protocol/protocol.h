@@ -9,7 +9,7 @@
 /// server), the client (attachclient, attachstream) and the ui, so they cannot
 /// drift apart. The contract is docs/protocol.md; this header must say the
 /// same. The dashboard's copy (resources/dashboard/attachment.js) is checked
-/// against these values by tests/protocol/tst_protocol.
+/// against this header by tests/js/attachment.test.mjs (ctest js/attachment).
 namespace Tether::Protocol {
 
 /// WebSocket close codes the server sends (docs/protocol.md §5 "Close codes").

@@ -24,7 +24,11 @@ const BACKOFF_MAX_MS = 5000;
 const PENDING_HIGH_BYTES = 4 * 1024 * 1024;
 const PENDING_LOW_BYTES = 256 * 1024;
 
-/** Close codes of protocol v1 that end an attachment (no automatic retry). */
+/**
+ * Close codes of protocol v1 (docs/protocol.md section 5 "Close codes"). The
+ * same values as core/protocol/protocol.h (Protocol::CloseCode): the test
+ * tests/js/attachment.test.mjs fails when they drift apart.
+ */
 export const CloseCode = Object.freeze({
   GOING_AWAY: 1001,   // session killed or server shutting down
   TOO_BIG: 1009,
@@ -35,6 +39,44 @@ export const CloseCode = Object.freeze({
   EXITED: 4410,
   TOO_MANY_VIEWERS: 4429,
 });
+
+/** Reason texts of the server's close frames (Protocol::CloseReason; checked likewise). */
+export const CloseReason = Object.freeze({
+  SESSION_KILLED: 'session killed',
+  SERVER_SHUTDOWN: 'server shutting down',
+  INPUT_STALLED: 'input stalled',
+  TOO_FAR_BEHIND: 'too far behind',
+  BAD_CONTROL_MESSAGE: 'bad control message',
+  BAD_QUERY: 'bad query',
+  NO_SUCH_SESSION: 'no such session',
+  SUPERSEDED: 'superseded',
+  PROCESS_EXITED: 'process exited',
+  TOO_MANY_VIEWERS: 'too many viewers',
+});
+
+/**
+ * What a close (code + reason text) says, in the names the C++ clients use
+ * too (AttachStream::closeMeaning; shared vectors in
+ * tests/vectors/attach-stream.json): 'taken_over', 'exited', 'not_found',
+ * 'session_killed', 'server_shutdown', 'going_away' (1001 with another text),
+ * 'too_many_viewers', 'bad_request', 'too_big', or 'retry' (no close frame,
+ * 1013, anything else: resume).
+ */
+export function closeMeaning(code, reason) {
+  switch (code) {
+    case CloseCode.SUPERSEDED: return 'taken_over';
+    case CloseCode.EXITED: return 'exited';
+    case CloseCode.NO_SESSION: return 'not_found';
+    case CloseCode.GOING_AWAY:
+      if (reason === CloseReason.SESSION_KILLED) return 'session_killed';
+      if (reason === CloseReason.SERVER_SHUTDOWN) return 'server_shutdown';
+      return 'going_away';
+    case CloseCode.TOO_MANY_VIEWERS: return 'too_many_viewers';
+    case CloseCode.BAD_MESSAGE: return 'bad_request';
+    case CloseCode.TOO_BIG: return 'too_big';
+    default: return 'retry';
+  }
+}
 
 /**
  * Connection states reported through `onState(state, detail)`:
@@ -254,6 +296,9 @@ export class Attachment {
 
   onOutput(bytes) {
     let n = bytes.length;
+    // A prelude with nothing after it is a replay too: it must end in goLive()
+    // (input stayed disabled after a prelude-only attach).
+    const inReplay = this.preludeLeft + this.replayLeft > 0;
     if (this.preludeLeft > 0) {
       // Mode-restoring sequences: written, but not part of the offset space.
       const take = Math.min(n, this.preludeLeft);
@@ -261,8 +306,7 @@ export class Attachment {
       n -= take;
     }
     this.offset += n;
-    const inReplay = this.replayLeft > 0;
-    if (inReplay) this.replayLeft = Math.max(0, this.replayLeft - n);
+    if (this.replayLeft > 0) this.replayLeft = Math.max(0, this.replayLeft - n);
     this.write(bytes);
     if (inReplay && this.replayLeft === 0 && this.preludeLeft === 0) this.goLive();
     if (this.received - this.parsed > PENDING_HIGH_BYTES && !this.pausedForBacklog) {
@@ -304,25 +348,27 @@ export class Attachment {
     const code = ev.code;
     const closeReason = ev.reason || '';
     if (this.stopped || this.suspended) return;
-    switch (code) {
-      case CloseCode.SUPERSEDED:
+    switch (closeMeaning(code, closeReason)) {
+      case 'taken_over':
         return this.end('superseded', { closeReason });
-      case CloseCode.EXITED:
+      case 'exited':
         return this.end('exited', { exit: this.exit, closeReason });
-      case CloseCode.NO_SESSION:
+      case 'not_found':
         return this.end('expired', { closeReason });
-      case CloseCode.BAD_MESSAGE:
+      case 'bad_request':
         return this.end('error', { code, closeReason });
-      case CloseCode.TOO_MANY_VIEWERS:
+      case 'too_many_viewers':
         // Retrying would only be refused again while the others stay.
         return this.end('error', { code, closeReason: 'Too many viewers on this session' });
-      case CloseCode.GOING_AWAY:
-        // "session killed" (deleted or expired) or "server shutting down"
-        // (retry until it is back). Ask the server when the text is unclear.
-        if (closeReason === 'session killed') return this.end('closed', { closeReason });
+      case 'session_killed':
+        // Deleted or expired: show the list.
+        return this.end('closed', { closeReason });
+      case 'server_shutdown':
+      case 'going_away':
+        // Retry until the server is back; ask it first when the text is unclear.
         this.probeThenRetry(true);
         return;
-      default:
+      default: // 'retry', 'too_big'
         // A blip (1006 abnormal closure, 1013 try again, a proxy cut...).
         // When the socket never got as far as `attached`, find out why first:
         // an upgrade refused with 401/404 looks like a plain 1006 here.

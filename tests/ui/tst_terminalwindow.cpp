@@ -5,6 +5,7 @@
 #include "terminalwindow.h"
 #include "testutil.h"
 
+#include <QElapsedTimer>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
@@ -72,6 +73,7 @@ private Q_SLOTS:
 #ifdef TETHER_HAVE_QTERMWIDGET
     void replayAndTyping();
     void replayAnswersAreNotTyped();
+    void widgetAnswersTheReplayFence();
     void bareLineFeedIsNotTranslated();
     void marginsResetByResizeInReplay();
     void closingDetachesWithoutKilling();
@@ -192,6 +194,50 @@ void TestTerminalWindow::replayAnswersAreNotTyped()
     type(w, QStringLiteral("printf '\\033[6n'; read x; echo got:$x"));
     QTest::keyClick(display(w), Qt::Key_Return);
     QTRY_VERIFY2(ringText(s).contains("^[["), ringText(s).constData());
+}
+
+void TestTerminalWindow::widgetAnswersTheReplayFence()
+{
+    // The replay input gate (ReplayInputGate, shared with `tether attach`)
+    // relies on the terminal answering a Device Status Report (CSI 5 n)
+    // after the answers to the replay's own queries. QTermWidget's emulator
+    // does, through sendData: the gate opens on that answer, long before its
+    // fallback timeout.
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral("printf 'q:\\033[6n\\033[c\\n'; exec /bin/sh")));
+    QVERIFY(s);
+    QTRY_VERIFY(ringText(s).contains("$ "));
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    QList<QByteArray> sent;
+    connect(w.terminal(), &QTermWidget::sendData, this, [&](const char *d, int n) { sent << QByteArray(d, n); });
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QElapsedTimer t;
+    t.start();
+    QVERIFY(w.attachSession());
+    QVERIFY(w.isReplaying());
+    QTRY_VERIFY(!w.isReplaying());
+    QVERIFY2(t.elapsed() < ReplayInputGate::kAnswerTimeoutMs / 2, QByteArray::number(t.elapsed()).constData());
+    // In order: the answers to the replay's queries (cursor position,
+    // device attributes), then the answer to the fence.
+    auto first = [&](const char *prefix, char final) {
+        for (int i = 0; i < sent.size(); ++i) {
+            if (sent[i].startsWith(prefix) && sent[i].endsWith(final))
+                return i;
+        }
+        return -1;
+    };
+    const int cpr = first("\x1b[", 'R');
+    const int da = first("\x1b[?", 'c');
+    const int dsr = sent.indexOf(QByteArrayLiteral("\x1b[0n"));
+    const QByteArray all = sent.join('|').toPercentEncoding();
+    QVERIFY2(dsr >= 0, all.constData());
+    QVERIFY2(cpr >= 0 && cpr < dsr, all.constData());
+    QVERIFY2(da >= 0 && da < dsr, all.constData());
+    // None of them reached the program: the shell did not echo them.
+    QTest::qWait(100);
+    QVERIFY2(!ringText(s).contains("^["), ringText(s).constData());
 }
 
 void TestTerminalWindow::bareLineFeedIsNotTranslated()

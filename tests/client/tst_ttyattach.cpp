@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// TtyAttach, the attach loop of `tether attach`, in process: a real server
+// on 127.0.0.1 (port 0), a real /bin/sh session, and a real PTY standing in
+// for the user's terminal (the test reads what a terminal would show and
+// types, and answers queries as a terminal does). tst_cli runs the built
+// binary; this drives the loop directly: the replay input gate on a real
+// terminal, typing, the detach key, the terminal given back, the exit codes.
+#include "ttyattach.h"
+#include "servertestutil.h"
+
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <csignal>
+#include <fcntl.h>
+#include <pty.h>
+#include <termios.h>
+#include <unistd.h>
+
+using namespace Tether;
+using namespace ServerTest;
+
+namespace {
+
+/// The user's terminal: a PTY whose slave the client uses and whose master
+/// the test reads (the screen) and writes (the keyboard).
+struct Terminal {
+    int master = -1;
+    int slave = -1;
+    QByteArray screen; ///< everything the client wrote
+    Terminal()
+    {
+        struct winsize ws {};
+        ws.ws_col = 100;
+        ws.ws_row = 30;
+        ::openpty(&master, &slave, nullptr, nullptr, &ws);
+        ::fcntl(master, F_SETFL, ::fcntl(master, F_GETFL) | O_NONBLOCK);
+    }
+    ~Terminal()
+    {
+        ::close(master);
+        ::close(slave);
+    }
+    void read()
+    {
+        char buf[65536];
+        ssize_t n;
+        while ((n = ::read(master, buf, sizeof buf)) > 0)
+            screen.append(buf, int(n));
+    }
+    void type(const QByteArray &keys) { [[maybe_unused]] const ssize_t n = ::write(master, keys.constData(), size_t(keys.size())); }
+
+    bool isRaw() const
+    {
+        struct termios t {};
+        return ::tcgetattr(slave, &t) == 0 && !(t.c_lflag & (ICANON | ECHO | ISIG));
+    }
+    /// Runs the event loop, reading the screen, until `done()` (false after `ms`).
+    template<typename F> bool until(F &&done, int ms = 10000)
+    {
+        QElapsedTimer t;
+        t.start();
+        for (;;) {
+            read();
+            if (done())
+                return true;
+            if (t.elapsed() > ms)
+                return false;
+            QTest::qWait(5);
+        }
+    }
+};
+
+QByteArray ringText(const Session *s)
+{
+    const RingBuffer &r = s->buffer();
+    QByteArray out(r.size(), '\0');
+    out.resize(r.read(r.startOffset(), out.data(), out.size()));
+    return out;
+}
+
+ServerEndpoint endpointOf(const Fixture &f)
+{
+    ServerEndpoint ep;
+    ep.url = QUrl(QStringLiteral("http://127.0.0.1:%1/").arg(f.port));
+    ep.key = QString::fromLatin1(f.key);
+    return ep;
+}
+
+} // namespace
+
+class TestTtyAttach : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void exitStatus_data()
+    {
+        QTest::addColumn<AttachStream::End>("end");
+        QTest::addColumn<int>("signal");
+        QTest::addColumn<int>("status");
+        QTest::newRow("detached") << AttachStream::End::Detached << 0 << 0;
+        QTest::newRow("exited") << AttachStream::End::Exited << 0 << 0;
+        QTest::newRow("taken over") << AttachStream::End::TakenOver << 0 << 3;
+        QTest::newRow("not found") << AttachStream::End::NotFound << 0 << 4;
+        QTest::newRow("killed") << AttachStream::End::SessionKilled << 0 << 5;
+        QTest::newRow("server shutdown") << AttachStream::End::ServerShutdown << 0 << 5;
+        QTest::newRow("lost server") << AttachStream::End::LostServer << 0 << 1;
+        QTest::newRow("protocol error") << AttachStream::End::ProtocolError << 0 << 1;
+        QTest::newRow("SIGHUP") << AttachStream::End::Detached << SIGHUP << 129;
+        QTest::newRow("SIGTERM wins over exited") << AttachStream::End::Exited << SIGTERM << 143;
+    }
+
+    void exitStatus()
+    {
+        QFETCH(AttachStream::End, end);
+        QFETCH(int, signal);
+        QFETCH(int, status);
+        QCOMPARE(TtyAttach::exitStatusFor(end, signal), status);
+    }
+
+    void replayGateTypingAndDetach()
+    {
+        Fixture f;
+        QVERIFY(f.start());
+        // Before anyone attaches, the program asks for the cursor position.
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("printf 'asking\\033[6n\\n'; exec /bin/sh")});
+        QVERIFY(s);
+        QTRY_VERIFY(ringText(s).contains("$ "));
+
+        Terminal term;
+        TtyAttach a(endpointOf(f), s->id(), ViewerMode::Control, 0x1c, term.slave, term.slave);
+        QSignalSpy finished(&a, &TtyAttach::finished);
+        QVERIFY(a.start());
+        QVERIFY(term.isRaw());
+        // The window size of the terminal reaches the session.
+        QTRY_COMPARE(s->cols(), 100);
+        QCOMPARE(s->rows(), 30);
+
+        // Title pushed, screen cleared, the replay, then the fence.
+        QVERIFY(term.until([&]() { return term.screen.contains("\x1b[5n"); }));
+        QVERIFY(term.screen.startsWith("\x1b[22;0t"));
+        const int ris = term.screen.indexOf("\x1b" "c");
+        const int replay = term.screen.indexOf("asking\x1b[6n");
+        QVERIFY(ris >= 0 && replay > ris);
+        QVERIFY(term.screen.indexOf("\x1b[5n") > replay);
+        QVERIFY(!a.inputGate()->isOpen());
+
+        // The user types while the gate is closed: plain typing passes.
+        term.type("echo typed-$((6*7))\r");
+        QTRY_VERIFY2(ringText(s).contains("typed-42\r\n"), ringText(s).toPercentEncoding().constData());
+        QVERIFY(!a.inputGate()->isOpen());
+        // The terminal answers the replay's query, then the fence: the answer
+        // never reaches the program, and the gate opens.
+        term.type("\x1b[3;7R\x1b[0n");
+        QVERIFY(term.until([&]() { return a.inputGate()->isOpen(); }));
+        QVERIFY(term.until([&]() { return term.screen.contains("typed-42\r\n"); }));
+        QTest::qWait(50);
+        QVERIFY2(!ringText(s).contains("^[[") && !ringText(s).contains("3;7R"), ringText(s).constData());
+
+        // Open now: keys that start with ESC (arrows) pass; the session's
+        // tty echoes ESC as ^[.
+        term.type("\x1b[D\r");
+        QTRY_VERIFY2(ringText(s).contains("^[[D"), ringText(s).constData());
+
+        // The detach key: finished(0), the terminal cooked again, the
+        // session lives on.
+        term.type("\x1c");
+        QTRY_COMPARE(finished.count(), 1);
+        QCOMPARE(finished.at(0).at(0).toInt(), 0);
+        QVERIFY(!term.isRaw());
+        QTRY_VERIFY(s->controlViewer() == nullptr);
+        QCOMPARE(s->state(), Session::State::Running);
+        term.read();
+        QVERIFY(term.screen.contains("\x1b[23;0t")); // the leave sequence
+    }
+
+    void leavingSwallowsLateAnswers()
+    {
+        // Attaching to an exited session ends right after its replay; the
+        // terminal's answers to the replay's queries come later. They must be
+        // read and dropped, not left for the shell the user returns to.
+        Fixture f;
+        QVERIFY(f.start());
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("printf 'asking\\033[6n\\033[c\\n'; exit 3")});
+        QVERIFY(s);
+        QTRY_COMPARE(s->state(), Session::State::Exited);
+
+        Terminal term;
+        TtyAttach a(endpointOf(f), s->id(), ViewerMode::Control, 0x1c, term.slave, term.slave);
+        QSignalSpy finished(&a, &TtyAttach::finished);
+        QVERIFY(a.start());
+        QVERIFY(term.until([&]() { return term.screen.contains("\x1b[5n"); }));
+        // Still waiting for the fence's answer (at most kLeaveFenceMs).
+        QTest::qWait(50);
+        QCOMPARE(finished.count(), 0);
+        term.type("\x1b[3;7R\x1b[?62;22c\x1b[0n");
+        QTRY_COMPARE(finished.count(), 1);
+        QCOMPARE(finished.at(0).at(0).toInt(), 0); // the process exited: 0
+        QVERIFY(!term.isRaw());
+        // Nothing is left for the shell to read.
+        ::fcntl(term.slave, F_SETFL, ::fcntl(term.slave, F_GETFL) | O_NONBLOCK);
+        char buf[64];
+        QCOMPARE(::read(term.slave, buf, sizeof buf), ssize_t(-1));
+        QCOMPARE(errno, EAGAIN);
+    }
+
+    void takenOverExitsThree()
+    {
+        Fixture f;
+        QVERIFY(f.start());
+        Session *s = f.spawn();
+        QVERIFY(s);
+        Terminal term;
+        TtyAttach a(endpointOf(f), s->id(), ViewerMode::Control, 0x1c, term.slave, term.slave);
+        QSignalSpy finished(&a, &TtyAttach::finished);
+        QVERIFY(a.start());
+        QTRY_VERIFY(s->controlViewer() != nullptr);
+        // Another control viewer attaches: 4409.
+        WsClient other;
+        other.open(f.port, QStringLiteral("/ws/%1").arg(s->id()), f.key);
+        QVERIFY(term.until([&]() { return finished.count() == 1; }));
+        QCOMPARE(finished.at(0).at(0).toInt(), 3);
+        QVERIFY(!term.isRaw());
+    }
+};
+
+QTEST_MAIN(TestTtyAttach)
+#include "tst_ttyattach.moc"

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The dashboard's attachment (resources/dashboard/attachment.js) against the
+// protocol constants of core/protocol/protocol.h and the vectors the C++
+// viewers are tested with (tests/vectors/attach-stream.json): close codes and
+// reasons that drift from the C++ side, or a stream accounted differently,
+// fail here. Run by ctest as js/attachment (node --test, no browser).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const read = (p) => readFile(path.join(root, p), 'utf8');
+
+// attachment.js is the ES module served to the browser as it is (the
+// dashboard's package.json says "type": "module", so node reads it as one).
+const mod = await import('../../resources/dashboard/attachment.js');
+const vectors = JSON.parse(await read('tests/vectors/attach-stream.json'));
+const header = await read('core/protocol/protocol.h');
+
+/** The enumerators of `enum CloseCode` in protocol.h: { GoingAway: 1001, ... }. */
+function cppCloseCodes() {
+  const body = header.match(/enum\s+CloseCode\s*:\s*int\s*\{([^}]*)\}/);
+  assert.ok(body, 'enum CloseCode not found in protocol.h');
+  const out = {};
+  for (const m of body[1].matchAll(/(\w+)\s*=\s*(\d+)/g)) out[m[1]] = Number(m[2]);
+  return out;
+}
+
+/** The strings of `namespace CloseReason` in protocol.h: { SessionKilled: 'session killed', ... }. */
+function cppCloseReasons() {
+  const body = header.match(/namespace\s+CloseReason\s*\{([\s\S]*?)\}\s*\/\/\s*namespace CloseReason/);
+  assert.ok(body, 'namespace CloseReason not found in protocol.h');
+  const out = {};
+  for (const m of body[1].matchAll(/constexpr\s+char\s+(\w+)\[\]\s*=\s*"([^"]*)"/g)) out[m[1]] = m[2];
+  return out;
+}
+
+/** 'TOO_MANY_VIEWERS' → 'TooManyViewers' */
+const camel = (name) => name.toLowerCase().replace(/(^|_)([a-z])/g, (_, __, c) => c.toUpperCase());
+
+test('close codes are protocol.h\'s', () => {
+  const cpp = cppCloseCodes();
+  assert.ok(Object.keys(cpp).length >= 8);
+  // Same set of values, both ways.
+  assert.deepEqual(Object.values(mod.CloseCode).sort(), Object.values(cpp).sort());
+  // And the names agree where they mean the same (JS names are older: a map).
+  const names = { GOING_AWAY: 'GoingAway', TOO_BIG: 'TooBig', TRY_AGAIN: 'TryAgainLater', BAD_MESSAGE: 'BadRequest',
+    NO_SESSION: 'NotFound', SUPERSEDED: 'Superseded', EXITED: 'Exited', TOO_MANY_VIEWERS: 'TooManyViewers' };
+  for (const [js, value] of Object.entries(mod.CloseCode)) {
+    assert.ok(names[js], `CloseCode.${js} has no counterpart in protocol.h`);
+    assert.equal(value, cpp[names[js]], `CloseCode.${js}`);
+  }
+});
+
+test('close reasons are protocol.h\'s', () => {
+  const cpp = cppCloseReasons();
+  assert.ok(Object.keys(cpp).length >= 10);
+  for (const [js, text] of Object.entries(mod.CloseReason))
+    assert.equal(text, cpp[camel(js)], `CloseReason.${js}`);
+  assert.deepEqual(Object.keys(mod.CloseReason).map(camel).sort(), Object.keys(cpp).sort());
+});
+
+/** A stand-in for xterm.js: records writes, runs write callbacks at once (all parsed). */
+function fakeTerm() {
+  return {
+    writes: [],
+    onData: () => ({ dispose() {} }),
+    onBinary: () => ({ dispose() {} }),
+    write(data, cb) {
+      if (typeof data !== 'string' && data.length) this.writes.push(Uint8Array.from(data));
+      if (cb) cb();
+    },
+  };
+}
+
+/** A vector's byte string (one character per byte) as bytes. */
+const bytes = (s) => Uint8Array.from(s, (c) => c.charCodeAt(0));
+
+function attachment() {
+  const term = fakeTerm();
+  let live = 0;
+  const a = new mod.Attachment({ id: 'x', mode: 'control', term, onLive: () => { live++; } });
+  a.ws = { readyState: 1, send() {}, close() {} }; // connected (no network here)
+  a.setState = () => {};                           // no page to update
+  return { a, term, live: () => live };
+}
+
+for (const v of vectors.close) {
+  test(`close ${v.code} "${v.reason}"`, () => {
+    assert.equal(mod.closeMeaning(v.code, v.reason), v.meaning);
+    // What the dashboard does about it.
+    const { a } = attachment();
+    const actions = [];
+    a.end = (reason) => actions.push(reason);
+    a.probeThenRetry = (probe) => actions.push(probe ? 'probe' : 'retry');
+    a.gotAttached = true;
+    a.onClose({ code: v.code, reason: v.reason });
+    assert.deepEqual(actions, [v.dashboard]);
+  });
+}
+
+for (const s of vectors.streams) {
+  test(`stream: ${s.name}`, () => {
+    const { a, term, live } = attachment();
+    s.steps.forEach((step, i) => {
+      const where = `step ${i}`;
+      const writesBefore = term.writes.length;
+      const liveBefore = live();
+      if (step.attached) {
+        // Each `attached` comes on a new socket (connectNow()).
+        a.ws = { readyState: 1, send() {}, close() {} };
+        a.inputEnabled = false;
+        a.onControl(step.attached);
+        // The only thing written on attach is the client's own RIS (reset).
+        for (const w of term.writes.slice(writesBefore)) assert.deepEqual(w, bytes('\x1bc'), where);
+        term.writes.length = writesBefore;
+      } else if (step.binary !== undefined) {
+        a.onOutput(bytes(step.binary));
+      } else if (step.fixup !== undefined) {
+        a.onControl({ type: 'fixup', data: step.fixup });
+      } else if (step.exit) {
+        a.onControl(step.exit);
+        assert.deepEqual(a.exit, step.expect.exit, where);
+      } else {
+        assert.fail(`unknown step ${where}`);
+      }
+      const e = step.expect;
+      // Written in order, as received (the parts are the C++ test's concern:
+      // the dashboard writes every part to xterm.js alike).
+      const wrote = Buffer.concat(term.writes.slice(writesBefore)).toString('latin1');
+      assert.equal(wrote, e.writes.map(([, data]) => data).join(''), `${where} writes`);
+      assert.equal(a.offset, e.offset, `${where} offset`);
+      assert.equal(a.preludeLeft + a.replayLeft, e.pending, `${where} pending`);
+      assert.equal(live() - liveBefore, e.replay_finished ? 1 : 0, `${where} replay finished`);
+      assert.equal(a.inputEnabled, a.preludeLeft + a.replayLeft === 0, `${where} input enabled after the replay only`);
+    });
+  });
+}

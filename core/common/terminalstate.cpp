@@ -155,17 +155,32 @@ Q_ALWAYS_INLINE void TerminalState::escapeByte(unsigned char c)
     }
 }
 
-Q_ALWAYS_INLINE void TerminalState::escapeIntermediateByte(unsigned char c)
+Q_ALWAYS_INLINE bool TerminalState::intermediateContinues(unsigned char c)
 {
     if (c < 0x20 || c == 0x7F)
-        return;
+        return true; // C0 executes without leaving the sequence; DEL ignored
     if (c <= 0x2F) {
         if (m_intermediateCount < 255)
             ++m_intermediateCount;
-        return;
+        return true;
     }
+    return false;
+}
+
+Q_ALWAYS_INLINE void TerminalState::escapeIntermediateByte(unsigned char c)
+{
+    if (intermediateContinues(c))
+        return;
     escDispatch(c);
     m_state = State::Ground;
+}
+
+Q_ALWAYS_INLINE void TerminalState::openFirstParam()
+{
+    if (m_paramCount == 0) {
+        m_paramCount = 1;
+        m_params[0] = 0;
+    }
 }
 
 Q_ALWAYS_INLINE void TerminalState::csiParamByte(unsigned char c)
@@ -176,10 +191,7 @@ Q_ALWAYS_INLINE void TerminalState::csiParamByte(unsigned char c)
         m_state = State::CsiParam;
         if (m_subParam || m_paramCount > kMaxParams)
             return;
-        if (m_paramCount == 0) {
-            m_paramCount = 1;
-            m_params[0] = 0;
-        }
+        openFirstParam();
         int &v = m_params[m_paramCount - 1];
         v = std::min(v * 10 + (c - '0'), kMaxParamValue);
         return;
@@ -187,10 +199,7 @@ Q_ALWAYS_INLINE void TerminalState::csiParamByte(unsigned char c)
     if (c == ';') {
         m_state = State::CsiParam;
         m_subParam = false;
-        if (m_paramCount == 0) {
-            m_paramCount = 1;
-            m_params[0] = 0;
-        }
+        openFirstParam();
         if (m_paramCount < kMaxParams)
             m_params[m_paramCount++] = 0;
         else
@@ -223,13 +232,8 @@ Q_ALWAYS_INLINE void TerminalState::csiParamByte(unsigned char c)
 
 Q_ALWAYS_INLINE void TerminalState::csiIntermediateByte(unsigned char c)
 {
-    if (c < 0x20 || c == 0x7F)
+    if (intermediateContinues(c))
         return;
-    if (c <= 0x2F) {
-        if (m_intermediateCount < 255)
-            ++m_intermediateCount;
-        return;
-    }
     if (c <= 0x3F) {
         m_state = State::CsiIgnore;
         return;

@@ -145,6 +145,11 @@ private:
     // The steps of the states, for a byte < 0x80 other than ESC, CAN, SUB.
     void escapeByte(unsigned char c);             ///< State::Escape
     void escapeIntermediateByte(unsigned char c); ///< State::EscapeIntermediate
+    /// Escape or CSI intermediate state: true when `c` keeps the sequence
+    /// where it is (a C0 control, DEL, or one more intermediate byte, counted).
+    bool intermediateContinues(unsigned char c);
+    /// Makes the first CSI parameter exist (0) when none was started yet.
+    void openFirstParam();
     void csiParamByte(unsigned char c);           ///< State::CsiEntry, CsiParam
     void csiIntermediateByte(unsigned char c);    ///< State::CsiIntermediate
     void oscByte(unsigned char c);                ///< State::Osc

@@ -133,7 +133,26 @@ public:
     quint64 titleSerial() const { return m_titleSerial; }
 
 private:
+    /// One byte of the stream: UTF-8 decoding, then the "anywhere"
+    /// transitions (ESC, CAN, SUB), then the step of the current state.
     void byte(unsigned char c);
+    /// A byte while a UTF-8 character is incomplete. True when it was part
+    /// of it (consumed); false when it was not (the partial character counts
+    /// as U+FFFD and the byte is then parsed afresh).
+    bool utf8Continuation(unsigned char c);
+    /// A byte >= 0x80 starting a character (or an invalid one: U+FFFD).
+    void utf8Lead(unsigned char c);
+    // The steps of the states, for a byte < 0x80 other than ESC, CAN, SUB.
+    void escapeByte(unsigned char c);             ///< State::Escape
+    void escapeIntermediateByte(unsigned char c); ///< State::EscapeIntermediate
+    /// Escape or CSI intermediate state: true when `c` keeps the sequence
+    /// where it is (a C0 control, DEL, or one more intermediate byte, counted).
+    bool intermediateContinues(unsigned char c);
+    /// Makes the first CSI parameter exist (0) when none was started yet.
+    void openFirstParam();
+    void csiParamByte(unsigned char c);           ///< State::CsiEntry, CsiParam
+    void csiIntermediateByte(unsigned char c);    ///< State::CsiIntermediate
+    void oscByte(unsigned char c);                ///< State::Osc
     void c1Control(unsigned char c);  ///< U+0080..U+009F (arrives UTF-8 encoded)
     void nonAsciiChar();              ///< a complete character >= U+00A0 (or U+FFFD)
     void escDispatch(unsigned char final);

@@ -6,18 +6,17 @@
 // only runs async-signal-safe code between fork and exec: everything it needs
 // (argv, envp, candidate paths, cwd) is prepared before fork.
 #include "ptyprocess.h"
-#include "procinfo.h"
+#include "childreaper.h"
+#include "fdutil.h"
 #include "logging.h"
+#include "procinfo.h"
 
-#include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QPointer>
 #include <QSocketNotifier>
-#include <QThread>
 #include <QTimer>
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -49,50 +48,6 @@ namespace {
 /// the 4 KiB line discipline buffer), and reads are FIFO, so reading more than
 /// that has delivered every leader byte.
 constexpr qsizetype kExitDrainBudget = 4 * 1024 * 1024;
-/// Poll interval used only when the kernel has no pidfd_open (Linux < 5.3).
-constexpr int kFallbackPollMs = 100;
-
-int pidfdOpen(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-    // The returned fd is always close-on-exec (pidfd_open(2)).
-    return int(::syscall(SYS_pidfd_open, pid, 0));
-#else
-    Q_UNUSED(pid);
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
-void closeFd(int &fd)
-{
-    if (fd >= 0) {
-        ::close(fd);
-        fd = -1;
-    }
-}
-
-/// Disables a notifier at once (no more events, its fd may be closed right
-/// after) and deletes it later: we may be inside its own activated() signal.
-void dropNotifier(QSocketNotifier *&n)
-{
-    if (n) {
-        n->setEnabled(false);
-        n->deleteLater();
-        n = nullptr;
-    }
-}
-
-/// Moves `fd` to a number >= 3 (keeping close-on-exec), so that dup2() onto
-/// 0/1/2 in the child cannot clobber it when our own stdio was closed.
-int moveAbove2(int fd)
-{
-    if (fd < 0 || fd > 2)
-        return fd;
-    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    ::close(fd);
-    return moved;
-}
 
 QString errnoText(int err)
 {
@@ -142,7 +97,8 @@ struct ChildPlan {
     ::_exit(127);
 }
 
-[[noreturn]] void runChild(const ChildPlan &p)
+/// Resets every signal disposition to the default and empties the mask.
+void resetSignals(const ChildPlan &p)
 {
     // Dispositions first, then the mask: the parent blocked every signal
     // around fork(), so none of its handlers can run here (they might write to
@@ -163,7 +119,11 @@ struct ChildPlan {
         }
     }
     ::sigprocmask(SIG_SETMASK, &p.emptyMask, nullptr);
+}
 
+/// Starts a new session with the slave as controlling terminal and stdio.
+void takeTerminal(const ChildPlan &p)
+{
     if (::setsid() < 0)
         childFail(p.errorFd, StepSetsid, errno);
     if (::ioctl(p.slave, TIOCSCTTY, 0) < 0)
@@ -177,7 +137,11 @@ struct ChildPlan {
     }
     if (p.slave > 2)
         ::close(p.slave);
+}
 
+/// Closes every fd >= 3 but the report pipe.
+void closeInheritedFds(const ChildPlan &p)
+{
     // Close every fd >= 3 except the error pipe (close-on-exec: it closes at
     // exec and tells the parent exec worked). Inherited fds without O_CLOEXEC
     // would otherwise leak into the shell and every program it starts.
@@ -192,10 +156,11 @@ struct ChildPlan {
                 ::close(int(fd));
         }
     }
+}
 
-    if (p.cwd && *p.cwd && ::chdir(p.cwd) < 0)
-        childFail(p.errorFd, StepChdir, errno);
-
+/// Execs the first candidate that runs; reports the failure if none does.
+[[noreturn]] void execCandidates(const ChildPlan &p)
+{
     // execvp(3) semantics without its non-async-signal-safe PATH handling:
     // try each candidate; EACCES is remembered, "not there" errors go on to
     // the next, anything else stops. ENOEXEC (no #! line) runs it with /bin/sh.
@@ -221,147 +186,16 @@ struct ChildPlan {
     childFail(p.errorFd, StepExec, sawEacces ? EACCES : lastErr);
 }
 
-// ---------------------------------------------------------------------------
-// Process-global reaper for leaders whose PtyProcess was destroyed (or whose
-// exec failed) before they could be waited for. It reaps only the pids handed
-// to it, with WNOHANG, when their pidfd becomes readable: never waitpid(-1).
-//
-// No re-check timer when every entry has a pidfd. A 1 s "safety net" timer was
-// added after a zombie outlived a 5 s wait in tst_registry under load (1 run
-// in 5), blamed on a silent pidfd notifier. Investigated (2026-11-30) and ruled
-// out for this code:
-//  - ordering: each pidfd is opened while its pid is still our unreaped child
-//    (PtyProcess::start, or here after a WNOHANG that found it alive), so it
-//    can never name a reused pid; and pidfd readiness is level-triggered
-//    (pidfd_open(2)), so a notifier created after the exit still fires on its
-//    first poll. Nothing is waited for between the check and the notifier.
-//  - fd reuse: every notifier is disabled (unregistered from the dispatcher)
-//    before its fd is closed (dropNotifier, ~PtyProcess deletes them first),
-//    the pidfd changes owner PtyProcess -> reaper without a close, and no fd
-//    is closed twice; an fd number reused while a stale notifier was still
-//    registered would show as a misdirected or "Invalid socket" notifier.
-//  - threads: the reaper and its notifiers live in the application thread;
-//    adopt() from another thread is queued there.
-//  - re-enabling: reaper notifiers are never disabled before their entry is
-//    reaped.
-//  Stress: 9000 spawn/kill/destroy/exec-failure cycles (6 live at a time,
-//  destroyed without event processing) with two CPU hogs, in and out of a PID
-//  namespace: every adopted child was reaped at adoption or by its pidfd
-//  notifier; the safety net never reaped one.
-// What the original failure actually was: a zombie that was never a reaper
-// entry. A test binary run as PID 1 of a PID namespace (`unshare --pid --fork
-// ./tst_registry`) becomes the reaper of orphans: a session member (`sleep`)
-// whose shell was SIGKILLed is reparented to it and stays a zombie, since only
-// our own pids are ever waited for (reproduced: tst_registry failed 4 runs in
-// 6 that way, with the safety net in place, which cannot help). The tests now
-// count only our own children there (tests/testutil.h); running Tether itself
-// as PID 1 of a container needs an init (docker --init) for the same reason.
-
-class ChildReaper : public QObject
+/// The child between fork() and exec: never returns.
+[[noreturn]] void runChild(const ChildPlan &p)
 {
-public:
-    static void adopt(pid_t pid, int pidfd)
-    {
-        QCoreApplication *app = QCoreApplication::instance();
-        if (!app) {
-            // No event loop to wait with: one non-blocking try; a leftover is
-            // reaped by init after we exit.
-            int status;
-            ::waitpid(pid, &status, WNOHANG);
-            if (pidfd >= 0)
-                ::close(pidfd);
-            return;
-        }
-        static ChildReaper *instance = [app] {
-            auto *r = new ChildReaper; // lives as long as the process
-            r->moveToThread(app->thread());
-            return r;
-        }();
-        if (QThread::currentThread() == instance->thread()) {
-            instance->add(pid, pidfd);
-        } else {
-            QMetaObject::invokeMethod(instance, [pid, pidfd] { instance->add(pid, pidfd); },
-                                      Qt::QueuedConnection);
-        }
-    }
-
-private:
-    struct Entry {
-        pid_t pid;
-        int pidfd;
-        QSocketNotifier *notifier;
-    };
-
-    /// True when `pid` is gone (reaped now, or not our child any more).
-    static bool tryReap(pid_t pid)
-    {
-        int status;
-        pid_t r;
-        do
-            r = ::waitpid(pid, &status, WNOHANG);
-        while (r < 0 && errno == EINTR);
-        return r == pid || (r < 0 && errno == ECHILD);
-    }
-
-    void add(pid_t pid, int pidfd)
-    {
-        if (tryReap(pid)) {
-            if (pidfd >= 0)
-                ::close(pidfd);
-            return;
-        }
-        // Still our unreaped child: a pidfd opened now names this very process.
-        if (pidfd < 0)
-            pidfd = moveAbove2(pidfdOpen(pid));
-        Entry e{pid, pidfd, nullptr};
-        if (pidfd >= 0) {
-            e.notifier = new QSocketNotifier(pidfd, QSocketNotifier::Read, this);
-            connect(e.notifier, &QSocketNotifier::activated, this, [this, pid] { check(pid); });
-        }
-        m_entries.push_back(e);
-        updatePoll();
-        qCDebug(lcPty) << "reaper: waiting for" << pid;
-    }
-
-    /// Only without pidfd support (Linux < 5.3): a re-check timer every
-    /// kFallbackPollMs while such entries are pending (no wakeups when idle).
-    void updatePoll()
-    {
-        const bool anyWithoutPidfd = std::any_of(m_entries.begin(), m_entries.end(),
-                                                 [](const Entry &e) { return e.pidfd < 0; });
-        if (!anyWithoutPidfd) {
-            if (m_poll)
-                m_poll->stop();
-            return;
-        }
-        if (!m_poll) {
-            m_poll = new QTimer(this);
-            m_poll->setInterval(kFallbackPollMs);
-            connect(m_poll, &QTimer::timeout, this, [this] { check(0); });
-        }
-        if (!m_poll->isActive())
-            m_poll->start();
-    }
-
-    /// Re-checks `pid` (0: every entry).
-    void check(pid_t pid)
-    {
-        for (auto it = m_entries.begin(); it != m_entries.end();) {
-            if ((pid == 0 || it->pid == pid) && tryReap(it->pid)) {
-                qCDebug(lcPty) << "reaper: reaped" << it->pid;
-                dropNotifier(it->notifier);
-                closeFd(it->pidfd);
-                it = m_entries.erase(it);
-            } else {
-                ++it;
-            }
-        }
-        updatePoll();
-    }
-
-    std::vector<Entry> m_entries;
-    QTimer *m_poll = nullptr;
-};
+    resetSignals(p);
+    takeTerminal(p);
+    closeInheritedFds(p);
+    if (p.cwd && *p.cwd && ::chdir(p.cwd) < 0)
+        childFail(p.errorFd, StepChdir, errno);
+    execCandidates(p);
+}
 
 /// Makes our children waitable again if we were started with SIGCHLD ignored
 /// (or SA_NOCLDWAIT). Both survive exec(2), so a launcher that ignores SIGCHLD
@@ -440,6 +274,267 @@ QByteArray envValue(const QList<QByteArray> &env, const QByteArray &name)
             return e.mid(prefix.size());
     }
     return QByteArray();
+}
+
+// ---------------------------------------------------------------------------
+// start() in steps: the exec arguments, the PTY, the child, the parent's side.
+
+/// A failed step of start(): the text for its caller and the errno of the
+/// failing call (0 when there is none), which tells a shortage of resources
+/// from a command that cannot work (isResourceShortage()).
+struct StartError {
+    QString text;
+    int err = 0;
+};
+
+/// What the child's exec needs, built before fork() (the child may not
+/// allocate): argv (argv[0] "-name" for a login shell), the environment
+/// (inherited minus LINES/COLUMNS, plus TERM, COLORTERM and the extra
+/// entries), the paths to try (execvp(3) order over PATH, or the program
+/// itself when it contains a '/'), the cwd, and the null-terminated pointer
+/// arrays into them. Not copyable: the arrays point into its own storage.
+class ExecArgs
+{
+public:
+    explicit ExecArgs(const SpawnOptions &options);
+    ExecArgs(const ExecArgs &) = delete;
+    ExecArgs &operator=(const ExecArgs &) = delete;
+
+    /// Points the exec fields of `plan` (cwd, argv, envp, candidates,
+    /// shArgv) into this object, which must outlive the fork.
+    void fill(ChildPlan &plan);
+
+private:
+    QList<QByteArray> m_args;
+    QList<QByteArray> m_env;
+    QList<QByteArray> m_candidates;
+    QByteArray m_cwd;
+    std::vector<char *> m_argvPtrs;
+    std::vector<char *> m_envPtrs;
+    std::vector<const char *> m_candidatePtrs;
+    std::vector<char *> m_shArgv;
+};
+
+ExecArgs::ExecArgs(const SpawnOptions &options)
+{
+    const QByteArray program = QFile::encodeName(options.argv.first());
+    for (const QString &a : options.argv)
+        m_args.append(QFile::encodeName(a));
+    if (options.loginShell)
+        m_args[0] = '-' + QFile::encodeName(QFileInfo(options.argv.first()).fileName());
+
+    for (char **e = environ; e && *e; ++e) {
+        const QByteArray entry(*e);
+        // Stale LINES/COLUMNS override the window size in ncurses programs.
+        if (entry.startsWith("LINES=") || entry.startsWith("COLUMNS="))
+            continue;
+        m_env.append(entry);
+    }
+    setEnv(m_env, QByteArrayLiteral("TERM=xterm-256color"));
+    setEnv(m_env, QByteArrayLiteral("COLORTERM=truecolor"));
+    for (const QString &extra : options.extraEnv) {
+        const QByteArray entry = extra.toLocal8Bit();
+        if (entry.indexOf('=') <= 0) {
+            qCWarning(lcPty) << "ignoring malformed environment entry (no NAME=)";
+            continue;
+        }
+        setEnv(m_env, entry);
+    }
+
+    if (program.contains('/')) {
+        m_candidates.append(program);
+    } else {
+        QByteArray path = envValue(m_env, "PATH");
+        if (path.isEmpty())
+            path = "/usr/local/bin:/usr/bin:/bin";
+        for (const QByteArray &dir : path.split(':'))
+            m_candidates.append((dir.isEmpty() ? QByteArray(".") : dir) + '/' + program);
+    }
+    m_cwd = QFile::encodeName(options.cwd);
+
+    for (QByteArray &a : m_args)
+        m_argvPtrs.push_back(a.data());
+    m_argvPtrs.push_back(nullptr);
+    for (QByteArray &e : m_env)
+        m_envPtrs.push_back(e.data());
+    m_envPtrs.push_back(nullptr);
+    for (const QByteArray &c : std::as_const(m_candidates))
+        m_candidatePtrs.push_back(c.constData());
+    m_candidatePtrs.push_back(nullptr);
+    static char shPath[] = "/bin/sh";
+    m_shArgv = {shPath, nullptr};
+    for (int i = 1; i < m_args.size(); ++i)
+        m_shArgv.push_back(m_args[i].data());
+    m_shArgv.push_back(nullptr);
+}
+
+void ExecArgs::fill(ChildPlan &plan)
+{
+    plan.cwd = m_cwd.constData();
+    plan.argv = m_argvPtrs.data();
+    plan.envp = m_envPtrs.data();
+    plan.candidates = m_candidatePtrs.data();
+    plan.shArgv = m_shArgv.data();
+}
+
+/// A PTY master and its slave, both fds >= 3 and close-on-exec.
+struct PtyPair {
+    int master = -1;
+    int slave = -1;
+};
+
+/// Opens a PTY (master O_NONBLOCK), with IUTF8 set and the window size
+/// cols×rows applied. False with *error set ("cannot open ...: <errno
+/// text>") and nothing left open when it fails.
+bool openPty(int cols, int rows, PtyPair *pty, StartError *error)
+{
+    int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+    if (master < 0) {
+        const int err = errno;
+        *error = {QStringLiteral("cannot open a pseudo-terminal: %1").arg(errnoText(err)), err};
+        return false;
+    }
+    master = moveAbove2(master);
+    // posix_openpt passes the flags to open(2); set them again in case a libc
+    // does not (O_NONBLOCK: the event loop must never block on the master).
+    ::fcntl(master, F_SETFD, FD_CLOEXEC);
+    ::fcntl(master, F_SETFL, ::fcntl(master, F_GETFL) | O_NONBLOCK);
+
+    int slave = -1;
+    if (::grantpt(master) == 0 && ::unlockpt(master) == 0) {
+#ifdef TIOCGPTPEER
+        // Opens the peer of this very master: no path lookup race (Linux >= 4.13).
+        slave = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+#endif
+        if (slave < 0) {
+            char name[128];
+            if (::ptsname_r(master, name, sizeof name) == 0)
+                slave = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        }
+    }
+    if (slave < 0) {
+        const int err = errno;
+        ::close(master);
+        *error = {QStringLiteral("cannot open the pseudo-terminal slave: %1").arg(errnoText(err)), err};
+        return false;
+    }
+    slave = moveAbove2(slave);
+
+    struct termios tio;
+    if (::tcgetattr(slave, &tio) == 0) {
+        // IUTF8: the line discipline erases whole UTF-8 characters on backspace.
+        tio.c_iflag |= IUTF8;
+        ::tcsetattr(slave, TCSANOW, &tio);
+    }
+    struct winsize ws = {};
+    ws.ws_col = static_cast<unsigned short>(cols);
+    ws.ws_row = static_cast<unsigned short>(rows);
+    ::ioctl(master, TIOCSWINSZ, &ws);
+    pty->master = master;
+    pty->slave = slave;
+    return true;
+}
+
+/// A failure the child reported (`got` bytes of `ce` arrived; a partial
+/// report has no errno).
+StartError childError(const ChildError &ce, size_t got, const SpawnOptions &options)
+{
+    if (got != sizeof ce)
+        return {QStringLiteral("cannot start %1: child setup failed").arg(options.argv.first())};
+    const QString why = errnoText(ce.err);
+    switch (ce.step) {
+    case StepChdir:
+        return {QStringLiteral("cannot change directory to %1: %2").arg(options.cwd, why), ce.err};
+    case StepExec:
+        return {QStringLiteral("cannot execute %1: %2").arg(options.argv.first(), why), ce.err};
+    case StepSetsid:
+        return {QStringLiteral("cannot start a new session (setsid): %1").arg(why), ce.err};
+    case StepCtty:
+        return {QStringLiteral("cannot set the controlling terminal (TIOCSCTTY): %1").arg(why), ce.err};
+    default:
+        return {QStringLiteral("cannot set up the terminal (dup2): %1").arg(why), ce.err};
+    }
+}
+
+/// Waits on the read end of the report pipe until the child reached exec
+/// (the pipe closes: EOF) or reported a failure into *ce. Returns the bytes
+/// of the report received: 0 when exec worked.
+size_t readChildReport(int fd, ChildError *ce)
+{
+    size_t got = 0;
+    while (got < sizeof *ce) {
+        const ssize_t n = ::read(fd, reinterpret_cast<char *>(ce) + got, sizeof *ce - got);
+        if (n > 0)
+            got += size_t(n);
+        else if (n < 0 && errno == EINTR)
+            continue;
+        else
+            break;
+    }
+    return got;
+}
+
+/// Forks the child that runs `exec` on pty->slave and waits until it has
+/// reached execve(2) (the close-on-exec report pipe closes) or reported a
+/// failure: the only wait in start(). Always closes the slave (else the
+/// master would never see EIO). Returns the child's pid; on failure -1 with
+/// *error set, the master closed too and the child reaped.
+pid_t spawnChild(ExecArgs &exec, PtyPair *pty, const SpawnOptions &options, StartError *error)
+{
+    const auto giveUp = [pty, error](const QString &text, int err) {
+        closeFd(pty->slave);
+        closeFd(pty->master);
+        *error = {text, err};
+        return pid_t(-1);
+    };
+    int errPipe[2];
+    if (::pipe2(errPipe, O_CLOEXEC) < 0) {
+        const int err = errno;
+        return giveUp(QStringLiteral("cannot create a pipe: %1").arg(errnoText(err)), err);
+    }
+    errPipe[0] = moveAbove2(errPipe[0]);
+    errPipe[1] = moveAbove2(errPipe[1]);
+
+    ChildPlan plan;
+    plan.slave = pty->slave;
+    plan.errorFd = errPipe[1];
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        plan.maxFd = long(qMin<rlim_t>(rl.rlim_cur, 1 << 20));
+    exec.fill(plan);
+    std::memset(&plan.defaultAction, 0, sizeof plan.defaultAction);
+    plan.defaultAction.sa_handler = SIG_DFL;
+    sigemptyset(&plan.defaultAction.sa_mask);
+    sigemptyset(&plan.emptyMask);
+
+    // Block every signal across fork so no handler of ours runs in the child
+    // before its dispositions are reset.
+    sigset_t all, old;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+    const pid_t pid = ::fork();
+    if (pid == 0)
+        runChild(plan);
+    const int forkErr = errno;
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+
+    closeFd(pty->slave);
+    ::close(errPipe[1]);
+    if (pid < 0) {
+        ::close(errPipe[0]);
+        return giveUp(QStringLiteral("cannot fork: %1").arg(errnoText(forkErr)), forkErr);
+    }
+
+    ChildError ce{0, 0};
+    const size_t got = readChildReport(errPipe[0], &ce);
+    ::close(errPipe[0]);
+    if (got > 0) {
+        closeFd(pty->master);
+        reapFailedChild(pid);
+        *error = childError(ce, got, options);
+        return -1;
+    }
+    return pid;
 }
 
 } // namespace
@@ -541,188 +636,23 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
         return fail(QStringLiteral("window size %1x%2 out of range (%3..%4)")
                             .arg(options.cols).arg(options.rows).arg(kMinCells).arg(kMaxCells));
     }
-    const QByteArray program = QFile::encodeName(options.argv.first());
-    if (program.isEmpty())
+    if (QFile::encodeName(options.argv.first()).isEmpty())
         return fail(QStringLiteral("empty command"));
 
-    // --- everything the child needs, prepared before fork -------------------
-    QList<QByteArray> args;
-    for (const QString &a : options.argv)
-        args.append(QFile::encodeName(a));
-    if (options.loginShell)
-        args[0] = '-' + QFile::encodeName(QFileInfo(options.argv.first()).fileName());
+    ExecArgs exec(options);
+    PtyPair pty;
+    StartError why;
+    if (!openPty(options.cols, options.rows, &pty, &why))
+        return fail(why.text, why.err);
+    const pid_t pid = spawnChild(exec, &pty, options, &why);
+    if (pid < 0)
+        return fail(why.text, why.err);
+    startRunning(pid, pty.master, options);
+    return true;
+}
 
-    QList<QByteArray> env;
-    for (char **e = environ; e && *e; ++e) {
-        const QByteArray entry(*e);
-        // Stale LINES/COLUMNS override the window size in ncurses programs.
-        if (entry.startsWith("LINES=") || entry.startsWith("COLUMNS="))
-            continue;
-        env.append(entry);
-    }
-    setEnv(env, QByteArrayLiteral("TERM=xterm-256color"));
-    setEnv(env, QByteArrayLiteral("COLORTERM=truecolor"));
-    for (const QString &extra : options.extraEnv) {
-        const QByteArray entry = extra.toLocal8Bit();
-        if (entry.indexOf('=') <= 0) {
-            qCWarning(lcPty) << "ignoring malformed environment entry (no NAME=)";
-            continue;
-        }
-        setEnv(env, entry);
-    }
-
-    QList<QByteArray> candidates;
-    if (program.contains('/')) {
-        candidates.append(program);
-    } else {
-        QByteArray path = envValue(env, "PATH");
-        if (path.isEmpty())
-            path = "/usr/local/bin:/usr/bin:/bin";
-        for (const QByteArray &dir : path.split(':'))
-            candidates.append((dir.isEmpty() ? QByteArray(".") : dir) + '/' + program);
-    }
-    const QByteArray cwd = QFile::encodeName(options.cwd);
-
-    std::vector<char *> argvPtrs;
-    for (QByteArray &a : args)
-        argvPtrs.push_back(a.data());
-    argvPtrs.push_back(nullptr);
-    std::vector<char *> envPtrs;
-    for (QByteArray &e : env)
-        envPtrs.push_back(e.data());
-    envPtrs.push_back(nullptr);
-    std::vector<const char *> candPtrs;
-    for (const QByteArray &c : candidates)
-        candPtrs.push_back(c.constData());
-    candPtrs.push_back(nullptr);
-    static char shPath[] = "/bin/sh";
-    std::vector<char *> shArgv{shPath, nullptr};
-    for (int i = 1; i < args.size(); ++i)
-        shArgv.push_back(args[i].data());
-    shArgv.push_back(nullptr);
-
-    // --- the PTY ------------------------------------------------------------
-    int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-    if (master < 0) {
-        const int err = errno;
-        return fail(QStringLiteral("cannot open a pseudo-terminal: %1").arg(errnoText(err)), err);
-    }
-    master = moveAbove2(master);
-    // posix_openpt passes the flags to open(2); set them again in case a libc
-    // does not (O_NONBLOCK: the event loop must never block on the master).
-    ::fcntl(master, F_SETFD, FD_CLOEXEC);
-    ::fcntl(master, F_SETFL, ::fcntl(master, F_GETFL) | O_NONBLOCK);
-
-    int slave = -1;
-    if (::grantpt(master) == 0 && ::unlockpt(master) == 0) {
-#ifdef TIOCGPTPEER
-        // Opens the peer of this very master: no path lookup race (Linux >= 4.13).
-        slave = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-#endif
-        if (slave < 0) {
-            char name[128];
-            if (::ptsname_r(master, name, sizeof name) == 0)
-                slave = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        }
-    }
-    if (slave < 0) {
-        const int err = errno;
-        ::close(master);
-        return fail(QStringLiteral("cannot open the pseudo-terminal slave: %1").arg(errnoText(err)), err);
-    }
-    slave = moveAbove2(slave);
-
-    struct termios tio;
-    if (::tcgetattr(slave, &tio) == 0) {
-        // IUTF8: the line discipline erases whole UTF-8 characters on backspace.
-        tio.c_iflag |= IUTF8;
-        ::tcsetattr(slave, TCSANOW, &tio);
-    }
-    struct winsize ws = {};
-    ws.ws_col = static_cast<unsigned short>(options.cols);
-    ws.ws_row = static_cast<unsigned short>(options.rows);
-    ::ioctl(master, TIOCSWINSZ, &ws);
-
-    int errPipe[2];
-    if (::pipe2(errPipe, O_CLOEXEC) < 0) {
-        const int err = errno;
-        ::close(slave);
-        ::close(master);
-        return fail(QStringLiteral("cannot create a pipe: %1").arg(errnoText(err)), err);
-    }
-    errPipe[0] = moveAbove2(errPipe[0]);
-    errPipe[1] = moveAbove2(errPipe[1]);
-
-    ChildPlan plan;
-    plan.slave = slave;
-    plan.errorFd = errPipe[1];
-    struct rlimit rl;
-    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        plan.maxFd = long(qMin<rlim_t>(rl.rlim_cur, 1 << 20));
-    plan.cwd = cwd.constData();
-    plan.argv = argvPtrs.data();
-    plan.envp = envPtrs.data();
-    plan.candidates = candPtrs.data();
-    plan.shArgv = shArgv.data();
-    std::memset(&plan.defaultAction, 0, sizeof plan.defaultAction);
-    plan.defaultAction.sa_handler = SIG_DFL;
-    sigemptyset(&plan.defaultAction.sa_mask);
-    sigemptyset(&plan.emptyMask);
-
-    // Block every signal across fork so no handler of ours runs in the child
-    // before its dispositions are reset.
-    sigset_t all, old;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &old);
-    const pid_t pid = ::fork();
-    if (pid == 0)
-        runChild(plan);
-    const int forkErr = errno;
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-
-    ::close(slave); // else the master would never see EIO
-    ::close(errPipe[1]);
-    if (pid < 0) {
-        ::close(errPipe[0]);
-        ::close(master);
-        return fail(QStringLiteral("cannot fork: %1").arg(errnoText(forkErr)), forkErr);
-    }
-
-    // Wait for exec (the pipe closes: EOF) or a failure report. This is the
-    // only wait in start(): it lasts until the child reaches execve(2).
-    ChildError ce{0, 0};
-    size_t got = 0;
-    while (got < sizeof ce) {
-        const ssize_t n = ::read(errPipe[0], reinterpret_cast<char *>(&ce) + got, sizeof ce - got);
-        if (n > 0)
-            got += size_t(n);
-        else if (n < 0 && errno == EINTR)
-            continue;
-        else
-            break;
-    }
-    ::close(errPipe[0]);
-    if (got > 0) {
-        ::close(master);
-        reapFailedChild(pid);
-        if (got != sizeof ce)
-            return fail(QStringLiteral("cannot start %1: child setup failed").arg(options.argv.first()));
-        const QString why = errnoText(ce.err);
-        switch (ce.step) {
-        case StepChdir:
-            return fail(QStringLiteral("cannot change directory to %1: %2").arg(options.cwd, why), ce.err);
-        case StepExec:
-            return fail(QStringLiteral("cannot execute %1: %2").arg(options.argv.first(), why), ce.err);
-        case StepSetsid:
-            return fail(QStringLiteral("cannot start a new session (setsid): %1").arg(why), ce.err);
-        case StepCtty:
-            return fail(QStringLiteral("cannot set the controlling terminal (TIOCSCTTY): %1").arg(why), ce.err);
-        default:
-            return fail(QStringLiteral("cannot set up the terminal (dup2): %1").arg(why), ce.err);
-        }
-    }
-
-    // --- running --------------------------------------------------------------
+void PtyProcess::startRunning(pid_t pid, int master, const SpawnOptions &options)
+{
     m_startFailure = StartFailure::None;
     m_pid = pid;
     m_master = master;
@@ -753,7 +683,6 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
     }
     qCDebug(lcPty) << "spawned" << pid << options.argv << "in" << options.cwd
                    << options.cols << "x" << options.rows;
-    return true;
 }
 
 bool PtyProcess::isRunning() const

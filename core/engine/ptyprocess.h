@@ -173,6 +173,11 @@ private:
     /// (EIO), or a slot connected to outputReady() deleted this object.
     enum class ReadResult { More, WouldBlock, Eof, Deleted };
 
+    /// The parent's side of a successful start(): takes `master` and the
+    /// leader `pid`, and sets up the read/write notifiers and the exit watch
+    /// (a pidfd, or a kFallbackPollMs poll without pidfd support).
+    void startRunning(pid_t pid, int master, const SpawnOptions &options);
+
     void onReadable();
     void onWritable();
     void onLeaderExit();

@@ -1,18 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "session.h"
 #include "logging.h"
+#include "replayplan.h"
 
-#include <algorithm>
-#include <limits>
 #include <utility>
 
 namespace Tether {
 
 namespace {
-/// How far a reset replay looks for its first safe byte (bytes).
-constexpr quint64 kMaxBoundaryScan = 1024 * 1024;
-// How far a reset replay looks past its safe boundary for the start of a line.
-constexpr quint64 kMaxLineScan = 4096;
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 QDateTime nowUtc() { return QDateTime::currentDateTimeUtc(); }
 } // namespace
@@ -140,88 +135,15 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
         old->detached(DetachReason::Superseded);
     }
 
-    const quint64 start = m_ring.startOffset();
-    const quint64 end = m_ring.endOffset();
+    const ReplayPlan plan = planReplay(m_ring, m_tail, m_marginResets, resume);
     AttachInfo info;
     info.mode = mode;
-    quint64 from = start;
-    if (!resume) {
-        info.reset = true;
-        info.reason = ReplayReason::Initial;
-    } else if (*resume > end) {
-        info.reset = true;
-        info.reason = ReplayReason::Ahead;
-    } else if (*resume >= start) {
-        info.reset = false;
-        info.reason = ReplayReason::Resume;
-        from = *resume;
-    } else {
-        info.reset = true;
-        info.reason = ReplayReason::RolledOut;
-    }
-
-    QByteArray prelude;
-    if (info.reset && start > 0) {
-        // The retained output begins mid-stream: skip to the first byte that is
-        // not inside an escape sequence or a UTF-8 character, and restore the
-        // modes in force there (martanne/abduco#32, jupyterlab/jupyterlab#12073).
-        // The scan runs in the event loop, so it is bounded: a stream stuck
-        // inside a huge string (an unterminated DCS in a 64 MiB buffer) once
-        // stalled every attach for most of a second. Past the bound nothing
-        // of the unterminated sequence is replayed, which is also what a
-        // terminal would have shown of it.
-        TerminalState st = m_tail;
-        // Margin resets inside the skipped bytes apply too (m_marginResets
-        // is ascending; one comparison per byte).
-        const auto nextReset = [this](quint64 after) {
-            for (const quint64 r : std::as_const(m_marginResets))
-                if (r > after)
-                    return r;
-            return std::numeric_limits<quint64>::max();
-        };
-        quint64 next = nextReset(from);
-        // Feeds the byte at offset `pos` - 1 into `state`, which is then at `pos`.
-        const auto step = [&](TerminalState &state, const char *byte, quint64 pos) {
-            state.feed(byte, 1);
-            if (pos == next) {
-                state.marginsResetByResize();
-                next = nextReset(pos);
-            }
-        };
-        const auto spans = m_ring.spans(from, qsizetype(std::min<quint64>(end - from, kMaxBoundaryScan)));
-        for (const RingBuffer::Span &sp : {spans.first, spans.second})
-            for (qsizetype i = 0; i < sp.size && !st.atSafeBoundary(); ++i, ++from)
-                step(st, sp.data + i, from + 1);
-        if (!st.atSafeBoundary()) {
-            from = end;
-        } else if (!st.hasMode(TerminalState::AltScreen)) {
-            // On the normal screen the first replayed line would be the tail
-            // of a line whose beginning (and colour) is gone: start after the
-            // next newline instead, if one comes soon. (Not on the alternate
-            // screen: what a full-screen program draws there is all visible.)
-            TerminalState line = st;
-            quint64 at = from;
-            const auto rest = m_ring.spans(at, qsizetype(std::min<quint64>(end - at, kMaxLineScan)));
-            bool found = false;
-            for (const RingBuffer::Span &sp : {rest.first, rest.second}) {
-                for (qsizetype i = 0; i < sp.size && !found; ++i) {
-                    step(line, sp.data + i, ++at);
-                    found = sp.data[i] == '\n' && line.atSafeBoundary() && !line.hasMode(TerminalState::AltScreen);
-                }
-                if (found)
-                    break;
-            }
-            if (found && at < end) {
-                st = line;
-                from = at;
-            }
-        }
-        prelude = st.restoreSequence();
-    }
-    info.replayFrom = from;
-    info.preludeBytes = prelude.size();
-    info.replayBytes = qsizetype(end - from);
-    info.offset = end;
+    info.reset = plan.reset;
+    info.reason = plan.reason;
+    info.replayFrom = plan.replayFrom;
+    info.preludeBytes = plan.prelude.size();
+    info.replayBytes = plan.replayBytes();
+    info.offset = plan.offset;
     info.exited = m_state == State::Exited;
     info.cols = m_pty.cols();
     info.rows = m_pty.rows();
@@ -235,13 +157,11 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
 
     auto stillAttached = [this, viewer] { return viewer == m_control || m_watchers.contains(viewer); };
     viewer->attached(this, info);
-    if (stillAttached() && !prelude.isEmpty())
-        viewer->output(prelude.constData(), prelude.size());
-    // The replay, with a fixup where a resize reset the scroll margins. One
-    // at `from` itself is sent too: a resuming viewer may have been away
-    // when it happened (a second one is harmless).
+    if (stillAttached() && !plan.prelude.isEmpty())
+        viewer->output(plan.prelude.constData(), plan.prelude.size());
+    // The replay, with a fixup where a resize reset the scroll margins.
     const QByteArray fix = TerminalState::marginResetSequence();
-    quint64 at = from;
+    quint64 at = plan.replayFrom;
     auto replayUpTo = [&](quint64 to) {
         if (to <= at)
             return;
@@ -252,14 +172,12 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
             viewer->output(spans.second.data, spans.second.size);
         at = to;
     };
-    for (const quint64 reset : std::as_const(m_marginResets)) {
-        if (reset < from || reset > end)
-            continue;
-        replayUpTo(reset);
+    for (const quint64 fixup : plan.fixups) {
+        replayUpTo(fixup);
         if (stillAttached())
             viewer->fixup(fix);
     }
-    replayUpTo(end);
+    replayUpTo(plan.offset);
     if (stillAttached() && info.exited)
         viewer->exited(m_pty.exitStatus());
     qCInfo(lcSession) << "session" << m_id << (mode == ViewerMode::Control ? "control" : "watch")

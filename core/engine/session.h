@@ -78,7 +78,8 @@ public:
      * reset, RolledOut; beyond the end → reset, Ahead (also what the server uses
      * for an unparsable offset). A reset replay of a stream whose beginning was
      * dropped starts at the first safe boundary and is preceded by a prelude
-     * restoring the terminal modes in force there.
+     * restoring the terminal modes in force there. planReplay() (replayplan.h)
+     * decides all of that; this applies it.
      * Calls viewer->attached(), then output() with prelude + replay, then, if the
      * process already exited, exited(). A control attach supersedes the current
      * control viewer first.

@@ -8,10 +8,10 @@
 #include "registry.h"
 #include "runtimefile.h"
 #include "sessionjson.h"
+#include "spawnrequest.h"
 
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonArray>
 #include <QJsonDocument>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -626,69 +626,12 @@ void Server::serveApi(HttpConnection *c)
 
 void Server::createSession(HttpConnection *c)
 {
-    const QByteArray body = c->request().body().trimmed();
-    QJsonObject o;
-    if (!body.isEmpty()) {
-        QJsonParseError err;
-        const QJsonDocument doc = QJsonDocument::fromJson(body, &err);
-        if (err.error != QJsonParseError::NoError) {
-            c->respondError(400, QStringLiteral("invalid JSON: %1").arg(err.errorString()));
-            return;
-        }
-        if (!doc.isObject()) {
-            c->respondError(400, QStringLiteral("body must be a JSON object"));
-            return;
-        }
-        o = doc.object();
+    const SpawnRequest request = parseSpawnRequest(c->request().body(), m_config.commandArgv());
+    if (!request.ok()) {
+        c->respondError(request.status, request.error);
+        return;
     }
-    SpawnOptions opts;
-    const QJsonValue command = o.value(QStringLiteral("command"));
-    if (command.isUndefined() || command.isNull()) {
-        opts.argv = m_config.commandArgv();
-    } else {
-        const QJsonArray a = command.toArray();
-        if (!command.isArray() || a.isEmpty()) {
-            c->respondError(400, QStringLiteral("command must be a non-empty array of strings"));
-            return;
-        }
-        for (const QJsonValue &v : a) {
-            if (!v.isString()) {
-                c->respondError(400, QStringLiteral("command must be a non-empty array of strings"));
-                return;
-            }
-            // exec(3) takes C strings: a NUL would silently cut the argument.
-            if (v.toString().contains(QChar(0))) {
-                c->respondError(400, QStringLiteral("command must not contain NUL characters"));
-                return;
-            }
-            opts.argv.append(v.toString());
-        }
-        if (opts.argv.first().isEmpty()) {
-            c->respondError(400, QStringLiteral("command[0] must not be empty"));
-            return;
-        }
-    }
-    const QJsonValue cwd = o.value(QStringLiteral("cwd"));
-    if (!cwd.isUndefined() && !cwd.isNull()) {
-        if (!cwd.isString() || (!cwd.toString().isEmpty() && !cwd.toString().startsWith(QLatin1Char('/')))
-            || cwd.toString().contains(QChar(0))) {
-            c->respondError(400, QStringLiteral("cwd must be an absolute path (without NUL characters)"));
-            return;
-        }
-        opts.cwd = cwd.toString();
-    }
-    for (const char *field : {"cols", "rows"}) {
-        const QJsonValue v = o.value(QLatin1String(field));
-        if (v.isUndefined() || v.isNull())
-            continue;
-        const double d = v.toDouble(-1);
-        if (!v.isDouble() || d != double(int(d)) || d < kMinCells || d > kMaxCells) {
-            c->respondError(400, QStringLiteral("%1 must be an integer %2..%3")
-                                     .arg(QLatin1String(field)).arg(kMinCells).arg(kMaxCells));
-            return;
-        }
-        (qstrcmp(field, "cols") == 0 ? opts.cols : opts.rows) = int(d);
-    }
+    const SpawnOptions &opts = request.options;
     if (m_registry->isShuttingDown()) {
         c->respondError(503, QStringLiteral("server shutting down"));
         return;

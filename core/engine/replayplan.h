@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "attachinfo.h"
+
+#include <QByteArray>
+#include <QList>
+#include <optional>
+
+namespace Tether {
+
+class RingBuffer;
+class TerminalState;
+
+/// How far a reset replay looks for its first safe byte (bytes). The scan
+/// runs in the event loop, so it is bounded: a stream stuck inside a huge
+/// string (an unterminated DCS in a 64 MiB buffer) once stalled every attach
+/// for most of a second.
+constexpr quint64 kMaxReplayBoundaryScan = 1024 * 1024;
+/// How far a reset replay on the normal screen looks past its safe boundary
+/// for the start of a line (bytes).
+constexpr quint64 kMaxReplayLineScan = 4096;
+
+/**
+ * What an attach replays, decided from the session's retained output alone:
+ * no viewer is involved (Session::attach() applies it).
+ *
+ * All offsets are absolute output offsets (RingBuffer): the replay is the
+ * retained bytes [replayFrom, offset), preceded by `prelude`, with
+ * TerminalState::marginResetSequence() sent as a fixup at each offset of
+ * `fixups` (ascending, each within [replayFrom, offset]).
+ */
+struct ReplayPlan {
+    ReplayReason reason = ReplayReason::Initial;
+    /// The viewer must reset its terminal before the replay (every reason
+    /// but Resume).
+    bool reset = true;
+    quint64 replayFrom = 0; ///< first replayed byte
+    quint64 offset = 0;     ///< end of the replay: the ring's endOffset()
+    /// Escape sequences restoring the modes in force at replayFrom
+    /// (TerminalState::restoreSequence()); empty unless a reset replay starts
+    /// after the beginning of the stream.
+    QByteArray prelude;
+    /// Where a resize reset the scroll margins, within the replay: the viewer
+    /// gets a fixup there. One at replayFrom itself is included: a resuming
+    /// viewer may have been away when it happened (a second one is harmless).
+    QList<quint64> fixups;
+
+    qsizetype replayBytes() const { return qsizetype(offset - replayFrom); }
+};
+
+/**
+ * Plans the replay for a viewer that already has the output up to `resume`
+ * (nullopt: nothing). Pure: reads `ring`, changes nothing.
+ *
+ * `tail`: the TerminalState at ring.startOffset() (the modes in force at the
+ * first retained byte). `marginResets`: ascending offsets where a resize reset
+ * the scroll margins the stream had set (Session keeps them); offsets outside
+ * the replay are ignored for fixups, and those between ring.startOffset() and
+ * the chosen start also apply to the prelude's state.
+ *
+ * Rules (docs/protocol.md, "Replay rules" and "Safe-boundary replay"):
+ *  - no resume → reset, Initial, everything retained;
+ *  - resume in [startOffset, endOffset] → Resume, no reset, from `resume`
+ *    (resume == end: nothing);
+ *  - resume < startOffset → reset, RolledOut; resume > endOffset → reset,
+ *    Ahead (the server also maps an unparsable offset to Ahead).
+ * A reset replay of a stream whose beginning was dropped (startOffset > 0)
+ * does not start inside an escape sequence or a UTF-8 character
+ * (martanne/abduco#32, jupyterlab/jupyterlab#12073): it starts at the first
+ * safe boundary within kMaxReplayBoundaryScan bytes (none: nothing is
+ * replayed, which is also what a terminal would have shown of an unterminated
+ * string). On the normal screen
+ * it then skips to just after the next newline, if one comes within
+ * kMaxReplayLineScan bytes and is not the last byte, so the first line is not
+ * the tail of a line whose beginning (and colour) is gone. Its prelude
+ * restores the modes in force at that start. A reset replay from offset 0
+ * needs neither (the viewer's reset gives the stream's initial state).
+ *
+ * Cost: at most kMaxReplayBoundaryScan + kMaxReplayLineScan bytes parsed one
+ * at a time; allocates the prelude and the fixup list only.
+ */
+ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
+                      const QList<quint64> &marginResets, std::optional<quint64> resume);
+
+} // namespace Tether

@@ -7,6 +7,7 @@
 #include <QNetworkProxy>
 #include <QNetworkRequest>
 #include <QRandomGenerator>
+#include <QTcpSocket>
 #include <QWebSocket>
 
 namespace Tether {
@@ -61,6 +62,26 @@ void AttachClient::connectSocket()
     req.setRawHeader("Authorization", "Bearer " + m_endpoint.key.toUtf8());
     qCDebug(lcClient) << "connecting" << req.url().toString();
     ws->open(req);
+    setLowDelayWhenConnected(ws);
+}
+
+void AttachClient::setLowDelayWhenConnected(QWebSocket *ws)
+{
+    // QWebSocket asks for LowDelayOption before it connects its QTcpSocket,
+    // when QAbstractSocket has no socket engine to apply it to: Qt 5.15 drops
+    // the request, so the socket kept Nagle's algorithm (Qt 6.4 sets it).
+    // QWebSocket does not expose that socket; it is its child, created in
+    // open() (qwebsocket_p.cpp). Set it once connected, before any frame.
+    auto *tcp = ws->findChild<QTcpSocket *>(QString(), Qt::FindDirectChildrenOnly);
+    if (!tcp) {
+        qCDebug(lcClient) << "no TCP socket under QWebSocket: TCP_NODELAY not set";
+        return;
+    }
+    auto apply = [tcp]() { tcp->setSocketOption(QAbstractSocket::LowDelayOption, 1); };
+    if (tcp->state() == QAbstractSocket::ConnectedState)
+        apply();
+    else
+        connect(tcp, &QAbstractSocket::connected, tcp, apply);
 }
 
 void AttachClient::onText(const QString &text)

@@ -133,6 +133,13 @@ Q_SIGNALS:
 
 private:
     void connectSocket();
+    /// Sets TCP_NODELAY (QAbstractSocket::LowDelayOption) on `ws`'s TCP
+    /// socket as soon as it is connected, so keystrokes and resizes are not
+    /// held by Nagle's algorithm until the server's delayed ACK (~40 ms;
+    /// tcp(7), pitfalls.md "Nagle"). Call right after ws->open(). Without a
+    /// QTcpSocket child (a QtWebSockets that no longer keeps one) it does
+    /// nothing.
+    static void setLowDelayWhenConnected(QWebSocket *ws);
     void onConnected();
     void onText(const QString &text);
     void onBinary(const QByteArray &data);

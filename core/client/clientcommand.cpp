@@ -919,7 +919,8 @@ QStringList idsAsPositional(const QStringList &args, const QStringList &flags, c
 
 namespace {
 
-/// Parses `args` (argv without the subcommand); shows help and exits on --help.
+/// Parses `args` (argv without the subcommand); shows help and exits on
+/// -h, --help or --help-all (helpRequested()).
 bool parse(QCommandLineParser &parser, const Common &common, const QString &command, const QStringList &args,
            int *status)
 {
@@ -929,7 +930,7 @@ bool parse(QCommandLineParser &parser, const Common &common, const QString &comm
         *status = fail(command, parser.errorText() + QStringLiteral(" (see --help)"), kExitUsage);
         return false;
     }
-    if (parser.isSet(QStringLiteral("help"))) {
+    if (helpRequested(parser)) {
         std::fputs(qPrintable(commandHelp(parser, command)), stdout);
         std::fflush(stdout);
         *status = kExitOk;

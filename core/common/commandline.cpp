@@ -17,4 +17,9 @@ QString commandHelp(const QCommandLineParser &parser, const QString &command)
     return text;
 }
 
+bool helpRequested(const QCommandLineParser &parser)
+{
+    return parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("help-all"));
+}
+
 } // namespace Tether

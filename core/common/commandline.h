@@ -14,4 +14,13 @@ namespace Tether {
 /// `command` is the subcommand ("attach", "serve", ...).
 QString commandHelp(const QCommandLineParser &parser, const QString &command);
 
+/// True when the parsed command line asks for help: -h, --help or
+/// --help-all. QCommandLineParser::addHelpOption() adds --help-all as well
+/// (listed in every --help, Qt 5.15 and 6.4); only process() would act on
+/// it, and the commands use parse(), so a command that checked "help" alone
+/// ran instead (`tether serve --help-all` started a server). --help-all
+/// means "with Qt's own options", which these commands do not take: callers
+/// print commandHelp() for it as for --help.
+bool helpRequested(const QCommandLineParser &parser);
+
 } // namespace Tether

@@ -99,6 +99,15 @@ QString errnoText(int err)
     return QString::fromLocal8Bit(std::strerror(err));
 }
 
+/// True for an errno that means "out of resources now", not "this command
+/// cannot work" (PtyProcess::StartFailure::Resources): EMFILE/ENFILE (open(2),
+/// pipe(2), accept(2)), ENOSPC (posix_openpt(3) past kernel.pty.max, pts(4)),
+/// EAGAIN and ENOMEM (fork(2), execve(2)).
+bool isResourceShortage(int err)
+{
+    return err == EMFILE || err == ENFILE || err == ENOSPC || err == EAGAIN || err == ENOMEM;
+}
+
 // ---------------------------------------------------------------------------
 // Child side. Only async-signal-safe calls (signal-safety(7)) from here to exec.
 
@@ -526,9 +535,11 @@ PtyProcess::~PtyProcess()
 
 bool PtyProcess::start(const SpawnOptions &requested, QString *error)
 {
-    auto fail = [error](const QString &text) {
+    // `err`: the errno of the failing step, 0 for a check of ours.
+    auto fail = [this, error](const QString &text, int err = 0) {
         if (error)
             *error = text;
+        m_startFailure = isResourceShortage(err) ? StartFailure::Resources : StartFailure::Command;
         qCDebug(lcPty) << "start failed:" << text;
         return false;
     };
@@ -604,8 +615,10 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
 
     // --- the PTY ------------------------------------------------------------
     int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-    if (master < 0)
-        return fail(QStringLiteral("cannot open a pseudo-terminal: %1").arg(errnoText(errno)));
+    if (master < 0) {
+        const int err = errno;
+        return fail(QStringLiteral("cannot open a pseudo-terminal: %1").arg(errnoText(err)), err);
+    }
     master = moveAbove2(master);
     // posix_openpt passes the flags to open(2); set them again in case a libc
     // does not (O_NONBLOCK: the event loop must never block on the master).
@@ -627,7 +640,7 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
     if (slave < 0) {
         const int err = errno;
         ::close(master);
-        return fail(QStringLiteral("cannot open the pseudo-terminal slave: %1").arg(errnoText(err)));
+        return fail(QStringLiteral("cannot open the pseudo-terminal slave: %1").arg(errnoText(err)), err);
     }
     slave = moveAbove2(slave);
 
@@ -647,7 +660,7 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
         const int err = errno;
         ::close(slave);
         ::close(master);
-        return fail(QStringLiteral("cannot create a pipe: %1").arg(errnoText(err)));
+        return fail(QStringLiteral("cannot create a pipe: %1").arg(errnoText(err)), err);
     }
     errPipe[0] = moveAbove2(errPipe[0]);
     errPipe[1] = moveAbove2(errPipe[1]);
@@ -684,7 +697,7 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
     if (pid < 0) {
         ::close(errPipe[0]);
         ::close(master);
-        return fail(QStringLiteral("cannot fork: %1").arg(errnoText(forkErr)));
+        return fail(QStringLiteral("cannot fork: %1").arg(errnoText(forkErr)), forkErr);
     }
 
     // Wait for exec (the pipe closes: EOF) or a failure report. This is the
@@ -709,19 +722,20 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
         const QString why = errnoText(ce.err);
         switch (ce.step) {
         case StepChdir:
-            return fail(QStringLiteral("cannot change directory to %1: %2").arg(options.cwd, why));
+            return fail(QStringLiteral("cannot change directory to %1: %2").arg(options.cwd, why), ce.err);
         case StepExec:
-            return fail(QStringLiteral("cannot execute %1: %2").arg(options.argv.first(), why));
+            return fail(QStringLiteral("cannot execute %1: %2").arg(options.argv.first(), why), ce.err);
         case StepSetsid:
-            return fail(QStringLiteral("cannot start a new session (setsid): %1").arg(why));
+            return fail(QStringLiteral("cannot start a new session (setsid): %1").arg(why), ce.err);
         case StepCtty:
-            return fail(QStringLiteral("cannot set the controlling terminal (TIOCSCTTY): %1").arg(why));
+            return fail(QStringLiteral("cannot set the controlling terminal (TIOCSCTTY): %1").arg(why), ce.err);
         default:
-            return fail(QStringLiteral("cannot set up the terminal (dup2): %1").arg(why));
+            return fail(QStringLiteral("cannot set up the terminal (dup2): %1").arg(why), ce.err);
         }
     }
 
     // --- running --------------------------------------------------------------
+    m_startFailure = StartFailure::None;
     m_pid = pid;
     m_master = master;
     m_cols = options.cols;

@@ -129,6 +129,19 @@ public:
     /// children itself and no exit status could be read.
     bool start(const SpawnOptions &options, QString *error);
 
+    /// Why the last start() failed.
+    enum class StartFailure {
+        None,      ///< no failure (not started yet, or started)
+        Command,   ///< the command, its cwd or the size cannot work: retrying will not help
+        /// The process or the system ran out of something a later retry may
+        /// find free: file descriptors (EMFILE, ENFILE), pseudo-terminals
+        /// (ENOSPC from posix_openpt(3): kernel.pty.max, pts(4)), processes
+        /// or memory (EAGAIN, ENOMEM: fork(2), execve(2)). The errno of the
+        /// failing step decides, whichever step it was.
+        Resources,
+    };
+    StartFailure startFailure() const { return m_startFailure; }
+
     /// What the next process image needs to go on with this child (restart
     /// in place): pid, fds, size, exit progress, queued input. The fds stay
     /// this object's until release().
@@ -234,6 +247,7 @@ private:
 
     // Implementation detail members; see ptyprocess.cpp.
     pid_t m_pid = 0;
+    StartFailure m_startFailure = StartFailure::None;
     int m_master = -1;
     int m_pidfd = -1;
     int m_memberPidfd = -1;      ///< pidfd of the session member being watched

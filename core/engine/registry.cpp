@@ -88,8 +88,9 @@ Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error
     QString text;
     if (!s->start(&text)) {
         // Nothing is evicted for a command that cannot start.
+        const bool resources = s->process()->startFailure() == PtyProcess::StartFailure::Resources;
         delete s;
-        return fail(CreateError::SpawnFailed, text);
+        return fail(resources ? CreateError::OutOfResources : CreateError::SpawnFailed, text);
     }
     if (evict) {
         qCInfo(lcRegistry) << "evicting session" << evict->id() << "to make room";

@@ -59,7 +59,14 @@ class SessionRegistry : public QObject
 {
     Q_OBJECT
 public:
-    enum class CreateError { None, TooManySessions, SpawnFailed };
+    enum class CreateError {
+        None,
+        TooManySessions, ///< the list is full and every session has a viewer
+        SpawnFailed,     ///< the command cannot start (or the registry is shutting down)
+        /// Out of file descriptors, pseudo-terminals, processes or memory
+        /// (PtyProcess::StartFailure::Resources): a later retry may work.
+        OutOfResources,
+    };
 
     explicit SessionRegistry(const Limits &limits = Limits(), QObject *parent = nullptr);
     ~SessionRegistry() override;

@@ -105,7 +105,7 @@ int serveMain(int argc, char **argv)
         args.removeAt(1);
     if (!parser.parse(args))
         return fail(parser.errorText());
-    if (parser.isSet(QStringLiteral("help"))) {
+    if (helpRequested(parser)) { // -h, --help, --help-all: never start a server
         std::fputs(qPrintable(commandHelp(parser, QStringLiteral("serve"))), stdout);
         return 0;
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "server.h"
+#include "acceptor.h"
 #include "accesskey.h"
 #include "httpconnection.h"
 #include "lingeringclose.h"
@@ -114,8 +115,8 @@ Server::Server(SessionRegistry *registry, const Config &config, QObject *parent)
     m_viewerOptions.pingIntervalMs = config.pingIntervalSec * 1000;
     m_viewerOptions.pingTimeoutMs = config.pingTimeoutSec * 1000;
 
+    // Listens only: Acceptor takes the connections (see listen()).
     m_tcp = new QTcpServer(this);
-    connect(m_tcp, &QTcpServer::newConnection, this, &Server::onNewConnection);
 
     m_ws = new QWebSocketServer(QStringLiteral("Tether"), QWebSocketServer::NonSecureMode, this);
     // Origin is checked (with Host and the key) before the upgrade is handed
@@ -179,9 +180,20 @@ bool Server::listen(QString *error)
                          .arg(address.toString()).arg(m_config.port).arg(m_tcp->errorString());
         return false;
     }
+    startAccepting();
     m_closed = false;
     qCInfo(lcServer) << "listening on" << address.toString() << m_tcp->serverPort();
     return true;
+}
+
+void Server::startAccepting()
+{
+    // QTcpServer's accept loop spins at 100 % CPU when the process is out
+    // of file descriptors (see Acceptor): it never runs; Acceptor accepts.
+    m_tcp->pauseAccepting();
+    delete m_acceptor;
+    m_acceptor = new Acceptor(m_tcp->socketDescriptor(), this);
+    connect(m_acceptor, &Acceptor::accepted, this, &Server::onAccepted);
 }
 
 bool Server::isListening() const
@@ -278,6 +290,9 @@ void Server::setEventKeepalive(int msec)
 void Server::close()
 {
     m_closed = true;
+    // Before the listening socket closes: its notifier watches that fd.
+    delete m_acceptor;
+    m_acceptor = nullptr;
     if (m_tcp)
         m_tcp->close();
     const auto viewers = m_viewers;
@@ -293,43 +308,53 @@ void Server::close()
 
 // --- HTTP -------------------------------------------------------------------
 
-void Server::onNewConnection()
+void Server::onAccepted(qintptr fd)
 {
-    while (m_tcp->hasPendingConnections()) {
-        QTcpSocket *socket = m_tcp->nextPendingConnection();
-        // The bound is on connections still in their request/response:
-        // authenticated event streams (one per open dashboard) do not count,
-        // so open dashboards cannot lock new requests out.
-        if (!m_closed && m_http.size() - m_eventStreams.size() >= kMaxHttpConnections) {
-            // Connection pressure: every peer is 127.0.0.1, so a local process
-            // without the key could hold every slot with idle sockets and lock
-            // all new requests out for the whole request timeout, again and
-            // again. Make room by dropping the oldest connection that holds a
-            // slot without having shown the key; a real request needs its slot
-            // for milliseconds, so the oldest such one is the attacker's.
-            if (HttpConnection *victim = evictionCandidate()) {
-                qCWarning(lcServer) << "too many HTTP connections: dropping the oldest"
-                                    << (victim->isAwaitingHead() ? "idle one" : "one without the key");
-                victim->abort(); // finished(): leaves m_http at once
-            }
-        }
-        if (m_closed || m_http.size() - m_eventStreams.size() >= kMaxHttpConnections) {
-            qCWarning(lcServer) << "too many HTTP connections: dropping the new one";
-            socket->abort();
-            socket->deleteLater();
-            continue;
-        }
-        auto *c = new HttpConnection(socket, m_requestTimeoutMs, this);
-        m_http.insert(c);
-        connect(c, &HttpConnection::headReceived, this, [this, c]() { onHead(c); });
-        connect(c, &HttpConnection::requestReceived, this, [this, c]() { onRequest(c); });
-        connect(c, &HttpConnection::finished, this, [this, c]() {
-            m_http.remove(c);
-            if (m_eventStreams.remove(c) && m_eventStreams.isEmpty())
-                m_eventKeepalive.stop();
-        });
-        c->start();
+    // Parented to m_tcp, as QTcpServer's own would be (takeSocket() too).
+    auto *socket = new QTcpSocket(m_tcp);
+    if (!socket->setSocketDescriptor(fd)) {
+        qCWarning(lcServer) << "cannot use an accepted connection:" << socket->errorString();
+        ::close(int(fd));
+        delete socket;
+        return;
     }
+    // TCP_NODELAY (tcp(7)): a terminal sends small writes (an echo, then
+    // the command's output) that Nagle's algorithm would hold until the
+    // peer's delayed ACK, ~40 ms each (pitfalls.md, "Nagle"). Bulk output
+    // is unaffected: Qt still writes whole buffers per syscall.
+    socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    // The bound is on connections still in their request/response:
+    // authenticated event streams (one per open dashboard) do not count,
+    // so open dashboards cannot lock new requests out.
+    if (!m_closed && m_http.size() - m_eventStreams.size() >= kMaxHttpConnections) {
+        // Connection pressure: every peer is 127.0.0.1, so a local process
+        // without the key could hold every slot with idle sockets and lock
+        // all new requests out for the whole request timeout, again and
+        // again. Make room by dropping the oldest connection that holds a
+        // slot without having shown the key; a real request needs its slot
+        // for milliseconds, so the oldest such one is the attacker's.
+        if (HttpConnection *victim = evictionCandidate()) {
+            qCWarning(lcServer) << "too many HTTP connections: dropping the oldest"
+                                << (victim->isAwaitingHead() ? "idle one" : "one without the key");
+            victim->abort(); // finished(): leaves m_http at once
+        }
+    }
+    if (m_closed || m_http.size() - m_eventStreams.size() >= kMaxHttpConnections) {
+        qCWarning(lcServer) << "too many HTTP connections: dropping the new one";
+        socket->abort();
+        socket->deleteLater();
+        return;
+    }
+    auto *c = new HttpConnection(socket, m_requestTimeoutMs, this);
+    m_http.insert(c);
+    connect(c, &HttpConnection::headReceived, this, [this, c]() { onHead(c); });
+    connect(c, &HttpConnection::requestReceived, this, [this, c]() { onRequest(c); });
+    connect(c, &HttpConnection::finished, this, [this, c]() {
+        m_http.remove(c);
+        if (m_eventStreams.remove(c) && m_eventStreams.isEmpty())
+            m_eventKeepalive.stop();
+    });
+    c->start();
 }
 
 HttpConnection *Server::evictionCandidate() const
@@ -686,6 +711,11 @@ void Server::createSession(HttpConnection *c)
     if (!s) {
         if (error == SessionRegistry::CreateError::TooManySessions)
             c->respondError(503, errorText.isEmpty() ? QStringLiteral("too many sessions") : errorText);
+        else if (error == SessionRegistry::CreateError::OutOfResources)
+            // Not the command's fault (that is 422): the server is out of
+            // file descriptors, PTYs, processes or memory; retrying later can
+            // work (protocol.md, POST /api/sessions).
+            c->respondError(503, QStringLiteral("out of resources, try again later: %1").arg(errorText));
         else
             c->respondError(422, errorText.isEmpty() ? QStringLiteral("command cannot start") : errorText);
         return;
@@ -730,6 +760,7 @@ bool Server::adoptListeningSocket(int fd, QString *error)
             *error = QStringLiteral("cannot take over the listening socket (fd %1): %2").arg(fd).arg(m_tcp->errorString());
         return false;
     }
+    startAccepting();
     m_closed = false;
     qCInfo(lcServer) << "listening on the handed-over socket, port" << m_tcp->serverPort();
     return true;
@@ -751,8 +782,9 @@ bool Server::adoptAccessKey(const QString &key)
 void Server::beginRestart()
 {
     m_restarting = true;
-    if (m_tcp)
-        m_tcp->pauseAccepting();
+    // Not accepted any more: the kernel queues them for the next image.
+    delete m_acceptor;
+    m_acceptor = nullptr;
     const auto viewers = m_viewers;
     for (WebSocketViewer *v : viewers)
         v->closeWith(Protocol::ServiceRestart, QString::fromLatin1(Protocol::CloseReason::ServiceRestart));
@@ -771,8 +803,8 @@ bool Server::isQuiet() const
 void Server::cancelRestart()
 {
     m_restarting = false;
-    if (m_tcp && !m_closed)
-        m_tcp->resumeAccepting();
+    if (m_tcp && m_tcp->isListening() && !m_closed && !m_acceptor)
+        startAccepting();
 }
 
 // --- /api/events --------------------------------------------------------------

@@ -20,6 +20,7 @@ class QWebSocketServer;
 
 namespace Tether {
 
+class Acceptor;
 class HttpConnection;
 class SessionRegistry;
 
@@ -51,6 +52,13 @@ class SessionRegistry;
  * the attacker's. Connections that passed the key check are never evicted;
  * only when all slots are held by them is the new connection refused
  * (closed at once). docs/protocol.md, "Limits".
+ *
+ * Out of file descriptors: connections are accepted by an Acceptor, not by
+ * QTcpServer's loop (which spun at 100 % CPU on EMFILE); while the process
+ * is out of descriptors, new connections are closed unanswered and
+ * accepting pauses 250 ms at a time. A session that cannot start for lack
+ * of descriptors, PTYs, processes or memory is a 503, not a 422
+ * (SessionRegistry::CreateError::OutOfResources).
  *
  * Runs entirely on the thread's event loop; never blocks. Logging goes to
  * lcServer and never includes keys, cookies or input bytes.
@@ -183,7 +191,9 @@ private:
         QPointer<QTcpSocket> tcp;
     };
 
-    void onNewConnection();
+    /// A connection Acceptor took: `fd` becomes a QTcpSocket (TCP_NODELAY)
+    /// and an HttpConnection, within kMaxHttpConnections (class comment).
+    void onAccepted(qintptr fd);
     void onHead(HttpConnection *c);
     void onRequest(HttpConnection *c);
     void onWebSocket();
@@ -197,6 +207,7 @@ private:
     void serveApi(HttpConnection *c);
     void createSession(HttpConnection *c);
     void serveRestart(HttpConnection *c);
+    void startAccepting();
     void startEventStream(HttpConnection *c);
     void scheduleEvents();
     void broadcastEvents();
@@ -207,7 +218,8 @@ private:
     Config m_config;
     QString m_key;
     bool m_wroteRuntimeFile = false; ///< writeRuntimeFile() wrote ours: rewrite it on rotation
-    QTcpServer *m_tcp = nullptr;
+    QTcpServer *m_tcp = nullptr; ///< listens; never accepts (pauseAccepting)
+    Acceptor *m_acceptor = nullptr; ///< accepts on m_tcp's socket while listening
     QWebSocketServer *m_ws = nullptr;
     WebSocketViewer::Options m_viewerOptions;
     int m_requestTimeoutMs = 10000;

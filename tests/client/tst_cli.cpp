@@ -268,6 +268,35 @@ private Q_SLOTS:
         }
     }
 
+    void helpAllDoesNotRunTheCommand()
+    {
+        // QCommandLineParser::addHelpOption() adds --help-all too (listed in
+        // every --help); it ran the command: `new --help-all` created a
+        // session, `list --help-all` listed. Every help option prints the
+        // help and exits 0, with a server running and nothing done to it.
+        Serve s;
+        QVERIFY(s.start());
+        const QList<QPair<QString, QByteArray>> cases = {
+            {QStringLiteral("attach"), "Usage: tether attach [options] [ID]"},
+            {QStringLiteral("list"), "Usage: tether list [options]"},
+            {QStringLiteral("new"), "Usage: tether new [options]"},
+            {QStringLiteral("kill"), "Usage: tether kill [options] ID"},
+        };
+        for (const auto &c : cases) {
+            for (const QString &help : {QStringLiteral("--help-all"), QStringLiteral("--help"), QStringLiteral("-h")}) {
+                const QByteArray what = (c.first + QLatin1Char(' ') + help).toUtf8();
+                const Run r = tether(s, {c.first, help});
+                QVERIFY2(r.code == 0, what + ": " + r.out + r.err);
+                QVERIFY2(r.out.startsWith(c.second), what + ": " + r.out.left(80));
+                QVERIFY2(r.out.contains("--url"), what.constData());
+                QVERIFY2(r.err.isEmpty(), what + ": " + r.err);
+            }
+        }
+        const HttpReply list = s.http("GET", "/api/sessions");
+        QCOMPARE(list.status, 200);
+        QCOMPARE(list.json().value(QStringLiteral("sessions")).toArray().size(), 0);
+    }
+
     void notRunning()
     {
         Serve s; // not started: no runtime file

@@ -349,6 +349,8 @@ void TestPtyProcess::execFailure()
         QString err;
         QVERIFY(!p.start(o, &err));
         QCOMPARE(err, expected);
+        // The command's fault (HTTP 422), not a lack of resources (503).
+        QCOMPARE(p.startFailure(), PtyProcess::StartFailure::Command);
         QCOMPARE(p.pid(), pid_t(0));
         QCOMPARE(p.masterFd(), -1);
         QVERIFY(!p.isRunning());

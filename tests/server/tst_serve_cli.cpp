@@ -79,6 +79,28 @@ private Q_SLOTS:
         }
     }
 
+    void helpStartsNoServer()
+    {
+        // `serve --help` lists --help-all (QCommandLineParser::addHelpOption()
+        // adds both); `serve --help-all` started a server and printed its key.
+        // Port 0 in the settings: a server started by mistake would not take
+        // the default port from anybody.
+        for (const QString &help : {QStringLiteral("--help-all"), QStringLiteral("--help"), QStringLiteral("-h")}) {
+            Serve s("[server]\nport=0\n");
+            QVERIFY(s.launch({help}));
+            QVERIFY2(s.waitFinished(10000), qPrintable(help + QStringLiteral(" did not exit: ") + QString::fromUtf8(s.out)));
+            QCOMPARE(s.proc.exitStatus(), QProcess::NormalExit);
+            QVERIFY2(s.proc.exitCode() == 0, qPrintable(help));
+            QVERIFY2(s.out.startsWith("Usage: tether serve [options]"), s.out.left(80).constData());
+            QVERIFY2(s.out.contains("--port"), qPrintable(help));
+            // The help quotes the line as "Tether is serving http://ADDR:PORT/?key=KEY".
+            QVERIFY2(!s.out.contains("Tether is serving http://127."), s.out.constData());
+            QVERIFY2(s.err.isEmpty(), s.err.constData());
+            QVERIFY(!QFile::exists(s.runtimeFile()));
+            QVERIFY(!QFileInfo::exists(s.runDir + QStringLiteral("/tether")));
+        }
+    }
+
     void topLevelWithoutDisplay()
     {
         // `tether --help`, a mistyped command and plain `tether` on a machine
@@ -91,6 +113,7 @@ private Q_SLOTS:
         };
         const QList<Case> cases = {
             {{QStringLiteral("--help")}, 0, "attach", {}},
+            {{QStringLiteral("--help-all")}, 0, "attach", {}},
             {{QStringLiteral("help")}, 0, "serve", {}},
             {{QStringLiteral("--version")}, 0, "tether ", {}},
             {{QStringLiteral("bogus")}, 2, {}, "unknown command \"bogus\""},

@@ -2,6 +2,7 @@
 // WebSocket attach: replay/resume in all five cases with exact offsets and
 // bytes, safe-boundary replay with mode restoration, exit ordering, the
 // supersede race, watchers, bad control frames, oversized frames, resize.
+#include "attachclient.h"
 #include "procinfo.h"
 #include "recordingviewer.h"
 #include "servertestutil.h"
@@ -46,6 +47,43 @@ private:
 private Q_SLOTS:
     void init() { QVERIFY(f.start()); }
     void cleanup() { f.stop(); }
+
+    void noDelayOnEverySocket()
+    {
+        // Nagle's algorithm with the peer's delayed ACK held the second of
+        // two small writes (a command's echo, then its output) for ~40 ms
+        // (pitfalls.md, "Nagle"). Every socket the server accepts, and the
+        // attach client's, must have TCP_NODELAY.
+        QTcpSocket plain;
+        QSignalSpy connected(&plain, &QTcpSocket::connected);
+        plain.connectToHost(QHostAddress::LocalHost, f.port);
+        QVERIFY(connected.wait());
+        QTRY_COMPARE(f.server->httpConnectionCount(), 1);
+        const QList<int> accepted = tcpSocketFds(f.port, plain.localPort());
+        QCOMPARE(accepted.size(), 1);
+        QCOMPARE(tcpNoDelay(accepted.first()), 1);
+        plain.abort();
+
+        // `tether attach`'s client (QWebSocket keeps its TCP socket to
+        // itself: found by its peer port, the server's) and the server's
+        // end of that upgraded connection.
+        Session *s = f.spawn();
+        QVERIFY(s);
+        ServerEndpoint ep;
+        QString error;
+        QVERIFY2(ServerEndpoint::resolve(QStringLiteral("http://127.0.0.1:%1/").arg(f.port), QString::fromLatin1(f.key), &ep, &error),
+                 qPrintable(error));
+        AttachClient c(ep, s->id(), ViewerMode::Control);
+        QSignalSpy attached(&c, &AttachClient::attached);
+        c.open();
+        QTRY_COMPARE(attached.size(), 1);
+        const QList<int> clientEnd = tcpSocketFds(0, f.port);
+        QCOMPARE(clientEnd.size(), 1);
+        QCOMPARE(tcpNoDelay(clientEnd.first()), 1);
+        const QList<int> serverEnd = tcpSocketFds(f.port, tcpLocalPort(clientEnd.first()));
+        QCOMPARE(serverEnd.size(), 1);
+        QCOMPARE(tcpNoDelay(serverEnd.first()), 1);
+    }
 
     void unknownIdAndBadQuery()
     {

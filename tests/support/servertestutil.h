@@ -23,6 +23,12 @@
 #include <QWebSocket>
 #include <memory>
 
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
 namespace ServerTest {
 
 using Headers = QList<QPair<QByteArray, QByteArray>>;
@@ -377,6 +383,69 @@ public:
         sock.write(f);
     }
 };
+
+/// Port of a bound IPv4/IPv6 socket address, 0 for any other family.
+inline quint16 sockaddrPort(const sockaddr_storage &a)
+{
+    if (a.ss_family == AF_INET)
+        return ntohs(reinterpret_cast<const sockaddr_in &>(a).sin_port);
+    if (a.ss_family == AF_INET6)
+        return ntohs(reinterpret_cast<const sockaddr_in6 &>(a).sin6_port);
+    return 0;
+}
+
+/// This process's connected TCP sockets whose local port is `localPort` and
+/// whose peer port is `peerPort` (0 matches any port), found by
+/// getsockname(2)/getpeername(2) over the descriptors in /proc/self/fd. The
+/// seam to read socket options of a socket that Qt keeps to itself (the
+/// server's accepted sockets, QWebSocket's TCP socket) in a test that runs
+/// both ends in-process: the server's end of a connection has the server's
+/// port as local port, the client's end has it as peer port.
+inline QList<int> tcpSocketFds(quint16 localPort, quint16 peerPort)
+{
+    QList<int> out;
+    DIR *d = ::opendir("/proc/self/fd");
+    if (!d)
+        return out;
+    const int own = ::dirfd(d);
+    while (const dirent *e = ::readdir(d)) {
+        bool ok = false;
+        const int fd = QByteArray(e->d_name).toInt(&ok);
+        struct stat st;
+        if (!ok || fd == own || ::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+            continue;
+        sockaddr_storage local{}, peer{};
+        socklen_t localLen = sizeof local, peerLen = sizeof peer;
+        if (::getsockname(fd, reinterpret_cast<sockaddr *>(&local), &localLen) != 0
+            || ::getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &peerLen) != 0)
+            continue; // not connected (a listening socket, a pipe-like socket)
+        const quint16 lp = sockaddrPort(local);
+        const quint16 pp = sockaddrPort(peer);
+        if (lp != 0 && pp != 0 && (localPort == 0 || lp == localPort) && (peerPort == 0 || pp == peerPort))
+            out.append(fd);
+    }
+    ::closedir(d);
+    return out;
+}
+
+/// Local port of socket `fd` (getsockname(2)); 0 when it has none.
+inline quint16 tcpLocalPort(int fd)
+{
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    return ::getsockname(fd, reinterpret_cast<sockaddr *>(&local), &len) == 0 ? sockaddrPort(local) : 0;
+}
+
+/// TCP_NODELAY of socket `fd` (getsockopt(2), tcp(7)): 1 set, 0 not set
+/// (Nagle's algorithm on), -1 when it cannot be read.
+inline int tcpNoDelay(int fd)
+{
+    int value = 0;
+    socklen_t len = sizeof value;
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &value, &len) != 0)
+        return -1;
+    return value != 0 ? 1 : 0;
+}
 
 inline QByteArray readFile(const QString &path)
 {

@@ -295,9 +295,13 @@ void AttachClient::onSocketGone()
         m_closeReason = QStringLiteral("%1 %2").arg(code).arg(reason);
         finish(End::ProtocolError);
         return;
+    case Protocol::ServiceRestart:
+        // Tether restarts in place (a Qt that accepts 1012 reports it as
+        // such; Qt 5.15 and 6.4 report 1002, handled below the same way).
+        // The next process image accepts on the same socket: resume.
     default:
-        // No close frame (Qt reports 1000 or 1006), 1013, or Qt's 1002 for a
-        // 1013 close: retry with resume=OFFSET.
+        // No close frame (Qt reports 1000 or 1006), 1012, 1013, or Qt's
+        // 1002 for a 1012 or 1013 close: retry with resume=OFFSET.
         break;
     }
     if (wasAttached)

@@ -28,6 +28,7 @@ const PENDING_LOW_BYTES = 256 * 1024;
 export const CloseCode = Object.freeze({
   GOING_AWAY: 1001,   // session killed or server shutting down
   TOO_BIG: 1009,
+  SERVICE_RESTART: 1012, // "server restarting": Tether restarts in place; resume
   TRY_AGAIN: 1013,    // input stalled / watcher too far behind
   BAD_MESSAGE: 4400,
   NO_SESSION: 4404,
@@ -321,6 +322,12 @@ export class Attachment {
         // (retry until it is back). Ask the server when the text is unclear.
         if (closeReason === 'session killed') return this.end('closed', { closeReason });
         this.probeThenRetry(true);
+        return;
+      case CloseCode.SERVICE_RESTART:
+        // Tether restarts in place: the next process image accepts on the
+        // same socket and has every byte; resume from our offset at once.
+        this.attempt = 0;
+        this.scheduleRetry(false);
         return;
       default:
         // A blip (1006 abnormal closure, 1013 try again, a proxy cut...).

@@ -381,6 +381,9 @@ void TestRestart::keepsEverything()
     const int linesAtRestart = consecutiveLines(floodViewer.stream);
     QTRY_VERIFY(consecutiveLines(floodViewer.stream) > linesAtRestart + 1000);
     QVERIFY(floodViewer.attaches.size() >= 2);
+    // Qt 5.15 and 6.4 report the 1012 close as 1002 (protocol.md, "Note for Qt clients").
+    QVERIFY2(floodViewer.closeCodes.first() == 1012 || floodViewer.closeCodes.first() == 1002,
+             qPrintable(QString::number(floodViewer.closeCodes.first())));
     for (int i = 1; i < floodViewer.attaches.size(); ++i)
         QCOMPARE(floodViewer.attaches.at(i).value(QStringLiteral("reason")).toString(), QStringLiteral("resume"));
     floodViewer.stop();

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "desktopapp.h"
+#include "commandline.h"
 
 #include "appicon.h"
 
@@ -8,6 +9,7 @@
 #include "registry.h"
 #include "restartinplace.h"
 #include "server.h"
+#include "serveoptions.h"
 #include "session.h"
 #include "sessionmodel.h"
 #include "sessionswindow.h"
@@ -625,41 +627,12 @@ void DesktopApp::requestQuit(bool confirm)
 
 namespace {
 
-bool parseSize(const QString &text, qint64 *out)
+const QString kProgram = QStringLiteral("tether");
+
+/// The parser of `tether`: the server's options (ServeOptions, as `tether
+/// serve`), help, version and --no-tray, which it returns.
+QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &defaults)
 {
-    // "65536", "64K", "64KiB", "4M", "4MiB"
-    QString t = text.trimmed().toUpper();
-    qint64 mul = 1;
-    if (t.endsWith(QLatin1String("IB")))
-        t.chop(2);
-    else if (t.endsWith(QLatin1Char('B')))
-        t.chop(1);
-    if (t.endsWith(QLatin1Char('K'))) {
-        mul = 1024;
-        t.chop(1);
-    } else if (t.endsWith(QLatin1Char('M'))) {
-        mul = 1024 * 1024;
-        t.chop(1);
-    }
-    bool ok = false;
-    const qint64 v = t.toLongLong(&ok);
-    if (!ok || v < 0)
-        return false;
-    *out = v * mul;
-    return true;
-}
-
-} // namespace
-
-int desktopMain(int argc, char **argv)
-{
-    // Before QApplication, which removes the arguments it knows (-platform).
-    RestartInPlace::recordStartup(argc, argv);
-    QCoreApplication::setOrganizationName(QStringLiteral("Tether"));
-    QCoreApplication::setApplicationName(QStringLiteral("tether"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION_STRING));
-
-    QCommandLineParser parser;
     parser.setApplicationDescription(
         DesktopApp::tr("Tether keeps terminal sessions alive. Without a command it runs the desktop "
                        "application (tray icon, local terminal windows) and the web dashboard "
@@ -669,30 +642,21 @@ int desktopMain(int argc, char **argv)
                        "  list     list sessions\n"
                        "  new      start a session\n"
                        "  kill     end a session"));
-    const QCommandLineOption helpOpt = parser.addHelpOption();
-    const QCommandLineOption versionOpt = parser.addVersionOption();
-    const QCommandLineOption portOpt({QStringLiteral("p"), QStringLiteral("port")},
-        DesktopApp::tr("Port to listen on (0 = any free port)."), QStringLiteral("port"));
-    const QCommandLineOption bindOpt({QStringLiteral("b"), QStringLiteral("bind")},
-        DesktopApp::tr("Address to listen on (default 127.0.0.1)."), QStringLiteral("address"));
-    const QCommandLineOption ttlOpt(QStringLiteral("ttl"),
-        DesktopApp::tr("Seconds a detached session is kept (0 = forever)."), QStringLiteral("seconds"));
-    const QCommandLineOption bufOpt(QStringLiteral("buffer-size"),
-        DesktopApp::tr("Output kept per session, 64K..64M."), QStringLiteral("bytes"));
-    const QCommandLineOption maxOpt(QStringLiteral("max-sessions"),
-        DesktopApp::tr("Live sessions at most, 1..1024. When full, a new session ends the one detached "
-                       "longest (exited ones first); with a viewer on every session it is refused."), QStringLiteral("n"));
-    const QCommandLineOption cmdOpt(QStringLiteral("command"),
-        DesktopApp::tr("Default command for new sessions (default: login shell)."), QStringLiteral("command"));
-    const QCommandLineOption noTrayOpt(QStringLiteral("no-tray"),
+    parser.addHelpOption();
+    parser.addVersionOption();
+    ServeOptions::addTo(parser, defaults);
+    const QCommandLineOption noTray(QStringLiteral("no-tray"),
         DesktopApp::tr("Do not use the system tray: the Sessions window is the main window."));
-    parser.addOptions({portOpt, bindOpt, ttlOpt, bufOpt, maxOpt, cmdOpt, noTrayOpt});
+    parser.addOption(noTray);
+    return noTray;
+}
 
-    // Answered before QApplication exists: --help, --version, a mistyped
-    // command and a missing display must get words on a machine without a
-    // display, where QApplication aborts ("could not load the Qt platform
-    // plugin"). Everything else is parsed by QApplication's parser.process()
-    // below, which also knows Qt's own options (-platform, -style, ...).
+/// True when the command line must be answered before QApplication exists:
+/// --help, --version, a mistyped command and a missing display must get words
+/// on a machine without a display, where QApplication aborts ("could not load
+/// the Qt platform plugin").
+bool answeredWithoutDisplay(int argc, char **argv)
+{
     bool early = argc > 1 && argv[1][0] != '-'; // "help", or an unknown command
     bool platformGiven = false;
     for (int i = 1; i < argc; ++i) {
@@ -702,83 +666,45 @@ int desktopMain(int argc, char **argv)
     }
     const bool noDisplay = qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")
         && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && !platformGiven;
-    if (early || noDisplay) {
-        // A plain QCoreApplication for the parser (Qt 5's helpText() needs one).
-        QCoreApplication pre(argc, argv);
-        const QStringList args = QCoreApplication::arguments();
-        QTextStream out(stdout);
-        QTextStream err(stderr);
-        if (args.size() > 1 && args.at(1) == QLatin1String("help")) {
-            out << parser.helpText();
-            return 0;
-        }
-        if (!parser.parse(args)) {
-            err << "tether: " << parser.errorText() << "\n(see tether --help)\n";
-            return 2;
-        }
-        if (parser.isSet(helpOpt) || parser.isSet(QStringLiteral("help-all"))) {
-            out << parser.helpText();
-            return 0;
-        }
-        if (parser.isSet(versionOpt)) {
-            out << "tether " << QCoreApplication::applicationVersion() << '\n';
-            return 0;
-        }
-        if (!parser.positionalArguments().isEmpty()) {
-            err << "tether: unknown command \"" << parser.positionalArguments().constFirst()
-                << "\": use serve, attach, list, new or kill (see tether --help)\n";
-            return 2;
-        }
-        err << "tether: no display for the desktop app; run `tether serve` for the headless "
-               "server (see tether --help)\n";
-        return 1;
+    return early || noDisplay;
+}
+
+/// Parses QCoreApplication::arguments() (without Qt's own options, such as
+/// -platform, which QApplication has taken out) into `config`. Returns the
+/// exit status when the run ends here (help and version: 0, usage errors:
+/// ServeOptions::kUsageError), or -1 to go on.
+int readArguments(QCommandLineParser &parser, Config *config)
+{
+    const QStringList args = QCoreApplication::arguments();
+    QTextStream out(stdout);
+    if (args.size() > 1 && args.at(1) == QLatin1String("help")) {
+        out << parser.helpText();
+        return 0;
     }
+    if (!parser.parse(args))
+        return ServeOptions::usageError(kProgram, parser.errorText());
+    if (helpRequested(parser)) {
+        out << parser.helpText();
+        return 0;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+        out << "tether " << QCoreApplication::applicationVersion() << '\n';
+        return 0;
+    }
+    if (!parser.positionalArguments().isEmpty())
+        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, key or restart")
+                                                      .arg(parser.positionalArguments().constFirst()));
+    QString error;
+    if (!ServeOptions::read(parser, config, &error))
+        return ServeOptions::usageError(kProgram, error);
+    return -1;
+}
 
-    QApplication app(argc, argv);
-    QGuiApplication::setApplicationDisplayName(QStringLiteral("Tether"));
-    QGuiApplication::setDesktopFileName(QStringLiteral("tether"));
-    QApplication::setWindowIcon(appIcon());
-    // The tray keeps us alive with no window open.
-    QApplication::setQuitOnLastWindowClosed(false);
-    parser.process(app);
-
-    Config config = Config::load();
+/// Runs the desktop app with `config` in `app`'s event loop, or hands off to
+/// the instance already running. Returns the exit status.
+int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode trayMode)
+{
     QTextStream err(stderr);
-    auto fail = [&err](const QString &msg) {
-        err << "tether: " << msg << '\n';
-        err.flush();
-        return 2;
-    };
-    bool ok = true;
-    if (parser.isSet(portOpt)) {
-        const uint p = parser.value(portOpt).toUInt(&ok);
-        if (!ok || p > 65535)
-            return fail(DesktopApp::tr("invalid port: %1").arg(parser.value(portOpt)));
-        config.port = quint16(p);
-    }
-    if (parser.isSet(bindOpt))
-        config.bind = parser.value(bindOpt);
-    if (parser.isSet(ttlOpt)) {
-        const int t = parser.value(ttlOpt).toInt(&ok);
-        if (!ok || t < 0)
-            return fail(DesktopApp::tr("invalid TTL: %1").arg(parser.value(ttlOpt)));
-        config.limits.ttlSeconds = t;
-    }
-    if (parser.isSet(bufOpt)) {
-        qint64 b = 0;
-        if (!parseSize(parser.value(bufOpt), &b) || b < RingBuffer::kMinCapacity || b > RingBuffer::kMaxCapacity)
-            return fail(DesktopApp::tr("invalid buffer size (64K..64M): %1").arg(parser.value(bufOpt)));
-        config.limits.bufferCapacity = qsizetype(b);
-    }
-    if (parser.isSet(maxOpt)) {
-        const int m = parser.value(maxOpt).toInt(&ok);
-        if (!ok || m < 1 || m > 1024)
-            return fail(DesktopApp::tr("invalid session limit (1..1024): %1").arg(parser.value(maxOpt)));
-        config.limits.maxSessions = m;
-    }
-    if (parser.isSet(cmdOpt))
-        config.command = parser.value(cmdOpt);
-
     // One desktop instance per user: a second launch raises the first.
     SingleInstance instance;
     QString instanceError;
@@ -796,7 +722,7 @@ int desktopMain(int argc, char **argv)
     if (!instanceError.isEmpty())
         qCWarning(lcUi) << instanceError;
 
-    DesktopApp desktop(config, parser.isSet(noTrayOpt) ? DesktopApp::TrayMode::Off : DesktopApp::TrayMode::Auto);
+    DesktopApp desktop(config, trayMode);
     QString error;
     if (!desktop.start(&error)) {
         const QString msg = DesktopApp::tr("Tether cannot start its server on %1 port %2: %3\n\n"
@@ -839,6 +765,43 @@ int desktopMain(int argc, char **argv)
         out.flush();
     }
     return app.exec();
+}
+
+} // namespace
+
+int desktopMain(int argc, char **argv)
+{
+    // Before QApplication, which removes the arguments it knows (-platform).
+    RestartInPlace::recordStartup(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("Tether"));
+    QCoreApplication::setApplicationName(QStringLiteral("tether"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION_STRING));
+
+    Config config = Config::load();
+    QCommandLineParser parser;
+    const QCommandLineOption noTray = addDesktopOptions(parser, config);
+
+    if (answeredWithoutDisplay(argc, argv)) {
+        // A plain QCoreApplication for the parser (Qt 5's helpText() needs one).
+        QCoreApplication pre(argc, argv);
+        const int status = readArguments(parser, &config);
+        if (status >= 0)
+            return status;
+        QTextStream(stderr) << "tether: no display for the desktop app; run `tether serve` for the headless "
+                               "server (see tether --help)\n";
+        return 1;
+    }
+
+    QApplication app(argc, argv);
+    QGuiApplication::setApplicationDisplayName(QStringLiteral("Tether"));
+    QGuiApplication::setDesktopFileName(QStringLiteral("tether"));
+    QApplication::setWindowIcon(appIcon());
+    // The tray keeps us alive with no window open.
+    QApplication::setQuitOnLastWindowClosed(false);
+    const int status = readArguments(parser, &config);
+    if (status >= 0)
+        return status;
+    return runDesktop(app, config, parser.isSet(noTray) ? DesktopApp::TrayMode::Off : DesktopApp::TrayMode::Auto);
 }
 
 } // namespace Tether

@@ -4,6 +4,7 @@
 
 #include "logging.h"
 #include "registry.h"
+#include "shellwords.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -27,10 +28,12 @@
 #include <QStandardPaths>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace Tether {
 
 namespace {
-constexpr int kMaxTtlSeconds = 365 * 24 * 3600; // as clamped by Config::load
+constexpr int kMaxTtlSeconds = Config::kMaxTtlSeconds;
 
 struct Unit {
     const char *name;
@@ -62,6 +65,17 @@ QLabel *hint(const QString &text, QWidget *parent)
                                               (fg.green() * 3 + bg.green() * 2) / 5,
                                               (fg.blue() * 3 + bg.blue() * 2) / 5));
     l->setPalette(pal);
+    return l;
+}
+
+/// The red line under a field that says what is wrong with it; hidden until
+/// updateValidity() has something to say.
+QLabel *errorLine(const char *objectName, QWidget *parent)
+{
+    auto *l = new QLabel(parent);
+    l->setObjectName(QLatin1String(objectName));
+    l->setStyleSheet(QStringLiteral("color: #b00020;"));
+    l->hide();
     return l;
 }
 } // namespace
@@ -117,10 +131,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     bufRow->addWidget(m_buffer, 1);
     bufRow->addWidget(m_bufferUnit);
     sform->addRow(tr("Output kept per session:"), bufRow);
-    m_bufferError = new QLabel(sessions);
-    m_bufferError->setObjectName(QStringLiteral("bufferError"));
-    m_bufferError->setStyleSheet(QStringLiteral("color: #b00020;"));
-    m_bufferError->hide();
+    m_bufferError = errorLine("bufferError", sessions);
     sform->addRow(QString(), m_bufferError);
     sform->addRow(QString(), hint(tr("64 KiB to 64 MiB, replayed when you reattach.\n"
                                      "A new size applies at once, to running sessions too:\n"
@@ -128,7 +139,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
 
     m_maxSessions = new QSpinBox(sessions);
     m_maxSessions->setObjectName(QStringLiteral("maxSessions"));
-    m_maxSessions->setRange(1, 1024);
+    m_maxSessions->setRange(1, Config::kMaxSessionsLimit);
     sform->addRow(tr("Maximum sessions:"), m_maxSessions);
     sform->addRow(QString(), hint(tr("When full, a new session replaces the oldest\n"
                                           "detached one."), sessions));
@@ -137,6 +148,10 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_command->setObjectName(QStringLiteral("command"));
     m_command->setPlaceholderText(tr("your login shell"));
     sform->addRow(tr("Default command:"), m_command);
+    m_commandError = errorLine("commandError", sessions);
+    sform->addRow(QString(), m_commandError);
+    sform->addRow(QString(), hint(tr("Words as a shell reads them (quotes group words),\n"
+                                     "but nothing is expanded: for | or $VAR use sh -c '…'."), sessions));
     top->addWidget(sessions);
 
     // --- server -----------------------------------------------------------
@@ -146,10 +161,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_bind->setObjectName(QStringLiteral("bind"));
     m_bind->setPlaceholderText(QStringLiteral("127.0.0.1"));
     vform->addRow(tr("Listen on address:"), m_bind);
-    m_bindError = new QLabel(server);
-    m_bindError->setObjectName(QStringLiteral("bindError"));
-    m_bindError->setStyleSheet(QStringLiteral("color: #b00020;"));
-    m_bindError->hide();
+    m_bindError = errorLine("bindError", server);
     vform->addRow(QString(), m_bindError);
     m_port = new QSpinBox(server);
     m_port->setObjectName(QStringLiteral("port"));
@@ -191,6 +203,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     connect(m_bufferUnit, QOverload<int>::of(&QComboBox::currentIndexChanged), this,
             &SettingsDialog::onBufferUnitChanged);
     connect(m_bind, &QLineEdit::textChanged, this, &SettingsDialog::updateValidity);
+    connect(m_command, &QLineEdit::textChanged, this, &SettingsDialog::updateValidity);
     connect(m_buffer, QOverload<int>::of(&QSpinBox::valueChanged), this, &SettingsDialog::updateValidity);
     connect(m_port, QOverload<int>::of(&QSpinBox::valueChanged), this, &SettingsDialog::updateValidity);
 
@@ -311,7 +324,12 @@ bool SettingsDialog::isLoopbackAddress(const QString &address)
 
 bool SettingsDialog::isFormValid() const
 {
-    return isBufferSizeValid() && isBindValid();
+    return isBufferSizeValid() && isBindValid() && isCommandValid();
+}
+
+bool SettingsDialog::isCommandValid(QString *error) const
+{
+    return ShellWords::split(m_command->text(), error).has_value();
 }
 
 bool SettingsDialog::isBindValid() const
@@ -325,7 +343,8 @@ bool SettingsDialog::isBindValid() const
 
 void SettingsDialog::updateValidity()
 {
-    const bool wasShowingError = !m_bindError->isHidden() || !m_bufferError->isHidden();
+    const auto errorLines = {m_bindError, m_bufferError, m_commandError};
+    const bool wasShowingError = std::any_of(errorLines.begin(), errorLines.end(), [](QLabel *l) { return !l->isHidden(); });
     const bool bindOk = isBindValid();
     m_bindError->setText(bindOk ? QString() : tr("Not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)."));
     m_bindError->setVisible(!bindOk);
@@ -336,12 +355,17 @@ void SettingsDialog::updateValidity()
                                     ? tr("%1 is too large: at most 64 MiB (65536 KiB).").arg(typed)
                                     : tr("%1 is too small: at least 64 KiB.").arg(typed));
     m_bufferError->setVisible(!bufferOk);
-    const bool ok = bindOk && bufferOk;
+    QString commandWhy;
+    const bool commandOk = isCommandValid(&commandWhy);
+    m_commandError->setText(commandOk ? QString() : tr("Cannot split the command: %1.").arg(commandWhy));
+    m_commandError->setVisible(!commandOk);
+    const bool ok = bindOk && bufferOk && commandOk;
     m_buttons->button(QDialogButtonBox::Ok)->setEnabled(ok);
     m_buttons->button(QDialogButtonBox::Apply)->setEnabled(ok);
     // An error line made the dialog taller; give that height back once it
     // is gone (the layout only ever grows a window on its own).
-    if (wasShowingError && m_bindError->isHidden() && m_bufferError->isHidden() && layout()) {
+    if (wasShowingError && std::all_of(errorLines.begin(), errorLines.end(), [](QLabel *l) { return l->isHidden(); })
+        && layout()) {
         // The group boxes' new hints reach the dialog's layout only through
         // posted LayoutRequest events: push them through now.
         for (QWidget *group : {m_bindError->parentWidget(), m_bufferError->parentWidget()}) {

@@ -31,7 +31,9 @@ class SessionRegistry;
  *    bound in red and disables OK/Apply (a spin box bounded per unit dropped
  *    keystrokes: "100" MiB silently became 10);
  *  - maximum number of sessions (1..1024);
- *  - default command (empty = login shell);
+ *  - default command (empty = login shell), split as shell words
+ *    (ShellWords::split, as sessions/command is read); an unterminated
+ *    quote shows the error in red and disables OK/Apply;
  *  - bind address and port: stored now, used after a restart; a non-loopback
  *    address asks for confirmation first (the server would be reachable from
  *    the network);
@@ -100,6 +102,9 @@ private:
     void onBufferUnitChanged(int index);
     bool isBindValid() const;
     bool isBufferSizeValid() const;
+    /// The default command splits into words (ShellWords::split); else
+    /// false with *error ("unterminated single quote").
+    bool isCommandValid(QString *error = nullptr) const;
 
     QPointer<SessionRegistry> m_registry;
     QSettings *m_settings = nullptr;
@@ -121,6 +126,7 @@ private:
     QLabel *m_serverNote = nullptr;
     QLabel *m_bindError = nullptr;
     QLabel *m_bufferError = nullptr;
+    QLabel *m_commandError = nullptr;
     QLabel *m_overrideNote = nullptr; ///< running limits that differ from the file (command line)
     /// Shows which running limits differ from the settings file (set by
     /// command-line options), hidden when none do.

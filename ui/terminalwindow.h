@@ -53,7 +53,7 @@ class SessionRegistry;
  * and passed to Session::sendInput. Input generated while a replay is being
  * rendered is dropped: the emulator answers queries found in old output
  * (cursor position, device attributes), and sending those answers would type
- * stray text into the program (vscode #123803). The replay counts as rendered
+ * stray text into the program (microsoft/vscode#123803). The replay counts as rendered
  * when the widget has received (receivedData) as many bytes as were written up
  * to the replay's end, or 1 s after the last replay byte was written, whichever
  * comes first.

@@ -3,6 +3,7 @@
 #include "commandline.h"
 #include "apiclient.h"
 #include "attachclient.h"
+#include "shellwords.h"
 #include "signalpipe.h"
 #include "terminalstate.h"
 
@@ -142,7 +143,7 @@ QString commandText(const QJsonObject &s)
     QStringList argv;
     for (const QJsonValue &v : s.value(QStringLiteral("command")).toArray())
         argv << v.toString();
-    return shellQuote(argv);
+    return ShellWords::quote(argv);
 }
 
 /// `text` cut to `limit` characters, its last one "…" when cut (a UTF-16
@@ -177,7 +178,7 @@ QString expiresText(const QJsonObject &s)
 QString programText(const QJsonObject &s)
 {
     const QString name = s.value(QStringLiteral("foreground")).toObject().value(QStringLiteral("name")).toString();
-    return name.isEmpty() ? QStringLiteral("-") : shellQuote({name}); // "my prog" must stay one column
+    return name.isEmpty() ? QStringLiteral("-") : ShellWords::quote({name}); // "my prog" must stay one column
 }
 
 /// Shortest prefix length (>= 8) that tells every id apart.
@@ -641,7 +642,7 @@ private:
         // the DSR after it, input that starts with ESC is dropped: the
         // terminal's automatic answers to queries in the replay (CSI 6 n →
         // ESC [ r ; c R, CSI c → ESC [ ? ... c) must not reach the program
-        // (vscode #123803). Plain typing passes.
+        // (microsoft/vscode#123803). Plain typing passes.
         const bool answerLike = len > 0 && data[0] == '\x1b';
         if (len > 0 && !(m_gateInput && answerLike))
             m_client.sendInput(data, len);
@@ -1241,7 +1242,7 @@ int newCommand(const QStringList &args)
                      const QString evicted = r.json().value(QStringLiteral("evicted")).toString();
                      if (!evicted.isEmpty())
                          printErr(QStringLiteral("tether new: the session limit was reached: session %1 "
-                                                 "(detached longest) was ended to make room")
+                                                 "(exited, detached longest) was ended to make room")
                                       .arg(evicted));
                      done(kExitOk);
                  });
@@ -1333,32 +1334,6 @@ bool isClientCommand(const char *arg)
             return true;
     }
     return false;
-}
-
-QString shellQuote(const QStringList &argv)
-{
-    QStringList words;
-    for (const QString &a : argv) {
-        // Characters no POSIX shell treats specially inside a word; '=' too,
-        // except in the first word (where "x=1" would be an assignment).
-        bool plain = !a.isEmpty();
-        for (const QChar ch : a) {
-            const ushort u = ch.unicode();
-            if (!((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9')
-                  || QStringLiteral("%+,-./:@_").contains(ch) || (u == '=' && !words.isEmpty()))) {
-                plain = false;
-                break;
-            }
-        }
-        if (plain) {
-            words << a;
-            continue;
-        }
-        QString q = a;
-        q.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-        words << QLatin1Char('\'') + q + QLatin1Char('\'');
-    }
-    return words.join(QLatin1Char(' '));
 }
 
 bool parseDetachKey(const QString &text, int *key, QString *why)

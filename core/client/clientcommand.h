@@ -24,7 +24,7 @@ namespace Tether {
  * prefix of a session id (like git).
  *
  * `tether list` prints a table: ID, STATE, ATTACHED, VIEWERS, SIZE, PROGRAM,
- * COMMAND/TITLE (the title, else the command shell-quoted by shellQuote()).
+ * COMMAND/TITLE (the title, else the command shell-quoted by ShellWords::quote()).
  * Only the last column is ever cut, with "…": to the width of the terminal
  * on stdout (TIOCGWINSZ; at least 10 characters), or at 200 characters when
  * stdout is not a terminal (a program can set a 4096-byte title).
@@ -48,7 +48,7 @@ namespace Tether {
  * terminal's answer to that DSR arrives (at most 3 s), input that starts
  * with ESC is dropped, and the answer itself, so the terminal's answers to
  * queries in the replay (CSI 6 n, CSI c), which come before it in order,
- * never reach the program (vscode #123803), however slow the link; plain
+ * never reach the program (microsoft/vscode#123803), however slow the link; plain
  * typing passes. On
  * exit, modes the program left on (alternate screen, hidden cursor, mouse
  * tracking, bracketed paste, ...; tracked with TerminalState) are switched
@@ -96,15 +96,5 @@ int clientMain(int argc, char **argv);
  * (^J, newline), TAB (^I), BS (^H) and DEL (^?), the last two Backspace.
  */
 bool parseDetachKey(const QString &text, int *key, QString *why = nullptr);
-
-/**
- * `argv` as one POSIX shell command line that sh would split back into the
- * same words: a word of only letters, digits and % + , - . / : @ _ (and =
- * after the first word) stays as it is; any other word, the empty one
- * included, is single-quoted, a ' inside written as '\''. Used for the
- * COMMAND column of `tether list` (["echo","a b"] used to show as
- * "echo a b", as if it were three words).
- */
-QString shellQuote(const QStringList &argv);
 
 } // namespace Tether

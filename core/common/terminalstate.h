@@ -14,7 +14,7 @@ namespace Tether {
  * position. It tracks:
  *  - whether the stream is at a safe boundary (ground state, not inside a
  *    UTF-8 sequence), so a replay never starts inside an escape sequence or a
- *    character (abduco #32, jupyterlab #12073);
+ *    character (martanne/abduco#32, jupyterlab/jupyterlab#12073);
  *  - the DEC private modes that a replay must re-establish: alternate screen
  *    (47/1047/1049), cursor visibility (25), bracketed paste (2004), mouse
  *    tracking (9, 1000, 1002, 1003) and encodings (1005, 1006, 1015), focus

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "config.h"
 #include "logging.h"
+#include "shellwords.h"
 
 #include <QFileInfo>
-#include <QProcess>
 #include <QSettings>
 #include <QStandardPaths>
 
@@ -25,13 +25,17 @@ T clamped(const char *key, T value, T lo, T hi)
 Config Config::load(QSettings &s)
 {
     Config c;
-    c.limits.ttlSeconds = clamped("sessions/ttl", s.value(QStringLiteral("sessions/ttl"), c.limits.ttlSeconds).toInt(), 0, 365 * 24 * 3600);
-    c.limits.exitedTtlSeconds = clamped("sessions/exitedTtl", s.value(QStringLiteral("sessions/exitedTtl"), c.limits.exitedTtlSeconds).toInt(), 0, 365 * 24 * 3600);
+    c.limits.ttlSeconds = clamped("sessions/ttl", s.value(QStringLiteral("sessions/ttl"), c.limits.ttlSeconds).toInt(), 0, kMaxTtlSeconds);
+    c.limits.exitedTtlSeconds = clamped("sessions/exitedTtl", s.value(QStringLiteral("sessions/exitedTtl"), c.limits.exitedTtlSeconds).toInt(), 0, kMaxTtlSeconds);
     c.limits.bufferCapacity = clamped<qsizetype>("sessions/bufferSize",
         s.value(QStringLiteral("sessions/bufferSize"), qlonglong(c.limits.bufferCapacity)).toLongLong(),
         RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity);
-    c.limits.maxSessions = clamped("sessions/maxSessions", s.value(QStringLiteral("sessions/maxSessions"), c.limits.maxSessions).toInt(), 1, 1024);
+    c.limits.maxSessions = clamped("sessions/maxSessions", s.value(QStringLiteral("sessions/maxSessions"), c.limits.maxSessions).toInt(), 1, kMaxSessionsLimit);
     c.command = s.value(QStringLiteral("sessions/command"), c.command).toString();
+    QString why;
+    if (!ShellWords::split(c.command, &why))
+        qCWarning(lcRegistry).noquote() << QStringLiteral("setting sessions/command cannot be split (%1): %2; "
+                                                          "new sessions run the login shell").arg(why, c.command);
     c.bind = s.value(QStringLiteral("server/bind"), c.bind).toString();
     c.port = quint16(clamped("server/port", s.value(QStringLiteral("server/port"), int(c.port)).toInt(), 0, 65535));
     c.pingIntervalSec = clamped("server/pingInterval", s.value(QStringLiteral("server/pingInterval"), c.pingIntervalSec).toInt(), 1, 3600);
@@ -70,13 +74,13 @@ void Config::save() const
 
 QStringList Config::commandArgv() const
 {
-    return QProcess::splitCommand(command);
+    return ShellWords::split(command).value_or(QStringList());
 }
 
 QStringList Config::terminalArgv() const
 {
     if (!terminal.trimmed().isEmpty()) {
-        QStringList argv = QProcess::splitCommand(terminal);
+        const QStringList argv = ShellWords::split(terminal).value_or(QStringList());
         if (argv.isEmpty() || QStandardPaths::findExecutable(argv.first()).isEmpty())
             return {};
         return argv;

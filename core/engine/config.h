@@ -17,8 +17,10 @@ namespace Tether {
  * Keys: sessions/ttl (seconds a detached running session is kept, 0 = never
  * expire, the default), sessions/exitedTtl (seconds an exited session is
  * kept, default 1800, 0 = never), sessions/bufferSize (bytes,
- * 64 KiB..64 MiB), sessions/maxSessions (1..1024), sessions/command (shell
- * command line, split with QProcess::splitCommand; empty = login shell),
+ * 64 KiB..64 MiB), sessions/maxSessions (1..1024), sessions/command (a
+ * command line in shell words, ShellWords::split: quotes, no expansion;
+ * empty = login shell; one that cannot be split, an open quote, is logged
+ * and runs the login shell),
  * server/bind (address), server/port (0..65535; 0 = any free port),
  * server/pingInterval and server/pingTimeout (seconds), ui/autostart (bool),
  * desktop/terminal (terminal emulator command prefix for "Attach here" when
@@ -27,6 +29,10 @@ namespace Tether {
  */
 struct Config {
     static constexpr quint16 kDefaultPort = 7420;
+    /// Bounds of sessions/ttl (a year) and sessions/maxSessions, shared by
+    /// every place that takes these values (file, options, dialog).
+    static constexpr int kMaxTtlSeconds = 365 * 24 * 3600;
+    static constexpr int kMaxSessionsLimit = 1024;
 
     Limits limits;
     QString bind = QStringLiteral("127.0.0.1");
@@ -49,10 +55,11 @@ struct Config {
     void save(QSettings &settings) const;
     void save() const;
 
-    /// The default command as argv (empty = login shell).
+    /// The default command as argv, split by ShellWords::split (empty = login
+    /// shell, also when the command has an unterminated quote).
     QStringList commandArgv() const;
-    /// The terminal emulator prefix as argv: `terminal` split with
-    /// QProcess::splitCommand when set, else the first found in PATH of
+    /// The terminal emulator prefix as argv: `terminal` split by
+    /// ShellWords::split when set, else the first found in PATH of
     /// `x-terminal-emulator -e` (Debian's alternative), `xterm -e`,
     /// `gnome-terminal --`, `konsole -e`, `xfce4-terminal -x`. Empty when
     /// the program is not found in PATH (or none is).

@@ -42,7 +42,7 @@ SpawnOptions resolveSpawnOptions(SpawnOptions options);
 constexpr int kMinCells = 1;
 constexpr int kMaxCells = 1000;
 /// Bound on queued, not yet written input (bytes). A program that does not read
-/// its stdin plus a large paste must not block us or grow memory (terminado PR #189).
+/// its stdin plus a large paste must not block us or grow memory (jupyter/terminado#189).
 constexpr qsizetype kMaxPendingInput = 1024 * 1024;
 /// Largest read per notifier wakeup (bytes): fairness between sessions.
 constexpr qsizetype kReadChunk = 64 * 1024;
@@ -104,7 +104,7 @@ void reapChildLater(pid_t pid);
  *
  * Teardown (terminate()): SIGHUP to every process whose session id is the
  * leader's pid (found in /proc/<pid>/stat field 6, so background jobs in their
- * own process groups are included; ttyd #1401), SIGTERM after the grace period,
+ * own process groups are included; tsl0922/ttyd#1401), SIGTERM after the grace period,
  * SIGKILL after another; timers only, never blocking. Escalation continues after
  * the leader dies (other members may ignore SIGHUP). Processes that called
  * setsid themselves have left the session and are out of reach.

@@ -168,7 +168,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
     if (info.reset && start > 0) {
         // The retained output begins mid-stream: skip to the first byte that is
         // not inside an escape sequence or a UTF-8 character, and restore the
-        // modes in force there (abduco #32, jupyterlab #12073).
+        // modes in force there (martanne/abduco#32, jupyterlab/jupyterlab#12073).
         // The scan runs in the event loop, so it is bounded: a stream stuck
         // inside a huge string (an unterminated DCS in a 64 MiB buffer) once
         // stalled every attach for most of a second. Past the bound nothing

@@ -11,8 +11,20 @@
 namespace Tether {
 
 /**
- * One HTTP/1.x request, parsed incrementally with libhttp-parser (the
- * maintained Node.js parser; Tether does not hand-roll HTTP parsing).
+ * One HTTP/1.x request, parsed incrementally with libhttp-parser (Node.js's
+ * former parser; Tether does not hand-roll HTTP parsing).
+ *
+ * libhttp-parser is no longer maintained: the nodejs/http-parser repository
+ * is archived and Node.js replaced it with llhttp. It is still the choice
+ * because it is the HTTP/1.x parser library Debian 12 packages for C
+ * (libhttp-parser-dev 2.9.4, with Debian's security fixes). llhttp has no
+ * library package in Debian 12 (node-llhttp only carries its generated C
+ * sources, /usr/share/llhttp, for building Node.js: no shared library, no
+ * pkg-config file), and Qt HttpServer exists there only for Qt 6 (a technical
+ * preview), so it cannot serve the Qt 5 build. llhttp keeps the same callback
+ * model (on_url, on_header_field/value, on_headers_complete, on_body,
+ * on_message_complete, pause and resume), so it is the replacement once
+ * Debian packages it as a library, without changing this class's interface.
  *
  * Two phases, because a WebSocket upgrade must reach QWebSocketServer with its
  * request head still unread in the socket (QWebSocketServer::handleConnection

@@ -7,6 +7,7 @@
 #include "restartinplace.h"
 #include "runtimefile.h"
 #include "server.h"
+#include "serveoptions.h"
 #include "signalpipe.h"
 
 #include <QCommandLineParser>
@@ -22,37 +23,7 @@
 namespace Tether {
 
 namespace {
-
-/// "65536", "64K", "64KiB", "16M", "16MiB" (K = 1024 bytes).
-bool parseByteSize(QString s, qint64 *out)
-{
-    s = s.trimmed();
-    qint64 unit = 1;
-    const QString lower = s.toLower();
-    auto strip = [&](const char *suffix, qint64 u) {
-        if (lower.endsWith(QLatin1String(suffix)) && unit == 1) {
-            s.chop(int(qstrlen(suffix)));
-            unit = u;
-        }
-    };
-    strip("kib", 1024);
-    strip("mib", 1024 * 1024);
-    strip("k", 1024);
-    strip("m", 1024 * 1024);
-    bool ok = false;
-    const qint64 v = s.trimmed().toLongLong(&ok);
-    if (!ok || v < 0 || v > (qint64(1) << 40))
-        return false;
-    *out = v * unit;
-    return true;
-}
-
-int fail(const QString &message)
-{
-    std::fprintf(stderr, "tether serve: %s\n", qPrintable(message));
-    return 2;
-}
-
+const QString kProgram = QStringLiteral("tether serve");
 } // namespace
 
 int serveMain(int argc, char **argv)
@@ -78,33 +49,13 @@ int serveMain(int argc, char **argv)
         "restarts Tether in place: the same process runs the binary again and keeps every session."));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption bindOpt(QStringLiteral("bind"),
-        QStringLiteral("Address to listen on (default %1). Anything but loopback exposes your shells to the network.").arg(config.bind),
-        QStringLiteral("ADDR"));
-    const QCommandLineOption portOpt(QStringLiteral("port"),
-        QStringLiteral("TCP port (default %1; 0 picks a free port).").arg(config.port), QStringLiteral("N"));
-    const QCommandLineOption ttlOpt(QStringLiteral("ttl"),
-        QStringLiteral("Seconds a session with no viewer lives on (default %1; 0 = forever).").arg(config.limits.ttlSeconds),
-        QStringLiteral("SECONDS"));
-    const QCommandLineOption bufferOpt(QStringLiteral("buffer-size"),
-        QStringLiteral("Output kept per session for replay, bytes; K/M suffixes allowed (default %1, range 64K..64M).")
-            .arg(config.limits.bufferCapacity),
-        QStringLiteral("BYTES"));
-    const QCommandLineOption maxOpt(QStringLiteral("max-sessions"),
-        QStringLiteral("Live sessions at most, 1..1024 (default %1). When full, a new session ends the one "
-                       "detached longest (exited ones first); with a viewer on every session it is refused.").arg(config.limits.maxSessions),
-        QStringLiteral("N"));
-    const QCommandLineOption commandOpt(QStringLiteral("command"),
-        QStringLiteral("Command line for new sessions (default: %1).")
-            .arg(config.command.isEmpty() ? QStringLiteral("your login shell") : config.command),
-        QStringLiteral("CMD"));
-    parser.addOptions({bindOpt, portOpt, ttlOpt, bufferOpt, maxOpt, commandOpt});
+    ServeOptions::addTo(parser, config);
 
     QStringList args = QCoreApplication::arguments();
     if (args.size() > 1 && args.at(1) == QLatin1String("serve"))
         args.removeAt(1);
     if (!parser.parse(args))
-        return fail(parser.errorText());
+        return ServeOptions::usageError(kProgram, parser.errorText());
     if (helpRequested(parser)) { // -h, --help, --help-all: never start a server
         std::fputs(qPrintable(commandHelp(parser, QStringLiteral("serve"))), stdout);
         return 0;
@@ -112,40 +63,11 @@ int serveMain(int argc, char **argv)
     if (parser.isSet(QStringLiteral("version")))
         parser.showVersion();
     if (!parser.positionalArguments().isEmpty())
-        return fail(QStringLiteral("unexpected argument \"%1\"").arg(parser.positionalArguments().first()));
-
-    if (parser.isSet(bindOpt))
-        config.bind = parser.value(bindOpt);
-    if (parser.isSet(portOpt)) {
-        bool ok = false;
-        const int port = parser.value(portOpt).toInt(&ok);
-        if (!ok || port < 0 || port > 65535)
-            return fail(QStringLiteral("--port must be 0..65535"));
-        config.port = quint16(port);
-    }
-    if (parser.isSet(ttlOpt)) {
-        bool ok = false;
-        const int ttl = parser.value(ttlOpt).toInt(&ok);
-        if (!ok || ttl < 0 || ttl > 365 * 24 * 3600)
-            return fail(QStringLiteral("--ttl must be 0..31536000 seconds"));
-        config.limits.ttlSeconds = ttl;
-    }
-    if (parser.isSet(bufferOpt)) {
-        qint64 bytes = 0;
-        if (!parseByteSize(parser.value(bufferOpt), &bytes) || bytes < RingBuffer::kMinCapacity
-            || bytes > RingBuffer::kMaxCapacity)
-            return fail(QStringLiteral("--buffer-size must be 64K..64M bytes"));
-        config.limits.bufferCapacity = qsizetype(bytes);
-    }
-    if (parser.isSet(maxOpt)) {
-        bool ok = false;
-        const int n = parser.value(maxOpt).toInt(&ok);
-        if (!ok || n < 1 || n > 1024)
-            return fail(QStringLiteral("--max-sessions must be 1..1024"));
-        config.limits.maxSessions = n;
-    }
-    if (parser.isSet(commandOpt))
-        config.command = parser.value(commandOpt);
+        return ServeOptions::usageError(
+            kProgram, QStringLiteral("unexpected argument \"%1\"").arg(parser.positionalArguments().first()));
+    QString optionError;
+    if (!ServeOptions::read(parser, &config, &optionError))
+        return ServeOptions::usageError(kProgram, optionError);
 
     // SIGHUP too: closing the terminal that runs `tether serve` must tear the
     // sessions down like SIGTERM, not kill us and orphan them.

@@ -8,7 +8,8 @@ namespace Tether {
  *  [--max-sessions N] [--command CMD]`: the headless server (no display).
  *
  * Settings come from the settings file (Config::load()), then the command
- * line overrides them. Once listening it writes the runtime file
+ * line overrides them (the options are ServeOptions, shared with the
+ * desktop app). Once listening it writes the runtime file
  * ($XDG_RUNTIME_DIR/tether/server.json, 0600) and prints exactly one line to
  * stdout: `Tether is serving http://127.0.0.1:PORT/?key=KEY`.
  *

@@ -34,8 +34,8 @@ class SessionRegistry;
  * body, slow-loris timeout). Host, Origin and the access key are checked
  * before anything else, and for WebSocket upgrades before the upgrade, so a
  * refused handshake is a plain HTTP 401/403 (DNS rebinding: the Host check;
- * cross-site WebSocket hijacking: the Origin check, jupyter/notebook #432,
- * cockpit #496). Accepted upgrades go, with their head still unread, to a
+ * cross-site WebSocket hijacking: the Origin check, jupyter/notebook#432,
+ * cockpit-project/cockpit#496). Accepted upgrades go, with their head still unread, to a
  * QWebSocketServer (NonSecureMode) through handleConnection(); each upgraded
  * socket becomes a WebSocketViewer.
  *

@@ -329,7 +329,7 @@ void WebSocketViewer::onText(const QString &message)
         const double cd = c.toDouble();
         const double rd = r.toDouble();
         // Hidden tabs report 0x0, WSL once reported 131072 columns
-        // (hermes PR #38200): out-of-range sizes are ignored, not applied.
+        // (NousResearch/hermes-agent#38200): out-of-range sizes are ignored, not applied.
         if (m_mode != ViewerMode::Control || cd != int(cd) || rd != int(rd)
             || cd < kMinCells || cd > kMaxCells || rd < kMinCells || rd > kMaxCells)
             return;
@@ -344,7 +344,7 @@ void WebSocketViewer::onBinary(const QByteArray &message)
     if (m_closing || m_pendingClose || !m_session || m_mode != ViewerMode::Control)
         return;
     // False: the input queue is full because the program does not read
-    // (terminado PR #189). The session may already have detached us with
+    // (jupyter/terminado#189). The session may already have detached us with
     // InputStalled (then the socket is closing); otherwise close 1013 here.
     if (!m_session->sendInput(this, message) && !m_closing)
         closeWith(Protocol::TryAgainLater, QString::fromLatin1(Protocol::CloseReason::InputStalled));

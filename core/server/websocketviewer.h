@@ -25,7 +25,8 @@ namespace Tether {
  * and ends with the socket disconnected and deleted, then this object deleted
  * (deleteLater) after emitting finished(). A client that drops in the middle
  * of its replay therefore leaves the session detached and reapable
- * (hermes #110849); a reader that died never keeps the PTY's fds (hermes #54028).
+ * (NousResearch/hermes-agent#110849); a reader that died never keeps the
+ * PTY's fds (NousResearch/hermes-agent#54028).
  *
  * Backpressure (control viewer): bytes queued in the socket
  * (QWebSocket::bytesToWrite) above the high watermark make the session pause
@@ -36,7 +37,7 @@ namespace Tether {
  *
  * Keepalive: a ping every pingIntervalMs; a client that has not answered a
  * ping with a pong for pingTimeoutMs is aborted without a close handshake, so
- * "attached" never lies about a dead client (hermes #96418). The verdict is
+ * "attached" never lies about a dead client (NousResearch/hermes-agent#96418). The verdict is
  * never given on a ping tick that comes late because our own event loop
  * stalled (a pong may be waiting unread); the next tick judges.
  *

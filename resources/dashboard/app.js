@@ -5,14 +5,15 @@
 //
 // Address: #/s/<id> attaches in control mode, #/s/<id>/watch read-only, so a
 // reload or a bookmark reattaches. Per-tab state lives in sessionStorage, never
-// localStorage: two tabs sharing one key collapsed onto one PTY (hermes #115304).
+// localStorage: two tabs sharing one key collapsed onto one PTY (NousResearch/hermes-agent#115304).
 
 import { Terminal } from './vendor/xterm.js';
 import { FitAddon } from './vendor/addon-fit.js';
 import { Attachment } from './attachment.js';
 import {
-  commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel, splitCommand,
+  commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
 } from './util.js';
+import { split as splitCommand } from './shellwords.js';
 
 const $ = (id) => document.getElementById(id);
 const TAB_KEY = 'tether.tab';
@@ -692,11 +693,11 @@ async function createSession(line) {
   try {
     const s = await api('POST', '/api/sessions', body);
     if (s.evicted) {
-      // The list was full: the server ended the oldest detached session.
+      // The list was full: the server ended the exited session detached longest.
       const gone = app.sessions.get(s.evicted);
       const name = gone ? sessionLabel(gone.s) : s.evicted.slice(0, 8);
       const note = $('new-note');
-      note.textContent = `Session limit reached: “${name}” (detached longest) was ended to make room.`;
+      note.textContent = `Session limit reached: “${name}” (exited, detached longest) was ended to make room.`;
       note.hidden = false;
     }
     app.sessions.set(s.id, { s, at: performance.now() });
@@ -708,7 +709,9 @@ async function createSession(line) {
     destroyView(view);
     showEmpty();
     if (!app.unauthorized) {
-      const why = e.status === 503 ? 'Too many sessions: kill one first.'
+      // 503 says which: the session limit (and how to raise it), or out of
+      // resources (try again later); the server's words are the message.
+      const why = e.status === 503 ? `Cannot create a session: ${e.message}`
         : e.status === 422 ? `Cannot start it: ${e.message}`
         : `Cannot create a session: ${e.message}`;
       errEl.textContent = why;

@@ -165,7 +165,7 @@ export class Attachment {
   sendInput(bytes) {
     // While a replay is being written xterm.js answers the queries inside it
     // (cursor position, device attributes); those answers belong to a past
-    // program state and would arrive as stray input (vscode #123803). Input
+    // program state and would arrive as stray input (microsoft/vscode#123803). Input
     // is enabled once the last replay byte has been parsed.
     if (!this.inputEnabled || this.mode !== 'control' || !this.ws) return;
     if (this.ws.readyState !== WebSocket.OPEN) return;

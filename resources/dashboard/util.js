@@ -1,54 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Small pure helpers of the dashboard: command-line splitting and the
-// human formats used by the session list. No DOM here.
+// Small pure helpers of the dashboard: the human formats used by the session
+// list. No DOM here. Command lines are split and quoted by shellwords.js.
 
-/**
- * Splits a command line into argv the way a POSIX shell splits words, without
- * expansions: blanks separate words, 'single quotes' keep everything literal,
- * "double quotes" keep blanks and honour \" \\ \$ \`, a backslash outside quotes
- * escapes the next character. The REST API takes argv, not a shell string, so
- * `vim "my file.txt"` must arrive as ["vim", "my file.txt"].
- * Throws Error("unterminated quote") for an open quote.
- * @param {string} line
- * @returns {string[]}
- */
-export function splitCommand(line) {
-  const words = [];
-  let word = '';
-  let inWord = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (c === '\'') {
-      const end = line.indexOf('\'', i + 1);
-      if (end < 0) throw new Error('unterminated quote');
-      word += line.slice(i + 1, end);
-      inWord = true;
-      i = end;
-    } else if (c === '"') {
-      inWord = true;
-      let j = i + 1;
-      for (; j < line.length && line[j] !== '"'; j++) {
-        if (line[j] === '\\' && j + 1 < line.length && '"\\$`'.includes(line[j + 1]))
-          j++;
-        word += line[j];
-      }
-      if (j >= line.length) throw new Error('unterminated quote');
-      i = j;
-    } else if (c === '\\') {
-      if (i + 1 < line.length) word += line[++i];
-      inWord = true;
-    } else if (c === ' ' || c === '\t' || c === '\n') {
-      if (inWord) words.push(word);
-      word = '';
-      inWord = false;
-    } else {
-      word += c;
-      inWord = true;
-    }
-  }
-  if (inWord) words.push(word);
-  return words;
-}
+import { quote } from './shellwords.js';
 
 /**
  * A short duration: "12s", "5m", "2h 5m", "3d 4h". Seconds below zero count as 0.
@@ -102,10 +56,10 @@ export function sessionLabel(s) {
 }
 
 /**
- * The full command line of a session, quoted where needed, for tooltips.
+ * The full command line of a session, shell-quoted as `tether list` shows it,
+ * for tooltips.
  * @param {{command?: string[]}} s
  */
 export function commandLine(s) {
-  const argv = Array.isArray(s.command) ? s.command : [];
-  return argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+  return quote(Array.isArray(s.command) ? s.command : []);
 }

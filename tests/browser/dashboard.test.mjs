@@ -24,17 +24,30 @@ describe('dashboard', { timeout: 240000 }, () => {
 
   after(() => closeAll(server, browser));
 
-  test('a full list says which detached session made room', async () => {
+  test('a full list ends an exited session, never a running one, and says so', async () => {
     const small = await startTether({ args: ['--max-sessions', '1'] });
     try {
-      const first = (await api(small, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'exec sleep 300'] })).body;
+      // Only a running session: creating is refused with the server's words.
+      const running = (await api(small, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'exec sleep 300'] })).body;
       const page = await newPage(browser);
       await openDashboard(page, small);
+      await page.locator(`.session[data-id="${running.id}"]`).waitFor();
+      await page.fill('#new-command', '');
+      await page.press('#new-command', 'Enter');
+      const error = page.locator('#new-error');
+      await error.waitFor({ state: 'visible' });
+      assert.match(await error.textContent(), /limit.*--max-sessions/);
+      assert.equal((await api(small, 'GET', `/api/sessions/${running.id}`)).status, 200);
+      // Once it has exited it makes room, and the page says which it was.
+      await api(small, 'DELETE', `/api/sessions/${running.id}`);
+      const first = (await api(small, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'echo sleep 300 done'] })).body;
+      await until(async () => (await api(small, 'GET', `/api/sessions/${first.id}`)).body.state === 'exited',
+        15000, 'the first session to exit');
       await page.locator(`.session[data-id="${first.id}"]`).waitFor();
       await createSessionInPage(page);
       const note = page.locator('#new-note');
       await note.waitFor({ state: 'visible' });
-      assert.match(await note.textContent(), /Session limit reached: .*sleep 300.* was ended to make room/);
+      assert.match(await note.textContent(), /Session limit reached: .*sleep 300 done.* was ended to make room/);
       assert.equal((await api(small, 'GET', `/api/sessions/${first.id}`)).status, 404);
       await page.context().close();
     } finally {
@@ -426,7 +439,7 @@ describe('dashboard', { timeout: 240000 }, () => {
   test('queries inside a replay are not answered to the program', async () => {
     // The program asks for the cursor position and device attributes while no
     // browser is attached, then reads a line. Answers produced by xterm.js
-    // while replaying would arrive in that line (vscode #123803).
+    // while replaying would arrive in that line (microsoft/vscode#123803).
     // ESC in what was read is shown as '~', or the terminal would swallow it.
     const script = `printf 'Q\\033[6n\\033[cQ\\n'; IFS= read -r line; `
       + `printf 'GOT[%s]\\n' "$(printf '%s' "$line" | tr '\\033' '~')"; exec sleep 600`;
@@ -447,6 +460,24 @@ describe('dashboard', { timeout: 240000 }, () => {
   });
 
   // Last: it replaces the file's server.
+  test('a rotated key: an open page says the key was changed', async () => {
+    const own = await startTether();
+    try {
+      const page = await newPage(browser);
+      await openDashboard(page, own);
+      await page.waitForSelector('#empty:not([hidden])');
+      const r = await api(own, 'POST', '/api/key');
+      assert.equal(r.status, 200);
+      assert.notEqual(r.body.key, own.key);
+      await page.waitForSelector('#nokey:not([hidden])', { timeout: 20000 });
+      assert.equal(await page.locator('#nokey-title').textContent(), 'Tether\'s access key was changed');
+      assert.match(await page.locator('#nokey').textContent(), /tether key prints it again/);
+      await page.context().close();
+    } finally {
+      await own.stop();
+    }
+  });
+
   test('a restarted Tether: the list goes stale while it is away, then the page says it restarted', async () => {
     const page = await newPage(browser);
     await openDashboard(page, server);

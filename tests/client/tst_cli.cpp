@@ -176,27 +176,6 @@ private Q_SLOTS:
         }
     }
 
-    void shellQuoting()
-    {
-        using Tether::shellQuote;
-        QCOMPARE(shellQuote({QStringLiteral("echo"), QStringLiteral("a b"), QStringLiteral("e f;"), QStringLiteral("sleep"),
-                             QStringLiteral("1")}),
-                 QStringLiteral("echo 'a b' 'e f;' sleep 1"));
-        QCOMPARE(shellQuote({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo \"it's\" $HOME")}),
-                 QStringLiteral("/bin/sh -c 'echo \"it'\\''s\" $HOME'"));
-        QCOMPARE(shellQuote({QStringLiteral("env"), QStringLiteral("A=1"), QString(), QStringLiteral("~"),
-                             QStringLiteral("*"), QStringLiteral("x\ny")}),
-                 QStringLiteral("env A=1 '' '~' '*' 'x\ny'"));
-        QCOMPARE(shellQuote({QStringLiteral("A=1"), QStringLiteral("--opt=v,w:x@y%z+")}), QStringLiteral("'A=1' --opt=v,w:x@y%z+"));
-        // sh splits it back into the same words.
-        const QStringList words{QStringLiteral("printf"), QStringLiteral("<%s>"), QStringLiteral("a b"), QStringLiteral("it's"),
-                                QString(), QStringLiteral("$x `y` \\ \"")};
-        QProcess sh;
-        sh.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), shellQuote(words)});
-        QVERIFY(sh.waitForFinished(10000));
-        QCOMPARE(sh.readAllStandardOutput(), QByteArray("<a b><it's><><$x `y` \\ \">"));
-    }
-
     void listQuotesAndCutsTheLastColumn()
     {
         // `tether list` showed argv joined with spaces (not pasteable) and a
@@ -589,11 +568,21 @@ private Q_SLOTS:
         QCOMPARE(s.session(id).value(QStringLiteral("viewers")).toInt(), 0);
         QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
 
-        // A plain `tether new` now ends that detached session, and says so.
+        // A plain `tether new` never ends a running session to make room:
+        // refused, and the message says how to raise the limit.
+        r = tether(s, {QStringLiteral("new")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--max-sessions"), r.err.constData());
+        QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        // An exited session makes room, and `tether new` says which it ended.
+        QCOMPARE(tether(s, {QStringLiteral("kill"), id}).code, 0);
+        const QString done = s.create({QStringLiteral("true")});
+        QVERIFY(!done.isEmpty());
+        QTRY_COMPARE(s.session(done).value(QStringLiteral("state")).toString(), QStringLiteral("exited"));
         r = tether(s, {QStringLiteral("new")});
         QCOMPARE(r.code, 0);
-        QVERIFY2(r.err.contains("the session limit was reached: session " + id.toLatin1()), r.err.constData());
-        QCOMPARE(s.http("GET", "/api/sessions/" + id.toLatin1()).status, 404);
+        QVERIFY2(r.err.contains("the session limit was reached: session " + done.toLatin1()), r.err.constData());
+        QCOMPARE(s.http("GET", "/api/sessions/" + done.toLatin1()).status, 404);
     }
 
     void suspendGivesTheTerminalBackAndRedraws()

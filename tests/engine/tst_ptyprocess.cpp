@@ -258,7 +258,7 @@ void TestPtyProcess::exitCodeAfterAllOutput()
     PtyProcess p;
     Recorder r(p);
     SpawnOptions o;
-    // 1 MiB, then exit at once: ttyd loses the tail of exactly this (ttyd #1429).
+    // 1 MiB, then exit at once: ttyd loses the tail of exactly this (tsl0922/ttyd#1429).
     o.argv = sh(QStringLiteral("head -c 1048576 /dev/zero | tr '\\0' x; exit 3"));
     QString err;
     QVERIFY2(p.start(o, &err), qPrintable(err));
@@ -406,7 +406,7 @@ void TestPtyProcess::teardownBackgroundJobOwnGroup()
     // escalation: no wall-clock margin to miss on a loaded machine.
     p.setTeardownGrace(kNoEscalationGraceMs);
     SpawnOptions o;
-    // set -m: the job gets its own process group, so killpg(leader) misses it (ttyd #1401).
+    // set -m: the job gets its own process group, so killpg(leader) misses it (tsl0922/ttyd#1401).
     o.argv = sh(QStringLiteral("set -m; sleep 100 & echo \"job:$!:\"; wait"));
     QString err;
     QVERIFY2(p.start(o, &err), qPrintable(err));

@@ -55,6 +55,7 @@ private Q_SLOTS:
     void rotationEndsOldKeyAndTellsDashboards();
     void defaultsKeepRunningSessions();
     void keySurvivesRestartUntilRotated();
+    void exitedTtlOption();
 };
 
 void TestDurability::keyFileIsKeptOwnerOnly()
@@ -240,6 +241,21 @@ void TestDurability::keySurvivesRestartUntilRotated()
     s.out.clear();
     QVERIFY(s.start());
     QCOMPARE(s.key, rotated);
+}
+
+void TestDurability::exitedTtlOption()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("the tether executable is not built in this tree");
+    ServeProcess s;
+    QVERIFY(s.start({QStringLiteral("--exited-ttl"), QStringLiteral("2")}));
+    const QString running = s.create({QStringLiteral("sleep"), QStringLiteral("600")});
+    const QString done = s.create({QStringLiteral("true")});
+    QVERIFY(!running.isEmpty() && !done.isEmpty());
+    // The exited one goes 2 s after its exit; the running one stays.
+    QTRY_COMPARE_WITH_TIMEOUT(s.http("GET", "/api/sessions/" + done.toLatin1()).status, 404, 15000);
+    QCOMPARE(s.session(running).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+    QVERIFY(s.session(running).value(QStringLiteral("expires_in")).isNull());
 }
 
 QTEST_GUILESS_MAIN(TestDurability)

@@ -19,6 +19,36 @@ using namespace ServerTest;
 namespace {
 const QString kTether = tetherBinary();
 using Serve = ServeProcess;
+
+/// The options of a Qt --help text: long name -> the whole entry (its
+/// names, value and description, blanks simplified, so column widths and
+/// line wrapping do not count).
+QMap<QString, QString> helpOptions(const QByteArray &help)
+{
+    QMap<QString, QString> entries;
+    QString current;
+    const QStringList lines = QString::fromUtf8(help).split(QLatin1Char('\n'));
+    bool inOptions = false;
+    for (const QString &line : lines) {
+        if (line.startsWith(QLatin1String("Options:"))) {
+            inOptions = true;
+            continue;
+        }
+        if (!inOptions)
+            continue;
+        if (line.startsWith(QLatin1String("  -"))) {
+            const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("(--[a-z-]+)")).match(line);
+            current = m.captured(1);
+            entries[current] = line.simplified();
+        } else if (line.startsWith(QLatin1String("    ")) && !current.isEmpty()) {
+            entries[current] += QLatin1Char(' ') + line.simplified();
+        } else {
+            current.clear();
+            inOptions = false; // the blank line after the list
+        }
+    }
+    return entries;
+}
 } // namespace
 
 class TestServeCli : public QObject
@@ -138,6 +168,93 @@ private Q_SLOTS:
             QVERIFY2(out.contains(c.out), what.constData());
             QVERIFY2(err.contains(c.err), what.constData());
         }
+    }
+
+    void badServerOptionIsAUsageErrorInBothPrograms_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QByteArray>("named");
+        // 2^64 + 2^20 bytes: the desktop's own parser wrapped it to 1 MiB and started.
+        QTest::newRow("buffer-size overflow") << QStringList{QStringLiteral("--buffer-size"), QStringLiteral("17592186044417M")}
+                                              << QByteArray("--buffer-size");
+        QTest::newRow("buffer-size 2^63") << QStringList{QStringLiteral("--buffer-size"), QStringLiteral("9223372036854775808")}
+                                          << QByteArray("--buffer-size");
+        QTest::newRow("buffer-size too small") << QStringList{QStringLiteral("--buffer-size"), QStringLiteral("1K")}
+                                               << QByteArray("--buffer-size");
+        QTest::newRow("buffer-size 1.5M") << QStringList{QStringLiteral("--buffer-size"), QStringLiteral("1.5M")}
+                                          << QByteArray("--buffer-size");
+        QTest::newRow("port") << QStringList{QStringLiteral("--port"), QStringLiteral("70000")} << QByteArray("--port");
+        QTest::newRow("ttl") << QStringList{QStringLiteral("--ttl"), QStringLiteral("-1")} << QByteArray("--ttl");
+        QTest::newRow("exited ttl") << QStringList{QStringLiteral("--exited-ttl"), QStringLiteral("x")} << QByteArray("--exited-ttl");
+        QTest::newRow("max-sessions") << QStringList{QStringLiteral("--max-sessions"), QStringLiteral("0")}
+                                      << QByteArray("--max-sessions");
+        QTest::newRow("command open quote") << QStringList{QStringLiteral("--command"), QStringLiteral("sh -c 'echo hi")}
+                                            << QByteArray("--command");
+        // The desktop took -p and -b; `tether serve` never did.
+        QTest::newRow("-p") << QStringList{QStringLiteral("-p"), QStringLiteral("0")} << QByteArray("'p'");
+        QTest::newRow("-b") << QStringList{QStringLiteral("-b"), QStringLiteral("127.0.0.1")} << QByteArray("'b'");
+    }
+
+    void badServerOptionIsAUsageErrorInBothPrograms()
+    {
+        // One definition of the server's options (ServeOptions) for `tether
+        // serve` and `tether`: the same value is refused the same way, exit 2
+        // with the option named, by the headless server, by the desktop app
+        // with a display (offscreen) and by the desktop app without one.
+        QFETCH(QStringList, args);
+        QFETCH(QByteArray, named);
+        Serve s;
+        const QStringList noDisplay{QStringLiteral("DISPLAY="), QStringLiteral("WAYLAND_DISPLAY="),
+                                    QStringLiteral("QT_QPA_PLATFORM=")};
+        struct Program {
+            const char *name;
+            QStringList args, env;
+        };
+        const QList<Program> programs = {
+            {"tether serve", QStringList{QStringLiteral("serve")} + args, {}},
+            {"tether (offscreen)", args, {QStringLiteral("QT_QPA_PLATFORM=offscreen")}},
+            {"tether (no display)", args, noDisplay},
+        };
+        for (const Program &p : programs) {
+            const TetherRun r = runTether(s, p.args, p.env);
+            const QByteArray what = QByteArray(p.name) + ": " + r.out + r.err;
+            QVERIFY2(r.code == 2, what.constData());
+            QVERIFY2(r.out.isEmpty(), what.constData());
+            QVERIFY2(r.err.contains(named), what.constData());
+            QVERIFY2(r.err.contains("--help"), what.constData()); // where to look next
+            QVERIFY(!QFile::exists(s.runtimeFile()));
+        }
+    }
+
+    void desktopAndServeHelpListTheSameServerOptions()
+    {
+        // `tether --help` and `tether serve --help` show the same server
+        // options, word for word (their defaults from the same settings);
+        // the desktop adds only --no-tray.
+        Serve s("[sessions]\nbufferSize=2097152\ncommand=sh -c 'exec bash'\n");
+        const TetherRun serve = runTether(s, {QStringLiteral("serve"), QStringLiteral("--help")});
+        const TetherRun desktop = runTether(s, {QStringLiteral("--help")});
+        QCOMPARE(serve.code, 0);
+        QCOMPARE(desktop.code, 0);
+        const auto serverOptions = [](const QByteArray &help) {
+            QMap<QString, QString> options = helpOptions(help);
+            for (const char *generic : {"--help", "--help-all", "--version"})
+                options.remove(QLatin1String(generic));
+            return options;
+        };
+        const QMap<QString, QString> serverOnly = serverOptions(serve.out);
+        QMap<QString, QString> desktopOptions = serverOptions(desktop.out);
+        QVERIFY2(desktopOptions.remove(QStringLiteral("--no-tray")) == 1, desktop.out.constData());
+        QCOMPARE(serverOnly.keys(),
+                 (QStringList{QStringLiteral("--bind"), QStringLiteral("--buffer-size"), QStringLiteral("--command"),
+                              QStringLiteral("--exited-ttl"), QStringLiteral("--max-sessions"), QStringLiteral("--port"),
+                              QStringLiteral("--ttl")}));
+        QCOMPARE(desktopOptions, serverOnly);
+        // The defaults shown are the settings file's.
+        QVERIFY2(serverOnly.value(QStringLiteral("--buffer-size")).contains(QStringLiteral("default 2097152")),
+                 qPrintable(serverOnly.value(QStringLiteral("--buffer-size"))));
+        QVERIFY2(serverOnly.value(QStringLiteral("--command")).contains(QStringLiteral("sh -c 'exec bash'")),
+                 qPrintable(serverOnly.value(QStringLiteral("--command"))));
     }
 
     void serveAttachLeaveResumeAndTerminate()

@@ -29,6 +29,33 @@ inline Tether::SpawnOptions shell(const QString &script)
 }
 #endif
 
+/// Saves an environment variable and puts it back (or unsets it again) when
+/// destroyed, so a test can change it freely.
+class EnvGuard
+{
+public:
+    explicit EnvGuard(const char *name)
+        : m_name(name)
+        , m_set(qEnvironmentVariableIsSet(name))
+        , m_value(qgetenv(name))
+    {
+    }
+    ~EnvGuard()
+    {
+        if (m_set)
+            qputenv(m_name, m_value);
+        else
+            qunsetenv(m_name);
+    }
+    EnvGuard(const EnvGuard &) = delete;
+    EnvGuard &operator=(const EnvGuard &) = delete;
+
+private:
+    const char *m_name;
+    bool m_set;
+    QByteArray m_value;
+};
+
 /// Number of open file descriptors of this process (entries of /proc/self/fd).
 inline int openFdCount()
 {

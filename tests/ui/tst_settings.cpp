@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -33,6 +34,7 @@ private Q_SLOTS:
     void typedBufferSizeIsKeptAndBounded();
     void errorLineGivesItsHeightBack();
     void invalidBindDisablesOk();
+    void commandIsSplitAsShellWords();
     void nonLoopbackNeedsConfirmation();
     void autostartEntry();
     void autostartExecPrefersPath();
@@ -306,6 +308,43 @@ void TestSettingsDialog::invalidBindDisablesOk()
     QVERIFY(SettingsDialog::isLoopbackAddress(QStringLiteral("::1")));
     QVERIFY(!SettingsDialog::isLoopbackAddress(QStringLiteral("0.0.0.0")));
     QVERIFY(!SettingsDialog::isLoopbackAddress(QStringLiteral("192.168.1.5")));
+}
+
+void TestSettingsDialog::commandIsSplitAsShellWords()
+{
+    // The default command is read with the dashboard's grammar: single quotes
+    // group words (QProcess::splitCommand made `sh -c 'echo hi'` four words),
+    // and an open quote is an error shown here, not a broken session later.
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(nullptr, &s);
+    QPushButton *ok = d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    auto *error = child<QLabel>(d, "commandError");
+    auto *command = child<QLineEdit>(d, "command");
+    command->setText(QStringLiteral("sh -c 'echo hi"));
+    QVERIFY(!d.isFormValid());
+    QVERIFY(!ok->isEnabled());
+    QVERIFY(!error->isHidden());
+    QVERIFY2(error->text().contains(QStringLiteral("unterminated single quote")), qPrintable(error->text()));
+    QVERIFY(!d.apply());
+    s.sync();
+    QVERIFY(!s.contains(QStringLiteral("sessions/command")));
+
+    command->setText(QStringLiteral("sh -c 'echo hi'"));
+    QVERIFY(ok->isEnabled());
+    QVERIFY(error->isHidden());
+    QVERIFY(d.apply());
+    s.sync();
+    const Config c = Config::load(s);
+    QCOMPARE(c.commandArgv(), (QStringList{QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("echo hi")}));
+
+    // A hand-edited file with an open quote runs the login shell (empty argv).
+    s.setValue(QStringLiteral("sessions/command"), QStringLiteral("vim \"notes"));
+    s.sync();
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("sessions/command cannot be split")));
+    QVERIFY(Config::load(s).commandArgv().isEmpty());
+    SettingsDialog shows(nullptr, &s);
+    QVERIFY(!child<QLabel>(shows, "commandError")->isHidden());
 }
 
 void TestSettingsDialog::nonLoopbackNeedsConfirmation()

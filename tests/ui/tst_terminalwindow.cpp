@@ -165,7 +165,7 @@ void TestTerminalWindow::replayAnswersAreNotTyped()
     registry.setTeardownGrace(200);
     // Before any window exists, the program asks for the cursor position
     // (DSR 6). A terminal rendering that replay answers "ESC[row;colR"; the
-    // answer must not be typed into the program (vscode #123803).
+    // answer must not be typed into the program (microsoft/vscode#123803).
     Session *s = registry.create(shellOptions(QStringLiteral("printf 'query:\\033[6n\\n'; exec /bin/sh")));
     QVERIFY(s);
     QTRY_VERIFY(ringText(s).contains("query:"));

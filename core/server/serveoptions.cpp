@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "serveoptions.h"
+
+#include "bytesize.h"
+#include "config.h"
+#include "ringbuffer.h"
+#include "shellwords.h"
+
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+namespace Tether {
+
+namespace {
+
+const QString kBind = QStringLiteral("bind");
+const QString kPort = QStringLiteral("port");
+const QString kTtl = QStringLiteral("ttl");
+const QString kExitedTtl = QStringLiteral("exited-ttl");
+const QString kBufferSize = QStringLiteral("buffer-size");
+const QString kMaxSessions = QStringLiteral("max-sessions");
+const QString kCommand = QStringLiteral("command");
+
+/// The value of option `name` as an int in lo..hi; false with *error otherwise.
+bool readInt(const QCommandLineParser &parser, const QString &name, int lo, int hi, const QString &what, int *out,
+             QString *error)
+{
+    const QString text = parser.value(name);
+    bool ok = false;
+    const int v = text.toInt(&ok);
+    if (!ok || v < lo || v > hi) {
+        *error = QStringLiteral("--%1 must be %2, not \"%3\"").arg(name, what, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+} // namespace
+
+void ServeOptions::addTo(QCommandLineParser &parser, const Config &defaults)
+{
+    parser.addOptions({
+        {kBind,
+         QStringLiteral("Address to listen on (default %1). Anything but loopback exposes your shells to the network.")
+             .arg(defaults.bind),
+         QStringLiteral("ADDR")},
+        {kPort, QStringLiteral("TCP port (default %1; 0 picks a free port).").arg(defaults.port), QStringLiteral("N")},
+        {kTtl,
+         QStringLiteral("Seconds a detached session whose program still runs is kept (default %1; 0 = until "
+                        "killed).")
+             .arg(defaults.limits.ttlSeconds),
+         QStringLiteral("SECONDS")},
+        {kExitedTtl,
+         QStringLiteral("Seconds a session whose program exited is kept, so its output can be read "
+                        "(default %1; 0 = until killed).")
+             .arg(defaults.limits.exitedTtlSeconds),
+         QStringLiteral("SECONDS")},
+        {kBufferSize,
+         QStringLiteral("Output kept per session for replay, bytes; K/M suffixes allowed, units of 1024 "
+                        "(default %1, range 64K..64M).")
+             .arg(defaults.limits.bufferCapacity),
+         QStringLiteral("BYTES")},
+        {kMaxSessions,
+         QStringLiteral("Live sessions at most, 1..%1 (default %2). When full, a new session ends the exited "
+                        "session detached longest; a running session is never ended: with none exited, it is "
+                        "refused.")
+             .arg(Config::kMaxSessionsLimit)
+             .arg(defaults.limits.maxSessions),
+         QStringLiteral("N")},
+        {kCommand,
+         QStringLiteral("Command line for new sessions, split into words as a shell would (quotes, no "
+                        "expansion) (default: %1).")
+             .arg(defaults.command.isEmpty() ? QStringLiteral("your login shell") : defaults.command),
+         QStringLiteral("CMD")},
+    });
+}
+
+bool ServeOptions::read(const QCommandLineParser &parser, Config *config, QString *error)
+{
+    if (parser.isSet(kBind))
+        config->bind = parser.value(kBind);
+    int n = 0;
+    if (parser.isSet(kPort)) {
+        if (!readInt(parser, kPort, 0, 65535, QStringLiteral("0..65535"), &n, error))
+            return false;
+        config->port = quint16(n);
+    }
+    if (parser.isSet(kTtl)) {
+        if (!readInt(parser, kTtl, 0, Config::kMaxTtlSeconds,
+                     QStringLiteral("0..%1 seconds").arg(Config::kMaxTtlSeconds), &n, error))
+            return false;
+        config->limits.ttlSeconds = n;
+    }
+    if (parser.isSet(kExitedTtl)) {
+        if (!readInt(parser, kExitedTtl, 0, Config::kMaxTtlSeconds,
+                     QStringLiteral("0..%1 seconds").arg(Config::kMaxTtlSeconds), &n, error))
+            return false;
+        config->limits.exitedTtlSeconds = n;
+    }
+    if (parser.isSet(kBufferSize)) {
+        const QString text = parser.value(kBufferSize);
+        QString why;
+        const std::optional<qint64> bytes = parseByteSize(text, &why);
+        if (!bytes) {
+            *error = QStringLiteral("--buffer-size: %1").arg(why);
+            return false;
+        }
+        if (*bytes < RingBuffer::kMinCapacity || *bytes > RingBuffer::kMaxCapacity) {
+            *error = QStringLiteral("--buffer-size must be 64K..64M bytes, not \"%1\"").arg(text);
+            return false;
+        }
+        config->limits.bufferCapacity = qsizetype(*bytes);
+    }
+    if (parser.isSet(kMaxSessions)) {
+        if (!readInt(parser, kMaxSessions, 1, Config::kMaxSessionsLimit,
+                     QStringLiteral("1..%1").arg(Config::kMaxSessionsLimit), &n, error))
+            return false;
+        config->limits.maxSessions = n;
+    }
+    if (parser.isSet(kCommand)) {
+        QString why;
+        if (!ShellWords::split(parser.value(kCommand), &why)) {
+            *error = QStringLiteral("--command: %1 in \"%2\"").arg(why, parser.value(kCommand));
+            return false;
+        }
+        config->command = parser.value(kCommand);
+    }
+    return true;
+}
+
+int ServeOptions::usageError(const QString &program, const QString &message)
+{
+    std::fprintf(stderr, "%s: %s\n(see %s --help)\n", qPrintable(program), qPrintable(message), qPrintable(program));
+    return kUsageError;
+}
+
+} // namespace Tether

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QString>
+
+class QCommandLineParser;
+
+namespace Tether {
+
+struct Config;
+
+/**
+ * The server's command-line options, defined once for both programs that run
+ * a server: `tether serve` (serveMain) and the desktop app `tether`
+ * (desktopMain). They used to be parsed twice, and had drifted: the desktop
+ * took -p/-b, which `tether serve` refused, and its own size parser wrapped
+ * `--buffer-size 17592186044417M` round to 1 MiB.
+ *
+ *   --bind ADDR          Config::bind (not checked here: listening reports a
+ *                        bad address, exit 1)
+ *   --port N             Config::port, 0..65535 (0 = any free port)
+ *   --ttl SECONDS        Limits::ttlSeconds, 0..31536000 (0 = until killed)
+ *   --exited-ttl SECONDS Limits::exitedTtlSeconds, 0..31536000 (0 = until killed)
+ *   --buffer-size BYTES  Limits::bufferCapacity, parseByteSize() (K, M, G are
+ *                        units of 1024), RingBuffer::kMinCapacity..kMaxCapacity
+ *   --max-sessions N     Limits::maxSessions, 1..1024
+ *   --command CMD        Config::command, shell words (ShellWords::split)
+ *
+ * Precedence: an option given beats the settings file, which beats the
+ * built-in default (config.h).
+ */
+class ServeOptions
+{
+public:
+    /// Exit status of a usage error (unknown option, missing or bad value):
+    /// 2, as POSIX utilities and getopt-based programs use.
+    static constexpr int kUsageError = 2;
+
+    /// Adds the options above to `parser`. Their help texts name the values
+    /// in effect without the option, taken from `defaults` (the loaded
+    /// settings), so `--help` shows what a run would use.
+    static void addTo(QCommandLineParser &parser, const Config &defaults);
+
+    /// Reads the options set on `parser` (already parsed) into `*config`,
+    /// leaving the others as they are. False at the first bad value, with
+    /// `*error` naming the option, the value and what it takes
+    /// (`--buffer-size must be 64K..64M bytes, not "1K"`); `*config` is then
+    /// partly updated and must not be used.
+    static bool read(const QCommandLineParser &parser, Config *config, QString *error);
+
+    /// Prints `PROGRAM: MESSAGE` and `(see PROGRAM --help)` to stderr and
+    /// returns kUsageError. `program` is what the user typed: "tether" or
+    /// "tether serve".
+    static int usageError(const QString &program, const QString &message);
+};
+
+} // namespace Tether

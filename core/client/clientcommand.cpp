@@ -1073,6 +1073,22 @@ int killCommand(const QStringList &args)
     });
 }
 
+/// The start of a command that takes options but no argument: parses
+/// `args` (help exits), refuses an argument (usage error) and finds the
+/// server. False with *status when the command ends here.
+bool setUpWithoutArguments(QCommandLineParser &parser, const Common &common, const QString &command,
+                           const QStringList &args, ServerEndpoint *ep, int *status)
+{
+    if (!parse(parser, common, command, args, status))
+        return false;
+    if (!parser.positionalArguments().isEmpty()) {
+        *status = fail(command, QStringLiteral("unexpected argument %1 (see --help)").arg(parser.positionalArguments().first()),
+                       kExitUsage);
+        return false;
+    }
+    return endpoint(parser, common, command, ep, status);
+}
+
 int keyCommand(const QStringList &args)
 {
     const QString cmd = QStringLiteral("key");
@@ -1085,12 +1101,8 @@ int keyCommand(const QStringList &args)
     const QCommandLineOption rotate(QStringLiteral("rotate"), QStringLiteral("Make a new access key and print its link."));
     parser.addOption(rotate);
     int status = kExitOk;
-    if (!parse(parser, common, cmd, args, &status))
-        return status;
-    if (!parser.positionalArguments().isEmpty())
-        return fail(cmd, QStringLiteral("unexpected argument %1 (see --help)").arg(parser.positionalArguments().first()), kExitUsage);
     ServerEndpoint ep;
-    if (!endpoint(parser, common, cmd, &ep, &status))
+    if (!setUpWithoutArguments(parser, common, cmd, args, &ep, &status))
         return status;
     ApiClient api(ep);
     auto print = [](const QString &url) {
@@ -1131,12 +1143,8 @@ int restartCommand(const QStringList &args)
         "Exit status: 0 restarted; 1 Tether not running, the restart refused or failed (the reason is\n"
         "printed; the server carries on as it was), or no new process image within 15 s; 2 usage error."));
     int status = kExitOk;
-    if (!parse(parser, common, cmd, args, &status))
-        return status;
-    if (!parser.positionalArguments().isEmpty())
-        return fail(cmd, QStringLiteral("unexpected argument %1 (see --help)").arg(parser.positionalArguments().first()), kExitUsage);
     ServerEndpoint ep;
-    if (!endpoint(parser, common, cmd, &ep, &status))
+    if (!setUpWithoutArguments(parser, common, cmd, args, &ep, &status))
         return status;
     ApiClient api(ep);
     QString before;

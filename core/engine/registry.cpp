@@ -336,6 +336,22 @@ void SessionRegistry::abandon(const PtyHandover &pty)
     }
 }
 
+bool SessionRegistry::enlist(Session *s, bool dying)
+{
+    s->process()->setTeardownGrace(m_graceMs);
+    // A duplicate id can only come from a damaged state: never two sessions
+    // under one id.
+    if (dying || m_byId.contains(s->id())) {
+        bury(s, DetachReason::Killed);
+        return false;
+    }
+    if (s->buffer().capacity() != m_limits.bufferCapacity)
+        s->setBufferCapacity(m_limits.bufferCapacity);
+    track(s);
+    Q_EMIT sessionAdded(s);
+    return true;
+}
+
 int SessionRegistry::adopt(const Handover::State &state, QStringList *problems)
 {
     for (const QString &id : state.issuedIds)
@@ -359,16 +375,7 @@ int SessionRegistry::adopt(const Handover::State &state, QStringList *problems)
                 continue;
             }
         }
-        s->process()->setTeardownGrace(m_graceMs);
-        if (r.dying || m_byId.contains(r.id)) {
-            bury(s, DetachReason::Killed);
-            continue;
-        }
-        if (s->buffer().capacity() != m_limits.bufferCapacity)
-            s->setBufferCapacity(m_limits.bufferCapacity);
-        track(s);
-        ++adopted;
-        Q_EMIT sessionAdded(s);
+        adopted += enlist(s, r.dying) ? 1 : 0;
     }
     rescheduleExpiry();
     qCInfo(lcRegistry) << "adopted" << adopted << "sessions";
@@ -391,14 +398,7 @@ int SessionRegistry::adoptBare(const QList<Handover::FdEntry> &entries, QStringL
             abandon(pty);
             continue;
         }
-        s->process()->setTeardownGrace(m_graceMs);
-        if (e.id.isEmpty() || m_byId.contains(e.id)) {
-            bury(s, DetachReason::Killed);
-            continue;
-        }
-        track(s);
-        ++adopted;
-        Q_EMIT sessionAdded(s);
+        adopted += enlist(s, e.id.isEmpty()) ? 1 : 0;
     }
     rescheduleExpiry();
     qCInfo(lcRegistry) << "adopted" << adopted << "sessions without their state";

@@ -163,6 +163,9 @@ private:
     void remove(Session *s, DetachReason reason);
     /// Lists `s` (created or adopted) and forwards its changes.
     void track(Session *s);
+    /// An adopted session: listed (true), or torn down when `dying` or its id
+    /// is taken already (false).
+    bool enlist(Session *s, bool dying);
     /// Tears `s` down in the background and deletes it after tornDown.
     void bury(Session *s, DetachReason reason);
     /// Last resort for a PTY that could not be adopted at all: close the

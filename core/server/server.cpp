@@ -295,9 +295,7 @@ void Server::close()
     m_acceptor = nullptr;
     if (m_tcp)
         m_tcp->close();
-    const auto viewers = m_viewers;
-    for (WebSocketViewer *v : viewers)
-        v->closeWith(Protocol::GoingAway, QString::fromLatin1(Protocol::CloseReason::ServerShutdown));
+    closeViewers(Protocol::GoingAway, Protocol::CloseReason::ServerShutdown);
     const auto http = m_http;
     for (HttpConnection *c : http)
         c->abort();
@@ -785,14 +783,19 @@ void Server::beginRestart()
     // Not accepted any more: the kernel queues them for the next image.
     delete m_acceptor;
     m_acceptor = nullptr;
-    const auto viewers = m_viewers;
-    for (WebSocketViewer *v : viewers)
-        v->closeWith(Protocol::ServiceRestart, QString::fromLatin1(Protocol::CloseReason::ServiceRestart));
+    closeViewers(Protocol::ServiceRestart, Protocol::CloseReason::ServiceRestart);
     const auto streams = m_eventStreams;
     for (HttpConnection *c : streams)
         c->endStream();
     m_eventTimer.stop();
     m_eventKeepalive.stop();
+}
+
+void Server::closeViewers(int code, const char *reason)
+{
+    const auto viewers = m_viewers; // each close may leave the set
+    for (WebSocketViewer *v : viewers)
+        v->closeWith(code, QString::fromLatin1(reason));
 }
 
 bool Server::isQuiet() const

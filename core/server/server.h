@@ -208,6 +208,8 @@ private:
     void createSession(HttpConnection *c);
     void serveRestart(HttpConnection *c);
     void startAccepting();
+    /// Closes every WebSocket viewer with `code` and `reason` (Protocol::CloseReason).
+    void closeViewers(int code, const char *reason);
     void startEventStream(HttpConnection *c);
     void scheduleEvents();
     void broadcastEvents();

@@ -142,6 +142,13 @@ class TestHandover : public QObject
             qWarning() << error;
         return s;
     }
+    static void shutdownAndWait(SessionRegistry &r)
+    {
+        QSignalSpy done(&r, &SessionRegistry::shutdownComplete);
+        r.shutdown();
+        QVERIFY(done.wait(15000));
+        QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+    }
     static QByteArray ringBytes(const Session *s)
     {
         const auto spans = s->buffer().spans(s->buffer().startOffset(), s->buffer().size());
@@ -345,10 +352,7 @@ private Q_SLOTS:
         Session *fresh = spawn(b, QStringLiteral("exit 0"));
         QVERIFY(fresh && fresh->id() != shellId && fresh->id() != dead);
 
-        QSignalSpy doneSpy(&b, &SessionRegistry::shutdownComplete);
-        b.shutdown();
-        QVERIFY(doneSpy.wait(15000));
-        QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+        shutdownAndWait(b);
     }
 
     void bareAdoptionKeepsTheProcesses()
@@ -379,10 +383,7 @@ private Q_SLOTS:
         QVERIFY(s->sendInput(&w, "again\n", 6));
         QTRY_VERIFY(w.received.contains("got:again"));
         s->detach(&w);
-        QSignalSpy doneSpy(&b, &SessionRegistry::shutdownComplete);
-        b.shutdown();
-        QVERIFY(doneSpy.wait(15000));
-        QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+        shutdownAndWait(b);
     }
 
     void dyingSessionsAreTornDownByTheAdopter()

@@ -102,7 +102,7 @@ bool DesktopApp::start(QString *error)
     m_restart = new RestartInPlace(m_registry.get(), m_server.get(), this);
     connect(m_restart, &RestartInPlace::aboutToExec, this, &DesktopApp::prepareExec);
     connect(m_restart, &RestartInPlace::failed, this, [this](const QString &why) {
-        qunsetenv(kWindowsEnv);
+        reopenWindows(); // closed for the exec that did not happen
         notify(tr("Tether could not restart"), tr("It carries on as it was: %1").arg(why));
     });
     // Exec'd by a restart in place: the socket and the sessions are ours.

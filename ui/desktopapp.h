@@ -147,7 +147,8 @@ private:
     /// RestartInPlace::aboutToExec: closes the terminal windows, noting them
     /// in the environment for the next image.
     void prepareExec();
-    /// In an image exec'd by a restart: opens the windows prepareExec() noted.
+    /// In an image exec'd by a restart, or after a restart failed: opens the
+    /// windows prepareExec() noted.
     void reopenWindows();
     void updateTrayToolTip();
     void watchSession(Session *session);

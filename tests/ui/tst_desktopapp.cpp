@@ -425,6 +425,12 @@ void TestDesktopApp::restartReopensTerminalWindows()
     expected.sort();
     QCOMPARE(windows, expected);
 
+    // The exec did not happen: the windows come back in this image.
+    Q_EMIT a.restarter()->failed(QStringLiteral("test"));
+    QVERIFY(qgetenv("TETHER_HANDOVER_WINDOWS").isEmpty());
+    QTRY_VERIFY(a.terminalWindow(s1->id()) && a.terminalWindow(s2->id()));
+    QTRY_VERIFY(s1->controlViewer() && s2->watchers().size() == 1);
+
     // The next image (here: another app on the same registry's sessions).
     DesktopApp b(config, DesktopApp::TrayMode::Off);
     Session *t1 = b.registry()->create(shell());

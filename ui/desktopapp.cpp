@@ -7,6 +7,7 @@
 #include "logging.h"
 #include "procinfo.h"
 #include "registry.h"
+#include "restartinplace.h"
 #include "server.h"
 #include "serveoptions.h"
 #include "session.h"
@@ -36,6 +37,10 @@ namespace Tether {
 
 namespace {
 constexpr int kMaxTrayMenuSessions = 20;
+/// The local terminal windows open when Tether restarted in place, for the
+/// next process image: "ID" or "ID:watch", separated by spaces. Set just
+/// before the exec, read and removed by the next image's start().
+const char kWindowsEnv[] = "TETHER_HANDOVER_WINDOWS";
 
 QString exitText(const ExitStatus &st)
 {
@@ -94,12 +99,25 @@ bool DesktopApp::start(QString *error)
 {
     m_server = std::make_unique<Server>(m_registry.get(), m_config);
     m_server->setKeepalive(m_config.pingIntervalSec * 1000, m_config.pingTimeoutSec * 1000);
+    m_restart = new RestartInPlace(m_registry.get(), m_server.get(), this);
+    connect(m_restart, &RestartInPlace::aboutToExec, this, &DesktopApp::prepareExec);
+    connect(m_restart, &RestartInPlace::failed, this, [this](const QString &why) {
+        reopenWindows(); // closed for the exec that did not happen
+        notify(tr("Tether could not restart"), tr("It carries on as it was: %1").arg(why));
+    });
+    // Exec'd by a restart in place: the socket and the sessions are ours.
+    QString report;
+    const RestartInPlace::Adoption adoption = m_restart->adoptHandover(&report);
+    if (adoption != RestartInPlace::Adoption::None)
+        qCInfo(lcUi).noquote() << report;
+    m_restartedInPlace = adoption == RestartInPlace::Adoption::Adopted;
     QString err;
-    if (!m_server->listen(&err)) {
+    if (!m_restartedInPlace && !m_server->listen(&err)) {
         if (error)
             *error = err;
         return false;
     }
+    reopenWindows();
     QJsonObject otherServer;
     if (!m_server->writeRuntimeFile(&err, &otherServer))
         qCWarning(lcUi) << "cannot write the runtime file:" << err;
@@ -239,6 +257,8 @@ void DesktopApp::rebuildTrayMenu()
             &QAction::triggered, this, &DesktopApp::openDashboard);
     connect(m_trayMenu->addAction(tr("Settings…")), &QAction::triggered, this, &DesktopApp::showSettings);
     m_trayMenu->addSeparator();
+    connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")), tr("Restart Tether")),
+            &QAction::triggered, this, &DesktopApp::restartInPlace);
     connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("application-exit")), tr("Quit")),
             &QAction::triggered, this, [this] { requestQuit(true); });
 }
@@ -515,6 +535,45 @@ void DesktopApp::showSettings()
     m_settingsDialog->activateWindow();
 }
 
+void DesktopApp::restartInPlace()
+{
+    QString why;
+    if (m_restart && !m_restart->request(&why))
+        notify(tr("Tether cannot restart"), why);
+}
+
+void DesktopApp::prepareExec()
+{
+    // The windows go with this process image; the next one opens them again.
+    // Closed here, not left to the exec: a viewer detaches, and the widget's
+    // own PTY is closed rather than carried over.
+    QStringList windows;
+    for (auto it = m_terminals.cbegin(); it != m_terminals.cend(); ++it) {
+#ifdef TETHER_HAVE_QTERMWIDGET
+        auto *w = qobject_cast<TerminalWindow *>(it.value().data());
+        if (w && w->isVisible() && w->isAttached())
+            windows.append(it.key() + (w->mode() == ViewerMode::Watch ? QStringLiteral(":watch") : QString()));
+#endif
+        delete it.value().data();
+    }
+    m_terminals.clear();
+    qputenv(kWindowsEnv, windows.join(QLatin1Char(' ')).toUtf8());
+}
+
+void DesktopApp::reopenWindows()
+{
+    const QStringList windows = QString::fromUtf8(qgetenv(kWindowsEnv)).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    qunsetenv(kWindowsEnv);
+    for (const QString &w : windows) {
+        const QString id = w.section(QLatin1Char(':'), 0, 0);
+        const bool watch = w.endsWith(QLatin1String(":watch"));
+        if (m_registry->find(id))
+            QTimer::singleShot(0, this, [this, id, watch] {
+                attachHere(id, watch ? ViewerMode::Watch : ViewerMode::Control);
+            });
+    }
+}
+
 void DesktopApp::requestQuit(bool confirm)
 {
     if (m_quitting)
@@ -633,7 +692,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new or kill")
+        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, key or restart")
                                                       .arg(parser.positionalArguments().constFirst()));
     QString error;
     if (!ServeOptions::read(parser, config, &error))
@@ -679,15 +738,32 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
     QObject::connect(&instance, &SingleInstance::raiseRequested, &desktop, &DesktopApp::showSessionsWindow);
     QObject::connect(&desktop, &DesktopApp::finished, &app, [] { QCoreApplication::exit(0); });
     // SIGTERM / SIGINT / SIGHUP (logout, Ctrl+C, kill) quit cleanly: sessions
-    // are torn down rather than left orphaned.
-    SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP});
+    // are torn down rather than left orphaned. SIGUSR2 restarts in place.
+    SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP, SIGUSR2});
     if (!signalPipe.isValid())
         qCWarning(lcUi) << "cannot handle signals:" << signalPipe.errorString();
-    QObject::connect(&signalPipe, &SignalPipe::received, &desktop, [&desktop] { desktop.requestQuit(false); });
-    // The same line as `tether serve`, for scripts and for people.
-    QTextStream out(stdout);
-    out << "Tether is serving " << desktop.server()->keyedUrl() << '\n';
-    out.flush();
+    QObject::connect(&signalPipe, &SignalPipe::received, &desktop, [&desktop](int signo) {
+        if (signo == SIGUSR2)
+            desktop.restartInPlace();
+        else
+            desktop.requestQuit(false);
+    });
+    // The next process image (same pid) claims the single-instance lock anew.
+    QObject::connect(desktop.restarter(), &RestartInPlace::aboutToExec, &instance, &SingleInstance::release);
+    QObject::connect(desktop.restarter(), &RestartInPlace::failed, &instance, [&instance] {
+        if (instance.isPrimary())
+            return; // failed before letting go of it
+        QString why;
+        if (!instance.claim(&why) || !why.isEmpty())
+            qCWarning(lcUi) << "single instance after a failed restart:" << why;
+    });
+    // The same line as `tether serve`, for scripts and for people; once per
+    // start (a restart in place is the same server going on).
+    if (!desktop.restartedInPlace()) {
+        QTextStream out(stdout);
+        out << "Tether is serving " << desktop.server()->keyedUrl() << '\n';
+        out.flush();
+    }
     return app.exec();
 }
 
@@ -695,6 +771,8 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
 
 int desktopMain(int argc, char **argv)
 {
+    // Before QApplication, which removes the arguments it knows (-platform).
+    RestartInPlace::recordStartup(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("Tether"));
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION_STRING));

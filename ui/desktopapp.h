@@ -15,6 +15,7 @@ class QWidget;
 
 namespace Tether {
 
+class RestartInPlace;
 class Server;
 class Session;
 class SessionModel;
@@ -67,6 +68,11 @@ public:
 
     SessionRegistry *registry() const { return m_registry.get(); }
     Server *server() const { return m_server.get(); }
+    /// Restarts in place (tray: Restart Tether, SIGUSR2); after start().
+    RestartInPlace *restarter() const { return m_restart; }
+    /// start() took over a handover: this process image was exec'd by a
+    /// restart in place (the sessions and the socket were adopted).
+    bool restartedInPlace() const { return m_restartedInPlace; }
     SessionModel *model() const { return m_model; }
     const Config &config() const { return m_config; }
     /// The tray icon, null in main-window mode.
@@ -113,6 +119,11 @@ public Q_SLOTS:
     QString newTerminal();
     void killSession(const QString &id);
     void showSettings();
+    /// Restarts Tether in place (RestartInPlace): every session is kept, and
+    /// the local terminal windows open now are opened again, attached in the
+    /// same mode, by the new process image. When it cannot restart, the
+    /// reason is shown as a notification (and the app carries on).
+    void restartInPlace();
     /// Quits: asks first when `confirm` and sessions are running; then shuts
     /// the registry down and exits the event loop once all are torn down.
     void requestQuit(bool confirm = true);
@@ -133,6 +144,12 @@ protected:
 
 private:
     void setupTray();
+    /// RestartInPlace::aboutToExec: closes the terminal windows, noting them
+    /// in the environment for the next image.
+    void prepareExec();
+    /// In an image exec'd by a restart, or after a restart failed: opens the
+    /// windows prepareExec() noted.
+    void reopenWindows();
     void updateTrayToolTip();
     void watchSession(Session *session);
     void onSessionExited(Session *session, const ExitStatus &status);
@@ -156,6 +173,8 @@ private:
     QPointer<SettingsDialog> m_settingsDialog;
     QHash<QString, QPointer<QWidget>> m_terminals;
     bool m_quitting = false;
+    RestartInPlace *m_restart = nullptr;
+    bool m_restartedInPlace = false;
     QString m_cliProgram;
 };
 

@@ -52,6 +52,17 @@ SingleInstance::~SingleInstance()
     // m_lock unlocks (and removes the lock file) in its destructor.
 }
 
+void SingleInstance::release()
+{
+    if (m_server) {
+        m_server->close(); // removes the socket file
+        delete m_server;
+        m_server = nullptr;
+    }
+    m_lock.reset(); // unlocks and removes the lock file
+    m_primary = false;
+}
+
 bool SingleInstance::claim(QString *error)
 {
     m_lock = std::make_unique<QLockFile>(m_lockPath);

@@ -46,6 +46,13 @@ public:
     /// Pid of the instance holding the lock (0 if unknown).
     qint64 primaryPid() const;
 
+    /// Primary: lets go of the lock and the socket (removing both files), as
+    /// the destructor does, so that the process image a restart in place
+    /// execs (same pid) can claim() them: a lock naming a live pid would
+    /// otherwise look held by another instance. claim() again if the exec
+    /// fails.
+    void release();
+
     /// Secondary: asks the primary to raise its window; handOffFinished follows.
     void requestRaise();
 

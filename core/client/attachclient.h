@@ -22,8 +22,10 @@ namespace Tether {
  * Core only (no Widgets); runs on the event loop and never blocks.
  *
  * Offsets: an AttachStream counts every output byte received (prelude
- * bytes excluded) and, after an unexpected end of the connection (no close frame, 1013, or Qt's
- * 1002 for a 1013 close, see protocol.md "Note for Qt clients"), reconnects
+ * bytes excluded) and, after an unexpected end of the connection (no close
+ * frame, 1012 "server restarting" when Tether restarts in place, 1013, or
+ * Qt's 1002 for a 1012 or 1013 close, see protocol.md "Note for Qt
+ * clients"), reconnects
  * with `resume=OFFSET`: nothing lost, nothing twice. Reconnection backs off
  * exponentially from 250 ms to a 5 s cap, each delay drawn uniformly from
  * [d/2, d] (jitter: clients of one restarted server do not reconnect in

@@ -135,10 +135,14 @@ AttachStream::Close AttachStream::closeMeaning(int code, const QString &reason)
         return Close::BadRequest;
     case Protocol::TooBig:
         return Close::TooBig;
+    case Protocol::ServiceRestart:
+        // Tether restarts in place; the next process image accepts on the
+        // same socket (Qt 5.15 and 6.4 report 1002 for it: the default).
     default:
-        // No close frame (Qt reports 1000 or 1006), 1013 (input stalled, too
-        // far behind), Qt's 1002 for a 1013 close (protocol.md "Note for Qt
-        // clients"), or a code this client does not know: resume.
+        // No close frame (Qt reports 1000 or 1006), 1012, 1013 (input
+        // stalled, too far behind), Qt's 1002 for a 1012 or 1013 close
+        // (protocol.md "Note for Qt clients"), or a code this client does not
+        // know: resume.
         return Close::Retry;
     }
 }

@@ -60,7 +60,7 @@ public:
     /// docs/protocol.md §5 "Close codes" (constants of protocol.h only).
     /// Each client decides what to do about it (closeEnd() for C++ clients).
     enum class Close {
-        Retry,          ///< no close frame (1000/1006 from Qt), 1013, Qt's 1002 for 1013, anything unknown
+        Retry,          ///< no close frame (1000/1006 from Qt), 1012, 1013, Qt's 1002 for them, anything unknown
         TakenOver,      ///< 4409
         Exited,         ///< 4410
         NotFound,       ///< 4404

@@ -13,7 +13,9 @@ namespace Tether {
 
 /**
  * The command-line client: `tether list`, `tether new`, `tether kill`,
- * `tether attach` (like `tmux attach`), on the documented protocol only
+ * `tether attach` (like `tmux attach`), `tether key`, `tether restart`
+ * (POST /api/restart, then GET /api/restart until a new process image
+ * answers or the failure is reported), on the documented protocol only
  * (docs/protocol.md): REST through ApiClient, the terminal through
  * AttachClient.
  *
@@ -77,7 +79,8 @@ namespace Tether {
  * exit 0 on success, 1 on error, 2 on a usage error.
  */
 
-/// True when `arg` (argv[1]) names a client subcommand: attach, list, new, kill.
+/// True when `arg` (argv[1]) names a client subcommand: attach, list, new,
+/// kill, key, restart.
 bool isClientCommand(const char *arg);
 
 /// Runs `tether <subcommand> ...`; returns the exit status.

@@ -22,6 +22,35 @@ QString processName(pid_t pid)
     return QString::fromUtf8(f.read(64)).trimmed();
 }
 
+QStringList processCommandLine(pid_t pid)
+{
+    QStringList out;
+    if (pid <= 0)
+        return out;
+    QFile f(QStringLiteral("/proc/%1/cmdline").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return out;
+    QByteArray all = f.read(128 * 1024);
+    if (all.endsWith('\0'))
+        all.chop(1);
+    if (all.isEmpty())
+        return out;
+    for (const QByteArray &a : all.split('\0'))
+        out.append(QFile::decodeName(a));
+    return out;
+}
+
+QString processCwd(pid_t pid)
+{
+    if (pid <= 0)
+        return QString();
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/cwd", int(pid));
+    char buf[4096];
+    const ssize_t n = ::readlink(path, buf, sizeof buf - 1);
+    return n > 0 ? QFile::decodeName(QByteArray(buf, int(n))) : QString();
+}
+
 QList<pid_t> processesInSession(pid_t sid, bool includeZombies)
 {
     QList<pid_t> result;

@@ -3,6 +3,7 @@
 
 #include <QList>
 #include <QString>
+#include <QStringList>
 #include <sys/types.h>
 
 /// Readers of /proc (Linux, proc(5)) shared by the engine (teardown, the
@@ -15,6 +16,13 @@ namespace Tether {
 /// `ps -o comm` and tmux's pane_current_command show it); empty when the
 /// process is gone or /proc is unreadable.
 QString processName(pid_t pid);
+
+/// The argv of `pid` (/proc/<pid>/cmdline, NUL-separated, proc(5)); empty
+/// when the process is gone, is a zombie, or /proc is unreadable.
+QStringList processCommandLine(pid_t pid);
+/// The working directory of `pid` (the /proc/<pid>/cwd link); empty when it
+/// cannot be read (gone, or another user's).
+QString processCwd(pid_t pid);
 
 /// Pids of every process whose session id (/proc/<pid>/stat field 6) is `sid`.
 /// Zombies are included only if `includeZombies`.

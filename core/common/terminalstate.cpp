@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "terminalstate.h"
+#include "bytecodec.h"
 
 #include <algorithm>
 
@@ -590,6 +591,93 @@ QByteArray TerminalState::restoreSequence() const
     if (m_modes & CursorHidden)
         out += "\x1b[?25l";
     return out;
+}
+
+// --- save / restore -------------------------------------------------------------
+// Layout version 1 (little-endian, bytecodec.h): u8 version, u8 state,
+// u8 utf8Remaining, u8 utf8Lead, u8 utf8Lo, u8 utf8Hi, u8 csiMarker,
+// u8 intermediate, u8 intermediateCount, u8 subParam, i32 paramCount,
+// 16 x i32 params, u32 modes, u32 altEntered, u8 marginsSet, i32 marginTop,
+// i32 marginBottom, i32 titleStackDepth, i32 oscCommand, u8 oscInText,
+// bytes osc, u8 oscOverflow, text title, u64 titleSerial. A field added to
+// the parser must be added here, with a new version.
+
+namespace {
+constexpr quint8 kSaveVersion = 1;
+}
+
+QByteArray TerminalState::save() const
+{
+    ByteWriter w;
+    w.u8(kSaveVersion);
+    w.u8(quint8(m_state));
+    w.u8(m_utf8Remaining);
+    w.u8(m_utf8Lead);
+    w.u8(m_utf8Lo);
+    w.u8(m_utf8Hi);
+    w.u8(quint8(m_csiMarker));
+    w.u8(quint8(m_intermediate));
+    w.u8(m_intermediateCount);
+    w.boolean(m_subParam);
+    w.i32(m_paramCount);
+    for (const int p : m_params)
+        w.i32(p);
+    w.u32(m_modes);
+    w.u32(m_altEntered);
+    w.boolean(m_marginsSet);
+    w.i32(m_marginTop);
+    w.i32(m_marginBottom);
+    w.i32(m_titleStackDepth);
+    w.i32(m_oscCommand);
+    w.boolean(m_oscInText);
+    w.bytes(m_osc);
+    w.boolean(m_oscOverflow);
+    w.text(m_title);
+    w.u64(m_titleSerial);
+    return w.take();
+}
+
+bool TerminalState::restore(const QByteArray &saved)
+{
+    ByteReader r(saved);
+    if (r.u8() != kSaveVersion)
+        return false;
+    TerminalState t;
+    const quint8 state = r.u8();
+    t.m_utf8Remaining = r.u8();
+    t.m_utf8Lead = r.u8();
+    t.m_utf8Lo = r.u8();
+    t.m_utf8Hi = r.u8();
+    t.m_csiMarker = char(r.u8());
+    t.m_intermediate = char(r.u8());
+    t.m_intermediateCount = r.u8();
+    t.m_subParam = r.boolean();
+    t.m_paramCount = r.i32();
+    for (int &p : t.m_params)
+        p = r.i32();
+    t.m_modes = r.u32();
+    const quint32 alt = r.u32();
+    t.m_marginsSet = r.boolean();
+    t.m_marginTop = r.i32();
+    t.m_marginBottom = r.i32();
+    t.m_titleStackDepth = r.i32();
+    t.m_oscCommand = r.i32();
+    t.m_oscInText = r.boolean();
+    t.m_osc = r.bytes();
+    t.m_oscOverflow = r.boolean();
+    t.m_title = r.text();
+    t.m_titleSerial = r.u64();
+    // Out-of-range values would index m_params out of bounds or never leave
+    // a state: refuse them rather than trust the bytes.
+    const bool valid = r.ok() && r.atEnd() && state <= quint8(State::String) && t.m_utf8Remaining <= 3
+        && t.m_paramCount >= 0 && t.m_paramCount <= kMaxParams + 1 && alt <= 0xFFFF
+        && t.m_titleStackDepth >= 0 && t.m_titleStackDepth <= kMaxTitleStack && t.m_osc.size() <= kMaxTitle;
+    if (!valid)
+        return false;
+    t.m_state = State(state);
+    t.m_altEntered = quint16(alt);
+    *this = t;
+    return true;
 }
 
 } // namespace Tether

@@ -132,6 +132,16 @@ public:
     /// Incremented each time an OSC 0/2 completes (even with the same text).
     quint64 titleSerial() const { return m_titleSerial; }
 
+    /// The whole parser state as bytes, for the restart-in-place state
+    /// (docs/architecture.md, "Restart in place"): a version byte, then every
+    /// field, little-endian (bytecodec.h). restore(save()) continues exactly
+    /// as this state would, also in the middle of a sequence or a character.
+    QByteArray save() const;
+    /// Replaces this state with one made by save(). Returns false and leaves
+    /// this state unchanged when `saved` is not one (another layout version,
+    /// truncated, trailing bytes, or a field out of its range).
+    bool restore(const QByteArray &saved);
+
 private:
     /// One byte of the stream: UTF-8 decoding, then the "anywhere"
     /// transitions (ESC, CAN, SUB), then the step of the current state.

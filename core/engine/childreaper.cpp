@@ -62,6 +62,7 @@ void ChildReaper::adopt(pid_t pid, int pidfd)
     static ChildReaper *instance = [app] {
         auto *r = new ChildReaper; // lives as long as the process
         r->moveToThread(app->thread());
+        s_instance = r;
         return r;
     }();
     if (QThread::currentThread() == instance->thread()) {
@@ -70,6 +71,15 @@ void ChildReaper::adopt(pid_t pid, int pidfd)
         QMetaObject::invokeMethod(instance, [pid, pidfd] { instance->add(pid, pidfd); },
                                   Qt::QueuedConnection);
     }
+}
+
+QList<pid_t> ChildReaper::pending()
+{
+    QList<pid_t> out;
+    if (s_instance)
+        for (const Entry &e : s_instance->m_entries)
+            out.append(e.pid);
+    return out;
 }
 
 bool ChildReaper::tryReap(pid_t pid)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <QList>
 #include <QObject>
 #include <sys/types.h>
 #include <vector>
@@ -36,6 +37,10 @@ public:
      * after we exit.
      */
     static void adopt(pid_t pid, int pidfd);
+    /// Pids handed to the reaper and not reaped yet (application thread
+    /// only): a restart in place hands them to the next process image, which
+    /// is still their parent and must reap them.
+    static QList<pid_t> pending();
 
 private:
     struct Entry {
@@ -55,6 +60,7 @@ private:
 
     std::vector<Entry> m_entries;
     QTimer *m_poll = nullptr;
+    static inline ChildReaper *s_instance = nullptr; ///< the one reaper, once made
 };
 
 } // namespace Tether

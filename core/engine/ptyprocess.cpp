@@ -659,17 +659,27 @@ void PtyProcess::startRunning(pid_t pid, int master, const SpawnOptions &options
     m_cols = options.cols;
     m_rows = options.rows;
     m_readBuffer.resize(kReadChunk);
+    watchMaster();
+    watchLeader(-1);
+    qCDebug(lcPty) << "spawned" << pid << options.argv << "in" << options.cwd
+                   << options.cols << "x" << options.rows;
+}
 
+void PtyProcess::watchMaster()
+{
     m_readNotifier = new QSocketNotifier(m_master, QSocketNotifier::Read, this);
     connect(m_readNotifier, &QSocketNotifier::activated, this, [this] { onReadable(); });
     m_readNotifier->setEnabled(m_readEnabled);
     m_writeNotifier = new QSocketNotifier(m_master, QSocketNotifier::Write, this);
-    m_writeNotifier->setEnabled(false);
+    m_writeNotifier->setEnabled(pendingInput() > 0); // enabled only while input waits
     connect(m_writeNotifier, &QSocketNotifier::activated, this, [this] { onWritable(); });
+}
 
+void PtyProcess::watchLeader(int pidfd)
+{
     // The leader cannot have been reaped by anyone yet (it is our child), so
-    // the pidfd refers to it even if it already exited.
-    m_pidfd = pidfdOpen(pid);
+    // a pidfd opened now refers to it even if it already exited.
+    m_pidfd = pidfd >= 0 ? pidfd : pidfdOpen(m_pid);
     if (m_pidfd >= 0) {
         m_pidfd = moveAbove2(m_pidfd);
         m_exitNotifier = new QSocketNotifier(m_pidfd, QSocketNotifier::Read, this);
@@ -681,8 +691,6 @@ void PtyProcess::startRunning(pid_t pid, int master, const SpawnOptions &options
         connect(m_exitPollTimer, &QTimer::timeout, this, [this] { onLeaderExit(); });
         m_exitPollTimer->start();
     }
-    qCDebug(lcPty) << "spawned" << pid << options.argv << "in" << options.cwd
-                   << options.cols << "x" << options.rows;
 }
 
 bool PtyProcess::isRunning() const
@@ -1110,6 +1118,116 @@ void PtyProcess::completeTeardown()
     m_inputHead = 0;
     qCDebug(lcPty) << "session" << m_pid << "torn down";
     Q_EMIT tornDown();
+}
+
+// --- restart in place ------------------------------------------------------------
+
+PtyHandover PtyProcess::handover() const
+{
+    PtyHandover h;
+    h.pid = m_pid;
+    h.masterFd = m_master;
+    h.pidfd = m_leaderExited ? -1 : m_pidfd;
+    h.cols = m_cols;
+    h.rows = m_rows;
+    h.leaderExited = m_leaderExited;
+    h.finished = m_finishedEmitted;
+    h.masterEof = m_masterEof;
+    h.tornDown = m_tornDownEmitted;
+    h.exitStatus = m_exitStatus;
+    h.pendingInput = m_inputQueue.mid(int(m_inputHead));
+    return h;
+}
+
+void PtyProcess::release()
+{
+    dropNotifier(m_readNotifier);
+    dropNotifier(m_writeNotifier);
+    dropNotifier(m_exitNotifier);
+    stopWatchingMember();
+    for (QTimer **t : {&m_teardownTimer, &m_exitPollTimer}) {
+        if (*t) {
+            (*t)->stop();
+            (*t)->deleteLater();
+            *t = nullptr;
+        }
+    }
+    qCDebug(lcPty) << "released" << m_pid << "master" << m_master << "pidfd" << m_pidfd;
+    // Forgotten, not closed: their new owner has them.
+    m_pid = 0;
+    m_master = -1;
+    m_pidfd = -1;
+    m_inputQueue.clear();
+    m_inputHead = 0;
+    m_tornDownEmitted = true; // inert: queued progress checks return early
+}
+
+bool PtyProcess::adopt(const PtyHandover &h, QString *error)
+{
+    auto fail = [error](const QString &text) {
+        if (error)
+            *error = text;
+        qCWarning(lcPty).noquote() << "adopt failed:" << text;
+        return false;
+    };
+    if (m_pid != 0 || m_master >= 0)
+        return fail(QStringLiteral("process already started"));
+    if (h.pid <= 0)
+        return fail(QStringLiteral("no process id"));
+    if (h.masterFd >= 0 && ::fcntl(h.masterFd, F_GETFD) < 0)
+        return fail(QStringLiteral("PTY master fd %1: %2").arg(h.masterFd).arg(errnoText(errno)));
+    ensureChildrenWaitable();
+    m_pid = h.pid;
+    m_master = h.masterFd;
+    m_cols = h.cols;
+    m_rows = h.rows;
+    m_leaderExited = h.leaderExited;
+    m_finishedEmitted = h.finished;
+    m_exitDrained = h.finished;
+    m_masterEof = h.masterEof;
+    m_tornDownEmitted = h.tornDown;
+    m_exitStatus = h.exitStatus;
+    m_readBuffer.resize(kReadChunk);
+    int pidfd = h.pidfd;
+    if (pidfd >= 0)
+        ::fcntl(pidfd, F_SETFD, FD_CLOEXEC); // handed over without it; keep it from the shells
+    if (m_master >= 0) {
+        ::fcntl(m_master, F_SETFD, FD_CLOEXEC);
+        ::fcntl(m_master, F_SETFL, ::fcntl(m_master, F_GETFL) | O_NONBLOCK);
+    }
+    if (m_tornDownEmitted) {
+        closeFd(m_master);
+        closeFd(pidfd);
+        return true;
+    }
+    if (m_master >= 0 && !m_masterEof) {
+        m_inputQueue = h.pendingInput;
+        m_inputHead = 0;
+        watchMaster();
+    }
+    if (!m_leaderExited) {
+        // A leader that exited while we were exec'ing is still an unreaped
+        // child: its pidfd is readable at once, and onLeaderExit reaps it.
+        watchLeader(pidfd);
+    } else {
+        closeFd(pidfd);
+        // Deliver a pending finished(), or watch the members still left.
+        scheduleProgress();
+    }
+    qCDebug(lcPty) << "adopted" << m_pid << "master" << m_master << "pidfd" << m_pidfd
+                   << (m_leaderExited ? "(leader exited)" : "");
+    return true;
+}
+
+QList<pid_t> childrenAwaitingReap()
+{
+    return ChildReaper::pending();
+}
+
+void reapChildLater(pid_t pid)
+{
+    if (pid > 0)
+        ChildReaper::adopt(pid, -1);
 }
 
 } // namespace Tether

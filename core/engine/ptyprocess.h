@@ -48,6 +48,37 @@ constexpr qsizetype kMaxPendingInput = 1024 * 1024;
 constexpr qsizetype kReadChunk = 64 * 1024;
 
 /**
+ * A PtyProcess as handed from one Tether process image to the next when
+ * Tether restarts in place (docs/architecture.md, "Restart in place"):
+ * execve(2) keeps the pid, the children and every fd without FD_CLOEXEC, so
+ * the child stays ours (its exit status can still be reaped) and the fds
+ * keep their numbers.
+ */
+struct PtyHandover {
+    pid_t pid = 0;          ///< the leader (= the PTY session id)
+    int masterFd = -1;      ///< PTY master; -1 once closed
+    int pidfd = -1;         ///< the leader's pidfd; -1 once reaped or without pidfd support
+    int cols = 80;
+    int rows = 24;
+    bool leaderExited = false; ///< the leader was reaped: exitStatus is valid
+    bool finished = false;     ///< finished() was emitted
+    bool masterEof = false;    ///< the master reported EIO (no slave left)
+    bool tornDown = false;     ///< tornDown() was emitted (master closed)
+    ExitStatus exitStatus;
+    QByteArray pendingInput;   ///< input queued but not yet written to the master
+};
+
+/// Pids of our children that were handed to the internal reaper (a leader
+/// whose PtyProcess was destroyed first, or whose exec failed) and are not
+/// reaped yet. A restart in place hands them on, and the next process image
+/// reaps them (reapChildLater): no zombie is left behind.
+QList<pid_t> childrenAwaitingReap();
+/// Hands `pid`, an unreaped child of this process, to the internal reaper:
+/// it is reaped with waitpid(pid, WNOHANG) when its pidfd becomes readable,
+/// never blocking, never waitpid(-1).
+void reapChildLater(pid_t pid);
+
+/**
  * A child process in its own PTY, driven entirely by the Qt event loop.
  *
  * Spawn (forkpty(3) semantics, done by hand for error reporting): the child
@@ -110,6 +141,27 @@ public:
         Resources,
     };
     StartFailure startFailure() const { return m_startFailure; }
+
+    /// What the next process image needs to go on with this child (restart
+    /// in place): pid, fds, size, exit progress, queued input. The fds stay
+    /// this object's until release().
+    PtyHandover handover() const;
+    /// Lets go of the child without killing it or closing its fds (they were
+    /// handed over): stops watching them, forgets pid and fds. The object is
+    /// inert afterwards (isRunning() false, no signal is emitted again).
+    void release();
+    /**
+     * Takes over a child described by `h` instead of start(): a child of this
+     * process (the previous process image's, kept across execve(2), or one
+     * release()d in this process). Puts FD_CLOEXEC back on the fds (they were
+     * handed over without it), watches the master and the leader as start()
+     * does, and carries on from where the old owner was: a leader that exited
+     * meanwhile is reaped now, a pending finished() is emitted after the last
+     * output byte, members left after the leader are watched. Returns false
+     * with *error, taking nothing, when this object was started already, the
+     * pid is not positive, or the master fd is not open.
+     */
+    bool adopt(const PtyHandover &h, QString *error);
 
     pid_t pid() const { return m_pid; }      ///< leader pid (= session id); 0 before start
     int masterFd() const { return m_master; } ///< -1 before start / after close
@@ -178,6 +230,8 @@ private:
     /// (a pidfd, or a kFallbackPollMs poll without pidfd support).
     void startRunning(pid_t pid, int master, const SpawnOptions &options);
 
+    void watchMaster();          ///< read and write notifiers on m_master
+    void watchLeader(int pidfd); ///< exit notifier on `pidfd` (-1: open one), or the poll fallback
     void onReadable();
     void onWritable();
     void onLeaderExit();

@@ -4,6 +4,9 @@
 
 #include <QRandomGenerator>
 #include <algorithm>
+#include <csignal>
+#include <unistd.h>
+#include <algorithm>
 
 namespace Tether {
 
@@ -95,8 +98,19 @@ Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error
             *evictedId = evict->id();
         remove(evict, DetachReason::Killed);
     }
+    track(s);
+    if (error)
+        *error = CreateError::None;
+    Q_EMIT sessionAdded(s);
+    rescheduleExpiry();
+    return s;
+}
+
+void SessionRegistry::track(Session *s)
+{
     m_order.append(s);
     m_byId.insert(s->id(), s);
+    m_issuedIds.insert(s->id());
 
     auto changed = [this, s] { Q_EMIT sessionChanged(s); };
     connect(s, &Session::titleChanged, this, changed);
@@ -109,12 +123,6 @@ Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error
         rescheduleExpiry();
         Q_EMIT sessionChanged(s);
     });
-
-    if (error)
-        *error = CreateError::None;
-    Q_EMIT sessionAdded(s);
-    rescheduleExpiry();
-    return s;
 }
 
 Session *SessionRegistry::find(const QString &id) const
@@ -138,7 +146,12 @@ void SessionRegistry::remove(Session *s, DetachReason reason)
     m_warnedDeadline.remove(s);
     disconnect(s, nullptr, this, nullptr);
     Q_EMIT sessionRemoved(s);
+    bury(s, reason);
+    rescheduleExpiry();
+}
 
+void SessionRegistry::bury(Session *s, DetachReason reason)
+{
     m_dying.insert(s);
     auto finish = [this, s] {
         if (!m_dying.remove(s))
@@ -150,7 +163,6 @@ void SessionRegistry::remove(Session *s, DetachReason reason)
     s->kill(reason);
     if (s->isTornDown())
         finish();
-    rescheduleExpiry();
 }
 
 int SessionRegistry::ttlFor(const Session *s) const
@@ -280,6 +292,117 @@ void SessionRegistry::maybeFinishShutdown()
     m_shutdownDone = true;
     qCInfo(lcRegistry) << "shutdown complete";
     Q_EMIT shutdownComplete();
+}
+
+// --- restart in place --------------------------------------------------------------
+
+Handover::State SessionRegistry::handover() const
+{
+    Handover::State state;
+    for (Session *s : m_order)
+        state.sessions.append(s->handover());
+    for (Session *s : m_dying) {
+        Handover::SessionRecord r = s->handover();
+        r.dying = true;
+        if (r.pty.pid > 0 && !r.pty.tornDown)
+            state.sessions.append(r);
+    }
+    state.issuedIds = QStringList(m_issuedIds.begin(), m_issuedIds.end());
+    state.reap = childrenAwaitingReap();
+    return state;
+}
+
+void SessionRegistry::releaseAll()
+{
+    for (Session *s : std::as_const(m_order))
+        s->process()->release();
+    for (Session *s : std::as_const(m_dying))
+        s->process()->release();
+}
+
+void SessionRegistry::abandon(const PtyHandover &pty)
+{
+    // Nothing could take this PTY over: do what losing it would do anyway
+    // (the kernel hangs up the session when its master closes), but leave
+    // no zombie behind.
+    if (pty.masterFd >= 0)
+        ::close(pty.masterFd);
+    if (pty.pidfd >= 0)
+        ::close(pty.pidfd);
+    if (pty.pid > 0 && !pty.leaderExited) {
+        ::kill(pty.pid, SIGHUP);
+        ::kill(pty.pid, SIGCONT);
+        reapChildLater(pty.pid);
+    }
+}
+
+bool SessionRegistry::enlist(Session *s, bool dying)
+{
+    s->process()->setTeardownGrace(m_graceMs);
+    // A duplicate id can only come from a damaged state: never two sessions
+    // under one id.
+    if (dying || m_byId.contains(s->id())) {
+        bury(s, DetachReason::Killed);
+        return false;
+    }
+    if (s->buffer().capacity() != m_limits.bufferCapacity)
+        s->setBufferCapacity(m_limits.bufferCapacity);
+    track(s);
+    Q_EMIT sessionAdded(s);
+    return true;
+}
+
+int SessionRegistry::adopt(const Handover::State &state, QStringList *problems)
+{
+    for (const QString &id : state.issuedIds)
+        m_issuedIds.insert(id);
+    for (const pid_t pid : state.reap)
+        reapChildLater(pid);
+    int adopted = 0;
+    for (const Handover::SessionRecord &r : state.sessions) {
+        QString error;
+        Session *s = Session::restore(r, this, &error);
+        if (!s) {
+            if (problems)
+                problems->append(error);
+            Handover::FdEntry bare{r.dying ? QString() : r.id, r.pty.masterFd,
+                                   r.pty.leaderExited ? -1 : r.pty.pidfd, r.pty.pid};
+            s = Session::adoptBare(bare, r.capacity > 0 ? r.capacity : m_limits.bufferCapacity, this, &error);
+            if (!s) {
+                if (problems)
+                    problems->append(error);
+                abandon(r.pty);
+                continue;
+            }
+        }
+        adopted += enlist(s, r.dying) ? 1 : 0;
+    }
+    rescheduleExpiry();
+    qCInfo(lcRegistry) << "adopted" << adopted << "sessions";
+    return adopted;
+}
+
+int SessionRegistry::adoptBare(const QList<Handover::FdEntry> &entries, QStringList *problems)
+{
+    int adopted = 0;
+    for (const Handover::FdEntry &e : entries) {
+        QString error;
+        Session *s = Session::adoptBare(e, m_limits.bufferCapacity, this, &error);
+        if (!s) {
+            if (problems)
+                problems->append(error);
+            PtyHandover pty;
+            pty.pid = e.pid;
+            pty.masterFd = e.masterFd;
+            pty.pidfd = e.pidfd;
+            abandon(pty);
+            continue;
+        }
+        adopted += enlist(s, e.id.isEmpty()) ? 1 : 0;
+    }
+    rescheduleExpiry();
+    qCInfo(lcRegistry) << "adopted" << adopted << "sessions without their state";
+    return adopted;
 }
 
 } // namespace Tether

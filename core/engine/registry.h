@@ -109,6 +109,38 @@ public:
     /// if none). Further create() calls fail.
     void shutdown();
     bool isShuttingDown() const { return m_shuttingDown; }
+    // --- restart in place (handover.h, docs/architecture.md) -----------------
+    /**
+     * Everything the next process image needs (restart in place): every live
+     * session oldest first (Session::handover), then the sessions still
+     * being torn down (`dying`: the successor tears them down and reaps
+     * them), every id ever issued, and the children only waiting to be
+     * reaped (childrenAwaitingReap). `key`, `listenFd` and `restarts` are
+     * the server's to fill in. Ring pieces point into the live rings: use
+     * the state before the event loop runs again.
+     */
+    Handover::State handover() const;
+    /// Lets go of every process after their handover was taken by another
+    /// registry of this same process (tests; an execve discards us anyway):
+    /// PtyProcess::release() on each, so destruction kills nothing.
+    void releaseAll();
+    /**
+     * Adopts the sessions of `state` (made by handover() in the process image
+     * Tether restarted from): each live one with Session::restore, falling
+     * back to Session::adoptBare for a record that does not restore (its
+     * output is then lost, the process kept); each dying one is taken over
+     * and its teardown started again; the issued ids are remembered; the
+     * pids only waiting to be reaped are reaped (reapChildLater). Buffer
+     * capacities follow limits(). Returns the number of live sessions
+     * adopted; *problems (if given) gets one line per record that was not
+     * restored whole. Emits sessionAdded for each.
+     */
+    int adopt(const Handover::State &state, QStringList *problems = nullptr);
+    /// Adopts from the bare fd list (the state was unreadable): Session::
+    /// adoptBare for each entry with an id, teardown for each without.
+    /// Returns the number of live sessions adopted; see adopt().
+    int adoptBare(const QList<Handover::FdEntry> &entries, QStringList *problems = nullptr);
+
     /// Overrides expiryWarningLeadMs() with `msec` (>= 0; -1 restores the
     /// rule), for tests: a lead far longer than the timer's possible lateness
     /// keeps a short-TTL test independent of how loaded the machine is.
@@ -129,6 +161,16 @@ Q_SIGNALS:
 
 private:
     void remove(Session *s, DetachReason reason);
+    /// Lists `s` (created or adopted) and forwards its changes.
+    void track(Session *s);
+    /// An adopted session: listed (true), or torn down when `dying` or its id
+    /// is taken already (false).
+    bool enlist(Session *s, bool dying);
+    /// Tears `s` down in the background and deletes it after tornDown.
+    void bury(Session *s, DetachReason reason);
+    /// Last resort for a PTY that could not be adopted at all: close the
+    /// master (the kernel hangs up its session), SIGHUP the session, reap.
+    static void abandon(const PtyHandover &pty);
     void rescheduleExpiry();
     /// When the expiry timer must wake for `s` (ms since epoch): its warning
     /// time until warned, then its deadline; -1 when it cannot expire.

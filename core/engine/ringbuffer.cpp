@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace Tether {
 
@@ -154,6 +155,25 @@ char RingBuffer::at(quint64 offset) const
     if (pos >= storageSize)
         pos -= storageSize;
     return m_storage[size_t(pos)];
+}
+
+bool RingBuffer::restore(quint64 startOffset, const char *data, qsizetype size)
+{
+    if (size < 0 || size > m_capacity || (size > 0 && !data)
+        || startOffset > std::numeric_limits<quint64>::max() - quint64(size))
+        return false;
+    // Storage as append() would have grown it for this many bytes.
+    qsizetype storage = std::min(kInitialStorage, m_capacity);
+    while (storage < size)
+        storage = storage > m_capacity / 2 ? m_capacity : storage * 2;
+    std::vector<char> fresh(static_cast<size_t>(std::min(storage, m_capacity)));
+    if (size > 0)
+        std::memcpy(fresh.data(), data, size_t(size));
+    m_storage.swap(fresh);
+    m_head = 0;
+    m_size = size;
+    m_end = startOffset + quint64(size);
+    return true;
 }
 
 } // namespace Tether

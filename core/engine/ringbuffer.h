@@ -68,6 +68,16 @@ public:
     /// startOffset() <= offset < endOffset(); asserted in debug builds).
     char at(quint64 offset) const;
 
+    /// Replaces the contents with `size` bytes that begin at absolute offset
+    /// `startOffset`: afterwards startOffset() == startOffset and endOffset()
+    /// == startOffset + size. For a ring handed over by the process Tether
+    /// restarted from (docs/architecture.md, "Restart in place"). The old
+    /// contents are discarded without the eviction handler (they are not
+    /// older output of this stream). Returns false, changing nothing, when
+    /// size is negative or over capacity(), data is null with size > 0, or
+    /// startOffset + size overflows.
+    bool restore(quint64 startOffset, const char *data, qsizetype size);
+
     /// Called with each evicted span, oldest first, before it is overwritten.
     /// The handler must not call append()/setCapacity() on this ring.
     void setEvictionHandler(std::function<void(const char *, qsizetype)> handler)

@@ -2,8 +2,12 @@
 #include "session.h"
 #include "logging.h"
 #include "replayplan.h"
+#include "procinfo.h"
 
 #include <utility>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
 
 namespace Tether {
 
@@ -284,6 +288,117 @@ void Session::kill(DetachReason reason)
         m_tornDown = true;
         Q_EMIT tornDown();
     }
+}
+
+// --- restart in place --------------------------------------------------------------
+
+namespace {
+qint64 msOrNull(const QDateTime &t) { return t.isNull() ? -1 : t.toMSecsSinceEpoch(); }
+QDateTime utcOrNull(qint64 ms) { return ms < 0 ? QDateTime() : QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC); }
+} // namespace
+
+Handover::SessionRecord Session::handover() const
+{
+    Handover::SessionRecord r;
+    r.id = m_id;
+    r.command = m_command;
+    r.cwd = m_cwd;
+    r.createdMs = m_created.toMSecsSinceEpoch();
+    r.exitedAtMs = msOrNull(m_exitedAt);
+    r.detachedSinceMs = msOrNull(m_detachedSince);
+    r.lastActivityMs = m_lastActivityMs;
+    r.exited = m_state == State::Exited;
+    r.pty = m_pty.handover();
+    r.capacity = m_ring.capacity();
+    r.ringStart = m_ring.startOffset();
+    const auto spans = m_ring.spans(m_ring.startOffset(), m_ring.size());
+    for (const RingBuffer::Span &sp : {spans.first, spans.second})
+        if (sp.size > 0)
+            r.ring.append(QByteArray::fromRawData(sp.data, int(sp.size)));
+    r.headState = m_head.save();
+    r.tailState = m_tail.save();
+    r.marginResets = m_marginResets;
+    return r;
+}
+
+Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QString *error)
+{
+    TerminalState head, tail;
+    if (!head.restore(r.headState) || !tail.restore(r.tailState)) {
+        if (error)
+            *error = QStringLiteral("session %1: terminal state not readable").arg(r.id);
+        return nullptr;
+    }
+    SpawnOptions options;
+    options.argv = r.command;
+    options.cwd = r.cwd;
+    auto *s = new Session(r.id, options, r.capacity, parent);
+    const QByteArray ring = r.ring.size() == 1 ? r.ring.first() : r.ring.join();
+    if (!s->m_ring.restore(r.ringStart, ring.constData(), ring.size())) {
+        if (error)
+            *error = QStringLiteral("session %1: output buffer not restorable").arg(r.id);
+        delete s;
+        return nullptr;
+    }
+    if (!s->m_pty.adopt(r.pty, error)) {
+        s->m_pty.release(); // nothing was taken: the caller still owns the fds
+        delete s;
+        return nullptr;
+    }
+    s->m_command = r.command;
+    s->m_cwd = r.cwd;
+    s->m_created = utcOrNull(r.createdMs);
+    s->m_exitedAt = utcOrNull(r.exitedAtMs);
+    s->m_detachedSince = utcOrNull(r.detachedSinceMs);
+    s->m_lastActivityMs = r.lastActivityMs;
+    s->m_state = r.exited ? State::Exited : State::Running;
+    s->m_tornDown = r.pty.tornDown;
+    s->m_head = head;
+    s->m_tail = tail;
+    s->m_tailOffset = r.ringStart;
+    s->m_titleSerial = head.titleSerial();
+    s->m_marginResets = r.marginResets;
+    qCInfo(lcSession) << "session" << r.id << "adopted pid" << r.pty.pid << "offset" << s->offset();
+    return s;
+}
+
+Session *Session::adoptBare(const Handover::FdEntry &e, qsizetype bufferCapacity, QObject *parent, QString *error)
+{
+    PtyHandover h;
+    h.pid = e.pid;
+    h.masterFd = e.masterFd;
+    h.pidfd = e.pidfd;
+    struct winsize ws = {};
+    if (e.masterFd >= 0 && ::ioctl(e.masterFd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
+        h.cols = ws.ws_col;
+        h.rows = ws.ws_row;
+    }
+    // Still our child (running, or a zombie nobody reaped yet)? ECHILD: it
+    // was reaped before the handover, so the session had exited.
+    siginfo_t info = {};
+    const bool ours = ::waitid(P_PID, id_t(e.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+    if (!ours) {
+        h.leaderExited = true;
+        h.finished = true;
+        h.exitStatus = ExitStatus{false, -1, 0};
+    }
+    SpawnOptions options;
+    options.argv = processCommandLine(e.pid);
+    options.cwd = processCwd(e.pid);
+    if (options.cwd.isEmpty())
+        options.cwd = QStringLiteral("/");
+    auto *s = new Session(e.id, options, bufferCapacity, parent);
+    if (!s->m_pty.adopt(h, error)) {
+        s->m_pty.release();
+        delete s;
+        return nullptr;
+    }
+    s->m_command = options.argv;
+    s->m_state = ours ? State::Running : State::Exited;
+    if (!ours)
+        s->m_exitedAt = s->m_created;
+    qCInfo(lcSession) << "session" << e.id << "adopted bare: pid" << e.pid << "output before the restart lost";
+    return s;
 }
 
 } // namespace Tether

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include "handover.h"
 #include "ptyprocess.h"
 #include "ringbuffer.h"
 #include "terminalstate.h"
@@ -131,6 +132,36 @@ public:
     void kill(DetachReason reason = DetachReason::Killed);
     bool isTornDown() const { return m_tornDown; }
     PtyProcess *process() { return &m_pty; }
+
+    // --- restart in place (handover.h, docs/architecture.md) -----------------
+    /// This session as the next process image needs it: id, command, cwd,
+    /// times (so TTL deadlines are kept), state, the PTY (PtyProcess::
+    /// handover), the ring (capacity, start offset, bytes), both terminal
+    /// states and the margin resets. The ring pieces point into this
+    /// session's ring: valid until its next output.
+    Handover::SessionRecord handover() const;
+    /**
+     * Rebuilds a session from a record that handover() made in the process
+     * image Tether restarted from: the same id, command, cwd, times, ring
+     * (offsets and bytes: a viewer resuming at its offset gets exactly what
+     * it missed), terminal states (title, modes for a reset replay), margin
+     * resets and exit status; the PTY is taken over with PtyProcess::adopt().
+     * Returns nullptr with *error when the record cannot be used (a terminal
+     * state or a ring that does not restore, or the adoption fails): nothing
+     * of it is taken then, so the caller can still adopt the PTY bare.
+     */
+    static Session *restore(const Handover::SessionRecord &record, QObject *parent, QString *error);
+    /**
+     * Adopts a PTY from the bare fd list, when the state could not be read:
+     * no output retained (offsets start at 0: a viewer resuming gets a reset
+     * replay, reason "ahead"), command and cwd read from /proc, the size
+     * from the master (TIOCGWINSZ), created now. A leader already reaped
+     * gives an exited session whose status is unknown (code -1).
+     * `bufferCapacity`: ring capacity in bytes. nullptr with *error when the
+     * adoption fails.
+     */
+    static Session *adoptBare(const Handover::FdEntry &entry, qsizetype bufferCapacity, QObject *parent,
+                              QString *error);
 
 Q_SIGNALS:
     void titleChanged(const QString &title);

@@ -19,6 +19,10 @@ namespace Tether::Protocol {
 enum CloseCode : int {
     GoingAway = 1001,      ///< "session killed" or "server shutting down"
     TooBig = 1009,         ///< a frame or message over 1 MiB (sent by Qt)
+    /// "server restarting": Tether restarts in place (RFC 6455 §7.4.1 and the
+    /// IANA registry: 1012 Service Restart); reconnect with resume=OFFSET.
+    /// QWebSocket (Qt 5, Qt 6.4) reports it as 1002, as it does 1013.
+    ServiceRestart = 1012,
     TryAgainLater = 1013,  ///< "input stalled" or "too far behind": resume later
     BadRequest = 4400,     ///< "bad control message" / "bad query"
     NotFound = 4404,       ///< "no such session": unknown or expired id
@@ -35,6 +39,7 @@ enum CloseCode : int {
 namespace CloseReason {
 inline constexpr char SessionKilled[] = "session killed";
 inline constexpr char ServerShutdown[] = "server shutting down";
+inline constexpr char ServiceRestart[] = "server restarting";
 inline constexpr char InputStalled[] = "input stalled";
 inline constexpr char TooFarBehind[] = "too far behind";
 inline constexpr char BadControlMessage[] = "bad control message";

@@ -21,6 +21,7 @@ LingeringClose::LingeringClose(int fd, int timeoutMs, qint64 maxBytes)
     : m_fd(fd)
     , m_left(maxBytes)
 {
+    ++s_pending;
     ::fcntl(m_fd, F_SETFL, ::fcntl(m_fd, F_GETFL) | O_NONBLOCK);
     ::shutdown(m_fd, SHUT_WR);
     m_notifier = new QSocketNotifier(m_fd, QSocketNotifier::Read, this);
@@ -33,6 +34,7 @@ LingeringClose::LingeringClose(int fd, int timeoutMs, qint64 maxBytes)
 
 LingeringClose::~LingeringClose()
 {
+    --s_pending;
     if (m_fd >= 0)
         ::close(m_fd);
 }

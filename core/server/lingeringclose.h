@@ -30,6 +30,9 @@ class LingeringClose : public QObject
 public:
     /// Takes ownership of `fd`.
     static void start(int fd, int timeoutMs = 5000, qint64 maxBytes = 4 * 1024 * 1024);
+    /// Connections still being finished (a restart in place waits for them,
+    /// bounded: closing one with unread data would send a reset).
+    static int pending() { return s_pending; }
 
 private:
     LingeringClose(int fd, int timeoutMs, qint64 maxBytes);
@@ -41,6 +44,7 @@ private:
     qint64 m_left;
     QSocketNotifier *m_notifier = nullptr;
     QTimer m_timer;
+    static inline int s_pending = 0;
 };
 
 } // namespace Tether

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "logging.h"
 #include "registry.h"
+#include "restartinplace.h"
 #include "runtimefile.h"
 #include "server.h"
 #include "serveoptions.h"
@@ -27,6 +28,7 @@ const QString kProgram = QStringLiteral("tether serve");
 
 int serveMain(int argc, char **argv)
 {
+    RestartInPlace::recordStartup(argc, argv);
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION));
@@ -43,7 +45,8 @@ int serveMain(int argc, char **argv)
         "(/tmp/runtime-$USER/tether/ when that variable is unset or names a directory not yours);\n"
         "when that file names another running tether server it is kept (with a warning): local\n"
         "clients (tether attach, tether list) then talk to that server.\n"
-        "SIGTERM, SIGINT or SIGHUP ends every session and exits 0."));
+        "SIGTERM, SIGINT or SIGHUP ends every session and exits 0. SIGUSR2 (or `tether restart`)\n"
+        "restarts Tether in place: the same process runs the binary again and keeps every session."));
     parser.addHelpOption();
     parser.addVersionOption();
     ServeOptions::addTo(parser, config);
@@ -68,7 +71,8 @@ int serveMain(int argc, char **argv)
 
     // SIGHUP too: closing the terminal that runs `tether serve` must tear the
     // sessions down like SIGTERM, not kill us and orphan them.
-    SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP});
+    // SIGUSR2: restart in place (systemd's ExecReload, scripts).
+    SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP, SIGUSR2});
     if (!signalPipe.isValid()) {
         std::fprintf(stderr, "tether serve: cannot handle signals: %s\n", qPrintable(signalPipe.errorString()));
         return 1;
@@ -76,10 +80,17 @@ int serveMain(int argc, char **argv)
 
     SessionRegistry registry(config.limits);
     Server server(&registry, config);
+    RestartInPlace restart(&registry, &server);
     int status = 0;
     QString error;
     QJsonObject otherServer;
-    if (!server.listen(&error)) {
+    // Exec'd by a restart in place: the listening socket and the sessions
+    // are already ours.
+    QString report;
+    const RestartInPlace::Adoption adoption = restart.adoptHandover(&report);
+    if (adoption != RestartInPlace::Adoption::None)
+        std::fprintf(stderr, "tether serve: %s\n", qPrintable(report));
+    if (adoption != RestartInPlace::Adoption::Adopted && !server.listen(&error)) {
         std::fprintf(stderr, "tether serve: %s\n", qPrintable(error));
         status = 1;
     } else if (!server.writeRuntimeFile(&error, &otherServer)) {
@@ -103,16 +114,23 @@ int serveMain(int argc, char **argv)
             server.removeRuntimeFile();
             QCoreApplication::exit(0);
         });
-        QObject::connect(&signalPipe, &SignalPipe::received, &app, [&]() {
+        QObject::connect(&signalPipe, &SignalPipe::received, &app, [&](int signo) {
             if (shuttingDown)
                 return; // teardown is already bounded; a second signal changes nothing
+            if (signo == SIGUSR2) {
+                restart.request(); // logs why when it cannot
+                return;
+            }
             shuttingDown = true;
             qCInfo(lcServer) << "signal received: shutting down";
             server.close();
             registry.shutdown();
         });
-        std::fprintf(stdout, "Tether is serving %s\n", qPrintable(server.keyedUrl()));
-        std::fflush(stdout);
+        // Printed once per start: a restart in place is the same server going on.
+        if (adoption != RestartInPlace::Adoption::Adopted) {
+            std::fprintf(stdout, "Tether is serving %s\n", qPrintable(server.keyedUrl()));
+            std::fflush(stdout);
+        }
         status = app.exec();
     }
     server.close();

@@ -3,6 +3,7 @@
 #include "acceptor.h"
 #include "accesskey.h"
 #include "httpconnection.h"
+#include "lingeringclose.h"
 #include "logging.h"
 #include "protocol.h"
 #include "registry.h"
@@ -19,6 +20,7 @@
 #include <QWebSocketCorsAuthenticator>
 #include <QWebSocketServer>
 
+#include <fcntl.h>
 #include <limits>
 #include <unistd.h>
 
@@ -178,15 +180,20 @@ bool Server::listen(QString *error)
                          .arg(address.toString()).arg(m_config.port).arg(m_tcp->errorString());
         return false;
     }
+    startAccepting();
+    m_closed = false;
+    qCInfo(lcServer) << "listening on" << address.toString() << m_tcp->serverPort();
+    return true;
+}
+
+void Server::startAccepting()
+{
     // QTcpServer's accept loop spins at 100 % CPU when the process is out
     // of file descriptors (see Acceptor): it never runs; Acceptor accepts.
     m_tcp->pauseAccepting();
     delete m_acceptor;
     m_acceptor = new Acceptor(m_tcp->socketDescriptor(), this);
     connect(m_acceptor, &Acceptor::accepted, this, &Server::onAccepted);
-    m_closed = false;
-    qCInfo(lcServer) << "listening on" << address.toString() << m_tcp->serverPort();
-    return true;
 }
 
 bool Server::isListening() const
@@ -288,9 +295,7 @@ void Server::close()
     m_acceptor = nullptr;
     if (m_tcp)
         m_tcp->close();
-    const auto viewers = m_viewers;
-    for (WebSocketViewer *v : viewers)
-        v->closeWith(Protocol::GoingAway, QString::fromLatin1(Protocol::CloseReason::ServerShutdown));
+    closeViewers(Protocol::GoingAway, Protocol::CloseReason::ServerShutdown);
     const auto http = m_http;
     for (HttpConnection *c : http)
         c->abort();
@@ -614,6 +619,10 @@ void Server::serveApi(HttpConnection *c)
         }
         return;
     }
+    if (parts.size() == 2 && parts.at(1) == QLatin1String("restart")) {
+        serveRestart(c);
+        return;
+    }
     if (parts.size() == 2 && parts.at(1) == QLatin1String("events")) {
         if (method == "GET")
             startEventStream(c);
@@ -659,6 +668,91 @@ void Server::createSession(HttpConnection *c)
     c->respondJson(201, j, header("Location", "/api/sessions/" + QUrl::toPercentEncoding(s->id())));
 }
 
+// --- restart in place ----------------------------------------------------------
+
+void Server::serveRestart(HttpConnection *c)
+{
+    const QByteArray method = c->request().method();
+    if (method != "GET" && method != "POST") {
+        c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET, POST"));
+        return;
+    }
+    if (!m_restartHooks.request || !m_restartHooks.status) {
+        c->respondError(503, QStringLiteral("restart in place is not available in this server"));
+        return;
+    }
+    if (method == "GET") {
+        c->respondJson(200, m_restartHooks.status());
+        return;
+    }
+    QString why;
+    if (!m_restartHooks.request(&why)) {
+        c->respondError(500, QStringLiteral("cannot restart: %1").arg(why));
+        return;
+    }
+    c->respondJson(202, m_restartHooks.status());
+}
+
+bool Server::adoptListeningSocket(int fd, QString *error)
+{
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (!m_tcp->setSocketDescriptor(fd) || !m_tcp->isListening()) {
+        if (error)
+            *error = QStringLiteral("cannot take over the listening socket (fd %1): %2").arg(fd).arg(m_tcp->errorString());
+        return false;
+    }
+    startAccepting();
+    m_closed = false;
+    qCInfo(lcServer) << "listening on the handed-over socket, port" << m_tcp->serverPort();
+    return true;
+}
+
+int Server::listeningSocketDescriptor() const
+{
+    return m_tcp && m_tcp->isListening() ? int(m_tcp->socketDescriptor()) : -1;
+}
+
+bool Server::adoptAccessKey(const QString &key)
+{
+    if (!isWellFormedAccessKey(key))
+        return false;
+    m_key = key;
+    return true;
+}
+
+void Server::beginRestart()
+{
+    m_restarting = true;
+    // Not accepted any more: the kernel queues them for the next image.
+    delete m_acceptor;
+    m_acceptor = nullptr;
+    closeViewers(Protocol::ServiceRestart, Protocol::CloseReason::ServiceRestart);
+    const auto streams = m_eventStreams;
+    for (HttpConnection *c : streams)
+        c->endStream();
+    m_eventTimer.stop();
+    m_eventKeepalive.stop();
+}
+
+void Server::closeViewers(int code, const char *reason)
+{
+    const auto viewers = m_viewers; // each close may leave the set
+    for (WebSocketViewer *v : viewers)
+        v->closeWith(code, QString::fromLatin1(reason));
+}
+
+bool Server::isQuiet() const
+{
+    return m_viewers.isEmpty() && m_http.isEmpty() && LingeringClose::pending() == 0;
+}
+
+void Server::cancelRestart()
+{
+    m_restarting = false;
+    if (m_tcp && m_tcp->isListening() && !m_closed && !m_acceptor)
+        startAccepting();
+}
+
 // --- /api/events --------------------------------------------------------------
 
 QByteArray Server::sessionsEvent() const
@@ -677,6 +771,8 @@ void Server::startEventStream(HttpConnection *c)
     if (!m_eventKeepalive.isActive())
         m_eventKeepalive.start();
     c->writeStream(sessionsEvent());
+    if (m_restarting)
+        c->endStream(); // EventSource reconnects, to the next process image
 }
 
 void Server::scheduleEvents()
@@ -841,6 +937,11 @@ void Server::onWebSocket()
             emit viewerDisconnected();
         });
         emit viewerConnected();
+        if (m_restarting) {
+            // Upgraded while the swap drains: this one resumes with the others.
+            v->closeWith(Protocol::ServiceRestart, QString::fromLatin1(Protocol::CloseReason::ServiceRestart));
+            continue;
+        }
         Session *session = (m_registry && !p.id.isEmpty() && !m_closed) ? m_registry->find(p.id) : nullptr;
         v->start(session, p.mode, p.resume, p.badQuery);
     }

@@ -12,6 +12,8 @@
 #include <QSet>
 #include <QTimer>
 
+#include <functional>
+
 class QTcpServer;
 class QTcpSocket;
 class QWebSocketServer;
@@ -125,6 +127,48 @@ public:
     /// streams and pending HTTP requests. Sessions keep running.
     void close();
 
+    // --- restart in place (docs/architecture.md, docs/protocol.md) ----------
+    /// What the server asks of whoever restarts the process (RestartInPlace).
+    struct RestartHooks {
+        /// Starts a restart in place; false with *why when it cannot (POST
+        /// /api/restart answers 500 with it). Must not exec before returning:
+        /// the 202 is written first.
+        std::function<bool(QString *why)> request;
+        /// The object GET /api/restart (and the 202) answers with.
+        std::function<QJsonObject()> status;
+    };
+    /// Enables POST and GET /api/restart (without hooks they answer 503).
+    void setRestartHooks(const RestartHooks &hooks) { m_restartHooks = hooks; }
+    /**
+     * Takes over `fd`, a listening TCP socket handed over across execve(2)
+     * by the process image this one replaced, instead of listen():
+     * connections the kernel queued on it during the swap are accepted now,
+     * so none was refused. Sets FD_CLOEXEC on it again. False with *error
+     * when Qt refuses the descriptor (not a listening socket).
+     */
+    bool adoptListeningSocket(int fd, QString *error);
+    /// The listening socket's fd; -1 when not listening.
+    int listeningSocketDescriptor() const;
+    /// Uses `key` (the previous process image's key) instead of the one read
+    /// at construction. False, keeping the current key, when it is not a
+    /// well-formed key.
+    bool adoptAccessKey(const QString &key);
+    /**
+     * The first half of a restart in place: stops accepting connections (the
+     * kernel keeps queueing them on the listening socket, for the next
+     * process image), closes every WebSocket viewer with 1012 "server
+     * restarting" (they reconnect with resume=OFFSET and miss nothing) and
+     * ends every event stream (EventSource reconnects by itself). HTTP
+     * requests already in progress are answered. Sessions keep running.
+     */
+    void beginRestart();
+    /// True when nothing is left in flight: no viewer, no HTTP connection
+    /// (event streams included), no lingering close.
+    bool isQuiet() const;
+    /// The restart did not happen: accept connections again.
+    void cancelRestart();
+    bool isRestarting() const { return m_restarting; }
+
     int viewerCount() const { return int(m_viewers.size()); }
     int httpConnectionCount() const { return int(m_http.size()); }
     int eventStreamCount() const { return int(m_eventStreams.size()); }
@@ -162,6 +206,10 @@ private:
     void serveStatic(HttpConnection *c, const QByteArray &host);
     void serveApi(HttpConnection *c);
     void createSession(HttpConnection *c);
+    void serveRestart(HttpConnection *c);
+    void startAccepting();
+    /// Closes every WebSocket viewer with `code` and `reason` (Protocol::CloseReason).
+    void closeViewers(int code, const char *reason);
     void startEventStream(HttpConnection *c);
     void scheduleEvents();
     void broadcastEvents();
@@ -184,6 +232,8 @@ private:
     QTimer m_eventTimer;      ///< coalesces registry changes (single shot)
     QTimer m_eventKeepalive;  ///< comment line on event streams
     bool m_closed = false;
+    bool m_restarting = false;
+    RestartHooks m_restartHooks;
 };
 
 } // namespace Tether

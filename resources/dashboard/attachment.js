@@ -32,6 +32,7 @@ const PENDING_LOW_BYTES = 256 * 1024;
 export const CloseCode = Object.freeze({
   GOING_AWAY: 1001,   // session killed or server shutting down
   TOO_BIG: 1009,
+  SERVICE_RESTART: 1012, // "server restarting": Tether restarts in place; resume
   TRY_AGAIN: 1013,    // input stalled / watcher too far behind
   BAD_MESSAGE: 4400,
   NO_SESSION: 4404,
@@ -52,6 +53,7 @@ export const CloseReason = Object.freeze({
   SUPERSEDED: 'superseded',
   PROCESS_EXITED: 'process exited',
   TOO_MANY_VIEWERS: 'too many viewers',
+  SERVICE_RESTART: 'server restarting',
 });
 
 /**
@@ -60,7 +62,7 @@ export const CloseReason = Object.freeze({
  * tests/vectors/attach-stream.json): 'taken_over', 'exited', 'not_found',
  * 'session_killed', 'server_shutdown', 'going_away' (1001 with another text),
  * 'too_many_viewers', 'bad_request', 'too_big', or 'retry' (no close frame,
- * 1013, anything else: resume).
+ * 1012, 1013, anything else: resume).
  */
 export function closeMeaning(code, reason) {
   switch (code) {
@@ -348,6 +350,13 @@ export class Attachment {
     const code = ev.code;
     const closeReason = ev.reason || '';
     if (this.stopped || this.suspended) return;
+    if (code === CloseCode.SERVICE_RESTART) {
+      // Tether restarts in place: the next process image accepts on the
+      // same socket and has every byte; resume from our offset at once.
+      this.attempt = 0;
+      this.scheduleRetry(false);
+      return;
+    }
     switch (closeMeaning(code, closeReason)) {
       case 'taken_over':
         return this.end('superseded', { closeReason });

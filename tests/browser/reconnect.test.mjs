@@ -76,6 +76,42 @@ describe('reconnect', { timeout: 240000 }, () => {
     }
   });
 
+  test('a restart in place (close 1012) resumes with nothing lost and nothing twice', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    const total = 60;
+    await typeLine(page, `for i in $(seq 1 ${total}); do echo RST-$i; sleep 0.05; done; echo RST-DONE`);
+    await waitForLine(page, /^RST-5$/);
+    const before = (await api(server, 'GET', '/api/restart')).body;
+    const attaches = await page.evaluate(() => window.tether.attachment.attaches);
+
+    const r = await api(server, 'POST', '/api/restart');
+    assert.equal(r.status, 202);
+    await until(async () => {
+      const now = (await api(server, 'GET', '/api/restart')).body;
+      return now && now.instance && now.instance !== before.instance;
+    }, 15000, 'the new process image');
+    const after = (await api(server, 'GET', '/api/restart')).body;
+    assert.equal(after.pid, before.pid);
+    await until(async () => (await page.evaluate(() => window.tether.attachment.attaches)) > attaches,
+      15000, 'the page to attach again');
+    await waitForLive(page);
+    const attached = await page.evaluate(() => window.tether.attachment.lastAttached);
+    assert.equal(attached.reason, 'resume');
+    assert.equal(attached.reset, false);
+    await waitForLine(page, /^RST-DONE$/, 20000);
+
+    const marks = (await bufferLines(page)).filter((l) => /^RST-\d+$/.test(l));
+    assert.deepEqual(marks, Array.from({ length: total }, (_, i) => `RST-${i + 1}`));
+    await until(async () => (await page.evaluate(() => window.tether.attachment.offset))
+      === (await api(server, 'GET', `/api/sessions/${id}`)).body.offset, 10000, 'offsets to match');
+    await typeLine(page, 'echo after-restart');
+    await waitForLine(page, /^after-restart$/);
+    assert.deepEqual(networkErrorsAside(page.errors), []);
+    await page.context().close();
+  });
+
   test('repeated cuts right after each reattach keep every line once', async () => {
     const proxy = await startProxy(server.port);
     try {

@@ -747,6 +747,44 @@ private Q_SLOTS:
         QCOMPARE(s.session(id3).value(QStringLiteral("offset")).toInt(), before);
     }
 
+    void attachResumesAcrossARestartInPlace()
+    {
+        // `tether restart` closes every viewer 1012 (Qt reports 1002); the
+        // attach client treats it as a drop, reconnects to the new process
+        // image and resumes: nothing lost, nothing twice, no redraw.
+        Serve s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                     QStringLiteral("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); echo L$i; sleep 0.01; done")});
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("attach"), QStringLiteral("--watch"), id}, false));
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("L20\r\n"), 15000);
+        for (int i = 0; i < 3; ++i) {
+            const Run r = tether(s, {QStringLiteral("restart")});
+            QCOMPARE(r.code, 0);
+            QVERIFY2(r.out.startsWith("Tether restarted in place (pid " + QByteArray::number(s.proc.processId()) + ")"),
+                     r.out.constData());
+            const int target = s.session(id).value(QStringLiteral("offset")).toInt() + 100;
+            QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("offset")).toInt() > target, 15000);
+            QTRY_COMPARE_WITH_TIMEOUT(s.session(id).value(QStringLiteral("viewers")).toInt(), 1, 15000);
+        }
+        QCOMPARE(s.http("GET", "/api/restart").json().value(QStringLiteral("restarts")).toInt(), 3);
+        const int shown = QString::fromLatin1(t.out).count(QRegularExpression(QStringLiteral("L\\d+\\r\\n")));
+        QTRY_VERIFY(QString::fromLatin1(t.out).count(QRegularExpression(QStringLiteral("L\\d+\\r\\n"))) > shown + 20);
+        QRegularExpressionMatchIterator it = QRegularExpression(QStringLiteral("L(\\d+)\\r\\n")).globalMatch(QString::fromLatin1(t.out));
+        int prev = 0;
+        while (it.hasNext()) {
+            const int n = it.next().captured(1).toInt();
+            QCOMPARE(n, prev + 1); // nothing lost, nothing twice
+            prev = n;
+        }
+        QCOMPARE(t.out.count("\x1b" "c"), 1); // the first attach's reset only: resumed, never redrawn
+        QVERIFY(!t.finished);
+        t.type("\x1c");
+        QTRY_VERIFY_WITH_TIMEOUT(t.finished, 15000);
+        QCOMPARE(t.pty.exitStatus().code, 0);
+    }
+
     void reconnectResumesWithNothingLostOrTwice()
     {
         // Short keepalive so the server drops a stopped client quickly.

@@ -85,6 +85,8 @@ private slots:
     void cancelAborts();
     void malformedUtf8();
     void noAllocationPerByte();
+    void saveRestoreAtEveryPosition();
+    void restoreRefusesWhatSaveDidNotMake();
 };
 
 void TestTerminalState::initialState()
@@ -575,6 +577,56 @@ void TestTerminalState::noAllocationPerByte()
 #else
     QSKIP("allocation counting needs glibc");
 #endif
+}
+
+void TestTerminalState::saveRestoreAtEveryPosition()
+{
+    // Restart in place hands the parser state to the next process: a state
+    // restored at any point (inside a CSI, an OSC title, a UTF-8 character)
+    // continues exactly as the original does.
+    const QByteArray all = corpus() + "\x1b[22;0t\x1b[3;20r\x1b[4h\x1b=" + corpus();
+    const TerminalState whole = fed(all);
+    for (int i = 0; i <= all.size(); ++i) {
+        TerminalState s;
+        s.feed(all.constData(), i);
+        const QByteArray saved = s.save();
+        TerminalState t;
+        t.feed("\x1b[?1h\x1b]0;junk\x07"); // restore replaces, it does not merge
+        QVERIFY(t.restore(saved));
+        QCOMPARE(t.save(), saved);
+        QCOMPARE(summary(t), summary(s));
+        QCOMPARE(t.titleStackDepth(), s.titleStackDepth());
+        QCOMPARE(t.marginsSet(), s.marginsSet());
+        t.feed(all.constData() + i, all.size() - i);
+        QCOMPARE(summary(t), summary(whole));
+        QCOMPARE(t.save(), whole.save());
+    }
+}
+
+void TestTerminalState::restoreRefusesWhatSaveDidNotMake()
+{
+    TerminalState s;
+    s.feed("\x1b[?1049h\x1b]2;title\x07\x1b[1;2"); // inside a CSI with parameters
+    const QByteArray saved = s.save();
+    const QByteArray before = fed("\x1b[?2004h").save();
+    auto refused = [&](const QByteArray &bad) {
+        TerminalState t = fed("\x1b[?2004h");
+        return !t.restore(bad) && t.save() == before; // unchanged
+    };
+    QVERIFY(refused(QByteArray()));
+    QVERIFY(refused(QByteArray(1, '\x02') + saved.mid(1))); // another layout version
+    for (int n = 0; n < saved.size(); ++n)
+        QVERIFY2(refused(saved.left(n)), qPrintable(QString::number(n)));
+    QVERIFY(refused(saved + 'x'));
+    QByteArray badState = saved;
+    badState[1] = char(42); // no such parser state
+    QVERIFY(refused(badState));
+    QByteArray badParams = saved;
+    badParams[10] = char(100); // paramCount beyond m_params
+    QVERIFY(refused(badParams));
+    TerminalState ok;
+    QVERIFY(ok.restore(saved));
+    QCOMPARE(summary(ok), summary(s));
 }
 
 QTEST_GUILESS_MAIN(TestTerminalState)

@@ -152,6 +152,11 @@ private Q_SLOTS:
     void deleteFromFinishedSlot();
     void exitStatusWithSigchldIgnored_data();
     void exitStatusWithSigchldIgnored();
+    void adoptContinuesARunningChild();
+    void adoptReapsALeaderThatExitedMeanwhile();
+    void adoptWatchesMembersLeftAfterTheLeader();
+    void adoptRefuses();
+    void reaperPendingCanBeHandedOn();
 
 private:
     QTemporaryDir m_tmp;
@@ -1095,6 +1100,138 @@ void TestPtyProcess::exitStatusWithSigchldIgnored()
     QCOMPARE(::sigaction(SIGCHLD, nullptr, &now), 0);
     QVERIFY(now.sa_handler != SIG_IGN);
     QVERIFY(!(now.sa_flags & SA_NOCLDWAIT));
+}
+
+// --- restart in place: handover, release, adopt ----------------------------------
+
+void TestPtyProcess::adoptContinuesARunningChild()
+{
+    PtyProcess a;
+    Recorder ra(a);
+    QString error;
+    QVERIFY2(a.start(TestUtil::shell(QStringLiteral("echo ready; read x; echo got:$x; exit 3")), &error), qPrintable(error));
+    QVERIFY(waitUntil([&] { return ra.data.contains("ready"); }));
+    const PtyHandover h = a.handover();
+    QCOMPARE(h.pid, a.pid());
+    QCOMPARE(h.masterFd, a.masterFd());
+    QVERIFY(!h.leaderExited && !h.finished && !h.tornDown);
+    a.release();
+    QVERIFY(!a.isRunning());
+    QCOMPARE(a.masterFd(), -1);
+    // As execve(2) hands them over: without close-on-exec.
+    QCOMPARE(::fcntl(h.masterFd, F_SETFD, 0), 0);
+    if (h.pidfd >= 0)
+        QCOMPARE(::fcntl(h.pidfd, F_SETFD, 0), 0);
+
+    PtyProcess b;
+    Recorder rb(b);
+    QVERIFY2(b.adopt(h, &error), qPrintable(error));
+    QCOMPARE(b.pid(), h.pid);
+    QVERIFY(b.isRunning());
+    QVERIFY(::fcntl(b.masterFd(), F_GETFD) & FD_CLOEXEC);
+    if (h.pidfd >= 0)
+        QVERIFY(::fcntl(h.pidfd, F_GETFD) & FD_CLOEXEC);
+    QVERIFY(b.write("hello\n"));
+    QVERIFY(waitUntil([&] { return rb.tornDown == 1; }));
+    QCOMPARE(rb.finished, 1);
+    QCOMPARE(rb.status.code, 3);
+    QVERIFY2(rb.data.contains("got:hello"), rb.data.constData());
+    QCOMPARE(ra.finished, 0); // the released object stays silent
+    QCOMPARE(TestUtil::zombieChildren(), 0);
+}
+
+void TestPtyProcess::adoptReapsALeaderThatExitedMeanwhile()
+{
+    // The leader exits while nobody watches (between exec and adoption):
+    // the new owner reaps it, with its status, after its unread output.
+    PtyProcess a;
+    Recorder ra(a);
+    QString error;
+    QVERIFY(a.start(TestUtil::shell(QStringLiteral("echo ready; read x; printf 'last words'; exit 7")), &error));
+    QVERIFY(waitUntil([&] { return ra.data.contains("ready"); }));
+    const PtyHandover h = a.handover();
+    a.release();
+    QCOMPARE(::write(h.masterFd, "\n", 1), ssize_t(1));
+    QVERIFY(waitUntil([&] { return TestUtil::processState(h.pid) == 'Z'; }));
+
+    PtyProcess b;
+    Recorder rb(b);
+    QVERIFY2(b.adopt(h, &error), qPrintable(error));
+    QVERIFY(waitUntil([&] { return rb.tornDown == 1; }));
+    QCOMPARE(rb.status.code, 7);
+    QVERIFY2(rb.data.endsWith("last words"), rb.data.constData());
+    QCOMPARE(rb.bytesAtFinish, rb.data.size());
+    QCOMPARE(TestUtil::processState(h.pid), char(0));
+}
+
+void TestPtyProcess::adoptWatchesMembersLeftAfterTheLeader()
+{
+    // An exited session whose background job still holds the terminal: the
+    // new owner knows it finished (no second finished()) and still tears
+    // the job down.
+    PtyProcess a;
+    a.setTeardownGrace(200);
+    Recorder ra(a);
+    QString error;
+    QVERIFY(a.start(TestUtil::shell(QStringLiteral("trap '' HUP; sleep 60 & echo bg:$!:; exit 4")), &error));
+    const pid_t bg = ra.announcedPid(QStringLiteral("bg"));
+    QVERIFY(bg > 0);
+    TestUtil::ProcessWatch job(bg);
+    QVERIFY(waitUntil([&] { return ra.finished == 1; }));
+    const PtyHandover h = a.handover();
+    QVERIFY(h.leaderExited && h.finished && !h.tornDown);
+    QCOMPARE(h.pidfd, -1);
+    QVERIFY(h.masterFd >= 0);
+    QCOMPARE(h.exitStatus.code, 4);
+    a.release();
+
+    PtyProcess b;
+    b.setTeardownGrace(200);
+    Recorder rb(b);
+    QVERIFY2(b.adopt(h, &error), qPrintable(error));
+    QCOMPARE(b.exitStatus().code, 4);
+    QVERIFY(!b.isRunning());
+    QTest::qWait(100);
+    QCOMPARE(rb.finished, 0);
+    QCOMPARE(rb.tornDown, 0);
+    QVERIFY(!job.exited());
+    b.terminate();
+    QVERIFY(waitUntil([&] { return rb.tornDown == 1; }, kTeardownWaitMs));
+    QVERIFY(job.exited());
+    QCOMPARE(rb.finished, 0);
+}
+
+void TestPtyProcess::adoptRefuses()
+{
+    QString error;
+    PtyProcess p;
+    QVERIFY(!p.adopt(PtyHandover(), &error)); // no pid
+    QVERIFY(!error.isEmpty());
+    PtyHandover closedFd;
+    closedFd.pid = ::getpid();
+    closedFd.masterFd = 1000; // not open
+    QVERIFY(!p.adopt(closedFd, &error));
+    QVERIFY2(error.contains(QStringLiteral("1000")), qPrintable(error));
+    QCOMPARE(p.pid(), pid_t(0));
+    PtyProcess started;
+    QVERIFY(started.start(TestUtil::shell(QStringLiteral("exit 0")), &error));
+    QVERIFY(!started.adopt(started.handover(), &error));
+}
+
+void TestPtyProcess::reaperPendingCanBeHandedOn()
+{
+    // A leader nobody waits for any more (its session object is gone):
+    // listed until it is reaped, so a restart can hand it on.
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::usleep(300 * 1000);
+        ::_exit(0);
+    }
+    QVERIFY(child > 0);
+    reapChildLater(child);
+    QVERIFY(childrenAwaitingReap().contains(child));
+    QVERIFY(waitUntil([&] { return !childrenAwaitingReap().contains(child); }));
+    QCOMPARE(TestUtil::processState(child), char(0));
 }
 
 QTEST_GUILESS_MAIN(TestPtyProcess)

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "alloccounter.h"
@@ -86,6 +87,8 @@ private slots:
     void noAllocationOnceFull();
     void tinyCapacity();
     void noHeapAllocationOnceWarm();
+    void restoreContinuesTheStream();
+    void restoreRefusesBadInput();
 };
 
 void TestRingBuffer::emptyBuffer()
@@ -475,6 +478,64 @@ void TestRingBuffer::noHeapAllocationOnceWarm()
 #else
     QSKIP("allocation counting needs glibc");
 #endif
+}
+
+void TestRingBuffer::restoreContinuesTheStream()
+{
+    // A wrapped ring handed to a new one (restart in place): the same
+    // offsets and bytes, and appends continue the stream from there.
+    QRandomGenerator rng(11);
+    quint64 counter = 0;
+    RingBuffer a(1000);
+    Model ma;
+    attach(a, ma);
+    for (int i = 0; i < 30; ++i) {
+        const std::string chunk = randomBytes(rng, rng.bounded(1, 300), counter);
+        ma.all += chunk;
+        a.append(chunk.data(), qsizetype(chunk.size()));
+    }
+    QVERIFY(a.startOffset() > 0);
+    const std::string kept = retained(a);
+
+    RingBuffer b(1000);
+    b.append("stale", 5); // replaced, never evicted through the handler
+    Model mb;
+    mb.all = ma.all;
+    mb.evicted = ma.all.substr(0, size_t(a.startOffset()));
+    mb.evictedChecked = mb.evicted.size();
+    attach(b, mb);
+    QVERIFY(b.restore(a.startOffset(), kept.data(), qsizetype(kept.size())));
+    QCOMPARE(b.startOffset(), a.startOffset());
+    QCOMPARE(b.endOffset(), a.endOffset());
+    QCOMPARE(retained(b), kept);
+    QCOMPARE(mb.evictCalls, 0);
+    QVERIFY(b.allocated() >= b.size() && b.allocated() <= b.capacity());
+    checkAgainstModel(b, mb);
+    for (int i = 0; i < 30; ++i) {
+        const std::string chunk = randomBytes(rng, rng.bounded(1, 300), counter);
+        mb.all += chunk;
+        b.append(chunk.data(), qsizetype(chunk.size()));
+        checkAgainstModel(b, mb);
+    }
+
+    RingBuffer empty(64);
+    QVERIFY(empty.restore(12345, nullptr, 0));
+    QCOMPARE(empty.startOffset(), quint64(12345));
+    QCOMPARE(empty.endOffset(), quint64(12345));
+    empty.append("ab", 2);
+    QCOMPARE(empty.at(12346), 'b');
+}
+
+void TestRingBuffer::restoreRefusesBadInput()
+{
+    RingBuffer r(8);
+    r.append("abc", 3);
+    QVERIFY(!r.restore(0, "123456789", 9));  // over capacity
+    QVERIFY(!r.restore(0, nullptr, 2));      // no data
+    QVERIFY(!r.restore(0, "x", -1));
+    QVERIFY(!r.restore(std::numeric_limits<quint64>::max() - 1, "xyz", 3)); // offsets overflow
+    QCOMPARE(r.endOffset(), quint64(3));     // unchanged
+    QCOMPARE(r.at(0), 'a');
 }
 
 QTEST_GUILESS_MAIN(TestRingBuffer)

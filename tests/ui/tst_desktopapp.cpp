@@ -3,6 +3,8 @@
 // real `tether` binary's single-instance hand-off and clean shutdown.
 #include "desktopapp.h"
 #include "registry.h"
+#include "restartinplace.h"
+#include "serveprocess.h"
 #include "server.h"
 #include "session.h"
 #include "sessionswindow.h"
@@ -86,6 +88,12 @@ private Q_SLOTS:
     void trayMessageBeforeExpiryAttachesOnClick();
     void quitTearsEverythingDown();
     void binarySingleInstanceHandOff();
+#ifdef TETHER_HAVE_QTERMWIDGET
+    // Only with local terminal windows (a QSKIP would mark the whole test
+    // skipped in ctest).
+    void restartReopensTerminalWindows();
+#endif
+    void binaryRestartsInPlace();
 
 private:
     Config testConfig() const;
@@ -387,6 +395,97 @@ void TestDesktopApp::binarySingleInstanceHandOff()
     QCOMPARE(first.exitCode(), 0);
     QVERIFY(!QFile::exists(QDir(runtime).filePath(QStringLiteral("tether-desktop.sock"))));
     QVERIFY(!QFile::exists(runtimeFile));
+}
+
+#ifdef TETHER_HAVE_QTERMWIDGET
+void TestDesktopApp::restartReopensTerminalWindows()
+{
+    // The windows go with the process image; the next one opens them again,
+    // in the same mode. (The exec itself: binaryRestartsInPlace.)
+    QTemporaryDir dir;
+    Config config;
+    config.port = 0;
+    DesktopApp a(config, DesktopApp::TrayMode::Off);
+    QString error;
+    QVERIFY2(a.start(&error), qPrintable(error));
+    QVERIFY(!a.restartedInPlace());
+    Session *s1 = a.registry()->create(shell());
+    Session *s2 = a.registry()->create(shell());
+    QVERIFY(s1 && s2);
+    a.attachHere(s1->id());
+    a.attachHere(s2->id(), ViewerMode::Watch);
+    QTRY_VERIFY(a.terminalWindow(s1->id()) && a.terminalWindow(s2->id()));
+    QTRY_VERIFY(s1->controlViewer() && s2->watchers().size() == 1);
+    Q_EMIT a.restarter()->aboutToExec();
+    QVERIFY(!a.terminalWindow(s1->id()) && !a.terminalWindow(s2->id()));
+    QCOMPARE(s1->viewerCount() + s2->viewerCount(), 0); // detached, not left dangling
+    QStringList windows = QString::fromLatin1(qgetenv("TETHER_HANDOVER_WINDOWS")).split(QLatin1Char(' '));
+    windows.sort();
+    QStringList expected{s1->id(), s2->id() + QStringLiteral(":watch")};
+    expected.sort();
+    QCOMPARE(windows, expected);
+
+    // The exec did not happen: the windows come back in this image.
+    Q_EMIT a.restarter()->failed(QStringLiteral("test"));
+    QVERIFY(qgetenv("TETHER_HANDOVER_WINDOWS").isEmpty());
+    QTRY_VERIFY(a.terminalWindow(s1->id()) && a.terminalWindow(s2->id()));
+    QTRY_VERIFY(s1->controlViewer() && s2->watchers().size() == 1);
+
+    // The next image (here: another app on the same registry's sessions).
+    DesktopApp b(config, DesktopApp::TrayMode::Off);
+    Session *t1 = b.registry()->create(shell());
+    QVERIFY(t1);
+    qputenv("TETHER_HANDOVER_WINDOWS", t1->id().toLatin1() + ":watch nosuchid");
+    QVERIFY2(b.start(&error), qPrintable(error));
+    QVERIFY(qgetenv("TETHER_HANDOVER_WINDOWS").isEmpty());
+    QTRY_VERIFY(b.terminalWindow(t1->id()));
+    QTRY_COMPARE(t1->watchers().size(), 1);
+    QVERIFY(!b.terminalWindow(QStringLiteral("nosuchid")));
+}
+#endif
+
+void TestDesktopApp::binaryRestartsInPlace()
+{
+    if (ServerTest::tetherBinary().isEmpty())
+        QSKIP("the tether executable is not built");
+    // The desktop app (`tether` without a subcommand), headless here.
+    ServerTest::ServeProcess s;
+    s.proc.setProcessEnvironment(s.environment({QStringLiteral("QT_QPA_PLATFORM=offscreen")}));
+    s.proc.start(ServerTest::tetherBinary(), {QStringLiteral("--no-tray"), QStringLiteral("--port"), QStringLiteral("0")});
+    QVERIFY(s.proc.waitForStarted(5000));
+    QVERIFY(s.waitLine());
+    const qint64 pid = s.proc.processId();
+    const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo ready; exec sleep 1000")});
+    QVERIFY(!id.isEmpty());
+    QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toInt() > 0);
+    const QJsonObject before = s.session(id);
+    const QString instance = s.http("GET", "/api/restart").json().value(QStringLiteral("instance")).toString();
+    QVERIFY(!instance.isEmpty());
+
+    QCOMPARE(::kill(pid_t(pid), SIGUSR2), 0);
+    QTRY_VERIFY_WITH_TIMEOUT([&]() {
+        const QString now = s.http("GET", "/api/restart").json().value(QStringLiteral("instance")).toString();
+        return !now.isEmpty() && now != instance;
+    }(), 15000);
+    QCOMPARE(s.proc.state(), QProcess::Running);
+    QCOMPARE(s.proc.processId(), pid);
+    const QJsonObject after = s.session(id);
+    for (const char *field : {"pid", "offset", "created", "command"})
+        QCOMPARE(after.value(QLatin1String(field)), before.value(QLatin1String(field)));
+    QCOMPARE(s.out.count('\n'), 1); // "Tether is serving" once
+
+    // The new image holds the single-instance lock: a second launch hands off.
+    QProcess second;
+    second.setProcessEnvironment(s.proc.processEnvironment());
+    QSignalSpy secondDone(&second, QOverload<int, QProcess::ExitStatus>::of(&QProcess::finished));
+    second.start(ServerTest::tetherBinary(), {QStringLiteral("--no-tray"), QStringLiteral("--port"), QStringLiteral("0")});
+    QVERIFY(secondDone.wait(10000));
+    QCOMPARE(second.exitCode(), 0);
+    QVERIFY(!second.readAllStandardOutput().contains("Tether is serving"));
+
+    s.proc.terminate(); // a clean quit still ends the sessions and exits 0
+    QVERIFY(s.waitFinished());
+    QCOMPARE(s.proc.exitCode(), 0);
 }
 
 QTEST_MAIN(TestDesktopApp)

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "ptyprocess.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+/**
+ * The state one Tether process image hands to the next when Tether restarts
+ * in place (SIGUSR2, `tether restart`, POST /api/restart): the process
+ * execve(2)s its own binary, keeping its pid, its children (the sessions'
+ * shells) and the fds whose FD_CLOEXEC it cleared (PTY masters, pidfds, the
+ * listening socket). Everything else travels in a memfd (memfd_create(2))
+ * whose fd number is in the environment variable kStateEnv, in the binary
+ * format documented in docs/architecture.md, "Restart in place", and
+ * encoded/decoded here. A second, trivial variable (kFdsEnv) lists just the
+ * fds, so that a successor that cannot read the state (a different format
+ * version after an upgrade or a downgrade, a damaged memfd) still adopts
+ * every PTY, with empty buffers, rather than dropping it.
+ *
+ * Pure data and I/O on an fd: no Qt event loop, no sockets.
+ */
+namespace Tether::Handover {
+
+/// Environment variable: decimal fd number of the memfd holding the state.
+inline constexpr char kStateEnv[] = "TETHER_HANDOVER_STATE";
+/// Environment variable: the bare fd list (fdList()), read when the state is not.
+inline constexpr char kFdsEnv[] = "TETHER_HANDOVER_FDS";
+/// Environment variable: decimal fd number of the listening socket.
+inline constexpr char kListenEnv[] = "TETHER_HANDOVER_LISTEN";
+/// Test hook: when "1", the successor treats the state as unreadable and
+/// adopts from the bare fd list (the path of a successor that cannot read
+/// the format). Read only by the successor, only when a handover is present.
+inline constexpr char kIgnoreStateEnv[] = "TETHER_TEST_IGNORE_HANDOVER_STATE";
+
+/// Format version written by this build; read() accepts exactly this one
+/// (any other falls back to the fd list). Fields appended at the end of a
+/// session's metadata do not change it: readers skip what they do not know.
+constexpr quint32 kVersion = 1;
+
+/// One session (or one being torn down, `dying`).
+struct SessionRecord {
+    QString id;               ///< empty only for a dying session adopted bare
+    QStringList command;      ///< argv actually run
+    QString cwd;
+    qint64 createdMs = 0;     ///< ms since the epoch, UTC
+    qint64 exitedAtMs = -1;   ///< -1: not exited
+    qint64 detachedSinceMs = -1; ///< -1: a viewer was attached
+    qint64 lastActivityMs = 0;
+    bool exited = false;      ///< Session::State::Exited
+    bool dying = false;       ///< removed from the list, teardown in progress
+    PtyHandover pty;
+    qsizetype capacity = 0;   ///< ring capacity, bytes
+    quint64 ringStart = 0;    ///< offset of the first retained byte
+    /// Retained bytes, in order, as pieces: when writing they point into the
+    /// live ring (no copy); read() gives one piece.
+    QList<QByteArray> ring;
+    QByteArray headState;     ///< TerminalState::save() at the ring's end
+    QByteArray tailState;     ///< TerminalState::save() at the ring's start
+    QList<quint64> marginResets; ///< offsets where a resize reset the margins
+
+    qsizetype ringSize() const
+    {
+        qsizetype n = 0;
+        for (const QByteArray &p : ring)
+            n += p.size();
+        return n;
+    }
+};
+
+struct State {
+    quint32 restarts = 0;     ///< restarts in place so far, this one included
+    QString key;              ///< the access key in use
+    int listenFd = -1;        ///< the listening socket
+    QStringList issuedIds;    ///< every session id ever handed out (never reused)
+    QList<pid_t> reap;        ///< children only waiting to be reaped
+    QList<SessionRecord> sessions; ///< live sessions oldest first, then dying ones
+};
+
+/// An entry of the bare fd list.
+struct FdEntry {
+    QString id;               ///< empty: a dying session (tear down, reap)
+    int masterFd = -1;
+    int pidfd = -1;
+    pid_t pid = 0;
+};
+
+/// Encodes `state` (format version kVersion) into a new memfd and returns its
+/// fd, with FD_CLOEXEC set (the caller clears it just before execve) and the
+/// file offset at 0; -1 with *error (errno text) when memfd_create or a write
+/// fails. Ring bytes are written from their pieces without copying them.
+int writeMemfd(const State &state, QString *error);
+/// The same encoding in memory (for tests and small states).
+QByteArray encode(const State &state);
+/// Decodes the state in fd `fd` (read from offset 0, whatever its position;
+/// the fd is left open). False with *error naming what is wrong: not a
+/// Tether state, another format version, truncated, or a field out of range.
+bool read(int fd, State *state, QString *error);
+/// Decodes an encoding in memory; see read().
+bool decode(const char *data, qsizetype size, State *state, QString *error);
+
+/// The bare fd list of `state`: "ID:MASTER:PIDFD:PID" per session, separated
+/// by single spaces (ids are base64url, so never contain ':' or ' '); ID is
+/// empty for a dying session; -1 for a closed fd. Sessions with neither an
+/// open master nor an unreaped leader are left out (nothing to adopt).
+QByteArray fdList(const State &state);
+/// Parses fdList()'s text. Malformed entries are skipped (*skipped counts them).
+QList<FdEntry> parseFdList(const QByteArray &text, int *skipped = nullptr);
+
+} // namespace Tether::Handover

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QByteArray>
+#include <QElapsedTimer>
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+namespace Tether {
+
+class Server;
+class SessionRegistry;
+
+/**
+ * Tether restarts in place without losing a session (SIGUSR2, `tether
+ * restart`, POST /api/restart, the tray's "Restart Tether"): the running
+ * process execve(2)s the binary it was started from, in the same process.
+ * The pid stays; the shells stay its children (their exit status can still
+ * be reaped); the PTY masters, pidfds and the listening socket stay open
+ * across the exec (FD_CLOEXEC cleared just before it, put back if it
+ * fails), so no connection is refused during the swap: the kernel queues
+ * them on the socket and the next image accepts them. Everything else
+ * (sessions, rings, terminal states, TTL times, ids issued, the key) goes
+ * in a memfd (Handover, docs/architecture.md "Restart in place").
+ *
+ * Steps of request():
+ *  1. check(): the binary exists and is executable (access(2) X_OK), else
+ *     refused with the reason (POST /api/restart answers 500 with it).
+ *  2. Server::beginRestart(): accepting paused, WebSocket viewers closed
+ *     1012 "server restarting", event streams ended.
+ *  3. Drain, on a timer (no sleep): until Server::isQuiet() (close frames
+ *     and answers flushed, peers gone) or drainTimeoutMs (1 s) passed.
+ *  4. The state is written to a memfd; FD_CLOEXEC is cleared on it, the
+ *     listening socket, every master and pidfd; SIGTERM, SIGINT, SIGHUP and
+ *     SIGUSR2 are blocked (the mask survives exec: a signal arriving during
+ *     the swap waits for the next image's handler instead of killing the
+ *     process with its default action); stdio is flushed; execve(2).
+ *  5. Only if execve returns (it failed): FD_CLOEXEC and the signal mask put
+ *     back, the memfd closed, accepting resumed; lastError() says why and
+ *     failed() is emitted. The old process carries on, sessions and all;
+ *     viewers reconnect to it.
+ *
+ * The next image calls adoptHandover() before listening: it takes the
+ * listening socket, reads the state (or, when it cannot, adopts every PTY
+ * from the bare fd list with empty buffers), and removes the handover
+ * variables from its environment.
+ *
+ * Test hooks, read only when used: TETHER_RESTART_BINARY (at restart time)
+ * names the binary to exec instead of the recorded one; Handover::
+ * kIgnoreStateEnv makes the next image treat the state as unreadable.
+ */
+class RestartInPlace : public QObject
+{
+    Q_OBJECT
+public:
+    /// Remembers how this process was started, for the exec: argv (copied)
+    /// and the binary, resolved now from argv[0] as the shell did (absolute
+    /// or relative to the working directory when it has a '/', else the
+    /// first executable match in PATH). Not /proc/self/exe: after a package
+    /// upgrade that names the deleted old file, and the point of a restart
+    /// is often to run the new one. Symlinks are kept, so one repointed by
+    /// an upgrade is followed at exec time. Call before QApplication, which
+    /// may remove arguments (-platform) from argv.
+    static void recordStartup(int argc, char **argv);
+    /// The binary recorded by recordStartup() (empty before).
+    static QString startupBinary();
+
+    RestartInPlace(SessionRegistry *registry, Server *server, QObject *parent = nullptr);
+    ~RestartInPlace() override;
+
+    /// What adoptHandover() found.
+    enum class Adoption {
+        None,     ///< not started by a restart: listen as usual
+        Adopted,  ///< listening socket and sessions taken over
+        Failed,   ///< a handover was present but the socket could not be used: listen as usual
+    };
+    /**
+     * In the process image a restart exec'd: takes over the listening socket
+     * (Server::adoptListeningSocket), then the sessions from the state
+     * (SessionRegistry::adopt, and the key), or, when the state cannot be
+     * read, from the bare fd list (SessionRegistry::adoptBare). Removes the
+     * handover variables from the environment (the shells must not inherit
+     * them) and closes the memfd. *report gets one line for the log, e.g.
+     * "restarted in place: 3 sessions kept".
+     */
+    Adoption adoptHandover(QString *report);
+
+    /// Whether a restart can start now: false with *why when one is in
+    /// progress, or the binary is unknown, missing or not executable.
+    bool check(QString *why) const;
+    /// Starts a restart (see the class comment); returns at once. False with
+    /// *why (also lastError()) when check() fails.
+    bool request(QString *why = nullptr);
+    bool isRestarting() const { return m_restarting; }
+
+    /// Restarts in place that led to this process image (0 for a fresh start).
+    quint32 restarts() const { return m_restarts; }
+    /// Why the last restart of this image failed; empty if none did.
+    QString lastError() const { return m_lastError; }
+    /// Random id of this process image: it changes with every exec, so a
+    /// client can tell that the restart happened.
+    QString instance() const { return m_instance; }
+    /// {"pid", "binary", "instance", "restarts", "restarting", "last_error"}:
+    /// the body of GET /api/restart (docs/protocol.md).
+    QJsonObject status() const;
+    /// The binary a restart would exec now (TETHER_RESTART_BINARY, else startupBinary()).
+    static QString binary();
+    /// Bound on step 3, ms (default 1000).
+    void setDrainTimeout(int msec) { m_drainTimeoutMs = msec; }
+
+Q_SIGNALS:
+    /// Right before the state is taken and execve(2) is called (e.g. the
+    /// desktop app lets go of its single-instance lock). Nothing may be
+    /// left running that expects to finish.
+    void aboutToExec();
+    /// The restart failed (execve or the state could not be written); the
+    /// process carries on. `why` as lastError().
+    void failed(const QString &why);
+
+private:
+    void drainStep();
+    void execNow();
+    void fail(const QString &why);
+
+    QPointer<SessionRegistry> m_registry;
+    QPointer<Server> m_server;
+    QTimer m_drainTimer;
+    QElapsedTimer m_drainClock;
+    int m_drainTimeoutMs = 1000;
+    bool m_restarting = false;
+    quint32 m_restarts = 0;
+    QString m_lastError;
+    QString m_instance;
+};
+
+} // namespace Tether

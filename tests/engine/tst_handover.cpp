@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Restart in place, the engine's part: the state format (round trip, memfd,
+// every way a damaged state is refused, fields appended by a later build
+// skipped), the bare fd list, and a registry handing its sessions to another
+// registry in this same process (restore, and bare adoption when the state
+// cannot be read). tests/server/tst_restart drives the real execve.
+#include "handover.h"
+#include "recordingviewer.h"
+#include "registry.h"
+#include "testutil.h"
+
+#include <QSignalSpy>
+#include <QTest>
+#include <QtEndian>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace Tether;
+using TestUtil::RecordingViewer;
+
+namespace {
+
+Handover::State sampleState()
+{
+    Handover::State st;
+    st.restarts = 3;
+    st.key = QStringLiteral("k3y");
+    st.listenFd = 7;
+    st.issuedIds = QStringList{QStringLiteral("AAAA"), QStringLiteral("BBBB")};
+    st.reap = QList<pid_t>{4242, 4343};
+    Handover::SessionRecord a;
+    a.id = QStringLiteral("AAAA");
+    a.command = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo h\xc3\xa9")};
+    a.cwd = QStringLiteral("/tmp");
+    a.createdMs = 1700000000123;
+    a.exitedAtMs = -1;
+    a.detachedSinceMs = 1700000000999;
+    a.lastActivityMs = 1700000001000;
+    a.pty.pid = 1234;
+    a.pty.masterFd = 9;
+    a.pty.pidfd = 10;
+    a.pty.cols = 132;
+    a.pty.rows = 43;
+    a.pty.pendingInput = "typed";
+    a.capacity = 64;
+    a.ringStart = 1000;
+    a.ring = QList<QByteArray>{QByteArray("first piece "), QByteArray("second")};
+    a.headState = QByteArray("\x01head", 5);
+    a.tailState = QByteArray("\x01tail", 5);
+    a.marginResets = QList<quint64>{1003, 1010};
+    Handover::SessionRecord b;
+    b.id = QStringLiteral("BBBB");
+    b.command = QStringList{QStringLiteral("true")};
+    b.cwd = QStringLiteral("/");
+    b.createdMs = 1;
+    b.exitedAtMs = 2;
+    b.exited = true;
+    b.dying = true;
+    b.pty.pid = 5678;
+    b.pty.leaderExited = true;
+    b.pty.finished = true;
+    b.pty.masterEof = true;
+    b.pty.exitStatus = ExitStatus{true, 0, 9};
+    b.capacity = 1024;
+    st.sessions = {a, b};
+    return st;
+}
+
+void compareStates(const Handover::State &x, const Handover::State &y)
+{
+    QCOMPARE(x.restarts, y.restarts);
+    QCOMPARE(x.key, y.key);
+    QCOMPARE(x.listenFd, y.listenFd);
+    QCOMPARE(x.issuedIds, y.issuedIds);
+    QCOMPARE(x.reap, y.reap);
+    QCOMPARE(x.sessions.size(), y.sessions.size());
+    for (int i = 0; i < x.sessions.size(); ++i) {
+        const Handover::SessionRecord &a = x.sessions.at(i);
+        const Handover::SessionRecord &b = y.sessions.at(i);
+        QCOMPARE(a.id, b.id);
+        QCOMPARE(a.command, b.command);
+        QCOMPARE(a.cwd, b.cwd);
+        QCOMPARE(a.createdMs, b.createdMs);
+        QCOMPARE(a.exitedAtMs, b.exitedAtMs);
+        QCOMPARE(a.detachedSinceMs, b.detachedSinceMs);
+        QCOMPARE(a.lastActivityMs, b.lastActivityMs);
+        QCOMPARE(a.exited, b.exited);
+        QCOMPARE(a.dying, b.dying);
+        QCOMPARE(a.pty.pid, b.pty.pid);
+        QCOMPARE(a.pty.masterFd, b.pty.masterFd);
+        QCOMPARE(a.pty.pidfd, b.pty.pidfd);
+        QCOMPARE(a.pty.cols, b.pty.cols);
+        QCOMPARE(a.pty.rows, b.pty.rows);
+        QCOMPARE(a.pty.leaderExited, b.pty.leaderExited);
+        QCOMPARE(a.pty.finished, b.pty.finished);
+        QCOMPARE(a.pty.masterEof, b.pty.masterEof);
+        QCOMPARE(a.pty.tornDown, b.pty.tornDown);
+        QCOMPARE(a.pty.exitStatus.signaled, b.pty.exitStatus.signaled);
+        QCOMPARE(a.pty.exitStatus.code, b.pty.exitStatus.code);
+        QCOMPARE(a.pty.exitStatus.signal, b.pty.exitStatus.signal);
+        QCOMPARE(a.pty.pendingInput, b.pty.pendingInput);
+        QCOMPARE(a.capacity, b.capacity);
+        QCOMPARE(a.ringStart, b.ringStart);
+        QCOMPARE(a.ring.join(), b.ring.join());
+        QCOMPARE(a.headState, b.headState);
+        QCOMPARE(a.tailState, b.tailState);
+        QCOMPARE(a.marginResets, b.marginResets);
+    }
+}
+
+/// Offset of the first session's metadata length in encode(sampleState()).
+int firstMetaOffset(const Handover::State &st)
+{
+    int n = 8 + 4 + 4 + 4 + st.key.toUtf8().size() + 4 + 4;
+    for (const QString &id : st.issuedIds)
+        n += 4 + id.toUtf8().size();
+    return n + 4 + 4 * int(st.reap.size()) + 4;
+}
+
+} // namespace
+
+class TestHandover : public QObject
+{
+    Q_OBJECT
+
+    static Limits limits()
+    {
+        Limits l;
+        l.bufferCapacity = 64 * 1024;
+        l.exitedTtlSeconds = 600;
+        return l;
+    }
+    static Session *spawn(SessionRegistry &r, const QString &script)
+    {
+        SpawnOptions o = TestUtil::shell(script);
+        o.cols = 100;
+        o.rows = 30;
+        QString error;
+        Session *s = r.create(o, nullptr, &error);
+        if (!s)
+            qWarning() << error;
+        return s;
+    }
+    static void shutdownAndWait(SessionRegistry &r)
+    {
+        QSignalSpy done(&r, &SessionRegistry::shutdownComplete);
+        r.shutdown();
+        QVERIFY(done.wait(15000));
+        QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+    }
+    static QByteArray ringBytes(const Session *s)
+    {
+        const auto spans = s->buffer().spans(s->buffer().startOffset(), s->buffer().size());
+        return QByteArray(spans.first.data, int(spans.first.size)) + QByteArray(spans.second.data, int(spans.second.size));
+    }
+
+private Q_SLOTS:
+    void initTestCase() { qRegisterMetaType<Tether::Session *>(); }
+
+    void roundTrip()
+    {
+        const Handover::State st = sampleState();
+        Handover::State back;
+        QString error;
+        const QByteArray bytes = Handover::encode(st);
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        compareStates(back, st);
+        QCOMPARE(back.sessions.first().ring.size(), 1); // one piece when read
+    }
+
+    void memfdRoundTrip()
+    {
+        Handover::State st = sampleState();
+        // A ring larger than the writer's buffer goes straight to the fd.
+        st.sessions[1].capacity = 1 << 20;
+        st.sessions[1].ring = {QByteArray(300 * 1024, 'x'), QByteArray(200 * 1024, 'y')};
+        QString error;
+        const int fd = Handover::writeMemfd(st, &error);
+        QVERIFY2(fd >= 0, qPrintable(error));
+        QVERIFY(::fcntl(fd, F_GETFD) & FD_CLOEXEC);
+        QCOMPARE(::lseek(fd, 0, SEEK_CUR), off_t(0));
+        QCOMPARE(::lseek(fd, 0, SEEK_END), off_t(Handover::encode(st).size()));
+        Handover::State back;
+        QVERIFY2(Handover::read(fd, &back, &error), qPrintable(error)); // whatever the position
+        compareStates(back, st);
+        ::close(fd);
+    }
+
+    void damagedStatesAreRefused()
+    {
+        const QByteArray good = Handover::encode(sampleState());
+        auto refused = [](const QByteArray &bytes, const char *why) {
+            Handover::State st;
+            QString error;
+            const bool ok = Handover::decode(bytes.constData(), bytes.size(), &st, &error);
+            if (ok || error.isEmpty())
+                qWarning() << "accepted:" << why;
+            return !ok && !error.isEmpty();
+        };
+        QVERIFY(refused(QByteArray(), "empty"));
+        QVERIFY(refused("not a state at all", "magic"));
+        QByteArray v2 = good;
+        qToLittleEndian<quint32>(2, v2.data() + 8);
+        Handover::State st;
+        QString error;
+        QVERIFY(!Handover::decode(v2.constData(), v2.size(), &st, &error));
+        QVERIFY2(error.contains(QStringLiteral("version 2")), qPrintable(error));
+        for (int n = 0; n < good.size(); ++n)
+            QVERIFY2(refused(good.left(n), "truncated"), qPrintable(QString::number(n)));
+        QVERIFY(refused(good + "x", "trailing byte"));
+
+        Handover::State big = sampleState();
+        big.sessions[0].capacity = 4; // holds 18 bytes
+        QVERIFY(refused(Handover::encode(big), "ring over capacity"));
+        Handover::State noPid = sampleState();
+        noPid.sessions[1].pty.pid = 0;
+        QVERIFY(refused(Handover::encode(noPid), "no pid"));
+    }
+
+    void appendedFieldsAreSkipped()
+    {
+        // A later build of format version 1 may append fields to a session's
+        // metadata; this build reads what it knows and skips the rest.
+        const Handover::State st = sampleState();
+        QByteArray bytes = Handover::encode(st);
+        const int at = firstMetaOffset(st);
+        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
+        bytes.insert(at + 4 + int(len), "new", 3);
+        qToLittleEndian<quint32>(len + 3, bytes.data() + at);
+        Handover::State back;
+        QString error;
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        compareStates(back, st);
+    }
+
+    void fdList()
+    {
+        Handover::State st = sampleState();
+        st.sessions[1].pty.masterFd = 11; // dying, its leader reaped, a job still on the terminal
+        Handover::SessionRecord gone; // exited, reaped, master closed: nothing to adopt
+        gone.id = QStringLiteral("CCCC");
+        gone.pty.pid = 99;
+        gone.pty.leaderExited = true;
+        st.sessions.append(gone);
+        const QByteArray text = Handover::fdList(st);
+        QCOMPARE(text, QByteArray("AAAA:9:10:1234 :11:-1:5678"));
+        int skipped = 0;
+        const QList<Handover::FdEntry> e = Handover::parseFdList(text + " bad x:1:2 ::: A:1:2:0", &skipped);
+        QCOMPARE(skipped, 4);
+        QCOMPARE(e.size(), 2);
+        QCOMPARE(e.at(0).id, QStringLiteral("AAAA"));
+        QCOMPARE(e.at(0).masterFd, 9);
+        QCOMPARE(e.at(0).pidfd, 10);
+        QCOMPARE(e.at(0).pid, pid_t(1234));
+        QCOMPARE(e.at(1).id, QString());
+        QCOMPARE(e.at(1).masterFd, 11);
+        QCOMPARE(e.at(1).pidfd, -1);
+        QCOMPARE(e.at(1).pid, pid_t(5678));
+        QVERIFY(Handover::parseFdList(QByteArray()).isEmpty());
+    }
+
+    void registryHandsOverEverything()
+    {
+        SessionRegistry a(limits());
+        a.setTeardownGrace(200);
+        // A shell that reads input, with a title, on the alternate screen.
+        Session *shell = spawn(a, QStringLiteral("printf '\\033]2;the title\\007\\033[?1049h'; echo ready; "
+                                                 "while read x; do echo got:$x; done"));
+        Session *done = spawn(a, QStringLiteral("echo bye; exit 5"));
+        // Rolled over (64 KiB ring) after entering the alternate screen: only
+        // the tail state knows that mode.
+        Session *flood = spawn(a, QStringLiteral("printf '\\033[?1049h'; head -c 200000 /dev/zero | tr '\\0' x; "
+                                                 "echo; echo end; exec sleep 60"));
+        QVERIFY(shell && done && flood);
+        QTRY_VERIFY(ringBytes(shell).contains("ready"));
+        QTRY_VERIFY(done->state() == Session::State::Exited);
+        QTRY_VERIFY(ringBytes(flood).contains("end"));
+        QVERIFY(flood->buffer().startOffset() > 0);
+        RecordingViewer before;
+        flood->attach(&before, ViewerMode::Watch, std::nullopt);
+        flood->detach(&before);
+        const AttachInfo floodInfo = before.attachInfos.first();
+        QVERIFY(before.received.startsWith("\x1b[?1049h"));
+        const QString floodId = flood->id();
+        const QString dead = a.sessions().at(1)->id();
+        RecordingViewer v;
+        shell->attach(&v, ViewerMode::Control, std::nullopt);
+        shell->detach(&v);
+        QVERIFY(!shell->detachedSince().isNull());
+
+        const Handover::State st = a.handover();
+        QCOMPARE(st.sessions.size(), 3);
+        QVERIFY(st.issuedIds.contains(shell->id()) && st.issuedIds.contains(dead));
+        const QByteArray shellRing = ringBytes(shell);
+        const quint64 shellOffset = shell->offset();
+        const QDateTime detached = shell->detachedSince();
+        const QDateTime exitedAt = done->exitedAt();
+        const qint64 expires = a.expiresIn(done);
+        const QString shellId = shell->id();
+        const pid_t shellPid = shell->pid();
+        // Through the encoding, as across execve.
+        Handover::State back;
+        QString error;
+        const QByteArray bytes = Handover::encode(st);
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        a.releaseAll();
+
+        SessionRegistry b(limits());
+        b.setTeardownGrace(200);
+        QSignalSpy added(&b, &SessionRegistry::sessionAdded);
+        QStringList problems;
+        QCOMPARE(b.adopt(back, &problems), 3);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
+        QCOMPARE(added.count(), 3);
+        Session *s = b.find(shellId);
+        QVERIFY(s);
+        QCOMPARE(b.sessions().first(), s); // order kept
+        QCOMPARE(s->pid(), shellPid);
+        QCOMPARE(s->offset(), shellOffset);
+        QCOMPARE(ringBytes(s), shellRing);
+        QCOMPARE(s->title(), QStringLiteral("the title"));
+        QCOMPARE(s->cols(), 100);
+        QCOMPARE(s->rows(), 30);
+        QCOMPARE(s->detachedSince(), detached);
+        QCOMPARE(s->state(), Session::State::Running);
+        Session *e = b.find(dead);
+        QVERIFY(e);
+        QCOMPARE(e->state(), Session::State::Exited);
+        QCOMPARE(e->exitStatus().code, 5);
+        QCOMPARE(e->exitedAt(), exitedAt);
+        QVERIFY(qAbs(b.expiresIn(e) - expires) <= 1);
+
+        // A reset replay of the rolled-over ring starts where it did, with
+        // the same prelude (the tail state came along).
+        RecordingViewer after;
+        b.find(floodId)->attach(&after, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(after.attachInfos.first().replayFrom, floodInfo.replayFrom);
+        QCOMPARE(after.attachInfos.first().preludeBytes, floodInfo.preludeBytes);
+        QCOMPARE(after.received, before.received);
+        b.find(floodId)->detach(&after);
+
+        // A resume at the old offset gets nothing twice, and the shell goes on.
+        RecordingViewer w;
+        s->attach(&w, ViewerMode::Control, shellOffset);
+        QCOMPARE(w.attachInfos.first().replayBytes, qsizetype(0));
+        QVERIFY(s->sendInput(&w, "hello\n", 6));
+        QTRY_VERIFY(w.received.contains("got:hello"));
+        s->detach(&w);
+
+        // A new session never gets an id already issued.
+        Session *fresh = spawn(b, QStringLiteral("exit 0"));
+        QVERIFY(fresh && fresh->id() != shellId && fresh->id() != dead);
+
+        shutdownAndWait(b);
+    }
+
+    void bareAdoptionKeepsTheProcesses()
+    {
+        SessionRegistry a(limits());
+        a.setTeardownGrace(200);
+        Session *shell = spawn(a, QStringLiteral("echo ready; while read x; do echo got:$x; done"));
+        QVERIFY(shell);
+        QTRY_VERIFY(ringBytes(shell).contains("ready"));
+        const QString id = shell->id();
+        const pid_t pid = shell->pid();
+        const QByteArray list = Handover::fdList(a.handover());
+        a.releaseAll();
+
+        SessionRegistry b(limits());
+        b.setTeardownGrace(200);
+        QCOMPARE(b.adoptBare(Handover::parseFdList(list)), 1);
+        Session *s = b.find(id);
+        QVERIFY(s);
+        QCOMPARE(s->pid(), pid);
+        QCOMPARE(s->offset(), quint64(0)); // the output is gone, the process is not
+        QCOMPARE(s->command(), (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                            QStringLiteral("echo ready; while read x; do echo got:$x; done")}));
+        QCOMPARE(s->cols(), 100);
+        QCOMPARE(s->rows(), 30);
+        RecordingViewer w;
+        s->attach(&w, ViewerMode::Control, std::nullopt);
+        QVERIFY(s->sendInput(&w, "again\n", 6));
+        QTRY_VERIFY(w.received.contains("got:again"));
+        s->detach(&w);
+        shutdownAndWait(b);
+    }
+
+    void dyingSessionsAreTornDownByTheAdopter()
+    {
+        SessionRegistry a(limits());
+        a.setTeardownGrace(60000); // stuck in its first grace period when handed over
+        Session *s = spawn(a, QStringLiteral("trap '' HUP; echo ready; exec sleep 60"));
+        QVERIFY(s);
+        QTRY_VERIFY(ringBytes(s).contains("ready"));
+        const pid_t pid = s->pid();
+        QVERIFY(a.kill(s->id()));
+        QCOMPARE(a.count(), 0);
+        const Handover::State st = a.handover();
+        QCOMPARE(st.sessions.size(), 1);
+        QVERIFY(st.sessions.first().dying);
+        a.releaseAll();
+
+        SessionRegistry b(limits());
+        b.setTeardownGrace(100);
+        QCOMPARE(b.adopt(st), 0);
+        QCOMPARE(b.count(), 0);
+        TestUtil::ProcessWatch leader(pid);
+        QTRY_VERIFY_WITH_TIMEOUT(TestUtil::processState(pid) == 0, 10000); // escalated and reaped
+        QCOMPARE(TestUtil::zombieChildren(), 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHandover)
+#include "tst_handover.moc"

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Restart in place (issue 13) with the real binary: `tether restart` and
+// SIGUSR2 keep the pid, the sessions (a shell with a background job, a
+// program on the alternate screen whose start rolled out of the ring, a
+// flood, an exited session within its TTL), ids, offsets, TTL deadlines and
+// the key; viewers are closed 1012 and resume with no byte lost or repeated;
+// shells never see SIGHUP; twenty restarts in a row leave no zombie and no
+// extra fd; and each way a restart can fail leaves every session alive.
+#include "serveprocess.h"
+#include "servertestutil.h"
+#include "testutil.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QWebSocket>
+#include <QtEndian>
+
+#include <csignal>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+using namespace ServerTest;
+
+namespace {
+
+/// A WebSocket viewer that, like AttachClient and the dashboard, reconnects
+/// with resume=OFFSET whenever its connection ends (1012 included, which
+/// QWebSocket reports as 1002). `stream` is every output byte it received,
+/// prelude excluded: across restarts it must be the program's output, whole.
+class ResumingViewer : public QObject
+{
+public:
+    ResumingViewer(quint16 port, const QByteArray &key, const QString &id, const QString &mode = QStringLiteral("control"))
+        : m_port(port), m_key(key), m_id(id), m_mode(mode)
+    {
+        open();
+    }
+    ~ResumingViewer() override { stop(); }
+
+    QByteArray stream;
+    quint64 offset = 0;
+    QList<QJsonObject> attaches;
+    QList<int> closeCodes;
+    bool live() const { return m_ws && !attaches.isEmpty() && m_attachedNow; }
+
+    /// Types `bytes` (control mode, while attached).
+    void type(const QByteArray &bytes)
+    {
+        if (m_ws && m_attachedNow)
+            m_ws->sendBinaryMessage(bytes);
+    }
+
+    void stop()
+    {
+        m_stopped = true;
+        if (m_ws) {
+            m_ws->disconnect(this);
+            m_ws->abort();
+            m_ws->deleteLater();
+            m_ws = nullptr;
+        }
+    }
+
+private:
+    void open()
+    {
+        m_ws = new QWebSocket(QString(), QWebSocketProtocol::VersionLatest, this);
+        m_attachedNow = false;
+        QString q = QStringLiteral("?mode=") + m_mode;
+        if (!attaches.isEmpty())
+            q += QStringLiteral("&resume=") + QString::number(offset);
+        QNetworkRequest req(QUrl(QStringLiteral("ws://127.0.0.1:%1/ws/%2%3").arg(m_port).arg(m_id, q)));
+        req.setRawHeader("Authorization", "Bearer " + m_key);
+        QWebSocket *ws = m_ws;
+        connect(ws, &QWebSocket::textMessageReceived, this, [this](const QString &t) {
+            const QJsonObject o = QJsonDocument::fromJson(t.toUtf8()).object();
+            if (o.value(QStringLiteral("type")).toString() != QLatin1String("attached"))
+                return;
+            attaches.append(o);
+            m_attachedNow = true;
+            offset = quint64(o.value(QStringLiteral("replay_from")).toDouble());
+            m_preludeLeft = qint64(o.value(QStringLiteral("prelude_bytes")).toDouble());
+        });
+        connect(ws, &QWebSocket::binaryMessageReceived, this, [this](const QByteArray &b) {
+            const qint64 skip = qMin<qint64>(m_preludeLeft, b.size());
+            m_preludeLeft -= skip;
+            stream += b.mid(int(skip));
+            offset += quint64(b.size() - skip);
+        });
+        connect(ws, &QWebSocket::disconnected, this, [this, ws]() {
+            closeCodes.append(int(ws->closeCode()));
+            ws->disconnect(this);
+            ws->deleteLater();
+            if (m_ws == ws)
+                m_ws = nullptr;
+            m_attachedNow = false;
+            // Endings a real client does not retry (protocol.md, close codes).
+            const int code = closeCodes.last();
+            if (code == 4409 || code == 4404 || code == 4410 || code == 1001)
+                m_stopped = true;
+            if (!m_stopped)
+                QTimer::singleShot(20, this, [this]() {
+                    if (!m_stopped && !m_ws)
+                        open();
+                });
+        });
+        ws->open(req);
+    }
+
+    quint16 m_port;
+    QByteArray m_key;
+    QString m_id;
+    QString m_mode;
+    QWebSocket *m_ws = nullptr;
+    qint64 m_preludeLeft = 0;
+    bool m_attachedNow = false;
+    bool m_stopped = false;
+};
+
+/// Numbers "N\r\n" in `stream` must run 1, 2, 3... with nothing missing or
+/// repeated; returns the count (0 and a warning when they do not).
+int consecutiveLines(const QByteArray &stream)
+{
+    const QList<QByteArray> lines = stream.split('\n');
+    int expected = 1;
+    for (int i = 0; i + 1 < lines.size(); ++i) { // the last piece may be a partial line
+        const QByteArray l = lines.at(i).trimmed();
+        if (l.toInt() != expected) {
+            qWarning("line %d is \"%s\", expected %d", i, l.constData(), expected);
+            return 0;
+        }
+        ++expected;
+    }
+    return expected - 1;
+}
+
+/// A program writing numbered lines, about 25000 a second (`seq` in steps).
+QStringList flood()
+{
+    return {QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+            QStringLiteral("i=1; while :; do seq $i $((i+499)); i=$((i+500)); sleep 0.02; done")};
+}
+
+int fdCount(qint64 pid)
+{
+    return QDir(QStringLiteral("/proc/%1/fd").arg(pid)).entryList(QDir::Files | QDir::System | QDir::NoDotAndDotDot).size();
+}
+
+/// Children of `pid` that are zombies (printed).
+int zombiesOf(qint64 pid)
+{
+    int n = 0;
+    const QByteArray parent = QByteArray::number(pid);
+    for (const QString &e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        QFile f(QStringLiteral("/proc/%1/stat").arg(e));
+        if (!f.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray s = f.readAll();
+        const QList<QByteArray> fields = s.mid(s.lastIndexOf(')') + 2).split(' ');
+        if (fields.size() > 1 && fields.at(0) == "Z" && fields.at(1) == parent) {
+            qWarning("zombie: %s", s.constData());
+            ++n;
+        }
+    }
+    return n;
+}
+
+/// Fds of `pid` above 2 without close-on-exec (they would leak into a shell
+/// or a failed restart's next attempt), as "fd -> target".
+QStringList inheritableFds(qint64 pid)
+{
+    QStringList out;
+    const QString dir = QStringLiteral("/proc/%1/fdinfo").arg(pid);
+    for (const QString &e : QDir(dir).entryList(QDir::Files | QDir::NoDotAndDotDot)) {
+        if (e.toInt() <= 2)
+            continue;
+        QFile f(dir + QLatin1Char('/') + e);
+        if (!f.open(QIODevice::ReadOnly))
+            continue;
+        for (const QByteArray &line : f.readAll().split('\n')) {
+            if (!line.startsWith("flags:"))
+                continue;
+            const uint flags = line.mid(6).trimmed().toUInt(nullptr, 8);
+            if (!(flags & O_CLOEXEC))
+                out.append(e + QStringLiteral(" -> ") + QFile::symLinkTarget(QStringLiteral("/proc/%1/fd/%2").arg(pid).arg(e)));
+        }
+    }
+    return out;
+}
+
+QString instanceOf(const ServeProcess &s)
+{
+    return s.http("GET", "/api/restart").json().value(QStringLiteral("instance")).toString();
+}
+
+QStringList idsOf(const ServeProcess &s)
+{
+    QStringList ids;
+    for (const QJsonValue &v : s.http("GET", "/api/sessions").json().value(QStringLiteral("sessions")).toArray())
+        ids.append(v.toObject().value(QStringLiteral("id")).toString());
+    return ids;
+}
+
+/// Restarts `s` by `how` ("SIGUSR2", "tether restart", "POST") and waits for
+/// the new process image to answer.
+bool restart(ServeProcess &s, const QString &how)
+{
+    const QString before = instanceOf(s);
+    if (before.isEmpty())
+        return false;
+    if (how == QLatin1String("SIGUSR2")) {
+        if (::kill(pid_t(s.proc.processId()), SIGUSR2) != 0)
+            return false;
+    } else if (how == QLatin1String("tether restart")) {
+        const TetherRun r = runTether(s, {QStringLiteral("restart")});
+        if (r.code != 0 || !r.out.startsWith("Tether restarted in place (pid " + QByteArray::number(s.proc.processId()))) {
+            qWarning("tether restart: %d %s %s", r.code, r.out.constData(), r.err.constData());
+            return false;
+        }
+    } else {
+        if (s.http("POST", "/api/restart").status != 202)
+            return false;
+    }
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 15000) {
+        const QString now = instanceOf(s);
+        if (!now.isEmpty() && now != before)
+            return true;
+        QTest::qWait(20);
+    }
+    return false;
+}
+
+/// Everything of a fresh (reset) attach: the `attached` message and every
+/// byte of its prelude and replay.
+struct Snapshot {
+    QJsonObject attached;
+    QByteArray bytes;
+};
+Snapshot snapshot(const ServeProcess &s, const QString &id)
+{
+    WsClient c;
+    c.open(s.port, QStringLiteral("/ws/%1?mode=watch").arg(id), s.key);
+    if (!QTest::qWaitFor([&]() {
+            return c.gotAttached() && c.bytes.size() >= c.num("prelude_bytes") + c.num("replay_bytes");
+        }, 10000))
+        return Snapshot();
+    c.ws.close();
+    return Snapshot{c.attachedMsg, c.bytes};
+}
+
+} // namespace
+
+class TestRestart : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (tetherBinary().isEmpty())
+            QSKIP("the tether executable is not built in this tree");
+    }
+    void keepsEverything_data();
+    void keepsEverything();
+    void twentyRestartsWhileFlooding();
+    void missingBinaryIsRefusedWithTheReason();
+    void failedExecCarriesOn();
+    void unreadableStateAdoptsThePtys();
+};
+
+void TestRestart::keepsEverything_data()
+{
+    QTest::addColumn<QString>("how");
+    QTest::newRow("tether restart") << QStringLiteral("tether restart");
+    QTest::newRow("SIGUSR2") << QStringLiteral("SIGUSR2");
+}
+
+void TestRestart::keepsEverything()
+{
+    QFETCH(QString, how);
+    ServeProcess s("[sessions]\nttl=3600\nexitedTtl=600\n");
+    QVERIFY(s.start());
+    const qint64 pid = s.proc.processId();
+    const QString hup = s.dir.filePath(QStringLiteral("hup"));
+    const QString bgFile = s.dir.filePath(QStringLiteral("bg"));
+
+    // A shell with a background job, which would note a SIGHUP.
+    const QString shell = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                    QStringLiteral("trap 'echo HUP >> %1' HUP; sleep 1000 & echo $! > %2; "
+                                                   "echo ready; while read l; do echo \"got:$l\"; done").arg(hup, bgFile)});
+    // On the alternate screen, cursor hidden, titled; its start then rolls
+    // out of the 1 MiB ring, so only the saved terminal state knows.
+    const QString alt = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                  QStringLiteral("trap 'echo HUP >> %1' HUP; printf '\\033]2;alt title\\007\\033[?1049h\\033[?25l'; "
+                                                 "head -c 1500000 /dev/zero | tr '\\\\0' x; echo; echo end; exec sleep 1000").arg(hup)});
+    const QString flooding = s.create(flood());
+    const QString exited = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo bye; exit 3")});
+    QVERIFY(!shell.isEmpty() && !alt.isEmpty() && !flooding.isEmpty() && !exited.isEmpty());
+    QTRY_VERIFY(QFile::exists(bgFile) && !readFile(bgFile).trimmed().isEmpty());
+    const pid_t bg = pid_t(readFile(bgFile).trimmed().toInt());
+    QTRY_COMPARE(s.session(exited).value(QStringLiteral("state")).toString(), QStringLiteral("exited"));
+    QTRY_VERIFY_WITH_TIMEOUT(s.session(alt).value(QStringLiteral("offset")).toDouble() > 1500000, 20000);
+    QVERIFY(s.session(alt).value(QStringLiteral("buffer_bytes")).toDouble() < s.session(alt).value(QStringLiteral("offset")).toDouble());
+
+    // Viewers: a control viewer on the flood and on the shell (it types),
+    // a raw one that records the exact close frame.
+    ResumingViewer floodViewer(s.port, s.key, flooding);
+    ResumingViewer shellViewer(s.port, s.key, shell);
+    QTRY_VERIFY(floodViewer.live() && shellViewer.live());
+    QTRY_VERIFY(floodViewer.stream.size() > 10000);
+    RawWs raw;
+    QVERIFY(raw.handshake(s.port, "/ws/" + shell.toLatin1() + "?mode=watch", s.key));
+
+    const Snapshot altBefore = snapshot(s, alt);
+    QVERIFY(!altBefore.bytes.isEmpty());
+    QVERIFY(altBefore.bytes.startsWith("\x1b[?1049h")); // the prelude
+    QTRY_COMPARE(s.session(alt).value(QStringLiteral("viewers")).toInt(), 0);
+    const QStringList ids = idsOf(s);
+    const QJsonObject exitedBefore = s.session(exited);
+    const QJsonObject altJsonBefore = s.session(alt);
+    QVERIFY(!exitedBefore.value(QStringLiteral("detached_since")).toString().isEmpty());
+    QElapsedTimer sinceBefore;
+    sinceBefore.start();
+    const QByteArray runtimeBefore = readFile(s.runtimeFile());
+    const QStringList inherited = inheritableFds(pid); // from the test harness
+
+    QVERIFY(restart(s, how));
+
+    // The same process, the same server.
+    QCOMPARE(s.proc.processId(), pid);
+    QCOMPARE(s.proc.state(), QProcess::Running);
+    QCOMPARE(idsOf(s), ids);
+    QCOMPARE(s.http("GET", "/api/sessions").status, 200); // the same key
+    QCOMPARE(readFile(s.runtimeFile()), runtimeBefore);
+    QCOMPARE(s.out.count('\n'), 1); // "Tether is serving" once
+    QVERIFY2(s.err.contains("restarted in place (pid " + QByteArray::number(pid) + "): 4 sessions kept"), s.err.constData());
+    const QJsonObject status = s.http("GET", "/api/restart").json();
+    QCOMPARE(status.value(QStringLiteral("restarts")).toInt(), 1);
+    QVERIFY(status.value(QStringLiteral("last_error")).isNull());
+
+    // The raw viewer got 1012 "server restarting".
+    RawWs::Frame f;
+    bool sawClose = false;
+    QTRY_VERIFY([&]() {
+        while (raw.nextFrame(&f))
+            if (f.opcode == 8)
+                sawClose = true;
+        return sawClose;
+    }());
+    QCOMPARE(qFromBigEndian<quint16>(f.payload.constData()), quint16(1012));
+    QCOMPARE(f.payload.mid(2), QByteArray("server restarting"));
+
+    // TTL deadlines: the exited one keeps its detached_since and counts on.
+    const QJsonObject exitedAfter = s.session(exited);
+    QCOMPARE(exitedAfter.value(QStringLiteral("detached_since")), exitedBefore.value(QStringLiteral("detached_since")));
+    QCOMPARE(exitedAfter.value(QStringLiteral("exit_code")).toInt(), 3);
+    QCOMPARE(exitedAfter.value(QStringLiteral("offset")), exitedBefore.value(QStringLiteral("offset")));
+    const int leftBefore = exitedBefore.value(QStringLiteral("expires_in")).toInt();
+    const int leftAfter = exitedAfter.value(QStringLiteral("expires_in")).toInt();
+    QVERIFY2(leftAfter <= leftBefore && leftAfter >= leftBefore - 1 - int(sinceBefore.elapsed() / 1000),
+             qPrintable(QStringLiteral("%1 then %2").arg(leftBefore).arg(leftAfter)));
+    const QJsonObject altJsonAfter = s.session(alt); // detached, running, TTL 3600
+    for (const char *field : {"detached_since", "created", "pid", "offset", "title", "command", "cwd", "cols", "rows"})
+        QCOMPARE(altJsonAfter.value(QLatin1String(field)), altJsonBefore.value(QLatin1String(field)));
+    QVERIFY(altJsonAfter.value(QStringLiteral("expires_in")).isDouble());
+
+    // A fresh attach to the alternate-screen session replays exactly as
+    // before: same start, same prelude, same bytes.
+    const Snapshot altAfter = snapshot(s, alt);
+    for (const char *field : {"replay_from", "prelude_bytes", "replay_bytes", "offset", "title", "reason"})
+        QCOMPARE(altAfter.attached.value(QLatin1String(field)), altBefore.attached.value(QLatin1String(field)));
+    QCOMPARE(altAfter.bytes, altBefore.bytes);
+
+    // Viewers resumed: nothing lost, nothing twice.
+    QTRY_VERIFY(floodViewer.live() && shellViewer.live());
+    const int linesAtRestart = consecutiveLines(floodViewer.stream);
+    QTRY_VERIFY(consecutiveLines(floodViewer.stream) > linesAtRestart + 1000);
+    QVERIFY(floodViewer.attaches.size() >= 2);
+    // Qt 5.15 and 6.4 report the 1012 close as 1002 (protocol.md, "Note for Qt clients").
+    QVERIFY2(floodViewer.closeCodes.first() == 1012 || floodViewer.closeCodes.first() == 1002,
+             qPrintable(QString::number(floodViewer.closeCodes.first())));
+    for (int i = 1; i < floodViewer.attaches.size(); ++i)
+        QCOMPARE(floodViewer.attaches.at(i).value(QStringLiteral("reason")).toString(), QStringLiteral("resume"));
+    floodViewer.stop();
+    const Snapshot all = snapshot(s, flooding); // the whole ring: the program's output
+    QCOMPARE(all.attached.value(QStringLiteral("replay_from")).toInt(), 0);
+    QVERIFY(all.bytes.size() >= floodViewer.stream.size());
+    QVERIFY(all.bytes.startsWith(floodViewer.stream));
+
+    // The shell still reads and answers, and never saw a hangup; its
+    // background job lives.
+    QTRY_VERIFY(shellViewer.live());
+    shellViewer.type("after restart\r");
+    QTRY_VERIFY(shellViewer.stream.contains("got:after restart"));
+    QVERIFY(shellViewer.stream.startsWith("ready\r\n"));
+    QCOMPARE(shellViewer.stream.count("ready"), 1);
+    QVERIFY(!QFile::exists(hup));
+    QCOMPARE(::kill(bg, 0), 0);
+    QVERIFY(TestUtil::processState(bg) != 'Z');
+    QCOMPARE(zombiesOf(pid), 0);
+    QCOMPARE(inheritableFds(pid), inherited); // masters, pidfds, socket: close-on-exec again
+
+    // The trap does note a hangup: stopping Tether (not restarting it) ends
+    // the sessions with SIGHUP.
+    s.proc.terminate();
+    QVERIFY(s.waitFinished());
+    QTRY_VERIFY(QFile::exists(hup));
+}
+
+void TestRestart::twentyRestartsWhileFlooding()
+{
+    ServeProcess s;
+    QVERIFY(s.start({QStringLiteral("--buffer-size"), QStringLiteral("16M")}));
+    const qint64 pid = s.proc.processId();
+    const QString flooding = s.create(flood());
+    const QString idle = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 1000")});
+    QVERIFY(!flooding.isEmpty() && !idle.isEmpty());
+    ResumingViewer viewer(s.port, s.key, flooding);
+    ResumingViewer watcher(s.port, s.key, flooding, QStringLiteral("watch"));
+    QTRY_VERIFY(viewer.live() && watcher.live());
+    QTRY_VERIFY(viewer.stream.size() > 10000);
+
+    // Settle on the first restart (the first image started differently).
+    QVERIFY(restart(s, QStringLiteral("SIGUSR2")));
+    QTRY_VERIFY(viewer.live() && watcher.live());
+    const int fds = fdCount(pid);
+    for (int i = 0; i < 20; ++i) {
+        QVERIFY2(restart(s, i % 2 ? QStringLiteral("SIGUSR2") : QStringLiteral("POST")), qPrintable(QString::number(i)));
+        QTRY_VERIFY_WITH_TIMEOUT(viewer.live() && watcher.live(), 10000);
+    }
+    QTRY_COMPARE(fdCount(pid), fds);
+    QCOMPARE(s.proc.processId(), pid);
+    QCOMPARE(idsOf(s), (QStringList{flooding, idle}));
+    QCOMPARE(zombiesOf(pid), 0);
+    QCOMPARE(s.http("GET", "/api/restart").json().value(QStringLiteral("restarts")).toInt(), 21);
+
+    const int lines = consecutiveLines(viewer.stream);
+    QTRY_VERIFY(consecutiveLines(viewer.stream) > lines + 500);
+    viewer.stop();
+    watcher.stop();
+    QVERIFY(consecutiveLines(watcher.stream) > 0);
+    QVERIFY(viewer.attaches.size() >= 22);
+    const Snapshot all = snapshot(s, flooding);
+    QCOMPARE(all.attached.value(QStringLiteral("replay_from")).toInt(), 0);
+    QVERIFY(all.bytes.startsWith(viewer.stream));
+    QVERIFY(all.bytes.startsWith(watcher.stream));
+}
+
+void TestRestart::missingBinaryIsRefusedWithTheReason()
+{
+    ServeProcess s;
+    s.proc.setProcessEnvironment(s.environment({QStringLiteral("TETHER_RESTART_BINARY=/nonexistent/tether")}));
+    QVERIFY(s.start());
+    const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 1000")});
+    QVERIFY(!id.isEmpty());
+    const QString instance = instanceOf(s);
+    ResumingViewer viewer(s.port, s.key, id);
+    QTRY_VERIFY(viewer.live());
+
+    const HttpReply r = s.http("POST", "/api/restart");
+    QCOMPARE(r.status, 500);
+    QCOMPARE(r.json().value(QStringLiteral("error")).toString(),
+             QStringLiteral("cannot restart: /nonexistent/tether: No such file or directory"));
+    const TetherRun cli = runTether(s, {QStringLiteral("restart")});
+    QCOMPARE(cli.code, 1);
+    QVERIFY2(cli.err.contains("/nonexistent/tether: No such file or directory"), cli.err.constData());
+    QCOMPARE(::kill(pid_t(s.proc.processId()), SIGUSR2), 0);
+    QTRY_VERIFY(s.err.contains("cannot restart in place: /nonexistent/tether: No such file or directory"));
+
+    // Nothing happened: the same image, the viewer never cut.
+    QCOMPARE(instanceOf(s), instance);
+    QVERIFY(viewer.live());
+    QCOMPARE(viewer.closeCodes.size(), 0);
+    QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+    QCOMPARE(s.http("GET", "/api/restart").json().value(QStringLiteral("last_error")).toString(),
+             QStringLiteral("/nonexistent/tether: No such file or directory"));
+}
+
+void TestRestart::failedExecCarriesOn()
+{
+    // Executable, but not a program execve(2) can run (no #!, not ELF):
+    // access(X_OK) passes, execve fails with ENOEXEC after the viewers were
+    // closed. The old process must carry on exactly as before.
+    ServeProcess s;
+    const QString fake = s.dir.filePath(QStringLiteral("not-a-program"));
+    {
+        QFile f(fake);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not a program\n");
+    }
+    QCOMPARE(::chmod(QFile::encodeName(fake).constData(), 0755), 0);
+    s.proc.setProcessEnvironment(s.environment({QStringLiteral("TETHER_RESTART_BINARY=") + fake}));
+    QVERIFY(s.start());
+    const qint64 pid = s.proc.processId();
+    const QString flooding = s.create(flood());
+    QVERIFY(!flooding.isEmpty());
+    ResumingViewer viewer(s.port, s.key, flooding);
+    QTRY_VERIFY(viewer.live() && viewer.stream.size() > 10000);
+    const QString instance = instanceOf(s);
+    const int fds = fdCount(pid);
+    // Fds the test harness passed on to the server (not ours to judge).
+    const QStringList inherited = inheritableFds(pid);
+
+    const TetherRun cli = runTether(s, {QStringLiteral("restart")});
+    QCOMPARE(cli.code, 1);
+    QVERIFY2(cli.err.contains("the restart failed, Tether carries on: cannot execute " + fake.toLocal8Bit()
+                              + ": Exec format error"), cli.err.constData());
+    QCOMPARE(instanceOf(s), instance);
+    QCOMPARE(s.proc.processId(), pid);
+    QTRY_VERIFY(s.err.contains("restart in place failed, carrying on"));
+
+    // The viewer was closed (1012), came back to the same process and lost nothing.
+    QTRY_VERIFY(viewer.live() && viewer.attaches.size() >= 2);
+    const int lines = consecutiveLines(viewer.stream);
+    QTRY_VERIFY(consecutiveLines(viewer.stream) > lines + 500);
+    // Accepting again, every fd close-on-exec again, nothing leaked.
+    QCOMPARE(s.http("GET", "/api/sessions").status, 200);
+    QCOMPARE(inheritableFds(pid), inherited);
+    QTRY_COMPARE(fdCount(pid), fds);
+    // And a second attempt fails the same way, no worse.
+    QCOMPARE(s.http("POST", "/api/restart").status, 202);
+    QTRY_VERIFY(s.http("GET", "/api/restart").json().value(QStringLiteral("last_error")).isString());
+    QCOMPARE(instanceOf(s), instance);
+    QCOMPARE(zombiesOf(pid), 0);
+}
+
+void TestRestart::unreadableStateAdoptsThePtys()
+{
+    // A successor that cannot read the state (another format version after
+    // an upgrade) still adopts every PTY from the bare fd list: same ids,
+    // same processes, working shells; only the earlier output is gone.
+    ServeProcess s;
+    s.proc.setProcessEnvironment(s.environment({QStringLiteral("TETHER_TEST_IGNORE_HANDOVER_STATE=1")}));
+    QVERIFY(s.start());
+    const qint64 pid = s.proc.processId();
+    const QString hup = s.dir.filePath(QStringLiteral("hup"));
+    const QString shell = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                    QStringLiteral("trap 'echo HUP >> %1' HUP; echo ready; while read l; do echo \"got:$l\"; done").arg(hup)});
+    const QString exited = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exit 3")});
+    QVERIFY(!shell.isEmpty() && !exited.isEmpty());
+    QTRY_VERIFY(s.session(shell).value(QStringLiteral("offset")).toInt() > 0);
+    QTRY_COMPARE(s.session(exited).value(QStringLiteral("state")).toString(), QStringLiteral("exited"));
+    const QJsonObject before = s.session(shell);
+    ResumingViewer viewer(s.port, s.key, shell);
+    QTRY_VERIFY(viewer.live());
+
+    QVERIFY(restart(s, QStringLiteral("SIGUSR2")));
+    QVERIFY2(s.err.contains("the restart state could not be read (ignored (TETHER_TEST_IGNORE_HANDOVER_STATE=1))"),
+             s.err.constData());
+    QCOMPARE(s.proc.processId(), pid);
+    // The exited session had nothing left to adopt (its leader was reaped,
+    // its terminal closed); the running shell is kept.
+    QCOMPARE(idsOf(s), QStringList{shell});
+    const QJsonObject after = s.session(shell);
+    QCOMPARE(after.value(QStringLiteral("pid")), before.value(QStringLiteral("pid")));
+    QCOMPARE(after.value(QStringLiteral("command")), before.value(QStringLiteral("command")));
+    QCOMPARE(after.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+    QCOMPARE(after.value(QStringLiteral("offset")).toInt(), 0);
+    QCOMPARE(s.http("GET", "/api/sessions").status, 200); // the key (from its file)
+
+    // The viewer is ahead of the new, empty stream: a reset replay.
+    QTRY_VERIFY(viewer.live() && viewer.attaches.size() >= 2);
+    QCOMPARE(viewer.attaches.last().value(QStringLiteral("reason")).toString(), QStringLiteral("ahead"));
+    viewer.type("still here\r");
+    QTRY_VERIFY(viewer.stream.contains("got:still here"));
+    QVERIFY(!QFile::exists(hup));
+    QCOMPARE(zombiesOf(pid), 0);
+}
+
+QTEST_GUILESS_MAIN(TestRestart)
+#include "tst_restart.moc"

@@ -2,6 +2,8 @@
 # The README's two commands: `make run` and `make test`.
 JOBS ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+# ccache, where installed, makes rebuilds of unchanged files nearly free.
+CMAKE_LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
 
 .PHONY: all deps run test build build-qt6 build-qt5 clean
 
@@ -11,9 +13,9 @@ deps:
 	@scripts/install-deps.sh
 
 build-qt6/CMakeCache.txt:
-	cmake -S . -B build-qt6 $(CMAKE_GEN) -DTETHER_QT_MAJOR=6
+	cmake -S . -B build-qt6 $(CMAKE_GEN) $(CMAKE_LAUNCHER) -DTETHER_QT_MAJOR=6
 build-qt5/CMakeCache.txt:
-	cmake -S . -B build-qt5 $(CMAKE_GEN) -DTETHER_QT_MAJOR=5
+	cmake -S . -B build-qt5 $(CMAKE_GEN) $(CMAKE_LAUNCHER) -DTETHER_QT_MAJOR=5
 
 build-qt6: deps build-qt6/CMakeCache.txt
 	cmake --build build-qt6 -j $(JOBS)

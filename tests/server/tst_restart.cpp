@@ -433,7 +433,8 @@ void TestRestart::twentyRestartsWhileFlooding()
         QVERIFY2(restart(s, i % 2 ? QStringLiteral("SIGUSR2") : QStringLiteral("POST")), qPrintable(QString::number(i)));
         QTRY_VERIFY_WITH_TIMEOUT(viewer.live() && watcher.live(), 10000);
     }
-    QTRY_COMPARE(fdCount(pid), fds);
+    // No growth (see failedExecCarriesOn for why not equality).
+    QTRY_VERIFY2(fdCount(pid) <= fds, qPrintable(QStringLiteral("%1 fds, %2 before").arg(fdCount(pid)).arg(fds)));
     QCOMPARE(s.proc.processId(), pid);
     QCOMPARE(idsOf(s), (QStringList{flooding, idle}));
     QCOMPARE(zombiesOf(pid), 0);
@@ -521,7 +522,10 @@ void TestRestart::failedExecCarriesOn()
     // Accepting again, every fd close-on-exec again, nothing leaked.
     QCOMPARE(s.http("GET", "/api/sessions").status, 200);
     QCOMPARE(inheritableFds(pid), inherited);
-    QTRY_COMPARE(fdCount(pid), fds);
+    // No growth. (Not equality: the count taken before may include a
+    // connection of the test's own that was still closing, one in 20 runs
+    // under load.)
+    QTRY_VERIFY2(fdCount(pid) <= fds, qPrintable(QStringLiteral("%1 fds, %2 before").arg(fdCount(pid)).arg(fds)));
     // And a second attempt fails the same way, no worse.
     QCOMPARE(s.http("POST", "/api/restart").status, 202);
     QTRY_VERIFY(s.http("GET", "/api/restart").json().value(QStringLiteral("last_error")).isString());

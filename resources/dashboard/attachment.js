@@ -354,7 +354,7 @@ export class Attachment {
       // Tether restarts in place: the next process image accepts on the
       // same socket and has every byte; resume from our offset at once.
       this.attempt = 0;
-      this.scheduleRetry(false);
+      this.probeThenRetry(false);
       return;
     }
     switch (closeMeaning(code, closeReason)) {

@@ -159,6 +159,7 @@ private Q_SLOTS:
         // protocol.h's (the others are Qt's or empty).
         const QStringList known{QLatin1String(Protocol::CloseReason::SessionKilled),
                                 QLatin1String(Protocol::CloseReason::ServerShutdown),
+                                QLatin1String(Protocol::CloseReason::ServiceRestart),
                                 QLatin1String(Protocol::CloseReason::InputStalled),
                                 QLatin1String(Protocol::CloseReason::TooFarBehind),
                                 QLatin1String(Protocol::CloseReason::BadControlMessage),

@@ -22,6 +22,11 @@ struct HttpRequest::Parser {
     static int onHeaderField(http_parser *p, const char *at, size_t len)
     {
         HttpRequest *r = req(p);
+        // After the head these are a chunked body's trailer fields: the
+        // Host/Origin/key checks are done, so they must not become headers
+        // (RFC 9112 §7.1.2 lets a recipient discard them).
+        if (r->m_phase != Phase::Head)
+            return 0;
         if (r->m_lastWasValue || r->m_headers.isEmpty()) {
             r->m_headers.append(qMakePair(QByteArray(), QByteArray()));
             r->m_lastWasValue = false;
@@ -32,6 +37,8 @@ struct HttpRequest::Parser {
     static int onHeaderValue(http_parser *p, const char *at, size_t len)
     {
         HttpRequest *r = req(p);
+        if (r->m_phase != Phase::Head)
+            return 0; // a trailer field's value (see onHeaderField)
         if (r->m_headers.isEmpty())
             return 1;
         r->m_lastWasValue = true;

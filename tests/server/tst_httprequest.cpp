@@ -57,6 +57,19 @@ class TestHttpRequest : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void trailersAreNotHeaders()
+    {
+        // Trailer fields of a chunked body come after the Host check: kept
+        // as headers, "host: evil" changed host() after the fact (RFC 9112
+        // §7.1.2: store them apart or discard them; we discard them).
+        HttpRequest r;
+        QCOMPARE(feedAll(r, "POST / HTTP/1.1\r\nhost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            "5\r\nhello\r\n0\r\nhost: evil\r\nX-Trailer:  t \r\n\r\n"),
+                 Phase::Complete);
+        QCOMPARE(r.body(), QByteArray("hello"));
+        QCOMPARE(r.host(), QByteArray("h"));
+        QCOMPARE(r.headers().size(), 2);
+    }
     void completeHeadInOneFeed()
     {
         const QByteArray head = "GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1:7420\r\nAccept: */*\r\n\r\n";

@@ -13,12 +13,15 @@ PACKAGES=(
   qtbase5-dev qtbase5-dev-tools libqt5websockets5-dev
   libqtermwidget5-1-dev libutf8proc-dev   # qtermwidget5's CMake config links libutf8proc.so
   libhttp-parser-dev libgl-dev
+  libvterm-dev                           # the server-side terminal screen (issue: screen-exact reattach)
   # run
   libqt6svg6 libqt5svg5 xdg-utils
   # tests: shells, process tools, browser, X server, tray host, screenshots
   procps tmux less chromium xvfb xauth tint2 imagemagick x11-utils
   # desktop screenshots: window manager and input simulation under Xvfb
   openbox xdotool
+  # reattach fidelity corpus: the programs it runs
+  htop vim python3 locales
 )
 # Node.js and npm: the machine's own when present (a nodesource build bundles npm
 # and conflicts with Debian's npm package), Debian's otherwise.

@@ -641,7 +641,9 @@ QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &d
                        "  attach   attach this terminal to a session (like tmux attach)\n"
                        "  list     list sessions\n"
                        "  new      start a session\n"
-                       "  kill     end a session"));
+                       "  kill     end a session\n"
+                       "  key      print the dashboard link, or make a new key (--rotate)\n"
+                       "  restart  restart Tether in place, keeping every session"));
     parser.addHelpOption();
     parser.addVersionOption();
     ServeOptions::addTo(parser, defaults);
@@ -688,7 +690,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (parser.isSet(QStringLiteral("version"))) {
-        out << "tether " << QCoreApplication::applicationVersion() << '\n';
+        out << versionLine();
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
@@ -775,7 +777,7 @@ int desktopMain(int argc, char **argv)
     RestartInPlace::recordStartup(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("Tether"));
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION_STRING));
+    QCoreApplication::setApplicationVersion(version());
 
     Config config = Config::load();
     QCommandLineParser parser;

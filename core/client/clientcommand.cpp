@@ -20,10 +20,6 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#ifndef TETHER_VERSION
-#define TETHER_VERSION "0.1.0"
-#endif
-
 namespace Tether {
 
 namespace {
@@ -285,18 +281,26 @@ QStringList idsAsPositional(const QStringList &args, const QStringList &flags, c
 namespace {
 
 /// Parses `args` (argv without the subcommand); shows help and exits on
-/// -h, --help or --help-all (helpRequested()).
+/// -h, --help or --help-all (helpRequested()), prints the version on
+/// --version (as every entry point does: versionLine()).
 bool parse(QCommandLineParser &parser, const Common &common, const QString &command, const QStringList &args,
            int *status)
 {
     parser.addOptions({common.url, common.key});
     parser.addHelpOption();
+    parser.addVersionOption();
     if (!parser.parse(args)) {
         *status = fail(command, parser.errorText() + QStringLiteral(" (see --help)"), kExitUsage);
         return false;
     }
     if (helpRequested(parser)) {
         std::fputs(qPrintable(commandHelp(parser, command)), stdout);
+        std::fflush(stdout);
+        *status = kExitOk;
+        return false;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+        std::fputs(qPrintable(versionLine()), stdout);
         std::fflush(stdout);
         *status = kExitOk;
         return false;
@@ -411,7 +415,8 @@ int killCommand(const QStringList &args)
     parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session (or a unique prefix of its id)."));
     int status = kExitOk;
     ServerEndpoint ep;
-    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all")};
+    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
+                            QStringLiteral("-v"), QStringLiteral("--version")};
     const QStringList values{QStringLiteral("--url"), QStringLiteral("--key")};
     if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
@@ -643,7 +648,8 @@ int attachCommand(const QStringList &args)
     int status = kExitOk;
     ServerEndpoint ep;
     const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"),
-                            QStringLiteral("--help-all"), QStringLiteral("--watch")};
+                            QStringLiteral("--help-all"), QStringLiteral("-v"), QStringLiteral("--version"),
+                            QStringLiteral("--watch")};
     const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--detach-key")};
     if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
@@ -713,7 +719,7 @@ int clientMain(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION));
+    QCoreApplication::setApplicationVersion(version());
     QStringList args = QCoreApplication::arguments();
     const QString command = args.value(1);
     // "tether attach" in the usage line and errors.

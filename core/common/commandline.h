@@ -23,4 +23,19 @@ QString commandHelp(const QCommandLineParser &parser, const QString &command);
 /// print commandHelp() for it as for --help.
 bool helpRequested(const QCommandLineParser &parser);
 
+/// The version of this build ("0.1.0"): CMake's `project(Tether VERSION ...)`,
+/// the one place it is set (passed to this file only, as TETHER_VERSION).
+/// Every entry point prints it for --version, the API reports it (GET
+/// /api/restart, docs/protocol.md), and a running server compares it with
+/// what a replaced binary prints (UpgradeWatch).
+QString version();
+
+/// What `--version` prints in every command: "tether 0.1.0\n". UpgradeWatch
+/// parses this line from a new binary (parseVersionLine).
+QString versionLine();
+
+/// The version in a line printed by `tether --version` ("tether 1.2.3" →
+/// "1.2.3"); empty when `text` does not start with "tether " and a version.
+QString parseVersionLine(const QByteArray &text);
+
 } // namespace Tether

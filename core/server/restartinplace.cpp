@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "restartinplace.h"
+#include "commandline.h"
 #include "handover.h"
 #include "logging.h"
 #include "registry.h"
@@ -137,6 +138,7 @@ RestartInPlace::~RestartInPlace()
 QJsonObject RestartInPlace::status() const
 {
     QJsonObject o;
+    o.insert(QStringLiteral("version"), version());
     o.insert(QStringLiteral("pid"), qint64(::getpid()));
     o.insert(QStringLiteral("binary"), binary());
     o.insert(QStringLiteral("instance"), m_instance);

@@ -103,8 +103,9 @@ public:
     /// Random id of this process image: it changes with every exec, so a
     /// client can tell that the restart happened.
     QString instance() const { return m_instance; }
-    /// {"pid", "binary", "instance", "restarts", "restarting", "last_error"}:
-    /// the body of GET /api/restart (docs/protocol.md).
+    /// {"version", "pid", "binary", "instance", "restarts", "restarting",
+    /// "last_error"}: the body of GET /api/restart (docs/protocol.md).
+    /// "version" is this process image's (Tether::version()).
     QJsonObject status() const;
     /// The binary a restart would exec now (TETHER_RESTART_BINARY, else startupBinary()).
     static QString binary();

@@ -16,10 +16,6 @@
 #include <csignal>
 #include <cstdio>
 
-#ifndef TETHER_VERSION
-#define TETHER_VERSION "0.1.0"
-#endif
-
 namespace Tether {
 
 namespace {
@@ -31,7 +27,7 @@ int serveMain(int argc, char **argv)
     RestartInPlace::recordStartup(argc, argv);
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION));
+    QCoreApplication::setApplicationVersion(version());
 
     Config config = Config::load();
 
@@ -60,8 +56,10 @@ int serveMain(int argc, char **argv)
         std::fputs(qPrintable(commandHelp(parser, QStringLiteral("serve"))), stdout);
         return 0;
     }
-    if (parser.isSet(QStringLiteral("version")))
-        parser.showVersion();
+    if (parser.isSet(QStringLiteral("version"))) {
+        std::fputs(qPrintable(versionLine()), stdout);
+        return 0;
+    }
     if (!parser.positionalArguments().isEmpty())
         return ServeOptions::usageError(
             kProgram, QStringLiteral("unexpected argument \"%1\"").arg(parser.positionalArguments().first()));

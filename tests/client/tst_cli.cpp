@@ -247,6 +247,35 @@ private Q_SLOTS:
         }
     }
 
+    void versionInEveryCommand()
+    {
+        // Every entry point answers --version (and -v) with the one version
+        // CMake's project() sets, and does nothing else: no server is
+        // started, none is needed, and the running one is not touched.
+        Serve s;
+        QVERIFY(s.start());
+        const QByteArray expected = "tether " TETHER_PROJECT_VERSION "\n";
+        const QStringList commands{QString(), QStringLiteral("serve"), QStringLiteral("attach"), QStringLiteral("list"),
+                                   QStringLiteral("new"), QStringLiteral("kill"), QStringLiteral("key"),
+                                   QStringLiteral("restart")};
+        const QString instance = s.http("GET", "/api/restart").json().value(QStringLiteral("instance")).toString();
+        QVERIFY(!instance.isEmpty());
+        for (const QString &command : commands) {
+            for (const QString &flag : {QStringLiteral("--version"), QStringLiteral("-v")}) {
+                const QStringList args = command.isEmpty() ? QStringList{flag} : QStringList{command, flag};
+                const QByteArray what = args.join(QLatin1Char(' ')).toUtf8();
+                const Run r = tether(s, args, {QStringLiteral("QT_QPA_PLATFORM=offscreen")});
+                QVERIFY2(r.code == 0, what + ": " + r.out + r.err);
+                QVERIFY2(r.out == expected, what + ": " + r.out);
+                QVERIFY2(r.err.isEmpty(), what + ": " + r.err);
+            }
+        }
+        // Nothing was created, killed, rotated or restarted.
+        QCOMPARE(sessionCount(s), 0);
+        QCOMPARE(s.http("GET", "/api/restart").json().value(QStringLiteral("instance")).toString(), instance);
+        QCOMPARE(s.http("GET", "/api/sessions").status, 200); // the same key
+    }
+
     void helpAllDoesNotRunTheCommand()
     {
         // QCommandLineParser::addHelpOption() adds --help-all too (listed in

@@ -342,6 +342,7 @@ void TestRestart::keepsEverything()
     const QJsonObject status = s.http("GET", "/api/restart").json();
     QCOMPARE(status.value(QStringLiteral("restarts")).toInt(), 1);
     QVERIFY(status.value(QStringLiteral("last_error")).isNull());
+    QCOMPARE(status.value(QStringLiteral("version")).toString(), QStringLiteral(TETHER_PROJECT_VERSION));
 
     // The raw viewer got 1012 "server restarting".
     RawWs::Frame f;

@@ -17,6 +17,7 @@
 #include "signalpipe.h"
 #include "singleinstance.h"
 #include "terminalwindow.h"
+#include "upgradewatch.h"
 
 #include <QAction>
 #include <QApplication>
@@ -105,6 +106,8 @@ bool DesktopApp::start(QString *error)
         reopenWindows(); // closed for the exec that did not happen
         notify(tr("Tether could not restart"), tr("It carries on as it was: %1").arg(why));
     });
+    // A newer Tether installed: say so, and offer the restart that uses it.
+    connect(m_restart->upgradeWatch(), &UpgradeWatch::updateChanged, this, &DesktopApp::onUpdateChanged);
     // Exec'd by a restart in place: the socket and the sessions are ours.
     QString report;
     const RestartInPlace::Adoption adoption = m_restart->adoptHandover(&report);
@@ -205,6 +208,13 @@ void DesktopApp::rebuildTrayMenu()
         return;
     m_trayMenuDirty = false;
     m_trayMenu->clear();
+    const QString update = updateVersion();
+    if (!update.isEmpty()) {
+        connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("system-software-update")),
+                                      tr("Restart to use version %1").arg(update)),
+                &QAction::triggered, this, &DesktopApp::restartInPlace);
+        m_trayMenu->addSeparator();
+    }
     const bool local = canAttachHere();
     const auto sessions = m_registry->sessions();
     if (sessions.isEmpty()) {
@@ -301,10 +311,38 @@ void DesktopApp::onSessionExpiringSoon(Session *session, int secondsLeft)
            attach ? session->id() : QString());
 }
 
+QString DesktopApp::updateVersion() const
+{
+    return m_restart ? m_restart->upgradeWatch()->update().version : QString();
+}
+
+QString DesktopApp::updateText(const QString &version)
+{
+    return tr("Tether was updated — restart to use version %1 (sessions are kept)").arg(version);
+}
+
+void DesktopApp::onUpdateChanged()
+{
+    m_trayMenuDirty = true;
+    const QString v = updateVersion();
+    if (v.isEmpty() || v == m_notifiedUpdate)
+        return; // once per new version, not again for each look at the file
+    m_notifiedUpdate = v;
+    notify(tr("Tether was updated"), updateText(v) + QLatin1Char('\n') + tr("Click to restart now."));
+    m_messageRestarts = true;
+}
+
 void DesktopApp::onTrayMessageClicked()
 {
     // Trays report a click on the last message only: m_messageSessionId is
-    // the session that message was about.
+    // the session that message was about; m_messageRestarts, that it offered
+    // the restart to a new version.
+    if (m_messageRestarts) {
+        m_messageRestarts = false;
+        if (!updateVersion().isEmpty())
+            restartInPlace();
+        return;
+    }
     const QString id = m_messageSessionId;
     m_messageSessionId.clear();
     const Session *s = id.isEmpty() ? nullptr : m_registry->find(id);
@@ -322,6 +360,7 @@ void DesktopApp::notify(const QString &title, const QString &text, const QString
     qCInfo(lcUi) << "notification:" << text;
     if (m_tray) {
         m_messageSessionId = attachId;
+        m_messageRestarts = false;
         showTrayMessage(title, text, 8000);
     }
     Q_EMIT notified(title, text);

@@ -41,6 +41,11 @@ class SettingsDialog;
  * window is the main window and closing it asks whether to quit or keep
  * serving.
  *
+ * When a newer Tether is installed over the running one (UpgradeWatch), the
+ * tray says "Tether was updated — restart to use version X (sessions are
+ * kept)" (a click restarts in place) and its menu starts with "Restart to
+ * use version X".
+ *
  * Quit asks first when sessions are running, then shuts the registry down
  * (every session torn down, bounded) and leaves the event loop.
  *
@@ -81,6 +86,13 @@ public:
     QMenu *trayMenu() const { return m_trayMenu; }
     /// "Tether — 3 sessions, 1 attached".
     QString trayToolTip() const;
+    /// The version of a newer Tether installed over the running one
+    /// (UpgradeWatch), empty when there is none. While there is one, the tray
+    /// menu starts with "Restart to use version X", and a notification
+    /// (updateText(), once per version; a click restarts in place) says so.
+    QString updateVersion() const;
+    /// "Tether was updated — restart to use version X (sessions are kept)".
+    static QString updateText(const QString &version);
     /// The Sessions window (created on first use).
     SessionsWindow *sessionsWindow();
     /// The local window on session `id`, or null.
@@ -155,6 +167,8 @@ private:
     void onSessionExited(Session *session, const ExitStatus &status);
     void onSessionExpiringSoon(Session *session, int secondsLeft);
     void onTrayMessageClicked();
+    /// UpgradeWatch::updateChanged: menu entry and notification.
+    void onUpdateChanged();
     /// `attachId`: the session a click on the message attaches to (empty:
     /// the click opens the Sessions window).
     void notify(const QString &title, const QString &text, const QString &attachId = QString());
@@ -169,6 +183,8 @@ private:
     bool m_trayMenuDirty = true;
     bool m_trayUpdatePending = false;
     QString m_messageSessionId; ///< the session the last tray message is about, if a click attaches
+    bool m_messageRestarts = false; ///< the last tray message offered the restart to a new version
+    QString m_notifiedUpdate;   ///< the update version already announced
     QPointer<SessionsWindow> m_sessionsWindow;
     QPointer<SettingsDialog> m_settingsDialog;
     QHash<QString, QPointer<QWidget>> m_terminals;

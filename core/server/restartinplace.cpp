@@ -5,6 +5,7 @@
 #include "logging.h"
 #include "registry.h"
 #include "server.h"
+#include "upgradewatch.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -126,6 +127,14 @@ RestartInPlace::RestartInPlace(SessionRegistry *registry, Server *server, QObjec
         hooks.request = [this](QString *why) { return request(why); };
         hooks.status = [this]() { return status(); };
         server->setRestartHooks(hooks);
+        connect(this, &RestartInPlace::statusChanged, server, &Server::sendServerEvent);
+    }
+    m_upgrades = new UpgradeWatch([]() { return binary(); }, this);
+    connect(m_upgrades, &UpgradeWatch::updateChanged, this, &RestartInPlace::statusChanged);
+    if (!g_binary.isEmpty()) {
+        QString why;
+        if (!m_upgrades->start(&why))
+            qCInfo(lcServer).noquote() << "upgrades will not be noticed:" << why;
     }
 }
 
@@ -139,6 +148,7 @@ QJsonObject RestartInPlace::status() const
 {
     QJsonObject o;
     o.insert(QStringLiteral("version"), version());
+    o.insert(QStringLiteral("update"), m_upgrades->updateJson());
     o.insert(QStringLiteral("pid"), qint64(::getpid()));
     o.insert(QStringLiteral("binary"), binary());
     o.insert(QStringLiteral("instance"), m_instance);
@@ -221,6 +231,7 @@ void RestartInPlace::fail(const QString &why)
     if (m_server)
         m_server->cancelRestart();
     Q_EMIT failed(why);
+    Q_EMIT statusChanged(); // last_error, for open dashboards
 }
 
 void RestartInPlace::execNow()
@@ -245,6 +256,10 @@ void RestartInPlace::execNow()
     state.key = m_server->accessKey();
     state.listenFd = m_server->listeningSocketDescriptor();
     state.restarts = m_restarts + 1;
+    // A `--version` probe of a new binary still running would be our child
+    // unknown to the next image: killed, and handed over to be reaped.
+    if (const pid_t probe = m_upgrades->abandonProbe())
+        state.reap.append(probe);
     const int memfd = Handover::writeMemfd(state, &why);
     if (memfd < 0) {
         fail(why);

@@ -13,6 +13,7 @@ namespace Tether {
 
 class Server;
 class SessionRegistry;
+class UpgradeWatch;
 
 /**
  * Tether restarts in place without losing a session (SIGUSR2, `tether
@@ -103,12 +104,18 @@ public:
     /// Random id of this process image: it changes with every exec, so a
     /// client can tell that the restart happened.
     QString instance() const { return m_instance; }
-    /// {"version", "pid", "binary", "instance", "restarts", "restarting",
-    /// "last_error"}: the body of GET /api/restart (docs/protocol.md).
-    /// "version" is this process image's (Tether::version()).
+    /// {"version", "update", "pid", "binary", "instance", "restarts",
+    /// "restarting", "last_error"}: the body of GET /api/restart and of the
+    /// `server` event (docs/protocol.md). "version" is this process image's
+    /// (Tether::version()); "update" is UpgradeWatch::updateJson().
+    /// statusChanged() says when "update" changed.
     QJsonObject status() const;
     /// The binary a restart would exec now (TETHER_RESTART_BINARY, else startupBinary()).
     static QString binary();
+    /// Watches the binary a restart would execute and says when it is
+    /// another Tether than the running one (an upgrade); started by the
+    /// constructor when recordStartup() knew the binary.
+    UpgradeWatch *upgradeWatch() const { return m_upgrades; }
     /// Bound on step 3, ms (default 1000).
     void setDrainTimeout(int msec) { m_drainTimeoutMs = msec; }
 
@@ -120,6 +127,9 @@ Q_SIGNALS:
     /// The restart failed (execve or the state could not be written); the
     /// process carries on. `why` as lastError().
     void failed(const QString &why);
+    /// status() changed in a way clients are told about (an upgrade was
+    /// noticed or went away): Server sends the `server` event.
+    void statusChanged();
 
 private:
     void drainStep();
@@ -135,6 +145,7 @@ private:
     quint32 m_restarts = 0;
     QString m_lastError;
     QString m_instance;
+    UpgradeWatch *m_upgrades = nullptr;
 };
 
 } // namespace Tether

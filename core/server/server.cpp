@@ -761,6 +761,23 @@ QByteArray Server::sessionsEvent() const
         + QJsonDocument(sessionListJson(m_registry)).toJson(QJsonDocument::Compact) + "\n\n";
 }
 
+QByteArray Server::serverEvent() const
+{
+    if (!m_restartHooks.status)
+        return QByteArray();
+    return "event: server\ndata: " + QJsonDocument(m_restartHooks.status()).toJson(QJsonDocument::Compact) + "\n\n";
+}
+
+void Server::sendServerEvent()
+{
+    const QByteArray event = serverEvent();
+    if (event.isEmpty() || m_restarting)
+        return;
+    const auto streams = m_eventStreams;
+    for (HttpConnection *c : streams)
+        c->writeStream(event);
+}
+
 void Server::startEventStream(HttpConnection *c)
 {
     Headers h;
@@ -771,6 +788,9 @@ void Server::startEventStream(HttpConnection *c)
     if (!m_eventKeepalive.isActive())
         m_eventKeepalive.start();
     c->writeStream(sessionsEvent());
+    const QByteArray server = serverEvent(); // version and update; none without hooks
+    if (!server.isEmpty())
+        c->writeStream(server);
     if (m_restarting)
         c->endStream(); // EventSource reconnects, to the next process image
 }

@@ -137,8 +137,13 @@ public:
         /// The object GET /api/restart (and the 202) answers with.
         std::function<QJsonObject()> status;
     };
-    /// Enables POST and GET /api/restart (without hooks they answer 503).
+    /// Enables POST and GET /api/restart (without hooks they answer 503)
+    /// and the `server` event on /api/events.
     void setRestartHooks(const RestartHooks &hooks) { m_restartHooks = hooks; }
+    /// Sends the `server` event (RestartHooks::status(): version, update, ...)
+    /// to every open /api/events stream; each stream also gets it once when
+    /// it opens. Nothing without restart hooks.
+    void sendServerEvent();
     /**
      * Takes over `fd`, a listening TCP socket handed over across execve(2)
      * by the process image this one replaced, instead of listen():
@@ -214,6 +219,8 @@ private:
     void scheduleEvents();
     void broadcastEvents();
     QByteArray sessionsEvent() const;
+    /// "event: server" with RestartHooks::status(); empty without hooks.
+    QByteArray serverEvent() const;
     QHostAddress listenAddress() const;
 
     QPointer<SessionRegistry> m_registry;

@@ -64,6 +64,10 @@ const app = {
   keyRotated: false,  // the event stream said the key was rotated (tether key --rotate)
   /** The server was out of reach since the last authorized answer. */
   lostContact: false,
+  /** The server's last `server` event: { version, update, pid, ... } or null. */
+  server: null,
+  /** The update bar's Restart was accepted (202); the next `server` event tells how it went. */
+  updateRestarting: false,
   /** The open session: { id, mode, view, attachment, ended } or null. */
   current: null,
   lastSentSize: null,
@@ -78,6 +82,8 @@ window.tether = {
   get sessions() { return [...app.sessions.values()].map((e) => e.s); },
   /** Last size sent to (or confirmed by) the session; tests read it to explain a failure. */
   get lastSentSize() { return app.lastSentSize; },
+  /** The server's version and pending update (the `server` event). */
+  get server() { return app.server; },
 };
 
 // ---------------------------------------------------------------------------
@@ -209,6 +215,10 @@ function startEvents() {
   // The key was rotated: the server ends this stream next, and the retry
   // meets a 401 that showUnauthorized() then explains.
   es.addEventListener('key', () => { app.keyRotated = true; });
+  // Version and update: once on connect, again when an upgrade is noticed.
+  es.addEventListener('server', (e) => {
+    try { applyServer(JSON.parse(e.data)); } catch { /* ignore a bad event */ }
+  });
   es.onopen = () => { app.listState = 'connected'; renderIndicator(); };
   es.onerror = () => {
     if (es !== app.events) return;
@@ -229,6 +239,50 @@ function startEvents() {
       renderIndicator();
     }
   };
+}
+
+// ---------------------------------------------------------------------------
+// Update bar: the binary on disk is another Tether than the one serving (a
+// package upgrade). A restart in place runs it and keeps every session; the
+// next process image's `server` event (no update) hides the bar.
+
+function applyServer(info) {
+  app.server = info;
+  // After our restart, a server still reporting last_error is the old image
+  // carrying on: the restart failed, and it says why.
+  const failed = app.updateRestarting && info && info.last_error;
+  app.updateRestarting = false;
+  const u = info && info.update;
+  const bar = $('update');
+  if (!u || !u.version) {
+    bar.hidden = true;
+    return;
+  }
+  $('update-text').textContent = `Tether was updated — restart to use version ${u.version} (sessions are kept)`;
+  $('update-error').textContent = failed ? `Could not restart: ${info.last_error}` : '';
+  $('update-error').hidden = !failed;
+  const btn = $('update-restart');
+  btn.disabled = false;
+  btn.textContent = 'Restart';
+  bar.hidden = false;
+}
+
+async function restartForUpdate() {
+  const btn = $('update-restart');
+  btn.disabled = true;
+  btn.textContent = 'Restarting…';
+  $('update-error').hidden = true;
+  try {
+    await api('POST', '/api/restart');
+    app.updateRestarting = true;
+    // The terminal reconnects by itself (1012); the event stream ends and
+    // reconnects to the new image, whose `server` event updates the bar.
+  } catch (e) {
+    $('update-error').textContent = `Could not restart: ${e.message}`;
+    $('update-error').hidden = false;
+    btn.disabled = false;
+    btn.textContent = 'Restart';
+  }
 }
 
 async function refreshList() {
@@ -814,6 +868,7 @@ function init() {
     createSession($('new-command').value);
   });
   $('empty-new').addEventListener('click', () => createSession($('new-command').value));
+  $('update-restart').addEventListener('click', restartForUpdate);
   $('sidebar-toggle').addEventListener('click', () => {
     setSidebar(!sidebarOpen());
     if (sidebarOpen()) $('new-command').focus();

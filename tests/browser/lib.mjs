@@ -6,7 +6,9 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, chmodSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync, mkdirSync, rmSync, chmodSync, copyFileSync, renameSync, writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,9 +30,12 @@ export function tetherBinary() {
  * Starts `tether serve --port 0` with a temporary HOME, XDG_RUNTIME_DIR and
  * XDG_CONFIG_HOME, and waits for its line
  * "Tether is serving http://127.0.0.1:PORT/?key=KEY".
- * @param {{command?: string, args?: string[], env?: object, homeFiles?: object}} [opts]
+ * @param {{command?: string, args?: string[], env?: object, homeFiles?: object, copyBinary?: boolean}} [opts]
  *   command: the default session command line (default /bin/bash);
- *   homeFiles: { name: text } written into the temporary HOME (e.g. .bashrc)
+ *   homeFiles: { name: text } written into the temporary HOME (e.g. .bashrc);
+ *   copyBinary: run a copy of the binary in the temporary directory
+ *   (`binary` in the result), which a test may replace as an upgrade would
+ *   (replaceBinary)
  * @returns {Promise<{base: string, port: number, key: string, keyedUrl: string,
  *   proc: import('node:child_process').ChildProcess, output: () => string,
  *   stop: () => Promise<{code: ?number, signal: ?string}>}>}
@@ -55,7 +60,14 @@ export async function startTether(opts = {}) {
     QT_QPA_PLATFORM: 'offscreen',
     ...(opts.env || {}),
   };
-  const proc = spawn(tetherBinary(), args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
+  let binary = tetherBinary();
+  if (opts.copyBinary) {
+    mkdirSync(path.join(root, 'bin'));
+    binary = path.join(root, 'bin', 'tether');
+    copyFileSync(tetherBinary(), binary);
+    chmodSync(binary, 0o755);
+  }
+  const proc = spawn(binary, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stderr.on('data', (d) => { err += d; });
@@ -79,6 +91,7 @@ export async function startTether(opts = {}) {
     key: line[3],
     keyedUrl: line[1],
     home,
+    binary,
     proc,
     output: () => `stdout:\n${out}\nstderr:\n${err}`,
     async stop() {
@@ -90,6 +103,17 @@ export async function startTether(opts = {}) {
       return r;
     },
   };
+}
+
+/**
+ * Replaces `file` as a package upgrade does: `text` is written to a new file
+ * beside it (mode 0755) and renamed over it.
+ */
+export function replaceBinary(file, text) {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.new`);
+  writeFileSync(tmp, text);
+  chmodSync(tmp, 0o755);
+  renameSync(tmp, file);
 }
 
 /** REST call with the bearer key. Returns { status, body }. */

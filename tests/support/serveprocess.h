@@ -51,6 +51,7 @@ struct ServeProcess {
     quint16 port = 0; ///< from the printed line, after waitLine()
     QByteArray key;   ///< from the printed line, after waitLine()
     QString runDir;   ///< its XDG_RUNTIME_DIR: dir/run unless shareRuntimeDir()
+    QString program = tetherBinary(); ///< what launch() runs (a copy, to replace it as an upgrade would)
 
     /// `configIni`: contents of tether.conf (QSettings INI), none when empty.
     explicit ServeProcess(const QByteArray &configIni = QByteArray())
@@ -115,7 +116,7 @@ struct ServeProcess {
     /// Starts `tether serve ARGS` without waiting for anything else.
     bool launch(const QStringList &args)
     {
-        proc.start(tetherBinary(), QStringList{QStringLiteral("serve")} + args);
+        proc.start(program, QStringList{QStringLiteral("serve")} + args);
         return proc.waitForStarted(5000);
     }
     /// Waits (15 s at most) for the one stdout line

@@ -94,6 +94,7 @@ private Q_SLOTS:
     void restartReopensTerminalWindows();
 #endif
     void binaryRestartsInPlace();
+    void trayAnnouncesAnUpdate();
 
 private:
     Config testConfig() const;
@@ -486,6 +487,61 @@ void TestDesktopApp::binaryRestartsInPlace()
     s.proc.terminate(); // a clean quit still ends the sessions and exits 0
     QVERIFY(s.waitFinished());
     QCOMPARE(s.proc.exitCode(), 0);
+}
+
+void TestDesktopApp::trayAnnouncesAnUpdate()
+{
+    // The binary this process was "started from" is another Tether than
+    // the running image (here: a script answering --version): the tray says
+    // so once, its menu offers the restart, and a click on the message
+    // restarts in place.
+    QTemporaryDir dir;
+    const QString bin = dir.filePath(QStringLiteral("tether"));
+    {
+        QFile f(bin);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("#!/bin/sh\necho \"tether 9.9.9\"\n");
+    }
+    QVERIFY(QFile::setPermissions(bin, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+    QByteArray argv0 = QFile::encodeName(bin);
+    char *argv[] = {argv0.data(), nullptr};
+    RestartInPlace::recordStartup(1, argv);
+    struct Reset {
+        ~Reset() { RestartInPlace::recordStartup(0, nullptr); }
+    } reset;
+
+    RecordingDesktopApp app(testConfig(), DesktopApp::TrayMode::On);
+    QString error;
+    QVERIFY2(app.start(&error), qPrintable(error));
+    QTRY_COMPARE(app.updateVersion(), QStringLiteral("9.9.9"));
+    QTRY_COMPARE(app.messages.size(), 1);
+    QCOMPARE(app.messages.at(0).at(0), QStringLiteral("Tether was updated"));
+    QCOMPARE(app.messages.at(0).at(1), QStringLiteral("Tether was updated — restart to use version 9.9.9 (sessions are kept)\n"
+                                                      "Click to restart now."));
+    app.rebuildTrayMenu();
+    QAction *first = app.trayMenu()->actions().value(0);
+    QVERIFY(first);
+    QCOMPARE(first->text(), QStringLiteral("Restart to use version 9.9.9"));
+
+    // Looked at again (same file): not announced twice.
+    QVERIFY(QFile::setPermissions(bin, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner | QFile::ReadGroup));
+    QTest::qWait(800);
+    QCOMPARE(app.messages.size(), 1);
+
+    // The click restarts in place. (The binary is made unrunnable before
+    // the exec, which comes at the earliest one event-loop pass later, so
+    // the restart fails and this test process goes on.)
+    QSignalSpy failed(app.restarter(), &RestartInPlace::failed);
+    Q_EMIT app.trayIcon()->messageClicked();
+    QVERIFY(app.restarter()->isRestarting());
+    QVERIFY(QFile::setPermissions(bin, QFile::ReadOwner | QFile::WriteOwner));
+    QVERIFY(failed.wait(5000));
+    QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("Permission denied")),
+             qPrintable(failed.at(0).at(0).toString()));
+    // Not a runnable Tether any more: no update, and the menu says nothing.
+    QTRY_VERIFY(app.updateVersion().isEmpty());
+    app.rebuildTrayMenu();
+    QVERIFY(!app.trayMenu()->actions().value(0)->text().startsWith(QStringLiteral("Restart to use")));
 }
 
 QTEST_MAIN(TestDesktopApp)

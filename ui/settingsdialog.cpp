@@ -101,19 +101,13 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     auto *sessions = new QGroupBox(tr("Sessions"), this);
     auto *sform = new QFormLayout(sessions);
 
-    m_ttl = new QSpinBox(sessions);
-    m_ttl->setObjectName(QStringLiteral("ttl"));
-    m_ttl->setSpecialValueText(tr("never"));
-    m_ttlUnit = new QComboBox(sessions);
-    m_ttlUnit->setObjectName(QStringLiteral("ttlUnit"));
-    for (const Unit &u : kTtlUnits)
-        m_ttlUnit->addItem(tr(u.name), u.factor);
-    auto *ttlRow = new QHBoxLayout;
-    ttlRow->addWidget(m_ttl, 1);
-    ttlRow->addWidget(m_ttlUnit);
-    sform->addRow(tr("Close detached sessions after:"), ttlRow);
-    sform->addRow(QString(), hint(tr("A session nobody is attached to ends this long after\n"
-                                     "its last viewer left. 0 = never."), sessions));
+    sform->addRow(tr("Close detached sessions after:"), makeDurationField(&m_ttl, sessions, QStringLiteral("ttl")));
+    sform->addRow(QString(), hint(tr("A running session nobody is attached to ends this long\n"
+                                     "after its last viewer left. 0 = never (as tmux)."), sessions));
+    sform->addRow(tr("Keep exited sessions for:"),
+                  makeDurationField(&m_exitedTtl, sessions, QStringLiteral("exitedTtl")));
+    sform->addRow(QString(), hint(tr("A session whose program ended stays this long, unwatched,\n"
+                                     "so that its last output can be read. 0 = until closed."), sessions));
 
     m_buffer = new QSpinBox(sessions);
     m_buffer->setObjectName(QStringLiteral("bufferSize"));
@@ -141,8 +135,8 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_maxSessions->setObjectName(QStringLiteral("maxSessions"));
     m_maxSessions->setRange(1, Config::kMaxSessionsLimit);
     sform->addRow(tr("Maximum sessions:"), m_maxSessions);
-    sform->addRow(QString(), hint(tr("When full, a new session replaces the oldest\n"
-                                          "detached one."), sessions));
+    sform->addRow(QString(), hint(tr("When full, a new session may end an exited session\n"
+                                     "nobody watches; never a running one."), sessions));
 
     m_command = new QLineEdit(sessions);
     m_command->setObjectName(QStringLiteral("command"));
@@ -198,8 +192,6 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
             [this] { apply(); });
     top->addWidget(m_buttons);
 
-    connect(m_ttlUnit, QOverload<int>::of(&QComboBox::currentIndexChanged), this,
-            &SettingsDialog::onTtlUnitChanged);
     connect(m_bufferUnit, QOverload<int>::of(&QComboBox::currentIndexChanged), this,
             &SettingsDialog::onBufferUnitChanged);
     connect(m_bind, &QLineEdit::textChanged, this, &SettingsDialog::updateValidity);
@@ -233,6 +225,8 @@ void SettingsDialog::updateOverrideNote()
     QStringList differ;
     if (run.ttlSeconds != saved.ttlSeconds)
         differ << tr("close after %1 s").arg(run.ttlSeconds);
+    if (run.exitedTtlSeconds != saved.exitedTtlSeconds)
+        differ << tr("keep exited sessions %1 s").arg(run.exitedTtlSeconds);
     if (run.bufferCapacity != saved.bufferCapacity)
         differ << tr("%1 KiB kept per session").arg(run.bufferCapacity / 1024);
     if (run.maxSessions != saved.maxSessions)
@@ -260,18 +254,8 @@ void SettingsDialog::load()
 {
     const Config c = Config::load(*m_settings);
 
-    const int ttl = c.limits.ttlSeconds;
-    int unit = 1; // minutes for 0 and for whole minutes
-    if (ttl != 0 && ttl % 3600 == 0)
-        unit = 2;
-    else if (ttl % 60 != 0)
-        unit = 0;
-    m_ttlUnit->blockSignals(true);
-    m_ttlUnit->setCurrentIndex(unit);
-    m_ttlUnit->blockSignals(false);
-    m_ttlUnitSeconds = int(kTtlUnits[unit].factor);
-    m_ttl->setRange(0, kMaxTtlSeconds / m_ttlUnitSeconds);
-    m_ttl->setValue(ttl / m_ttlUnitSeconds);
+    setDuration(&m_ttl, c.limits.ttlSeconds);
+    setDuration(&m_exitedTtl, c.limits.exitedTtlSeconds);
 
     const qint64 buf = c.limits.bufferCapacity;
     const int bunit = buf % (1024 * 1024) == 0 ? 1 : 0;
@@ -289,14 +273,47 @@ void SettingsDialog::load()
     updateValidity();
 }
 
-void SettingsDialog::onTtlUnitChanged(int index)
+int SettingsDialog::DurationField::seconds() const
 {
+    return value->value() * unitSeconds;
+}
+
+QHBoxLayout *SettingsDialog::makeDurationField(DurationField *f, QWidget *parent, const QString &name)
+{
+    f->value = new QSpinBox(parent);
+    f->value->setObjectName(name);
+    f->value->setSpecialValueText(tr("never"));
+    f->unit = new QComboBox(parent);
+    f->unit->setObjectName(name + QStringLiteral("Unit"));
+    for (const Unit &u : kTtlUnits)
+        f->unit->addItem(tr(u.name), u.factor);
     // The number stays; only its unit changes ("30" minutes -> "30" hours),
     // clamped to the longest TTL Config accepts.
-    const int value = m_ttl->value();
-    m_ttlUnitSeconds = int(kTtlUnits[index].factor);
-    m_ttl->setRange(0, kMaxTtlSeconds / m_ttlUnitSeconds);
-    m_ttl->setValue(value);
+    connect(f->unit, QOverload<int>::of(&QComboBox::currentIndexChanged), this, [f](int index) {
+        const int value = f->value->value();
+        f->unitSeconds = int(kTtlUnits[index].factor);
+        f->value->setRange(0, kMaxTtlSeconds / f->unitSeconds);
+        f->value->setValue(value);
+    });
+    auto *row = new QHBoxLayout;
+    row->addWidget(f->value, 1);
+    row->addWidget(f->unit);
+    return row;
+}
+
+void SettingsDialog::setDuration(DurationField *f, int seconds)
+{
+    int unit = 1; // minutes for 0 and for whole minutes
+    if (seconds != 0 && seconds % 3600 == 0)
+        unit = 2;
+    else if (seconds % 60 != 0)
+        unit = 0;
+    f->unit->blockSignals(true);
+    f->unit->setCurrentIndex(unit);
+    f->unit->blockSignals(false);
+    f->unitSeconds = int(kTtlUnits[unit].factor);
+    f->value->setRange(0, kMaxTtlSeconds / f->unitSeconds);
+    f->value->setValue(seconds / f->unitSeconds);
 }
 
 void SettingsDialog::onBufferUnitChanged(int index)
@@ -391,7 +408,8 @@ void SettingsDialog::updateValidity()
 Config SettingsDialog::formConfig() const
 {
     Config c = Config::load(*m_settings); // keeps keys this dialog does not show
-    c.limits.ttlSeconds = m_ttl->value() * m_ttlUnitSeconds;
+    c.limits.ttlSeconds = m_ttl.seconds();
+    c.limits.exitedTtlSeconds = m_exitedTtl.seconds();
     c.limits.bufferCapacity = qBound<qsizetype>(RingBuffer::kMinCapacity,
                                                 qsizetype(m_buffer->value()) * m_bufferUnitBytes,
                                                 RingBuffer::kMaxCapacity);
@@ -426,6 +444,8 @@ bool SettingsDialog::apply()
         Limits run = m_registry->limits();
         if (c.limits.ttlSeconds != before.limits.ttlSeconds)
             run.ttlSeconds = c.limits.ttlSeconds;
+        if (c.limits.exitedTtlSeconds != before.limits.exitedTtlSeconds)
+            run.exitedTtlSeconds = c.limits.exitedTtlSeconds;
         if (c.limits.bufferCapacity != before.limits.bufferCapacity)
             run.bufferCapacity = c.limits.bufferCapacity;
         if (c.limits.maxSessions != before.limits.maxSessions)

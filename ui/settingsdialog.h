@@ -10,6 +10,7 @@
 class QCheckBox;
 class QComboBox;
 class QDialogButtonBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QSettings;
@@ -23,7 +24,9 @@ class SessionRegistry;
  * Tether's settings dialog. Edits the QSettings keys documented in config.h
  * (through Config::load / Config::save) and applies the session limits to the
  * running registry at once (SessionRegistry::setLimits):
- *  - TTL for detached sessions with a unit (seconds / minutes / hours; 0 = never);
+ *  - TTL for detached running sessions and, beside it, for exited sessions
+ *    (sessions/ttl, sessions/exitedTtl), each with a unit (seconds / minutes
+ *    / hours; 0 = never);
  *  - buffer size per session in KiB or MiB, 64 KiB..64 MiB (RingBuffer's
  *    kMinCapacity..kMaxCapacity, as `tether serve --buffer-size`) — the new
  *    size also applies to sessions already running (shrinking drops their
@@ -98,7 +101,18 @@ Q_SIGNALS:
 private:
     void load();
     void updateValidity();
-    void onTtlUnitChanged(int index);
+    /// A duration as a number and a unit (seconds / minutes / hours, 0 = never).
+    struct DurationField {
+        QSpinBox *value = nullptr;
+        QComboBox *unit = nullptr;
+        int unitSeconds = 60;
+        int seconds() const;
+    };
+    /// Makes `f`'s spin box and unit box (object names `name` and
+    /// `name`+"Unit") and returns the row holding them.
+    QHBoxLayout *makeDurationField(DurationField *f, QWidget *parent, const QString &name);
+    /// Shows `seconds` in the largest unit that holds it exactly (minutes for 0).
+    static void setDuration(DurationField *f, int seconds);
     void onBufferUnitChanged(int index);
     bool isBindValid() const;
     bool isBufferSizeValid() const;
@@ -113,9 +127,8 @@ private:
     int m_runningPort = -1;
     std::function<bool(const QString &)> m_confirmNonLoopback;
 
-    QSpinBox *m_ttl = nullptr;
-    QComboBox *m_ttlUnit = nullptr;
-    int m_ttlUnitSeconds = 60;
+    DurationField m_ttl;        ///< sessions/ttl: a detached running session
+    DurationField m_exitedTtl;  ///< sessions/exitedTtl: an exited session
     QSpinBox *m_buffer = nullptr;
     QComboBox *m_bufferUnit = nullptr;
     qint64 m_bufferUnitBytes = 1024 * 1024;

@@ -31,6 +31,7 @@ private Q_SLOTS:
     void roundTripAndLiveLimits();
     void commandLineLimitsSurviveApply();
     void unitsConvert();
+    void exitedTtlBesideTtl();
     void typedBufferSizeIsKeptAndBounded();
     void errorLineGivesItsHeightBack();
     void invalidBindDisablesOk();
@@ -116,6 +117,72 @@ void TestSettingsDialog::commandLineLimitsSurviveApply()
     QVERIFY(d.apply());
     QCOMPARE(registry.limits().ttlSeconds, 45 * 60);
     QVERIFY(note->isHidden());
+}
+
+void TestSettingsDialog::exitedTtlBesideTtl()
+{
+    // The exited-session TTL has its own field beside the TTL: it loads
+    // sessions/exitedTtl (default 30 minutes), saves it, applies it to the
+    // running registry (an exited session's expiry follows at once), keeps a
+    // command-line `--exited-ttl` until the field is changed, and never
+    // touches the running-session TTL.
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    {
+        SettingsDialog fresh(&registry, &s);
+        QCOMPARE(child<QSpinBox>(fresh, "exitedTtl")->value(), 30); // the default, 1800 s
+        QCOMPARE(child<QComboBox>(fresh, "exitedTtlUnit")->currentIndex(), 1); // minutes
+        QCOMPARE(child<QSpinBox>(fresh, "ttl")->text(), QStringLiteral("never"));
+    }
+    s.setValue(QStringLiteral("sessions/exitedTtl"), 90); // not whole minutes -> seconds
+    s.sync();
+    Limits run = registry.limits();
+    run.exitedTtlSeconds = 45; // `tether --exited-ttl 45`
+    registry.setLimits(run);
+
+    SettingsDialog d(&registry, &s);
+    auto *exited = child<QSpinBox>(d, "exitedTtl");
+    auto *unit = child<QComboBox>(d, "exitedTtlUnit");
+    QCOMPARE(exited->value(), 90);
+    QCOMPARE(unit->currentIndex(), 0); // seconds
+    auto *note = child<QLabel>(d, "overrideNote");
+    QVERIFY2(!note->isHidden() && note->text().contains(QStringLiteral("keep exited sessions 45 s")),
+             qPrintable(note->text()));
+    child<QSpinBox>(d, "maxSessions")->setValue(9); // another field: the option stays
+    QVERIFY(d.apply());
+    QCOMPARE(registry.limits().exitedTtlSeconds, 45);
+
+    // An exited session, detached: its expiry follows the field once applied.
+    SpawnOptions o;
+    o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exit 0")};
+    Session *done = registry.create(o);
+    QVERIFY(done);
+    QTRY_COMPARE(done->state(), Session::State::Exited);
+    QVERIFY(registry.expiresIn(done) >= 0 && registry.expiresIn(done) <= 45); // seconds
+    unit->setCurrentIndex(2); // hours: the number stays
+    QCOMPARE(exited->value(), 90);
+    exited->setValue(2);
+    QCOMPARE(d.formConfig().limits.exitedTtlSeconds, 7200);
+    QCOMPARE(d.formConfig().limits.ttlSeconds, 0);
+    QVERIFY(d.apply());
+    QCOMPARE(registry.limits().exitedTtlSeconds, 7200);
+    QCOMPARE(registry.limits().ttlSeconds, 0);
+    QVERIFY(registry.expiresIn(done) > 45);
+    QVERIFY(note->isHidden());
+    QSettings check(settingsPath(), QSettings::IniFormat);
+    QCOMPARE(check.value(QStringLiteral("sessions/exitedTtl")).toInt(), 7200);
+    QCOMPARE(check.value(QStringLiteral("sessions/ttl")).toInt(), 0);
+
+    // 0 = kept until closed, shown as "never".
+    exited->setValue(0);
+    QCOMPARE(exited->text(), QStringLiteral("never"));
+    QVERIFY(d.apply());
+    QCOMPARE(registry.limits().exitedTtlSeconds, 0);
+    QCOMPARE(registry.expiresIn(done), qint64(-1));
+    SettingsDialog again(nullptr, &s);
+    QCOMPARE(child<QSpinBox>(again, "exitedTtl")->text(), QStringLiteral("never"));
 }
 
 void TestSettingsDialog::roundTripAndLiveLimits()

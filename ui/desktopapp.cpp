@@ -23,6 +23,10 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDesktopServices>
+#include <QGuiApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMenu>
 #include <QMessageBox>
 #include <QProcess>
@@ -42,6 +46,40 @@ constexpr int kMaxTrayMenuSessions = 20;
 /// next process image: "ID" or "ID:watch", separated by spaces. Set just
 /// before the exec, read and removed by the next image's start().
 const char kWindowsEnv[] = "TETHER_HANDOVER_WINDOWS";
+/// The rest of the desktop as it was, for the next process image: compact
+/// JSON {"sessions": [X,Y,W,H] (the Sessions window was open; its
+/// geometry), "settings": true (the Settings dialog was open), "windows":
+/// {"ID": [X,Y,W,H]} (geometry of the terminal windows kWindowsEnv lists)}.
+/// Set just before the exec, read and removed by the next image's start().
+const char kDesktopEnv[] = "TETHER_HANDOVER_DESKTOP";
+
+QJsonArray rectJson(const QRect &r)
+{
+    return QJsonArray{r.x(), r.y(), r.width(), r.height()};
+}
+
+/// A geometry from rectJson(); null when malformed or empty.
+QRect rectFromJson(const QJsonValue &v)
+{
+    const QJsonArray a = v.toArray();
+    if (a.size() != 4)
+        return QRect();
+    const QRect r(a.at(0).toInt(), a.at(1).toInt(), a.at(2).toInt(), a.at(3).toInt());
+    return r.width() > 0 && r.height() > 0 ? r : QRect();
+}
+
+/// Puts `w` where it was: the size always, the position only when it is on
+/// a screen now (the screens may have changed; a window placed off every
+/// screen could not be found).
+void restoreGeometry(QWidget *w, const QRect &r)
+{
+    if (!w || r.isNull())
+        return;
+    if (QGuiApplication::screenAt(r.center()))
+        w->setGeometry(r);
+    else
+        w->resize(r.size());
+}
 
 QString exitText(const ExitStatus &st)
 {
@@ -103,7 +141,7 @@ bool DesktopApp::start(QString *error)
     m_restart = new RestartInPlace(m_registry.get(), m_server.get(), this);
     connect(m_restart, &RestartInPlace::aboutToExec, this, &DesktopApp::prepareExec);
     connect(m_restart, &RestartInPlace::failed, this, [this](const QString &why) {
-        reopenWindows(); // closed for the exec that did not happen
+        reopenWindows(false); // closed for the exec that did not happen
         notify(tr("Tether could not restart"), tr("It carries on as it was: %1").arg(why));
     });
     // A newer Tether installed: say so, and offer the restart that uses it.
@@ -120,7 +158,6 @@ bool DesktopApp::start(QString *error)
             *error = err;
         return false;
     }
-    reopenWindows();
     QJsonObject otherServer;
     if (!m_server->writeRuntimeFile(&err, &otherServer))
         qCWarning(lcUi) << "cannot write the runtime file:" << err;
@@ -139,6 +176,8 @@ bool DesktopApp::start(QString *error)
         w->setMainWindowMode(true);
         showSessionsWindow();
     }
+    // Exec'd by a restart in place: the windows open before it, as they were.
+    reopenWindows(true);
     return true;
 }
 
@@ -390,6 +429,7 @@ SessionsWindow *DesktopApp::sessionsWindow()
         connect(w, &SessionsWindow::newSessionRequested, this, [this] { newTerminal(); });
         connect(w, &SessionsWindow::dashboardRequested, this, &DesktopApp::openDashboard);
         connect(w, &SessionsWindow::settingsRequested, this, &DesktopApp::showSettings);
+        connect(w, &SessionsWindow::restartRequested, this, &DesktopApp::restartInPlace);
         connect(w, &SessionsWindow::quitRequested, this, [this](bool confirmed) { requestQuit(!confirmed); });
     }
     return m_sessionsWindow;
@@ -587,30 +627,58 @@ void DesktopApp::prepareExec()
     // Closed here, not left to the exec: a viewer detaches, and the widget's
     // own PTY is closed rather than carried over.
     QStringList windows;
+    QJsonObject geometries;
     for (auto it = m_terminals.cbegin(); it != m_terminals.cend(); ++it) {
 #ifdef TETHER_HAVE_QTERMWIDGET
         auto *w = qobject_cast<TerminalWindow *>(it.value().data());
-        if (w && w->isVisible() && w->isAttached())
+        if (w && w->isVisible() && w->isAttached()) {
             windows.append(it.key() + (w->mode() == ViewerMode::Watch ? QStringLiteral(":watch") : QString()));
+            geometries.insert(it.key(), rectJson(w->geometry()));
+        }
 #endif
         delete it.value().data();
     }
     m_terminals.clear();
     qputenv(kWindowsEnv, windows.join(QLatin1Char(' ')).toUtf8());
+    // The Sessions window and the Settings dialog stay open until the exec
+    // (nothing of theirs must outlive the image); the next one reopens them.
+    QJsonObject desktop;
+    if (m_sessionsWindow && m_sessionsWindow->isVisible())
+        desktop.insert(QStringLiteral("sessions"), rectJson(m_sessionsWindow->geometry()));
+    if (m_settingsDialog && m_settingsDialog->isVisible())
+        desktop.insert(QStringLiteral("settings"), true);
+    desktop.insert(QStringLiteral("windows"), geometries);
+    qputenv(kDesktopEnv, QJsonDocument(desktop).toJson(QJsonDocument::Compact));
 }
 
-void DesktopApp::reopenWindows()
+void DesktopApp::reopenWindows(bool atStart)
 {
     const QStringList windows = QString::fromUtf8(qgetenv(kWindowsEnv)).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    const QJsonObject desktop = QJsonDocument::fromJson(qgetenv(kDesktopEnv)).object();
+    // Read once: the shells this image starts must not inherit them.
     qunsetenv(kWindowsEnv);
+    qunsetenv(kDesktopEnv);
+    const QJsonObject geometries = desktop.value(QStringLiteral("windows")).toObject();
     for (const QString &w : windows) {
         const QString id = w.section(QLatin1Char(':'), 0, 0);
         const bool watch = w.endsWith(QLatin1String(":watch"));
+        const QRect geometry = rectFromJson(geometries.value(id));
         if (m_registry->find(id))
-            QTimer::singleShot(0, this, [this, id, watch] {
+            QTimer::singleShot(0, this, [this, id, watch, geometry] {
                 attachHere(id, watch ? ViewerMode::Watch : ViewerMode::Control);
+                restoreGeometry(terminalWindow(id), geometry);
             });
     }
+    // After a failed exec the Sessions window and the Settings dialog are
+    // still open as they were (prepareExec leaves them): nothing to do.
+    if (!atStart)
+        return;
+    if (desktop.contains(QStringLiteral("sessions"))) {
+        restoreGeometry(sessionsWindow(), rectFromJson(desktop.value(QStringLiteral("sessions"))));
+        showSessionsWindow();
+    }
+    if (desktop.value(QStringLiteral("settings")).toBool())
+        showSettings();
 }
 
 void DesktopApp::requestQuit(bool confirm)

@@ -132,8 +132,9 @@ public Q_SLOTS:
     void killSession(const QString &id);
     void showSettings();
     /// Restarts Tether in place (RestartInPlace): every session is kept, and
-    /// the local terminal windows open now are opened again, attached in the
-    /// same mode, by the new process image. When it cannot restart, the
+    /// the new process image comes back as this one was: the tray, the
+    /// Sessions window and the Settings dialog if they were open, the local
+    /// terminal windows open now attached in the same mode, where they were. When it cannot restart, the
     /// reason is shown as a notification (and the app carries on).
     void restartInPlace();
     /// Quits: asks first when `confirm` and sessions are running; then shuts
@@ -157,11 +158,16 @@ protected:
 private:
     void setupTray();
     /// RestartInPlace::aboutToExec: closes the terminal windows, noting them
-    /// in the environment for the next image.
+    /// (id, mode, geometry) in the environment for the next image, with
+    /// whether the Sessions window (and its geometry) and the Settings dialog
+    /// were open (TETHER_HANDOVER_WINDOWS, TETHER_HANDOVER_DESKTOP:
+    /// docs/architecture.md, "Restart in place").
     void prepareExec();
-    /// In an image exec'd by a restart, or after a restart failed: opens the
-    /// windows prepareExec() noted.
-    void reopenWindows();
+    /// Reads and removes what prepareExec() noted and opens the terminal
+    /// windows again, attached in the same mode, where they were. `atStart`
+    /// (an image exec'd by a restart): the Sessions window and the Settings
+    /// dialog too; else (the restart failed) they are still open.
+    void reopenWindows(bool atStart);
     void updateTrayToolTip();
     void watchSession(Session *session);
     void onSessionExited(Session *session, const ExitStatus &status);

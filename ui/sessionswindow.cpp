@@ -139,6 +139,10 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     settings->setMenuRole(QAction::PreferencesRole);
     connect(settings, &QAction::triggered, this, &SessionsWindow::settingsRequested);
     file->addSeparator();
+    // Keeps every session (and comes back with this window open).
+    QAction *restart = file->addAction(tr("&Restart Tether"));
+    restart->setObjectName(QStringLiteral("restartTether"));
+    connect(restart, &QAction::triggered, this, &SessionsWindow::restartRequested);
     QAction *close = file->addAction(tr("&Close window"));
     close->setShortcut(QKeySequence::Close);
     connect(close, &QAction::triggered, this, &QWidget::close);

@@ -66,6 +66,8 @@ Q_SIGNALS:
     void newSessionRequested();
     void dashboardRequested();
     void settingsRequested();
+    /// Tether menu: Restart Tether (in place, every session kept).
+    void restartRequested();
     /// The user chose Quit (menu, or closing in main-window mode). `confirmed`:
     /// the user already agreed to end the running sessions.
     void quitRequested(bool confirmed);

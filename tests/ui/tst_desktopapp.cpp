@@ -8,12 +8,15 @@
 #include "server.h"
 #include "session.h"
 #include "sessionswindow.h"
+#include "settingsdialog.h"
 #include "terminalwindow.h"
 #include "testutil.h"
 
 #include <QDesktopServices>
 #include <QAction>
 #include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMenu>
 #include <QRegularExpression>
 #include <QProcess>
@@ -95,6 +98,7 @@ private Q_SLOTS:
 #endif
     void binaryRestartsInPlace();
     void trayAnnouncesAnUpdate();
+    void restartReopensSessionsWindowAndSettings();
 
 private:
     Config testConfig() const;
@@ -425,6 +429,8 @@ void TestDesktopApp::restartReopensTerminalWindows()
     QStringList expected{s1->id(), s2->id() + QStringLiteral(":watch")};
     expected.sort();
     QCOMPARE(windows, expected);
+    const QJsonObject noted = QJsonDocument::fromJson(qgetenv("TETHER_HANDOVER_DESKTOP")).object();
+    QCOMPARE(noted.value(QStringLiteral("windows")).toObject().keys().size(), 2); // their geometry too
 
     // The exec did not happen: the windows come back in this image.
     Q_EMIT a.restarter()->failed(QStringLiteral("test"));
@@ -437,10 +443,13 @@ void TestDesktopApp::restartReopensTerminalWindows()
     Session *t1 = b.registry()->create(shell());
     QVERIFY(t1);
     qputenv("TETHER_HANDOVER_WINDOWS", t1->id().toLatin1() + ":watch nosuchid");
+    qputenv("TETHER_HANDOVER_DESKTOP", "{\"windows\":{\"" + t1->id().toLatin1() + "\":[60,50,640,380]}}");
     QVERIFY2(b.start(&error), qPrintable(error));
     QVERIFY(qgetenv("TETHER_HANDOVER_WINDOWS").isEmpty());
+    QVERIFY(qgetenv("TETHER_HANDOVER_DESKTOP").isEmpty());
     QTRY_VERIFY(b.terminalWindow(t1->id()));
     QTRY_COMPARE(t1->watchers().size(), 1);
+    QTRY_COMPARE(b.terminalWindow(t1->id())->geometry(), QRect(60, 50, 640, 380)); // where it was
     QVERIFY(!b.terminalWindow(QStringLiteral("nosuchid")));
 }
 #endif
@@ -542,6 +551,52 @@ void TestDesktopApp::trayAnnouncesAnUpdate()
     QTRY_VERIFY(app.updateVersion().isEmpty());
     app.rebuildTrayMenu();
     QVERIFY(!app.trayMenu()->actions().value(0)->text().startsWith(QStringLiteral("Restart to use")));
+}
+
+void TestDesktopApp::restartReopensSessionsWindowAndSettings()
+{
+    // The desktop comes back as it was: the next image (same pid, after
+    // execve) shows the Sessions window where it was and the Settings
+    // dialog, with the tray. (Terminal windows: restartReopensTerminalWindows.)
+    const QRect where(140, 120, 960, 600); // above the window's minimum size in both builds
+    {
+        DesktopApp a(testConfig(), DesktopApp::TrayMode::On);
+        QString error;
+        QVERIFY2(a.start(&error), qPrintable(error));
+        QVERIFY(!a.sessionsWindow()->isVisible()); // a tray app starts without it
+        a.showSessionsWindow();
+        a.sessionsWindow()->setGeometry(where);
+        QTRY_COMPARE(a.sessionsWindow()->geometry(), where);
+        a.showSettings();
+        QVERIFY(qgetenv("TETHER_HANDOVER_DESKTOP").isEmpty());
+        Q_EMIT a.restarter()->aboutToExec();
+        QVERIFY(!qgetenv("TETHER_HANDOVER_DESKTOP").isEmpty());
+        // The exec did not happen: nothing is reopened twice, the note is gone.
+        Q_EMIT a.restarter()->failed(QStringLiteral("test"));
+        QVERIFY(qgetenv("TETHER_HANDOVER_DESKTOP").isEmpty());
+        QCOMPARE(a.sessionsWindow()->geometry(), where);
+        Q_EMIT a.restarter()->aboutToExec(); // again, for the "next image" below
+    }
+    // The next image: the sessions window is back, where it was, and the
+    // settings dialog; the note is read once and removed.
+    DesktopApp b(testConfig(), DesktopApp::TrayMode::On);
+    QString error;
+    QVERIFY2(b.start(&error), qPrintable(error));
+    QVERIFY(qgetenv("TETHER_HANDOVER_DESKTOP").isEmpty());
+    QVERIFY(b.trayIcon());
+    QTRY_VERIFY(b.sessionsWindow()->isVisible());
+    QCOMPARE(b.sessionsWindow()->geometry(), where);
+    QWidget *settings = nullptr;
+    for (QWidget *w : QApplication::topLevelWidgets()) {
+        if (qobject_cast<SettingsDialog *>(w) && w->isVisible())
+            settings = w;
+    }
+    QVERIFY(settings);
+
+    // Without a note (a plain start), a tray app opens no window.
+    DesktopApp c(testConfig(), DesktopApp::TrayMode::On);
+    QVERIFY2(c.start(&error), qPrintable(error));
+    QVERIFY(!c.sessionsWindow()->isVisible());
 }
 
 QTEST_MAIN(TestDesktopApp)

@@ -69,6 +69,7 @@ private Q_SLOTS:
     void clockRunsOnlyWhileShown();
     void withoutLocalTerminal();
     void mainWindowModeAsksOnClose();
+    void restartFromTheMenu();
 };
 
 void TestSessionsWindow::showsSessionsAndEmptyState()
@@ -248,6 +249,20 @@ void TestSessionsWindow::withoutLocalTerminal()
     Q_EMIT w.view()->doubleClicked(w.view()->model()->index(0, 0));
     QCOMPARE(browser.count(), 1);
     QCOMPARE(attach.count(), 0);
+}
+
+void TestSessionsWindow::restartFromTheMenu()
+{
+    // Tether menu: Restart Tether (issue 13: the tray and the Sessions window).
+    SessionRegistry registry;
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    auto *restart = w.findChild<QAction *>(QStringLiteral("restartTether"));
+    QVERIFY(restart);
+    QCOMPARE(restart->text(), QStringLiteral("&Restart Tether"));
+    QSignalSpy requested(&w, &SessionsWindow::restartRequested);
+    restart->trigger();
+    QCOMPARE(requested.size(), 1);
 }
 
 void TestSessionsWindow::mainWindowModeAsksOnClose()

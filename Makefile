@@ -5,7 +5,7 @@ CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 # ccache, where installed, makes rebuilds of unchanged files nearly free.
 CMAKE_LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
 
-.PHONY: all deps run test build build-qt6 build-qt5 clean
+.PHONY: all deps run test soak build build-qt6 build-qt5 clean
 
 all: build
 
@@ -39,6 +39,14 @@ test: build-qt6 build-qt5
 	if [ $$rc -eq 0 ]; then echo "make test: all tests passed in both Qt variants"; \
 	else echo "make test: FAILED (see above)"; fi; \
 	exit $$rc
+
+# Longer than `make test` wants: restarts in place in a row while a session
+# floods output and two viewers read it (make test runs 100 of them, in
+# 15-60 s here; tests/server/tst_restart.cpp, restartsInARowWhileFlooding).
+SOAK_RESTARTS ?= 500
+soak: build-qt6
+	cd build-qt6 && TETHER_TEST_RESTARTS=$(SOAK_RESTARTS) QT_QPA_PLATFORM=offscreen \
+	  tests/tst_restart restartsInARowWhileFlooding
 
 clean:
 	rm -rf build-qt6 build-qt5

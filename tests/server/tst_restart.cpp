@@ -154,20 +154,7 @@ int fdCount(qint64 pid)
 /// Children of `pid` that are zombies (printed).
 int zombiesOf(qint64 pid)
 {
-    int n = 0;
-    const QByteArray parent = QByteArray::number(pid);
-    for (const QString &e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-        QFile f(QStringLiteral("/proc/%1/stat").arg(e));
-        if (!f.open(QIODevice::ReadOnly))
-            continue;
-        const QByteArray s = f.readAll();
-        const QList<QByteArray> fields = s.mid(s.lastIndexOf(')') + 2).split(' ');
-        if (fields.size() > 1 && fields.at(0) == "Z" && fields.at(1) == parent) {
-            qWarning("zombie: %s", s.constData());
-            ++n;
-        }
-    }
-    return n;
+    return childrenOf(pid, 'Z');
 }
 
 /// Fds of `pid` above 2 without close-on-exec (they would leak into a shell

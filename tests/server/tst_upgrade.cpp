@@ -82,25 +82,16 @@ QJsonObject status(const ServeProcess &s)
     return s.http("GET", "/api/restart").json();
 }
 
-/// Children of `pid` in state `state` ('Z' zombie), or any state (0) whose
-/// command line contains `arg`.
-int childrenOf(qint64 pid, char state, const QByteArray &arg = QByteArray())
+/// POST /api/restart, then waits (15 s at most) for another process image.
+bool restarted(const ServeProcess &s)
 {
-    int n = 0;
-    const QByteArray parent = QByteArray::number(pid);
-    for (const QString &e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-        QFile f(QStringLiteral("/proc/%1/stat").arg(e));
-        if (!f.open(QIODevice::ReadOnly))
-            continue;
-        const QByteArray st = f.readAll();
-        const QList<QByteArray> fields = st.mid(st.lastIndexOf(')') + 2).split(' ');
-        if (fields.size() < 2 || fields.at(1) != parent || (state && fields.at(0).at(0) != state))
-            continue;
-        if (!arg.isEmpty() && !readFile(QStringLiteral("/proc/%1/cmdline").arg(e)).split('\0').contains(arg))
-            continue;
-        ++n;
-    }
-    return n;
+    const QString instance = status(s).value(QStringLiteral("instance")).toString();
+    if (instance.isEmpty() || s.http("POST", "/api/restart").status != 202)
+        return false;
+    return QTest::qWaitFor([&]() {
+        const QString now = status(s).value(QStringLiteral("instance")).toString();
+        return !now.isEmpty() && now != instance;
+    }, 15000);
 }
 
 /// Context switches of every thread of `pid` so far (each wakeup is one).
@@ -183,12 +174,7 @@ private Q_SLOTS:
         QVERIFY(copyBinary(copy));
         QTRY_COMPARE(status(s).value(QStringLiteral("update")).toObject().value(QStringLiteral("version")).toString(),
                      QStringLiteral(TETHER_PROJECT_VERSION));
-        const QString instance = status(s).value(QStringLiteral("instance")).toString();
-        QCOMPARE(s.http("POST", "/api/restart").status, 202);
-        QTRY_VERIFY_WITH_TIMEOUT([&]() {
-            const QString now = status(s).value(QStringLiteral("instance")).toString();
-            return !now.isEmpty() && now != instance;
-        }(), 15000);
+        QVERIFY(restarted(s));
         QCOMPARE(s.proc.processId(), pid);
         QVERIFY(status(s).value(QStringLiteral("update")).isNull());
         QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
@@ -211,7 +197,6 @@ private Q_SLOTS:
         const qint64 pid = s.proc.processId();
         const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 1000")});
         QVERIFY(!id.isEmpty());
-        const QString instance = status(s).value(QStringLiteral("instance")).toString();
 
         // A wrapper: slow for --version, else the real binary (what the
         // restart executes).
@@ -219,11 +204,7 @@ private Q_SLOTS:
                         "#!/bin/sh\nif [ \"$1\" = --version ]; then sleep 3; echo \"tether 9.9.9\"; exit 0; fi\n"
                         "exec '" + QFile::encodeName(real) + "/tether' \"$@\"\n"));
         QTRY_COMPARE(childrenOf(pid, 0, "--version"), 1); // the probe runs
-        QCOMPARE(s.http("POST", "/api/restart").status, 202);
-        QTRY_VERIFY_WITH_TIMEOUT([&]() {
-            const QString now = status(s).value(QStringLiteral("instance")).toString();
-            return !now.isEmpty() && now != instance;
-        }(), 15000);
+        QVERIFY(restarted(s));
         QCOMPARE(s.proc.processId(), pid);
         QCOMPARE(status(s).value(QStringLiteral("binary")).toString(), real + QStringLiteral("/tether"));
         QVERIFY(status(s).value(QStringLiteral("update")).isNull());

@@ -11,6 +11,7 @@
 
 #include <QCryptographicHash>
 #include <QElapsedTimer>
+#include <QDir>
 #include <QFile>
 #include <QHostAddress>
 #include <QJsonDocument>
@@ -451,6 +452,27 @@ inline QByteArray readFile(const QString &path)
 {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+/// Children of `pid` (by /proc/PID/stat's parent field) in state `state`
+/// ('Z': zombies, each printed), or in any state when `state` is 0; only
+/// those whose argv holds `arg`, when given.
+inline int childrenOf(qint64 pid, char state, const QByteArray &arg = QByteArray())
+{
+    int n = 0;
+    const QByteArray parent = QByteArray::number(pid);
+    for (const QString &e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        const QByteArray st = readFile(QStringLiteral("/proc/%1/stat").arg(e));
+        const QList<QByteArray> fields = st.mid(st.lastIndexOf(')') + 2).split(' '); // comm may hold ')'
+        if (fields.size() < 2 || fields.at(1) != parent || (state && fields.at(0) != QByteArray(1, state)))
+            continue;
+        if (!arg.isEmpty() && !readFile(QStringLiteral("/proc/%1/cmdline").arg(e)).split('\0').contains(arg))
+            continue;
+        if (state == 'Z')
+            qWarning("zombie: %s", st.constData());
+        ++n;
+    }
+    return n;
 }
 
 } // namespace ServerTest

@@ -364,6 +364,9 @@ void DesktopApp::onUpdateChanged()
 {
     m_trayMenuDirty = true;
     const QString v = updateVersion();
+    // Without a tray the Sessions window is where it is seen.
+    if (m_sessionsWindow)
+        m_sessionsWindow->setUpdateNotice(v.isEmpty() ? QString() : updateText(v));
     if (v.isEmpty() || v == m_notifiedUpdate)
         return; // once per new version, not again for each look at the file
     m_notifiedUpdate = v;
@@ -430,6 +433,8 @@ SessionsWindow *DesktopApp::sessionsWindow()
         connect(w, &SessionsWindow::dashboardRequested, this, &DesktopApp::openDashboard);
         connect(w, &SessionsWindow::settingsRequested, this, &DesktopApp::showSettings);
         connect(w, &SessionsWindow::restartRequested, this, &DesktopApp::restartInPlace);
+        if (!updateVersion().isEmpty())
+            w->setUpdateNotice(updateText(updateVersion()));
         connect(w, &SessionsWindow::quitRequested, this, [this](bool confirmed) { requestQuit(!confirmed); });
     }
     return m_sessionsWindow;

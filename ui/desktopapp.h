@@ -43,8 +43,9 @@ class SettingsDialog;
  *
  * When a newer Tether is installed over the running one (UpgradeWatch), the
  * tray says "Tether was updated — restart to use version X (sessions are
- * kept)" (a click restarts in place) and its menu starts with "Restart to
- * use version X".
+ * kept)" (a click restarts in place), its menu starts with "Restart to
+ * use version X", and the Sessions window shows the same above the list
+ * with a Restart button (seen without a tray too).
  *
  * Quit asks first when sessions are running, then shuts the registry down
  * (every session torn down, bounded) and leaves the event loop.

@@ -8,6 +8,8 @@
 #include <QAction>
 #include <QCloseEvent>
 #include <QGuiApplication>
+#include <QFrame>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
@@ -70,7 +72,28 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     m_stack = new QStackedWidget(this);
     m_stack->addWidget(m_view);
     m_stack->addWidget(empty);
-    setCentralWidget(m_stack);
+
+    // A newer Tether was installed (setUpdateNotice): said above the list,
+    // with the restart that uses it. Hidden otherwise.
+    m_updateBar = new QFrame(this);
+    m_updateBar->setObjectName(QStringLiteral("updateBar"));
+    m_updateBar->setFrameShape(QFrame::StyledPanel);
+    auto *ulay = new QHBoxLayout(m_updateBar);
+    m_updateText = new QLabel(m_updateBar);
+    m_updateText->setObjectName(QStringLiteral("updateText"));
+    ulay->addWidget(m_updateText, 1);
+    auto *updateRestart = new QPushButton(tr("Restart"), m_updateBar);
+    updateRestart->setObjectName(QStringLiteral("updateRestart"));
+    ulay->addWidget(updateRestart);
+    connect(updateRestart, &QPushButton::clicked, this, &SessionsWindow::restartRequested);
+    m_updateBar->hide();
+
+    auto *central = new QWidget(this);
+    auto *clay = new QVBoxLayout(central);
+    clay->setContentsMargins(0, 0, 0, 0);
+    clay->addWidget(m_updateBar);
+    clay->addWidget(m_stack, 1);
+    setCentralWidget(central);
 
     // Actions
     m_new = new QAction(QIcon::fromTheme(QStringLiteral("utilities-terminal")), tr("&New terminal"), this);
@@ -185,6 +208,12 @@ SessionsWindow::~SessionsWindow() = default;
 void SessionsWindow::setServerUrl(const QString &url)
 {
     m_urlLabel->setText(tr("Dashboard: %1").arg(url));
+}
+
+void SessionsWindow::setUpdateNotice(const QString &text)
+{
+    m_updateText->setText(text);
+    m_updateBar->setVisible(!text.isEmpty());
 }
 
 void SessionsWindow::setLocalTerminalAvailable(bool available, const QString &reason)

@@ -5,6 +5,7 @@
 #include <QTimer>
 
 class QAction;
+class QFrame;
 class QLabel;
 class QSortFilterProxyModel;
 class QStackedWidget;
@@ -36,6 +37,10 @@ public:
 
     /// Shows the dashboard address in the status bar.
     void setServerUrl(const QString &url);
+    /// Shows `text` ("Tether was updated — restart to use version X
+    /// (sessions are kept)") above the list with a Restart button (which
+    /// emits restartRequested); empty hides it.
+    void setUpdateNotice(const QString &text);
     /// Enables the local terminal actions, or disables them with `reason` as
     /// tooltip and status text (a build without QTermWidget).
     void setLocalTerminalAvailable(bool available, const QString &reason = QString());
@@ -87,6 +92,8 @@ private:
     QStackedWidget *m_stack;
     QTableView *m_view;
     QLabel *m_urlLabel;
+    QFrame *m_updateBar = nullptr;
+    QLabel *m_updateText = nullptr;
     QAction *m_attach;
     QAction *m_watch;
     QAction *m_browser;

@@ -17,6 +17,7 @@
 #include <QDir>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QMenu>
 #include <QRegularExpression>
 #include <QProcess>
@@ -531,6 +532,11 @@ void TestDesktopApp::trayAnnouncesAnUpdate()
     QAction *first = app.trayMenu()->actions().value(0);
     QVERIFY(first);
     QCOMPARE(first->text(), QStringLiteral("Restart to use version 9.9.9"));
+    // The Sessions window says it too (the main window when there is no tray).
+    auto *updateText = app.sessionsWindow()->findChild<QLabel *>(QStringLiteral("updateText"));
+    QVERIFY(updateText);
+    QCOMPARE(updateText->text(), DesktopApp::updateText(QStringLiteral("9.9.9")));
+    QVERIFY(!app.sessionsWindow()->findChild<QWidget *>(QStringLiteral("updateBar"))->isHidden());
 
     // Looked at again (same file): not announced twice.
     QVERIFY(QFile::setPermissions(bin, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner | QFile::ReadGroup));
@@ -549,6 +555,7 @@ void TestDesktopApp::trayAnnouncesAnUpdate()
              qPrintable(failed.at(0).at(0).toString()));
     // Not a runnable Tether any more: no update, and the menu says nothing.
     QTRY_VERIFY(app.updateVersion().isEmpty());
+    QVERIFY(app.sessionsWindow()->findChild<QWidget *>(QStringLiteral("updateBar"))->isHidden());
     app.rebuildTrayMenu();
     QVERIFY(!app.trayMenu()->actions().value(0)->text().startsWith(QStringLiteral("Restart to use")));
 }

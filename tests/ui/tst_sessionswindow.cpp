@@ -263,6 +263,16 @@ void TestSessionsWindow::restartFromTheMenu()
     QSignalSpy requested(&w, &SessionsWindow::restartRequested);
     restart->trigger();
     QCOMPARE(requested.size(), 1);
+
+    // The update notice: hidden until there is one; its button restarts.
+    auto *bar = w.findChild<QWidget *>(QStringLiteral("updateBar"));
+    QVERIFY(bar && bar->isHidden());
+    w.setUpdateNotice(QStringLiteral("Tether was updated — restart to use version 9.9.9 (sessions are kept)"));
+    QVERIFY(!bar->isHidden());
+    w.findChild<QPushButton *>(QStringLiteral("updateRestart"))->click();
+    QCOMPARE(requested.size(), 2);
+    w.setUpdateNotice(QString());
+    QVERIFY(bar->isHidden());
 }
 
 void TestSessionsWindow::mainWindowModeAsksOnClose()

@@ -5,7 +5,7 @@ CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 # ccache, where installed, makes rebuilds of unchanged files nearly free.
 CMAKE_LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
 
-.PHONY: all deps run test build build-qt6 build-qt5 clean
+.PHONY: all deps run test build build-qt6 build-qt5 package clean
 
 all: build
 
@@ -39,6 +39,13 @@ test: build-qt6 build-qt5
 	if [ $$rc -eq 0 ]; then echo "make test: all tests passed in both Qt variants"; \
 	else echo "make test: FAILED (see above)"; fi; \
 	exit $$rc
+
+# The Debian package of the variant `make run` runs (the one with the local
+# terminal window: Qt 5 on Debian 12), built from its build tree:
+# build-qt5/tether_VERSION_ARCH.deb (packaging/README.md).
+package: build-$(RUN_VARIANT)
+	cd build-$(RUN_VARIANT) && cpack -G DEB
+	@ls build-$(RUN_VARIANT)/tether_*.deb
 
 clean:
 	rm -rf build-qt6 build-qt5

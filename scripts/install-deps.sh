@@ -14,12 +14,15 @@ PACKAGES=(
   libqtermwidget5-1-dev libutf8proc-dev   # qtermwidget5's CMake config links libutf8proc.so
   libhttp-parser-dev libgl-dev
   libvterm-dev                           # the server-side terminal screen (issue: screen-exact reattach)
+  python3                                # packaging/generate.py: the manual page, metainfo, changelog
   # run
   libqt6svg6 libqt5svg5 xdg-utils
   # tests: shells, process tools, browser, X server, tray host, screenshots
   procps tmux less chromium xvfb xauth tint2 imagemagick x11-utils
   # desktop screenshots: window manager and input simulation under Xvfb
   openbox xdotool
+  # the package and its checks (packaging/tst_deb, tst_manpage, tst_completion)
+  dpkg-dev lintian desktop-file-utils appstream man-db binutils zsh fish
   # reattach fidelity corpus: the programs it runs
   htop vim python3 locales
 )

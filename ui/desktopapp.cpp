@@ -641,7 +641,9 @@ QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &d
                        "  attach   attach this terminal to a session (like tmux attach)\n"
                        "  list     list sessions\n"
                        "  new      start a session\n"
-                       "  kill     end a session"));
+                       "  kill     end a session\n"
+                       "  key      print the dashboard link with the access key\n"
+                       "  restart  restart Tether in place, keeping every session"));
     parser.addHelpOption();
     parser.addVersionOption();
     ServeOptions::addTo(parser, defaults);

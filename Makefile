@@ -5,7 +5,7 @@ CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 # ccache, where installed, makes rebuilds of unchanged files nearly free.
 CMAKE_LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
 
-.PHONY: all deps run test build build-qt6 build-qt5 package clean
+.PHONY: all deps run test build build-qt6 build-qt5 package package-check clean
 
 all: build
 
@@ -46,6 +46,11 @@ test: build-qt6 build-qt5
 package: build-$(RUN_VARIANT)
 	cd build-$(RUN_VARIANT) && cpack -G DEB
 	@ls build-$(RUN_VARIANT)/tether_*.deb
+
+# Installs that package with apt on a clean Debian 12 (a debootstrap root,
+# needs root and the network; a few minutes, not part of `make test`).
+package-check: package
+	packaging/check-install.sh $$(ls -t build-$(RUN_VARIANT)/tether_*.deb | head -1)
 
 clean:
 	rm -rf build-qt6 build-qt5

@@ -12,7 +12,8 @@
 #   - dpkg -x: the systemd unit runs the packaged binary; every shared
 #     library of that binary resolves (ldd), and every library it links
 #     directly belongs to a package named in Depends; the stripped binary
-#     starts a server and stops on SIGTERM.
+#     starts a server, restarts in place through the unit's ExecReload and
+#     stops on SIGTERM.
 # Usage: tst_deb.sh BUILD_DIR VERSION
 set -euo pipefail
 build=$1
@@ -132,6 +133,22 @@ if grep -q '^Tether is serving http://127.0.0.1:' "$tmp/serve.log" && "$bin" lis
 else
   cat "$tmp/serve.log"
   fail "the packaged tether serve did not start"
+fi
+# systemctl --user reload: the unit's ExecReload, run as systemd runs it
+# (MAINPID in its environment), restarts the server in place.
+reload=$(sed -n 's/^ExecReload=//p' "$root/usr/lib/systemd/user/tether.service")
+before=$(wc -l <"$tmp/serve.log")
+MAINPID=$server bash -c "$reload" || fail "ExecReload ($reload) failed"
+restarted="tether serve: restarted in place (pid $server)"
+for _ in $(seq 150); do
+  tail -n +$((before + 1)) "$tmp/serve.log" | grep -qF "$restarted" && break
+  sleep 0.1
+done
+if tail -n +$((before + 1)) "$tmp/serve.log" | grep -qF "$restarted" && "$bin" list >/dev/null; then
+  pass "the unit's ExecReload restarts it in place: $(grep -F "$restarted" "$tmp/serve.log")"
+else
+  cat "$tmp/serve.log"
+  fail "ExecReload ($reload) did not restart the server in place"
 fi
 kill -TERM "$server"
 wait "$server" && pass "tether serve exits 0 on SIGTERM" || fail "tether serve exit status $?"

@@ -147,14 +147,12 @@ def wrap(text, first, rest, width=79):
 
 # --- the manual page -----------------------------------------------------------
 
-def help_env():
-    """A clean environment: built-in defaults in the help texts (they name
-    the values in effect, which the settings file would change), no display,
-    plain C locale."""
-    home = tempfile.mkdtemp(prefix="tether-man-")
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
-           "XDG_CONFIG_HOME": os.path.join(home, "config"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-    return env
+def help_env(home):
+    """A clean environment in the empty directory `home`: built-in defaults
+    in the help texts (they name the values in effect, which a settings file
+    would change), no display, a UTF-8 C locale."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
+            "XDG_CONFIG_HOME": os.path.join(home, "config"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 
 
 def run_help(binary, command, env):
@@ -253,10 +251,11 @@ def roff_paragraphs(lines):
 def man(args):
     releases = read_changelog(args.changelog)
     _, date, _ = release_of(releases, args.version, args.changelog)
-    env = help_env()
+    with tempfile.TemporaryDirectory(prefix="tether-man-") as home:
+        helps = [(c, run_help(args.binary, c, help_env(home))) for c in COMMANDS]
     synopsis, sections = [], []
-    for command in COMMANDS:
-        usage, desc, opts, arguments = parse_help(run_help(args.binary, command, env), command)
+    for command, text in helps:
+        usage, desc, opts, arguments = parse_help(text, command)
         synopsis.append(roff_usage(usage, command))
         title = f"tether {command}" if command else "tether (the desktop application)"
         sections.append(f".SS {roff(title)}")
@@ -289,8 +288,9 @@ def man(args):
 def commands(args):
     """Prints the subcommands the binary names in its usage error, one a
     line (the tests compare it with COMMANDS and the completions)."""
-    p = subprocess.run([args.binary, "nosuchcommand"], env=help_env(), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    with tempfile.TemporaryDirectory(prefix="tether-man-") as home:
+        p = subprocess.run([args.binary, "nosuchcommand"], env=help_env(home), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
     m = re.search(r"use (.*?)\s*(?:\(|$)", p.stderr, re.M)
     if p.returncode != 2 or not m:
         fail(f"`tether nosuchcommand` exited {p.returncode} without naming the commands: {p.stderr.strip()}")

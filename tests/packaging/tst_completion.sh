@@ -6,9 +6,10 @@
 #   bash: the commands are the ones the binary names; each command's options
 #         are the ones its --help lists; attach and kill complete the live
 #         session ids (a prefix narrows them; none after the id); --cwd
-#         completes directories; with the server gone, no ids and no wait.
+#         completes directories, `new --` a command; with the server gone, no ids and no wait.
 #   zsh:  attach offers the ids with their titles as descriptions (through a
-#         real interactive zsh, tests/packaging/zsh-complete.zsh).
+#         real interactive zsh, tests/packaging/zsh-complete.zsh); after
+#         `new --` a command.
 #   fish: the same through `complete -C`.
 # Usage: tst_completion.sh TETHER_BINARY SOURCE_DIR
 set -uo pipefail
@@ -86,6 +87,8 @@ got=$(bash_complete tether list "")
 got=$(cd "$tmp/dirs" && bash_complete tether new --cwd "")
 [ "$got" = "$(printf 'alpha\nbeta')" ] && pass "bash: --cwd completes directories" \
   || fail "bash: --cwd gives '$got'"
+got=$(bash_complete tether new --cwd /tmp -- tru)
+grep -qx true <<<"$got" && pass "bash: after new -- a command" || fail "bash: new -- tru gives '$got'"
 
 # --- zsh and fish -------------------------------------------------------------------
 title_line() { grep -F "$titled" | grep -F 'build: "all"'; }
@@ -96,6 +99,8 @@ if command -v zsh >/dev/null; then
   else
     fail "zsh: tether attach gives: $out"
   fi
+  out=$(timeout 30 zsh -f "$(dirname "$0")/zsh-complete.zsh" "tether new --cwd /tmp -- tru" "$completions")
+  grep -q "^true" <<<"$out" && pass "zsh: after new -- a command" || fail "zsh: new -- tru gives: $out"
 else
   fail "zsh is not installed (scripts/install-deps.sh installs it)"
 fi

@@ -74,7 +74,7 @@ fi
 
 [ "$(in_root sh -c 'command -v tether')" = /usr/bin/tether ] && pass "tether is /usr/bin/tether on PATH" || fail "tether not on PATH"
 if in_root ldd /usr/bin/tether | grep 'not found'; then fail "unresolved libraries"; else pass "every library resolves"; fi
-in_root sh -c 'ls /usr/lib/*/qt5/plugins/imageformats/libqsvg.so' >/dev/null && pass "the Qt SVG image plugin is installed" \
+in_root sh -c 'ls /usr/lib/*/qt[56]/plugins/imageformats/libqsvg.so' >/dev/null && pass "the Qt SVG image plugin is installed" \
   || fail "no Qt SVG image plugin"
 in_root sh -c 'command -v xdg-open' >/dev/null && pass "xdg-open is installed" || fail "no xdg-open"
 for f in /usr/share/applications/tether.desktop /usr/share/icons/hicolor/scalable/apps/tether.svg \

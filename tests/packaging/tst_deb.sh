@@ -14,10 +14,11 @@
 #     directly belongs to a package named in Depends; the stripped binary
 #     starts a server, restarts in place through the unit's ExecReload and
 #     stops on SIGTERM.
-# Usage: tst_deb.sh BUILD_DIR VERSION
+# Usage: tst_deb.sh BUILD_DIR VERSION QT_MAJOR
 set -euo pipefail
 build=$1
 version=$2
+qt=$3
 tmp=$(mktemp -d)
 server=""
 cleanup() {
@@ -63,9 +64,13 @@ echo "Depends: $depends"
 # The package names in Depends (alternatives included), one a line.
 depends_names=$(tr ',|' '\n\n' <<<"$depends" | awk '{print $1}' | sed '/^$/d')
 depends_on() { grep -qxF -- "$1" <<<"$depends_names"; }
-for p in libqt5svg5 xdg-utils libqtermwidget5-1 libqt5websockets5 libhttp-parser2.9; do
+# Loaded at run time, so only named by hand (dpkg-shlibdeps cannot see them).
+for p in "libqt${qt}svg${qt}" xdg-utils; do
   depends_on "$p" && pass "Depends names $p" || fail "Depends lacks $p"
 done
+# The packaged variant is the one with the terminal window.
+grep -q "^libqtermwidget${qt}-" <<<"$depends_names" && pass "Depends names QTermWidget for Qt $qt" \
+  || fail "Depends names no libqtermwidget${qt}-*: not the variant with the terminal window"
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] && pass "Version $version" || fail "Version is $(dpkg-deb -f "$deb" Version)"
 
 # --- lintian -------------------------------------------------------------------

@@ -23,6 +23,7 @@ PACKAGES=(
   openbox xdotool
   # the package and its checks (packaging/tst_deb, tst_manpage, tst_completion)
   dpkg-dev lintian desktop-file-utils appstream man-db binutils zsh fish
+  systemd                                # systemd-analyze verify of the user unit
   # reattach fidelity corpus: the programs it runs
   htop vim python3 locales
 )

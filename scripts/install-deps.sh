@@ -46,15 +46,13 @@ if ((${#missing[@]})); then
 fi
 
 # Dashboard packages from npm (xterm.js); nothing is copied into the repository.
-if [ -f resources/dashboard/package-lock.json ]; then
-  stamp=resources/dashboard/node_modules/.package-lock.json
-  if [ ! -f "$stamp" ] || [ resources/dashboard/package-lock.json -nt "$stamp" ]; then
-    (cd resources/dashboard && npm ci --no-audit --no-fund --loglevel=error)
+# A node_modules that is a symbolic link (a git worktree sharing another
+# checkout's) is left alone: npm ci empties the directory it points to, and
+# a fresh checkout's package-lock.json is always newer than that stamp.
+for dir in resources/dashboard tests/browser; do
+  [ -f "$dir/package-lock.json" ] && [ ! -L "$dir/node_modules" ] || continue
+  stamp=$dir/node_modules/.package-lock.json
+  if [ ! -f "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
-fi
-if [ -f tests/browser/package-lock.json ]; then
-  stamp=tests/browser/node_modules/.package-lock.json
-  if [ ! -f "$stamp" ] || [ tests/browser/package-lock.json -nt "$stamp" ]; then
-    (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
-  fi
-fi
+done

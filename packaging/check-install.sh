@@ -6,8 +6,8 @@
 #   - apt resolves every dependency; tether is /usr/bin/tether and every
 #     shared library of it resolves in that root (ldd);
 #   - the Qt SVG image plugin (the icon) and xdg-open are installed;
-#   - `tether serve` runs a session (`tether new`, `tether list`,
-#     `tether kill`) and `tether` (the desktop app, offscreen) starts serving;
+#   - `tether serve` runs a session (`tether new`, `tether list`, the
+#     installed bash completion of `tether attach`, `tether kill`) and `tether` (the desktop app, offscreen) starts serving;
 #   - the systemd user unit passes `systemd-analyze verify` (ExecStart exists);
 #   - the desktop entry, icon, metainfo, man page and completions are where
 #     the desktop, the software centre, man and the shells look.
@@ -100,6 +100,11 @@ id=$(tether new -- sh -c 'echo installed-and-running; sleep 60') || exit 1
 sleep 1
 tether list --json | grep -q "\"id\":\"$id\"" || { echo "no session $id"; exit 1; }
 tether list | grep -q "^$(echo "$id" | cut -c1-8) *running" || { tether list; exit 1; }
+# The installed bash completion offers the session (without the
+# bash-completion package: the file stands alone).
+ids=$(bash -c 'source /usr/share/bash-completion/completions/tether
+  COMP_WORDS=(tether attach ""); COMP_CWORD=2; _tether; echo "${COMPREPLY[*]}"')
+[ "$ids" = "$id" ] || { echo "bash completion of tether attach gave '$ids', not $id"; exit 1; }
 tether kill "$id" || exit 1
 kill -TERM $pid; wait $pid || exit 1
 QT_QPA_PLATFORM=offscreen timeout 20 tether --no-tray --port 0 >/tmp/desktop.log 2>&1 &
@@ -110,7 +115,7 @@ kill -TERM $dpid; wait $dpid
 echo session-ok
 SH
 if in_root bash /tmp/session.sh >"$root/tmp/session.log" 2>&1 && grep -q session-ok "$root/tmp/session.log"; then
-  pass "tether serve runs sessions, the desktop app starts ($(head -1 "$root/tmp/session.log"))"
+  pass "tether serve runs a session, bash completes its id, the desktop app starts ($(head -1 "$root/tmp/session.log"))"
 else
   cat "$root/tmp/session.log"
   fail "running tether in the clean root"

@@ -75,7 +75,7 @@ grep -q "^libqtermwidget${qt}-" <<<"$depends_names" && pass "Depends names QTerm
 
 # --- lintian -------------------------------------------------------------------
 # Tags E: (error) and W: (warning) fail; I: (info) and P: (pedantic) are shown.
-if lintian --pedantic --info --fail-on error,warning "$deb" >"$tmp/lintian.log" 2>&1; then
+if lintian --pedantic --display-info --fail-on error,warning "$deb" >"$tmp/lintian.log" 2>&1; then
   grep -v '^running with root privileges' "$tmp/lintian.log" || true
   pass "lintian: no error, no warning"
 else

@@ -5,7 +5,7 @@ CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 # ccache, where installed, makes rebuilds of unchanged files nearly free.
 CMAKE_LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
 
-.PHONY: all deps run test soak build build-qt6 build-qt5 clean
+.PHONY: all deps run test soak build build-qt6 build-qt5 package package-check clean
 
 all: build
 
@@ -47,6 +47,18 @@ SOAK_RESTARTS ?= 500
 soak: build-qt6
 	cd build-qt6 && TETHER_TEST_RESTARTS=$(SOAK_RESTARTS) QT_QPA_PLATFORM=offscreen \
 	  tests/tst_restart restartsInARowWhileFlooding
+
+# The Debian package of the variant `make run` runs (the one with the local
+# terminal window: Qt 5 on Debian 12), built from its build tree:
+# build-qt5/tether_VERSION_ARCH.deb (packaging/README.md).
+package: build-$(RUN_VARIANT)
+	cd build-$(RUN_VARIANT) && cpack -G DEB
+	@ls build-$(RUN_VARIANT)/tether_*.deb
+
+# Installs that package with apt on a clean Debian 12 (a debootstrap root,
+# needs root and the network; a few minutes, not part of `make test`).
+package-check: package
+	packaging/check-install.sh $$(ls -t build-$(RUN_VARIANT)/tether_*.deb | head -1)
 
 clean:
 	rm -rf build-qt6 build-qt5

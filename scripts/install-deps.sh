@@ -14,12 +14,16 @@ PACKAGES=(
   libqtermwidget5-1-dev libutf8proc-dev   # qtermwidget5's CMake config links libutf8proc.so
   libhttp-parser-dev libgl-dev
   libvterm-dev                           # the server-side terminal screen (issue: screen-exact reattach)
+  python3                                # packaging/generate.py: the manual page, metainfo, changelog
   # run
   libqt6svg6 libqt5svg5 xdg-utils
   # tests: shells, process tools, browser, X server, tray host, screenshots
   procps tmux less chromium xvfb xauth tint2 imagemagick x11-utils
   # desktop screenshots: window manager and input simulation under Xvfb
   openbox xdotool
+  # the package and its checks (packaging/tst_deb, tst_manpage, tst_completion)
+  dpkg-dev lintian desktop-file-utils appstream man-db binutils zsh fish
+  systemd                                # systemd-analyze verify of the user unit
   # reattach fidelity corpus: the programs it runs
   htop vim python3 locales
 )
@@ -42,15 +46,13 @@ if ((${#missing[@]})); then
 fi
 
 # Dashboard packages from npm (xterm.js); nothing is copied into the repository.
-if [ -f resources/dashboard/package-lock.json ]; then
-  stamp=resources/dashboard/node_modules/.package-lock.json
-  if [ ! -f "$stamp" ] || [ resources/dashboard/package-lock.json -nt "$stamp" ]; then
-    (cd resources/dashboard && npm ci --no-audit --no-fund --loglevel=error)
+# A node_modules that is a symbolic link (a git worktree sharing another
+# checkout's) is left alone: npm ci empties the directory it points to, and
+# a fresh checkout's package-lock.json is always newer than that stamp.
+for dir in resources/dashboard tests/browser; do
+  [ -f "$dir/package-lock.json" ] && [ ! -L "$dir/node_modules" ] || continue
+  stamp=$dir/node_modules/.package-lock.json
+  if [ ! -f "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
-fi
-if [ -f tests/browser/package-lock.json ]; then
-  stamp=tests/browser/node_modules/.package-lock.json
-  if [ ! -f "$stamp" ] || [ tests/browser/package-lock.json -nt "$stamp" ]; then
-    (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
-  fi
-fi
+done

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# packaging/tst_completion: the shell completion in packaging/completions
+# against a real `tether serve` (port 0, its own runtime directory, started
+# with setsid) holding two sessions, one with a title:
+#   bash: the commands are the ones the binary names; each command's options
+#         are the ones its --help lists; attach and kill complete the live
+#         session ids (a prefix narrows them; none after the id); --cwd
+#         completes directories, `new --` a command; with the server gone, no ids and no wait.
+#   zsh:  attach offers the ids with their titles as descriptions (through a
+#         real interactive zsh, tests/packaging/zsh-complete.zsh); after
+#         `new --` a command.
+#   fish: the same through `complete -C`.
+# Usage: tst_completion.sh TETHER_BINARY SOURCE_DIR
+set -uo pipefail
+bin=$1
+src=$2
+completions=$(cd "$src/packaging/completions" && pwd)
+source "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d)
+server=""
+cleanup() {
+  [ -z "$server" ] || kill "$server" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+export XDG_RUNTIME_DIR="$tmp/run" XDG_CONFIG_HOME="$tmp/config" HOME="$tmp/home" LC_ALL=C.UTF-8
+unset DISPLAY WAYLAND_DISPLAY QT_QPA_PLATFORM TETHER_URL TETHER_KEY
+mkdir -m 0700 -p "$XDG_RUNTIME_DIR" "$HOME" "$tmp/bin" "$tmp/dirs/alpha" "$tmp/dirs/beta"
+# The completions run `tether` as typed: put this build's first on PATH.
+ln -s "$(readlink -f "$bin")" "$tmp/bin/tether"
+export PATH="$tmp/bin:$PATH"
+bin=$tmp/bin/tether
+
+setsid tether serve --port 0 >"$tmp/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+  grep -q '^Tether is serving' "$tmp/serve.log" && break
+  sleep 0.1
+done
+grep -q '^Tether is serving' "$tmp/serve.log" || { cat "$tmp/serve.log"; echo "FAIL: no server"; exit 1; }
+titled=$(tether new -- sh -c 'printf "\033]2;%s\007" "build: \"all\""; exec sleep 600')
+plain_id=$(tether new -- sleep 600)
+# The title reaches the server with the session's first output.
+for _ in $(seq 50); do
+  tether list --json | grep -q 'build: \\"all\\"' && break
+  sleep 0.1
+done
+ids=$(printf '%s\n' "$titled" "$plain_id" | sort)
+echo "sessions: $titled (titled), $plain_id"
+
+# --- bash ------------------------------------------------------------------------
+# complete LINE...: the words of a command line, the last one being completed.
+bash_complete() {
+  bash --norc --noprofile -c '
+    source "$1"; shift
+    COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+    _tether
+    printf "%s\n" "${COMPREPLY[@]}"' bash "$completions/tether.bash" "$@" | sed '/^$/d' | sort
+}
+
+got=$(bash_complete tether "")
+want=$(binary_commands | sort)
+[ "$got" = "$want" ] && pass "bash: tether <TAB> gives the binary's commands" \
+  || { fail "bash: commands differ (< binary, > completion)"; diff <(echo "$want") <(echo "$got"); }
+
+for cmd in "" $(binary_commands); do
+  got=$(bash_complete tether $cmd -)
+  want=$(help_options "$cmd")
+  [ "$got" = "$want" ] && pass "bash: tether $cmd -<TAB> gives the $(wc -l <<<"$want") options of --help" \
+    || { fail "bash: tether $cmd - differs (< --help, > completion)"; diff <(echo "$want") <(echo "$got"); }
+done
+
+got=$(bash_complete tether attach "")
+[ "$got" = "$ids" ] && pass "bash: tether attach <TAB> gives the live session ids" \
+  || fail "bash: tether attach gives '$got', want '$ids'"
+got=$(bash_complete tether kill "${plain_id:0:3}")
+[ "$got" = "$plain_id" ] && pass "bash: tether kill ${plain_id:0:3}<TAB> gives $plain_id" \
+  || fail "bash: tether kill ${plain_id:0:3} gives '$got'"
+got=$(bash_complete tether attach --watch "")
+[ "$got" = "$ids" ] && pass "bash: ids after an option" || fail "bash: attach --watch gives '$got'"
+got=$(bash_complete tether kill "$titled" "")
+[ -z "$got" ] && pass "bash: nothing after the id" || fail "bash: kill ID <TAB> gives '$got'"
+got=$(bash_complete tether list "")
+[ -z "$got" ] && pass "bash: list takes no id" || fail "bash: list <TAB> gives '$got'"
+got=$(cd "$tmp/dirs" && bash_complete tether new --cwd "")
+[ "$got" = "$(printf 'alpha\nbeta')" ] && pass "bash: --cwd completes directories" \
+  || fail "bash: --cwd gives '$got'"
+got=$(bash_complete tether new --cwd /tmp -- tru)
+grep -qx true <<<"$got" && pass "bash: after new -- a command" || fail "bash: new -- tru gives '$got'"
+
+# --- zsh and fish -------------------------------------------------------------------
+title_line() { grep -F "$titled" | grep -F 'build: "all"'; }
+if command -v zsh >/dev/null; then
+  out=$(timeout 30 zsh -f "$(dirname "$0")/zsh-complete.zsh" "tether attach " "$completions")
+  if title_line <<<"$out" >/dev/null && grep -qF "$plain_id" <<<"$out"; then
+    pass "zsh: tether attach <TAB> gives the ids with their titles"
+  else
+    fail "zsh: tether attach gives: $out"
+  fi
+  out=$(timeout 30 zsh -f "$(dirname "$0")/zsh-complete.zsh" "tether new --cwd /tmp -- tru" "$completions")
+  grep -q "^true" <<<"$out" && pass "zsh: after new -- a command" || fail "zsh: new -- tru gives: $out"
+else
+  fail "zsh is not installed (scripts/install-deps.sh installs it)"
+fi
+if command -v fish >/dev/null; then
+  out=$(fish --no-config -c "source $completions/tether.fish; complete -C'tether attach '")
+  if title_line <<<"$out" >/dev/null && grep -qF "$plain_id" <<<"$out"; then
+    pass "fish: tether attach <TAB> gives the ids with their titles"
+  else
+    fail "fish: tether attach gives: $out"
+  fi
+  out=$(fish --no-config -c "source $completions/tether.fish; complete -C'tether attach --w'")
+  grep -q '^--watch	Watch only' <<<"$out" && pass "fish: options with their --help descriptions" \
+    || fail "fish: tether attach --w gives: $out"
+else
+  fail "fish is not installed (scripts/install-deps.sh installs it)"
+fi
+
+# --- no server ------------------------------------------------------------------------
+kill -TERM "$server"
+wait "$server"
+server=""
+start=$(date +%s%N)
+got=$(bash_complete tether attach "")
+ms=$((($(date +%s%N) - start) / 1000000))
+[ -z "$got" ] && pass "bash: no server, no ids (${ms} ms)" || fail "bash: no server gives '$got'"
+[ "$ms" -lt 2000 ] || fail "bash: completing without a server took ${ms} ms"
+
+echo "tst_completion: $failures failure(s)"
+[ "$failures" -eq 0 ]

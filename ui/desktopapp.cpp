@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "desktopapp.h"
 #include "commandline.h"
+#include "fdlimit.h"
 
 #include "appicon.h"
 
@@ -773,6 +774,9 @@ int desktopMain(int argc, char **argv)
 {
     // Before QApplication, which removes the arguments it knows (-platform).
     RestartInPlace::recordStartup(argc, argv);
+    // Before anything opens descriptors or starts a thread (it edits the
+    // environment); the sessions get the limit we started with back.
+    FdLimit::raiseSoftLimit();
     QCoreApplication::setOrganizationName(QStringLiteral("Tether"));
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION_STRING));

@@ -2,6 +2,7 @@
 #include "servecommand.h"
 #include "commandline.h"
 #include "config.h"
+#include "fdlimit.h"
 #include "logging.h"
 #include "registry.h"
 #include "restartinplace.h"
@@ -29,6 +30,9 @@ const QString kProgram = QStringLiteral("tether serve");
 int serveMain(int argc, char **argv)
 {
     RestartInPlace::recordStartup(argc, argv);
+    // Before anything opens descriptors or starts a thread (it edits the
+    // environment); the sessions get the limit we started with back.
+    FdLimit::raiseSoftLimit();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(QStringLiteral(TETHER_VERSION));

@@ -231,6 +231,8 @@ private Q_SLOTS:
         const QString error = r.json().value(QStringLiteral("error")).toString();
         QVERIFY2(error.startsWith(QStringLiteral("out of resources, try again later: cannot open a pseudo-terminal: ")),
                  qPrintable(error));
+        // ... and says which limit was reached.
+        QVERIFY2(error.contains(QStringLiteral("(Tether's descriptor limit is reached: RLIMIT_NOFILE ")), qPrintable(error));
         QCOMPARE(f.registry->count(), 0);
 
         fds.release();

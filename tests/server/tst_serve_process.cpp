@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `tether serve` as a process among others (issue 10), with the real binary:
+// the descriptor limit it raises for itself and gives back to its sessions
+// (also across a restart in place), the 503 that names the PTY limit, and the
+// log line that names the signal and the process that ended it.
+#include "serveprocess.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include <csignal>
+#include <sys/resource.h>
+
+using namespace ServerTest;
+
+namespace {
+
+/// "Max open files" of /proc/PID/limits as {soft, hard}; {} when unreadable.
+QList<QByteArray> openFileLimits(qint64 pid)
+{
+    const QByteArray limits = readFile(QStringLiteral("/proc/%1/limits").arg(pid));
+    for (const QByteArray &line : limits.split('\n')) {
+        if (line.startsWith("Max open files"))
+            return line.mid(int(qstrlen("Max open files"))).simplified().split(' ').mid(0, 2);
+    }
+    return {};
+}
+
+/// POST /api/sessions with `argv`: the reply.
+HttpReply post(const ServeProcess &s, const QStringList &argv)
+{
+    const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("command"), QJsonArray::fromStringList(argv)}})
+                                .toJson(QJsonDocument::Compact);
+    return s.http("POST", "/api/sessions", body);
+}
+
+} // namespace
+
+class TestServeProcess : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (tetherBinary().isEmpty())
+            QSKIP("the tether executable is not built");
+    }
+
+    /// The server raises its soft limit to the hard one; each session gets
+    /// the soft limit the server was started with (select(2) breaks above
+    /// 1024), and still does after a restart in place (execve keeps the
+    /// raised limit), without the hand-over variable leaking into it.
+    void sessionsGetTheSoftLimitTetherStartedWith()
+    {
+        struct rlimit rl;
+        QVERIFY(::getrlimit(RLIMIT_NOFILE, &rl) == 0);
+        if (rl.rlim_max <= 512)
+            QSKIP("the hard descriptor limit is too low to lower the soft one below it");
+        const QByteArray hard = QByteArray::number(qulonglong(rl.rlim_max));
+        ServeProcess s;
+        s.wrapper = QStringList{QStringLiteral("prlimit"), QStringLiteral("--nofile=512:"), QStringLiteral("--")};
+        QVERIFY2(s.start(), s.err.constData());
+        QCOMPARE(openFileLimits(s.proc.processId()), (QList<QByteArray>{hard, hard}));
+
+        const QString script = QStringLiteral("ulimit -Sn > %1; ulimit -Hn >> %1; echo \"${TETHER_NOFILE_SOFT-unset}\" >> %1; "
+                                              "echo done >> %1; exec sleep 60");
+        const QString first = s.dir.path() + QStringLiteral("/first");
+        QVERIFY(!s.create({QStringLiteral("sh"), QStringLiteral("-c"), script.arg(first)}).isEmpty());
+        QTRY_VERIFY(readFile(first).endsWith("done\n"));
+        QCOMPARE(readFile(first), "512\n" + hard + "\nunset\ndone\n");
+
+        const TetherRun r = runTether(s, {QStringLiteral("restart")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(openFileLimits(s.proc.processId()), (QList<QByteArray>{hard, hard}));
+        const QString second = s.dir.path() + QStringLiteral("/second");
+        QVERIFY(!s.create({QStringLiteral("sh"), QStringLiteral("-c"), script.arg(second)}).isEmpty());
+        QTRY_VERIFY(readFile(second).endsWith("done\n"));
+        QCOMPARE(readFile(second), "512\n" + hard + "\nunset\ndone\n");
+    }
+
+    /// When every pseudo-terminal is in use, POST answers 503 and says so,
+    /// naming where the limit is set. The limit is made small with a private
+    /// devpts instance (max=2) in a user and mount namespace of the server's
+    /// own (devpts(5) newinstance; Documentation/filesystems/devpts.rst).
+    void ptyLimitIsNamedIn503()
+    {
+        ServeProcess s;
+        s.wrapper = QStringList{
+            QStringLiteral("unshare"), QStringLiteral("-Urm"), QStringLiteral("sh"), QStringLiteral("-c"),
+            QStringLiteral("mount -t devpts -o newinstance,ptmxmode=0666,max=2 devpts /dev/pts"
+                           " && mount --bind /dev/pts/ptmx /dev/ptmx && exec \"$0\" \"$@\"")};
+        if (!s.launch({QStringLiteral("--port"), QStringLiteral("0")}) || !s.waitLine()) {
+            s.waitFinished(5000);
+            QSKIP(qPrintable(QStringLiteral("no private devpts here (user namespaces off?): %1")
+                                 .arg(QString::fromLocal8Bit(s.err))));
+        }
+        const QStringList sleeper{QStringLiteral("sleep"), QStringLiteral("60")};
+        QCOMPARE(post(s, sleeper).status, 201);
+        QCOMPARE(post(s, sleeper).status, 201);
+        const HttpReply full = post(s, sleeper);
+        QCOMPARE(full.status, 503);
+        const QString error = full.json().value(QStringLiteral("error")).toString();
+        QVERIFY2(error.startsWith(QStringLiteral("out of resources, try again later: cannot open a pseudo-terminal: ")),
+                 qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("every pseudo-terminal is in use")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("/proc/sys/kernel/pty/max")), qPrintable(error));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestServeProcess)
+#include "tst_serve_process.moc"

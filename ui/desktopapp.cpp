@@ -743,8 +743,11 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
     SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP, SIGUSR2});
     if (!signalPipe.isValid())
         qCWarning(lcUi) << "cannot handle signals:" << signalPipe.errorString();
-    QObject::connect(&signalPipe, &SignalPipe::received, &desktop, [&desktop](int signo) {
-        if (signo == SIGUSR2)
+    QObject::connect(&signalPipe, &SignalPipe::receivedInfo, &desktop, [&desktop](const SignalInfo &info) {
+        // Who sent it, as `tether serve` logs it.
+        qCInfo(lcUi).noquote() << "signal received:" << info.describe()
+                               << (info.number == SIGUSR2 ? "- restarting in place" : "- quitting");
+        if (info.number == SIGUSR2)
             desktop.restartInPlace();
         else
             desktop.requestQuit(false);

@@ -13,6 +13,7 @@
 
 #include <csignal>
 #include <sys/resource.h>
+#include <unistd.h>
 
 using namespace ServerTest;
 
@@ -27,6 +28,14 @@ QList<QByteArray> openFileLimits(qint64 pid)
             return line.mid(int(qstrlen("Max open files"))).simplified().split(' ').mid(0, 2);
     }
     return {};
+}
+
+/// The environment of `s` with the info log on (ServeProcess turns it off).
+QProcessEnvironment infoLogging(const ServeProcess &s)
+{
+    QProcessEnvironment env = s.environment();
+    env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("tether.*.debug=false"));
+    return env;
 }
 
 /// POST /api/sessions with `argv`: the reply.
@@ -108,6 +117,33 @@ private Q_SLOTS:
                  qPrintable(error));
         QVERIFY2(error.contains(QStringLiteral("every pseudo-terminal is in use")), qPrintable(error));
         QVERIFY2(error.contains(QStringLiteral("/proc/sys/kernel/pty/max")), qPrintable(error));
+    }
+
+    /// The shutdown line names the signal, the pid that sent it and that
+    /// process's command line (SA_SIGINFO), so a shutdown caused from
+    /// outside (a launcher killing its process group) can be traced.
+    void shutdownLogNamesTheSender()
+    {
+        ServeProcess s;
+        s.proc.setProcessEnvironment(infoLogging(s));
+        QVERIFY2(s.start(), s.err.constData());
+        QProcess sender;
+        // ": " last, so that sh forks sleep instead of exec'ing it: the
+        // sender keeps its command line while the server reads it.
+        const QString script = QStringLiteral("kill -TERM %1; sleep 30; :").arg(s.proc.processId());
+        sender.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), script});
+        QVERIFY(sender.waitForStarted());
+        QVERIFY(s.waitFinished());
+        QCOMPARE(s.proc.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(s.proc.exitCode(), 0);
+        s.err += s.proc.readAllStandardError();
+        const QString expected = QStringLiteral("signal received: SIGTERM from pid %1 (/bin/sh -c %2), uid %3 - shutting down")
+                                     .arg(sender.processId())
+                                     .arg(script)
+                                     .arg(::getuid());
+        QVERIFY2(QString::fromLocal8Bit(s.err).contains(expected), s.err.constData());
+        sender.kill();
+        sender.waitForFinished();
     }
 };
 

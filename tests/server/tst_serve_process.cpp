@@ -9,11 +9,15 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
+#include <QTcpSocket>
 #include <QtTest>
 
 #include <csignal>
+#include <memory>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace ServerTest;
 
@@ -144,6 +148,73 @@ private Q_SLOTS:
         QVERIFY2(QString::fromLocal8Bit(s.err).contains(expected), s.err.constData());
         sender.kill();
         sender.waitForFinished();
+    }
+
+    /// 1,000 requests without the key that each make the server log (wrong
+    /// Host, cross-origin, wrong key in the link), and idle connections
+    /// evicted under connection pressure, write a bounded number of lines;
+    /// the repeats are counted, none is lost.
+    void peersWithoutTheKeyWriteABoundedLog()
+    {
+        ServeProcess s;
+        s.proc.setProcessEnvironment(infoLogging(s));
+        QVERIFY2(s.start(), s.err.constData());
+        QTest::qWait(200);
+        const int linesBefore = int(s.err.count('\n'));
+        const QByteArray host = "Host: 127.0.0.1:" + QByteArray::number(s.port) + "\r\n";
+        struct Kind {
+            QByteArray request;
+            QString line;
+            int count;
+        };
+        const QList<Kind> kinds{
+            {"GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n", QStringLiteral("refused: Host not allowed"), 400},
+            {"GET /api/sessions HTTP/1.1\r\n" + host + "Origin: http://evil.example\r\n\r\n",
+             QStringLiteral("refused: cross-origin request"), 300},
+            {"GET /?key=wrong HTTP/1.1\r\n" + host + "\r\n", QStringLiteral("wrong key in link: no cookie set"), 300},
+        };
+        for (const Kind &k : kinds) {
+            for (int i = 0; i < k.count; ++i)
+                QVERIFY(rawHttp(s.port, k.request).status > 0);
+        }
+        // Connection pressure: idle connections beyond the limit of 256
+        // evict the oldest idle ones, a warning each before.
+        // One at a time: a burst would overflow the listen backlog, and the
+        // kernel would hold the rest in SYN-RECV for its retransmit backoff.
+        std::vector<std::unique_ptr<QTcpSocket>> idle;
+        for (int i = 0; i < 300; ++i) {
+            idle.push_back(std::make_unique<QTcpSocket>());
+            idle.back()->connectToHost(QHostAddress::LocalHost, s.port);
+            QVERIFY(idle.back()->waitForConnected(5000));
+        }
+        const QString evicted = QStringLiteral("too many HTTP connections: dropping the oldest idle one");
+        QTRY_VERIFY_WITH_TIMEOUT(s.err.contains(evicted.toUtf8()), 10000);
+
+        // Every window ends within 2 s of its first line; then each kind was
+        // written and counted exactly as often as it happened.
+        auto total = [&s](const QString &line) {
+            qint64 n = 0;
+            const QRegularExpression summary(QStringLiteral("^tether\\.server: %1 \\(repeated ([0-9,]+) times? in 2 s\\)$")
+                                                 .arg(QRegularExpression::escape(line)));
+            for (const QByteArray &l : s.err.split('\n')) {
+                const QString text = QString::fromUtf8(l);
+                if (text == QStringLiteral("tether.server: ") + line) {
+                    ++n;
+                    continue;
+                }
+                const QRegularExpressionMatch m = summary.match(text);
+                if (m.hasMatch())
+                    n += m.captured(1).remove(QLatin1Char(',')).toLongLong();
+            }
+            return n;
+        };
+        for (const Kind &k : kinds)
+            QTRY_COMPARE_WITH_TIMEOUT(total(k.line), qint64(k.count), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(s.err.contains(evicted.toUtf8() + " (repeated "), 10000);
+        const int lines = int(s.err.count('\n')) - linesBefore;
+        // Without the limit: over 1,000. With it: for each kind one line and
+        // one summary per 2 s window the flood lasted.
+        QVERIFY2(lines <= 40, qPrintable(QStringLiteral("%1 lines:\n%2").arg(lines).arg(QString::fromUtf8(s.err))));
     }
 };
 

@@ -9,6 +9,7 @@
 #include "registry.h"
 #include "repeatlimiter.h"
 #include "runtimefile.h"
+#include "serversocket.h"
 #include "sessionjson.h"
 #include "spawnrequest.h"
 
@@ -310,7 +311,7 @@ void Server::close()
 void Server::onAccepted(qintptr fd)
 {
     // Parented to m_tcp, as QTcpServer's own would be (takeSocket() too).
-    auto *socket = new QTcpSocket(m_tcp);
+    auto *socket = new ServerSocket(m_tcp);
     if (!socket->setSocketDescriptor(fd)) {
         logLimited(lcServer(), QtWarningMsg,
                    QStringLiteral("cannot use an accepted connection: %1").arg(socket->errorString()));
@@ -856,6 +857,10 @@ void Server::handleUpgrade(HttpConnection *c)
     socket = c->takeSocket(m_tcp);
     // Handshake failed inside QWebSocketServer: forget the pending attach.
     connect(socket, &QObject::destroyed, this, [this, key]() { m_pending.remove(key); });
+    // Names a client's invalid close code in the answer (issue 10); before
+    // handleConnection(): its readyRead connection must come first.
+    if (auto *watched = qobject_cast<ServerSocket *>(socket))
+        watched->watchWebSocketClose();
     m_ws->handleConnection(socket);
 }
 

@@ -67,16 +67,32 @@ private Q_SLOTS:
     /// the soft limit the server was started with (select(2) breaks above
     /// 1024), and still does after a restart in place (execve keeps the
     /// raised limit), without the hand-over variable leaking into it.
+    void sessionsGetTheSoftLimitTetherStartedWith_data()
+    {
+        QTest::addColumn<bool>("desktop");
+        QTest::newRow("tether serve") << false;
+        QTest::newRow("tether (desktop app, offscreen)") << true;
+    }
     void sessionsGetTheSoftLimitTetherStartedWith()
     {
+        QFETCH(bool, desktop);
         struct rlimit rl;
         QVERIFY(::getrlimit(RLIMIT_NOFILE, &rl) == 0);
         if (rl.rlim_max <= 512)
             QSKIP("the hard descriptor limit is too low to lower the soft one below it");
         const QByteArray hard = QByteArray::number(qulonglong(rl.rlim_max));
         ServeProcess s;
-        s.wrapper = QStringList{QStringLiteral("prlimit"), QStringLiteral("--nofile=512:"), QStringLiteral("--")};
-        QVERIFY2(s.start(), s.err.constData());
+        const QStringList prlimit{QStringLiteral("prlimit"), QStringLiteral("--nofile=512:"), QStringLiteral("--")};
+        if (desktop) {
+            s.proc.setProcessEnvironment(s.environment({QStringLiteral("QT_QPA_PLATFORM=offscreen")}));
+            s.proc.start(prlimit.first(), prlimit.mid(1) + QStringList{tetherBinary(), QStringLiteral("--no-tray"),
+                                                                      QStringLiteral("--port"), QStringLiteral("0")});
+            QVERIFY(s.proc.waitForStarted(5000));
+            QVERIFY2(s.waitLine(), s.err.constData());
+        } else {
+            s.wrapper = prlimit;
+            QVERIFY2(s.start(), s.err.constData());
+        }
         QCOMPARE(openFileLimits(s.proc.processId()), (QList<QByteArray>{hard, hard}));
 
         const QString script = QStringLiteral("ulimit -Sn > %1; ulimit -Hn >> %1; echo \"${TETHER_NOFILE_SOFT-unset}\" >> %1; "

@@ -56,11 +56,11 @@ QString RepeatLimiter::summary(const QString &what, qint64 repeats) const
         .arg(what, count, repeats == 1 ? QStringLiteral("time") : QStringLiteral("times"), windowText());
 }
 
-void RepeatLimiter::expire(qint64 now)
+void RepeatLimiter::expire(qint64 now, bool all)
 {
     QList<QPair<qint64, QString>> ended; // (order, line)
     for (auto it = m_open.begin(); it != m_open.end();) {
-        if (now - it->start < m_windowMs) {
+        if (!all && now - it->start < m_windowMs) {
             ++it;
             continue;
         }
@@ -68,7 +68,7 @@ void RepeatLimiter::expire(qint64 now)
             ended.append(qMakePair(it->order, summary(it.key(), it->repeats)));
         it = m_open.erase(it);
     }
-    if (m_othersOpen && now - m_others.start >= m_windowMs) {
+    if (m_othersOpen && (all || now - m_others.start >= m_windowMs)) {
         const QString count = QLocale(QLocale::English).toString(m_others.repeats);
         ended.append(qMakePair(m_others.order,
                                QStringLiteral("%1 other message%2 not logged in %3 (too many kinds at once)")
@@ -85,6 +85,14 @@ void RepeatLimiter::expire(qint64 now)
 QStringList RepeatLimiter::takeSummaries()
 {
     expire(m_clock());
+    QStringList out;
+    out.swap(m_ended);
+    return out;
+}
+
+QStringList RepeatLimiter::takeAll()
+{
+    expire(m_clock(), true);
     QStringList out;
     out.swap(m_ended);
     return out;
@@ -128,6 +136,15 @@ public:
     {
         m_timer.setSingleShot(true);
         connect(&m_timer, &QTimer::timeout, this, [this] { flush(); });
+    }
+    ~LimitedLog() override
+    {
+        // The application ends: say what was counted and not written yet.
+        for (const Entry &e : std::as_const(m_entries)) {
+            const QStringList ended = e.limiter->takeAll();
+            for (const QString &line : ended)
+                write(*e.category, e.type, line);
+        }
     }
 
     bool log(const QLoggingCategory &category, QtMsgType type, const QString &message)

@@ -48,6 +48,10 @@ public:
     /// first: "MESSAGE (repeated N times in W s)"; a window without repeats
     /// ends silently. Ended windows are forgotten.
     QStringList takeSummaries();
+    /// Ends every window now, ended or not, and returns the summaries as
+    /// takeSummaries() does: for a process that exits (nothing counted is
+    /// left unsaid).
+    QStringList takeAll();
     /// Milliseconds until the earliest open window ends (0 when one has
     /// ended already), -1 when no window is open.
     qint64 msUntilNextSummary() const;
@@ -58,7 +62,7 @@ private:
         qint64 repeats = 0;
         qint64 order = 0; ///< admission order, for a stable summary order
     };
-    void expire(qint64 now);
+    void expire(qint64 now, bool all = false);
     QString summary(const QString &what, qint64 repeats) const;
     QString windowText() const; ///< "2 s", "500 ms"
 
@@ -76,7 +80,8 @@ private:
 /// (window RepeatLimiter::kDefaultWindowMs): repeats within a window are
 /// counted and summarised in one line when it ends (a timer on the event
 /// loop). Nothing is counted while the category has that type disabled
-/// (QT_LOGGING_RULES). Main thread only; without a QCoreApplication the
+/// (QT_LOGGING_RULES). Counts still open when the QCoreApplication is
+/// destroyed are written then. Main thread only; without a QCoreApplication the
 /// message is written at once, unlimited. Returns true when `message` was
 /// written now, false when it was counted (or the category is disabled).
 bool logLimited(const QLoggingCategory &category, QtMsgType type, const QString &message);

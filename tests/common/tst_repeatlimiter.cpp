@@ -104,6 +104,20 @@ private Q_SLOTS:
         QCOMPARE(run(script, windowMs), lines);
     }
 
+    void takeAllEndsOpenWindows()
+    {
+        qint64 now = 0;
+        RepeatLimiter limiter(2000, [&now] { return now; });
+        QVERIFY(limiter.admit(QStringLiteral("x")));
+        QVERIFY(!limiter.admit(QStringLiteral("x")));
+        QVERIFY(limiter.admit(QStringLiteral("y"))); // no repeat: no summary
+        now = 10;
+        QCOMPARE(limiter.takeSummaries(), QStringList()); // the window is still open
+        QCOMPARE(limiter.takeAll(), QStringList{QStringLiteral("x (repeated 1 time in 2 s)")});
+        QCOMPARE(limiter.msUntilNextSummary(), qint64(-1));
+        QVERIFY(limiter.admit(QStringLiteral("x"))); // a new window
+    }
+
     void nextSummary()
     {
         qint64 now = 1000;

@@ -233,6 +233,21 @@ private Q_SLOTS:
         // one summary per 2 s window the flood lasted.
         QVERIFY2(lines <= 40, qPrintable(QStringLiteral("%1 lines:\n%2").arg(lines).arg(QString::fromUtf8(s.err))));
     }
+
+    /// Repeats counted but not yet reported when the server exits are
+    /// reported as it exits: nothing counted is left unsaid.
+    void countsAreWrittenAtExit()
+    {
+        ServeProcess s;
+        s.proc.setProcessEnvironment(infoLogging(s));
+        QVERIFY2(s.start(), s.err.constData());
+        for (int i = 0; i < 10; ++i)
+            QCOMPARE(rawHttp(s.port, "GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n").status, 403);
+        s.proc.terminate(); // well within the 2 s window
+        QVERIFY(s.waitFinished());
+        s.err += s.proc.readAllStandardError();
+        QVERIFY2(s.err.contains("tether.server: refused: Host not allowed (repeated 9 times in 2 s)\n"), s.err.constData());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestServeProcess)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "desktopapp.h"
 #include "commandline.h"
+#include "fdlimit.h"
 
 #include "appicon.h"
 
@@ -856,8 +857,11 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
     SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP, SIGUSR2});
     if (!signalPipe.isValid())
         qCWarning(lcUi) << "cannot handle signals:" << signalPipe.errorString();
-    QObject::connect(&signalPipe, &SignalPipe::received, &desktop, [&desktop](int signo) {
-        if (signo == SIGUSR2)
+    QObject::connect(&signalPipe, &SignalPipe::receivedInfo, &desktop, [&desktop](const SignalInfo &info) {
+        // Who sent it, as `tether serve` logs it.
+        qCInfo(lcUi).noquote() << "signal received:" << info.describe()
+                               << (info.number == SIGUSR2 ? "- restarting in place" : "- quitting");
+        if (info.number == SIGUSR2)
             desktop.restartInPlace();
         else
             desktop.requestQuit(false);
@@ -887,6 +891,9 @@ int desktopMain(int argc, char **argv)
 {
     // Before QApplication, which removes the arguments it knows (-platform).
     RestartInPlace::recordStartup(argc, argv);
+    // Before anything opens descriptors or starts a thread (it edits the
+    // environment); the sessions get the limit we started with back.
+    FdLimit::raiseSoftLimit();
     QCoreApplication::setOrganizationName(QStringLiteral("Tether"));
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(version());

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "signalpipe.h"
 #include "logging.h"
+#include "procinfo.h"
 
 #include <QSocketNotifier>
+#include <QStringList>
 
 #include <cerrno>
 #include <cstring>
@@ -16,16 +18,77 @@ namespace {
 /// and written only while the handlers are (un)installed.
 volatile sig_atomic_t g_writeFd = -1;
 
-void onSignal(int signalNumber)
+/// What the handler writes per signal: one write(2) of a few bytes on a
+/// stream socket, taken whole or refused with EAGAIN (the kernel queues a
+/// small write as one buffer), read back by drain().
+struct Record {
+    int number;
+    int code;
+    pid_t pid;
+    uid_t uid;
+};
+
+void onSignal(int signalNumber, siginfo_t *info, void *)
 {
     const int savedErrno = errno;
-    const unsigned char c = static_cast<unsigned char>(signalNumber);
+    Record r{signalNumber, 0, 0, 0};
+    if (info) {
+        r.code = info->si_code;
+        r.pid = info->si_pid;
+        r.uid = info->si_uid;
+    }
     const int fd = g_writeFd;
     if (fd >= 0)
-        [[maybe_unused]] const ssize_t n = ::write(fd, &c, 1); // non-blocking: a full pipe drops it
+        [[maybe_unused]] const ssize_t n = ::write(fd, &r, sizeof r); // non-blocking: a full pipe drops it
     errno = savedErrno;
 }
 } // namespace
+
+QString signalName(int signalNumber)
+{
+    switch (signalNumber) {
+    case SIGHUP: return QStringLiteral("SIGHUP");
+    case SIGINT: return QStringLiteral("SIGINT");
+    case SIGQUIT: return QStringLiteral("SIGQUIT");
+    case SIGTERM: return QStringLiteral("SIGTERM");
+    case SIGUSR1: return QStringLiteral("SIGUSR1");
+    case SIGUSR2: return QStringLiteral("SIGUSR2");
+    case SIGPIPE: return QStringLiteral("SIGPIPE");
+    case SIGALRM: return QStringLiteral("SIGALRM");
+    case SIGCHLD: return QStringLiteral("SIGCHLD");
+    case SIGCONT: return QStringLiteral("SIGCONT");
+    case SIGTSTP: return QStringLiteral("SIGTSTP");
+    case SIGTTIN: return QStringLiteral("SIGTTIN");
+    case SIGTTOU: return QStringLiteral("SIGTTOU");
+    case SIGWINCH: return QStringLiteral("SIGWINCH");
+    default: return QStringLiteral("signal %1").arg(signalNumber);
+    }
+}
+
+bool SignalInfo::fromProcess() const
+{
+    // signal(7), "siginfo_t": si_pid and si_uid are set for these.
+    return code == SI_USER || code == SI_QUEUE || code == SI_TKILL;
+}
+
+QString SignalInfo::describe() const
+{
+    const QString name = signalName(number);
+    if (fromProcess()) {
+        const QStringList command = processCommandLine(senderPid);
+        QString shown = command.join(QLatin1Char(' '));
+        if (shown.size() > 200)
+            shown = shown.left(200) + QStringLiteral("...");
+        return QStringLiteral("%1 from pid %2 (%3), uid %4")
+            .arg(name)
+            .arg(qint64(senderPid))
+            .arg(command.isEmpty() ? QStringLiteral("gone") : shown)
+            .arg(qulonglong(senderUid));
+    }
+    if (code == SI_KERNEL)
+        return QStringLiteral("%1 from the kernel (e.g. its terminal hung up, or the terminal's interrupt key)").arg(name);
+    return QStringLiteral("%1 (si_code %2)").arg(name).arg(code);
+}
 
 SignalPipe::SignalPipe(const QList<int> &signalNumbers, QObject *parent)
     : QObject(parent)
@@ -44,10 +107,13 @@ SignalPipe::SignalPipe(const QList<int> &signalNumbers, QObject *parent)
     m_notifier = new QSocketNotifier(m_fds[0], QSocketNotifier::Read, this);
     connect(m_notifier, &QSocketNotifier::activated, this, [this]() { drain(); });
 
+    qRegisterMetaType<Tether::SignalInfo>("Tether::SignalInfo");
     struct sigaction sa {};
-    sa.sa_handler = onSignal;
+    sa.sa_sigaction = onSignal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART; // a signal must not fail unrelated syscalls with EINTR
+    // SA_RESTART: a signal must not fail unrelated syscalls with EINTR.
+    // SA_SIGINFO: the sender's pid and uid (signal(7), sigaction(2)).
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigset_t unblock;
     sigemptyset(&unblock);
     for (int sig : signalNumbers) {
@@ -80,11 +146,18 @@ SignalPipe::~SignalPipe()
 
 void SignalPipe::drain()
 {
-    unsigned char buf[64];
+    char buf[64 * sizeof(Record)];
     ssize_t n;
     while ((n = ::read(m_fds[0], buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n; ++i)
-            Q_EMIT received(int(buf[i]));
+        m_partial.append(buf, int(n));
+        int used = 0;
+        for (; m_partial.size() - used >= int(sizeof(Record)); used += int(sizeof(Record))) {
+            Record r;
+            std::memcpy(&r, m_partial.constData() + used, sizeof r);
+            Q_EMIT receivedInfo(SignalInfo{r.number, r.code, r.pid, r.uid});
+            Q_EMIT received(r.number);
+        }
+        m_partial.remove(0, used);
     }
 }
 

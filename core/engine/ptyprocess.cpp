@@ -7,6 +7,7 @@
 // (argv, envp, candidate paths, cwd) is prepared before fork.
 #include "ptyprocess.h"
 #include "childreaper.h"
+#include "fdlimit.h"
 #include "fdutil.h"
 #include "logging.h"
 #include "procinfo.h"
@@ -63,6 +64,52 @@ bool isResourceShortage(int err)
     return err == EMFILE || err == ENFILE || err == ENOSPC || err == EAGAIN || err == ENOMEM;
 }
 
+/// First line of a /proc/sys file (e.g. "4096"), "?" when unreadable.
+QString procSysValue(const char *path)
+{
+    QFile f(QString::fromLatin1(path));
+    if (!f.open(QIODevice::ReadOnly))
+        return QStringLiteral("?");
+    const QByteArray v = f.readLine().trimmed();
+    return v.isEmpty() ? QStringLiteral("?") : QString::fromLatin1(v);
+}
+
+/// Which limit a resource shortage `err` (isResourceShortage()) hit and where
+/// it is set, for the error text (the server's 503 shows it): "" for other
+/// errors. The PTY limit: pts(4) and the kernel's Documentation/filesystems/
+/// devpts.rst (kernel.pty.max for all instances, less kernel.pty.reserve for
+/// every devpts instance but the first, and the mount's own max= option).
+QString resourceHint(int err)
+{
+    switch (err) {
+    case EMFILE: {
+        struct rlimit rl;
+        const QString soft = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 ? QString::number(qulonglong(rl.rlim_cur))
+                                                                  : QStringLiteral("?");
+        return QStringLiteral("Tether's descriptor limit is reached: RLIMIT_NOFILE %1; raise the hard limit, "
+                              "e.g. LimitNOFILE= in a systemd unit")
+            .arg(soft);
+    }
+    case ENFILE:
+        return QStringLiteral("the system-wide limit on open files is reached: fs.file-max = %1 in "
+                              "/proc/sys/fs/file-max")
+            .arg(procSysValue("/proc/sys/fs/file-max"));
+    case ENOSPC:
+        return QStringLiteral("every pseudo-terminal is in use: the kernel allows %1 in /proc/sys/kernel/pty/max, "
+                              "%2 fewer in a container per /proc/sys/kernel/pty/reserve, or the max= option of the "
+                              "devpts mount; %3 are open per /proc/sys/kernel/pty/nr")
+            .arg(procSysValue("/proc/sys/kernel/pty/max"), procSysValue("/proc/sys/kernel/pty/reserve"),
+                 procSysValue("/proc/sys/kernel/pty/nr"));
+    case EAGAIN:
+        return QStringLiteral("the limit on processes is reached: RLIMIT_NPROC, kernel.pid_max, "
+                              "kernel.threads-max or the cgroup's pids.max");
+    case ENOMEM:
+        return QStringLiteral("out of memory");
+    default:
+        return QString();
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Child side. Only async-signal-safe calls (signal-safety(7)) from here to exec.
 
@@ -78,6 +125,11 @@ struct ChildPlan {
     int slave = -1;
     int errorFd = -1;
     long maxFd = 1024;                  ///< fallback close loop bound (RLIMIT_NOFILE)
+    /// The descriptor limit the program gets (FdLimit::childSoftLimit()):
+    /// Tether's own soft limit is raised, programs using select(2) need the
+    /// one Tether started with. Applied only when lowerNofile.
+    struct rlimit nofile = {};
+    bool lowerNofile = false;
     const char *cwd = nullptr;
     char *const *argv = nullptr;        ///< argv as exec'd (argv[0] may be "-bash")
     char *const *envp = nullptr;
@@ -192,6 +244,8 @@ void closeInheritedFds(const ChildPlan &p)
     resetSignals(p);
     takeTerminal(p);
     closeInheritedFds(p);
+    if (p.lowerNofile)
+        ::setrlimit(RLIMIT_NOFILE, &p.nofile); // lowering the soft limit cannot fail
     if (p.cwd && *p.cwd && ::chdir(p.cwd) < 0)
         childFail(p.errorFd, StepChdir, errno);
     execCandidates(p);
@@ -499,8 +553,16 @@ pid_t spawnChild(ExecArgs &exec, PtyPair *pty, const SpawnOptions &options, Star
     plan.slave = pty->slave;
     plan.errorFd = errPipe[1];
     struct rlimit rl;
-    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        plan.maxFd = long(qMin<rlim_t>(rl.rlim_cur, 1 << 20));
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur != RLIM_INFINITY)
+            plan.maxFd = long(qMin<rlim_t>(rl.rlim_cur, 1 << 20));
+        const rlim_t childSoft = FdLimit::childSoftLimit();
+        if (childSoft < rl.rlim_cur) {
+            plan.nofile.rlim_cur = childSoft;
+            plan.nofile.rlim_max = rl.rlim_max;
+            plan.lowerNofile = true;
+        }
+    }
     exec.fill(plan);
     std::memset(&plan.defaultAction, 0, sizeof plan.defaultAction);
     plan.defaultAction.sa_handler = SIG_DFL;
@@ -620,9 +682,10 @@ bool PtyProcess::start(const SpawnOptions &requested, QString *error)
 {
     // `err`: the errno of the failing step, 0 for a check of ours.
     auto fail = [this, error](const QString &text, int err = 0) {
+        const bool resources = isResourceShortage(err);
         if (error)
-            *error = text;
-        m_startFailure = isResourceShortage(err) ? StartFailure::Resources : StartFailure::Command;
+            *error = resources ? QStringLiteral("%1 (%2)").arg(text, resourceHint(err)) : text;
+        m_startFailure = resources ? StartFailure::Resources : StartFailure::Command;
         qCDebug(lcPty) << "start failed:" << text;
         return false;
     };

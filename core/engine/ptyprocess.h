@@ -84,6 +84,8 @@ void reapChildLater(pid_t pid);
  * Spawn (forkpty(3) semantics, done by hand for error reporting): the child
  * starts a new session (setsid) with the PTY slave as its controlling
  * terminal, has its signal dispositions and mask reset, every fd >= 3 closed,
+ * its soft descriptor limit set back to the one Tether started with
+ * (FdLimit::childSoftLimit(): programs using select(2) break above 1024),
  * IUTF8 set, the initial window size applied. The master is O_NONBLOCK|O_CLOEXEC.
  * exec failures (no such file, not executable, bad cwd) travel back over a
  * close-on-exec pipe and make start() fail with the errno text.
@@ -137,7 +139,11 @@ public:
         /// find free: file descriptors (EMFILE, ENFILE), pseudo-terminals
         /// (ENOSPC from posix_openpt(3): kernel.pty.max, pts(4)), processes
         /// or memory (EAGAIN, ENOMEM: fork(2), execve(2)). The errno of the
-        /// failing step decides, whichever step it was.
+        /// failing step decides, whichever step it was. The error text then
+        /// ends with which limit was reached and where it is set, e.g.
+        /// "cannot open a pseudo-terminal: No space left on device (every
+        /// pseudo-terminal is in use: the kernel allows 4096 in
+        /// /proc/sys/kernel/pty/max, ...)".
         Resources,
     };
     StartFailure startFailure() const { return m_startFailure; }

@@ -135,7 +135,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
         Viewer *old = m_control;
         m_control = nullptr;
         m_controlBlocked = false;
-        qCInfo(lcSession) << "session" << m_id << "control viewer superseded";
+        qCDebug(lcSession) << "session" << m_id << "control viewer superseded";
         old->detached(DetachReason::Superseded);
     }
 
@@ -184,8 +184,10 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
     replayUpTo(plan.offset);
     if (stillAttached() && info.exited)
         viewer->exited(m_pty.exitStatus());
-    qCInfo(lcSession) << "session" << m_id << (mode == ViewerMode::Control ? "control" : "watch")
-                      << "viewer attached, replay" << info.replayBytes << "bytes";
+    // Debug, not info: one line per attach filled the log (issue 10: 742,920
+    // attach cycles wrote 93 MB).
+    qCDebug(lcSession) << "session" << m_id << (mode == ViewerMode::Control ? "control" : "watch")
+                       << "viewer attached, replay" << info.replayBytes << "bytes";
     Q_EMIT viewersChanged();
 }
 

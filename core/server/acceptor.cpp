@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "acceptor.h"
 #include "logging.h"
+#include "repeatlimiter.h"
 
 #include <QPointer>
 #include <QSocketNotifier>
@@ -88,10 +89,19 @@ void Acceptor::onReadable()
         const int fd = ::accept4(int(m_listenFd), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
             if (m_inEpisode) {
-                qCWarning(lcServer).nospace()
-                    << "accepting connections again, after " << m_episodeFailures
-                    << " failed accept pass(es) for lack of resources; " << m_episodeDropped
-                    << " connection(s) were closed unserved meanwhile";
+                // Episodes can follow each other as fast as the pause allows,
+                // and a peer without the key can cause them: when the start
+                // of this one was not written (rate-limited, issue 10), its
+                // end is counted the same way.
+                if (m_episodeLogged) {
+                    qCWarning(lcServer).nospace()
+                        << "accepting connections again, after " << m_episodeFailures
+                        << " failed accept pass(es) for lack of resources; " << m_episodeDropped
+                        << " connection(s) were closed unserved meanwhile";
+                } else {
+                    logLimited(lcServer(), QtWarningMsg,
+                               QStringLiteral("accepting connections again after running out of resources"));
+                }
                 m_inEpisode = false;
                 m_episodeFailures = 0;
                 m_episodeDropped = 0;
@@ -126,11 +136,11 @@ void Acceptor::onOutOfResources(int err)
     if (m_inEpisode)
         return; // counted; reported in one line when accepting works again
     m_inEpisode = true;
-    qCWarning(lcServer).noquote().nospace()
-        << "cannot accept connections: " << QString::fromLocal8Bit(std::strerror(err)) << " ("
-        << errnoName(err) << "); closing new connections unserved and trying again every "
-        << m_pause.interval() << " ms until it works (" << shed
-        << " closed now; not logged again until a connection is accepted)";
+    m_episodeLogged = logLimited(lcServer(), QtWarningMsg,
+               QStringLiteral("cannot accept connections: %1 (%2); closing new connections unserved and trying "
+                              "again every %3 ms until it works (not logged again until a connection is accepted)")
+                   .arg(QString::fromLocal8Bit(std::strerror(err)), errnoName(err))
+                   .arg(m_pause.interval()));
 }
 
 int Acceptor::shedPending()

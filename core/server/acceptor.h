@@ -34,7 +34,10 @@ namespace Tether {
  * opened again; then the socket is not watched for pauseMs() (a single-shot
  * timer, never a busy loop). Each episode is logged twice at most: a warning
  * at its first failure, and one line when a connection is accepted again
- * that counts the failures and closed connections in between.
+ * that counts the failures and closed connections in between. Episodes can
+ * follow each other every pauseMs() and any peer can cause them, so the
+ * first line goes through logLimited(), and when it was counted instead of
+ * written, so is the second (in a text without counts).
  *
  * The network errors accept4 passes on from a pending connection (man 2
  * accept, "Error handling": ENETDOWN, EPROTO, ENOPROTOOPT, EHOSTDOWN, ENONET,
@@ -81,6 +84,7 @@ private:
     QTimer m_pause;          ///< single shot: watch the socket again
     int m_reserveFd = -1;    ///< /dev/null, closed to make room to shed
     bool m_inEpisode = false; ///< out of resources since the last accepted connection
+    bool m_episodeLogged = false; ///< this episode's start was written (not rate-limited away)
     qint64 m_episodeFailures = 0;
     qint64 m_episodeDropped = 0;
     qint64 m_droppedTotal = 0;

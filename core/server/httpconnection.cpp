@@ -67,7 +67,9 @@ QByteArray HttpConnection::statusText(int status)
     case 426: return "Upgrade Required";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
     }
     return "Unknown";
 }

@@ -4,6 +4,7 @@
 #include <http_parser.h>
 
 #include <climits>
+#include <cstring>
 
 namespace Tether {
 
@@ -113,12 +114,90 @@ void HttpRequest::fail(int status, const QString &text)
     m_errorText = text;
 }
 
+namespace {
+/// tchar of RFC 9110 §5.6.2: the characters of a token (a field name).
+bool isTokenChar(char c)
+{
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+        return true;
+    return c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+} // namespace
+
+bool HttpRequest::checkVersionAndFraming()
+{
+    // Runs on the lower-cased names (a space in a name is kept).
+    // HTTP/1.0 and HTTP/1.1 only. RFC 9110 §15.6.6: 505 for a major version
+    // the server does not support (HTTP/2.0 and up, which are not even
+    // spoken in this syntax, and HTTP/0.9, which has no head at all:
+    // libhttp-parser reads "GET /" without a version as 0.9). A higher minor
+    // version of HTTP/1 is processed as HTTP/1.1 (RFC 9110 §2.5).
+    if (m_major != 1) {
+        fail(505, QStringLiteral("HTTP version %1.%2 not supported: only HTTP/1.0 and HTTP/1.1")
+                      .arg(m_major).arg(m_minor));
+        return false;
+    }
+    if (m_minor > 1)
+        m_minor = 1;
+    // Field names are tokens; libhttp-parser takes a space as part of the
+    // name, so "Host : x" arrived as a field "host ". RFC 9112 §5.1: "A
+    // server MUST reject, with a response status code of 400 (Bad Request),
+    // any received request message that contains whitespace between a header
+    // field name and colon."
+    for (const auto &h : std::as_const(m_headers)) {
+        for (const char c : h.first) {
+            if (c == ' ' || c == '\t') {
+                fail(400, QStringLiteral("whitespace in or after a header field name (RFC 9112 §5.1)"));
+                return false;
+            }
+            if (!isTokenChar(c)) {
+                fail(400, QStringLiteral("invalid character in a header field name"));
+                return false;
+            }
+        }
+        if (h.first.isEmpty()) {
+            fail(400, QStringLiteral("empty header field name"));
+            return false;
+        }
+    }
+    // Transfer-Encoding: chunked is the only coding undone here, and it must
+    // be the final one, once. Not final: the body length cannot be
+    // determined, 400 (RFC 9112 §6.3); chunked twice: 400 (RFC 9112 §7:
+    // "MUST NOT apply chunked more than once"); another coding before it
+    // ("gzip, chunked"): not understood, 501 (RFC 9112 §6.1). libhttp-parser
+    // 2.9 accepts a list that ends in chunked whatever comes before it.
+    if (hasHeader("transfer-encoding")) {
+        QList<QByteArray> codings;
+        for (const QByteArray &c : header("transfer-encoding").split(',')) {
+            const QByteArray coding = c.trimmed().toLower();
+            if (!coding.isEmpty()) // empty list elements are ignored (RFC 9110 §5.6.1.2)
+                codings.append(coding);
+        }
+        if (codings.isEmpty() || codings.last() != "chunked") {
+            fail(400, QStringLiteral("Transfer-Encoding must end with chunked (RFC 9112 §6.3)"));
+            return false;
+        }
+        if (codings.count("chunked") > 1) {
+            fail(400, QStringLiteral("Transfer-Encoding lists chunked more than once"));
+            return false;
+        }
+        if (codings.size() > 1) {
+            fail(501, QStringLiteral("transfer coding \"%1\" not supported: only chunked")
+                          .arg(QString::fromLatin1(codings.first())));
+            return false;
+        }
+    }
+    return true;
+}
+
 bool HttpRequest::finishHead()
 {
     for (auto &h : m_headers) {
         h.first = h.first.toLower();
         h.second = h.second.trimmed();
     }
+    if (!checkVersionAndFraming())
+        return false;
     // Request target: origin-form "/path?query" or absolute-form
     // "http://authority/path?query" (RFC 7230 §5.3.1, §5.3.2); anything else
     // is refused. In absolute-form the target's authority is the request's

@@ -37,8 +37,15 @@ namespace Tether {
  * kMaxHeadBytes (16 KiB) → 431; the body at most kMaxBodyBytes (64 KiB) →
  * 413, refused from Content-Length before any body byte is read when the
  * length is declared. A malformed head (bad request line, bad header, both
- * Content-Length and chunked, ...) → 400. Errors surface as phase() == Error
- * with errorStatus() and errorText().
+ * Content-Length and chunked, whitespace between a field name and its colon
+ * (RFC 9112 §5.1), a Transfer-Encoding whose final coding is not chunked
+ * (RFC 9112 §6.3)) → 400. A version other than HTTP/1.x → 505 (RFC 9110
+ * §15.6.6; HTTP/1.2 and up are read as HTTP/1.1, RFC 9110 §2.5). A transfer
+ * coding other than chunked before the final chunked ("gzip, chunked") →
+ * 501 (RFC 9112 §6.1). libhttp-parser 2.9 lets all of these through (it
+ * takes SP as part of a field name and reads "GET /" as HTTP/0.9): this
+ * class checks them when the head is complete. Errors surface as
+ * phase() == Error with errorStatus() and errorText().
  */
 class HttpRequest
 {
@@ -79,7 +86,7 @@ public:
     Phase feedBody(const char *data, qsizetype size);
 
     Phase phase() const { return m_phase; }
-    /// 400, 413 or 431 when phase() == Error.
+    /// 400, 413, 431, 501 or 505 when phase() == Error.
     int errorStatus() const { return m_errorStatus; }
     QString errorText() const { return m_errorText; }
 
@@ -130,6 +137,9 @@ private:
     struct Parser;
     friend struct Parser;
     void fail(int status, const QString &text);
+    /// The checks libhttp-parser does not make (see the class doc); false
+    /// after fail().
+    bool checkVersionAndFraming();
     bool finishHead();
 
     std::unique_ptr<Parser> m_p;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "restartinplace.h"
 #include "commandline.h"
+#include "fdlimit.h"
 #include "handover.h"
 #include "logging.h"
 #include "registry.h"
@@ -279,7 +280,7 @@ void RestartInPlace::execNow()
 
     QList<QByteArray> env;
     const QList<QByteArray> ours{QByteArray(Handover::kStateEnv) + '=', QByteArray(Handover::kFdsEnv) + '=',
-                                 QByteArray(Handover::kListenEnv) + '='};
+                                 QByteArray(Handover::kListenEnv) + '=', QByteArray(FdLimit::kOriginalSoftEnv) + '='};
     for (char **e = environ; e && *e; ++e) {
         const QByteArray entry(*e);
         if (!std::any_of(ours.begin(), ours.end(), [&](const QByteArray &p) { return entry.startsWith(p); }))
@@ -289,6 +290,9 @@ void RestartInPlace::execNow()
     env.append(ours.at(1) + Handover::fdList(state));
     if (state.listenFd >= 0)
         env.append(ours.at(2) + QByteArray::number(state.listenFd));
+    // execve keeps our raised descriptor limit: the next image must still
+    // give the sessions the one we were started with.
+    env.append(FdLimit::handoverEnvEntry());
     std::vector<char *> envp;
     for (QByteArray &e : env)
         envp.push_back(e.data());

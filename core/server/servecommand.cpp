@@ -2,6 +2,7 @@
 #include "servecommand.h"
 #include "commandline.h"
 #include "config.h"
+#include "fdlimit.h"
 #include "logging.h"
 #include "registry.h"
 #include "restartinplace.h"
@@ -25,6 +26,9 @@ const QString kProgram = QStringLiteral("tether serve");
 int serveMain(int argc, char **argv)
 {
     RestartInPlace::recordStartup(argc, argv);
+    // Before anything opens descriptors or starts a thread (it edits the
+    // environment); the sessions get the limit we started with back.
+    FdLimit::raiseSoftLimit();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(version());
@@ -112,15 +116,18 @@ int serveMain(int argc, char **argv)
             server.removeRuntimeFile();
             QCoreApplication::exit(0);
         });
-        QObject::connect(&signalPipe, &SignalPipe::received, &app, [&](int signo) {
+        QObject::connect(&signalPipe, &SignalPipe::receivedInfo, &app, [&](const SignalInfo &info) {
             if (shuttingDown)
                 return; // teardown is already bounded; a second signal changes nothing
-            if (signo == SIGUSR2) {
+            if (info.number == SIGUSR2) {
+                qCInfo(lcServer).noquote() << "signal received:" << info.describe() << "- restarting in place";
                 restart.request(); // logs why when it cannot
                 return;
             }
             shuttingDown = true;
-            qCInfo(lcServer) << "signal received: shutting down";
+            // Who sent it: a shutdown caused from outside (a launcher killing
+            // its process group, `timeout`, a logout) is otherwise a mystery.
+            qCInfo(lcServer).noquote() << "signal received:" << info.describe() << "- shutting down";
             server.close();
             registry.shutdown();
         });

@@ -7,7 +7,9 @@
 #include "logging.h"
 #include "protocol.h"
 #include "registry.h"
+#include "repeatlimiter.h"
 #include "runtimefile.h"
+#include "serversocket.h"
 #include "sessionjson.h"
 #include "spawnrequest.h"
 
@@ -309,9 +311,10 @@ void Server::close()
 void Server::onAccepted(qintptr fd)
 {
     // Parented to m_tcp, as QTcpServer's own would be (takeSocket() too).
-    auto *socket = new QTcpSocket(m_tcp);
+    auto *socket = new ServerSocket(m_tcp);
     if (!socket->setSocketDescriptor(fd)) {
-        qCWarning(lcServer) << "cannot use an accepted connection:" << socket->errorString();
+        logLimited(lcServer(), QtWarningMsg,
+                   QStringLiteral("cannot use an accepted connection: %1").arg(socket->errorString()));
         ::close(int(fd));
         delete socket;
         return;
@@ -332,13 +335,16 @@ void Server::onAccepted(qintptr fd)
         // slot without having shown the key; a real request needs its slot
         // for milliseconds, so the oldest such one is the attacker's.
         if (HttpConnection *victim = evictionCandidate()) {
-            qCWarning(lcServer) << "too many HTTP connections: dropping the oldest"
-                                << (victim->isAwaitingHead() ? "idle one" : "one without the key");
+            // Any peer can cause this: rate-limited (issue 10).
+            logLimited(lcServer(), QtWarningMsg,
+                       victim->isAwaitingHead()
+                           ? QStringLiteral("too many HTTP connections: dropping the oldest idle one")
+                           : QStringLiteral("too many HTTP connections: dropping the oldest one without the key"));
             victim->abort(); // finished(): leaves m_http at once
         }
     }
     if (m_closed || m_http.size() - m_eventStreams.size() >= kMaxHttpConnections) {
-        qCWarning(lcServer) << "too many HTTP connections: dropping the new one";
+        logLimited(lcServer(), QtWarningMsg, QStringLiteral("too many HTTP connections: dropping the new one"));
         socket->abort();
         socket->deleteLater();
         return;
@@ -454,7 +460,7 @@ bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *ho
     // field is still required (RFC 9112 §3.2), as in origin-form.
     const QByteArray host = r.host().trimmed();
     if (!r.hasHeader("host") || !hostAllowed(host, c->socket()->localAddress())) {
-        qCInfo(lcServer) << "refused: Host not allowed";
+        logLimited(lcServer(), QtInfoMsg, QStringLiteral("refused: Host not allowed"));
         c->respondError(403, QStringLiteral("Host not allowed"));
         return false;
     }
@@ -465,7 +471,7 @@ bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *ho
     if (r.hasHeader("origin")) {
         const QByteArray origin = r.header("origin").trimmed().toLower();
         if (origin != "http://" + host.toLower()) {
-            qCInfo(lcServer) << "refused: cross-origin request";
+            logLimited(lcServer(), QtInfoMsg, QStringLiteral("refused: cross-origin request"));
             c->respondError(403, QStringLiteral("Origin not allowed"));
             return false;
         }
@@ -532,7 +538,7 @@ void Server::serveStatic(HttpConnection *c, const QByteArray &host)
                 h.append(qMakePair(QByteArray("Set-Cookie"),
                                    kCookieName + '=' + m_key.toLatin1() + "; HttpOnly; SameSite=Strict; Path=/"));
             else
-                qCInfo(lcServer) << "wrong key in link: no cookie set";
+                logLimited(lcServer(), QtInfoMsg, QStringLiteral("wrong key in link: no cookie set"));
             c->respond(303, h, QByteArray());
             return;
         }
@@ -871,6 +877,10 @@ void Server::handleUpgrade(HttpConnection *c)
     socket = c->takeSocket(m_tcp);
     // Handshake failed inside QWebSocketServer: forget the pending attach.
     connect(socket, &QObject::destroyed, this, [this, key]() { m_pending.remove(key); });
+    // Names a client's invalid close code in the answer (issue 10); before
+    // handleConnection(): its readyRead connection must come first.
+    if (auto *watched = qobject_cast<ServerSocket *>(socket))
+        watched->watchWebSocketClose();
     m_ws->handleConnection(socket);
 }
 

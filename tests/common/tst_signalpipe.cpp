@@ -4,10 +4,12 @@
 #include "signalpipe.h"
 #include "testutil.h"
 
+#include <QProcess>
 #include <QSignalSpy>
 #include <QtTest>
 
 #include <csignal>
+#include <unistd.h>
 
 using namespace Tether;
 
@@ -94,6 +96,63 @@ private Q_SLOTS:
         QSignalSpy spy(&first, &SignalPipe::received);
         QCOMPARE(::kill(::getpid(), SIGUSR1), 0);
         QTRY_COMPARE(spy.count(), 1);
+    }
+
+    void namesTheSender()
+    {
+        // SA_SIGINFO: the pid and uid of the process that sent it, and its
+        // command line while it still runs (issue 10: "shutting down" named
+        // neither the signal nor who sent it).
+        SignalPipe pipe({SIGUSR1});
+        QVERIFY(pipe.isValid());
+        QSignalSpy spy(&pipe, &SignalPipe::receivedInfo);
+        QSignalSpy plain(&pipe, &SignalPipe::received);
+        QProcess sender;
+        // ": " last, so that sh forks sleep instead of exec'ing it: the sender
+        // keeps its command line while the test reads it.
+        const QString script = QStringLiteral("kill -USR1 %1; sleep 30; :").arg(::getpid());
+        sender.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), script});
+        QVERIFY(sender.waitForStarted());
+        QTRY_COMPARE(spy.count(), 1);
+        QCOMPARE(plain.count(), 1);
+        const SignalInfo info = spy.at(0).at(0).value<SignalInfo>();
+        QCOMPARE(info.number, SIGUSR1);
+        QCOMPARE(info.code, int(SI_USER));
+        QVERIFY(info.fromProcess());
+        QCOMPARE(qint64(info.senderPid), sender.processId());
+        QCOMPARE(info.senderUid, ::getuid());
+        QCOMPARE(info.describe(), QStringLiteral("SIGUSR1 from pid %1 (/bin/sh -c %2), uid %3")
+                                      .arg(sender.processId()).arg(script).arg(::getuid()));
+        sender.kill();
+        sender.waitForFinished();
+
+        // A sender that is gone by the time the event loop gets to it.
+        QProcess quick;
+        quick.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), QStringLiteral("kill -USR1 %1").arg(::getpid())});
+        QVERIFY(quick.waitForStarted());
+        const qint64 quickPid = quick.processId();
+        QVERIFY(quick.waitForFinished()); // reaped: no /proc entry left
+        QTRY_COMPARE(spy.count(), 2);
+        const SignalInfo gone = spy.at(1).at(0).value<SignalInfo>();
+        QCOMPARE(qint64(gone.senderPid), quickPid);
+        QCOMPARE(gone.describe(), QStringLiteral("SIGUSR1 from pid %1 (gone), uid %2").arg(quickPid).arg(::getuid()));
+    }
+
+    void signalNames_data()
+    {
+        QTest::addColumn<int>("number");
+        QTest::addColumn<QString>("name");
+        QTest::newRow("SIGTERM") << int(SIGTERM) << QStringLiteral("SIGTERM");
+        QTest::newRow("SIGHUP") << int(SIGHUP) << QStringLiteral("SIGHUP");
+        QTest::newRow("SIGINT") << int(SIGINT) << QStringLiteral("SIGINT");
+        QTest::newRow("SIGUSR2") << int(SIGUSR2) << QStringLiteral("SIGUSR2");
+        QTest::newRow("unnamed") << 40 << QStringLiteral("signal 40");
+    }
+    void signalNames()
+    {
+        QFETCH(int, number);
+        QFETCH(QString, name);
+        QCOMPARE(signalName(number), name);
     }
 
     void uncatchableSignalFails()

@@ -183,6 +183,7 @@ private Q_SLOTS:
         loop.exec();
         QObject::disconnect(counting);
         const double share = double(cpuMicros() - cpu0) / double(wall.nsecsElapsed() / 1000);
+        qInfo("out of descriptors for 1 s: %d event loop wakeups, CPU %.2f %% of wall time", wakeups, share * 100);
         QVERIFY2(wakeups < 100, qPrintable(QStringLiteral("%1 event loop wakeups in 1 s while out of descriptors").arg(wakeups)));
         QVERIFY2(share < 0.3, qPrintable(QStringLiteral("CPU %1 % of wall time while out of descriptors").arg(share * 100)));
 
@@ -231,6 +232,8 @@ private Q_SLOTS:
         const QString error = r.json().value(QStringLiteral("error")).toString();
         QVERIFY2(error.startsWith(QStringLiteral("out of resources, try again later: cannot open a pseudo-terminal: ")),
                  qPrintable(error));
+        // ... and says which limit was reached.
+        QVERIFY2(error.contains(QStringLiteral("(Tether's descriptor limit is reached: RLIMIT_NOFILE ")), qPrintable(error));
         QCOMPARE(f.registry->count(), 0);
 
         fds.release();

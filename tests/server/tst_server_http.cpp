@@ -672,6 +672,11 @@ private Q_SLOTS:
         QTest::newRow("bad target") << QByteArray("GET foo HTTP/1.1\r\nHost: x\r\n\r\n") << 400;
         QTest::newRow("bad version") << QByteArray("GET / HTTP/x.y\r\n\r\n") << 400;
         QTest::newRow("cl and chunked") << QByteArray("POST /api/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc") << 400;
+        // RFC 9110 §15.6.6, RFC 9112 §6.1 and §5.1 (issue 10): refused, with the RFC's codes.
+        QTest::newRow("HTTP/2.0") << QByteArray("GET / HTTP/2.0\r\nHost: x\r\n\r\n") << 505;
+        QTest::newRow("HTTP/0.9") << QByteArray("GET / HTTP/0.9\r\nHost: x\r\n\r\n") << 505;
+        QTest::newRow("gzip, chunked") << QByteArray("POST /api/sessions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n") << 501;
+        QTest::newRow("space before colon") << QByteArray("GET / HTTP/1.1\r\nHost : x\r\n\r\n") << 400;
         QTest::newRow("oversized head") << ("GET / HTTP/1.1\r\nX-Big: " + QByteArray(20000, 'a') + "\r\n\r\n") << 431;
         QTest::newRow("oversized unfinished head") << ("GET / HTTP/1.1\r\nX-Big: " + QByteArray(20000, 'a')) << 431;
     }

@@ -113,10 +113,17 @@ struct ServeProcess {
     }
     QString runtimeFile() const { return runDir + QStringLiteral("/tether/server.json"); }
 
+    /// A command that sets something up and then execs tether, so that the
+    /// server keeps its pid (e.g. {"prlimit", "--nofile=512:"}); launch()
+    /// runs `WRAPPER... TETHER serve ARGS`. Empty: tether is started directly.
+    QStringList wrapper;
+
     /// Starts `tether serve ARGS` without waiting for anything else.
     bool launch(const QStringList &args)
     {
-        proc.start(program, QStringList{QStringLiteral("serve")} + args);
+        QStringList command = wrapper + QStringList{program, QStringLiteral("serve")} + args;
+        const QString program = command.takeFirst();
+        proc.start(program, command);
         return proc.waitForStarted(5000);
     }
     /// Waits (15 s at most) for the one stdout line

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "serversocket.h"
+#include "logging.h"
+
+#include <QtEndian>
+
+namespace Tether {
+
+namespace {
+/// The reason QWebSocket sends for a close code it refuses (the start of
+/// it: the number in it is always 1002, its own bug).
+const QByteArray kQtReason = QByteArrayLiteral("Invalid close code ");
+constexpr quint16 kProtocolError = 1002;
+} // namespace
+
+bool isSendableCloseCode(int code)
+{
+    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999);
+}
+
+ServerSocket::ServerSocket(QObject *parent)
+    : QTcpSocket(parent)
+{
+}
+
+void ServerSocket::watchWebSocketClose()
+{
+    if (m_watching)
+        return;
+    m_watching = true;
+    connect(this, &QIODevice::readyRead, this, &ServerSocket::rememberUnread, Qt::DirectConnection);
+    rememberUnread(); // bytes that came with the handshake
+}
+
+void ServerSocket::rememberUnread()
+{
+    m_unreadTotal = bytesAvailable();
+    m_unread = peek(qMin(m_unreadTotal, kPeekBytes));
+}
+
+int ServerSocket::consumedCloseCode() const
+{
+    // The close frame ended at `end` in the stream as last peeked.
+    const qint64 end = m_unreadTotal - bytesAvailable();
+    if (end < 4 || end > m_unread.size())
+        return -1;
+    const auto *u = reinterpret_cast<const uchar *>(m_unread.constData());
+    int found = -1;
+    int matches = 0;
+    // Payload length 2..125 (a close frame with a code), masked (6-byte
+    // header: as clients must) or not (2 bytes: Tether accepts those too).
+    for (int length = 2; length <= 125; ++length) {
+        for (const bool masked : {true, false}) {
+            const qint64 start = end - length - (masked ? 6 : 2);
+            if (start < 0)
+                continue;
+            if (u[start] != 0x88 || u[start + 1] != ((masked ? 0x80 : 0x00) | length))
+                continue;
+            const uchar *payload = u + start + (masked ? 6 : 2);
+            const uchar *mask = u + start + 2;
+            const uchar hi = masked ? uchar(payload[0] ^ mask[0]) : payload[0];
+            const uchar lo = masked ? uchar(payload[1] ^ mask[1]) : payload[1];
+            found = (hi << 8) | lo;
+            ++matches;
+        }
+    }
+    return matches == 1 ? found : -1; // ambiguous: do not guess
+}
+
+qint64 ServerSocket::writeData(const char *data, qint64 size)
+{
+    // QWebSocket's answer: one write of an unmasked, final close frame
+    // with code 1002 and its reason.
+    const auto *d = reinterpret_cast<const uchar *>(data);
+    if (!m_watching || size < 4 + kQtReason.size() || size > 127 || d[0] != 0x88 || d[1] != size - 2
+        || qFromBigEndian<quint16>(d + 2) != kProtocolError
+        || !QByteArray::fromRawData(data + 4, int(size - 4)).startsWith(kQtReason)) {
+        return QTcpSocket::writeData(data, size);
+    }
+    const int code = consumedCloseCode();
+    quint16 answer = kProtocolError;
+    QByteArray reason;
+    if (code >= 0 && isSendableCloseCode(code)) {
+        answer = quint16(code); // a code RFC 6455 allows and Qt does not know: echo it
+    } else {
+        reason = code >= 0 ? QByteArrayLiteral("invalid close code ") + QByteArray::number(code)
+                           : QByteArrayLiteral("invalid close code");
+    }
+    QByteArray frame(4, '\0');
+    frame[0] = char(0x88);
+    frame[1] = char(2 + reason.size());
+    qToBigEndian<quint16>(answer, reinterpret_cast<uchar *>(frame.data()) + 2);
+    frame += reason;
+    qCDebug(lcServer) << "client close code" << code << "answered" << answer << reason;
+    const qint64 written = QTcpSocket::writeData(frame.constData(), frame.size());
+    // The caller counts what it asked to write.
+    return written == frame.size() ? size : written;
+}
+
+} // namespace Tether

@@ -61,7 +61,7 @@ void TerminalState::feed(const char *data, qsizetype size)
     feedImpl<false>(data, size);
 }
 
-qsizetype TerminalState::feedUntilEvent(const char *data, qsizetype size, quint8 *events)
+qsizetype TerminalState::feedUntilEvent(const char *data, qsizetype size, quint16 *events)
 {
     m_events = 0;
     const qsizetype n = feedImpl<true>(data, size);
@@ -544,6 +544,7 @@ void TerminalState::csiDispatch(unsigned char final)
         m_marginBottom = n > 1 ? m_params[1] : 0;
         m_marginsSet = m_marginTop != 0 || m_marginBottom != 0;
         m_printedLast = false; // DECSTBM homes the cursor
+        m_events |= MarginsChanged;
         return;
     }
     if (final == 'h' || final == 'l' || final == 't')

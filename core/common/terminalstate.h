@@ -173,7 +173,7 @@ public:
 
     /// Events feedUntilEvent() stops after (Screen keeps its emulator in
     /// step with them; see screen.h).
-    enum Event : quint8 {
+    enum Event : quint16 {
         AltScreenEntered = 1u << 0, ///< AltScreen went from off to on
         CursorSaved      = 1u << 1, ///< DECSC (ESC 7), CSI ? 1048 h, CSI ? 1049 h
         TabStopSet       = 1u << 2, ///< HTS (ESC H, C1 HTS) at the cursor column
@@ -182,6 +182,7 @@ public:
         ScreenErased     = 1u << 5, ///< ED 2 ("CSI 2 J"): the whole active screen
         FullReset        = 1u << 6, ///< RIS (ESC c)
         ModeList         = 1u << 7, ///< SM/RM or DEC SM/RM with more than one mode
+        MarginsChanged   = 1u << 8, ///< DECSTBM ("CSI t ; b r"), set or reset
     };
     /// The parameters of the sequence that raised the last event (valid
     /// until more bytes are fed): for ModeList, the modes.
@@ -195,7 +196,7 @@ public:
     /// size > 0. The final byte of that sequence is the last one consumed:
     /// Screen feeds its emulator everything before it, looks at the screen
     /// as it was (the normal screen, the cursor), then feeds that byte.
-    qsizetype feedUntilEvent(const char *data, qsizetype size, quint8 *events);
+    qsizetype feedUntilEvent(const char *data, qsizetype size, quint16 *events);
 
     /// The whole parser state as bytes, for the restart-in-place state
     /// (docs/architecture.md, "Restart in place"): a version byte, then every
@@ -277,7 +278,7 @@ private:
     bool m_tabStopsChanged = false;
     bool m_printedLast = false;
     quint64 m_queriesSeen = 0;
-    quint8 m_events = 0;          ///< Event bits since feedUntilEvent() started (not saved)
+    quint16 m_events = 0;         ///< Event bits since feedUntilEvent() started (not saved)
 };
 
 } // namespace Tether

@@ -239,7 +239,8 @@ bool blank(const VTermScreenCell &c)
  * a run whose pen has reverse video is written as spaces instead (an erased
  * reversed cell would show differently there).
  */
-void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int cols, bool flipReverse)
+void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int cols, bool flipReverse,
+                bool onBlankLine = false)
 {
     int end = cols;
     const Pen last = cellPen(cells[cols - 1], flipReverse);
@@ -261,7 +262,7 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
             if (run >= kMinEraseRun) {
                 appendSgr(out, pen, p);
                 appendCsi(out, run, 'X');
-                if (col + run < end)
+                if (col + run < cols) // more cells or the EL follow
                     appendCsi(out, run, 'C');
                 col += run;
                 continue;
@@ -271,7 +272,9 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
         appendGlyph(out, c);
         col += std::max(1, int(c.width));
     }
-    if (end < cols) {
+    // On a line known blank (a fresh line of a reset terminal) a default
+    // rest needs nothing.
+    if (end < cols && !(onBlankLine && samePen(last, Pen()))) {
         appendSgr(out, pen, last);
         out += "\x1b[K";
     }
@@ -302,6 +305,8 @@ struct Screen::Private
     bool cursorVisible = true;
     bool cursorBlink = true;
     int cursorShape = VTERM_PROP_CURSORSHAPE_BLOCK;
+    /// The stream changed the cursor's shape or blinking since the last RIS.
+    bool cursorStyled = false;
     bool reverseScreen = false;
     bool vtAlt = false;
 
@@ -330,6 +335,7 @@ struct Screen::Private
 
     bool erasedSinceMark = false;
     int pushedSinceMark = 0;
+    bool marginsWhileParsing = false;
 
     void write(const char *data, qsizetype size)
     {
@@ -417,7 +423,7 @@ struct Screen::Private
     }
 
     /// Everything an event needs to see before its final byte reaches libvterm.
-    void beforeEvent(quint8 ev)
+    void beforeEvent(quint16 ev)
     {
         if (ev & TerminalState::AltScreenEntered) {
             if (!vtAlt)
@@ -446,7 +452,7 @@ struct Screen::Private
         }
     }
 
-    void afterEvent(quint8 ev)
+    void afterEvent(quint16 ev)
     {
         if (ev & (TerminalState::ScreenErased | TerminalState::AltScreenEntered | TerminalState::FullReset))
             erasedSinceMark = true;
@@ -454,6 +460,7 @@ struct Screen::Private
             tabsCustom = false;
             slotValid = false;
             slotChangedInAlt = false;
+            cursorStyled = false;
         }
     }
 
@@ -514,9 +521,11 @@ struct Screen::Private
             break;
         case VTERM_PROP_CURSORBLINK:
             d->cursorBlink = val->boolean;
+            d->cursorStyled |= !d->cursorBlink;
             break;
         case VTERM_PROP_CURSORSHAPE:
             d->cursorShape = val->number;
+            d->cursorStyled |= d->cursorShape != VTERM_PROP_CURSORSHAPE_BLOCK;
             break;
         case VTERM_PROP_ALTSCREEN:
             d->vtAlt = val->boolean;
@@ -535,7 +544,7 @@ struct Screen::Private
         QByteArray line;
         Pen pen;
         if (cols > 0)
-            paintCells(line, pen, cells, cols, d->reverseScreen);
+            paintCells(line, pen, cells, cols, d->reverseScreen, true);
         appendSgr(line, pen, Pen());
         d->scrollbackBytes += line.capacity();
         d->scrollback.push_back(std::move(line));
@@ -543,7 +552,7 @@ struct Screen::Private
             d->scrollbackBytes -= d->scrollback.front().capacity();
             d->scrollback.pop_front();
         }
-        if (!d->ts.marginsSet())
+        if (!d->marginsWhileParsing)
             ++d->pushedSinceMark;
         return 1;
     }
@@ -583,7 +592,10 @@ Screen::~Screen()
 void Screen::feed(const char *data, qsizetype size)
 {
     while (size > 0) {
-        quint8 ev = 0;
+        quint16 ev = 0;
+        // The bytes before an event are parsed by libvterm in the margins
+        // that were in force before it (DECSTBM is an event).
+        d->marginsWhileParsing = d->ts.marginsSet();
         const qsizetype n = d->ts.feedUntilEvent(data, size, &ev);
         if (!ev) {
             d->write(data, n);
@@ -661,6 +673,7 @@ void Screen::reset(const TerminalState &state)
     d->slotValid = false;
     d->slotChangedInAlt = false;
     d->lastGlyphRow = -1;
+    d->cursorStyled = false;
     d->scrollback.clear();
     d->scrollbackBytes = 0;
     mark();
@@ -699,10 +712,11 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
             out += QByteArray(rows - 1, '\n');
     }
 
-    // The normal screen first (leaving the alternate one; DECRC that comes
-    // with ?1049 l is undone by what follows), then what would disturb the
-    // painting: pen, origin mode, margins, insert mode, G0 and GL.
-    out += "\x1b[?1049l\x1b[0m\x1b[?6l\x1b[r\x1b[4l\x1b(B\x0f";
+    // The normal screen first (leaving the alternate one with ?1047, which
+    // does not restore the cursor: libvterm would restore an uninitialized
+    // save slot), then what would disturb the painting: pen, origin mode,
+    // margins, insert mode, G0 and GL.
+    out += "\x1b[?1047l\x1b[0m\x1b[?6l\x1b[r\x1b[4l\x1b(B\x0f";
     Pen pen;
     std::vector<VTermScreenCell> row(static_cast<size_t>(cols));
     const auto paintLive = [&] {
@@ -743,9 +757,14 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
             }
         }
     }
-    // The cursor save slot, when a save happened that entering did not make.
-    if (d->slotValid && (!alt || d->slotChangedInAlt)) {
-        const Private::Saved &s = d->slot;
+    // The cursor save slot (DECRC, ?1049 l restore it): what the stream
+    // saved last, or, if it never saved, a reset terminal's (home, default
+    // pen, visible) over whatever the viewer had. Entering the alternate
+    // screen with ?1049 above already saved the right one unless the
+    // program saved again after.
+    const bool enteredSaving = alt && ts.hasMode(TerminalState::AltScreen1049);
+    if (!enteredSaving || d->slotChangedInAlt) {
+        const Private::Saved s = d->slotValid ? d->slot : Private::Saved();
         appendCup(out, std::min(s.pos.row, rows - 1), std::min(s.pos.col, cols - 1));
         out += s.visible ? "\x1b[?25h" : "\x1b[?25l";
         appendSgr(out, pen, s.pen);
@@ -818,9 +837,10 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
         mode("1015", true);
     mode("1004", ts.hasMode(TerminalState::FocusEvents));
     out += ts.hasMode(TerminalState::KeypadApp) ? "\x1b=" : "\x1b>";
-    if (d->cursorShape != VTERM_PROP_CURSORSHAPE_BLOCK || !d->cursorBlink) {
+    if (d->cursorStyled) {
         // DECSCUSR: 1/2 block, 3/4 underline, 5/6 bar; odd blinks. Only when
-        // the program changed it: the viewer's own default stays otherwise.
+        // the program changed it since RIS: the viewer's own default (which
+        // this cannot know) stays otherwise.
         const int base = d->cursorShape == VTERM_PROP_CURSORSHAPE_UNDERLINE ? 3
                        : d->cursorShape == VTERM_PROP_CURSORSHAPE_BAR_LEFT ? 5 : 1;
         appendCsi(out, base + (d->cursorBlink ? 0 : 1), ' ');

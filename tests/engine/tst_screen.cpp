@@ -161,7 +161,7 @@ QString stateText(const Term &t, bool withTitle)
         .arg(t.shape)
         .arg(t.blink)
         .arg(t.reverse)
-        .arg(s.modes() & ~quint32(TerminalState::AltScreen1049 * 0), 0, 16)
+        .arg(s.modes(), 0, 16)
         .arg(s.marginsSet())
         .arg(s.marginTop())
         .arg(s.marginBottom())
@@ -227,7 +227,6 @@ private slots:
     void scrollbackLines();
     void modeListsReachLibvterm();
     void answers();
-    void queriesSeen();
     void memoryBytes();
     void rewrittenSinceMark();
     void resetToState();
@@ -474,21 +473,6 @@ void TestScreen::answers()
     screen.setAnswerHandler(nullptr);
     screen.feed("\x1b[6n");
     QCOMPARE(got.size(), 7);
-}
-
-void TestScreen::queriesSeen()
-{
-    TerminalState s;
-    s.feed("\x1b[c\x1b[0c\x1b[>c\x1b[>0c\x1b[5n\x1b[6n\x1b[?6n\x1b[4$p\x1b[?1049$p");
-    QCOMPARE(s.queriesSeen(), quint64(9));
-    // Not queries: DA3, DSR replies, other CSI n/p/c, SGR.
-    s.feed("\x1b[=c\x1b[0n\x1b[3n\x1b[!p\x1b[1c\x1b[31m\x1b[?5n");
-    QCOMPARE(s.queriesSeen(), quint64(9));
-    // Split anywhere.
-    TerminalState t;
-    for (const char c : QByteArray("ab\x1b[6ncd\x1b[?1$p"))
-        t.feed(&c, 1);
-    QCOMPARE(t.queriesSeen(), quint64(2));
 }
 
 void TestScreen::memoryBytes()

@@ -325,10 +325,17 @@ struct Screen::Private
     std::vector<char> tabs;
     bool tabsCustom = false;
 
-    // The last glyph-sized damage (pending-wrap inference).
-    int lastGlyphRow = -1;
-    int lastGlyphStart = -1;
-    int lastGlyphEnd = -1;
+    // The last glyph-sized damage (pending-wrap inference), and the one
+    // before it: DECSCNM damages the whole screen without changing a cell,
+    // and is undone from it.
+    struct GlyphDamage
+    {
+        int row = -1;
+        int start = -1;
+        int end = -1;
+    };
+    GlyphDamage lastGlyph;
+    GlyphDamage previousGlyph;
 
     std::deque<QByteArray> scrollback;
     qsizetype scrollbackBytes = 0;
@@ -486,30 +493,31 @@ struct Screen::Private
     void syncAlt()
     {
         const bool alt = ts.hasMode(TerminalState::AltScreen);
-        if (alt == vtAlt)
-            return;
-        write(alt ? QByteArrayLiteral("\x1b[?1047h") : QByteArrayLiteral("\x1b[?1047l"));
+        if (alt != vtAlt)
+            write(alt ? QByteArrayLiteral("\x1b[?1047h") : QByteArrayLiteral("\x1b[?1047l"));
+        if (!vtAlt && !normal.empty()) {
+            // Back on the normal screen: the copy is stale, free it.
+            std::vector<VTermScreenCell>().swap(normal);
+        }
     }
 
     bool pendingWrap() const
     {
-        if (!ts.printedLast() || ts.hasMode(TerminalState::NoAutowrap) || lastGlyphEnd != cols)
+        if (!ts.printedLast() || ts.hasMode(TerminalState::NoAutowrap) || lastGlyph.end != cols)
             return false;
         const VTermPos p = cursor();
-        return p.row == lastGlyphRow && p.col == lastGlyphStart;
+        return p.row == lastGlyph.row && p.col == lastGlyph.start;
     }
 
     // libvterm callbacks.
     static int onDamage(VTermRect rect, void *user)
     {
         auto *d = static_cast<Private *>(user);
-        if (rect.end_row - rect.start_row == 1 && rect.end_col - rect.start_col <= 2) {
-            d->lastGlyphRow = rect.start_row;
-            d->lastGlyphStart = rect.start_col;
-            d->lastGlyphEnd = rect.end_col;
-        } else {
-            d->lastGlyphRow = -1;
-        }
+        d->previousGlyph = d->lastGlyph;
+        if (rect.end_row - rect.start_row == 1 && rect.end_col - rect.start_col <= 2)
+            d->lastGlyph = GlyphDamage{rect.start_row, rect.start_col, rect.end_col};
+        else
+            d->lastGlyph = GlyphDamage();
         return 1;
     }
     static int onSetTermProp(VTermProp prop, VTermValue *val, void *user)
@@ -532,6 +540,7 @@ struct Screen::Private
             break;
         case VTERM_PROP_REVERSE:
             d->reverseScreen = val->boolean;
+            d->lastGlyph = d->previousGlyph; // its whole-screen damage changed no cell
             break;
         default:
             break;
@@ -646,8 +655,9 @@ void Screen::resize(int cols, int rows)
         d->normalCols = cols;
         d->normalRows = rows;
     }
-    // The pending wrap does not survive a resize that is not inferred here.
-    d->lastGlyphRow = -1;
+    // Not inferred across a resize (libvterm keeps it only when the width
+    // did not grow): the cursor is taken as not pending a wrap.
+    d->lastGlyph = Private::GlyphDamage();
     if (d->ts.marginsSet()) {
         // Terminals reset the margins on a resize, libvterm keeps them.
         d->ts.marginsResetByResize();
@@ -672,7 +682,7 @@ void Screen::reset(const TerminalState &state)
     d->tabsCustom = false;
     d->slotValid = false;
     d->slotChangedInAlt = false;
-    d->lastGlyphRow = -1;
+    d->lastGlyph = Private::GlyphDamage();
     d->cursorStyled = false;
     d->scrollback.clear();
     d->scrollbackBytes = 0;

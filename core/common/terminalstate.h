@@ -24,11 +24,15 @@ namespace Tether {
  *  - the window title set by OSC 0 or OSC 2 (BEL or ST terminated; at most
  *    kMaxTitle bytes kept, decoded as UTF-8).
  * Also autowrap off (DECAWM, ?7), insert mode (IRM, CSI 4), application
- * keypad (DECKPAM/DECKPNM, ESC = / ESC >) and the scroll margins (DECSTBM).
- * A full reset (ESC c, RIS) clears all modes (the title is kept, as in xterm);
- * a soft reset (CSI ! p, DECSTR) shows the cursor and resets DECCKM,
- * autowrap (on), insert mode, keypad mode and the margins, as xterm.js does;
- * the screen buffer, mouse, bracketed paste and focus reporting survive it.
+ * keypad (DECKPAM/DECKPNM, ESC = / ESC >) and the scroll margins (DECSTBM);
+ * the G0/G1 character sets and SI/SO (charset()), whether tab stops were
+ * changed (tabStopsChanged()), a count of terminal queries (queriesSeen())
+ * and whether a character was the last thing printed (printedLast()).
+ * A full reset (ESC c, RIS) clears all modes and charsets (the title is kept,
+ * as in xterm); a soft reset (CSI ! p, DECSTR) shows the cursor and resets
+ * DECCKM, autowrap (on), insert mode, keypad mode, the margins and the
+ * charsets, as xterm.js does; the screen buffer, mouse, bracketed paste and
+ * focus reporting survive it.
  *
  * Parsing follows xterm.js, the terminal that replays our output: bytes are
  * UTF-8 decoded first (RFC 3629 ranges), so bytes >= 0x80 are never 8-bit C1

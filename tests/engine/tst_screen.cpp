@@ -495,7 +495,7 @@ void TestScreen::memoryBytes()
     const qsizetype base = small.memoryBytes();
     // Two buffers of 80x24 cells of about 36 bytes: at least that, and not
     // wildly more.
-    QVERIFY2(base >= 2 * 80 * 24 * 32, qPrintable(QString::number(base)));
+    QVERIFY2(base >= 2 * 80 * 24 * 36, qPrintable(QString::number(base)));
     QVERIFY2(base <= 400 * 1024, qPrintable(QString::number(base)));
     Screen big(200, 50);
     QVERIFY(big.memoryBytes() > base);

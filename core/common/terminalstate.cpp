@@ -37,13 +37,13 @@ qsizetype TerminalState::feedImpl(const char *data, qsizetype size)
     const unsigned char *const end = p + std::max<qsizetype>(0, size);
     while (p < end) {
         // Fast path: printable ASCII in ground state changes nothing tracked
-        // but printedLast().
+        // but lastPrintMayWrap().
         if (m_state == State::Ground && m_utf8Remaining == 0) {
             const unsigned char *const run = p;
             while (p < end && *p >= 0x20 && *p < 0x7F)
                 ++p;
-            if (p != run)
-                m_printedLast = true;
+            if (p != run) // printed; in the last column, a wrap is pending if autowrap is on
+                m_lastPrintMayWrap = !(m_modes & NoAutowrap);
             if (p == end)
                 break;
         }
@@ -355,7 +355,7 @@ void TerminalState::executeC0(unsigned char c)
     case 0x07:
         return;
     default: // BS, HT, LF, VT, FF, CR...: the cursor moves
-        m_printedLast = false;
+        m_lastPrintMayWrap = false;
         return;
     }
 }
@@ -366,7 +366,7 @@ void TerminalState::c1Control(unsigned char c)
         m_tabStopsChanged = true;
         m_events |= TabStopSet;
     } else if (c != 0x8E && c != 0x8F) { // not SS2/SS3: IND, NEL, RI... move the cursor
-        m_printedLast = false;
+        m_lastPrintMayWrap = false;
     }
     switch (c) {
     case 0x9C: // ST
@@ -400,7 +400,7 @@ void TerminalState::nonAsciiChar()
     // error that returns to ground; strings and CSI-ignore swallow it.
     switch (m_state) {
     case State::Ground:
-        m_printedLast = true;
+        m_lastPrintMayWrap = !(m_modes & NoAutowrap);
         return;
     case State::Escape:
     case State::EscapeIntermediate:
@@ -423,7 +423,7 @@ void TerminalState::escDispatch(unsigned char final)
         return;
     }
     if (m_intermediateCount != 0) {
-        m_printedLast = false; // DECALN and friends: not a plain print
+        m_lastPrintMayWrap = false; // DECALN and friends: not a plain print
         return;
     }
     switch (final) {
@@ -433,7 +433,7 @@ void TerminalState::escDispatch(unsigned char final)
         m_marginsSet = false;
         resetCharsets();
         m_tabStopsChanged = false;
-        m_printedLast = false;
+        m_lastPrintMayWrap = false;
         m_events |= FullReset;
         return;
     case '=': // DECKPAM
@@ -450,7 +450,7 @@ void TerminalState::escDispatch(unsigned char final)
         m_events |= TabStopSet;
         return;
     default: // DECRC, IND, NEL, RI, ...: the cursor may move
-        m_printedLast = false;
+        m_lastPrintMayWrap = false;
         return;
     }
 }
@@ -475,7 +475,7 @@ void TerminalState::csiDispatch(unsigned char final)
             // Origin mode homes the cursor; the alternate screen and 1048
             // move it (restore) or change the screen it is on.
             if (mode == 6 || mode == 47 || mode == 1047 || mode == 1048 || mode == 1049)
-                m_printedLast = false;
+                m_lastPrintMayWrap = false;
             if (final == 'h' && (mode == 1048 || mode == 1049))
                 m_events |= CursorSaved;
         }
@@ -495,7 +495,7 @@ void TerminalState::csiDispatch(unsigned char final)
         return;
     }
     if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'J' && m_paramCount > 0 && m_params[0] == 2)
-        m_events |= ScreenErased; // and the cursor stays: printedLast() is reset below
+        m_events |= ScreenErased; // and the cursor stays: lastPrintMayWrap() is reset below
     if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'm')
         return; // SGR: the pen only
     if (m_csiMarker == 0 && m_intermediateCount == 1 && m_intermediate == ' ' && final == 'q')
@@ -510,7 +510,7 @@ void TerminalState::csiDispatch(unsigned char final)
         m_marginsSet = false;
         // Character sets: G0..G3 ASCII, GL = G0 (xterm ctlseqs; libvterm).
         resetCharsets();
-        m_printedLast = false;
+        m_lastPrintMayWrap = false;
         return;
     }
     if (m_csiMarker == 0 && m_intermediateCount == 0 && (final == 'h' || final == 'l')) {
@@ -543,13 +543,13 @@ void TerminalState::csiDispatch(unsigned char final)
         m_marginTop = n > 0 ? m_params[0] : 0;
         m_marginBottom = n > 1 ? m_params[1] : 0;
         m_marginsSet = m_marginTop != 0 || m_marginBottom != 0;
-        m_printedLast = false; // DECSTBM homes the cursor
+        m_lastPrintMayWrap = false; // DECSTBM homes the cursor
         m_events |= MarginsChanged;
         return;
     }
     if (final == 'h' || final == 'l' || final == 't')
         return; // ANSI modes, window operations: the cursor stays
-    m_printedLast = false; // cursor movement, erase, scroll, ...
+    m_lastPrintMayWrap = false; // cursor movement, erase, scroll, ...
 }
 
 bool TerminalState::isQuery(unsigned char final) const
@@ -766,7 +766,7 @@ QByteArray TerminalState::restoreSequence() const
 // i32 marginBottom, i32 titleStackDepth, i32 oscCommand, u8 oscInText,
 // bytes osc, u8 oscOverflow, text title, u64 titleSerial.
 // Version 2 appends: u8 g0, u8 g1, u8 shiftOut, u8 tabStopsChanged,
-// u8 printedLast, u64 queriesSeen. restore() still reads version 1 (a state
+// u8 lastPrintMayWrap, u64 queriesSeen. restore() still reads version 1 (a state
 // saved by the previous build during a restart in place): those fields then
 // take their reset values. A field added to the parser must be added here,
 // with a new version.
@@ -811,7 +811,7 @@ QByteArray TerminalState::save() const
     w.u8(quint8(m_g1));
     w.boolean(m_shiftOut);
     w.boolean(m_tabStopsChanged);
-    w.boolean(m_printedLast);
+    w.boolean(m_lastPrintMayWrap);
     w.u64(m_queriesSeen);
     return w.take();
 }
@@ -853,7 +853,7 @@ bool TerminalState::restore(const QByteArray &saved)
         g1 = r.u8();
         t.m_shiftOut = r.boolean();
         t.m_tabStopsChanged = r.boolean();
-        t.m_printedLast = r.boolean();
+        t.m_lastPrintMayWrap = r.boolean();
         t.m_queriesSeen = r.u64();
     }
     t.m_g0 = char(g0);

@@ -27,7 +27,8 @@ namespace Tether {
  * keypad (DECKPAM/DECKPNM, ESC = / ESC >) and the scroll margins (DECSTBM);
  * the G0/G1 character sets and SI/SO (charset()), whether tab stops were
  * changed (tabStopsChanged()), a count of terminal queries (queriesSeen())
- * and whether a character was the last thing printed (printedLast()).
+ * and whether a character printed with autowrap on was the last thing
+ * that moves the cursor (lastPrintMayWrap()).
  * A full reset (ESC c, RIS) clears all modes and charsets (the title is kept,
  * as in xterm); a soft reset (CSI ! p, DECSTR) shows the cursor and resets
  * DECCKM, autowrap (on), insert mode, keypad mode, the margins and the
@@ -168,12 +169,15 @@ public:
     quint64 queriesSeen() const { return m_queriesSeen; }
 
     /// True when the last thing the stream did that can affect where the
-    /// next character goes was printing a character: since then only SGR,
-    /// mode changes (but origin mode and the alternate screen), titles,
-    /// strings, queries, SI/SO/BEL/NUL, keypad or charset designations came.
-    /// Screen uses it to tell the pending-wrap state ("phantom column") after
-    /// a character printed in the last column, which libvterm does not expose.
-    bool printedLast() const { return m_printedLast; }
+    /// next character goes was printing a character while autowrap was on:
+    /// since then only SGR, mode changes (but origin mode and the alternate
+    /// screen), titles, strings, queries, SI/SO/BEL/NUL, keypad or charset
+    /// designations came. Screen uses it to tell the pending-wrap state
+    /// ("phantom column") after a character printed in the last column,
+    /// which libvterm does not expose. A wrap pending stays pending when
+    /// autowrap is turned off after (libvterm; xterm alike), and none is
+    /// pending when autowrap was off at the print.
+    bool lastPrintMayWrap() const { return m_lastPrintMayWrap; }
 
     /// Events feedUntilEvent() stops after (Screen keeps its emulator in
     /// step with them; see screen.h).
@@ -214,7 +218,7 @@ public:
 
 private:
     template<bool StopAtEvent> qsizetype feedImpl(const char *data, qsizetype size);
-    /// A C0 control executed (outside strings): SI/SO, and printedLast().
+    /// A C0 control executed (outside strings): SI/SO, and lastPrintMayWrap().
     void executeC0(unsigned char c);
     /// One byte of the stream: UTF-8 decoding, then the "anywhere"
     /// transitions (ESC, CAN, SUB), then the step of the current state.
@@ -280,7 +284,7 @@ private:
     char m_g1 = 'B';
     bool m_shiftOut = false;
     bool m_tabStopsChanged = false;
-    bool m_printedLast = false;
+    bool m_lastPrintMayWrap = false;
     quint64 m_queriesSeen = 0;
     quint16 m_events = 0;         ///< Event bits since feedUntilEvent() started (not saved)
 };

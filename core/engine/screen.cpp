@@ -217,6 +217,14 @@ void appendCsi(QByteArray &out, int a, char final)
     out += final;
 }
 
+/// DECSCUSR: 1/2 block, 3/4 underline, 5/6 bar; odd ones blink.
+void appendCursorStyle(QByteArray &out, int shape, bool blink)
+{
+    const int base = shape == VTERM_PROP_CURSORSHAPE_UNDERLINE ? 3 : shape == VTERM_PROP_CURSORSHAPE_BAR_LEFT ? 5 : 1;
+    appendCsi(out, base + (blink ? 0 : 1), ' ');
+    out += 'q';
+}
+
 void appendCup(QByteArray &out, int row, int col) // 0-based in, 1-based out
 {
     out += "\x1b[";
@@ -226,9 +234,17 @@ void appendCup(QByteArray &out, int row, int col) // 0-based in, 1-based out
     out += 'H';
 }
 
+/// Code points no terminal draws two columns wide: below U+1100, general
+/// punctuation to most of the technical symbols, box drawing and blocks
+/// (what TUIs draw with). Anything else may be wide (CJK, emoji, ...).
+bool surelyNarrow(uint32_t c)
+{
+    return c < 0x1100 || (c >= 0x2010 && c <= 0x2319) || (c >= 0x2500 && c <= 0x25FF);
+}
+
 bool blank(const VTermScreenCell &c)
 {
-    return c.chars[0] == 0;
+    return c.chars[0] == 0 || c.chars[0] == kWideContinuation;
 }
 
 /**
@@ -249,11 +265,15 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
             --end;
     }
     for (int col = 0; col < end;) {
-        const VTermScreenCell &c = cells[col];
-        if (c.chars[0] == kWideContinuation) { // a lone second half: skip
-            ++col;
-            continue;
-        }
+        VTermScreenCell c = cells[col];
+        // A second half whose first half was overwritten (libvterm leaves
+        // the marker; renderers draw nothing there): a blank, as xterm and
+        // xterm.js leave it. The second half of a painted wide character is
+        // skipped below (col += width). A wide character moved into the
+        // last column (ICH does that in libvterm) cannot be printed there
+        // (it would wrap, and scroll at the bottom): a blank too.
+        if (c.chars[0] == kWideContinuation || (col == cols - 1 && !surelyNarrow(c.chars[0])))
+            c.chars[0] = 0;
         const Pen p = cellPen(c, flipReverse);
         if (blank(c) && !p.reverse) {
             int run = 1;
@@ -270,7 +290,13 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
         }
         appendSgr(out, pen, p);
         appendGlyph(out, c);
-        col += std::max(1, int(c.width));
+        const int width = std::max(1, int(c.width));
+        col += width;
+        // A wide character whose second half was overwritten reads as width
+        // 1, but printing it moves the cursor by 2: put the cursor back
+        // where the next cell is (only after characters that may be wide).
+        if (width == 1 && !surelyNarrow(c.chars[0]) && col < cols)
+            appendCsi(out, col + 1, 'G');
     }
     // On a line known blank (a fresh line of a reset terminal) a default
     // rest needs nothing.
@@ -290,6 +316,8 @@ struct Screen::Private
         VTermPos pos{0, 0};
         Pen pen;
         bool visible = true;
+        int shape = VTERM_PROP_CURSORSHAPE_BLOCK; // libvterm saves these too
+        bool blink = true;
     };
 
     VTerm *vt = nullptr;
@@ -389,6 +417,8 @@ struct Screen::Private
         s.pos = cursor();
         s.pen = currentPen();
         s.visible = cursorVisible;
+        s.shape = cursorShape;
+        s.blink = cursorBlink;
         return s;
     }
 
@@ -429,6 +459,12 @@ struct Screen::Private
         }
     }
 
+    /// libvterm starts with a zeroed save slot (black on black, cursor
+    /// hidden, shape 0), which DECRC or ?1049 l without a save would
+    /// restore; a terminal restores home, the default pen, a visible cursor
+    /// (xterm, xterm.js). Saving once right after a reset gives that.
+    void initSaveSlot() { write("\x1b" "7", 2); }
+
     /// Everything an event needs to see before its final byte reaches libvterm.
     void beforeEvent(quint16 ev)
     {
@@ -461,6 +497,8 @@ struct Screen::Private
 
     void afterEvent(quint16 ev)
     {
+        if (ev & TerminalState::FullReset)
+            initSaveSlot(); // libvterm's RIS keeps the old slot
         if (ev & (TerminalState::ScreenErased | TerminalState::AltScreenEntered | TerminalState::FullReset))
             erasedSinceMark = true;
         if (ev & TerminalState::FullReset) {
@@ -503,7 +541,7 @@ struct Screen::Private
 
     bool pendingWrap() const
     {
-        if (!ts.printedLast() || ts.hasMode(TerminalState::NoAutowrap) || lastGlyph.end != cols)
+        if (!ts.lastPrintMayWrap() || lastGlyph.end != cols)
             return false;
         const VTermPos p = cursor();
         return p.row == lastGlyph.row && p.col == lastGlyph.start;
@@ -590,6 +628,7 @@ Screen::Screen(int cols, int rows)
     vterm_screen_set_callbacks(d->vs, &d->callbacks, d.get());
     vterm_screen_set_damage_merge(d->vs, VTERM_DAMAGE_CELL);
     vterm_screen_reset(d->vs, 1);
+    d->initSaveSlot();
 }
 
 Screen::~Screen()
@@ -671,6 +710,7 @@ void Screen::resize(int cols, int rows)
 void Screen::reset(const TerminalState &state)
 {
     d->write("\x1b" "c", 2);
+    d->initSaveSlot();
     d->ts = TerminalState();
     d->syncAlt();
     d->write(state.restoreSequence());
@@ -750,6 +790,8 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
         const Private::Saved &e = d->altEnter;
         appendCup(out, std::min(e.pos.row, rows - 1), std::min(e.pos.col, cols - 1));
         out += e.visible ? "\x1b[?25h" : "\x1b[?25l";
+        if (d->cursorStyled)
+            appendCursorStyle(out, e.shape, e.blink);
         appendSgr(out, pen, e.pen);
         out += ts.hasMode(TerminalState::AltScreen1049) ? "\x1b[?1049h" : "\x1b[?1047h";
         paintLive();
@@ -777,6 +819,8 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
         const Private::Saved s = d->slotValid ? d->slot : Private::Saved();
         appendCup(out, std::min(s.pos.row, rows - 1), std::min(s.pos.col, cols - 1));
         out += s.visible ? "\x1b[?25h" : "\x1b[?25l";
+        if (d->cursorStyled)
+            appendCursorStyle(out, s.shape, s.blink);
         appendSgr(out, pen, s.pen);
         out += "\x1b" "7";
     }
@@ -847,15 +891,10 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
         mode("1015", true);
     mode("1004", ts.hasMode(TerminalState::FocusEvents));
     out += ts.hasMode(TerminalState::KeypadApp) ? "\x1b=" : "\x1b>";
-    if (d->cursorStyled) {
-        // DECSCUSR: 1/2 block, 3/4 underline, 5/6 bar; odd blinks. Only when
-        // the program changed it since RIS: the viewer's own default (which
-        // this cannot know) stays otherwise.
-        const int base = d->cursorShape == VTERM_PROP_CURSORSHAPE_UNDERLINE ? 3
-                       : d->cursorShape == VTERM_PROP_CURSORSHAPE_BAR_LEFT ? 5 : 1;
-        appendCsi(out, base + (d->cursorBlink ? 0 : 1), ' ');
-        out += 'q';
-    }
+    // The cursor's shape only when the program changed it since RIS: the
+    // viewer's own default (which this cannot know) stays otherwise.
+    if (d->cursorStyled)
+        appendCursorStyle(out, d->cursorShape, d->cursorBlink);
 
     out += "\x1b(";
     out += ts.charset(0);
@@ -863,7 +902,9 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
     out += ts.charset(1);
     out += ts.shiftOut() ? '\x0e' : '\x0f';
 
-    mode("25", d->cursorVisible);
+    // Visibility as xterm and xterm.js have it: libvterm also restores it
+    // with DECRC and ?1049 l, they do not (the TerminalState follows them).
+    mode("25", !ts.hasMode(TerminalState::CursorHidden));
     appendSgr(out, pen, d->currentPen());
     if (options.synchronized)
         out += "\x1b[?2026l";
@@ -892,7 +933,7 @@ int Screen::cursorColumn() const
 
 bool Screen::cursorVisible() const
 {
-    return d->cursorVisible;
+    return !d->ts.hasMode(TerminalState::CursorHidden);
 }
 
 bool Screen::pendingWrap() const

@@ -30,7 +30,7 @@ namespace Tether {
  *  - the pending-wrap state ("phantom column" after a character printed in
  *    the last column with autowrap on) is inferred: the last damage libvterm
  *    reported was a glyph ending in the last column on the cursor's row and
- *    TerminalState::printedLast() is true (nothing but SGR, modes, titles
+ *    TerminalState::lastPrintMayWrap() is true (nothing but SGR, modes, titles
  *    and queries came since). The snapshot then reprints that glyph, which
  *    leaves a real terminal in the same pending-wrap state;
  *  - libvterm 0.1.4 applies only the first mode of "CSI ? a ; b h": feed()
@@ -144,6 +144,8 @@ public:
     /// pending wrap).
     int cursorRow() const;
     int cursorColumn() const;
+    /// DECTCEM as xterm and xterm.js have it (the TerminalState's): libvterm
+    /// also restores it with DECRC, they do not.
     bool cursorVisible() const;
     /// The inferred pending-wrap state (class comment).
     bool pendingWrap() const;

@@ -34,7 +34,7 @@ QString summary(const TerminalState &s)
         .arg(QString::fromLatin1(s.charsetSequence().toHex()))
         .arg(s.tabStopsChanged())
         .arg(s.queriesSeen())
-        .arg(s.printedLast());
+        .arg(s.lastPrintMayWrap());
 }
 
 // A stream with a bit of everything: modes, titles (BEL, ESC \, C1 ST),
@@ -98,8 +98,8 @@ private slots:
     void tabStopsChanged();
     void queriesSeen_data();
     void queriesSeen();
-    void printedLast_data();
-    void printedLast();
+    void lastPrintMayWrap_data();
+    void lastPrintMayWrap();
     void feedUntilEvent_data();
     void feedUntilEvent();
 };
@@ -654,7 +654,7 @@ void TestTerminalState::restoreReadsVersion1()
     QByteArray v1 = s.save();
     QCOMPARE(v1.at(0), '\x02');
     v1[0] = '\x01';
-    v1.chop(1 + 1 + 1 + 1 + 1 + 8); // g0, g1, shiftOut, tabStopsChanged, printedLast, queriesSeen
+    v1.chop(1 + 1 + 1 + 1 + 1 + 8); // g0, g1, shiftOut, tabStopsChanged, lastPrintMayWrap, queriesSeen
     TerminalState t;
     QVERIFY(t.restore(v1));
     QCOMPARE(t.modes(), s.modes());
@@ -768,7 +768,7 @@ void TestTerminalState::queriesSeen()
     QCOMPARE(bytewise.queriesSeen(), quint64(queries));
 }
 
-void TestTerminalState::printedLast_data()
+void TestTerminalState::lastPrintMayWrap_data()
 {
     QTest::addColumn<QByteArray>("input");
     QTest::addColumn<bool>("printed");
@@ -795,13 +795,17 @@ void TestTerminalState::printedLast_data()
     QTest::newRow("then the alt screen") << QByteArray("abc\x1b[?1049h") << false;
     QTest::newRow("then C1 NEL") << QByteArray("abc\xc2\x85") << false;
     QTest::newRow("printed after a move") << QByteArray("\x1b[Hx") << true;
+    QTest::newRow("printed with autowrap off") << QByteArray("\x1b[?7lx") << false;
+    QTest::newRow("UTF-8 with autowrap off") << QByteArray("\x1b[?7l\xc3\xa9") << false;
+    QTest::newRow("autowrap on after the print") << QByteArray("\x1b[?7lx\x1b[?7h") << false;
+    QTest::newRow("autowrap off after the print") << QByteArray("x\x1b[?7l") << true;
 }
 
-void TestTerminalState::printedLast()
+void TestTerminalState::lastPrintMayWrap()
 {
     QFETCH(QByteArray, input);
     QFETCH(bool, printed);
-    QCOMPARE(fed(input).printedLast(), printed);
+    QCOMPARE(fed(input).lastPrintMayWrap(), printed);
 }
 
 void TestTerminalState::feedUntilEvent_data()

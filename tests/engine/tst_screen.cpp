@@ -10,6 +10,7 @@
 #include "screen.h"
 #include "terminalstate.h"
 
+#include <QRandomGenerator>
 #include <QTest>
 
 #include <vterm.h>
@@ -127,8 +128,10 @@ QString cellText(const VTermScreenCell &c)
     QString chars;
     for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && c.chars[i]; ++i) {
         if (c.chars[i] == uint32_t(-1)) {
-            chars += QStringLiteral("<cont>");
-            break;
+            // The second half of a wide character: libvterm changes only its
+            // character when the wide one is written, the attributes left in
+            // it are stale and never drawn (the first half's are).
+            return QStringLiteral("<second half>");
         }
         chars += QStringLiteral("U+%1 ").arg(c.chars[i], 4, 16, QLatin1Char('0'));
     }
@@ -147,16 +150,32 @@ QString cellText(const VTermScreenCell &c)
         .arg(colorText(c.fg), colorText(c.bg));
 }
 
+/// Cells equal in everything, without building text (cellText() decides
+/// when this says no).
+bool sameCell(const VTermScreenCell &x, const VTermScreenCell &y)
+{
+    for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL; ++i) {
+        if (x.chars[i] != y.chars[i])
+            return false;
+        if (!x.chars[i])
+            break;
+    }
+    return x.width == y.width && std::memcmp(&x.attrs, &y.attrs, sizeof x.attrs) == 0 && x.fg.type == y.fg.type
+        && x.bg.type == y.bg.type && std::memcmp(&x.fg, &y.fg, sizeof x.fg) == 0
+        && std::memcmp(&x.bg, &y.bg, sizeof x.bg) == 0;
+}
+
 /// The observable state of a terminal besides its cells.
 QString stateText(const Term &t, bool withTitle)
 {
     const VTermPos p = t.cursor();
     const TerminalState &s = t.ts;
-    return QStringLiteral("cursor=%1,%2 visible=%3 alt=%4 shape=%5 blink=%6 reverse=%7 modes=%8 "
+    // Cursor visibility is the TerminalState's (in modes): libvterm also
+    // restores it with DECRC, xterm and xterm.js (and the snapshot) do not.
+    return QStringLiteral("cursor=%1,%2 alt=%4 shape=%5 blink=%6 reverse=%7 modes=%8 "
                           "margins=%9:%10:%11 g0=%12 g1=%13 so=%14 title=[%15]")
         .arg(p.row)
         .arg(p.col)
-        .arg(t.visible)
         .arg(t.alt)
         .arg(t.shape)
         .arg(t.blink)
@@ -171,6 +190,40 @@ QString stateText(const Term &t, bool withTitle)
         .arg(withTitle ? s.title() : QString());
 }
 
+/// Cells no terminal can show: libvterm leaves the second-half marker where
+/// the first half of a wide character was overwritten (or moved by insert
+/// mode), and ICH can push a wide character into the last column. The
+/// snapshot writes blanks there.
+bool orphanAt(const Term &t, int row, int col)
+{
+    const uint32_t c = t.cell(row, col).chars[0];
+    if (col == t.cols() - 1 && c >= 0x1100 && c != uint32_t(-1))
+        return true; // a (maybe) wide character in the last column: ICH moved it there
+    if (c != uint32_t(-1))
+        return false;
+    if (col == 0)
+        return true;
+    const VTermScreenCell before = t.cell(row, col - 1);
+    // No first half before it (libvterm reports width 2 for any cell before
+    // a marker, a narrow character's too).
+    return before.chars[0] == uint32_t(-1) || before.width != 2 || before.chars[0] < 0x1100;
+}
+
+bool hasOrphans(const Term &t)
+{
+    for (int row = 0; row < t.rows(); ++row)
+        for (int col = 0; col < t.cols(); ++col)
+            if (orphanAt(t, row, col))
+                return true;
+    return false;
+}
+
+bool blankAt(const Term &t, int row, int col)
+{
+    const uint32_t c = t.cell(row, col).chars[0];
+    return c == 0 || c == ' ';
+}
+
 /// The first difference between two terminals, or an empty string.
 QString difference(const Term &a, const Term &b, bool withTitle)
 {
@@ -178,8 +231,14 @@ QString difference(const Term &a, const Term &b, bool withTitle)
         return QStringLiteral("size differs");
     for (int row = 0; row < a.rows(); ++row) {
         for (int col = 0; col < a.cols(); ++col) {
-            const QString ca = cellText(a.cell(row, col));
-            const QString cb = cellText(b.cell(row, col));
+            if (orphanAt(a, row, col) && blankAt(b, row, col))
+                continue;
+            const VTermScreenCell x = a.cell(row, col);
+            const VTermScreenCell y = b.cell(row, col);
+            if (sameCell(x, y))
+                continue; // (the quick check; cellText() is the full one)
+            const QString ca = cellText(x);
+            const QString cb = cellText(y);
             if (ca != cb)
                 return QStringLiteral("cell %1,%2:\n  reference %3\n  snapshot  %4").arg(row).arg(col).arg(ca, cb);
         }
@@ -223,6 +282,7 @@ class TestScreen : public QObject
 private slots:
     void snapshotRenders_data();
     void snapshotRenders();
+    void randomStreams();
     void splitAnywhere();
     void scrollbackLines();
     void modeListsReachLibvterm();
@@ -392,6 +452,85 @@ void TestScreen::snapshotRenders()
         diff = difference(referenceProbed, probed, withTitle);
         QVERIFY2(diff.isEmpty(), qPrintable(mode + QStringLiteral(" after the probe: ") + diff));
     }
+}
+
+void TestScreen::randomStreams()
+{
+    // Random streams of the sequences full-screen programs use, rendered
+    // both ways; the probe then tells pending wrap, tab stops, charsets and
+    // the save slot. Left out: what libvterm alone gets wrong and the Screen
+    // corrects on purpose (?47, mode lists, RIS in the alternate screen),
+    // DECSTR (libvterm and xterm.js differ), DECRC to the cell the cursor
+    // is on right after the last column was printed (class comment), and
+    // combining characters: in a libvterm viewer whose G0 was designated
+    // (the snapshot designates ASCII) a combining character printed in the
+    // last column does not join its base (ASCII is decoded through G0,
+    // UTF-8 apart, and the cursor does not advance there).
+    static const char *const tokens[] = {
+        "hello", "x", " ", "wide\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\r", "\n", "\r\n", "\t", "\b",
+        "\x1b[31m", "\x1b[1;4m", "\x1b[0m", "\x1b[38;5;123m", "\x1b[48;2;9;8;7m", "\x1b[7m", "\x1b[27;39;49m",
+        "\x1b[3:3m", "\x1b[21m", "\x1b[H", "\x1b[5;7H", "\x1b[12;40H", "\x1b[2A", "\x1b[3B", "\x1b[4C", "\x1b[5D",
+        "\x1b[20G", "\x1b[K", "\x1b[1K", "\x1b[2K", "\x1b[J", "\x1b[1J", "\x1b[2J", "\x1b[3X", "\x1b[2@", "\x1b[2P",
+        "\x1b[2L", "\x1b[M", "\x1b[2S", "\x1b[T", "\x1b[3;9r", "\x1b[r", "\x1b[?6h", "\x1b[?6l", "\x1b[?7l",
+        "\x1b[?7h", "\x1b[4h", "\x1b[4l", "\x1b(0", "\x1b(B", "\x1b)0", "\x0e", "\x0f", "lqqk", "\x1bH",
+        "\x1b[g", "\x1b[3g", "\x1b" "7", "\x1b[?1049h", "\x1b[?1049l", "\x1b[?1047h", "\x1b[?1047l", "\x1b[?25l",
+        "\x1b[?25h", "\x1b[?5h", "\x1b[?5l", "\x1b[?1h", "\x1b=", "\x1b>", "\x1b[?1002h", "\x1b[?1006h",
+        "\x1b[?1000l", "\x1b[?2004h", "\x1b]2;t\x07", "\x1b" "D", "\x1b" "M", "\x1b" "E", "\x1b[4 q",
+        "0123456789012345678901234567890123456789", "\x1b[40G", "\x1b[38G\xe4\xb8\xad",
+    };
+    const int count = int(sizeof tokens / sizeof tokens[0]);
+    QRandomGenerator rng(20261201);
+    int skipped = 0;
+    const int rounds = 300;
+    for (int round = 0; round < rounds; ++round) {
+        QByteArray input;
+        const int n = 5 + int(rng.bounded(60));
+        for (int i = 0; i < n; ++i)
+            input += tokens[rng.bounded(count)];
+        if (input.contains("\x1b" "8")) {
+            ++skipped;
+            continue;
+        }
+        Screen screen(40, 12);
+        screen.feed(input);
+        Term reference(40, 12);
+        reference.feed(input);
+        // An orphaned second half makes libvterm report the cell before it
+        // as wide, so after the probe the two differ in a way no terminal
+        // shows: such streams (a wide character overwritten in insert mode)
+        // are counted, not compared.
+        if (hasOrphans(reference)) {
+            ++skipped;
+            continue;
+        }
+        for (const bool inPlace : {true, false}) {
+            Screen::SnapshotOptions options;
+            options.scrollbackLines = inPlace ? 0 : 100;
+            const QByteArray snap = screen.snapshot(options);
+            Term viewer(40, 12);
+            if (inPlace)
+                viewer.feed(garbage());
+            viewer.feed(snap);
+            const bool withTitle = reference.ts.titleSerial() > 0;
+            QString diff = difference(reference, viewer, withTitle);
+            QVERIFY2(diff.isEmpty(), qPrintable(QStringLiteral("round %1 %2: %3\ninput %4")
+                                                     .arg(round)
+                                                     .arg(inPlace)
+                                                     .arg(diff, QString::fromLatin1(input.toHex(' ')))));
+            Term referenceProbed(40, 12);
+            referenceProbed.feed(input);
+            referenceProbed.feed(kProbe);
+            viewer.feed(kProbe);
+            if (hasOrphans(referenceProbed)) // in the normal screen the probe returned to
+                continue;
+            diff = difference(referenceProbed, viewer, withTitle);
+            QVERIFY2(diff.isEmpty(), qPrintable(QStringLiteral("round %1 %2 after the probe: %3\ninput %4")
+                                                     .arg(round)
+                                                     .arg(inPlace)
+                                                     .arg(diff, QString::fromLatin1(input.toHex(' ')))));
+        }
+    }
+    QVERIFY2(skipped < rounds / 5, qPrintable(QString::number(skipped)));
 }
 
 void TestScreen::splitAnywhere()

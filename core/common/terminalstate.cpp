@@ -351,11 +351,8 @@ void TerminalState::executeC0(unsigned char c)
     case 0x0F: // SI (LS0): G0 into GL
         m_shiftOut = false;
         return;
-    case 0x00: // NUL, BEL: the cursor stays (and so does a pending wrap)
-    case 0x07:
-        return;
-    default: // BS, HT, LF, VT, FF, CR...: the cursor moves
-        m_lastPrintMayWrap = false;
+    default: // BS, CR, LF...: whether they moved the cursor (which is what
+             // ends a pending wrap) only the screen knows
         return;
     }
 }
@@ -365,8 +362,6 @@ void TerminalState::c1Control(unsigned char c)
     if (c == 0x88) { // HTS
         m_tabStopsChanged = true;
         m_events |= TabStopSet;
-    } else if (c != 0x8E && c != 0x8F) { // not SS2/SS3: IND, NEL, RI... move the cursor
-        m_lastPrintMayWrap = false;
     }
     switch (c) {
     case 0x9C: // ST
@@ -422,10 +417,8 @@ void TerminalState::escDispatch(unsigned char final)
             (m_intermediate == '(' ? m_g0 : m_g1) = char(final);
         return;
     }
-    if (m_intermediateCount != 0) {
-        m_lastPrintMayWrap = false; // DECALN and friends: not a plain print
+    if (m_intermediateCount != 0)
         return;
-    }
     switch (final) {
     case 'c': // RIS: full reset
         m_modes = 0;
@@ -449,8 +442,7 @@ void TerminalState::escDispatch(unsigned char final)
         m_tabStopsChanged = true;
         m_events |= TabStopSet;
         return;
-    default: // DECRC, IND, NEL, RI, ...: the cursor may move
-        m_lastPrintMayWrap = false;
+    default: // DECRC, IND, NEL, RI, ...: the cursor may move (the screen sees)
         return;
     }
 }
@@ -472,10 +464,6 @@ void TerminalState::csiDispatch(unsigned char final)
         for (int i = 0; i < n; ++i) {
             const int mode = m_params[i];
             setDecMode(mode, final == 'h');
-            // Origin mode homes the cursor; the alternate screen and 1048
-            // move it (restore) or change the screen it is on.
-            if (mode == 6 || mode == 47 || mode == 1047 || mode == 1048 || mode == 1049)
-                m_lastPrintMayWrap = false;
             if (final == 'h' && (mode == 1048 || mode == 1049))
                 m_events |= CursorSaved;
         }
@@ -510,7 +498,6 @@ void TerminalState::csiDispatch(unsigned char final)
         m_marginsSet = false;
         // Character sets: G0..G3 ASCII, GL = G0 (xterm ctlseqs; libvterm).
         resetCharsets();
-        m_lastPrintMayWrap = false;
         return;
     }
     if (m_csiMarker == 0 && m_intermediateCount == 0 && (final == 'h' || final == 'l')) {
@@ -543,13 +530,27 @@ void TerminalState::csiDispatch(unsigned char final)
         m_marginTop = n > 0 ? m_params[0] : 0;
         m_marginBottom = n > 1 ? m_params[1] : 0;
         m_marginsSet = m_marginTop != 0 || m_marginBottom != 0;
-        m_lastPrintMayWrap = false; // DECSTBM homes the cursor
-        m_events |= MarginsChanged;
+        m_events |= MarginsChanged; // (it homes the cursor: a move the screen sees)
         return;
     }
-    if (final == 'h' || final == 'l' || final == 't')
-        return; // ANSI modes, window operations: the cursor stays
-    m_lastPrintMayWrap = false; // cursor movement, erase, scroll, ...
+    if (m_csiMarker == 0 && m_intermediateCount == 0) {
+        switch (final) {
+        // Cursor movements end a pending wrap even where the cursor stays
+        // (CUF in the last column, CUP to the cell it is on): libvterm
+        // state.c clears at_phantom in each; xterm.js moves x off cols.
+        case 'A': case 'B': case 'C': case 'D': // CUU CUD CUF CUB
+        case 'E': case 'F': case 'G': case 'H': // CNL CPL CHA CUP
+        case '`': case 'a': case 'd': case 'e': // HPA HPR VPA VPR
+        case 'f': case 'j': case 'k':           // HVP HPB VPB
+            m_lastPrintMayWrap = false;
+            return;
+        case 'b': // REP prints the last character again
+            m_lastPrintMayWrap = !(m_modes & NoAutowrap);
+            return;
+        default:
+            return;
+        }
+    }
 }
 
 bool TerminalState::isQuery(unsigned char final) const

@@ -27,8 +27,7 @@ namespace Tether {
  * keypad (DECKPAM/DECKPNM, ESC = / ESC >) and the scroll margins (DECSTBM);
  * the G0/G1 character sets and SI/SO (charset()), whether tab stops were
  * changed (tabStopsChanged()), a count of terminal queries (queriesSeen())
- * and whether a character printed with autowrap on was the last thing
- * that moves the cursor (lastPrintMayWrap()).
+ * and whether a pending wrap may be in force (lastPrintMayWrap()).
  * A full reset (ESC c, RIS) clears all modes and charsets (the title is kept,
  * as in xterm); a soft reset (CSI ! p, DECSTR) shows the cursor and resets
  * DECCKM, autowrap (on), insert mode, keypad mode, the margins and the
@@ -168,15 +167,17 @@ public:
     /// an answer (issue 9, "Queries while detached"). Wraps at 2^64.
     quint64 queriesSeen() const { return m_queriesSeen; }
 
-    /// True when the last thing the stream did that can affect where the
-    /// next character goes was printing a character while autowrap was on:
-    /// since then only SGR, mode changes (but origin mode and the alternate
-    /// screen), titles, strings, queries, SI/SO/BEL/NUL, keypad or charset
-    /// designations came. Screen uses it to tell the pending-wrap state
-    /// ("phantom column") after a character printed in the last column,
-    /// which libvterm does not expose. A wrap pending stays pending when
-    /// autowrap is turned off after (libvterm; xterm alike), and none is
-    /// pending when autowrap was off at the print.
+    /// True when a character was printed while autowrap was on and no
+    /// cursor movement sequence came since (CUU, CUD, CUF, CUB, CNL, CPL,
+    /// CHA, CUP, HPA, HPR, VPA, VPR, HVP, HPB, VPB, RIS): those end a
+    /// pending wrap even where the cursor stays (libvterm state.c; xterm.js
+    /// moves its cursor off the column past the last). Everything else ends
+    /// it only if it moves the cursor (CR, BS, LF but at the bottom, DECRC,
+    /// ...), which the screen sees and this parser does not. Screen uses
+    /// both to tell the pending-wrap state ("phantom column") after a
+    /// character printed in the last column, which libvterm does not
+    /// expose. A wrap pending stays pending when autowrap is turned off
+    /// after it, and none is pending when autowrap was off at the print.
     bool lastPrintMayWrap() const { return m_lastPrintMayWrap; }
 
     /// Events feedUntilEvent() stops after (Screen keeps its emulator in

@@ -235,16 +235,19 @@ void appendCup(QByteArray &out, int row, int col) // 0-based in, 1-based out
 }
 
 /// Code points no terminal draws two columns wide: below U+1100, general
-/// punctuation to most of the technical symbols, box drawing and blocks
-/// (what TUIs draw with). Anything else may be wide (CJK, emoji, ...).
+/// punctuation to the technical symbols but the emoji among them (U+231A,
+/// U+231B, U+23E9..), control pictures, box drawing, blocks and shapes
+/// (what TUIs and the DEC line-drawing set draw with). Anything else may
+/// be wide (CJK, emoji, ...).
 bool surelyNarrow(uint32_t c)
 {
-    return c < 0x1100 || (c >= 0x2010 && c <= 0x2319) || (c >= 0x2500 && c <= 0x25FF);
+    return c < 0x1100 || (c >= 0x2010 && c <= 0x2319) || (c >= 0x231C && c <= 0x23E8)
+        || (c >= 0x2400 && c <= 0x25FF);
 }
 
 bool blank(const VTermScreenCell &c)
 {
-    return c.chars[0] == 0 || c.chars[0] == kWideContinuation;
+    return c.chars[0] == 0;
 }
 
 /**
@@ -353,9 +356,7 @@ struct Screen::Private
     std::vector<char> tabs;
     bool tabsCustom = false;
 
-    // The last glyph-sized damage (pending-wrap inference), and the one
-    // before it: DECSCNM damages the whole screen without changing a cell,
-    // and is undone from it.
+    // Where the last character was printed (pending-wrap inference).
     struct GlyphDamage
     {
         int row = -1;
@@ -363,7 +364,8 @@ struct Screen::Private
         int end = -1;
     };
     GlyphDamage lastGlyph;
-    GlyphDamage previousGlyph;
+    /// The cursor went elsewhere since (movecursor): no wrap is pending.
+    bool movedSincePrint = true;
 
     std::deque<QByteArray> scrollback;
     qsizetype scrollbackBytes = 0;
@@ -541,7 +543,7 @@ struct Screen::Private
 
     bool pendingWrap() const
     {
-        if (!ts.lastPrintMayWrap() || lastGlyph.end != cols)
+        if (!ts.lastPrintMayWrap() || movedSincePrint || lastGlyph.end != cols)
             return false;
         const VTermPos p = cursor();
         return p.row == lastGlyph.row && p.col == lastGlyph.start;
@@ -550,12 +552,32 @@ struct Screen::Private
     // libvterm callbacks.
     static int onDamage(VTermRect rect, void *user)
     {
+        // A print damages its one or two cells and leaves a character there
+        // (a space is one); an erase, insert or delete at the cursor leaves
+        // a blank, larger damage (scrolling, whole lines) is not a print.
+        // Neither moves the cursor: they do not change what the last print
+        // was. One cell read per printed character, no allocation.
         auto *d = static_cast<Private *>(user);
-        d->previousGlyph = d->lastGlyph;
-        if (rect.end_row - rect.start_row == 1 && rect.end_col - rect.start_col <= 2)
+        if (rect.end_row - rect.start_row != 1 || rect.end_col - rect.start_col > 2)
+            return 1;
+        VTermScreenCell c;
+        c.chars[0] = 0;
+        vterm_screen_get_cell(d->vs, VTermPos{rect.start_row, rect.start_col}, &c);
+        if (c.chars[0] != 0) {
             d->lastGlyph = GlyphDamage{rect.start_row, rect.start_col, rect.end_col};
-        else
-            d->lastGlyph = GlyphDamage();
+            d->movedSincePrint = false;
+        }
+        return 1;
+    }
+    static int onMoveCursor(VTermPos pos, VTermPos, int, void *user)
+    {
+        // libvterm ends a pending wrap whenever the cursor moves (and in
+        // the sequences TerminalState::lastPrintMayWrap() knows, also when
+        // it does not). Printing ends with a move to where the next
+        // character goes, or, pending a wrap, to the printed glyph itself.
+        auto *d = static_cast<Private *>(user);
+        if (pos.row != d->lastGlyph.row || pos.col != d->lastGlyph.start)
+            d->movedSincePrint = true;
         return 1;
     }
     static int onSetTermProp(VTermProp prop, VTermValue *val, void *user)
@@ -578,7 +600,6 @@ struct Screen::Private
             break;
         case VTERM_PROP_REVERSE:
             d->reverseScreen = val->boolean;
-            d->lastGlyph = d->previousGlyph; // its whole-screen damage changed no cell
             break;
         default:
             break;
@@ -623,6 +644,7 @@ Screen::Screen(int cols, int rows)
     d->vs = vterm_obtain_screen(d->vt);
     vterm_screen_enable_altscreen(d->vs, 1);
     d->callbacks.damage = &Private::onDamage;
+    d->callbacks.movecursor = &Private::onMoveCursor;
     d->callbacks.settermprop = &Private::onSetTermProp;
     d->callbacks.sb_pushline = &Private::onPushLine;
     vterm_screen_set_callbacks(d->vs, &d->callbacks, d.get());
@@ -697,6 +719,7 @@ void Screen::resize(int cols, int rows)
     // Not inferred across a resize (libvterm keeps it only when the width
     // did not grow): the cursor is taken as not pending a wrap.
     d->lastGlyph = Private::GlyphDamage();
+    d->movedSincePrint = true;
     if (d->ts.marginsSet()) {
         // Terminals reset the margins on a resize, libvterm keeps them.
         d->ts.marginsResetByResize();
@@ -723,6 +746,7 @@ void Screen::reset(const TerminalState &state)
     d->slotValid = false;
     d->slotChangedInAlt = false;
     d->lastGlyph = Private::GlyphDamage();
+    d->movedSincePrint = true;
     d->cursorStyled = false;
     d->scrollback.clear();
     d->scrollbackBytes = 0;
@@ -848,10 +872,24 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
     const VTermPos cur = d->cursor();
     const int top = origin && ts.marginsSet() && ts.marginTop() > 0 ? ts.marginTop() - 1 : 0;
     if (d->pendingWrap()) {
+        // Print again what is at the cursor, which leaves the cursor on it
+        // pending a wrap. If that cell is no longer as wide as the rest of
+        // the row (a wide character printed there was erased or moved
+        // since), print the last cell instead: the next character still
+        // wraps (in xterm.js the cursor is past the last column either way);
+        // libvterm then reports the cursor one column further right.
+        VTermPos at = cur;
         VTermScreenCell c;
         std::memset(&c, 0, sizeof c);
-        vterm_screen_get_cell(d->vs, cur, &c);
-        appendCup(out, cur.row - top, cur.col);
+        vterm_screen_get_cell(d->vs, at, &c);
+        if (c.chars[0] == kWideContinuation || at.col + std::max(1, int(c.width)) != cols) {
+            at.col = cols - 1;
+            std::memset(&c, 0, sizeof c);
+            vterm_screen_get_cell(d->vs, at, &c);
+            if (c.chars[0] == kWideContinuation || !surelyNarrow(c.chars[0]))
+                c.chars[0] = 0; // the second half of a wide character: a blank
+        }
+        appendCup(out, at.row - top, at.col);
         out += "\x1b[?7h";
         appendSgr(out, pen, cellPen(c, d->reverseScreen));
         appendGlyph(out, c);

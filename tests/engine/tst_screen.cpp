@@ -194,10 +194,17 @@ QString stateText(const Term &t, bool withTitle)
 /// the first half of a wide character was overwritten (or moved by insert
 /// mode), and ICH can push a wide character into the last column. The
 /// snapshot writes blanks there.
+/// As the Screen tells characters that may be wide (screen.cpp).
+bool maybeWide(uint32_t c)
+{
+    return !(c < 0x1100 || (c >= 0x2010 && c <= 0x2319) || (c >= 0x231C && c <= 0x23E8)
+             || (c >= 0x2400 && c <= 0x25FF));
+}
+
 bool orphanAt(const Term &t, int row, int col)
 {
     const uint32_t c = t.cell(row, col).chars[0];
-    if (col == t.cols() - 1 && c >= 0x1100 && c != uint32_t(-1))
+    if (col == t.cols() - 1 && maybeWide(c) && c != uint32_t(-1))
         return true; // a (maybe) wide character in the last column: ICH moved it there
     if (c != uint32_t(-1))
         return false;
@@ -206,7 +213,7 @@ bool orphanAt(const Term &t, int row, int col)
     const VTermScreenCell before = t.cell(row, col - 1);
     // No first half before it (libvterm reports width 2 for any cell before
     // a marker, a narrow character's too).
-    return before.chars[0] == uint32_t(-1) || before.width != 2 || before.chars[0] < 0x1100;
+    return before.chars[0] == uint32_t(-1) || before.width != 2 || !maybeWide(before.chars[0]);
 }
 
 bool hasOrphans(const Term &t)
@@ -465,7 +472,11 @@ void TestScreen::randomStreams()
     // combining characters: in a libvterm viewer whose G0 was designated
     // (the snapshot designates ASCII) a combining character printed in the
     // last column does not join its base (ASCII is decoded through G0,
-    // UTF-8 apart, and the cursor does not advance there).
+    // UTF-8 apart, and the cursor does not advance there), and a wide
+    // character printed into the last two columns then erased (the cursor
+    // pends a wrap on a blank: the snapshot wraps the same but libvterm
+    // reports it one column further; the table rows cover wide characters
+    // pending a wrap).
     static const char *const tokens[] = {
         "hello", "x", " ", "wide\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\r", "\n", "\r\n", "\t", "\b",
         "\x1b[31m", "\x1b[1;4m", "\x1b[0m", "\x1b[38;5;123m", "\x1b[48;2;9;8;7m", "\x1b[7m", "\x1b[27;39;49m",
@@ -476,7 +487,7 @@ void TestScreen::randomStreams()
         "\x1b[g", "\x1b[3g", "\x1b" "7", "\x1b[?1049h", "\x1b[?1049l", "\x1b[?1047h", "\x1b[?1047l", "\x1b[?25l",
         "\x1b[?25h", "\x1b[?5h", "\x1b[?5l", "\x1b[?1h", "\x1b=", "\x1b>", "\x1b[?1002h", "\x1b[?1006h",
         "\x1b[?1000l", "\x1b[?2004h", "\x1b]2;t\x07", "\x1b" "D", "\x1b" "M", "\x1b" "E", "\x1b[4 q",
-        "0123456789012345678901234567890123456789", "\x1b[40G", "\x1b[38G\xe4\xb8\xad",
+        "0123456789012345678901234567890123456789", "\x1b[40G",
     };
     const int count = int(sizeof tokens / sizeof tokens[0]);
     QRandomGenerator rng(20261201);

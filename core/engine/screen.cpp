@@ -738,6 +738,8 @@ void Screen::reset(const TerminalState &state)
     d->syncAlt();
     d->write(state.restoreSequence());
     d->write(state.charsetSequence());
+    if (state.hasMode(TerminalState::OriginMode))
+        d->write("\x1b[?6h", 5); // not in restoreSequence(): it homes the cursor
     if (state.hasMode(TerminalState::AltScreen) && !d->vtAlt)
         d->write("\x1b[?1047h", 8);
     d->ts = state;
@@ -774,23 +776,26 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
     if (options.synchronized)
         out += "\x1b[?2026h";
 
-    const int lines = int(std::min<qsizetype>(std::max(options.scrollbackLines, 0), qsizetype(d->scrollback.size())));
-    if (options.scrollbackLines > 0) {
-        // From a reset terminal: the lines, then rows - 1 line feeds, which
-        // scroll every one of them into the viewer's scrollback.
-        for (size_t i = d->scrollback.size() - size_t(lines); i < d->scrollback.size(); ++i) {
-            out += d->scrollback[i];
-            out += "\r\n";
-        }
-        if (lines > 0)
-            out += QByteArray(rows - 1, '\n');
-    }
-
     // The normal screen first (leaving the alternate one with ?1047, which
     // does not restore the cursor: libvterm would restore an uninitialized
     // save slot), then what would disturb the painting: pen, origin mode,
-    // margins, insert mode, G0 and GL.
+    // margins (which homes the cursor), insert mode, G0 and GL.
     out += "\x1b[?1047l\x1b[0m\x1b[?6l\x1b[r\x1b[4l\x1b(B\x0f";
+
+    const int lines = int(std::min<qsizetype>(std::max(options.scrollbackLines, 0), qsizetype(d->scrollback.size())));
+    if (options.scrollbackLines > 0 && lines > 0) {
+        // From the top of a reset terminal: the lines (each erased to its
+        // end, should the viewer not be blank; wrapping where a line is
+        // wider than the screen now), then rows - 1 line feeds: together
+        // they scroll every one of those lines into the viewer's scrollback.
+        out += "\x1b[?7h";
+        for (size_t i = d->scrollback.size() - size_t(lines); i < d->scrollback.size(); ++i) {
+            out += d->scrollback[i];
+            out += "\x1b[K\r\n";
+        }
+        out += QByteArray(rows - 1, '\n');
+    }
+
     Pen pen;
     std::vector<VTermScreenCell> row(static_cast<size_t>(cols));
     const auto paintLive = [&] {

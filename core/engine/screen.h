@@ -133,7 +133,8 @@ public:
      * margins, origin mode, insert mode, G0/GL) and leaves the alternate
      * screen; rows are painted with one CUP each, EL for a blank rest of a
      * row, ECH + CUF for blank runs.
-     * With scrollbackLines: N lines, then rows - 1 line feeds scroll them
+     * With scrollbackLines, after that first reset: from the top, N lines
+     * (each erased to its end, CR LF), then rows - 1 line feeds scroll them
      * all into the viewer's scrollback, then the screen as above.
      */
     QByteArray snapshot(const SnapshotOptions &options) const;

@@ -589,6 +589,21 @@ void TestScreen::scrollbackLines()
         if (c.chars[0])
             text += QChar(c.chars[0]);
     QCOMPARE(text, QStringLiteral("line 1045"));
+    // Into a viewer that is not blank (in the alternate screen, with a
+    // scroll region, a long line at the top): the same three lines arrive last.
+    Term used(20, 5);
+    used.feed(garbage());
+    used.feed("\x1b[?1047l\x1b[H" + QByteArray(20, 'Z') + "\x1b[2;4r");
+    used.feed(screen.snapshot(options));
+    QVERIFY(used.pushed.size() >= 3);
+    QString usedText;
+    for (const VTermScreenCell &c : used.pushed.last())
+        usedText += c.chars[0] ? QChar(c.chars[0]) : QLatin1Char(' ');
+    QCOMPARE(usedText.trimmed(), QStringLiteral("line 1045"));
+    QString firstOfThree;
+    for (const VTermScreenCell &c : used.pushed.at(used.pushed.size() - 3))
+        firstOfThree += c.chars[0] ? QChar(c.chars[0]) : QLatin1Char(' ');
+    QCOMPARE(firstOfThree.trimmed(), QStringLiteral("line 1043"));
     // Without lines, nothing is scrolled into the viewer's scrollback.
     Term plain(20, 5);
     plain.feed(screen.snapshot());

@@ -55,6 +55,16 @@ bool samePen(const Pen &a, const Pen &b)
         && sameColor(a.bg, b.bg);
 }
 
+/// Two cells have the same attributes and colours (without building Pens:
+/// this runs for every cell of every line scrolled off the top).
+bool sameCellPen(const VTermScreenCell &a, const VTermScreenCell &b)
+{
+    return a.attrs.bold == b.attrs.bold && a.attrs.underline == b.attrs.underline
+        && a.attrs.italic == b.attrs.italic && a.attrs.blink == b.attrs.blink && a.attrs.reverse == b.attrs.reverse
+        && a.attrs.strike == b.attrs.strike && a.attrs.font == b.attrs.font && sameColor(a.fg, b.fg)
+        && sameColor(a.bg, b.bg);
+}
+
 /// A cell's pen; `flipReverse` undoes libvterm's XOR with DECSCNM (screen
 /// reverse video), which get_cell applies and a repaint must not bake in.
 Pen cellPen(const VTermScreenCell &c, bool flipReverse)
@@ -262,9 +272,10 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
                 bool onBlankLine = false)
 {
     int end = cols;
-    const Pen last = cellPen(cells[cols - 1], flipReverse);
+    const VTermScreenCell &lastCell = cells[cols - 1];
+    const Pen last = cellPen(lastCell, flipReverse);
     if (!last.reverse) {
-        while (end > 0 && blank(cells[end - 1]) && samePen(cellPen(cells[end - 1], flipReverse), last))
+        while (end > 0 && blank(cells[end - 1]) && sameCellPen(cells[end - 1], lastCell))
             --end;
     }
     for (int col = 0; col < end;) {
@@ -280,7 +291,7 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
         const Pen p = cellPen(c, flipReverse);
         if (blank(c) && !p.reverse) {
             int run = 1;
-            while (col + run < end && blank(cells[col + run]) && samePen(cellPen(cells[col + run], flipReverse), p))
+            while (col + run < end && blank(cells[col + run]) && sameCellPen(cells[col + run], cells[col]))
                 ++run;
             if (run >= kMinEraseRun) {
                 appendSgr(out, pen, p);

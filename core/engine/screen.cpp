@@ -567,17 +567,21 @@ struct Screen::Private
         // (a space is one); an erase, insert or delete at the cursor leaves
         // a blank, larger damage (scrolling, whole lines) is not a print.
         // Neither moves the cursor: they do not change what the last print
-        // was. One cell read per printed character, no allocation.
+        // was. Only in the last column does it matter which it was (an
+        // erase elsewhere is at a cursor that moved there): the cell is read
+        // only there. No allocation.
         auto *d = static_cast<Private *>(user);
         if (rect.end_row - rect.start_row != 1 || rect.end_col - rect.start_col > 2)
             return 1;
-        VTermScreenCell c;
-        c.chars[0] = 0;
-        vterm_screen_get_cell(d->vs, VTermPos{rect.start_row, rect.start_col}, &c);
-        if (c.chars[0] != 0) {
-            d->lastGlyph = GlyphDamage{rect.start_row, rect.start_col, rect.end_col};
-            d->movedSincePrint = false;
+        if (rect.end_col == d->cols) {
+            VTermScreenCell c;
+            c.chars[0] = 0;
+            vterm_screen_get_cell(d->vs, VTermPos{rect.start_row, rect.start_col}, &c);
+            if (c.chars[0] == 0)
+                return 1;
         }
+        d->lastGlyph = GlyphDamage{rect.start_row, rect.start_col, rect.end_col};
+        d->movedSincePrint = false;
         return 1;
     }
     static int onMoveCursor(VTermPos pos, VTermPos, int, void *user)

@@ -42,7 +42,8 @@ namespace Tether {
  * Not kept (libvterm 0.1.4 has no storage for them): SGR 2 (faint), 8
  * (conceal), 53 (overline), underline colours, double-width/height lines
  * (DECDWL/DECDHL), left/right margins (DECSLRM), the palette (OSC 4), and
- * more than 6 code points per cell. DECSTR differs: libvterm also resets tab
+ * more than 6 code points per cell. No reflow, and lines are not pulled
+ * back from the scrollback when the screen grows (no sb_popline). DECSTR differs: libvterm also resets tab
  * stops, bracketed paste and focus reporting, the TerminalState follows
  * xterm.js. Cursor visibility follows xterm too: libvterm also restores it
  * with DECRC. Cells no terminal shows are painted blank: the second half of
@@ -57,9 +58,12 @@ namespace Tether {
  *
  * No per-byte allocation: feed() splits the stream only at the events above
  * (each a few calls), libvterm does not allocate while parsing printable
- * text (the damage callback reads one cell per printed character); a line
- * scrolled off the top (sb_pushline) is serialized into one QByteArray
- * (kMaxScrollbackLines kept).
+ * text (the damage callback reads a cell only for what lands in the last
+ * column); a line scrolled off the top (sb_pushline) is serialized into one
+ * QByteArray (kMaxScrollbackLines kept). libvterm itself reads every cell of
+ * such a line for sb_pushline: scrolling output costs about 1.7 times the
+ * instructions of a bare libvterm at 200x50 (callgrind, `seq`), TUI redraws
+ * about 1.13 times.
  *
  * Not thread-safe; a plain object of the engine layer (no QObject).
  */

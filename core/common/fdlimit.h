@@ -33,7 +33,7 @@ namespace FdLimit {
 
 /// Environment variable that hands the original soft limit to the next
 /// process image on a restart in place (a decimal number).
-inline constexpr char kOriginalSoftEnv[] = "TETHER_NOFILE_SOFT";
+inline constexpr char kOriginalSoftEnv[] = "TETHER_HANDOVER_NOFILE_SOFT";
 
 /// Outcome of raiseSoftLimit(); limits are descriptor counts.
 struct Raise {
@@ -58,7 +58,7 @@ Raise raiseSoftLimit();
 /// (tests, or a library user that did not raise it).
 rlim_t childSoftLimit();
 
-/// "TETHER_NOFILE_SOFT=N" (N = childSoftLimit()), for the environment of the
+/// "TETHER_HANDOVER_NOFILE_SOFT=N" (N = childSoftLimit()), for the environment of the
 /// next process image of a restart in place.
 QByteArray handoverEnvEntry();
 

@@ -115,7 +115,7 @@ private Q_SLOTS:
         }
         QCOMPARE(openFileLimits(s.proc.processId()), (QList<QByteArray>{hard, hard}));
 
-        const QString script = QStringLiteral("ulimit -Sn > %1; ulimit -Hn >> %1; echo \"${TETHER_NOFILE_SOFT-unset}\" >> %1; "
+        const QString script = QStringLiteral("ulimit -Sn > %1; ulimit -Hn >> %1; echo \"${TETHER_HANDOVER_NOFILE_SOFT-unset}\" >> %1; "
                                               "echo done >> %1; exec sleep 60");
         const QString first = s.dir.path() + QStringLiteral("/first");
         QVERIFY(!s.create({QStringLiteral("sh"), QStringLiteral("-c"), script.arg(first)}).isEmpty());

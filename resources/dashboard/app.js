@@ -248,6 +248,12 @@ function startEvents() {
 
 function applyServer(info) {
   app.server = info;
+  // The running version, beside the name (the package's one version,
+  // project(VERSION); `tether --version` prints the installed one).
+  if (info && info.version) {
+    $('version').textContent = info.version;
+    $('version').parentElement.title = `Tether ${info.version}: session list`;
+  }
   // After our restart, a server still reporting last_error is the old image
   // carrying on: the restart failed, and it says why.
   const failed = app.updateRestarting && info && info.last_error;

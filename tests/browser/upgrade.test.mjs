@@ -32,6 +32,10 @@ describe('upgrade', { timeout: 120000 }, () => {
     await page.waitForFunction(() => window.tether.server !== null, null, { timeout: 10000 });
     const first = await page.evaluate(() => window.tether.server);
     assert.equal(first.update, null);
+    // The running version is shown beside the name, as the API reports it.
+    const running = (await api(server, 'GET', '/api/restart')).body.version;
+    assert.match(running, /^\d+\.\d+\.\d+/);
+    assert.equal(await page.locator('#version').textContent(), running);
     assert.equal(await page.locator('#update').isVisible(), false);
 
     // The "new version": answers --version with 9.9.9, and otherwise runs

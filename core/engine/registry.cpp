@@ -31,16 +31,28 @@ SessionRegistry::~SessionRegistry()
     m_expiryTimer.stop();
 }
 
-QString SessionRegistry::newId()
+QString SessionRegistry::randomId()
 {
     // 128 random bits from the system CSPRNG, URL-safe base64 without padding
-    // (22 characters). Ids already issued are never handed out again.
+    // (22 characters). Never with a leading '-': such an id reads as an
+    // option on a command line (`tether kill -Drs…`, and the grep in the
+    // shell completions; found by packaging/tst_completion, 1 run in ~30).
     for (;;) {
         quint32 words[4];
         QRandomGenerator::system()->fillRange(words);
         const QByteArray raw(reinterpret_cast<const char *>(words), sizeof(words));
         const QString id = QString::fromLatin1(
             raw.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
+        if (!id.startsWith(QLatin1Char('-')))
+            return id;
+    }
+}
+
+QString SessionRegistry::newId()
+{
+    // Ids already issued are never handed out again.
+    for (;;) {
+        const QString id = randomId();
         if (!m_issuedIds.contains(id)) {
             m_issuedIds.insert(id);
             return id;

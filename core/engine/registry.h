@@ -59,6 +59,10 @@ class SessionRegistry : public QObject
 {
     Q_OBJECT
 public:
+    /// A new random session id: 22 characters of URL-safe base64 (RFC 4648
+    /// section 5) holding 128 bits from the system CSPRNG, never starting
+    /// with '-' (it would read as an option on a command line).
+    static QString randomId();
     enum class CreateError {
         None,
         TooManySessions, ///< the list is full and every session has a viewer

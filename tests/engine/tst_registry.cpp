@@ -7,6 +7,7 @@
 
 #include <QElapsedTimer>
 #include <QRegularExpression>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -38,6 +39,19 @@ class TestRegistry : public QObject
     }
 
 private Q_SLOTS:
+    void idsNeverReadAsOptions()
+    {
+        // A leading '-' comes with 1 chance in 64 per id: in 20,000 draws
+        // it would come about 300 times.
+        QSet<QString> seen;
+        for (int i = 0; i < 20000; ++i) {
+            const QString id = SessionRegistry::randomId();
+            QCOMPARE(id.size(), 22);
+            QVERIFY2(!id.startsWith(QLatin1Char('-')), qPrintable(id));
+            seen.insert(id);
+        }
+        QCOMPARE(seen.size(), 20000);
+    }
     void initTestCase() { qRegisterMetaType<Tether::Session *>(); }
 
     void createFindListKill()

@@ -890,6 +890,7 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
 int desktopMain(int argc, char **argv)
 {
     // Before QApplication, which removes the arguments it knows (-platform).
+    RestartInPlace::guardIfAsked(argv); // never returns in a restart's guardian
     RestartInPlace::recordStartup(argc, argv);
     // Before anything opens descriptors or starts a thread (it edits the
     // environment); the sessions get the limit we started with back.

@@ -85,6 +85,15 @@ bool isLiveOtherServer(const QJsonObject &contents)
     // the comm check below decides.
     if (::kill(pid_t(pid), 0) != 0 && errno != EPERM)
         return false;
+    // A zombie answers kill(0) but serves nothing: the image a restart's
+    // guardian took over from is one until its parent reaps it.
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (stat.open(QIODevice::ReadOnly)) {
+        const QByteArray st = stat.readAll();
+        const int close = st.lastIndexOf(')');
+        if (close >= 0 && st.mid(close + 2, 1) == "Z")
+            return false;
+    }
     // A pid reused by an unrelated program after a crash is stale: only a
     // process with our own name counts as a server.
     const QString name = processName(pid_t(pid));

@@ -4,6 +4,7 @@
 #include "fdlimit.h"
 #include "handover.h"
 #include "logging.h"
+#include "ptyprocess.h"
 #include "registry.h"
 #include "server.h"
 #include "upgradewatch.h"
@@ -19,7 +20,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -35,6 +38,21 @@ QString g_binary;
 
 constexpr int kDrainPollMs = 10;
 const char kBinaryOverrideEnv[] = "TETHER_RESTART_BINARY";
+/// Guardian mode: "FD:PID", the read end of the guardian pipe and the pid of
+/// the process image being guarded (set only for the guardian).
+const char kGuardEnv[] = "TETHER_HANDOVER_GUARD";
+/// For the new image: "FD:PID", the write end of the guardian pipe and the
+/// guardian's pid (our child, to reap once it has stood down).
+const char kGuardianEnv[] = "TETHER_HANDOVER_GUARDIAN";
+/// For the image a guardian starts when it takes over: the pid of the new
+/// image that ended before it adopted the sessions.
+const char kTakeoverEnv[] = "TETHER_HANDOVER_TAKEOVER";
+/// What the new image writes to the guardian pipe once it holds the sessions.
+constexpr char kAdopted = 'A';
+/// How long a guardian waits for the new image's word (an older Tether that
+/// does not know the pipe never sends it): then it leaves, and the sessions
+/// stay with whatever holds them.
+constexpr int kGuardianPatienceMs = 60000;
 
 QString errnoText(int err)
 {
@@ -94,6 +112,32 @@ void setCloexec(const QList<int> &fds, bool on)
         ::fcntl(fd, F_SETFD, on ? FD_CLOEXEC : 0);
 }
 
+/// One line to stderr with write(2) only (the guardian runs before anything
+/// else of the program exists).
+void guardianSays(const char *text)
+{
+    char line[512];
+    const int n = std::snprintf(line, sizeof line, "tether: restart guardian (pid %d): %s\n", int(::getpid()), text);
+    if (n > 0) {
+        const ssize_t ignored = ::write(STDERR_FILENO, line, size_t(qMin(n, int(sizeof line) - 1)));
+        Q_UNUSED(ignored);
+    }
+}
+
+/// Tells a guardian that the sessions are held (by the new image, or still
+/// by us after a failed exec) and hands it to the reaper: it is our child.
+void releaseGuardian(int fd, pid_t pid)
+{
+    if (fd >= 0) {
+        const char c = kAdopted;
+        const ssize_t ignored = ::write(fd, &c, 1);
+        Q_UNUSED(ignored);
+        ::close(fd);
+    }
+    if (pid > 0)
+        reapChildLater(pid);
+}
+
 } // namespace
 
 void RestartInPlace::recordStartup(int argc, char **argv)
@@ -102,6 +146,60 @@ void RestartInPlace::recordStartup(int argc, char **argv)
     for (int i = 0; i < argc && argv && argv[i]; ++i)
         g_argv.append(QByteArray(argv[i]));
     g_binary = resolveArgv0(g_argv.value(0));
+}
+
+void RestartInPlace::guardIfAsked(char **argv)
+{
+    const char *guard = ::getenv(kGuardEnv);
+    if (!guard)
+        return;
+    int fd = -1;
+    long guarded = 0;
+    if (std::sscanf(guard, "%d:%ld", &fd, &guarded) != 2 || fd < 0 || ::fcntl(fd, F_GETFD) < 0) {
+        // Nothing to guard with: the sessions are the new image's alone.
+        guardianSays("malformed " "TETHER_HANDOVER_GUARD; not guarding");
+        ::_exit(1);
+    }
+    ::unsetenv(kGuardEnv);
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    // The stderr we share may be a pipe whose reader went with the process
+    // that died: a message must not kill us. (The next image ignores it too,
+    // SignalPipe; sessions' children get the default back.)
+    std::signal(SIGPIPE, SIG_IGN);
+    char msg[160];
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        const int r = ::poll(&p, 1, kGuardianPatienceMs);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0) {
+            std::snprintf(msg, sizeof msg, "no word from the new image (pid %ld) in %d s; guarding no longer",
+                          guarded, kGuardianPatienceMs / 1000);
+            guardianSays(msg);
+            ::_exit(0);
+        }
+        char c = 0;
+        const ssize_t n = r > 0 ? ::read(fd, &c, 1) : -1;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 1 && c == kAdopted)
+            ::_exit(0); // the sessions are held: nothing to say
+        break;          // the other end closed without the word: it died
+    }
+    std::snprintf(msg, sizeof msg,
+                  "the new image (pid %ld) ended before it adopted the sessions; taking them over "
+                  "with the previous binary", guarded);
+    guardianSays(msg);
+    char pid[24];
+    std::snprintf(pid, sizeof pid, "%ld", guarded);
+    ::setenv(kTakeoverEnv, pid, 1);
+    // Our own image is the previous binary (we were exec'd from it), even
+    // when an upgrade has deleted or replaced its file since.
+    ::execv("/proc/self/exe", argv);
+    std::snprintf(msg, sizeof msg, "cannot run the previous binary again: %s; the sessions end",
+                  std::strerror(errno));
+    guardianSays(msg);
+    ::_exit(1);
 }
 
 QString RestartInPlace::startupBinary()
@@ -280,7 +378,9 @@ void RestartInPlace::execNow()
 
     QList<QByteArray> env;
     const QList<QByteArray> ours{QByteArray(Handover::kStateEnv) + '=', QByteArray(Handover::kFdsEnv) + '=',
-                                 QByteArray(Handover::kListenEnv) + '=', QByteArray(FdLimit::kOriginalSoftEnv) + '='};
+                                 QByteArray(Handover::kListenEnv) + '=', QByteArray(FdLimit::kOriginalSoftEnv) + '=',
+                                 QByteArray(kGuardEnv) + '=', QByteArray(kGuardianEnv) + '=',
+                                 QByteArray(kTakeoverEnv) + '='};
     for (char **e = environ; e && *e; ++e) {
         const QByteArray entry(*e);
         if (!std::any_of(ours.begin(), ours.end(), [&](const QByteArray &p) { return entry.startsWith(p); }))
@@ -293,10 +393,6 @@ void RestartInPlace::execNow()
     // execve keeps our raised descriptor limit: the next image must still
     // give the sessions the one we were started with.
     env.append(FdLimit::handoverEnvEntry());
-    std::vector<char *> envp;
-    for (QByteArray &e : env)
-        envp.push_back(e.data());
-    envp.push_back(nullptr);
     QList<QByteArray> args = g_argv;
     if (args.isEmpty())
         args.append(QFile::encodeName(bin));
@@ -305,6 +401,18 @@ void RestartInPlace::execNow()
         argv.push_back(a.data());
     argv.push_back(nullptr);
     const QByteArray path = QFile::encodeName(bin);
+    // The guardian's pipe: the new image holds the write end across the
+    // exec, the guardian the read end.
+    int guardPipe[2] = {-1, -1};
+    if (::pipe2(guardPipe, O_CLOEXEC) != 0)
+        qCWarning(lcServer).noquote() << "restarting without a guardian: pipe2:" << errnoText(errno);
+    QByteArray guardEntry = QByteArray(kGuardEnv) + '=' + QByteArray::number(guardPipe[0]) + ':'
+        + QByteArray::number(::getpid());
+    std::vector<char *> envp;
+    for (QByteArray &e : env)
+        envp.push_back(e.data());
+    envp.push_back(guardEntry.data());
+    envp.push_back(nullptr);
 
     qCInfo(lcServer).noquote() << "restarting in place:" << bin << "with" << state.sessions.size() << "sessions";
     setCloexec(kept, false);
@@ -318,9 +426,39 @@ void RestartInPlace::execNow()
     ::pthread_sigmask(SIG_BLOCK, &block, &old);
     std::fflush(nullptr);
 
+    // The guardian: our image again (/proc/self/exe, which names it even
+    // when an upgrade replaced its file), in guardian mode, holding every fd
+    // the new image gets (they are inheritable now) and the pipe's read end.
+    // posix_spawn: nothing of ours runs in the child before its exec, and
+    // it inherits the blocked signals. Failing that, the restart goes on
+    // unguarded, as before guardians existed.
+    pid_t guardian = 0;
+    QByteArray guardianEntry;
+    if (guardPipe[0] >= 0) {
+        ::fcntl(guardPipe[0], F_SETFD, 0);
+        const int rc = ::posix_spawn(&guardian, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data());
+        ::close(guardPipe[0]);
+        if (rc != 0) {
+            guardian = 0;
+            ::close(guardPipe[1]);
+            guardPipe[1] = -1;
+            qCWarning(lcServer).noquote() << "restarting without a guardian: posix_spawn:" << errnoText(rc);
+        } else {
+            ::fcntl(guardPipe[1], F_SETFD, 0);
+            guardianEntry = QByteArray(kGuardianEnv) + '=' + QByteArray::number(guardPipe[1]) + ':'
+                + QByteArray::number(guardian);
+        }
+    }
+    envp.pop_back(); // the terminating null
+    envp.pop_back(); // the guard entry: the guardian's alone
+    if (!guardianEntry.isEmpty())
+        envp.push_back(guardianEntry.data());
+    envp.push_back(nullptr);
+
     ::execve(path.constData(), argv.data(), envp.data());
 
     const int err = errno;
+    releaseGuardian(guardPipe[1], guardian); // we still hold the sessions
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     setCloexec(kept, true);
     ::close(memfd);
@@ -332,10 +470,29 @@ RestartInPlace::Adoption RestartInPlace::adoptHandover(QString *report)
     const QByteArray stateVar = qgetenv(Handover::kStateEnv);
     const QByteArray fdsVar = qgetenv(Handover::kFdsEnv);
     const QByteArray listenVar = qgetenv(Handover::kListenEnv);
+    const QByteArray guardianVar = qgetenv(kGuardianEnv);
+    const QByteArray takeoverVar = qgetenv(kTakeoverEnv);
     // The shells this image starts must not inherit them, nor a later restart.
-    qunsetenv(Handover::kStateEnv);
-    qunsetenv(Handover::kFdsEnv);
-    qunsetenv(Handover::kListenEnv);
+    for (const char *name : {Handover::kStateEnv, Handover::kFdsEnv, Handover::kListenEnv, kGuardianEnv, kTakeoverEnv})
+        qunsetenv(name);
+    // The guardian stands down once everything below is ours, whatever
+    // came of it: from then on a crash is a crash, not a failed restart.
+    int guardianFd = -1;
+    pid_t guardianPid = 0;
+    if (!guardianVar.isEmpty()) {
+        const QList<QByteArray> f = guardianVar.split(':');
+        guardianFd = f.value(0).toInt();
+        guardianPid = pid_t(f.value(1).toInt());
+        if (f.size() != 2 || guardianFd < 0 || ::fcntl(guardianFd, F_GETFD) < 0)
+            guardianFd = -1;
+        else
+            ::fcntl(guardianFd, F_SETFD, FD_CLOEXEC);
+    }
+    struct StandDown {
+        int fd;
+        pid_t pid;
+        ~StandDown() { releaseGuardian(fd, pid); }
+    } standDown{guardianFd, guardianPid};
     if (stateVar.isEmpty() && fdsVar.isEmpty() && listenVar.isEmpty())
         return Adoption::None;
     if (!m_server || !m_registry)
@@ -382,8 +539,19 @@ RestartInPlace::Adoption RestartInPlace::adoptHandover(QString *report)
                          .arg(why));
     }
     lines += problems;
-    const QString head = QStringLiteral("restarted in place (pid %1): %2 session%3 kept")
-                             .arg(::getpid()).arg(adopted).arg(adopted == 1 ? QString() : QStringLiteral("s"));
+    QString head = QStringLiteral("restarted in place (pid %1): %2 session%3 kept")
+                       .arg(::getpid()).arg(adopted).arg(adopted == 1 ? QString() : QStringLiteral("s"));
+    if (!takeoverVar.isEmpty()) {
+        // Started by a guardian: another pid, and the shells were children
+        // of the image that died (now of a subreaper or init).
+        m_lastError = QStringLiteral("the new image (pid %1) ended before it adopted the sessions; "
+                                     "the restart guardian took them over with the previous binary")
+                          .arg(QString::fromLatin1(takeoverVar));
+        head = QStringLiteral("taken over after a failed restart (pid %1, was %2): %3 session%4 kept; "
+                              "their exit statuses will be unknown (not our children)")
+                   .arg(::getpid()).arg(QString::fromLatin1(takeoverVar)).arg(adopted)
+                   .arg(adopted == 1 ? QString() : QStringLiteral("s"));
+    }
     if (report)
         *report = lines.isEmpty() ? head : head + QStringLiteral("; ") + lines.join(QStringLiteral("; "));
     return result;

@@ -39,10 +39,21 @@ class UpgradeWatch;
  *     SIGUSR2 are blocked (the mask survives exec: a signal arriving during
  *     the swap waits for the next image's handler instead of killing the
  *     process with its default action); stdio is flushed; execve(2).
+ *     Just before the exec a guardian is spawned (see guardIfAsked()).
  *  5. Only if execve returns (it failed): FD_CLOEXEC and the signal mask put
- *     back, the memfd closed, accepting resumed; lastError() says why and
- *     failed() is emitted. The old process carries on, sessions and all;
- *     viewers reconnect to it.
+ *     back, the memfd closed, accepting resumed, the guardian told to stand
+ *     down; lastError() says why and failed() is emitted. The old process
+ *     carries on, sessions and all; viewers reconnect to it.
+ *
+ * The guardian covers what an in-process check cannot: a new binary whose
+ * execve(2) succeeds but that dies before it has adopted the state (a
+ * missing shared library, a crash at start, a command line it rejects).
+ * Without it the masters would close with the process and the kernel would
+ * hang up every shell. It is our own image again (posix_spawn of
+ * /proc/self/exe, the running image even when an upgrade replaced its file)
+ * started with the same fds; the new image tells it through a pipe once it
+ * has adopted everything (adoptHandover()), and it exits; when the pipe's
+ * other end closes without that word, it takes over (guardIfAsked()).
  *
  * The next image calls adoptHandover() before listening: it takes the
  * listening socket, reads the state (or, when it cannot, adopts every PTY
@@ -66,6 +77,28 @@ public:
     /// an upgrade is followed at exec time. Call before QApplication, which
     /// may remove arguments (-platform) from argv.
     static void recordStartup(int argc, char **argv);
+    /**
+     * Restart guardian mode: when this process was started as the guardian
+     * of a restart in place (environment variable TETHER_HANDOVER_GUARD =
+     * "FD:PID", set only by execNow()), never returns. It waits on the pipe
+     * FD with poll(2), Qt-free, holding the PTY masters, pidfds, listening
+     * socket and state memfd it inherited, all of which keep the sessions'
+     * terminals open:
+     *  - the byte 'A' (the new image adopted the sessions, or the exec
+     *    failed and the old image kept them): exits 0, silently;
+     *  - end of file without it (the new image died before adopting):
+     *    says so on stderr and execs its own image (/proc/self/exe, the
+     *    previous binary) with `argv` and the same handover variables plus
+     *    TETHER_HANDOVER_TAKEOVER=PID: a restart in place from the state,
+     *    in another process. The shells are not its children (they were
+     *    the dead image's, reparented to the nearest subreaper or init):
+     *    their exit statuses are unknown to it (pidfd without a code).
+     *  - no word for 60 s (an older successor that does not know the
+     *    pipe): exits 0 and guards no longer.
+     * Call first in main(), before anything opens a descriptor or starts a
+     * thread. Returns at once when the variable is not set.
+     */
+    static void guardIfAsked(char **argv);
     /// The binary recorded by recordStartup() (empty before).
     static QString startupBinary();
 

@@ -25,6 +25,7 @@ const QString kProgram = QStringLiteral("tether serve");
 
 int serveMain(int argc, char **argv)
 {
+    RestartInPlace::guardIfAsked(argv); // never returns in a restart's guardian
     RestartInPlace::recordStartup(argc, argv);
     // Before anything opens descriptors or starts a thread (it edits the
     // environment); the sessions get the limit we started with back.

@@ -22,7 +22,10 @@
 
 #include <csignal>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace ServerTest;
 
@@ -261,6 +264,50 @@ Snapshot snapshot(const ServeProcess &s, const QString &id)
     return Snapshot{c.attachedMsg, c.bytes};
 }
 
+/// Makes the test process a child subreaper (prctl(2)) while it lives, as
+/// systemd --user or init is for a real Tether: the orphans of a process
+/// image that died (its shells, its restart guardian) become our children.
+/// The destructor reaps those left as zombies, by pid (never wait(-1), which
+/// would take QProcess's children), and stops being a subreaper.
+struct Subreaper {
+    Subreaper() { ok = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0; }
+    ~Subreaper()
+    {
+        ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+        reapZombies();
+    }
+    static void reapZombies()
+    {
+        const QByteArray self = QByteArray::number(::getpid());
+        for (const QString &e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+            const QByteArray st = readFile(QStringLiteral("/proc/%1/stat").arg(e));
+            const QList<QByteArray> f = st.mid(st.lastIndexOf(')') + 2).split(' ');
+            if (f.size() > 1 && f.at(0) == "Z" && f.at(1) == self)
+                ::waitpid(pid_t(e.toInt()), nullptr, WNOHANG);
+        }
+    }
+    bool ok = false;
+};
+
+/// Parent pid of `pid` (-1 when it is gone).
+qint64 parentOf(qint64 pid)
+{
+    const QByteArray st = readFile(QStringLiteral("/proc/%1/stat").arg(pid));
+    const QList<QByteArray> f = st.mid(st.lastIndexOf(')') + 2).split(' ');
+    return f.size() > 1 ? f.at(1).toLongLong() : -1;
+}
+
+void writeScript(const QString &path, const QByteArray &body)
+{
+    QFile f(path + QStringLiteral(".new"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("#!/bin/sh\n" + body + "\n");
+    f.close();
+    QCOMPARE(::chmod(QFile::encodeName(f.fileName()).constData(), 0755), 0);
+    // Replaced by rename, as a package manager does: a running script is never rewritten.
+    QCOMPARE(::rename(QFile::encodeName(f.fileName()).constData(), QFile::encodeName(path).constData()), 0);
+}
+
 } // namespace
 
 class TestRestart : public QObject
@@ -278,6 +325,8 @@ private Q_SLOTS:
     void missingBinaryIsRefusedWithTheReason();
     void failedExecCarriesOn();
     void unreadableStateAdoptsThePtys();
+    void badSuccessorIsTakenOverByTheGuardian_data();
+    void badSuccessorIsTakenOverByTheGuardian();
 };
 
 void TestRestart::keepsEverything_data()
@@ -608,6 +657,145 @@ void TestRestart::unreadableStateAdoptsThePtys()
     QTRY_VERIFY(viewer.stream.contains("got:still here"));
     QVERIFY(!QFile::exists(hup));
     QCOMPARE(zombiesOf(pid), 0);
+}
+
+void TestRestart::badSuccessorIsTakenOverByTheGuardian_data()
+{
+    // What the "new binary" does once execve(2) has succeeded: each dies
+    // before it adopted anything, with the PTY masters, pidfds, listening
+    // socket and state in its hands.
+    QTest::addColumn<QByteArray>("script");
+    QTest::addColumn<bool>("crashes");
+    QTest::addColumn<int>("code");
+    QTest::newRow("exits at once") << QByteArray("exit 3") << false << 3;
+    QTest::newRow("crashes at start (SIGSEGV)") << QByteArray("kill -SEGV $$") << true << 0;
+    QTest::newRow("rejects its command line")
+        << ("exec '" + QFile::encodeName(tetherBinary()) + "' \"$@\" --no-such-option") << false << 2;
+}
+
+void TestRestart::badSuccessorIsTakenOverByTheGuardian()
+{
+    QFETCH(QByteArray, script);
+    QFETCH(bool, crashes);
+    QFETCH(int, code);
+    Subreaper subreaper;
+    QVERIFY(subreaper.ok);
+    ServeProcess s;
+    const QString next = s.dir.filePath(QStringLiteral("next-tether"));
+    writeScript(next, script);
+    // A file, not a pipe: the pipe's reader (QProcess) goes when the process
+    // it started dies, and the guardian's words come after that.
+    const QString errFile = s.dir.filePath(QStringLiteral("stderr"));
+    s.proc.setStandardErrorFile(errFile);
+    s.proc.setProcessEnvironment(s.environment({QStringLiteral("TETHER_RESTART_BINARY=") + next}));
+    QVERIFY(s.start());
+    const qint64 pid = s.proc.processId();
+    const QString hup = s.dir.filePath(QStringLiteral("hup"));
+    const QString shell = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                    QStringLiteral("trap 'echo HUP >> %1' HUP; echo ready; while read l; do echo \"got:$l\"; done").arg(hup)});
+    const QString flooding = s.create(flood());
+    // Ends (code 7) when told to, after the takeover.
+    const QString quitter = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("read l; exit 7")});
+    QVERIFY(!shell.isEmpty() && !flooding.isEmpty() && !quitter.isEmpty());
+    ResumingViewer floodViewer(s.port, s.key, flooding);
+    ResumingViewer shellViewer(s.port, s.key, shell);
+    QTRY_VERIFY(floodViewer.live() && shellViewer.live());
+    QTRY_VERIFY(floodViewer.stream.size() > 10000);
+    const QStringList ids = idsOf(s);
+    const QString instance = instanceOf(s);
+    const QJsonObject shellBefore = s.session(shell);
+    // From the test harness: the same in the guardian, which inherited them.
+    const QStringList inherited = inheritableFds(pid).replaceInStrings(QStringLiteral("/proc/%1/").arg(pid), QString());
+    const int fds = fdCount(pid);
+
+    QCOMPARE(s.http("POST", "/api/restart").status, 202);
+    // The process that ran the new binary is gone, as the row says.
+    QVERIFY(s.waitFinished());
+    QCOMPARE(s.proc.exitStatus(), crashes ? QProcess::CrashExit : QProcess::NormalExit);
+    if (!crashes)
+        QCOMPARE(s.proc.exitCode(), code);
+
+    // The guardian serves instead: the same port, the same key, another pid.
+    QString now;
+    QTRY_VERIFY_WITH_TIMEOUT((now = instanceOf(s), !now.isEmpty() && now != instance), 15000);
+    const QJsonObject status = s.http("GET", "/api/restart").json();
+    const qint64 guardian = qint64(status.value(QStringLiteral("pid")).toDouble());
+    struct Stop { // the guardian is no QProcess: end it whatever happens
+        qint64 pid;
+        ~Stop()
+        {
+            if (pid <= 0 || ::kill(pid_t(pid), SIGTERM) != 0)
+                return;
+            const bool reaped = QTest::qWaitFor([this]() { return ::waitpid(pid_t(pid), nullptr, WNOHANG) == pid_t(pid); }, 15000);
+            if (!reaped)
+                qWarning("the guardian %lld did not end", pid);
+        }
+    } stop{guardian};
+    QVERIFY(guardian > 0 && guardian != pid);
+    QCOMPARE(parentOf(guardian), qint64(::getpid())); // an orphan, now the subreaper's
+    QCOMPARE(status.value(QStringLiteral("restarts")).toInt(), 1);
+    const QString lastError = status.value(QStringLiteral("last_error")).toString();
+    QVERIFY2(lastError.contains(QStringLiteral("the new image (pid %1) ended before it adopted the sessions").arg(pid)),
+             qPrintable(lastError));
+    QTRY_VERIFY(readFile(errFile).contains("taken over after a failed restart"));
+    const QByteArray err = readFile(errFile);
+    QVERIFY2(err.contains("tether: restart guardian (pid " + QByteArray::number(guardian) + "): the new image (pid "
+                          + QByteArray::number(pid) + ") ended before it adopted the sessions"), err.constData());
+    QVERIFY2(err.contains("taken over after a failed restart (pid " + QByteArray::number(guardian) + ", was "
+                          + QByteArray::number(pid) + "): 3 sessions kept"), err.constData());
+    if (QByteArray(QTest::currentDataTag()) == "rejects its command line")
+        QVERIFY2(err.contains("Unknown option 'no-such-option'"), err.constData()); // the real tether said why
+    QCOMPARE(idsOf(s), ids);
+    const QJsonObject shellAfter = s.session(shell);
+    for (const char *field : {"pid", "created", "command", "offset", "state"})
+        QCOMPARE(shellAfter.value(QLatin1String(field)), shellBefore.value(QLatin1String(field)));
+    QCOMPARE(qint64(QJsonDocument::fromJson(readFile(s.runtimeFile())).object().value(QStringLiteral("pid")).toDouble()),
+             guardian);
+
+    // Viewers resumed with nothing lost or twice; the shell answers and
+    // never saw a hangup.
+    QTRY_VERIFY(floodViewer.live() && shellViewer.live());
+    const int linesAtTakeover = consecutiveLines(floodViewer.stream);
+    QTRY_VERIFY(consecutiveLines(floodViewer.stream) > linesAtTakeover + 500);
+    for (int i = 1; i < floodViewer.attaches.size(); ++i)
+        QCOMPARE(floodViewer.attaches.at(i).value(QStringLiteral("reason")).toString(), QStringLiteral("resume"));
+    shellViewer.type("after takeover\r");
+    QTRY_VERIFY(shellViewer.stream.contains("got:after takeover"));
+    QCOMPARE(shellViewer.stream.count("ready"), 1);
+    QVERIFY(!QFile::exists(hup));
+    QCOMPARE(zombiesOf(guardian), 0);
+    // A shell that ends now is seen to end (its pidfd), but it is no child
+    // of this process: its exit status is unknown (-1), and the subreaper
+    // (here this test) reaps it.
+    ResumingViewer quitterViewer(s.port, s.key, quitter);
+    QTRY_VERIFY(quitterViewer.live());
+    quitterViewer.type("bye\r");
+    QTRY_COMPARE(s.session(quitter).value(QStringLiteral("state")).toString(), QStringLiteral("exited"));
+    QCOMPARE(s.session(quitter).value(QStringLiteral("exit_code")).toInt(), -1);
+    quitterViewer.stop();
+    QCOMPARE(inheritableFds(guardian).replaceInStrings(QStringLiteral("/proc/%1/").arg(guardian), QString()), inherited);
+    QTRY_VERIFY2(fdCount(guardian) <= fds, qPrintable(QStringLiteral("%1 fds, %2 before").arg(fdCount(guardian)).arg(fds)));
+
+    // The package is fixed: a normal restart now keeps the guardian's pid.
+    writeScript(next, "exec '" + QFile::encodeName(tetherBinary()) + "' \"$@\"");
+    QVERIFY(QTest::qWaitFor([&]() { return s.http("POST", "/api/restart").status == 202; }, 5000));
+    QTRY_VERIFY_WITH_TIMEOUT((now = instanceOf(s), !now.isEmpty() && now != instance
+                              && s.http("GET", "/api/restart").json().value(QStringLiteral("restarts")).toInt() == 2), 15000);
+    const QJsonObject again = s.http("GET", "/api/restart").json();
+    QCOMPARE(qint64(again.value(QStringLiteral("pid")).toDouble()), guardian);
+    QVERIFY(again.value(QStringLiteral("last_error")).isNull());
+    QCOMPARE(idsOf(s), ids); // the exited one within its TTL
+    QCOMPARE(s.session(quitter).value(QStringLiteral("exit_code")).toInt(), -1);
+    QTRY_VERIFY(floodViewer.live() && shellViewer.live());
+    const int linesAfter = consecutiveLines(floodViewer.stream);
+    QTRY_VERIFY(consecutiveLines(floodViewer.stream) > linesAfter + 500);
+    QTRY_COMPARE(zombiesOf(guardian), 0); // this restart's guardian stood down and was reaped
+    QCOMPARE(inheritableFds(guardian).replaceInStrings(QStringLiteral("/proc/%1/").arg(guardian), QString()), inherited);
+    floodViewer.stop();
+    const Snapshot all = snapshot(s, flooding);
+    QCOMPARE(all.attached.value(QStringLiteral("replay_from")).toInt(), 0);
+    QVERIFY(all.bytes.startsWith(floodViewer.stream));
+    QVERIFY(!QFile::exists(hup));
 }
 
 QTEST_GUILESS_MAIN(TestRestart)

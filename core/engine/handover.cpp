@@ -93,7 +93,8 @@ bool encodeTo(const State &state, const Sink &sink)
     return sink(kTrailer, sizeof kTrailer);
 }
 
-bool decodeSession(ByteReader &r, SessionRecord *s, QString *why)
+/// `borrow`: ring pieces point into the decoded memory instead of copying it.
+bool decodeSession(ByteReader &r, SessionRecord *s, bool borrow, QString *why)
 {
     const char *metaData = nullptr;
     const qsizetype metaSize = r.view(&metaData);
@@ -153,7 +154,7 @@ bool decodeSession(ByteReader &r, SessionRecord *s, QString *why)
         *why = QStringLiteral("session %1: output truncated").arg(s->id);
         return false;
     }
-    s->ring = {QByteArray(ring, int(ringSize))};
+    s->ring = {borrow ? QByteArray::fromRawData(ring, int(ringSize)) : QByteArray(ring, int(ringSize))};
     return true;
 }
 
@@ -222,7 +223,9 @@ int writeMemfd(const State &state, QString *error)
     return fd;
 }
 
-bool decode(const char *data, qsizetype size, State *state, QString *error)
+namespace {
+
+bool decodeState(const char *data, qsizetype size, bool borrow, State *state, QString *error)
 {
     auto fail = [error](const QString &why) {
         if (error)
@@ -256,7 +259,7 @@ bool decode(const char *data, qsizetype size, State *state, QString *error)
     for (quint32 i = 0; i < sessions; ++i) {
         SessionRecord rec;
         QString why;
-        if (!decodeSession(r, &rec, &why))
+        if (!decodeSession(r, &rec, borrow, &why))
             return fail(why);
         s.sessions.append(std::move(rec));
     }
@@ -265,6 +268,13 @@ bool decode(const char *data, qsizetype size, State *state, QString *error)
         return fail(QStringLiteral("state truncated or followed by garbage"));
     *state = std::move(s);
     return true;
+}
+
+} // namespace
+
+bool decode(const char *data, qsizetype size, State *state, QString *error)
+{
+    return decodeState(data, size, false, state, error);
 }
 
 bool read(int fd, State *state, QString *error)
@@ -283,9 +293,12 @@ bool read(int fd, State *state, QString *error)
             *error = QStringLiteral("cannot map the state: %1").arg(errnoText(errno));
         return false;
     }
-    const bool ok = decode(static_cast<const char *>(map), qsizetype(st.st_size), state, error);
-    ::munmap(map, size_t(st.st_size));
-    return ok;
+    const size_t length = size_t(st.st_size);
+    std::shared_ptr<const void> mapping(map, [length](const void *p) { ::munmap(const_cast<void *>(p), length); });
+    if (!decodeState(static_cast<const char *>(map), qsizetype(st.st_size), true, state, error))
+        return false;
+    state->mapping = std::move(mapping);
+    return true;
 }
 
 QByteArray fdList(const State &state)

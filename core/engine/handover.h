@@ -8,6 +8,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <memory>
+
 /**
  * The state one Tether process image hands to the next when Tether restarts
  * in place (SIGUSR2, `tether restart`, POST /api/restart): the process
@@ -56,7 +58,9 @@ struct SessionRecord {
     qsizetype capacity = 0;   ///< ring capacity, bytes
     quint64 ringStart = 0;    ///< offset of the first retained byte
     /// Retained bytes, in order, as pieces: when writing they point into the
-    /// live ring (no copy); read() gives one piece.
+    /// live ring (no copy); read() gives one piece pointing into the mapped
+    /// state (no copy either: valid while the State, which holds the
+    /// mapping, lives); decode() gives one copied piece.
     QList<QByteArray> ring;
     QByteArray headState;     ///< TerminalState::save() at the ring's end
     QByteArray tailState;     ///< TerminalState::save() at the ring's start
@@ -78,6 +82,9 @@ struct State {
     QStringList issuedIds;    ///< every session id ever handed out (never reused)
     QList<pid_t> reap;        ///< children only waiting to be reaped
     QList<SessionRecord> sessions; ///< live sessions oldest first, then dying ones
+    /// read() only: the state's memory mapping, which the ring pieces point
+    /// into; unmapped with the last copy of the State.
+    std::shared_ptr<const void> mapping;
 };
 
 /// An entry of the bare fd list.
@@ -96,7 +103,10 @@ int writeMemfd(const State &state, QString *error);
 /// The same encoding in memory (for tests and small states).
 QByteArray encode(const State &state);
 /// Decodes the state in fd `fd` (read from offset 0, whatever its position;
-/// the fd is left open). False with *error naming what is wrong: not a
+/// the fd is left open, and may be closed at once: the State keeps its
+/// mapping). The rings are not copied out of the mapping (a restart would
+/// otherwise hold each ring three times for a moment: the memfd, a decoded
+/// copy, the new ring). False with *error naming what is wrong: not a
 /// Tether state, another format version, truncated, or a field out of range.
 bool read(int fd, State *state, QString *error);
 /// Decodes an encoding in memory; see read().

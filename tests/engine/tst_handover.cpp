@@ -183,8 +183,21 @@ private Q_SLOTS:
         QCOMPARE(::lseek(fd, 0, SEEK_END), off_t(Handover::encode(st).size()));
         Handover::State back;
         QVERIFY2(Handover::read(fd, &back, &error), qPrintable(error)); // whatever the position
+        ::close(fd); // the State keeps its mapping
         compareStates(back, st);
-        ::close(fd);
+        // The rings are not copied out of the mapped state: a restart holds
+        // each ring twice at most (the memfd and the new ring), not three times.
+        const char *map = static_cast<const char *>(back.mapping.get());
+        QVERIFY(map);
+        const QByteArray &ring = back.sessions.at(1).ring.first();
+        QCOMPARE(ring.size(), 500 * 1024);
+        QVERIFY(ring.constData() > map && ring.constData() + ring.size() <= map + Handover::encode(st).size());
+        // decode() copies: its input is the caller's.
+        const QByteArray bytes = Handover::encode(st);
+        Handover::State copied;
+        QVERIFY(Handover::decode(bytes.constData(), bytes.size(), &copied, &error));
+        const QByteArray &copiedRing = copied.sessions.at(1).ring.first();
+        QVERIFY(copiedRing.constData() < bytes.constData() || copiedRing.constData() >= bytes.constData() + bytes.size());
     }
 
     void damagedStatesAreRefused()

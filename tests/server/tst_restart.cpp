@@ -508,9 +508,9 @@ void TestRestart::restartsInARowWhileFlooding()
     QTRY_VERIFY2(fdCount(pid) <= fds, qPrintable(QStringLiteral("%1 fds, %2 before").arg(fdCount(pid)).arg(fds)));
     // Memory: every image starts afresh, so only what is handed over can
     // grow: the retained output (the flood goes on), which a restart holds
-    // twice for a moment (decoded from the state, then copied into the ring;
-    // the allocator may keep that heap). Anything beyond that plus a
-    // little slack grew per restart.
+    // twice for a moment (the mapped state, then the new ring: the bytes are
+    // not copied out of the mapping in between; the allocator may keep some
+    // heap). Anything beyond that plus a little slack grew per restart.
     const qint64 rssGrown = rssBytes(pid) - rssBefore;
     const qint64 retainedGrown = retainedBytes(s) - retainedBefore;
     qInfo("resident memory %lld KiB more than after the first restart; retained output %lld KiB more",

@@ -35,6 +35,10 @@ namespace {
 
 QList<QByteArray> g_argv;
 QString g_binary;
+/// Whether this image's main() calls guardIfAsked(), i.e. whether it can
+/// act as a guardian when run again (a test program linking this code
+/// cannot: it would run its tests instead).
+bool g_canGuard = false;
 
 constexpr int kDrainPollMs = 10;
 const char kBinaryOverrideEnv[] = "TETHER_RESTART_BINARY";
@@ -150,6 +154,7 @@ void RestartInPlace::recordStartup(int argc, char **argv)
 
 void RestartInPlace::guardIfAsked(char **argv)
 {
+    g_canGuard = true;
     const char *guard = ::getenv(kGuardEnv);
     if (!guard)
         return;
@@ -404,7 +409,7 @@ void RestartInPlace::execNow()
     // The guardian's pipe: the new image holds the write end across the
     // exec, the guardian the read end.
     int guardPipe[2] = {-1, -1};
-    if (::pipe2(guardPipe, O_CLOEXEC) != 0)
+    if (g_canGuard && ::pipe2(guardPipe, O_CLOEXEC) != 0)
         qCWarning(lcServer).noquote() << "restarting without a guardian: pipe2:" << errnoText(errno);
     QByteArray guardEntry = QByteArray(kGuardEnv) + '=' + QByteArray::number(guardPipe[0]) + ':'
         + QByteArray::number(::getpid());

@@ -96,7 +96,9 @@ public:
      *  - no word for 60 s (an older successor that does not know the
      *    pipe): exits 0 and guards no longer.
      * Call first in main(), before anything opens a descriptor or starts a
-     * thread. Returns at once when the variable is not set.
+     * thread. Returns at once when the variable is not set. Only an image
+     * whose main() calls it gets a guardian when it restarts (a program
+     * that does not, such as a test, could not act as one).
      */
     static void guardIfAsked(char **argv);
     /// The binary recorded by recordStartup() (empty before).

@@ -664,13 +664,18 @@ void TestRestart::badSuccessorIsTakenOverByTheGuardian_data()
     // What the "new binary" does once execve(2) has succeeded: each dies
     // before it adopted anything, with the PTY masters, pidfds, listening
     // socket and state in its hands.
+    // `upgrade`: Tether runs from a copy, which is replaced (renamed over,
+    // as a package manager does) by the failing binary: the guardian runs
+    // the old, deleted image. Else TETHER_RESTART_BINARY names it.
     QTest::addColumn<QByteArray>("script");
     QTest::addColumn<bool>("crashes");
     QTest::addColumn<int>("code");
-    QTest::newRow("exits at once") << QByteArray("exit 3") << false << 3;
-    QTest::newRow("crashes at start (SIGSEGV)") << QByteArray("kill -SEGV $$") << true << 0;
+    QTest::addColumn<bool>("upgrade");
+    QTest::newRow("exits at once") << QByteArray("exit 3") << false << 3 << false;
+    QTest::newRow("crashes at start (SIGSEGV)") << QByteArray("kill -SEGV $$") << true << 0 << false;
     QTest::newRow("rejects its command line")
-        << ("exec '" + QFile::encodeName(tetherBinary()) + "' \"$@\" --no-such-option") << false << 2;
+        << ("exec '" + QFile::encodeName(tetherBinary()) + "' \"$@\" --no-such-option") << false << 2 << false;
+    QTest::newRow("upgraded to a binary that crashes") << QByteArray("kill -SEGV $$") << true << 0 << true;
 }
 
 void TestRestart::badSuccessorIsTakenOverByTheGuardian()
@@ -678,18 +683,28 @@ void TestRestart::badSuccessorIsTakenOverByTheGuardian()
     QFETCH(QByteArray, script);
     QFETCH(bool, crashes);
     QFETCH(int, code);
+    QFETCH(bool, upgrade);
     Subreaper subreaper;
     QVERIFY(subreaper.ok);
     ServeProcess s;
-    const QString next = s.dir.filePath(QStringLiteral("next-tether"));
-    writeScript(next, script);
+    const QString next = s.dir.filePath(upgrade ? QStringLiteral("tether") : QStringLiteral("next-tether"));
+    if (upgrade) {
+        QVERIFY(QFile::copy(tetherBinary(), next));
+        QCOMPARE(::chmod(QFile::encodeName(next).constData(), 0755), 0);
+        s.program = next;
+    } else {
+        writeScript(next, script);
+    }
     // A file, not a pipe: the pipe's reader (QProcess) goes when the process
     // it started dies, and the guardian's words come after that.
     const QString errFile = s.dir.filePath(QStringLiteral("stderr"));
     s.proc.setStandardErrorFile(errFile);
-    s.proc.setProcessEnvironment(s.environment({QStringLiteral("TETHER_RESTART_BINARY=") + next}));
+    if (!upgrade)
+        s.proc.setProcessEnvironment(s.environment({QStringLiteral("TETHER_RESTART_BINARY=") + next}));
     QVERIFY(s.start());
     const qint64 pid = s.proc.processId();
+    if (upgrade)
+        writeScript(next, script);
     const QString hup = s.dir.filePath(QStringLiteral("hup"));
     const QString shell = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
                                     QStringLiteral("trap 'echo HUP >> %1' HUP; echo ready; while read l; do echo \"got:$l\"; done").arg(hup)});
@@ -733,6 +748,11 @@ void TestRestart::badSuccessorIsTakenOverByTheGuardian()
     } stop{guardian};
     QVERIFY(guardian > 0 && guardian != pid);
     QCOMPARE(parentOf(guardian), qint64(::getpid())); // an orphan, now the subreaper's
+    if (upgrade) { // the previous binary, whose file the upgrade replaced
+        char exe[4096] = {};
+        QVERIFY(::readlink(QByteArray("/proc/" + QByteArray::number(guardian) + "/exe").constData(), exe, sizeof exe - 1) > 0);
+        QCOMPARE(QByteArray(exe), QFile::encodeName(next) + " (deleted)");
+    }
     QCOMPARE(status.value(QStringLiteral("restarts")).toInt(), 1);
     const QString lastError = status.value(QStringLiteral("last_error")).toString();
     QVERIFY2(lastError.contains(QStringLiteral("the new image (pid %1) ended before it adopted the sessions").arg(pid)),

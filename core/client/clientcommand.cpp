@@ -529,6 +529,14 @@ int restartCommand(const QStringList &args)
             api.get(QStringLiteral("api/restart"), [&, done](const ApiReply &r) {
                 const QJsonObject o = r.json();
                 const QString instance = o.value(QStringLiteral("instance")).toString();
+                // A new image that reports an error was started by the
+                // restart guardian after the new binary died: the sessions
+                // are kept, but the restart did not happen.
+                if (r.status == 200 && !instance.isEmpty() && instance != before
+                    && o.value(QStringLiteral("last_error")).isString())
+                    return done(fail(cmd, QStringLiteral("the restart failed, the previous binary carries on (pid %1): %2")
+                                              .arg(qint64(o.value(QStringLiteral("pid")).toDouble()))
+                                              .arg(o.value(QStringLiteral("last_error")).toString())));
                 if (r.status == 200 && !instance.isEmpty() && instance != before) {
                     std::printf("Tether restarted in place (pid %lld)\n", qint64(o.value(QStringLiteral("pid")).toDouble()));
                     std::fflush(stdout);

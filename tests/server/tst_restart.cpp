@@ -723,7 +723,12 @@ void TestRestart::badSuccessorIsTakenOverByTheGuardian()
     const QStringList inherited = inheritableFds(pid).replaceInStrings(QStringLiteral("/proc/%1/").arg(pid), QString());
     const int fds = fdCount(pid);
 
-    QCOMPARE(s.http("POST", "/api/restart").status, 202);
+    // `tether restart` says that it failed, and who carries on.
+    const TetherRun cli = runTether(s, {QStringLiteral("restart")});
+    QCOMPARE(cli.code, 1);
+    QVERIFY2(cli.err.contains("the restart failed, the previous binary carries on (pid "), cli.err.constData());
+    QVERIFY2(cli.err.contains("the new image (pid " + QByteArray::number(pid) + ") ended before it adopted the sessions"),
+             cli.err.constData());
     // The process that ran the new binary is gone, as the row says.
     QVERIFY(s.waitFinished());
     QCOMPARE(s.proc.exitStatus(), crashes ? QProcess::CrashExit : QProcess::NormalExit);

@@ -9,6 +9,7 @@
 #include "procinfo.h"
 #include "registry.h"
 #include "restartinplace.h"
+#include "runtimefile.h"
 #include "server.h"
 #include "serveoptions.h"
 #include "session.h"
@@ -825,9 +826,25 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
     QString instanceError;
     if (!instance.claim(&instanceError)) {
         QObject::connect(&instance, &SingleInstance::handOffFinished, &app, [&](bool handedOff) {
-            if (!handedOff)
+            if (!handedOff) {
                 err << "tether: another instance (pid " << instance.primaryPid()
                     << ") holds " << instance.lockPath() << " but does not answer\n";
+            } else {
+                // Said, so that a launch from a terminal does not look like
+                // it did nothing. The address from the running instance's
+                // runtime file, when the file is its own (no key: the first
+                // launch printed the keyed one; the file has it, 0600).
+                const QJsonObject running = RuntimeFile::read();
+                const QString url = qint64(running.value(QStringLiteral("pid")).toDouble()) == instance.primaryPid()
+                    ? running.value(QStringLiteral("url")).toString()
+                    : QString();
+                QTextStream out(stdout);
+                out << "Tether is already running (pid " << instance.primaryPid() << "): its Sessions window was raised";
+                if (!url.isEmpty())
+                    out << "; it serves " << url;
+                out << '\n';
+                out.flush();
+            }
             err.flush();
             QCoreApplication::exit(handedOff ? 0 : 1);
         });

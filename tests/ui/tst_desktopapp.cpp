@@ -389,7 +389,19 @@ void TestDesktopApp::binarySingleInstanceHandOff()
     QVERIFY(secondDone.wait(10000));
     QCOMPARE(second.exitStatus(), QProcess::NormalExit);
     QCOMPARE(second.exitCode(), 0);
-    QVERIFY2(!second.readAll().contains("Tether is serving http://127.0.0.1:"), "the second launch must not serve");
+    const QByteArray secondOut = second.readAll();
+    QVERIFY2(!secondOut.contains("Tether is serving http://127.0.0.1:"), "the second launch must not serve");
+    // It says so, in one line, with the first one's address (no key).
+    const QJsonObject running = QJsonDocument::fromJson([&] {
+        QFile f(runtimeFile);
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }()).object();
+    const QString url = running.value(QStringLiteral("url")).toString();
+    QVERIFY(url.startsWith(QStringLiteral("http://127.0.0.1:")));
+    const QByteArray said = QStringLiteral("Tether is already running (pid %1): its Sessions window was raised; it serves %2\n")
+                                .arg(first.processId()).arg(url).toUtf8();
+    QVERIFY2(secondOut.startsWith(said) || secondOut.contains("\n" + said), secondOut.constData());
+    QCOMPARE(secondOut.count("Tether is already running"), 1);
     QCOMPARE(first.state(), QProcess::Running);
     QTRY_VERIFY_WITH_TIMEOUT((firstOut += first.readAll()).contains("asked to raise"), 5000);
 

@@ -26,7 +26,9 @@ build-qt5: deps build-qt5/CMakeCache.txt
 RUN_VARIANT := $(shell scripts/pick-variant.sh 2>/dev/null || echo qt5)
 build: build-$(RUN_VARIANT)
 
-run: build-$(RUN_VARIANT)
+# Only the program: tests and benchmarks are built by `make test` / `make bench`.
+run: deps build-$(RUN_VARIANT)/CMakeCache.txt
+	cmake --build build-$(RUN_VARIANT) -j $(JOBS) --target tether
 	@scripts/run.sh build-$(RUN_VARIANT)
 
 # Both variants always run; the target fails at the end if either failed.

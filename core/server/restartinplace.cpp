@@ -162,7 +162,7 @@ void RestartInPlace::guardIfAsked(char **argv)
     long guarded = 0;
     if (std::sscanf(guard, "%d:%ld", &fd, &guarded) != 2 || fd < 0 || ::fcntl(fd, F_GETFD) < 0) {
         // Nothing to guard with: the sessions are the new image's alone.
-        guardianSays("malformed " "TETHER_HANDOVER_GUARD; not guarding");
+        guardianSays("malformed TETHER_HANDOVER_GUARD; not guarding");
         ::_exit(1);
     }
     ::unsetenv(kGuardEnv);

@@ -5,7 +5,7 @@ CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 # ccache, where installed, makes rebuilds of unchanged files nearly free.
 CMAKE_LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
 
-.PHONY: all deps run test soak build build-qt6 build-qt5 build-asan package package-check clean
+.PHONY: all deps run test soak fuzz build build-qt6 build-qt5 build-asan package package-check clean
 
 all: build
 
@@ -62,6 +62,28 @@ SOAK_RESTARTS ?= 500
 soak: build-qt6
 	cd build-qt6 && TETHER_TEST_RESTARTS=$(SOAK_RESTARTS) QT_QPA_PLATFORM=offscreen \
 	  tests/tst_restart restartsInARowWhileFlooding
+
+# libFuzzer (clang): each target of tests/fuzz for FUZZ_SECONDS, starting
+# from its seeds in tests/fuzz/corpus/<target>/ (read only: what it finds
+# goes to build-fuzz/corpus/<target>/, a crash to build-fuzz/crash-*). A
+# crash fails the target; add the input to the seeds to keep it in make
+# test (tests/fuzz/README.md). Leaks are left to make test's replays under
+# LeakSanitizer: libFuzzer's check per input takes what Qt allocates once,
+# on first use, for a leak.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= httprequest controlmessage spawnrequest terminalstate
+build-fuzz/CMakeCache.txt:
+	cmake -S . -B build-fuzz $(CMAKE_GEN) $(CMAKE_LAUNCHER) -DTETHER_QT_MAJOR=6 \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTETHER_SANITIZE=address,undefined -DTETHER_FUZZ=ON
+fuzz: deps build-fuzz/CMakeCache.txt
+	cmake --build build-fuzz -j $(JOBS) --target fuzzers
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "=== fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  mkdir -p build-fuzz/corpus/$$t && \
+	  (cd build-fuzz && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	      -artifact_prefix=$(CURDIR)/build-fuzz/ corpus/$$t $(CURDIR)/tests/fuzz/corpus/$$t) || exit 1; \
+	done
 
 # The Debian package of the variant `make run` runs (the one with the local
 # terminal window: Qt 5 on Debian 12), built from its build tree:

@@ -57,11 +57,17 @@ test: build-qt6 build-qt5 build-asan
 
 # Longer than `make test` wants: restarts in place in a row while a session
 # floods output and two viewers read it (make test runs 100 of them, in
-# 15-60 s here; tests/server/tst_restart.cpp, restartsInARowWhileFlooding).
+# 15-60 s here; tests/server/tst_restart.cpp, restartsInARowWhileFlooding);
+# then SOAK_SECONDS of the attach/detach mix of issue 10 (clean, reset,
+# reset mid-replay, supersede storms, spawn/kill; make test runs 20 s of it;
+# tests/server/tst_soak.cpp), printing the server's descriptors, resident
+# memory and zombies at checkpoints and failing on growth.
 SOAK_RESTARTS ?= 500
+SOAK_SECONDS ?= 600
 soak: build-qt6
 	cd build-qt6 && TETHER_TEST_RESTARTS=$(SOAK_RESTARTS) QT_QPA_PLATFORM=offscreen \
 	  tests/tst_restart restartsInARowWhileFlooding
+	cd build-qt6 && TETHER_SOAK_SECONDS=$(SOAK_SECONDS) QT_QPA_PLATFORM=offscreen tests/tst_soak
 
 # libFuzzer (clang): each target of tests/fuzz for FUZZ_SECONDS, starting
 # from its seeds in tests/fuzz/corpus/<target>/ (read only: what it finds

@@ -639,6 +639,28 @@ void TestTerminalState::restoreRefusesWhatSaveDidNotMake()
     QByteArray badParams = saved;
     badParams[10] = char(100); // paramCount beyond m_params
     QVERIFY(refused(badParams));
+    // Numbers the parser never makes (it caps them at 99999): INT_MAX in a
+    // parameter overflowed an int at the next digit (UBSan, build-asan).
+    auto withI32 = [&](int offset, qint32 v) {
+        QByteArray b = saved;
+        for (int i = 0; i < 4; ++i)
+            b[offset + i] = char((quint32(v) >> (8 * i)) & 0xff);
+        return b;
+    };
+    // version, state, 4 UTF-8 bytes, marker, intermediate, count, subParam,
+    // paramCount (i32, at 10), 16 params, modes, alt screen, marginsSet,
+    // marginTop (at 87), marginBottom, titleStackDepth, oscCommand (at 99)
+    QVERIFY(!refused(withI32(14, 99999))); // the largest the parser makes
+    QVERIFY(refused(withI32(14, 2147483647)));
+    QVERIFY(refused(withI32(18, -1)));
+    QVERIFY(refused(withI32(14 + 15 * 4, 100000)));
+    QVERIFY(refused(withI32(87, 2147483647)));
+    QVERIFY(refused(withI32(91, -5)));
+    QVERIFY(refused(withI32(99, 2147483647)));
+    QVERIFY(refused(withI32(99, -3)));
+    TerminalState capped;
+    QVERIFY(capped.restore(withI32(14, 99999)));
+    capped.feed("99m"); // stays capped, no overflow
     TerminalState ok;
     QVERIFY(ok.restore(saved));
     QCOMPARE(summary(ok), summary(s));

@@ -3,7 +3,9 @@
 #include "httprequest.h"
 
 #include <QStringList>
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
 namespace Tether {
 
@@ -20,6 +22,21 @@ Route methodNotAllowed(const char *allow, bool api)
     r.allow = allow;
     r.api = api;
     return r;
+}
+
+/// An API endpoint: the kind `method` has there, or 405 with `allow`.
+Route apiByMethod(const QByteArray &method, std::initializer_list<std::pair<const char *, Route::Kind>> kinds,
+                  const char *allow)
+{
+    for (const auto &k : kinds) {
+        if (method == k.first) {
+            Route r;
+            r.kind = k.second;
+            r.api = true;
+            return r;
+        }
+    }
+    return methodNotAllowed(allow, true);
 }
 
 Route routeUpgrade(const HttpRequest &request)
@@ -56,50 +73,26 @@ Route routeUpgrade(const HttpRequest &request)
 
 Route routeApi(const HttpRequest &request)
 {
-    Route r;
-    r.api = true;
+    using K = Route::Kind;
     const QStringList parts = request.path().split(QLatin1Char('/'), Qt::SkipEmptyParts);
     const QByteArray method = request.method();
-    if (parts.size() == 2 && parts.at(1) == QLatin1String("sessions")) {
-        if (method == "GET")
-            r.kind = Route::Kind::ListSessions;
-        else if (method == "POST")
-            r.kind = Route::Kind::CreateSession;
-        else
-            r = methodNotAllowed("GET, POST", true);
+    const QString endpoint = parts.value(1);
+    if (parts.size() == 2 && endpoint == QLatin1String("sessions"))
+        return apiByMethod(method, {{"GET", K::ListSessions}, {"POST", K::CreateSession}}, "GET, POST");
+    if (parts.size() == 3 && endpoint == QLatin1String("sessions")) {
+        Route r = apiByMethod(method, {{"GET", K::GetSession}, {"DELETE", K::DeleteSession}}, "GET, DELETE");
+        if (r.kind != K::MethodNotAllowed)
+            r.id = parts.at(2);
         return r;
     }
-    if (parts.size() == 3 && parts.at(1) == QLatin1String("sessions")) {
-        if (method == "GET")
-            r.kind = Route::Kind::GetSession;
-        else if (method == "DELETE")
-            r.kind = Route::Kind::DeleteSession;
-        else
-            return methodNotAllowed("GET, DELETE", true);
-        r.id = parts.at(2);
-        return r;
-    }
-    if (parts.size() == 2 && parts.at(1) == QLatin1String("key")) {
-        if (method == "POST")
-            r.kind = Route::Kind::RotateKey;
-        else
-            r = methodNotAllowed("POST", true);
-        return r;
-    }
-    if (parts.size() == 2 && parts.at(1) == QLatin1String("restart")) {
-        if (method == "GET" || method == "POST")
-            r.kind = Route::Kind::Restart;
-        else
-            r = methodNotAllowed("GET, POST", true);
-        return r;
-    }
-    if (parts.size() == 2 && parts.at(1) == QLatin1String("events")) {
-        if (method == "GET")
-            r.kind = Route::Kind::Events;
-        else
-            r = methodNotAllowed("GET", true);
-        return r;
-    }
+    if (parts.size() == 2 && endpoint == QLatin1String("key"))
+        return apiByMethod(method, {{"POST", K::RotateKey}}, "POST");
+    if (parts.size() == 2 && endpoint == QLatin1String("restart"))
+        return apiByMethod(method, {{"GET", K::Restart}, {"POST", K::Restart}}, "GET, POST");
+    if (parts.size() == 2 && endpoint == QLatin1String("events"))
+        return apiByMethod(method, {{"GET", K::Events}}, "GET");
+    Route r;
+    r.api = true;
     return r;
 }
 

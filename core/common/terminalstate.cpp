@@ -859,9 +859,15 @@ bool TerminalState::restore(const QByteArray &saved)
     }
     t.m_g0 = char(g0);
     t.m_g1 = char(g1);
-    // Out-of-range values would index m_params out of bounds or never leave
-    // a state: refuse them rather than trust the bytes.
-    const bool valid = r.ok() && r.atEnd() && state <= quint8(State::String) && t.m_utf8Remaining <= 3
+    // Out-of-range values would index m_params out of bounds, never leave
+    // a state, or overflow an int when the next digit comes (a parameter
+    // over kMaxParamValue times 10: undefined behaviour, found by UBSan with
+    // INT_MAX in a saved parameter): refuse them rather than trust the bytes.
+    const auto inRange = [](int v, int lo) { return v >= lo && v <= kMaxParamValue; };
+    bool numbersValid = inRange(t.m_marginTop, 0) && inRange(t.m_marginBottom, 0) && inRange(t.m_oscCommand, -2);
+    for (const int p : t.m_params)
+        numbersValid = numbersValid && inRange(p, 0);
+    const bool valid = r.ok() && r.atEnd() && numbersValid && state <= quint8(State::String) && t.m_utf8Remaining <= 3
         && t.m_paramCount >= 0 && t.m_paramCount <= kMaxParams + 1 && alt <= 0xFFFF
         && t.m_titleStackDepth >= 0 && t.m_titleStackDepth <= kMaxTitleStack && t.m_osc.size() <= kMaxTitle
         && validCharset(g0) && validCharset(g1);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "server.h"
+#include "route.h"
 #include "acceptor.h"
 #include "accesskey.h"
 #include "httpconnection.h"
@@ -77,19 +78,6 @@ QByteArray contentTypeFor(const QString &path)
 QString peerKey(const QHostAddress &address, quint16 port)
 {
     return address.toString() + QLatin1Char('|') + QString::number(port);
-}
-
-/// Parses a non-negative decimal offset ("0".."18446744073709551615").
-std::optional<quint64> parseOffset(const QString &s)
-{
-    if (s.isEmpty() || s.size() > 20)
-        return std::nullopt;
-    for (const QChar ch : s)
-        if (ch < QLatin1Char('0') || ch > QLatin1Char('9'))
-            return std::nullopt;
-    bool ok = false;
-    const quint64 v = s.toULongLong(&ok);
-    return ok ? std::optional<quint64>(v) : std::nullopt;
 }
 
 QHostAddress normalized(const QHostAddress &a)
@@ -485,14 +473,6 @@ bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *ho
     return true;
 }
 
-namespace {
-bool isApiOrWs(const QString &path)
-{
-    return path == QLatin1String("/api") || path.startsWith(QLatin1String("/api/"))
-        || path == QLatin1String("/ws") || path.startsWith(QLatin1String("/ws/"));
-}
-} // namespace
-
 void Server::onHead(HttpConnection *c)
 {
     if (c->request().isWebSocketUpgrade()) {
@@ -500,59 +480,52 @@ void Server::onHead(HttpConnection *c)
         return;
     }
     // Refuse early, before reading any body from a client we will not serve.
-    checkHostOriginAuth(c, isApiOrWs(c->request().path()), nullptr);
+    checkHostOriginAuth(c, needsKey(c->request().path()), nullptr);
 }
 
 void Server::onRequest(HttpConnection *c)
 {
-    const QString path = c->request().path();
-    QByteArray host = c->request().host().trimmed().toLower();
-    if (path == QLatin1String("/ws") || path.startsWith(QLatin1String("/ws/"))) {
+    const Route route = routeRequest(c->request());
+    if (route.api) {
+        serveApi(c, route);
+        return;
+    }
+    switch (route.kind) {
+    case Route::Kind::UpgradeRequired:
         c->respondError(400, QStringLiteral("WebSocket upgrade required"));
         return;
-    }
-    if (path == QLatin1String("/api") || path.startsWith(QLatin1String("/api/"))) {
-        serveApi(c);
+    case Route::Kind::MethodNotAllowed:
+        c->respondError(405, QStringLiteral("method not allowed"), header("Allow", route.allow));
+        return;
+    case Route::Kind::KeyLink:
+    case Route::Kind::StaticFile:
+        serveStatic(c, route, c->request().host().trimmed().toLower());
+        return;
+    default:
+        c->respondError(404, QStringLiteral("not found"));
         return;
     }
-    serveStatic(c, host);
 }
 
-void Server::serveStatic(HttpConnection *c, const QByteArray &host)
+void Server::serveStatic(HttpConnection *c, const Route &route, const QByteArray &host)
 {
     const HttpRequest &r = c->request();
     const bool head = r.method() == "HEAD";
-    if (r.method() != "GET" && !head) {
-        c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET, HEAD"));
+    if (route.kind == Route::Kind::KeyLink) {
+        // The printed link: trade the key for a cookie and drop it from
+        // the address bar (303 keeps the fragment, e.g. #/s/<id>). A wrong
+        // key sets nothing; the dashboard then asks for the printed link.
+        const QByteArray given = r.query().queryItemValue(QStringLiteral("key"), QUrl::FullyDecoded).toUtf8();
+        Headers h = header("Location", "/");
+        if (constantTimeEquals(given, m_key.toLatin1()))
+            h.append(qMakePair(QByteArray("Set-Cookie"),
+                               kCookieName + '=' + m_key.toLatin1() + "; HttpOnly; SameSite=Strict; Path=/"));
+        else
+            logLimited(lcServer(), QtInfoMsg, QStringLiteral("wrong key in link: no cookie set"));
+        c->respond(303, h, QByteArray());
         return;
     }
-    QString path = r.path();
-    if (path == QLatin1String("/")) {
-        if (r.hasQuery() && r.query().hasQueryItem(QStringLiteral("key"))) {
-            // The printed link: trade the key for a cookie and drop it from
-            // the address bar (303 keeps the fragment, e.g. #/s/<id>). A wrong
-            // key sets nothing; the dashboard then asks for the printed link.
-            const QByteArray given = r.query().queryItemValue(QStringLiteral("key"), QUrl::FullyDecoded).toUtf8();
-            Headers h = header("Location", "/");
-            if (constantTimeEquals(given, m_key.toLatin1()))
-                h.append(qMakePair(QByteArray("Set-Cookie"),
-                                   kCookieName + '=' + m_key.toLatin1() + "; HttpOnly; SameSite=Strict; Path=/"));
-            else
-                logLimited(lcServer(), QtInfoMsg, QStringLiteral("wrong key in link: no cookie set"));
-            c->respond(303, h, QByteArray());
-            return;
-        }
-        path = QStringLiteral("/index.html");
-    }
-    // Only plain relative paths inside :/dashboard/ (no "..", ".", "//").
-    const QStringList segments = path.mid(1).split(QLatin1Char('/'));
-    for (const QString &s : segments) {
-        if (s.isEmpty() || s == QLatin1String(".") || s == QLatin1String("..") || s.contains(QLatin1Char('\\'))) {
-            c->respondError(404, QStringLiteral("not found"));
-            return;
-        }
-    }
-    const QString file = QStringLiteral(":/dashboard") + path;
+    const QString &file = route.file;
     const QFileInfo info(file);
     QFile f(file);
     if (!info.isFile() || !f.open(QIODevice::ReadOnly)) {
@@ -573,70 +546,56 @@ void Server::serveStatic(HttpConnection *c, const QByteArray &host)
     c->respond(200, h, f.readAll(), head);
 }
 
-void Server::serveApi(HttpConnection *c)
+void Server::serveApi(HttpConnection *c, const Route &route)
 {
-    const HttpRequest &r = c->request();
     if (!m_registry) {
         c->respondError(503, QStringLiteral("server shutting down"));
         return;
     }
-    const QStringList parts = r.path().split(QLatin1Char('/'), Qt::SkipEmptyParts);
-    const QByteArray method = r.method();
-    if (parts.size() == 2 && parts.at(1) == QLatin1String("sessions")) {
-        if (method == "GET")
-            c->respondJson(200, sessionListJson(m_registry));
-        else if (method == "POST")
-            createSession(c);
+    switch (route.kind) {
+    case Route::Kind::ListSessions:
+        c->respondJson(200, sessionListJson(m_registry));
+        return;
+    case Route::Kind::CreateSession:
+        createSession(c);
+        return;
+    case Route::Kind::GetSession:
+        if (Session *s = m_registry->find(route.id))
+            c->respondJson(200, sessionToJson(s, m_registry));
         else
-            c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET, POST"));
+            c->respondError(404, QStringLiteral("no such session"));
         return;
-    }
-    if (parts.size() == 3 && parts.at(1) == QLatin1String("sessions")) {
-        const QString id = parts.at(2);
-        if (method == "GET") {
-            Session *s = m_registry->find(id);
-            if (s)
-                c->respondJson(200, sessionToJson(s, m_registry));
-            else
-                c->respondError(404, QStringLiteral("no such session"));
-        } else if (method == "DELETE") {
-            if (m_registry->kill(id))
-                c->respond(204, Headers(), QByteArray());
-            else
-                c->respondError(404, QStringLiteral("no such session"));
-        } else {
-            c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET, DELETE"));
+    case Route::Kind::DeleteSession:
+        if (m_registry->kill(route.id))
+            c->respond(204, Headers(), QByteArray());
+        else
+            c->respondError(404, QStringLiteral("no such session"));
+        return;
+    case Route::Kind::RotateKey: {
+        QString error;
+        if (!rotateAccessKey(&error)) {
+            c->respondError(500, QStringLiteral("cannot store the new key: %1").arg(error));
+            return;
         }
+        QJsonObject o;
+        o.insert(QStringLiteral("key"), m_key);
+        o.insert(QStringLiteral("url"), keyedUrl());
+        c->respondJson(200, o);
         return;
     }
-    if (parts.size() == 2 && parts.at(1) == QLatin1String("key")) {
-        if (method == "POST") {
-            QString error;
-            if (!rotateAccessKey(&error)) {
-                c->respondError(500, QStringLiteral("cannot store the new key: %1").arg(error));
-                return;
-            }
-            QJsonObject o;
-            o.insert(QStringLiteral("key"), m_key);
-            o.insert(QStringLiteral("url"), keyedUrl());
-            c->respondJson(200, o);
-        } else {
-            c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "POST"));
-        }
-        return;
-    }
-    if (parts.size() == 2 && parts.at(1) == QLatin1String("restart")) {
+    case Route::Kind::Restart:
         serveRestart(c);
         return;
-    }
-    if (parts.size() == 2 && parts.at(1) == QLatin1String("events")) {
-        if (method == "GET")
-            startEventStream(c);
-        else
-            c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET"));
+    case Route::Kind::Events:
+        startEventStream(c);
+        return;
+    case Route::Kind::MethodNotAllowed:
+        c->respondError(405, QStringLiteral("method not allowed"), header("Allow", route.allow));
+        return;
+    default:
+        c->respondError(404, QStringLiteral("not found"));
         return;
     }
-    c->respondError(404, QStringLiteral("not found"));
 }
 
 void Server::createSession(HttpConnection *c)
@@ -678,11 +637,8 @@ void Server::createSession(HttpConnection *c)
 
 void Server::serveRestart(HttpConnection *c)
 {
+    // GET or POST (routeRequest answers 405 to the others).
     const QByteArray method = c->request().method();
-    if (method != "GET" && method != "POST") {
-        c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET, POST"));
-        return;
-    }
     if (!m_restartHooks.request || !m_restartHooks.status) {
         c->respondError(503, QStringLiteral("restart in place is not available in this server"));
         return;
@@ -822,17 +778,15 @@ void Server::broadcastEvents()
 void Server::handleUpgrade(HttpConnection *c)
 {
     const HttpRequest &r = c->request();
-    const QString path = r.path();
-    const bool ws = path.startsWith(QLatin1String("/ws/"));
-    if (!checkHostOriginAuth(c, ws || isApiOrWs(path), nullptr))
+    if (!checkHostOriginAuth(c, needsKey(r.path()), nullptr))
         return;
-    const QString id = ws ? path.mid(4) : QString();
-    if (!ws || id.isEmpty() || id.contains(QLatin1Char('/'))) {
-        c->respondError(404, QStringLiteral("not found"));
+    const Route route = routeRequest(r);
+    if (route.kind == Route::Kind::MethodNotAllowed) {
+        c->respondError(405, QStringLiteral("method not allowed"), header("Allow", route.allow));
         return;
     }
-    if (r.method() != "GET") {
-        c->respondError(405, QStringLiteral("method not allowed"), header("Allow", "GET"));
+    if (route.kind != Route::Kind::Upgrade) {
+        c->respondError(404, QStringLiteral("not found"));
         return;
     }
     if (!checkHandshake(c))
@@ -852,21 +806,10 @@ void Server::handleUpgrade(HttpConnection *c)
         return;
     }
     PendingUpgrade p;
-    p.id = id;
-    const QUrlQuery q = r.query();
-    if (q.hasQueryItem(QStringLiteral("mode"))) {
-        const QString mode = q.queryItemValue(QStringLiteral("mode"), QUrl::FullyDecoded);
-        if (mode == QLatin1String("watch"))
-            p.mode = ViewerMode::Watch;
-        else if (mode != QLatin1String("control"))
-            p.badQuery = true;
-    }
-    if (q.hasQueryItem(QStringLiteral("resume"))) {
-        // An unparsable offset is treated as beyond the end: reset, "ahead".
-        p.resume = parseOffset(q.queryItemValue(QStringLiteral("resume"), QUrl::FullyDecoded));
-        if (!p.resume)
-            p.resume = std::numeric_limits<quint64>::max();
-    }
+    p.id = route.id;
+    p.mode = route.mode;
+    p.resume = route.resume;
+    p.badQuery = route.badQuery;
     p.kind = r.hasHeader("origin") ? ViewerKind::Browser : ViewerKind::Cli;
 
     QTcpSocket *socket = c->socket();

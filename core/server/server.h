@@ -22,6 +22,7 @@ namespace Tether {
 
 class Acceptor;
 class HttpConnection;
+struct Route;
 class SessionRegistry;
 
 /**
@@ -208,8 +209,8 @@ private:
     bool checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *host);
     bool hostAllowed(const QByteArray &host, const QHostAddress &local) const;
     bool authorized(const HttpConnection *c) const;
-    void serveStatic(HttpConnection *c, const QByteArray &host);
-    void serveApi(HttpConnection *c);
+    void serveStatic(HttpConnection *c, const Route &route, const QByteArray &host);
+    void serveApi(HttpConnection *c, const Route &route);
     void createSession(HttpConnection *c);
     void serveRestart(HttpConnection *c);
     void startAccepting();

@@ -71,14 +71,25 @@ SpawnRequest parseSpawnRequest(const QByteArray &rawBody, const QStringList &def
         const QJsonValue v = o.value(QLatin1String(field));
         if (isAbsent(v))
             continue;
-        const double d = v.toDouble(-1);
-        if (!v.isDouble() || d != double(int(d)) || d < kMinCells || d > kMaxCells) {
+        const std::optional<int> n = cellCount(v);
+        if (!n) {
             return refuse(QStringLiteral("%1 must be an integer %2..%3")
                               .arg(QLatin1String(field)).arg(kMinCells).arg(kMaxCells));
         }
-        (qstrcmp(field, "cols") == 0 ? opts.cols : opts.rows) = int(d);
+        (qstrcmp(field, "cols") == 0 ? opts.cols : opts.rows) = *n;
     }
     return r;
+}
+
+std::optional<int> cellCount(const QJsonValue &v)
+{
+    if (!v.isDouble())
+        return std::nullopt;
+    const double d = v.toDouble();
+    // In range first (NaN fails both comparisons), only then int(d).
+    if (!(d >= kMinCells && d <= kMaxCells) || d != double(int(d)))
+        return std::nullopt;
+    return int(d);
 }
 
 } // namespace Tether

@@ -6,6 +6,9 @@
 #include <QByteArray>
 #include <QString>
 #include <QStringList>
+#include <optional>
+
+class QJsonValue;
 
 namespace Tether {
 
@@ -48,5 +51,16 @@ struct SpawnRequest {
  * by the registry.
  */
 SpawnRequest parseSpawnRequest(const QByteArray &body, const QStringList &defaultCommand);
+
+/**
+ * `v` as a terminal size in cells: a JSON number that is an integer
+ * kMinCells..kMaxCells (80.0 counts, JSON having one number type); nullopt
+ * for anything else (not a number, a fraction, out of range). The range is
+ * checked before the number becomes an int: converting a double outside
+ * int's range is undefined behaviour (C++17 [conv.fpint]), which UBSan found
+ * with {"cols":1e10} in tst_spawnrequest. Used for POST /api/sessions and the
+ * WebSocket resize message alike.
+ */
+std::optional<int> cellCount(const QJsonValue &v);
 
 } // namespace Tether

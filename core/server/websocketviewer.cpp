@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "websocketviewer.h"
+#include "controlmessage.h"
 #include "lingeringclose.h"
 #include "logging.h"
 #include "protocol.h"
@@ -311,32 +312,15 @@ void WebSocketViewer::onText(const QString &message)
 {
     if (m_closing || m_pendingClose || !m_session)
         return;
-    QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson(message.toUtf8(), &err);
-    const QJsonObject o = doc.object();
-    const QString type = o.value(QStringLiteral("type")).toString();
-    if (err.error != QJsonParseError::NoError || !doc.isObject() || type.isEmpty()) {
+    const ControlMessage m = parseControlMessage(message.toUtf8());
+    if (m.type == ControlMessage::Type::Invalid) {
         closeWith(Protocol::BadRequest, QString::fromLatin1(Protocol::CloseReason::BadControlMessage));
         return;
     }
-    if (type == QLatin1String("resize")) {
-        const QJsonValue c = o.value(QStringLiteral("cols"));
-        const QJsonValue r = o.value(QStringLiteral("rows"));
-        if (!c.isDouble() || !r.isDouble()) {
-            closeWith(Protocol::BadRequest, QString::fromLatin1(Protocol::CloseReason::BadControlMessage));
-            return;
-        }
-        const double cd = c.toDouble();
-        const double rd = r.toDouble();
-        // Hidden tabs report 0x0, WSL once reported 131072 columns
-        // (NousResearch/hermes-agent#38200): out-of-range sizes are ignored, not applied.
-        if (m_mode != ViewerMode::Control || cd != int(cd) || rd != int(rd)
-            || cd < kMinCells || cd > kMaxCells || rd < kMinCells || rd > kMaxCells)
-            return;
-        m_session->resize(this, int(cd), int(rd));
-        return;
-    }
-    closeWith(Protocol::BadRequest, QString::fromLatin1(Protocol::CloseReason::BadControlMessage));
+    // Resize, the only other type: out-of-range sizes are ignored (see
+    // ControlMessage::sizeInRange), and so is a watcher's.
+    if (m_mode == ViewerMode::Control && m.sizeInRange)
+        m_session->resize(this, m.cols, m.rows);
 }
 
 void WebSocketViewer::onBinary(const QByteArray &message)

@@ -149,11 +149,6 @@ QStringList flood()
             QStringLiteral("i=1; while :; do seq $i $((i+499)); i=$((i+500)); sleep 0.02; done")};
 }
 
-int fdCount(qint64 pid)
-{
-    return QDir(QStringLiteral("/proc/%1/fd").arg(pid)).entryList(QDir::Files | QDir::System | QDir::NoDotAndDotDot).size();
-}
-
 /// Children of `pid` that are zombies (printed).
 int zombiesOf(qint64 pid)
 {
@@ -181,16 +176,6 @@ QStringList inheritableFds(qint64 pid)
         }
     }
     return out;
-}
-
-/// Resident memory of `pid`, bytes (VmRSS).
-qint64 rssBytes(qint64 pid)
-{
-    for (const QByteArray &line : readFile(QStringLiteral("/proc/%1/status").arg(pid)).split('\n')) {
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').value(0).toLongLong() * 1024;
-    }
-    return -1;
 }
 
 /// Output retained by every session of `s` (buffer_bytes), bytes.

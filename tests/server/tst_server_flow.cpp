@@ -235,6 +235,122 @@ private Q_SLOTS:
         QTRY_COMPARE(f.server->viewerCount(), 0);
     }
 
+    void stalledViewerLeavesOthersAlone()
+    {
+        // Issue 10: a control viewer that stops reading while `yes` floods
+        // its session pauses that session only. The server's memory stays
+        // bounded, a viewer of another flooding session keeps streaming at
+        // full speed, and a third session still echoes at once.
+        f.server->setFlowWatermarks(256 * 1024, 64 * 1024);
+        Session *stalledSession = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec yes")});
+        Session *flowing = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec yes")});
+        Session *echoing = f.spawn({QStringLiteral("/bin/cat")});
+        QVERIFY(stalledSession && flowing && echoing);
+        RawWs stalled;
+        stalled.sock.setReadBufferSize(64 * 1024);
+        QVERIFY(stalled.handshake(f.port, wsPath(stalledSession).toLatin1(), f.key));
+        stalled.reading = false;
+        RawWs reader; // reads everything and keeps none of it
+        QVERIFY(reader.handshake(f.port, wsPath(flowing).toLatin1(), f.key));
+        qint64 streamed = 0;
+        auto drain = [&]() {
+            reader.pump();
+            RawWs::Frame fr;
+            while (reader.nextFrame(&fr))
+                if (fr.opcode == 0x2 || fr.opcode == 0x0)
+                    streamed += fr.payload.size();
+        };
+        WsClient echo;
+        echo.open(f.port, wsPath(echoing), f.key);
+        QTRY_VERIFY(echo.gotAttached());
+
+        const qint64 rss0 = rssKiB();
+        // Paused for good once the kernel's socket buffers are full too: the
+        // first pauses are short (the kernel still takes bytes, the queue
+        // drains under the low watermark, reading resumes), so wait until
+        // the stalled session's output stops growing.
+        quint64 last = stalledSession->offset();
+        QElapsedTimer stable;
+        stable.start();
+        auto settled = [&]() {
+            drain();
+            if (stalledSession->offset() != last) {
+                last = stalledSession->offset();
+                stable.restart();
+            }
+            return stable.elapsed() > 500;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(settled(), 15000);
+        QVERIFY(!stalledSession->process()->isReadEnabled());
+        // Paused: the other flood goes on (4 MiB more), and cat answers.
+        const qint64 streamedAtPause = streamed;
+        QTRY_VERIFY_WITH_TIMEOUT((drain(), streamed > streamedAtPause + 4 * 1024 * 1024), 30000);
+        echo.sendInput("still here\n");
+        QTRY_VERIFY((drain(), echo.stream().contains("still here")));
+        QVERIFY(flowing->process()->isReadEnabled() || (drain(), flowing->process()->isReadEnabled()));
+        // Bounded: what is in flight to the stalled viewer, and this whole
+        // process (server and clients) while 4 MiB more went through.
+        const qint64 inFlight = qint64(stalledSession->offset()) - stalled.received;
+        qInfo("stalled viewer: %lld bytes in flight, RSS growth %lld KiB, %lld bytes streamed to the other viewer",
+              inFlight, rssKiB() - rss0, streamed);
+        QVERIFY2(inFlight < 16 * 1024 * 1024, qPrintable(QString::number(inFlight)));
+        QVERIFY2(rssKiB() - rss0 < 32 * 1024, qPrintable(QString::number(rssKiB() - rss0)));
+        QCOMPARE(stalledSession->viewerCount(), 1);
+
+        stalled.sock.abort();
+        QTRY_COMPARE(stalledSession->viewerCount(), 0);
+        QTRY_VERIFY(stalledSession->process()->isReadEnabled());
+    }
+
+    void tenMiBPasteIntoProgramThatNeverReads()
+    {
+        // Issue 10: a 10 MiB paste, sent at once as a browser sends it, into
+        // a program that never reads. The paster is closed 1013 once 1 MiB
+        // waits; meanwhile the server answers requests and another session
+        // echoes; the stuck program's session lives on.
+        Session *stuck = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("stty raw -echo; exec sleep 60")});
+        Session *other = f.spawn({QStringLiteral("/bin/cat")});
+        QVERIFY(stuck && other);
+        WsClient o;
+        o.open(f.port, wsPath(other), f.key);
+        QTRY_VERIFY(o.gotAttached());
+        RawWs paster;
+        QVERIFY(paster.handshake(f.port, wsPath(stuck).toLatin1(), f.key));
+        QTRY_COMPARE(stuck->viewerCount(), 1);
+        const QByteArray chunk(64 * 1024, 'p');
+        for (int i = 0; i < 160; ++i)
+            paster.sendFrame(0x2, chunk);
+
+        QElapsedTimer t;
+        t.start();
+        QCOMPARE(f.http("GET", "/api/sessions").status, 200);
+        o.sendInput("still here\n");
+        QTRY_VERIFY(o.stream().contains("still here"));
+        qInfo("during a 10 MiB paste: the API and another session answered within %lld ms", qint64(t.elapsed()));
+
+        int closeCode = -1;
+        QByteArray reason;
+        auto readClose = [&]() {
+            paster.pump();
+            RawWs::Frame fr;
+            while (paster.nextFrame(&fr)) {
+                if (fr.opcode == 0x8 && fr.payload.size() >= 2) {
+                    closeCode = (uchar(fr.payload.at(0)) << 8) | uchar(fr.payload.at(1));
+                    reason = fr.payload.mid(2);
+                }
+            }
+            return closeCode >= 0;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(readClose(), 20000);
+        QCOMPARE(closeCode, 1013);
+        QCOMPARE(reason, QByteArray("input stalled"));
+        QCOMPARE(stuck->state(), Session::State::Running);
+        QTRY_COMPARE(stuck->viewerCount(), 0);
+        QVERIFY(stuck->process()->pendingInput() <= kMaxPendingInput);
+        QCOMPARE(other->viewerCount(), 1);
+        QVERIFY(!o.disconnected);
+    }
+
     void inputStalled()
     {
         // The program never reads its input; a large paste must neither block

@@ -679,7 +679,8 @@ private Q_SLOTS:
         QTRY_VERIFY(w.gotAttached());
         for (const char *bad : {R"({"type":"resize","cols":0,"rows":0})", R"({"type":"resize","cols":1001,"rows":50})",
                                 R"({"type":"resize","cols":100,"rows":1001})", R"({"type":"resize","cols":-5,"rows":10})",
-                                R"({"type":"resize","cols":80.5,"rows":24})", R"({"type":"resize","cols":131072,"rows":24})"})
+                                R"({"type":"resize","cols":80.5,"rows":24})", R"({"type":"resize","cols":131072,"rows":24})",
+                                R"({"type":"resize","cols":1e10,"rows":24})"})
             a.sendText(bad);
         a.sendText(R"({"type":"resize","cols":100,"rows":40})");
         QTRY_COMPARE(s->cols(), 100);

@@ -4,6 +4,8 @@
 // the process's malloc family.
 #pragma once
 
+#include "sanitizer.h"
+
 #include <atomic>
 #include <cstdlib>
 
@@ -11,7 +13,10 @@
 // operator new and Qt's containers end up in) while `g_countAllocs` is set.
 // glibc only: the executable's malloc interposes libc's and forwards to the
 // __libc_* entry points glibc exports for this purpose.
-#if defined(__GLIBC__)
+// Not under AddressSanitizer (make test's build-asan): its own allocator
+// replaces malloc, and memory it hands out (strdup, operator new) would reach
+// __libc_free here; the counting tests skip there.
+#if defined(__GLIBC__) && !defined(TETHER_ASAN)
 #define TETHER_COUNT_ALLOCS 1
 extern "C" {
 void *__libc_malloc(size_t);

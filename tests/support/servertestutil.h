@@ -454,6 +454,22 @@ inline QByteArray readFile(const QString &path)
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
+/// Open file descriptors of process `pid` (entries of /proc/PID/fd).
+inline int fdCount(qint64 pid)
+{
+    return QDir(QStringLiteral("/proc/%1/fd").arg(pid)).entryList(QDir::Files | QDir::System | QDir::NoDotAndDotDot).size();
+}
+
+/// Resident memory of `pid`, bytes (VmRSS of /proc/PID/status); -1 when unknown.
+inline qint64 rssBytes(qint64 pid)
+{
+    for (const QByteArray &line : readFile(QStringLiteral("/proc/%1/status").arg(pid)).split('\n')) {
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').value(0).toLongLong() * 1024;
+    }
+    return -1;
+}
+
 /// Children of `pid` (by /proc/PID/stat's parent field) in state `state`
 /// ('Z': zombies, each printed), or in any state when `state` is 0; only
 /// those whose argv holds `arg`, when given.

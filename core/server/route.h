@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include "attachinfo.h"
+
+#include <QByteArray>
+#include <QString>
+#include <optional>
+
+namespace Tether {
+
+class HttpRequest;
+
+/**
+ * Where a request goes: the routing decision of Server (docs/protocol.md,
+ * "Endpoints" and "WebSocket"), made from the request alone, so it can be
+ * tested and fuzzed without a socket (tests/fuzz/fuzz_httprequest.cpp). What
+ * needs the server's state stays in Server: the Host, Origin and key checks
+ * (before routing), whether a dashboard file exists, the registry.
+ */
+struct Route {
+    enum class Kind {
+        NotFound,         ///< 404
+        MethodNotAllowed, ///< 405 with `allow`
+        // A WebSocket upgrade (Upgrade: websocket).
+        Upgrade,          ///< GET /ws/{id}: `id`, `mode`, `resume`, `badQuery`
+        // Plain requests.
+        UpgradeRequired,  ///< /ws or /ws/...: 400 "WebSocket upgrade required"
+        ListSessions,     ///< GET /api/sessions
+        CreateSession,    ///< POST /api/sessions
+        GetSession,       ///< GET /api/sessions/{id}: `id`
+        DeleteSession,    ///< DELETE /api/sessions/{id}: `id`
+        RotateKey,        ///< POST /api/key
+        Restart,          ///< GET or POST /api/restart
+        Events,           ///< GET /api/events
+        KeyLink,          ///< GET/HEAD / with a `key` query item: 303 to /, the cookie if it is right
+        StaticFile,       ///< GET/HEAD of `file` (":/dashboard/..."), 404 if it does not exist
+    };
+    Kind kind = Kind::NotFound;
+    /// The path is under /api/ (a 404 or 405 there too): the server answers
+    /// 503 instead while it has no registry (shutting down).
+    bool api = false;
+    QByteArray allow;         ///< MethodNotAllowed: the Allow header
+    QString id;               ///< session id (Upgrade, GetSession, DeleteSession)
+    QString file;             ///< StaticFile: the Qt resource path
+    // Upgrade: the query (docs/protocol.md, "WebSocket").
+    ViewerMode mode = ViewerMode::Control;
+    /// resume=OFFSET; an offset that is not a decimal quint64 is treated as
+    /// beyond the end (reset, "ahead"): the maximum.
+    std::optional<quint64> resume;
+    bool badQuery = false;    ///< mode= other than control or watch: closed 4400 after the upgrade
+};
+
+/// The paths that need the access key (and an allowed Origin): /api, /api/...,
+/// /ws and /ws/... Static files hold no secret.
+bool needsKey(const QString &path);
+
+/// The routing decision for a request whose head (and body) was read.
+/// Pure; never fails (NotFound for anything it does not know).
+Route routeRequest(const HttpRequest &request);
+
+/// A resume offset: 1 to 20 decimal digits within quint64, else nullopt.
+std::optional<quint64> parseOffset(const QString &s);
+
+} // namespace Tether

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// routeRequest(): where each request goes (docs/protocol.md, "Endpoints",
+// "WebSocket"), row by row, from a real request head. tst_server_http and
+// tst_server_ws check the answers through a real server;
+// tests/fuzz/fuzz_httprequest.cpp throws arbitrary heads at both.
+#include "httprequest.h"
+#include "route.h"
+
+#include <QTest>
+
+using namespace Tether;
+
+Q_DECLARE_METATYPE(Route::Kind)
+
+class TestRoute : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void route_data();
+    void route();
+    void upgradeQuery_data();
+    void upgradeQuery();
+    void needsKey_data();
+    void needsKey();
+};
+
+void TestRoute::route_data()
+{
+    QTest::addColumn<QByteArray>("method");
+    QTest::addColumn<QByteArray>("target");
+    QTest::addColumn<bool>("upgrade");
+    QTest::addColumn<Route::Kind>("kind");
+    QTest::addColumn<bool>("api");
+    QTest::addColumn<QString>("detail"); // id, file or Allow
+    using K = Route::Kind;
+    const QString none;
+
+    QTest::newRow("index") << QByteArray("GET") << QByteArray("/") << false << K::StaticFile << false << ":/dashboard/index.html";
+    QTest::newRow("HEAD of a file") << QByteArray("HEAD") << QByteArray("/app.js?v=1") << false << K::StaticFile << false
+                                    << ":/dashboard/app.js";
+    QTest::newRow("key link") << QByteArray("GET") << QByteArray("/?key=abc") << false << K::KeyLink << false << none;
+    QTest::newRow("POST of a file") << QByteArray("POST") << QByteArray("/index.html") << false << K::MethodNotAllowed
+                                    << false << "GET, HEAD";
+    QTest::newRow("dot dot") << QByteArray("GET") << QByteArray("/a/../index.html") << false << K::NotFound << false << none;
+    QTest::newRow("encoded dot dot") << QByteArray("GET") << QByteArray("/%2e%2e/x") << false << K::NotFound << false << none;
+    QTest::newRow("double slash") << QByteArray("GET") << QByteArray("//etc/passwd") << false << K::NotFound << false << none;
+    QTest::newRow("backslash") << QByteArray("GET") << QByteArray("/a%5c..") << false << K::NotFound << false << none;
+    QTest::newRow("trailing slash") << QByteArray("GET") << QByteArray("/dir/") << false << K::NotFound << false << none;
+    QTest::newRow("apix is a file") << QByteArray("GET") << QByteArray("/apix") << false << K::StaticFile << false
+                                    << ":/dashboard/apix";
+
+    QTest::newRow("list") << QByteArray("GET") << QByteArray("/api/sessions") << false << K::ListSessions << true << none;
+    QTest::newRow("list, trailing slash") << QByteArray("GET") << QByteArray("/api/sessions/") << false << K::ListSessions
+                                          << true << none;
+    QTest::newRow("create") << QByteArray("POST") << QByteArray("/api/sessions") << false << K::CreateSession << true << none;
+    QTest::newRow("sessions: PUT") << QByteArray("PUT") << QByteArray("/api/sessions") << false << K::MethodNotAllowed
+                                   << true << "GET, POST";
+    QTest::newRow("one") << QByteArray("GET") << QByteArray("/api/sessions/Ab_1") << false << K::GetSession << true << "Ab_1";
+    QTest::newRow("kill") << QByteArray("DELETE") << QByteArray("/api/sessions/Ab_1") << false << K::DeleteSession << true
+                          << "Ab_1";
+    QTest::newRow("one: POST") << QByteArray("POST") << QByteArray("/api/sessions/Ab_1") << false << K::MethodNotAllowed
+                               << true << "GET, DELETE";
+    QTest::newRow("key") << QByteArray("POST") << QByteArray("/api/key") << false << K::RotateKey << true << none;
+    QTest::newRow("key: GET") << QByteArray("GET") << QByteArray("/api/key") << false << K::MethodNotAllowed << true << "POST";
+    QTest::newRow("restart: GET") << QByteArray("GET") << QByteArray("/api/restart") << false << K::Restart << true << none;
+    QTest::newRow("restart: POST") << QByteArray("POST") << QByteArray("/api/restart") << false << K::Restart << true << none;
+    QTest::newRow("restart: DELETE") << QByteArray("DELETE") << QByteArray("/api/restart") << false << K::MethodNotAllowed
+                                     << true << "GET, POST";
+    QTest::newRow("events") << QByteArray("GET") << QByteArray("/api/events") << false << K::Events << true << none;
+    QTest::newRow("events: POST") << QByteArray("POST") << QByteArray("/api/events") << false << K::MethodNotAllowed << true
+                                  << "GET";
+    QTest::newRow("api root") << QByteArray("GET") << QByteArray("/api") << false << K::NotFound << true << none;
+    QTest::newRow("api unknown") << QByteArray("GET") << QByteArray("/api/nope") << false << K::NotFound << true << none;
+    QTest::newRow("too deep") << QByteArray("GET") << QByteArray("/api/sessions/a/b") << false << K::NotFound << true << none;
+
+    QTest::newRow("ws without upgrade") << QByteArray("GET") << QByteArray("/ws/Ab_1") << false << K::UpgradeRequired
+                                        << false << none;
+    QTest::newRow("ws root without upgrade") << QByteArray("GET") << QByteArray("/ws") << false << K::UpgradeRequired
+                                             << false << none;
+    QTest::newRow("upgrade") << QByteArray("GET") << QByteArray("/ws/Ab_1") << true << K::Upgrade << false << "Ab_1";
+    QTest::newRow("upgrade: POST") << QByteArray("POST") << QByteArray("/ws/Ab_1") << true << K::MethodNotAllowed << false
+                                   << "GET";
+    QTest::newRow("upgrade: no id") << QByteArray("GET") << QByteArray("/ws/") << true << K::NotFound << false << none;
+    QTest::newRow("upgrade: id with a slash") << QByteArray("GET") << QByteArray("/ws/a/b") << true << K::NotFound << false
+                                              << none;
+    QTest::newRow("upgrade elsewhere") << QByteArray("GET") << QByteArray("/api/sessions") << true << K::NotFound << false
+                                       << none;
+}
+
+void TestRoute::route()
+{
+    QFETCH(QByteArray, method);
+    QFETCH(QByteArray, target);
+    QFETCH(bool, upgrade);
+    QFETCH(Route::Kind, kind);
+    QFETCH(bool, api);
+    QFETCH(QString, detail);
+    QByteArray head = method + ' ' + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    if (upgrade)
+        head += "Upgrade: websocket\r\nConnection: Upgrade\r\n";
+    head += "\r\n";
+    HttpRequest r;
+    QVERIFY(r.feedHead(head.constData(), head.size()) != HttpRequest::Phase::Error);
+    const Route route = routeRequest(r);
+    QCOMPARE(route.kind, kind);
+    QCOMPARE(route.api, api);
+    if (kind == Route::Kind::MethodNotAllowed)
+        QCOMPARE(QString::fromLatin1(route.allow), detail);
+    else if (kind == Route::Kind::StaticFile)
+        QCOMPARE(route.file, detail);
+    else
+        QCOMPARE(route.id, detail);
+}
+
+void TestRoute::upgradeQuery_data()
+{
+    QTest::addColumn<QByteArray>("query");
+    QTest::addColumn<bool>("watch");
+    QTest::addColumn<bool>("badQuery");
+    QTest::addColumn<qint64>("resume"); // -1: none; as quint64 bits otherwise
+    QTest::newRow("none") << QByteArray() << false << false << qint64(-1);
+    QTest::newRow("control") << QByteArray("mode=control") << false << false << qint64(-1);
+    QTest::newRow("watch") << QByteArray("mode=watch") << true << false << qint64(-1);
+    QTest::newRow("bad mode") << QByteArray("mode=admin") << false << true << qint64(-1);
+    QTest::newRow("resume") << QByteArray("resume=1234") << false << false << qint64(1234);
+    QTest::newRow("resume 0, watch") << QByteArray("resume=0&mode=watch") << true << false << qint64(0);
+    QTest::newRow("resume: the largest") << QByteArray("resume=18446744073709551615") << false << false << qint64(-1); // 2^64-1
+    // Unparsable: beyond the end (reset, "ahead"), the maximum.
+    QTest::newRow("resume: beyond quint64") << QByteArray("resume=18446744073709551616") << false << false << qint64(-1);
+    QTest::newRow("resume: negative") << QByteArray("resume=-1") << false << false << qint64(-1);
+    QTest::newRow("resume: empty") << QByteArray("resume=") << false << false << qint64(-1);
+}
+
+void TestRoute::upgradeQuery()
+{
+    QFETCH(QByteArray, query);
+    QFETCH(bool, watch);
+    QFETCH(bool, badQuery);
+    QFETCH(qint64, resume);
+    const QByteArray head = "GET /ws/x" + (query.isEmpty() ? QByteArray() : "?" + query)
+        + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+    HttpRequest r;
+    QVERIFY(r.feedHead(head.constData(), head.size()) != HttpRequest::Phase::Error);
+    const Route route = routeRequest(r);
+    QCOMPARE(route.kind, Route::Kind::Upgrade);
+    QCOMPARE(route.mode, watch ? ViewerMode::Watch : ViewerMode::Control);
+    QCOMPARE(route.badQuery, badQuery);
+    const bool hasResume = query.contains("resume=");
+    QCOMPARE(route.resume.has_value(), hasResume);
+    if (hasResume)
+        QCOMPARE(*route.resume, quint64(resume));
+}
+
+void TestRoute::needsKey_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<bool>("key");
+    QTest::newRow("/api") << "/api" << true;
+    QTest::newRow("/api/sessions") << "/api/sessions" << true;
+    QTest::newRow("/ws") << "/ws" << true;
+    QTest::newRow("/ws/x") << "/ws/x" << true;
+    QTest::newRow("/") << "/" << false;
+    QTest::newRow("/apix") << "/apix" << false;
+    QTest::newRow("/wsx") << "/wsx" << false;
+    QTest::newRow("/index.html") << "/index.html" << false;
+}
+
+void TestRoute::needsKey()
+{
+    QFETCH(QString, path);
+    QFETCH(bool, key);
+    QCOMPARE(Tether::needsKey(path), key);
+}
+
+
+QTEST_GUILESS_MAIN(TestRoute)
+#include "tst_route.moc"

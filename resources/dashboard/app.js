@@ -408,18 +408,35 @@ function updateItem(li, s) {
   const viewer = li.querySelector('.viewer');
   viewer.textContent = viewerText(s);
   viewer.dataset.attached = s.attached ? 'yes' : 'no';
-  const cap = Number(s.buffer_capacity) || 0;
-  const used = Number(s.buffer_bytes) || 0;
-  const frac = cap > 0 ? Math.min(1, used / cap) : 0;
-  // CSSOM, not a style="" attribute: the CSP refuses inline style attributes.
-  li.querySelector('.buffer-fill').style.width = `${(frac * 100).toFixed(1)}%`;
-  li.querySelector('.buffer-text').textContent = cap ? `${formatBytes(used)} of ${formatBytes(cap)}` : '';
+  renderBuffer(li, s);
   li.querySelector('.buffer').title = 'Output kept for replay (the ring buffer): the oldest bytes give way when it is full.';
   const kill = li.querySelector('.kill');
   kill.textContent = s.state === 'exited' ? 'Remove' : 'Kill';
   kill.setAttribute('aria-label', `${kill.textContent} ${label}`);
   li.querySelector('.watch').setAttribute('aria-label', `Watch ${label} read-only`);
   li.querySelector('.watch').hidden = s.state === 'exited';
+}
+
+/**
+ * The ring buffer meter. Output causes no list event (protocol.md, Live
+ * list), so the `buffer_bytes` of an event is as of that event. For the
+ * session open here, the bytes received since then (the attachment's offset
+ * past the event's `offset`) went into the ring too: the meter follows them,
+ * up to the capacity.
+ */
+function renderBuffer(li, s) {
+  const cap = Number(s.buffer_capacity) || 0;
+  let used = Number(s.buffer_bytes) || 0;
+  const cur = app.current;
+  if (cur && cur.id === s.id && cur.attachment && cur.attachment.offset !== null
+      && typeof s.offset === 'number' && cur.attachment.offset > s.offset) {
+    used += cur.attachment.offset - s.offset;
+  }
+  if (cap > 0) used = Math.min(used, cap);
+  const frac = cap > 0 ? used / cap : 0;
+  // CSSOM, not a style="" attribute: the CSP refuses inline style attributes.
+  li.querySelector('.buffer-fill').style.width = `${(frac * 100).toFixed(1)}%`;
+  li.querySelector('.buffer-text').textContent = cap ? `${formatBytes(used)} of ${formatBytes(cap)}` : '';
 }
 
 /** Updates the counting fields (idle, expiry) from the last event plus the time since. */
@@ -430,6 +447,7 @@ function renderTimes() {
     if (!e) continue;
     const { s } = e;
     const elapsed = (now - e.at) / 1000;
+    if (app.current && app.current.id === s.id) renderBuffer(li, s);
     const idle = li.querySelector('.idle');
     if (typeof s.idle_seconds === 'number' && s.state !== 'exited') {
       const secs = s.idle_seconds + elapsed;
@@ -476,6 +494,38 @@ async function killSession(id) {
 }
 
 // ---------------------------------------------------------------------------
+// Clipboard
+
+/**
+ * 'copy' for Ctrl+C and Ctrl+Shift+C, 'paste' for Ctrl+V, Ctrl+Shift+V and
+ * Shift+Insert, else null. By e.code so that other keyboard layouts match the
+ * same keys.
+ */
+function clipboardKey(e) {
+  if (e.altKey || e.metaKey) return null;
+  if (e.ctrlKey && e.code === 'KeyC') return 'copy';
+  if (e.ctrlKey && e.code === 'KeyV') return 'paste';
+  if (!e.ctrlKey && e.shiftKey && e.code === 'Insert') return 'paste';
+  return null;
+}
+
+/**
+ * Puts the terminal's selection on the clipboard and clears the selection.
+ * The Async Clipboard API needs a secure context (127.0.0.1 is one; a LAN
+ * address over http is not): there, the `copy` command is used, whose event
+ * xterm.js answers with its selection.
+ */
+function copySelection(term) {
+  const text = term.getSelection();
+  let copied = false;
+  try { copied = document.execCommand('copy'); } catch { copied = false; }
+  if (!copied && navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(text).catch(() => {});
+  }
+  term.clearSelection();
+}
+
+// ---------------------------------------------------------------------------
 // Terminal view
 
 function terminalTheme() { return DARK.matches ? THEMES.dark : THEMES.light; }
@@ -505,6 +555,28 @@ function createView(mode) {
   term.attachCustomKeyEventHandler((e) => {
     if (isListShortcut(e)) {
       if (e.type === 'keydown') focusList();
+      return false;
+    }
+    const clip = clipboardKey(e);
+    if (clip === 'copy') {
+      // Ctrl+C copies only when there is a selection (VS Code, Windows
+      // Terminal); without one it stays ^C for the program. Ctrl+Shift+C
+      // always copies (Chromium would open its inspector otherwise).
+      if (!term.hasSelection()) {
+        if (e.shiftKey && e.type === 'keydown') e.preventDefault();
+        return !e.shiftKey;
+      }
+      if (e.type === 'keydown') {
+        e.preventDefault();
+        copySelection(term);
+      }
+      return false;
+    }
+    if (clip === 'paste') {
+      // Not handled by xterm.js (it would send ^V): the browser's own paste
+      // runs, and xterm.js's paste handler writes it as the program asked
+      // (bracketed paste, mode 2004, when the program enabled it). A watcher
+      // sends nothing: its input is off.
       return false;
     }
     // A watcher's input textarea is readonly (disableStdin), so the browser

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The dashboard terminal's own features (issue 14). Copy and paste: Ctrl+C copies when
+// there is a selection and is ^C without one; Ctrl+Shift+C copies; Ctrl+V,
+// Ctrl+Shift+V and Shift+Insert paste, bracketed when the program asked for
+// it (mode 2004). Real Chromium, real clipboard, real programs in a PTY.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  api, createSessionInPage, launchBrowser, newPage, openDashboard, startTether,
+  typeLine, until, waitForLine, closeAll,
+} from './lib.mjs';
+
+/** The program in front of the session's terminal (protocol.md: foreground). */
+async function foreground(server, id) {
+  const r = await api(server, 'GET', `/api/sessions/${id}`);
+  return r.body && r.body.foreground ? r.body.foreground.name : null;
+}
+
+/** Selects the first buffer line equal to `text` (xterm.js's own selection). */
+async function selectLine(page, text) {
+  await page.evaluate((t) => {
+    const term = window.tether.term;
+    const b = term.buffer.active;
+    for (let i = 0; i < b.length; i++) {
+      if (b.getLine(i).translateToString(true) === t) { term.select(0, i, t.length); return; }
+    }
+    throw new Error(`no line ${t}`);
+  }, text);
+  assert.equal(await page.evaluate(() => window.tether.term.getSelection()), text);
+}
+
+async function clipboardPage(browser, server) {
+  const page = await newPage(browser);
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base.replace(/\/$/, '') });
+  await openDashboard(page, server);
+  return page;
+}
+
+const readClipboard = (page) => page.evaluate(() => navigator.clipboard.readText());
+const writeClipboard = (page, text) => page.evaluate((t) => navigator.clipboard.writeText(t), text);
+
+describe('clipboard', { timeout: 180000 }, () => {
+  let server;
+  let browser;
+
+  before(async () => {
+    server = await startTether();
+    browser = await launchBrowser();
+  });
+
+  after(() => closeAll(server, browser));
+
+  test('Ctrl+C copies a selection (the program keeps running); without one it is ^C', async () => {
+    const page = await clipboardPage(browser, server);
+    const id = await createSessionInPage(page);
+    await typeLine(page, 'echo copy-$((6*7))-me');
+    await waitForLine(page, /^copy-42-me$/);
+    await typeLine(page, 'sleep 300');
+    await until(async () => (await foreground(server, id)) === 'sleep', 10000, 'sleep in front');
+    await writeClipboard(page, 'before');
+
+    await selectLine(page, 'copy-42-me');
+    await page.keyboard.press('Control+C');
+    await until(async () => (await readClipboard(page)) === 'copy-42-me', 5000, 'the selection on the clipboard');
+    assert.equal(await page.evaluate(() => window.tether.term.hasSelection()), false, 'the copy clears the selection');
+    // The copy sent nothing: sleep is still in front a while later.
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await foreground(server, id), 'sleep');
+
+    // Ctrl+Shift+C copies too (and is never ^C).
+    await writeClipboard(page, 'before');
+    await selectLine(page, 'copy-42-me');
+    await page.keyboard.press('Control+Shift+C');
+    await until(async () => (await readClipboard(page)) === 'copy-42-me', 5000, 'Ctrl+Shift+C copying');
+    await page.keyboard.press('Control+Shift+C');
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await foreground(server, id), 'sleep', 'Ctrl+Shift+C without a selection sends nothing');
+
+    // No selection: ^C reaches the program and ends sleep.
+    await page.keyboard.press('Control+C');
+    await until(async () => (await foreground(server, id)) === 'bash', 10000, 'sleep ended by ^C');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('Ctrl+V, Ctrl+Shift+V and Shift+Insert paste, bracketed when the program enabled 2004', async () => {
+    const page = await clipboardPage(browser, server);
+    const id = await createSessionInPage(page);
+    for (const key of ['Control+V', 'Control+Shift+V', 'Shift+Insert']) {
+      // The program turns bracketed paste on and prints what it reads, in hex.
+      // It says when its terminal is raw: a paste before that would be echoed.
+      await page.evaluate(() => window.tether.term.clear());
+      await typeLine(page, "printf '\\e[?2004h'; stty raw -echo; printf 'ready-%s\\r\\n' raw; head -c 18 | od -An -tx1 -w64 | tr -d ' ' | sed 's/^/got:/'; stty sane; printf '\\e[?2004l'");
+      await waitForLine(page, /^ready-raw$/);
+      await writeClipboard(page, 'pasted');
+      await page.locator('.xterm-helper-textarea').focus();
+      await page.keyboard.press(key);
+      // ESC [ 2 0 0 ~  p a s t e d  ESC [ 2 0 1 ~
+      await waitForLine(page, /^got:1b5b3230307e7061737465641b5b3230317e$/);
+      await until(async () => (await foreground(server, id)) === 'bash', 10000, 'the reader to end');
+    }
+    // Without 2004 the text arrives as it is.
+    await page.evaluate(() => window.tether.term.clear());
+    await typeLine(page, "stty raw -echo; printf 'ready-%s\\r\\n' plain; head -c 6 | od -An -c | tr -d ' ' | sed 's/^/plain:/'; stty sane");
+    await waitForLine(page, /^ready-plain$/);
+    await page.keyboard.press('Control+V');
+    await waitForLine(page, /^plain:pasted$/);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});
+
+describe('buffer meter', { timeout: 120000 }, () => {
+  let server;
+  let browser;
+
+  before(async () => {
+    server = await startTether();
+    browser = await launchBrowser();
+  });
+
+  after(() => closeAll(server, browser));
+
+  test('the open session\'s buffer meter follows its output live, without a reload', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    const text = page.locator(`.session[data-id="${id}"] .buffer-text`);
+    await text.waitFor();
+    // Output causes no list event: only the page's own count can move the meter.
+    await typeLine(page, 'yes 0123456789abcdef | head -c 300000; echo; echo meter-$((6*7))');
+    await waitForLine(page, /^meter-42$/, 30000);
+    await new Promise((r) => setTimeout(r, 300)); // the prompt after it, too
+    const kept = (await api(server, 'GET', `/api/sessions/${id}`)).body.buffer_bytes;
+    assert.ok(kept > 300000, `buffer_bytes ${kept}`);
+    const want = `${Math.round(kept / 1024)} KiB of 1 MiB`;
+    await until(async () => (await text.textContent()) === want, 5000,
+      `the meter to read "${want}" (it reads "${await text.textContent()}")`);
+    const width = await page.locator(`.session[data-id="${id}"] .buffer-fill`).evaluate((e) => parseFloat(e.style.width));
+    assert.ok(width > 25 && width < 35, `fill ${width}%`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});

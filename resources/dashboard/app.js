@@ -9,6 +9,9 @@
 
 import { Terminal } from './vendor/xterm.js';
 import { FitAddon } from './vendor/addon-fit.js';
+import { SearchAddon } from './vendor/addon-search.js';
+import { WebLinksAddon } from './vendor/addon-web-links.js';
+import { Unicode11Addon } from './vendor/addon-unicode11.js';
 import { Attachment } from './attachment.js';
 import {
   commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
@@ -24,6 +27,11 @@ const MIN_ROWS = 3;
 /** Keys whose default action scrolls a scrollable box (see createView). */
 const SCROLL_KEYS = new Set([' ', 'Spacebar', 'PageUp', 'PageDown', 'Home', 'End',
   'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight']);
+/** Font size of the terminal, per browser (localStorage: a preference, not per-tab state). */
+const FONT_KEY = 'tether.fontSize';
+const FONT_DEFAULT = 14;
+const FONT_MIN = 8;
+const FONT_MAX = 32;
 const NARROW = window.matchMedia('(max-width: 760px)');
 const DARK = window.matchMedia('(prefers-color-scheme: dark)');
 
@@ -84,6 +92,8 @@ window.tether = {
   get lastSentSize() { return app.lastSentSize; },
   /** The server's version and pending update (the `server` event). */
   get server() { return app.server; },
+  /** The open terminal's search addon (tests read its results). */
+  get search() { return app.current ? app.current.view.search : null; },
 };
 
 // ---------------------------------------------------------------------------
@@ -494,6 +504,124 @@ async function killSession(id) {
 }
 
 // ---------------------------------------------------------------------------
+// Search in the scrollback (@xterm/addon-search) and font size
+
+function isSearchShortcut(e) {
+  return e.ctrlKey && e.shiftKey && !e.altKey && !e.metaKey && e.code === 'KeyF';
+}
+
+const SEARCH_DECORATIONS = {
+  matchBackground: '#f2cc60', matchOverviewRuler: '#d4a72c',
+  activeMatchBackground: '#ff9632', activeMatchColorOverviewRuler: '#ff9632',
+};
+
+function searchOptions(incremental) {
+  return { incremental, decorations: SEARCH_DECORATIONS };
+}
+
+function openSearch() {
+  if (!app.current) return;
+  $('search').hidden = false;
+  $('search-toggle').setAttribute('aria-expanded', 'true');
+  const input = $('search-input');
+  const sel = app.current.view.term.getSelection();
+  if (sel && !sel.includes('\n')) input.value = sel;
+  input.focus();
+  input.select();
+  scheduleFit();
+}
+
+/** Hides the search box and its highlights; `refocus` gives the keys back to the terminal. */
+function closeSearch(refocus = true) {
+  if ($('search').hidden) return;
+  $('search').hidden = true;
+  $('search-toggle').setAttribute('aria-expanded', 'false');
+  $('search-count').textContent = '';
+  const cur = app.current;
+  if (cur) {
+    cur.view.search.clearDecorations();
+    if (refocus) cur.view.term.focus();
+  }
+  scheduleFit();
+}
+
+/** Finds the next (or previous) match of the box's text; the terminal scrolls to it. */
+function findInScrollback(forward, incremental = false) {
+  const cur = app.current;
+  const text = $('search-input').value;
+  if (!cur) return false;
+  if (!text) {
+    cur.view.search.clearDecorations();
+    $('search-count').textContent = '';
+    return false;
+  }
+  const found = forward ? cur.view.search.findNext(text, searchOptions(incremental))
+    : cur.view.search.findPrevious(text, searchOptions(false));
+  if (!found) $('search-count').textContent = 'No match';
+  return found;
+}
+
+function showSearchCount({ resultIndex, resultCount }) {
+  const el = $('search-count');
+  if (!resultCount) el.textContent = $('search-input').value ? 'No match' : '';
+  else el.textContent = resultIndex >= 0 ? `${resultIndex + 1} of ${resultCount}` : `${resultCount} matches`;
+}
+
+function initSearch() {
+  $('search-toggle').addEventListener('click', () => ($('search').hidden ? openSearch() : closeSearch()));
+  $('search').addEventListener('submit', (e) => { e.preventDefault(); findInScrollback(true); });
+  $('search-input').addEventListener('input', () => findInScrollback(true, true));
+  $('search-input').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      findInScrollback(!e.shiftKey);
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      closeSearch();
+    }
+  });
+  $('search-next').addEventListener('click', () => findInScrollback(true));
+  $('search-prev').addEventListener('click', () => findInScrollback(false));
+  $('search-close').addEventListener('click', () => closeSearch());
+}
+
+/** The remembered font size (px), within FONT_MIN..FONT_MAX. */
+function fontSize() {
+  let v = FONT_DEFAULT;
+  try { v = Number(localStorage.getItem(FONT_KEY)) || FONT_DEFAULT; } catch { /* storage off */ }
+  return Math.min(FONT_MAX, Math.max(FONT_MIN, Math.round(v)));
+}
+
+function setFontSize(size) {
+  const v = Math.min(FONT_MAX, Math.max(FONT_MIN, size));
+  try { localStorage.setItem(FONT_KEY, String(v)); } catch { /* storage off: this page only */ }
+  renderFontSize(v);
+  if (app.current) {
+    app.current.view.term.options.fontSize = v;
+    scheduleFit();
+  }
+}
+
+function renderFontSize(v = fontSize()) {
+  $('font-size').textContent = `${v}px`;
+  $('font-smaller').disabled = v <= FONT_MIN;
+  $('font-larger').disabled = v >= FONT_MAX;
+}
+
+function initFontSize() {
+  $('font-smaller').addEventListener('click', () => setFontSize(fontSize() - 1));
+  $('font-larger').addEventListener('click', () => setFontSize(fontSize() + 1));
+  renderFontSize();
+  // Another tab of this browser changed it: follow.
+  window.addEventListener('storage', (e) => {
+    if (e.key !== FONT_KEY) return;
+    renderFontSize();
+    if (app.current) { app.current.view.term.options.fontSize = fontSize(); scheduleFit(); }
+  });
+}
+
+// ---------------------------------------------------------------------------
 // Clipboard
 
 /**
@@ -538,23 +666,40 @@ function createView(mode) {
   $('empty').hidden = true;
   const term = new Terminal({
     fontFamily: '"DejaVu Sans Mono", "Cascadia Mono", "Menlo", "Consolas", "Liberation Mono", monospace',
-    fontSize: 14,
+    fontSize: fontSize(),
     lineHeight: 1.15,
     cursorBlink: mode === 'control',
     cursorStyle: 'block',
     scrollback: 10000,
     disableStdin: mode === 'watch',
     theme: terminalTheme(),
-    allowProposedApi: false,
+    // term.unicode (Unicode 11 widths) and the search addon's match
+    // decorations are xterm.js "proposed" API.
+    allowProposedApi: true,
   });
   const fit = new FitAddon();
   term.loadAddon(fit);
+  const search = new SearchAddon();
+  term.loadAddon(search);
+  search.onDidChangeResults((r) => showSearchCount(r));
+  // Links open in a new tab, without this page as its opener.
+  term.loadAddon(new WebLinksAddon((event, uri) => {
+    const w = window.open(uri, '_blank', 'noopener');
+    if (w) w.opener = null;
+  }));
+  // Emoji and CJK take two cells as the programs (wcwidth of Unicode 11+) count them.
+  term.loadAddon(new Unicode11Addon());
+  term.unicode.activeVersion = '11';
   // Tab belongs to the shell; Ctrl+Shift+S leads out of the terminal to the
   // list. Terminals send the same byte for Ctrl+S and Ctrl+Shift+S, so no
   // program can tell them apart: taking the shifted one costs nothing.
   term.attachCustomKeyEventHandler((e) => {
     if (isListShortcut(e)) {
       if (e.type === 'keydown') focusList();
+      return false;
+    }
+    if (isSearchShortcut(e)) {
+      if (e.type === 'keydown') { e.preventDefault(); openSearch(); }
       return false;
     }
     const clip = clipboardKey(e);
@@ -592,13 +737,14 @@ function createView(mode) {
     return true;
   });
   term.open(host);
-  const view = { term, fit, observer: null };
+  const view = { term, fit, search, observer: null };
   view.observer = new ResizeObserver(() => scheduleFit());
   view.observer.observe(wrap);
   return view;
 }
 
 function destroyView(view) {
+  closeSearch(false);
   view.observer.disconnect();
   view.term.dispose();
   $('terminal').replaceChildren();
@@ -941,6 +1087,8 @@ function focusList() {
 // Start
 
 function init() {
+  initSearch();
+  initFontSize();
   $('new-form').addEventListener('submit', (e) => {
     e.preventDefault();
     createSession($('new-command').value);
@@ -955,6 +1103,9 @@ function init() {
     if (isListShortcut(e)) {
       e.preventDefault();
       focusList();
+    } else if (isSearchShortcut(e) && app.current) {
+      e.preventDefault();
+      openSearch();
     } else if (e.key === 'Escape' && app.current && $('sidebar').contains(document.activeElement)) {
       // Back from the list to the terminal.
       if (NARROW.matches) setSidebar(false);

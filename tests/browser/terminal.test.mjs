@@ -8,8 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   api, createSessionInPage, launchBrowser, newPage, openDashboard, startTether,
-  typeLine, until, waitForLine, closeAll,
+  typeLine, until, waitForLine, waitForLive, closeAll, artifactsDir,
 } from './lib.mjs';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 
 /** The program in front of the session's terminal (protocol.md: foreground). */
 async function foreground(server, id) {
@@ -139,6 +141,79 @@ describe('buffer meter', { timeout: 120000 }, () => {
       `the meter to read "${want}" (it reads "${await text.textContent()}")`);
     const width = await page.locator(`.session[data-id="${id}"] .buffer-fill`).evaluate((e) => parseFloat(e.style.width));
     assert.ok(width > 25 && width < 35, `fill ${width}%`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});
+
+describe('search and font size', { timeout: 120000 }, () => {
+  let server;
+  let browser;
+
+  before(async () => {
+    server = await startTether();
+    browser = await launchBrowser();
+  });
+
+  after(() => closeAll(server, browser));
+
+  test('search finds a line in the scrollback and scrolls to it', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    await createSessionInPage(page);
+    await typeLine(page, 'seq 1 100; echo needle-$((6*7)); seq 101 400; echo after-$((6*7))');
+    await waitForLine(page, /^after-42$/);
+    const at = await page.evaluate(() => {
+      const b = window.tether.term.buffer.active;
+      for (let i = 0; i < b.length; i++) if (b.getLine(i).translateToString(true) === 'needle-42') return i;
+      return -1;
+    });
+    const view = () => page.evaluate(() => [window.tether.term.buffer.active.viewportY, window.tether.term.rows]);
+    const [top] = await view();
+    assert.ok(at >= 0 && at < top, `needle at ${at}, view from ${top}: it must be out of view`);
+
+    await page.locator('.xterm-helper-textarea').focus();
+    await page.keyboard.press('Control+Shift+F');
+    await page.locator('#search-input').waitFor({ state: 'visible' });
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'search-input');
+    await page.keyboard.type('needle-42');
+    await page.keyboard.press('Enter');
+    await until(async () => {
+      const [y, rows] = await view();
+      return at >= y && at < y + rows;
+    }, 5000, 'the match in view');
+    assert.equal(await page.evaluate(() => window.tether.term.getSelection()), 'needle-42');
+    await until(async () => /1 of 1|1 match/.test(await page.locator('#search-count').textContent()), 5000, 'the count');
+    mkdirSync(artifactsDir, { recursive: true });
+    await page.screenshot({ path: path.join(artifactsDir, 'dashboard-search.png') });
+    await page.fill('#search-input', 'no-such-text-anywhere');
+    await until(async () => (await page.locator('#search-count').textContent()) === 'No match', 5000, 'No match');
+    // Escape closes the box and gives the keys back to the terminal.
+    await page.keyboard.press('Escape');
+    await page.locator('#search').waitFor({ state: 'hidden' });
+    assert.equal(await page.evaluate(() => document.activeElement.className), 'xterm-helper-textarea');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('the font size is remembered by the browser', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    await createSessionInPage(page);
+    const size = () => page.evaluate(() => window.tether.term.options.fontSize);
+    const before = await size();
+    const cols = await page.evaluate(() => window.tether.term.cols);
+    await page.click('#font-larger');
+    await page.click('#font-larger');
+    assert.equal(await size(), before + 2);
+    assert.equal(await page.locator('#font-size').textContent(), `${before + 2}px`);
+    // The pane holds fewer columns at the larger size, and the session follows.
+    await until(async () => (await page.evaluate(() => window.tether.term.cols)) < cols, 5000, 'fewer columns');
+    await page.reload();
+    await waitForLive(page);
+    assert.equal(await size(), before + 2);
+    await page.click('#font-smaller');
+    assert.equal(await size(), before + 1);
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

@@ -313,6 +313,7 @@ async function refreshList() {
 
 function applySessions(list) {
   const now = performance.now();
+  notifyExits(app.sessions, list);
   app.sessions = new Map(list.map((s) => [s.id, { s, at: now }]));
   renderList();
   const cur = app.current;
@@ -327,6 +328,47 @@ function applySessions(list) {
       showEndBanner(cur, { reason: 'closed' });
     }
   }
+}
+
+// ---------------------------------------------------------------------------
+// Notifications: a session that exits while the tab is in the background, as
+// the tray says it (with the user's permission, asked for by a button: a
+// browser asks only after a click).
+
+function notificationsSupported() {
+  return typeof window.Notification === 'function' && window.isSecureContext;
+}
+
+function renderNotifyButton() {
+  $('notify-enable').hidden = !notificationsSupported() || Notification.permission !== 'default';
+}
+
+/** Running sessions of `before` (id -> entry) that `list` shows exited. */
+function notifyExits(before, list) {
+  if (!notificationsSupported() || Notification.permission !== 'granted') return;
+  if (document.visibilityState !== 'hidden') return;
+  for (const s of list) {
+    const old = before.get(s.id);
+    if (!old || old.s.state === 'exited' || s.state !== 'exited') continue;
+    const n = new Notification(`${sessionLabel(s)} exited`, {
+      body: exitText({ code: s.exit_code, signal: s.exit_signal }),
+      tag: `tether-exit-${s.id}`,
+      icon: 'icon.svg',
+    });
+    n.onclick = () => {
+      window.focus();
+      location.hash = `#/s/${encodeURIComponent(s.id)}`;
+      n.close();
+    };
+  }
+}
+
+function initNotifications() {
+  renderNotifyButton();
+  $('notify-enable').addEventListener('click', async () => {
+    try { await Notification.requestPermission(); } catch { /* refused or unsupported */ }
+    renderNotifyButton();
+  });
 }
 
 function renderList() {
@@ -371,12 +413,15 @@ function createItem(id) {
   open.append(head, cmd, meta, buf);
 
   const actions = el('div', 'session-actions');
+  // The row attaches too; an explicit action says so (issue 14).
+  const attach = el('a', 'button small attach', 'Attach');
+  attach.href = `#/s/${encodeURIComponent(id)}`;
   const watch = el('a', 'button small watch', 'Watch');
   watch.href = `#/s/${encodeURIComponent(id)}/watch`;
   const kill = el('button', 'small danger kill', 'Kill');
   kill.type = 'button';
   kill.addEventListener('click', () => killSession(id));
-  actions.append(watch, kill);
+  actions.append(attach, watch, kill);
   li.append(open, actions);
   return li;
 }
@@ -425,6 +470,10 @@ function updateItem(li, s) {
   kill.setAttribute('aria-label', `${kill.textContent} ${label}`);
   li.querySelector('.watch').setAttribute('aria-label', `Watch ${label} read-only`);
   li.querySelector('.watch').hidden = s.state === 'exited';
+  const attach = li.querySelector('.attach');
+  attach.setAttribute('aria-label', `Attach to ${label}`);
+  // Attached here already, or exited (the row still opens its output).
+  attach.hidden = s.state === 'exited' || (isCurrent && app.current.mode === 'control');
 }
 
 /**
@@ -1089,6 +1138,7 @@ function focusList() {
 function init() {
   initSearch();
   initFontSize();
+  initNotifications();
   $('new-form').addEventListener('submit', (e) => {
     e.preventDefault();
     createSession($('new-command').value);
@@ -1117,7 +1167,7 @@ function init() {
     app.current?.view.term.focus();
   });
   $('session-list').addEventListener('click', (e) => {
-    const a = e.target.closest('a.session-open, a.watch');
+    const a = e.target.closest('a.session-open, a.watch, a.attach');
     if (a && NARROW.matches) setSidebar(false);
   });
   NARROW.addEventListener('change', () => setSidebar(!NARROW.matches || !app.current));

@@ -218,3 +218,74 @@ describe('search and font size', { timeout: 120000 }, () => {
     await page.context().close();
   });
 });
+
+describe('session rows and notifications', { timeout: 120000 }, () => {
+  let server;
+  let browser;
+
+  before(async () => {
+    server = await startTether();
+    browser = await launchBrowser();
+  });
+
+  after(() => closeAll(server, browser));
+
+  test('Attach is an action of its own on a session row', async () => {
+    const s = (await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'echo attach-$((6*7)); exec sleep 300'] })).body;
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const attach = page.locator(`.session[data-id="${s.id}"] .attach`);
+    await attach.waitFor();
+    assert.equal(await attach.textContent(), 'Attach');
+    await attach.click();
+    await until(async () => (await page.evaluate(() => location.hash)) === `#/s/${s.id}`, 5000, 'the address');
+    await waitForLive(page);
+    await waitForLine(page, /^attach-42$/);
+    assert.equal((await api(server, 'GET', `/api/sessions/${s.id}`)).body.viewer_kind, 'browser');
+    // Attached here: the action is gone from its row.
+    await attach.waitFor({ state: 'hidden' });
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('a session that exits while the tab is hidden raises a notification (with permission)', async () => {
+    const page = await newPage(browser);
+    // The browser's Notification and the tab's visibility, under the test's
+    // control: headless Chromium neither shows notifications nor hides tabs.
+    await page.addInitScript(() => {
+      window.__notes = [];
+      window.__hidden = false;
+      class FakeNotification {
+        constructor(title, opts) { window.__notes.push({ title, body: opts && opts.body }); }
+        close() {}
+        static requestPermission() { FakeNotification.permission = 'granted'; return Promise.resolve('granted'); }
+      }
+      FakeNotification.permission = 'default';
+      window.Notification = FakeNotification;
+      Object.defineProperty(Document.prototype, 'visibilityState', {
+        configurable: true, get() { return window.__hidden ? 'hidden' : 'visible'; },
+      });
+    });
+    await openDashboard(page, server);
+    const button = page.locator('#notify-enable');
+    await button.waitFor();
+    await button.click();
+    await button.waitFor({ state: 'hidden' });
+
+    // Visible tab: no notification.
+    const seen = (await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'sleep 1; exit 4'] })).body;
+    await until(async () => (await page.locator(`.session[data-id="${seen.id}"] .state`).textContent()) === 'exited 4',
+      10000, 'the first session to show as exited');
+    // Hidden tab: one, saying how it ended.
+    const s = (await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'sleep 1; exit 3'] })).body;
+    await page.locator(`.session[data-id="${s.id}"]`).waitFor();
+    await page.evaluate(() => { window.__hidden = true; });
+    await until(async () => (await page.evaluate(() => window.__notes.length)) > 0, 10000, 'a notification');
+    const notes = await page.evaluate(() => window.__notes);
+    assert.equal(notes.length, 1, JSON.stringify(notes));
+    assert.match(notes[0].title, /exited$/);
+    assert.equal(notes[0].body, 'Process exited (code 3)');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});

@@ -474,6 +474,7 @@ function updateItem(li, s) {
   attach.setAttribute('aria-label', `Attach to ${label}`);
   // Attached here already, or exited (the row still opens its output).
   attach.hidden = s.state === 'exited' || (isCurrent && app.current.mode === 'control');
+  li.classList.toggle('has-attach', !attach.hidden);
 }
 
 /**

@@ -14,6 +14,7 @@
 #include "session.h"
 #include "sessionmodel.h"
 #include "sessionswindow.h"
+#include "shellwords.h"
 #include "settingsdialog.h"
 #include "signalpipe.h"
 #include "singleinstance.h"
@@ -283,7 +284,7 @@ void DesktopApp::rebuildTrayMenu()
             name.replace(QLatin1Char('&'), QStringLiteral("&&"));
             QAction *a = m_trayMenu->addAction(QStringLiteral("%1 — %2").arg(name, state));
             const QString id = s->id();
-            a->setToolTip(s->command().join(QLatin1Char(' ')));
+            a->setToolTip(ShellWords::quote(s->command()));
             connect(a, &QAction::triggered, this, [this, id, local] {
                 if (local)
                     attachHere(id);
@@ -500,7 +501,7 @@ bool DesktopApp::attachInTerminalEmulator(const QString &id, ViewerMode mode, QS
     qint64 pid = 0;
     if (!p.startDetached(&pid)) {
         if (error)
-            *error = tr("Could not start “%1”: %2").arg(terminal.join(QLatin1Char(' ')), p.errorString());
+            *error = tr("Could not start “%1”: %2").arg(ShellWords::quote(terminal), p.errorString());
         return false;
     }
     qCInfo(lcUi) << "attach in terminal emulator:" << terminal.first() << "pid" << pid;
@@ -581,7 +582,7 @@ QString DesktopApp::newTerminal()
                      "room: kill one, or raise the limit in Settings.").arg(m_registry->limits().maxSessions);
         else
             msg = tr("Could not start “%1”: %2")
-                      .arg(options.argv.isEmpty() ? tr("login shell") : options.argv.join(QLatin1Char(' ')), text);
+                      .arg(options.argv.isEmpty() ? tr("login shell") : ShellWords::quote(options.argv), text);
         QMessageBox::warning(m_sessionsWindow, tr("New terminal"), msg);
         return QString();
     }
@@ -807,7 +808,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, key or restart")
+        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, key or restart")
                                                       .arg(parser.positionalArguments().constFirst()));
     QString error;
     if (!ServeOptions::read(parser, config, &error))

@@ -163,6 +163,16 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     connect(&m_resizeTimer, &QTimer::timeout, this, &TerminalWindow::applySize);
 
     createActions();
+    // A rename reaches no viewer (it is not in the stream): the registry's
+    // change signal brings it, and the title follows the name.
+    if (m_registry) {
+        connect(m_registry, &SessionRegistry::sessionChanged, this, [this](Session *s) {
+            if (s != m_session || SessionModel::displayName(s) == m_title)
+                return;
+            m_title = SessionModel::displayName(s);
+            updateTitle();
+        });
+    }
     updateTitle();
 }
 

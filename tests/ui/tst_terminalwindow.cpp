@@ -86,6 +86,7 @@ private Q_SLOTS:
     void closingDetachesWithoutKilling();
     void supersedesAndTakesOver();
     void exitMakesReadOnly();
+    void titleFollowsNameElseTitle();
     void sizeDrivesSession();
     void largeOutputFlowsThrough();
     void watchModeDoesNotType();
@@ -415,6 +416,32 @@ void TestTerminalWindow::exitMakesReadOnly()
     QVERIFY(w.bannerText().contains(QStringLiteral("read-only")));
     QVERIFY(w.isVisible()); // the window stays open
     QVERIFY(w.windowTitle().contains(QStringLiteral("exited")));
+}
+
+void TestTerminalWindow::titleFollowsNameElseTitle()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.show();
+    QVERIFY(w.attachSession());
+    QTRY_VERIFY(!w.isReplaying());
+    // The program's title while the session has no name.
+    type(w, QStringLiteral("printf '\\033]2;prog title\\007'"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_COMPARE(w.windowTitle(), QStringLiteral("prog title — Tether"));
+    // A rename (from the API, the dashboard, the Sessions window) shows at once.
+    QVERIFY(registry.rename(s, QStringLiteral("my build")));
+    QTRY_COMPARE(w.windowTitle(), QStringLiteral("my build — Tether"));
+    // The name wins over later titles; cleared, the title is back.
+    type(w, QStringLiteral("printf '\\033]2;newer\\007'"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_COMPARE(s->title(), QStringLiteral("newer"));
+    QCOMPARE(w.windowTitle(), QStringLiteral("my build — Tether"));
+    QVERIFY(registry.rename(s, QString()));
+    QTRY_COMPARE(w.windowTitle(), QStringLiteral("newer — Tether"));
 }
 
 void TestTerminalWindow::sizeDrivesSession()

@@ -12,6 +12,7 @@ import { FitAddon } from './vendor/addon-fit.js';
 import { SearchAddon } from './vendor/addon-search.js';
 import { WebLinksAddon } from './vendor/addon-web-links.js';
 import { Unicode11Addon } from './vendor/addon-unicode11.js';
+import { WebglAddon } from './vendor/addon-webgl.js';
 import { Attachment } from './attachment.js';
 import {
   commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
@@ -94,6 +95,8 @@ window.tether = {
   get server() { return app.server; },
   /** The open terminal's search addon (tests read its results). */
   get search() { return app.current ? app.current.view.search : null; },
+  /** 'webgl' (the GPU renderer) or 'dom' (its fallback). */
+  get renderer() { return app.current ? app.current.view.renderer : null; },
 };
 
 // ---------------------------------------------------------------------------
@@ -553,6 +556,37 @@ async function killSession(id) {
   }
 }
 
+/**
+ * Asks for a new name for session `id` and sets it (PATCH, protocol.md
+ * "Session names"); an empty answer takes the name away. A refused name
+ * (400 not allowed, 409 taken) is said, and asked again.
+ */
+async function renameSession(id) {
+  const e = app.sessions.get(id);
+  let name = e ? (e.s.name || '') : '';
+  for (;;) {
+    const answer = window.prompt('Name this session (empty: no name)', name);
+    if (answer === null) return;
+    name = answer.trim();
+    try {
+      const s = await api('PATCH', `/api/sessions/${encodeURIComponent(id)}`, { name });
+      // The list event follows; show the name at once.
+      if (e) { e.s = s; e.at = performance.now(); }
+      renderList();
+      if (app.current && app.current.id === id) setCurrentTitle(sessionLabel(s));
+      return;
+    } catch (err) {
+      if (app.unauthorized) return;
+      if (err.status === 404) { refreshList(); return; }
+      if (err.status !== 400 && err.status !== 409) {
+        window.alert(`Could not rename the session: ${err.message}`);
+        return;
+      }
+      window.alert(`Not renamed: ${err.message}`);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Search in the scrollback (@xterm/addon-search) and font size
 
@@ -787,10 +821,33 @@ function createView(mode) {
     return true;
   });
   term.open(host);
-  const view = { term, fit, search, observer: null };
+  const view = { term, fit, search, observer: null, renderer: 'dom' };
+  useGpuRenderer(view);
   view.observer = new ResizeObserver(() => scheduleFit());
   view.observer.observe(wrap);
   return view;
+}
+
+/**
+ * Draws with the GPU (@xterm/addon-webgl) where the browser has WebGL2,
+ * else with xterm.js's DOM renderer; back to the DOM renderer when the GPU
+ * context is lost (a driver reset, too many contexts). The addon throws
+ * while loading when WebGL2 is missing.
+ */
+function useGpuRenderer(view) {
+  let webgl;
+  try {
+    webgl = new WebglAddon();
+    webgl.onContextLoss(() => {
+      webgl.dispose();
+      view.renderer = 'dom';
+    });
+    view.term.loadAddon(webgl);
+    view.renderer = 'webgl';
+  } catch {
+    if (webgl) webgl.dispose();
+    view.renderer = 'dom';
+  }
 }
 
 function destroyView(view) {
@@ -1018,11 +1075,14 @@ async function createSession(line) {
   const body = { cols: size.cols, rows: size.rows };
   if (argv.length) body.command = argv;
   $('new-button').disabled = true;
+  // The list as it was: the event that removes an evicted session may come
+  // before the answer that names it.
+  const listed = new Map(app.sessions);
   try {
     const s = await api('POST', '/api/sessions', body);
     if (s.evicted) {
       // The list was full: the server ended the exited session detached longest.
-      const gone = app.sessions.get(s.evicted);
+      const gone = listed.get(s.evicted);
       const name = gone ? sessionLabel(gone.s) : s.evicted.slice(0, 8);
       const note = $('new-note');
       note.textContent = `Session limit reached: “${name}” (exited, detached longest) was ended to make room.`;
@@ -1139,6 +1199,7 @@ function focusList() {
 function init() {
   initSearch();
   initFontSize();
+  $('rename').addEventListener('click', () => { if (app.current) renameSession(app.current.id); });
   initNotifications();
   $('new-form').addEventListener('submit', (e) => {
     e.preventDefault();

@@ -48,7 +48,7 @@ describe('clipboard', { timeout: 180000 }, () => {
 
   before(async () => {
     server = await startTether();
-    browser = await launchBrowser();
+    browser = await launchBrowser({ webgl: true });
   });
 
   after(() => closeAll(server, browser));
@@ -119,7 +119,7 @@ describe('buffer meter', { timeout: 120000 }, () => {
 
   before(async () => {
     server = await startTether();
-    browser = await launchBrowser();
+    browser = await launchBrowser({ webgl: true });
   });
 
   after(() => closeAll(server, browser));
@@ -152,7 +152,7 @@ describe('search and font size', { timeout: 120000 }, () => {
 
   before(async () => {
     server = await startTether();
-    browser = await launchBrowser();
+    browser = await launchBrowser({ webgl: true });
   });
 
   after(() => closeAll(server, browser));
@@ -196,6 +196,32 @@ describe('search and font size', { timeout: 120000 }, () => {
     await page.context().close();
   });
 
+  test('the GPU renderer where WebGL2 exists, the DOM renderer without it', async () => {
+    for (const webgl2 of [true, false]) {
+      const page = await newPage(browser);
+      if (!webgl2) {
+        await page.addInitScript(() => {
+          const get = HTMLCanvasElement.prototype.getContext;
+          HTMLCanvasElement.prototype.getContext = function (kind, ...rest) {
+            return kind === 'webgl2' ? null : get.call(this, kind, ...rest);
+          };
+        });
+      }
+      await openDashboard(page, server);
+      const has = await page.evaluate(() => !!document.createElement('canvas').getContext('webgl2'));
+      assert.equal(has || !webgl2, true, 'without the override this Chromium has WebGL2 (SwiftShader)');
+      await createSessionInPage(page);
+      await typeLine(page, `echo drawn-by-$((6*7))`);
+      await waitForLine(page, /^drawn-by-42$/);
+      assert.equal(await page.evaluate(() => window.tether.renderer), has ? 'webgl' : 'dom');
+      // The DOM renderer draws rows as elements; the GPU one into a canvas.
+      const rowsText = await page.evaluate(() => document.querySelector('.xterm-rows')?.textContent || '');
+      assert.equal(rowsText.includes('drawn-by-42'), !has);
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    }
+  });
+
   test('the font size is remembered by the browser', async () => {
     const page = await newPage(browser);
     await openDashboard(page, server);
@@ -225,7 +251,7 @@ describe('session rows and notifications', { timeout: 120000 }, () => {
 
   before(async () => {
     server = await startTether();
-    browser = await launchBrowser();
+    browser = await launchBrowser({ webgl: true });
   });
 
   after(() => closeAll(server, browser));
@@ -245,6 +271,51 @@ describe('session rows and notifications', { timeout: 120000 }, () => {
     // Attached here: the action is gone from its row.
     await attach.waitFor({ state: 'hidden' });
     assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('Rename names the open session; a taken name is refused and asked again; renames elsewhere show live', async () => {
+    const other = (await api(server, 'POST', '/api/sessions', { command: ['/bin/sh'], name: 'taken' })).body;
+    assert.equal(other.name, 'taken');
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    // The answers to the page's dialogs, in order (prompt: a name, or null to cancel).
+    const answers = [];
+    const dialogs = [];
+    page.on('dialog', async (d) => {
+      dialogs.push({ type: d.type(), message: d.message() });
+      const a = answers.shift();
+      if (d.type() === 'prompt' && typeof a === 'string') await d.accept(a);
+      else if (d.type() === 'alert') await d.accept();
+      else await d.dismiss();
+    });
+    const title = page.locator(`.session[data-id="${id}"] .session-title`);
+
+    answers.push('my build');
+    await page.locator('#rename').click();
+    await until(async () => (await title.textContent()) === 'my build', 5000, 'the row to show the name');
+    assert.equal((await api(server, 'GET', `/api/sessions/${id}`)).body.name, 'my build');
+    assert.equal(await page.locator('#current-title').textContent(), 'my build');
+    assert.equal(await page.title(), 'my build · Tether');
+    assert.equal(dialogs[0].type, 'prompt');
+
+    // Taken: said (409), asked again with the name typed; cancelled: unchanged.
+    answers.push('taken', null, null);
+    await page.locator('#rename').click();
+    await until(async () => dialogs.length >= 4, 5000, 'prompt, alert, prompt');
+    assert.deepEqual(dialogs.slice(1, 4).map((d) => d.type), ['prompt', 'alert', 'prompt']);
+    assert.match(dialogs[2].message, /name "taken" is taken by session/);
+    assert.equal((await api(server, 'GET', `/api/sessions/${id}`)).body.name, 'my build');
+
+    // Renamed through the API: the list follows (the event stream).
+    const r = await api(server, 'PATCH', `/api/sessions/${other.id}`, { name: 'from the API' });
+    assert.equal(r.status, 200);
+    await until(async () => (await page.locator(`.session[data-id="${other.id}"] .session-title`).textContent())
+      === 'from the API', 5000, 'the other row to follow');
+    // Chromium logs the refused PATCH itself; nothing else went wrong.
+    assert.deepEqual(page.errors.filter((e) => !/status of 409 \(Conflict\)/.test(e)), []);
+    assert.equal(page.errors.length, 1, page.errors.join('\n'));
     await page.context().close();
   });
 
@@ -283,7 +354,8 @@ describe('session rows and notifications', { timeout: 120000 }, () => {
     await until(async () => (await page.evaluate(() => window.__notes.length)) > 0, 10000, 'a notification');
     const notes = await page.evaluate(() => window.__notes);
     assert.equal(notes.length, 1, JSON.stringify(notes));
-    assert.match(notes[0].title, /exited$/);
+    // The command keeps its quoting, as `tether list` shows it.
+    assert.equal(notes[0].title, "sh -c 'sleep 1; exit 3' exited");
     assert.equal(notes[0].body, 'Process exited (code 3)');
     assert.deepEqual(page.errors, []);
     await page.context().close();

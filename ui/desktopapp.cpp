@@ -521,6 +521,7 @@ void DesktopApp::attachHere(const QString &id, ViewerMode mode)
         w = nullptr; // a window left over from an older session with that id
     if (!w) {
         w = new TerminalWindow(m_registry.get(), s, mode);
+        w->setAppearance(m_config.terminalColorScheme, m_config.terminalFontFamily, m_config.terminalFontSize);
         w->setAttribute(Qt::WA_DeleteOnClose);
         m_terminals.insert(id, w);
         w->attachSession(mode);
@@ -611,6 +612,15 @@ void DesktopApp::showSettings()
             // (The registry keeps command-line limits for fields left as saved.)
             m_config.limits = m_registry->limits();
             m_config.command = c.command;
+            m_config.terminalColorScheme = c.terminalColorScheme;
+            m_config.terminalFontFamily = c.terminalFontFamily;
+            m_config.terminalFontSize = c.terminalFontSize;
+#ifdef TETHER_HAVE_QTERMWIDGET
+            // Every terminal window looks the same, the open ones at once.
+            for (const auto &t : std::as_const(m_terminals))
+                if (auto *w = qobject_cast<TerminalWindow *>(t.data()))
+                    w->setAppearance(c.terminalColorScheme, c.terminalFontFamily, c.terminalFontSize);
+#endif
             if (restart)
                 notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
         });

@@ -102,18 +102,7 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     // startnow = 0: no shell of its own; teletype mode below.
     m_term = new QTermWidget(0, this);
     m_term->setObjectName(QStringLiteral("tetherTerminal"));
-    QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    if (!QFontInfo(font).fixedPitch()) {
-        // Some platforms (offscreen, bare X servers) report a proportional
-        // "fixed" font; the terminal then misaligns. Ask fontconfig for one.
-        font = QFont(QStringLiteral("Monospace"));
-        font.setStyleHint(QFont::Monospace);
-        font.setFixedPitch(true);
-    }
-    font.setPointSize(qMax(font.pointSize(), 10));
-    m_term->setTerminalFont(font);
-    m_baseFont = font;
-    m_term->setColorScheme(QLatin1String(kColorScheme));
+    setAppearance(QLatin1String(kColorScheme), QString(), 10);
     m_term->setScrollBarPosition(QTermWidget::ScrollBarRight);
     m_term->setHistorySize(kHistoryLines);
     // The widget's own XON/XOFF handling would stop reading its PTY on Ctrl+S;
@@ -174,6 +163,37 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
         });
     }
     updateTitle();
+}
+
+void TerminalWindow::setAppearance(const QString &colorScheme, const QString &fontFamily, int pointSize)
+{
+    QFont font;
+    if (!fontFamily.isEmpty()) {
+        font = QFont(fontFamily);
+        font.setStyleHint(QFont::Monospace);
+    }
+    if (fontFamily.isEmpty() || !QFontInfo(font).fixedPitch()) {
+        font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+        if (!QFontInfo(font).fixedPitch()) {
+            // Some platforms (offscreen, bare X servers) report a proportional
+            // "fixed" font; the terminal then misaligns. Ask fontconfig for one.
+            font = QFont(QStringLiteral("Monospace"));
+            font.setStyleHint(QFont::Monospace);
+            font.setFixedPitch(true);
+        }
+    }
+    font.setPointSize(qBound(6, pointSize, 72));
+    m_baseFont = font;
+    m_term->setTerminalFont(font);
+    m_colorScheme = QTermWidget::availableColorSchemes().contains(colorScheme) ? colorScheme
+                                                                                : QLatin1String(kColorScheme);
+    m_term->setColorScheme(m_colorScheme);
+    // Other cells in the same pixels: the session (control) or the window
+    // (watch) follows, as after a resize.
+    if (m_mode == ViewerMode::Watch && m_fitCols > 0)
+        followSessionSize(m_fitCols, m_fitRows);
+    else if (m_attached)
+        m_resizeTimer.start();
 }
 
 void TerminalWindow::createActions()

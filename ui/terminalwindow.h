@@ -117,6 +117,17 @@ public:
     static constexpr int kHistoryLines = 10000;
     /// QTermWidget colour scheme (one of those it ships; see the class doc).
     static constexpr const char *kColorScheme = "BlackOnWhite";
+    /**
+     * The window's colour scheme and font (Settings, terminal/colorScheme,
+     * terminal/fontFamily, terminal/fontSize: DesktopApp applies them to
+     * every terminal window). A scheme QTermWidget does not have falls back
+     * to kColorScheme; an empty family, or one that is not fixed-pitch, to
+     * the system's fixed font. Resets the zoom (Ctrl+0 returns to this
+     * font); the session's size follows the new cell size as on a resize.
+     */
+    void setAppearance(const QString &colorScheme, const QString &fontFamily, int pointSize);
+    /// The colour scheme in use.
+    QString colorScheme() const { return m_colorScheme; }
 
     /// Creates the window for `session` (not attached yet: call attachSession()).
     /// `registry` is used to check that the session still exists before a take
@@ -204,6 +215,7 @@ private:
     QLabel *m_bannerLabel = nullptr;
     QPushButton *m_bannerButton = nullptr;
     QTermWidget *m_term = nullptr;
+    QString m_colorScheme;
     QFont m_baseFont;              ///< the font before zooming (Ctrl+0 goes back to it)
     QAction *m_copyAction = nullptr;
     QAction *m_pasteAction = nullptr;

@@ -8,6 +8,7 @@
 #include <QAction>
 #include <QClipboard>
 #include <QElapsedTimer>
+#include <QFontInfo>
 #include <QFontMetrics>
 #include <QGuiApplication>
 #include <QImage>
@@ -87,6 +88,7 @@ private Q_SLOTS:
     void supersedesAndTakesOver();
     void exitMakesReadOnly();
     void titleFollowsNameElseTitle();
+    void appearanceFromSettings();
     void sizeDrivesSession();
     void largeOutputFlowsThrough();
     void watchModeDoesNotType();
@@ -442,6 +444,39 @@ void TestTerminalWindow::titleFollowsNameElseTitle()
     QCOMPARE(w.windowTitle(), QStringLiteral("my build — Tether"));
     QVERIFY(registry.rename(s, QString()));
     QTRY_COMPARE(w.windowTitle(), QStringLiteral("newer — Tether"));
+}
+
+void TestTerminalWindow::appearanceFromSettings()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QCOMPARE(w.colorScheme(), QStringLiteral("BlackOnWhite"));
+    QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
+    const int colsBefore = w.terminal()->screenColumnsCount();
+
+    // Settings: another scheme, a larger font. Bigger cells in the same
+    // window: fewer columns, and the session follows.
+    w.setAppearance(QStringLiteral("WhiteOnBlack"), QString(), 20);
+    QCOMPARE(w.colorScheme(), QStringLiteral("WhiteOnBlack"));
+    QCOMPARE(w.terminal()->getTerminalFont().pointSize(), 20);
+    QVERIFY(QFontInfo(w.terminal()->getTerminalFont()).fixedPitch());
+    QTRY_VERIFY(w.terminal()->screenColumnsCount() < colsBefore);
+    QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
+    // Ctrl+0 returns to the chosen font, not to the built-in one.
+    QTest::keyClick(display(w), Qt::Key_Plus, Qt::ControlModifier);
+    QTRY_VERIFY(w.terminal()->getTerminalFont().pointSize() > 20);
+    QTest::keyClick(display(w), Qt::Key_0, Qt::ControlModifier);
+    QTRY_COMPARE(w.terminal()->getTerminalFont().pointSize(), 20);
+
+    // What QTermWidget does not have falls back.
+    w.setAppearance(QStringLiteral("NoSuchScheme"), QStringLiteral("No Such Font Family"), 12);
+    QCOMPARE(w.colorScheme(), QStringLiteral("BlackOnWhite"));
+    QCOMPARE(w.terminal()->getTerminalFont().pointSize(), 12);
+    QVERIFY(QFontInfo(w.terminal()->getTerminalFont()).fixedPitch());
 }
 
 void TestTerminalWindow::sizeDrivesSession()

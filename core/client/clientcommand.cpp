@@ -421,6 +421,44 @@ int listCommand(const QStringList &args)
     });
 }
 
+/// The start of a command on one session named by its first positional
+/// argument (kill, rename): parses `args` (an ID may begin with '-'; help
+/// exits), wants exactly `positionals` positional arguments (else
+/// `countError`, a usage error) and finds the server. False with *status
+/// when the command ends here.
+bool setUpSessionCommand(QCommandLineParser &parser, const Common &common, const QString &command,
+                         const QStringList &args, int positionals, const QString &countError, ServerEndpoint *ep,
+                         int *status)
+{
+    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
+                            QStringLiteral("-v"), QStringLiteral("--version")};
+    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key")};
+    if (!parse(parser, common, command, idsAsPositional(args, flags, values), status))
+        return false;
+    if (parser.positionalArguments().size() != positionals) {
+        *status = fail(command, countError, kExitUsage);
+        return false;
+    }
+    return endpoint(parser, common, command, ep, status);
+}
+
+/// Runs the event loop: finds the session `prefix` names (resolveId over
+/// GET /api/sessions; not found: kExitNotFound), then `then(id, done)`.
+int withSession(ApiClient &api, const QString &command, const QString &prefix,
+                const std::function<void(const QString &, std::function<void(int)>)> &then)
+{
+    return runAsync([&](std::function<void(int)> done) {
+        api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
+            if (r.status != 200)
+                return done(apiFailure(command, r));
+            QString id, error;
+            if (!resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, &id, &error))
+                return done(fail(command, error, kExitNotFound));
+            then(id, done);
+        });
+    });
+}
+
 int killCommand(const QStringList &args)
 {
     const QString cmd = QStringLiteral("kill");
@@ -434,29 +472,13 @@ int killCommand(const QStringList &args)
     parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
     int status = kExitOk;
     ServerEndpoint ep;
-    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
-                            QStringLiteral("-v"), QStringLiteral("--version")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key")};
-    if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
+    if (!setUpSessionCommand(parser, common, cmd, args, 1, QStringLiteral("expected one session ID (see --help)"), &ep,
+                             &status))
         return status;
-    if (parser.positionalArguments().size() != 1)
-        return fail(cmd, QStringLiteral("expected one session ID (see --help)"), kExitUsage);
-    if (!endpoint(parser, common, cmd, &ep, &status))
-        return status;
-    const QString prefix = parser.positionalArguments().first();
     ApiClient api(ep);
-    return runAsync([&](std::function<void(int)> done) {
-        api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
-            if (r.status != 200)
-                return done(apiFailure(cmd, r));
-            QString id, error;
-            if (!resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, &id, &error))
-                return done(fail(cmd, error, kExitNotFound));
-            api.deleteResource(QStringLiteral("api/sessions/") + id, [&, done](const ApiReply &d) {
-                if (d.status != 204)
-                    return done(apiFailure(cmd, d));
-                done(kExitOk);
-            });
+    return withSession(api, cmd, parser.positionalArguments().first(), [&](const QString &id, std::function<void(int)> done) {
+        api.deleteResource(QStringLiteral("api/sessions/") + id, [&, done](const ApiReply &d) {
+            done(d.status == 204 ? kExitOk : apiFailure(cmd, d));
         });
     });
 }
@@ -476,33 +498,14 @@ int renameCommand(const QStringList &args)
     parser.addPositionalArgument(QStringLiteral("NAME"), QStringLiteral("Its new name ('' for none)."));
     int status = kExitOk;
     ServerEndpoint ep;
-    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
-                            QStringLiteral("-v"), QStringLiteral("--version")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key")};
-    if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
+    if (!setUpSessionCommand(parser, common, cmd, args, 2, QStringLiteral("expected a session ID and a name (see --help)"),
+                             &ep, &status))
         return status;
-    if (parser.positionalArguments().size() != 2)
-        return fail(cmd, QStringLiteral("expected a session ID and a name (see --help)"), kExitUsage);
-    if (!endpoint(parser, common, cmd, &ep, &status))
-        return status;
-    const QString prefix = parser.positionalArguments().at(0);
-    const QString name = parser.positionalArguments().at(1);
+    const QJsonObject body{{QStringLiteral("name"), parser.positionalArguments().at(1)}};
     ApiClient api(ep);
-    return runAsync([&](std::function<void(int)> done) {
-        api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
-            if (r.status != 200)
-                return done(apiFailure(cmd, r));
-            QString id, error;
-            if (!resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, &id, &error))
-                return done(fail(cmd, error, kExitNotFound));
-            const QJsonObject body{{QStringLiteral("name"), name}};
-            api.patch(QStringLiteral("api/sessions/") + id, QJsonDocument(body).toJson(QJsonDocument::Compact),
-                      [&, done](const ApiReply &p) {
-                          if (p.status != 200)
-                              return done(apiFailure(cmd, p));
-                          done(kExitOk);
-                      });
-        });
+    return withSession(api, cmd, parser.positionalArguments().at(0), [&](const QString &id, std::function<void(int)> done) {
+        api.patch(QStringLiteral("api/sessions/") + id, QJsonDocument(body).toJson(QJsonDocument::Compact),
+                  [&, done](const ApiReply &p) { done(p.status == 200 ? kExitOk : apiFailure(cmd, p)); });
     });
 }
 

@@ -15,6 +15,7 @@
 #include "session.h"
 #include "sessionmodel.h"
 #include "sessionswindow.h"
+#include "shellwords.h"
 #include "settingsdialog.h"
 #include "signalpipe.h"
 #include "singleinstance.h"
@@ -284,7 +285,7 @@ void DesktopApp::rebuildTrayMenu()
             name.replace(QLatin1Char('&'), QStringLiteral("&&"));
             QAction *a = m_trayMenu->addAction(QStringLiteral("%1 — %2").arg(name, state));
             const QString id = s->id();
-            a->setToolTip(s->command().join(QLatin1Char(' ')));
+            a->setToolTip(ShellWords::quote(s->command()));
             connect(a, &QAction::triggered, this, [this, id, local] {
                 if (local)
                     attachHere(id);
@@ -501,7 +502,7 @@ bool DesktopApp::attachInTerminalEmulator(const QString &id, ViewerMode mode, QS
     qint64 pid = 0;
     if (!p.startDetached(&pid)) {
         if (error)
-            *error = tr("Could not start “%1”: %2").arg(terminal.join(QLatin1Char(' ')), p.errorString());
+            *error = tr("Could not start “%1”: %2").arg(ShellWords::quote(terminal), p.errorString());
         return false;
     }
     qCInfo(lcUi) << "attach in terminal emulator:" << terminal.first() << "pid" << pid;
@@ -521,6 +522,7 @@ void DesktopApp::attachHere(const QString &id, ViewerMode mode)
         w = nullptr; // a window left over from an older session with that id
     if (!w) {
         w = new TerminalWindow(m_registry.get(), s, mode);
+        w->setAppearance(m_config.terminalColorScheme, m_config.terminalFontFamily, m_config.terminalFontSize);
         w->setAttribute(Qt::WA_DeleteOnClose);
         m_terminals.insert(id, w);
         w->attachSession(mode);
@@ -582,7 +584,7 @@ QString DesktopApp::newTerminal()
                      "room: kill one, or raise the limit in Settings.").arg(m_registry->limits().maxSessions);
         else
             msg = tr("Could not start “%1”: %2")
-                      .arg(options.argv.isEmpty() ? tr("login shell") : options.argv.join(QLatin1Char(' ')), text);
+                      .arg(options.argv.isEmpty() ? tr("login shell") : ShellWords::quote(options.argv), text);
         QMessageBox::warning(m_sessionsWindow, tr("New terminal"), msg);
         return QString();
     }
@@ -611,6 +613,15 @@ void DesktopApp::showSettings()
             // (The registry keeps command-line limits for fields left as saved.)
             m_config.limits = m_registry->limits();
             m_config.command = c.command;
+            m_config.terminalColorScheme = c.terminalColorScheme;
+            m_config.terminalFontFamily = c.terminalFontFamily;
+            m_config.terminalFontSize = c.terminalFontSize;
+#ifdef TETHER_HAVE_QTERMWIDGET
+            // Every terminal window looks the same, the open ones at once.
+            for (const auto &t : std::as_const(m_terminals))
+                if (auto *w = qobject_cast<TerminalWindow *>(t.data()))
+                    w->setAppearance(c.terminalColorScheme, c.terminalFontFamily, c.terminalFontSize);
+#endif
             if (restart)
                 notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
         });
@@ -808,7 +819,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, key or restart")
+        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, key or restart")
                                                       .arg(parser.positionalArguments().constFirst()));
     QString error;
     if (!ServeOptions::read(parser, config, &error))

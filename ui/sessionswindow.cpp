@@ -47,6 +47,7 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     m_view->sortByColumn(-1, Qt::AscendingOrder); // registry order until a header is clicked
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    // Only Rename (F2, m_view->edit()) edits: double-click attaches.
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
@@ -109,6 +110,20 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     m_kill->setShortcut(QKeySequence::Delete);
     m_kill->setToolTip(tr("End the session and its processes"));
 
+    m_rename = new QAction(QIcon::fromTheme(QStringLiteral("edit-rename")), tr("&Rename…"), this);
+    m_rename->setObjectName(QStringLiteral("renameSession"));
+    m_rename->setShortcut(Qt::Key_F2);
+    m_rename->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_rename->setToolTip(tr("Name the session (tether attach NAME, the tray, the dashboard show it)"));
+    connect(m_rename, &QAction::triggered, this, [this] {
+        const QModelIndex current = m_view->currentIndex();
+        if (current.isValid())
+            m_view->edit(m_proxy->index(current.row(), SessionModel::TitleColumn));
+    });
+    connect(m_model, &SessionModel::renameRefused, this, [this](const QString &why) {
+        statusBar()->showMessage(tr("Not renamed: %1").arg(why), 8000);
+    });
+
     connect(m_new, &QAction::triggered, this, &SessionsWindow::newSessionRequested);
     connect(m_attach, &QAction::triggered, this, [this] {
         const QString id = currentSessionId();
@@ -140,6 +155,7 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     m_view->addAction(m_attach);
     m_view->addAction(m_watch);
     m_view->addAction(m_browser);
+    m_view->addAction(m_rename);
     m_view->addAction(m_kill);
 
     auto *toolbar = addToolBar(tr("Sessions"));
@@ -177,6 +193,7 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     session->addAction(m_attach);
     session->addAction(m_watch);
     session->addAction(m_browser);
+    session->addAction(m_rename);
     session->addSeparator();
     session->addAction(m_kill);
 
@@ -259,6 +276,7 @@ void SessionsWindow::updateActions()
     m_watch->setEnabled(has && m_localTerminal);
     m_browser->setEnabled(has);
     m_kill->setEnabled(has);
+    m_rename->setEnabled(has);
     if (has) {
         const Session *s = m_model->sessionAt(m_model->rowOf(id));
         const bool running = s && s->state() != Session::State::Exited;

@@ -18,7 +18,9 @@ class SessionModel;
 /**
  * The Sessions window: a sortable table of every live session (SessionModel
  * behind a QSortFilterProxyModel) with the actions Attach here, Watch, Open in
- * browser, Kill and New. Double-click attaches.
+ * browser, Rename, Kill and New. Double-click attaches; Rename (F2) edits
+ * the name in place (SessionModel::setData), a refused name is said in the
+ * status bar.
  *
  * The window does not act on sessions itself; it emits requests that the
  * DesktopApp carries out (Kill is confirmed here first). The clock columns
@@ -58,6 +60,8 @@ public:
     QAction *watchAction() const { return m_watch; }
     QAction *browserAction() const { return m_browser; }
     QAction *killAction() const { return m_kill; }
+    /// Opens the name of the selected session for editing (F2).
+    QAction *renameAction() const { return m_rename; }
     QAction *newAction() const { return m_new; }
     /// True while the clock refresh timer runs (the window is shown).
     bool isClockRunning() const { return m_clock.isActive(); }
@@ -98,6 +102,7 @@ private:
     QAction *m_watch;
     QAction *m_browser;
     QAction *m_kill;
+    QAction *m_rename;
     QAction *m_new;
     QTimer m_clock;
     bool m_localTerminal = true;

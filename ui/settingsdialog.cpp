@@ -13,6 +13,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QFontComboBox>
+#include <QFontDatabase>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QGuiApplication>
@@ -27,6 +29,14 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QVBoxLayout>
+
+#ifdef TETHER_HAVE_QTERMWIDGET
+#if TETHER_QTERMWIDGET_MAJOR == 6
+#include <qtermwidget6/qtermwidget.h>
+#else
+#include <qtermwidget5/qtermwidget.h>
+#endif
+#endif
 
 #include <algorithm>
 
@@ -184,6 +194,30 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     dlay->addWidget(m_autostart);
     top->addWidget(desktop);
 
+#ifdef TETHER_HAVE_QTERMWIDGET
+    // --- terminal windows ----------------------------------------------------
+    auto *terminal = new QGroupBox(tr("Terminal windows"), this);
+    auto *tform = new QFormLayout(terminal);
+    m_colorScheme = new QComboBox(terminal);
+    m_colorScheme->setObjectName(QStringLiteral("colorScheme"));
+    QStringList schemes = QTermWidget::availableColorSchemes();
+    schemes.sort(Qt::CaseInsensitive);
+    m_colorScheme->addItems(schemes);
+    tform->addRow(tr("Colours:"), m_colorScheme);
+    m_fontFamily = new QFontComboBox(terminal);
+    m_fontFamily->setObjectName(QStringLiteral("fontFamily"));
+    m_fontFamily->setFontFilters(QFontComboBox::MonospacedFonts);
+    tform->addRow(tr("Font:"), m_fontFamily);
+    m_fontSize = new QSpinBox(terminal);
+    m_fontSize->setObjectName(QStringLiteral("fontSize"));
+    m_fontSize->setRange(Config::kMinTerminalFontSize, Config::kMaxTerminalFontSize);
+    m_fontSize->setSuffix(tr(" pt"));
+    tform->addRow(tr("Size:"), m_fontSize);
+    tform->addRow(QString(), hint(tr("For every terminal window, open ones included.\n"
+                                     "Ctrl++ / Ctrl+- zoom one window for a while."), terminal));
+    top->addWidget(terminal);
+#endif
+
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Apply
                                      | QDialogButtonBox::Cancel, this);
     connect(m_buttons, &QDialogButtonBox::accepted, this, &SettingsDialog::accept);
@@ -270,6 +304,13 @@ void SettingsDialog::load()
     m_bind->setText(c.bind);
     m_port->setValue(c.port);
     m_autostart->setChecked(isAutostartEnabled());
+    if (m_colorScheme) {
+        const int scheme = m_colorScheme->findText(c.terminalColorScheme);
+        m_colorScheme->setCurrentIndex(scheme >= 0 ? scheme : m_colorScheme->findText(QStringLiteral("BlackOnWhite")));
+        m_fontFamily->setCurrentFont(c.terminalFontFamily.isEmpty() ? QFontDatabase::systemFont(QFontDatabase::FixedFont)
+                                                                    : QFont(c.terminalFontFamily));
+        m_fontSize->setValue(c.terminalFontSize);
+    }
     updateValidity();
 }
 
@@ -418,6 +459,11 @@ Config SettingsDialog::formConfig() const
     const QString bind = m_bind->text().trimmed();
     c.bind = bind.isEmpty() ? QStringLiteral("127.0.0.1") : bind;
     c.port = quint16(m_port->value());
+    if (m_colorScheme) {
+        c.terminalColorScheme = m_colorScheme->currentText();
+        c.terminalFontFamily = m_fontFamily->currentFont().family();
+        c.terminalFontSize = m_fontSize->value();
+    }
     return c;
 }
 

@@ -9,6 +9,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QFontComboBox;
 class QDialogButtonBox;
 class QHBoxLayout;
 class QLabel;
@@ -145,6 +146,10 @@ private:
     /// command-line options), hidden when none do.
     void updateOverrideNote();
     QCheckBox *m_autostart = nullptr;
+    /// Terminal windows (only in a build with QTermWidget; else null).
+    QComboBox *m_colorScheme = nullptr;
+    QFontComboBox *m_fontFamily = nullptr;
+    QSpinBox *m_fontSize = nullptr;
     QDialogButtonBox *m_buttons = nullptr;
 };
 

@@ -37,8 +37,10 @@ QString localTerminalUnavailableReason()
 #include "sessionmodel.h"
 #include "writequeue.h"
 
+#include <QAction>
 #include <QBuffer>
 #include <QCloseEvent>
+#include <QMenu>
 #include <QFontDatabase>
 #include <QFontInfo>
 #include <QFontMetrics>
@@ -100,19 +102,9 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     // startnow = 0: no shell of its own; teletype mode below.
     m_term = new QTermWidget(0, this);
     m_term->setObjectName(QStringLiteral("tetherTerminal"));
-    QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    if (!QFontInfo(font).fixedPitch()) {
-        // Some platforms (offscreen, bare X servers) report a proportional
-        // "fixed" font; the terminal then misaligns. Ask fontconfig for one.
-        font = QFont(QStringLiteral("Monospace"));
-        font.setStyleHint(QFont::Monospace);
-        font.setFixedPitch(true);
-    }
-    font.setPointSize(qMax(font.pointSize(), 10));
-    m_term->setTerminalFont(font);
-    m_term->setColorScheme(QStringLiteral("Linux"));
+    setAppearance(QLatin1String(kColorScheme), QString(), 10);
     m_term->setScrollBarPosition(QTermWidget::ScrollBarRight);
-    m_term->setHistorySize(10000);
+    m_term->setHistorySize(kHistoryLines);
     // The widget's own XON/XOFF handling would stop reading its PTY on Ctrl+S;
     // flow control belongs to the session's own terminal (Ctrl+S/Q reach it).
     m_term->setFlowControlEnabled(false);
@@ -159,7 +151,137 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     m_resizeTimer.setInterval(kResizeDebounceMs);
     connect(&m_resizeTimer, &QTimer::timeout, this, &TerminalWindow::applySize);
 
+    createActions();
+    // A rename reaches no viewer (it is not in the stream): the registry's
+    // change signal brings it, and the title follows the name.
+    if (m_registry) {
+        connect(m_registry, &SessionRegistry::sessionChanged, this, [this](Session *s) {
+            if (s != m_session || SessionModel::displayName(s) == m_title)
+                return;
+            m_title = SessionModel::displayName(s);
+            updateTitle();
+        });
+    }
     updateTitle();
+}
+
+void TerminalWindow::setAppearance(const QString &colorScheme, const QString &fontFamily, int pointSize)
+{
+    QFont font;
+    if (!fontFamily.isEmpty()) {
+        font = QFont(fontFamily);
+        font.setStyleHint(QFont::Monospace);
+    }
+    if (fontFamily.isEmpty() || !QFontInfo(font).fixedPitch()) {
+        font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+        if (!QFontInfo(font).fixedPitch()) {
+            // Some platforms (offscreen, bare X servers) report a proportional
+            // "fixed" font; the terminal then misaligns. Ask fontconfig for one.
+            font = QFont(QStringLiteral("Monospace"));
+            font.setStyleHint(QFont::Monospace);
+            font.setFixedPitch(true);
+        }
+    }
+    font.setPointSize(qBound(6, pointSize, 72));
+    m_baseFont = font;
+    m_term->setTerminalFont(font);
+    m_colorScheme = QTermWidget::availableColorSchemes().contains(colorScheme) ? colorScheme
+                                                                                : QLatin1String(kColorScheme);
+    m_term->setColorScheme(m_colorScheme);
+    // Other cells in the same pixels: the session (control) or the window
+    // (watch) follows, as after a resize.
+    if (m_mode == ViewerMode::Watch && m_fitCols > 0)
+        followSessionSize(m_fitCols, m_fitRows);
+    else if (m_attached)
+        m_resizeTimer.start();
+}
+
+void TerminalWindow::createActions()
+{
+    // Shortcuts of Konsole and QTerminal. Without them QTermWidget passes
+    // Ctrl+Shift+C as ^C (it interrupted a running command), Ctrl+Shift+V as
+    // ^V and Shift+Insert as ESC[2;2~ (issue 14). The widget's display accepts
+    // no ShortcutOverride for these keys, so the window's actions take them
+    // before the emulator sees them, and the program receives nothing.
+    auto add = [this](const QString &text, const QList<QKeySequence> &keys, auto slot) {
+        auto *a = new QAction(text, this);
+        a->setShortcuts(keys);
+        a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        connect(a, &QAction::triggered, this, slot);
+        addAction(a);
+        return a;
+    };
+    m_copyAction = add(tr("&Copy"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C)},
+                       [this] { m_term->copyClipboard(); });
+    // QTermWidget's paste brackets the text when the program enabled mode
+    // 2004, and goes through sendData like typing (so a watcher sends nothing).
+    m_pasteAction = add(tr("&Paste"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_V)},
+                        [this] { m_term->pasteClipboard(); });
+    m_pasteSelectionAction = add(tr("Paste &Selection"), {QKeySequence(Qt::SHIFT | Qt::Key_Insert)},
+                                 [this] { m_term->pasteSelection(); });
+    m_selectAllAction = add(tr("Select &All"), {}, [this] { selectAll(); });
+    m_findAction = add(tr("&Find…"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F)},
+                       [this] { m_term->toggleShowSearchBar(); });
+    // Ctrl+= too: on most layouts "+" needs Shift, and Ctrl+= is where it is.
+    m_zoomInAction = add(tr("Zoom &In"),
+                         {QKeySequence(Qt::CTRL | Qt::Key_Plus), QKeySequence(Qt::CTRL | Qt::Key_Equal)},
+                         [this] { m_term->zoomIn(); });
+    m_zoomOutAction = add(tr("Zoom &Out"), {QKeySequence(Qt::CTRL | Qt::Key_Minus)},
+                          [this] { m_term->zoomOut(); });
+    m_zoomResetAction = add(tr("&Reset Zoom"), {QKeySequence(Qt::CTRL | Qt::Key_0)},
+                            [this] { m_term->setTerminalFont(m_baseFont); });
+    m_clearScrollbackAction = add(tr("Clear Scroll&back"), {}, [this] { clearScrollback(); });
+    const bool control = m_mode == ViewerMode::Control;
+    m_pasteAction->setEnabled(control);
+    m_pasteSelectionAction->setEnabled(control);
+
+    m_term->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_term, &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
+        QMenu *menu = contextMenu(pos);
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        menu->popup(m_term->mapToGlobal(pos));
+    });
+}
+
+QMenu *TerminalWindow::contextMenu(const QPoint &pos)
+{
+    auto *menu = new QMenu(this);
+    // Links under the pointer first (QTermWidget's URL filter: Open, Copy address).
+    const QList<QAction *> links = m_term->filterActions(pos);
+    if (!links.isEmpty()) {
+        menu->addActions(links);
+        menu->addSeparator();
+    }
+    m_copyAction->setEnabled(!m_term->selectedText(false).isEmpty());
+    menu->addAction(m_copyAction);
+    menu->addAction(m_pasteAction);
+    menu->addAction(m_selectAllAction);
+    menu->addSeparator();
+    menu->addAction(m_findAction);
+    menu->addSeparator();
+    menu->addAction(m_zoomInAction);
+    menu->addAction(m_zoomOutAction);
+    menu->addAction(m_zoomResetAction);
+    menu->addSeparator();
+    menu->addAction(m_clearScrollbackAction);
+    connect(menu, &QMenu::aboutToHide, this, [this] { m_copyAction->setEnabled(true); });
+    return menu;
+}
+
+void TerminalWindow::selectAll()
+{
+    const int lines = m_term->historyLinesCount() + m_term->screenLinesCount();
+    m_term->setSelectionStart(0, 0);
+    m_term->setSelectionEnd(lines - 1, m_term->screenColumnsCount());
+}
+
+void TerminalWindow::clearScrollback()
+{
+    // QTermWidget::clear() also resets the emulator (modes, alternate
+    // screen, cursor) under a running program; dropping the history alone
+    // leaves the screen and the modes as the program set them.
+    m_term->setHistorySize(0);
+    m_term->setHistorySize(kHistoryLines);
 }
 
 QSize TerminalWindow::sizeForCells(int cols, int rows) const

@@ -21,11 +21,14 @@ QString localTerminalUnavailableReason();
 #include "viewer.h"
 
 #include <QByteArray>
+#include <QFont>
 #include <QPointer>
 #include <QTimer>
 #include <QWidget>
 
+class QAction;
 class QLabel;
+class QMenu;
 class QPushButton;
 class QTermWidget;
 class QFrame;
@@ -76,6 +79,20 @@ class WriteQueue;
  * afterwards is left alone. Bounded by the screen: a session wider than the
  * screen wraps in a watch window.
  *
+ * Keys and menu (Konsole's and QTerminal's): Ctrl+Shift+C copies the
+ * selection, Ctrl+Shift+V pastes the clipboard and Shift+Insert the primary
+ * selection (QTermWidget's copyClipboard(), pasteClipboard(),
+ * pasteSelection(); a paste is bracketed when the program enabled mode 2004);
+ * Ctrl+Shift+F shows the search bar; Ctrl++ (or Ctrl+=), Ctrl+- and Ctrl+0
+ * zoom. These keys never reach the program. A right-click menu offers the
+ * same plus Select all and Clear scrollback (and a link's actions under the
+ * pointer). Issue 14.
+ *
+ * Colours: kColorScheme, a light scheme in which the default foreground on
+ * colour 7 (what vim's Visual selection and `ESC[47m` draw) reads at 9.9:1;
+ * the dark schemes QTermWidget ships have the default foreground equal to
+ * colour 7 (1:1, text invisible).
+ *
  * Lifecycle: closing the window detaches (the session lives on). A newer
  * control viewer supersedes this one: the window then says "Opened in another
  * window" and offers Take over, which reattaches with the offset this window
@@ -96,6 +113,21 @@ public:
     static constexpr int kResizeDebounceMs = 100;
     /// Resize steps a watch window takes to match the session's size.
     static constexpr int kMaxFitSteps = 3;
+    /// Lines of scrollback the widget keeps.
+    static constexpr int kHistoryLines = 10000;
+    /// QTermWidget colour scheme (one of those it ships; see the class doc).
+    static constexpr const char *kColorScheme = "BlackOnWhite";
+    /**
+     * The window's colour scheme and font (Settings, terminal/colorScheme,
+     * terminal/fontFamily, terminal/fontSize: DesktopApp applies them to
+     * every terminal window). A scheme QTermWidget does not have falls back
+     * to kColorScheme; an empty family, or one that is not fixed-pitch, to
+     * the system's fixed font. Resets the zoom (Ctrl+0 returns to this
+     * font); the session's size follows the new cell size as on a resize.
+     */
+    void setAppearance(const QString &colorScheme, const QString &fontFamily, int pointSize);
+    /// The colour scheme in use.
+    QString colorScheme() const { return m_colorScheme; }
 
     /// Creates the window for `session` (not attached yet: call attachSession()).
     /// `registry` is used to check that the session still exists before a take
@@ -130,6 +162,14 @@ public:
     QSize sizeForCells(int cols, int rows) const;
     /// The terminal's whole text (scrollback + screen) as plain text.
     QString screenText() const;
+    /// The right-click menu at `pos` (the terminal's coordinates): a link's
+    /// actions, Copy, Paste, Select all, Find, Zoom in/out/reset, Clear
+    /// scrollback. The caller owns it.
+    QMenu *contextMenu(const QPoint &pos);
+    /// Selects the scrollback and the screen.
+    void selectAll();
+    /// Drops the scrollback; the screen and the terminal's modes stay.
+    void clearScrollback();
 
     // Viewer
     void attached(Session *session, const AttachInfo &info) override;
@@ -163,6 +203,7 @@ private:
     void updateTitle();
     void onBannerButton();
     void detachNow();
+    void createActions();
 
     QPointer<SessionRegistry> m_registry;
     QPointer<Session> m_session;
@@ -174,6 +215,17 @@ private:
     QLabel *m_bannerLabel = nullptr;
     QPushButton *m_bannerButton = nullptr;
     QTermWidget *m_term = nullptr;
+    QString m_colorScheme;
+    QFont m_baseFont;              ///< the font before zooming (Ctrl+0 goes back to it)
+    QAction *m_copyAction = nullptr;
+    QAction *m_pasteAction = nullptr;
+    QAction *m_pasteSelectionAction = nullptr;
+    QAction *m_selectAllAction = nullptr;
+    QAction *m_findAction = nullptr;
+    QAction *m_zoomInAction = nullptr;
+    QAction *m_zoomOutAction = nullptr;
+    QAction *m_zoomResetAction = nullptr;
+    QAction *m_clearScrollbackAction = nullptr;
     int m_slaveFd = -1;
     WriteQueue *m_out = nullptr;   ///< to the widget's PTY slave
 

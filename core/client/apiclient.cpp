@@ -124,6 +124,13 @@ void ApiClient::post(const QString &path, const QByteArray &json, Callback done)
     track(m_nam->post(req, json), std::move(done));
 }
 
+void ApiClient::patch(const QString &path, const QByteArray &json, Callback done)
+{
+    QNetworkRequest req = makeRequest(m_endpoint, path, m_timeoutMs);
+    req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    track(m_nam->sendCustomRequest(req, QByteArrayLiteral("PATCH"), json), std::move(done));
+}
+
 void ApiClient::deleteResource(const QString &path, Callback done)
 {
     track(m_nam->deleteResource(makeRequest(m_endpoint, path, m_timeoutMs)), std::move(done));

@@ -82,6 +82,8 @@ public:
     void get(const QString &path, Callback done);
     /// POST path with a JSON body (Content-Type: application/json).
     void post(const QString &path, const QByteArray &json, Callback done);
+    /// PATCH path with a JSON body (Content-Type: application/json).
+    void patch(const QString &path, const QByteArray &json, Callback done);
     /// DELETE path.
     void deleteResource(const QString &path, Callback done);
 

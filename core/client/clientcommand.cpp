@@ -121,6 +121,14 @@ QString programText(const QJsonObject &s)
     return name.isEmpty() ? QStringLiteral("-") : ShellWords::quote({name}); // "my prog" must stay one column
 }
 
+/// The session's name, shell-quoted (a name with a space stays one column
+/// and can be typed back: `tether attach 'my build'`); "-" when it has none.
+QString nameText(const QJsonObject &s)
+{
+    const QString name = s.value(QStringLiteral("name")).toString();
+    return name.isEmpty() ? QStringLiteral("-") : ShellWords::quote({name});
+}
+
 /// Shortest prefix length (>= 8) that tells every id apart.
 int uniquePrefixLength(const QStringList &ids)
 {
@@ -162,13 +170,13 @@ QString table(const QJsonArray &sessions, int columns)
         ids << v.toObject().value(QStringLiteral("id")).toString();
     const int idLen = uniquePrefixLength(ids);
     QList<QStringList> rows;
-    rows << QStringList{QStringLiteral("ID"), QStringLiteral("STATE"), QStringLiteral("ATTACHED"),
+    rows << QStringList{QStringLiteral("ID"), QStringLiteral("NAME"), QStringLiteral("STATE"), QStringLiteral("ATTACHED"),
                         QStringLiteral("VIEWERS"), QStringLiteral("EXPIRES"), QStringLiteral("SIZE"), QStringLiteral("PROGRAM"),
                         QStringLiteral("COMMAND/TITLE")};
     for (const QJsonValue &v : sessions) {
         const QJsonObject s = v.toObject();
         const bool attached = s.value(QStringLiteral("attached")).toBool();
-        rows << QStringList{s.value(QStringLiteral("id")).toString().left(idLen), stateText(s),
+        rows << QStringList{s.value(QStringLiteral("id")).toString().left(idLen), nameText(s), stateText(s),
                             attached ? QStringLiteral("yes (%1)").arg(s.value(QStringLiteral("viewer_kind")).toString())
                                      : QStringLiteral("no"),
                             QString::number(s.value(QStringLiteral("viewers")).toInt()), expiresText(s),
@@ -198,18 +206,28 @@ QString table(const QJsonArray &sessions, int columns)
     return out;
 }
 
-/// Finds the session `prefix` names: an exact id, else the one id starting with it.
+/// Finds the session `prefix` names: an exact id, else the session with
+/// that name (names are unique, docs/protocol.md), else the one id starting
+/// with it. Ids first: a name that happens to equal another session's id
+/// never hides that session.
 bool resolveId(const QJsonArray &sessions, const QString &prefix, QString *id, QString *error)
 {
     QStringList matches;
+    QString named;
     for (const QJsonValue &v : sessions) {
         const QString sid = v.toObject().value(QStringLiteral("id")).toString();
         if (sid == prefix) {
             *id = sid;
             return true;
         }
+        if (!prefix.isEmpty() && v.toObject().value(QStringLiteral("name")).toString() == prefix)
+            named = sid;
         if (!prefix.isEmpty() && sid.startsWith(prefix))
             matches << sid;
+    }
+    if (!named.isEmpty()) {
+        *id = named;
+        return true;
     }
     if (matches.size() == 1) {
         *id = matches.first();
@@ -250,8 +268,9 @@ struct Common {
 /// Session ids are base64url and may start with '-' ("-x3Fq..."): such an
 /// argument that is not one of the command's options is an ID, not an
 /// unknown option. Moves it after a "--" so QCommandLineParser takes it as
-/// positional. `valueOptions` take a value (the next argument unless
-/// written "--name=value").
+/// positional; every positional argument goes there, in its order (`tether
+/// rename -x3Fq build` keeps ID before NAME). `valueOptions` take a value
+/// (the next argument unless written "--name=value").
 QStringList idsAsPositional(const QStringList &args, const QStringList &flags, const QStringList &valueOptions)
 {
     QStringList out{args.value(0)};
@@ -263,7 +282,7 @@ QStringList idsAsPositional(const QStringList &args, const QStringList &flags, c
             break;
         }
         const QString name = a.section(QLatin1Char('='), 0, 0);
-        if (!a.startsWith(QLatin1Char('-')) || a.size() < 2 || flags.contains(name) || valueOptions.contains(name)) {
+        if (a.startsWith(QLatin1Char('-')) && a.size() >= 2 && (flags.contains(name) || valueOptions.contains(name))) {
             out << a;
             if (valueOptions.contains(a) && i + 1 < args.size())
                 out << args.at(++i);
@@ -402,6 +421,44 @@ int listCommand(const QStringList &args)
     });
 }
 
+/// The start of a command on one session named by its first positional
+/// argument (kill, rename): parses `args` (an ID may begin with '-'; help
+/// exits), wants exactly `positionals` positional arguments (else
+/// `countError`, a usage error) and finds the server. False with *status
+/// when the command ends here.
+bool setUpSessionCommand(QCommandLineParser &parser, const Common &common, const QString &command,
+                         const QStringList &args, int positionals, const QString &countError, ServerEndpoint *ep,
+                         int *status)
+{
+    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
+                            QStringLiteral("-v"), QStringLiteral("--version")};
+    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key")};
+    if (!parse(parser, common, command, idsAsPositional(args, flags, values), status))
+        return false;
+    if (parser.positionalArguments().size() != positionals) {
+        *status = fail(command, countError, kExitUsage);
+        return false;
+    }
+    return endpoint(parser, common, command, ep, status);
+}
+
+/// Runs the event loop: finds the session `prefix` names (resolveId over
+/// GET /api/sessions; not found: kExitNotFound), then `then(id, done)`.
+int withSession(ApiClient &api, const QString &command, const QString &prefix,
+                const std::function<void(const QString &, std::function<void(int)>)> &then)
+{
+    return runAsync([&](std::function<void(int)> done) {
+        api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
+            if (r.status != 200)
+                return done(apiFailure(command, r));
+            QString id, error;
+            if (!resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, &id, &error))
+                return done(fail(command, error, kExitNotFound));
+            then(id, done);
+        });
+    });
+}
+
 int killCommand(const QStringList &args)
 {
     const QString cmd = QStringLiteral("kill");
@@ -409,36 +466,46 @@ int killCommand(const QStringList &args)
     Common common;
     parser.setApplicationDescription(QStringLiteral(
         "Ends a session: its processes get SIGHUP, then SIGTERM, then SIGKILL.\n"
-        "ID may be any unique prefix of a session id.\n\n"
+        "ID may be the session's name or any unique prefix of its id.\n\n"
         "Exit status: 0 killed; 1 Tether not running or another error; 2 usage error;\n"
         "4 no session matches ID (or it is ambiguous)."));
-    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session (or a unique prefix of its id)."));
+    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
     int status = kExitOk;
     ServerEndpoint ep;
-    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
-                            QStringLiteral("-v"), QStringLiteral("--version")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key")};
-    if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
+    if (!setUpSessionCommand(parser, common, cmd, args, 1, QStringLiteral("expected one session ID (see --help)"), &ep,
+                             &status))
         return status;
-    if (parser.positionalArguments().size() != 1)
-        return fail(cmd, QStringLiteral("expected one session ID (see --help)"), kExitUsage);
-    if (!endpoint(parser, common, cmd, &ep, &status))
-        return status;
-    const QString prefix = parser.positionalArguments().first();
     ApiClient api(ep);
-    return runAsync([&](std::function<void(int)> done) {
-        api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
-            if (r.status != 200)
-                return done(apiFailure(cmd, r));
-            QString id, error;
-            if (!resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, &id, &error))
-                return done(fail(cmd, error, kExitNotFound));
-            api.deleteResource(QStringLiteral("api/sessions/") + id, [&, done](const ApiReply &d) {
-                if (d.status != 204)
-                    return done(apiFailure(cmd, d));
-                done(kExitOk);
-            });
+    return withSession(api, cmd, parser.positionalArguments().first(), [&](const QString &id, std::function<void(int)> done) {
+        api.deleteResource(QStringLiteral("api/sessions/") + id, [&, done](const ApiReply &d) {
+            done(d.status == 204 ? kExitOk : apiFailure(cmd, d));
         });
+    });
+}
+
+int renameCommand(const QStringList &args)
+{
+    const QString cmd = QStringLiteral("rename");
+    QCommandLineParser parser;
+    Common common;
+    parser.setApplicationDescription(QStringLiteral(
+        "Names a session, or renames it. ID may be the session's name or any unique prefix of\n"
+        "its id. An empty NAME ('') takes the name away. Names are unique among the sessions,\n"
+        "at most 64 characters, without control characters or white space at either end.\n\n"
+        "Exit status: 0 renamed; 1 Tether not running, the name refused (taken or not allowed:\n"
+        "the reason is printed) or another error; 2 usage error; 4 no session matches ID."));
+    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
+    parser.addPositionalArgument(QStringLiteral("NAME"), QStringLiteral("Its new name ('' for none)."));
+    int status = kExitOk;
+    ServerEndpoint ep;
+    if (!setUpSessionCommand(parser, common, cmd, args, 2, QStringLiteral("expected a session ID and a name (see --help)"),
+                             &ep, &status))
+        return status;
+    const QJsonObject body{{QStringLiteral("name"), parser.positionalArguments().at(1)}};
+    ApiClient api(ep);
+    return withSession(api, cmd, parser.positionalArguments().at(0), [&](const QString &id, std::function<void(int)> done) {
+        api.patch(QStringLiteral("api/sessions/") + id, QJsonDocument(body).toJson(QJsonDocument::Compact),
+                  [&, done](const ApiReply &p) { done(p.status == 200 ? kExitOk : apiFailure(cmd, p)); });
     });
 }
 
@@ -583,8 +650,12 @@ int newCommand(const QStringList &args)
     const QCommandLineOption cwd(QStringLiteral("cwd"), QStringLiteral("Working directory (default: the current one, as tmux does)."),
                                  QStringLiteral("DIR"));
     const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to it at once (like tether attach)."));
+    const QCommandLineOption name({QStringLiteral("n"), QStringLiteral("name")},
+                                  QStringLiteral("Name the session (unique among the sessions; at most 64 characters); "
+                                                 "other commands then take the name for its ID."),
+                                  QStringLiteral("NAME"));
     const QCommandLineOption detachKey = detachKeyOption();
-    parser.addOptions({cwd, attach, detachKey});
+    parser.addOptions({cwd, attach, name, detachKey});
     parser.addPositionalArgument(QStringLiteral("-- CMD ARGS..."), QStringLiteral("Command to run."));
     int status = kExitOk;
     ServerEndpoint ep;
@@ -602,6 +673,8 @@ int newCommand(const QStringList &args)
     if (!endpoint(parser, common, cmd, &ep, &status))
         return status;
     QJsonObject body;
+    if (parser.isSet(name))
+        body.insert(QStringLiteral("name"), parser.value(name));
     const QStringList command = parser.positionalArguments();
     if (!command.isEmpty())
         body.insert(QStringLiteral("command"), QJsonArray::fromStringList(command));
@@ -651,7 +724,7 @@ int attachCommand(const QStringList &args)
     const QCommandLineOption watch(QStringLiteral("watch"), QStringLiteral("Watch only: show output, send nothing, never take over."));
     const QCommandLineOption detachKey = detachKeyOption();
     parser.addOptions({watch, detachKey});
-    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session (or a unique prefix of its id)."),
+    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."),
                                  QStringLiteral("[ID]"));
     int status = kExitOk;
     ServerEndpoint ep;
@@ -715,7 +788,7 @@ bool isClientCommand(const char *arg)
 {
     if (!arg)
         return false;
-    for (const char *c : {"attach", "list", "new", "kill", "key", "restart"}) {
+    for (const char *c : {"attach", "list", "new", "kill", "rename", "key", "restart"}) {
         if (std::strcmp(arg, c) == 0)
             return true;
     }
@@ -741,6 +814,8 @@ int clientMain(int argc, char **argv)
         return newCommand(args);
     if (command == QLatin1String("attach"))
         return attachCommand(args);
+    if (command == QLatin1String("rename"))
+        return renameCommand(args);
     if (command == QLatin1String("key"))
         return keyCommand(args);
     if (command == QLatin1String("restart"))

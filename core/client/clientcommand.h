@@ -12,7 +12,8 @@ QT_END_NAMESPACE
 namespace Tether {
 
 /**
- * The command-line client: `tether list`, `tether new`, `tether kill`,
+ * The command-line client: `tether list`, `tether new` (`-n NAME`),
+ * `tether kill`, `tether rename ID NAME` (PATCH /api/sessions/{id}),
  * `tether attach` (like `tmux attach`), `tether key`, `tether restart`
  * (POST /api/restart, then GET /api/restart until a new process image
  * answers or the failure is reported), on the documented protocol only
@@ -22,10 +23,11 @@ namespace Tether {
  * The server is found through ServerEndpoint::resolve(): `--url`/`--key`,
  * else TETHER_URL/TETHER_KEY, else the runtime file. No runtime file or a
  * refused connection: one line on stderr, "Tether is not running: start it
- * with `tether` or `tether serve`", exit status 1. An ID may be any unique
- * prefix of a session id (like git).
+ * with `tether` or `tether serve`", exit status 1. An ID may be a session's
+ * full id, its name (names are unique), or any unique prefix of its id (like
+ * git), tried in that order.
  *
- * `tether list` prints a table: ID, STATE, ATTACHED, VIEWERS, SIZE, PROGRAM,
+ * `tether list` prints a table: ID, NAME (shell-quoted, "-" when none), STATE, ATTACHED, VIEWERS, SIZE, PROGRAM,
  * COMMAND/TITLE (the title, else the command shell-quoted by ShellWords::quote()).
  * Only the last column is ever cut, with "…": to the width of the terminal
  * on stdout (TIOCGWINSZ; at least 10 characters), or at 200 characters when
@@ -80,7 +82,7 @@ namespace Tether {
  */
 
 /// True when `arg` (argv[1]) names a client subcommand: attach, list, new,
-/// kill, key, restart.
+/// kill, rename, key, restart.
 bool isClientCommand(const char *arg);
 
 /// Runs `tether <subcommand> ...`; returns the exit status.

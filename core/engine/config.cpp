@@ -41,6 +41,10 @@ Config Config::load(QSettings &s)
     c.pingIntervalSec = clamped("server/pingInterval", s.value(QStringLiteral("server/pingInterval"), c.pingIntervalSec).toInt(), 1, 3600);
     c.pingTimeoutSec = clamped("server/pingTimeout", s.value(QStringLiteral("server/pingTimeout"), c.pingTimeoutSec).toInt(), 1, 3600);
     c.terminal = s.value(QStringLiteral("desktop/terminal"), c.terminal).toString();
+    c.terminalColorScheme = s.value(QStringLiteral("terminal/colorScheme"), c.terminalColorScheme).toString();
+    c.terminalFontFamily = s.value(QStringLiteral("terminal/fontFamily"), c.terminalFontFamily).toString();
+    c.terminalFontSize = clamped("terminal/fontSize", s.value(QStringLiteral("terminal/fontSize"), c.terminalFontSize).toInt(),
+                                 kMinTerminalFontSize, kMaxTerminalFontSize);
     if (!s.fileName().isEmpty())
         c.accessKeyFile = QFileInfo(s.fileName()).absolutePath() + QStringLiteral("/access-key");
     return c;
@@ -64,6 +68,9 @@ void Config::save(QSettings &s) const
     s.setValue(QStringLiteral("server/pingInterval"), pingIntervalSec);
     s.setValue(QStringLiteral("server/pingTimeout"), pingTimeoutSec);
     s.setValue(QStringLiteral("desktop/terminal"), terminal);
+    s.setValue(QStringLiteral("terminal/colorScheme"), terminalColorScheme);
+    s.setValue(QStringLiteral("terminal/fontFamily"), terminalFontFamily);
+    s.setValue(QStringLiteral("terminal/fontSize"), terminalFontSize);
 }
 
 void Config::save() const

@@ -24,7 +24,10 @@ namespace Tether {
  * server/bind (address), server/port (0..65535; 0 = any free port),
  * server/pingInterval and server/pingTimeout (seconds), ui/autostart (bool),
  * desktop/terminal (terminal emulator command prefix for "Attach here" when
- * the build has no QTermWidget, e.g. "xterm -e"; empty = detect).
+ * the build has no QTermWidget, e.g. "xterm -e"; empty = detect),
+ * terminal/colorScheme, terminal/fontFamily, terminal/fontSize (the local
+ * terminal windows' QTermWidget colour scheme, font family (empty: the
+ * system's fixed font) and size in points, 6..72).
  * Out-of-range values read from the file are clamped and logged.
  */
 struct Config {
@@ -43,6 +46,17 @@ struct Config {
     /// desktop/terminal: command prefix that runs a program in a terminal
     /// emulator ("xterm -e"); `tether attach ID` is appended. Empty = detect.
     QString terminal;
+    /// terminal/colorScheme: a QTermWidget colour scheme for every local
+    /// terminal window. BlackOnWhite: every colour reads on its background
+    /// (with "Linux", vim's Visual selection was white on light grey, 1:1).
+    QString terminalColorScheme = QStringLiteral("BlackOnWhite");
+    /// terminal/fontFamily: empty = the system's fixed-pitch font.
+    QString terminalFontFamily;
+    /// terminal/fontSize, points.
+    int terminalFontSize = kDefaultTerminalFontSize;
+    static constexpr int kDefaultTerminalFontSize = 10;
+    static constexpr int kMinTerminalFontSize = 6;
+    static constexpr int kMaxTerminalFontSize = 72;
     /// Where the server keeps its access key (Server, loadOrCreateAccessKey):
     /// "access-key" beside the settings file when loaded from settings
     /// (~/.config/Tether/access-key); empty = a new key at every start.

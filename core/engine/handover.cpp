@@ -60,6 +60,8 @@ QByteArray sessionMeta(const SessionRecord &s)
     w.u32(quint32(s.marginResets.size()));
     for (const quint64 r : s.marginResets)
         w.u64(r);
+    // Appended fields (same format version: readers skip what they do not know).
+    w.text(s.name);
     return w.take();
 }
 
@@ -137,6 +139,10 @@ bool decodeSession(ByteReader &r, SessionRecord *s, bool borrow, QString *why)
         m.fail();
     for (quint32 i = 0; i < resets && m.ok(); ++i)
         s->marginResets.append(m.u64());
+    // Fields appended later within format version 1; absent in a state
+    // written by an older build of it.
+    if (m.ok() && m.remaining() > 0)
+        s->name = m.text();
     // Bytes past the fields known here were appended by a later build of the
     // same format version: skipped on purpose.
     if (!r.ok() || !m.ok()) {

@@ -65,6 +65,9 @@ struct SessionRecord {
     QByteArray headState;     ///< TerminalState::save() at the ring's end
     QByteArray tailState;     ///< TerminalState::save() at the ring's start
     QList<quint64> marginResets; ///< offsets where a resize reset the margins
+    /// Session::name() (empty: none). Appended to the metadata after
+    /// marginResets: a state from a build without names reads as "no name".
+    QString name;
 
     qsizetype ringSize() const
     {

@@ -60,8 +60,71 @@ QString SessionRegistry::newId()
     }
 }
 
-Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error, QString *errorText,
-                                 QString *evictedId)
+QString SessionRegistry::nameProblem(const QString &name)
+{
+    if (name.isEmpty())
+        return QString();
+    int points = 0;
+    for (int i = 0; i < name.size(); ++i, ++points) {
+        uint c = name.at(i).unicode();
+        if (QChar::isHighSurrogate(c) && i + 1 < name.size() && name.at(i + 1).isLowSurrogate())
+            c = QChar::surrogateToUcs4(name.at(i), name.at(++i));
+        else if (QChar::isSurrogate(c))
+            return QStringLiteral("name must be valid Unicode");
+        const QChar::Category cat = QChar::category(c);
+        if (cat == QChar::Other_Control || cat == QChar::Separator_Line || cat == QChar::Separator_Paragraph)
+            return QStringLiteral("name must not contain control characters or line breaks");
+    }
+    if (points > kMaxNameLength)
+        return QStringLiteral("name is longer than %1 characters").arg(kMaxNameLength);
+    if (name.trimmed() != name)
+        return QStringLiteral("name must not start or end with white space");
+    return QString();
+}
+
+Session *SessionRegistry::findByName(const QString &name) const
+{
+    if (name.isEmpty())
+        return nullptr;
+    for (Session *s : m_order)
+        if (s->name() == name)
+            return s;
+    return nullptr;
+}
+
+QString SessionRegistry::nameRefusal(const Session *session, const QString &name, CreateError *error) const
+{
+    QString problem = nameProblem(name);
+    if (!problem.isEmpty()) {
+        *error = CreateError::BadName;
+        return problem;
+    }
+    const Session *holder = findByName(name);
+    if (holder && holder != session) {
+        *error = CreateError::NameTaken;
+        return QStringLiteral("name \"%1\" is taken by session %2").arg(name, holder->id());
+    }
+    *error = CreateError::None;
+    return QString();
+}
+
+bool SessionRegistry::rename(Session *session, const QString &name, CreateError *error, QString *errorText)
+{
+    CreateError e = CreateError::None;
+    const QString refusal = nameRefusal(session, name, &e);
+    if (error)
+        *error = e;
+    if (!refusal.isEmpty()) {
+        if (errorText)
+            *errorText = refusal;
+        return false;
+    }
+    session->setName(name); // sessionChanged follows through track()
+    return true;
+}
+
+Session *SessionRegistry::create(const SpawnOptions &options, const QString &name, CreateError *error,
+                                 QString *errorText, QString *evictedId)
 {
     if (evictedId)
         evictedId->clear();
@@ -75,6 +138,10 @@ Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error
     };
     if (m_shuttingDown)
         return fail(CreateError::SpawnFailed, QStringLiteral("server is shutting down"));
+    CreateError nameError = CreateError::None;
+    const QString refusal = nameRefusal(nullptr, name, &nameError);
+    if (!refusal.isEmpty())
+        return fail(nameError, refusal);
 
     Session *evict = nullptr;
     if (count() >= m_limits.maxSessions) {
@@ -96,6 +163,7 @@ Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error
     }
 
     auto *s = new Session(newId(), options, m_limits.bufferCapacity, this);
+    s->setName(name);
     s->process()->setTeardownGrace(m_graceMs);
     QString text;
     if (!s->start(&text)) {
@@ -127,6 +195,7 @@ void SessionRegistry::track(Session *s)
     auto changed = [this, s] { Q_EMIT sessionChanged(s); };
     connect(s, &Session::titleChanged, this, changed);
     connect(s, &Session::sizeChanged, this, changed);
+    connect(s, &Session::nameChanged, this, changed);
     connect(s, &Session::exited, this, [this, s] {
         rescheduleExpiry();
         Q_EMIT sessionChanged(s);

@@ -70,7 +70,24 @@ public:
         /// Out of file descriptors, pseudo-terminals, processes or memory
         /// (PtyProcess::StartFailure::Resources): a later retry may work.
         OutOfResources,
+        BadName,         ///< the name breaks a rule of nameProblem()
+        NameTaken,       ///< another listed session has that name
     };
+
+    /// Longest session name, in characters (Unicode code points): long
+    /// enough for "build of the release branch", short enough for a tray
+    /// menu line and a `tether list` column.
+    static constexpr int kMaxNameLength = 64;
+    /**
+     * Why `name` cannot name a session, as the text of an error answer
+     * (HTTP 400, docs/protocol.md "Session names"); empty when it can. Empty
+     * means "no name" and is allowed. Refused: more than kMaxNameLength code
+     * points; control characters (Unicode category Cc: C0, DEL, C1: a name
+     * is printed on terminals, where they would act), line and paragraph
+     * separators (Zl, Zp: a name is one line), unpaired surrogates; leading
+     * or trailing white space (two names that look the same would differ).
+     */
+    static QString nameProblem(const QString &name);
 
     explicit SessionRegistry(const Limits &limits = Limits(), QObject *parent = nullptr);
     ~SessionRegistry() override;
@@ -82,8 +99,27 @@ public:
     /// in *evictedId (empty when none was); a command that cannot start
     /// ends nobody.
     Session *create(const SpawnOptions &options, CreateError *error = nullptr,
+                    QString *errorText = nullptr, QString *evictedId = nullptr)
+    {
+        return create(options, QString(), error, errorText, evictedId);
+    }
+    /// create() with a name (empty: none). Refused before anything starts
+    /// (BadName, NameTaken) when rename() would refuse it.
+    Session *create(const SpawnOptions &options, const QString &name, CreateError *error = nullptr,
                     QString *errorText = nullptr, QString *evictedId = nullptr);
     Session *find(const QString &id) const;
+    /// The listed session named `name` (exact, case-sensitive), or nullptr.
+    /// nullptr for an empty name.
+    Session *findByName(const QString &name) const;
+    /**
+     * Names `session` `name` (empty clears the name). Names are unique among
+     * the listed sessions, running or exited: a name is how `tether attach
+     * NAME` finds one. False with *error (BadName, NameTaken) and
+     * *errorText when refused; renaming a session to the name it has is
+     * fine. sessionChanged() follows a change.
+     */
+    bool rename(Session *session, const QString &name, CreateError *error = nullptr,
+                QString *errorText = nullptr);
     QList<Session *> sessions() const { return m_order; } ///< oldest first
     int count() const { return int(m_order.size()); }
     /// Removes the session now, detaches its viewers (Killed) and tears it down
@@ -165,6 +201,9 @@ Q_SIGNALS:
 
 private:
     void remove(Session *s, DetachReason reason);
+    /// Why `session` (nullptr: a new one) cannot be named `name`, with
+    /// *error BadName or NameTaken; empty (and None) when it can.
+    QString nameRefusal(const Session *session, const QString &name, CreateError *error) const;
     /// Lists `s` (created or adopted) and forwards its changes.
     void track(Session *s);
     /// An adopted session: listed (true), or torn down when `dying` or its id

@@ -299,10 +299,19 @@ qint64 msOrNull(const QDateTime &t) { return t.isNull() ? -1 : t.toMSecsSinceEpo
 QDateTime utcOrNull(qint64 ms) { return ms < 0 ? QDateTime() : QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC); }
 } // namespace
 
+void Session::setName(const QString &name)
+{
+    if (name == m_name)
+        return;
+    m_name = name;
+    Q_EMIT nameChanged(m_name);
+}
+
 Handover::SessionRecord Session::handover() const
 {
     Handover::SessionRecord r;
     r.id = m_id;
+    r.name = m_name;
     r.command = m_command;
     r.cwd = m_cwd;
     r.createdMs = m_created.toMSecsSinceEpoch();
@@ -348,6 +357,7 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
         return nullptr;
     }
     s->m_command = r.command;
+    s->m_name = r.name;
     s->m_cwd = r.cwd;
     s->m_created = utcOrNull(r.createdMs);
     s->m_exitedAt = utcOrNull(r.exitedAtMs);

@@ -48,6 +48,13 @@ public:
     bool start(QString *error);
 
     QString id() const { return m_id; }
+    /// The name people gave it (POST /api/sessions "name", PATCH, `tether
+    /// new -n`, `tether rename`); empty when it has none. The registry checks
+    /// names (SessionRegistry::nameProblem, unique among its sessions).
+    QString name() const { return m_name; }
+    /// Sets the name as it is (the caller checked it); emits nameChanged()
+    /// when it differs. Empty clears it.
+    void setName(const QString &name);
     QStringList command() const { return m_command; } ///< argv actually run
     QString cwd() const { return m_cwd; }             ///< working directory actually used
     pid_t pid() const { return m_pty.pid(); }
@@ -165,6 +172,8 @@ public:
 
 Q_SIGNALS:
     void titleChanged(const QString &title);
+    /// setName() changed the name (empty: cleared).
+    void nameChanged(const QString &name);
     void sizeChanged(int cols, int rows);
     void exited(const Tether::ExitStatus &status);
     /// Control viewer or watcher set changed.
@@ -200,6 +209,7 @@ private:
     }
 
     QString m_id;
+    QString m_name;
     SpawnOptions m_options;
     QStringList m_command;
     QString m_cwd;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "sessionmodel.h"
+#include "shellwords.h"
 #include "procinfo.h"
 
 #include "registry.h"
@@ -167,6 +168,8 @@ QString SessionModel::displayName(const Session *s)
 {
     if (!s)
         return QString();
+    if (!s->name().isEmpty())
+        return s->name();
     const QString title = s->title().trimmed();
     if (!title.isEmpty())
         return title;
@@ -175,7 +178,7 @@ QString SessionModel::displayName(const Session *s)
         // "/bin/bash -l" reads better as "bash -l"; a login shell's argv[0]
         // is shown as the program itself.
         cmd[0] = QFileInfo(cmd.at(0)).fileName();
-        return cmd.join(QLatin1Char(' '));
+        return ShellWords::quote(cmd);
     }
     return s->id();
 }
@@ -267,7 +270,7 @@ QVariant SessionModel::headerData(int section, Qt::Orientation orientation, int 
         }
     } else if (role == Qt::ToolTipRole) {
         switch (section) {
-        case TitleColumn: return tr("The window title the program set, else its command line");
+        case TitleColumn: return tr("The session's name, else the window title the program set, else its command line");
         case AttachedColumn: return tr("Who types into the session (one at a time)");
         case WatchersColumn: return tr("Read-only viewers");
         case IdleColumn: return tr("Time since the last output or input");
@@ -278,6 +281,28 @@ QVariant SessionModel::headerData(int section, Qt::Orientation orientation, int 
     return QVariant();
 }
 
+Qt::ItemFlags SessionModel::flags(const QModelIndex &index) const
+{
+    Qt::ItemFlags f = QAbstractTableModel::flags(index);
+    if (index.isValid() && index.column() == TitleColumn)
+        f |= Qt::ItemIsEditable;
+    return f;
+}
+
+bool SessionModel::setData(const QModelIndex &index, const QVariant &value, int role)
+{
+    if (role != Qt::EditRole || !index.isValid() || index.column() != TitleColumn
+        || index.row() >= m_sessions.size() || !m_registry)
+        return false;
+    QString why;
+    // The registry's sessionChanged brings the new name to every row (onChanged).
+    if (!m_registry->rename(m_sessions.at(index.row()), value.toString(), nullptr, &why)) {
+        Q_EMIT renameRefused(why);
+        return false;
+    }
+    return true;
+}
+
 QVariant SessionModel::data(const QModelIndex &index, int role) const
 {
     if (!index.isValid() || index.row() >= m_sessions.size())
@@ -285,6 +310,8 @@ QVariant SessionModel::data(const QModelIndex &index, int role) const
     const Session *s = m_sessions.at(index.row());
     if (role == SessionIdRole)
         return s->id();
+    if (role == Qt::EditRole)
+        return index.column() == TitleColumn ? QVariant(s->name()) : QVariant();
     if (role == Qt::TextAlignmentRole) {
         switch (index.column()) {
         case PidColumn:
@@ -304,7 +331,8 @@ QVariant SessionModel::data(const QModelIndex &index, int role) const
     switch (index.column()) {
     case TitleColumn:
         if (role == Qt::ToolTipRole)
-            return tr("%1\nid %2\nin %3").arg(s->command().join(QLatin1Char(' ')), s->id(), s->cwd());
+            return tr("%1\nid %2\nin %3").arg(ShellWords::quote(s->command()), s->id(), s->cwd())
+                + (s->name().isEmpty() ? QString() : tr("\nnamed %1").arg(s->name()));
         if (role == SortRole)
             return displayName(s).toLower();
         return displayName(s);

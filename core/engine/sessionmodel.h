@@ -43,7 +43,7 @@ class SessionModel : public QAbstractTableModel
     Q_OBJECT
 public:
     enum Column {
-        TitleColumn,    ///< OSC title, else the command line
+        TitleColumn,    ///< the name, else the OSC title, else the command line
         PidColumn,      ///< leader pid
         StateColumn,    ///< "running", "exited 0", "killed by signal 9"
         AttachedColumn, ///< who controls it: browser / local window / CLI / nobody
@@ -66,6 +66,14 @@ public:
     int columnCount(const QModelIndex &parent = QModelIndex()) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    /// The title column is editable: its EditRole is the session's name.
+    Qt::ItemFlags flags(const QModelIndex &index) const override;
+    /**
+     * Renames the session of `index` (title column, EditRole) through
+     * SessionRegistry::rename(): false, and renameRefused() with the
+     * reason, when the registry refuses the name (taken, not allowed).
+     */
+    bool setData(const QModelIndex &index, const QVariant &value, int role = Qt::EditRole) override;
 
     /// The session shown in `row`, or nullptr when out of range.
     Session *sessionAt(int row) const;
@@ -74,7 +82,9 @@ public:
     /// The row of the session with `id`, or -1.
     int rowOf(const QString &id) const;
 
-    /// A session's name for people: its title, else its command line, else its id.
+    /// A session's name for people: its name, else its title, else its
+    /// command line (ShellWords::quote: `vim -c 'set number'`, as `tether
+    /// list` shows it), else its id.
     static QString displayName(const Session *session);
     /// "running", "exited 0", "killed by signal 9 (Killed)", "starting".
     static QString stateText(const Session *session);
@@ -89,6 +99,10 @@ public:
     static QString formatDuration(qint64 seconds);
     /// A byte count for people: "512 B", "64 KiB", "1.5 MiB".
     static QString formatBytes(qint64 bytes);
+
+Q_SIGNALS:
+    /// setData() could not rename: `reason` says why, for the user.
+    void renameRefused(const QString &reason);
 
 public Q_SLOTS:
     /// Emits dataChanged for the clock-driven columns (idle, time left, buffer)

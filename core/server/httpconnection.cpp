@@ -54,6 +54,7 @@ QByteArray HttpConnection::statusText(int status)
     case 101: return "Switching Protocols";
     case 200: return "OK";
     case 201: return "Created";
+    case 202: return "Accepted";
     case 204: return "No Content";
     case 303: return "See Other";
     case 400: return "Bad Request";
@@ -62,6 +63,7 @@ QByteArray HttpConnection::statusText(int status)
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
+    case 409: return "Conflict";
     case 413: return "Payload Too Large";
     case 422: return "Unprocessable Entity";
     case 426: return "Upgrade Required";

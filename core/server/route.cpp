@@ -80,7 +80,8 @@ Route routeApi(const HttpRequest &request)
     if (parts.size() == 2 && endpoint == QLatin1String("sessions"))
         return apiByMethod(method, {{"GET", K::ListSessions}, {"POST", K::CreateSession}}, "GET, POST");
     if (parts.size() == 3 && endpoint == QLatin1String("sessions")) {
-        Route r = apiByMethod(method, {{"GET", K::GetSession}, {"DELETE", K::DeleteSession}}, "GET, DELETE");
+        Route r = apiByMethod(method, {{"GET", K::GetSession}, {"PATCH", K::PatchSession}, {"DELETE", K::DeleteSession}},
+                              "GET, PATCH, DELETE");
         if (r.kind != K::MethodNotAllowed)
             r.id = parts.at(2);
         return r;

@@ -30,6 +30,7 @@ struct Route {
         CreateSession,    ///< POST /api/sessions
         GetSession,       ///< GET /api/sessions/{id}: `id`
         DeleteSession,    ///< DELETE /api/sessions/{id}: `id`
+        PatchSession,     ///< PATCH /api/sessions/{id}: `id` (rename)
         RotateKey,        ///< POST /api/key
         Restart,          ///< GET or POST /api/restart
         Events,           ///< GET /api/events
@@ -41,7 +42,7 @@ struct Route {
     /// 503 instead while it has no registry (shutting down).
     bool api = false;
     QByteArray allow;         ///< MethodNotAllowed: the Allow header
-    QString id;               ///< session id (Upgrade, GetSession, DeleteSession)
+    QString id;               ///< session id (Upgrade, GetSession, DeleteSession, PatchSession)
     QString file;             ///< StaticFile: the Qt resource path
     // Upgrade: the query (docs/protocol.md, "WebSocket").
     ViewerMode mode = ViewerMode::Control;

@@ -571,6 +571,9 @@ void Server::serveApi(HttpConnection *c, const Route &route)
         else
             c->respondError(404, QStringLiteral("no such session"));
         return;
+    case Route::Kind::PatchSession:
+        patchSession(c, route.id);
+        return;
     case Route::Kind::RotateKey: {
         QString error;
         if (!rotateAccessKey(&error)) {
@@ -598,6 +601,16 @@ void Server::serveApi(HttpConnection *c, const Route &route)
     }
 }
 
+namespace {
+/// The HTTP status of a refused name.
+int nameErrorStatus(SessionRegistry::CreateError error)
+{
+    // 409 Conflict: the request is fine but clashes with another session
+    // (RFC 9110 section 15.5.10); a malformed name is the request's fault.
+    return error == SessionRegistry::CreateError::NameTaken ? 409 : 400;
+}
+} // namespace
+
 void Server::createSession(HttpConnection *c)
 {
     const SpawnRequest request = parseSpawnRequest(c->request().body(), m_config.commandArgv());
@@ -613,9 +626,11 @@ void Server::createSession(HttpConnection *c)
     SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
     QString errorText;
     QString evicted;
-    Session *s = m_registry->create(opts, &error, &errorText, &evicted);
+    Session *s = m_registry->create(opts, request.name, &error, &errorText, &evicted);
     if (!s) {
-        if (error == SessionRegistry::CreateError::TooManySessions)
+        if (error == SessionRegistry::CreateError::BadName || error == SessionRegistry::CreateError::NameTaken)
+            c->respondError(nameErrorStatus(error), errorText);
+        else if (error == SessionRegistry::CreateError::TooManySessions)
             c->respondError(503, errorText.isEmpty() ? QStringLiteral("too many sessions") : errorText);
         else if (error == SessionRegistry::CreateError::OutOfResources)
             // Not the command's fault (that is 422): the server is out of
@@ -631,6 +646,43 @@ void Server::createSession(HttpConnection *c)
     // Which detached session was ended to make room (protocol.md, POST).
     j.insert(QStringLiteral("evicted"), evicted.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(evicted));
     c->respondJson(201, j, header("Location", "/api/sessions/" + QUrl::toPercentEncoding(s->id())));
+}
+
+void Server::patchSession(HttpConnection *c, const QString &id)
+{
+    Session *s = m_registry->find(id);
+    if (!s) {
+        c->respondError(404, QStringLiteral("no such session"));
+        return;
+    }
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(c->request().body().trimmed(), &err);
+    if (err.error != QJsonParseError::NoError) {
+        c->respondError(400, QStringLiteral("invalid JSON: %1").arg(err.errorString()));
+        return;
+    }
+    if (!doc.isObject()) {
+        c->respondError(400, QStringLiteral("body must be a JSON object"));
+        return;
+    }
+    const QJsonValue name = doc.object().value(QStringLiteral("name"));
+    if (name.isUndefined()) {
+        // Nothing else can change yet: a body without it is a mistake, not a no-op.
+        c->respondError(400, QStringLiteral("nothing to change: the body has no \"name\""));
+        return;
+    }
+    if (!name.isString() && !name.isNull()) {
+        c->respondError(400, QStringLiteral("name must be a string or null"));
+        return;
+    }
+    SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
+    QString errorText;
+    if (!m_registry->rename(s, name.toString(), &error, &errorText)) {
+        c->respondError(nameErrorStatus(error), errorText);
+        return;
+    }
+    qCInfo(lcServer) << "session renamed:" << s->id();
+    c->respondJson(200, sessionToJson(s, m_registry));
 }
 
 // --- restart in place ----------------------------------------------------------

@@ -212,6 +212,8 @@ private:
     void serveStatic(HttpConnection *c, const Route &route, const QByteArray &host);
     void serveApi(HttpConnection *c, const Route &route);
     void createSession(HttpConnection *c);
+    /// PATCH /api/sessions/{id}: {"name": "..."} renames (docs/protocol.md).
+    void patchSession(HttpConnection *c, const QString &id);
     void serveRestart(HttpConnection *c);
     void startAccepting();
     /// Closes every WebSocket viewer with `code` and `reason` (Protocol::CloseReason).

@@ -30,6 +30,7 @@ QJsonObject sessionToJson(const Session *s, const SessionRegistry *registry)
 {
     QJsonObject o;
     o.insert(QStringLiteral("id"), s->id());
+    o.insert(QStringLiteral("name"), s->name());
     o.insert(QStringLiteral("command"), QJsonArray::fromStringList(s->command()));
     o.insert(QStringLiteral("cwd"), s->cwd());
     o.insert(QStringLiteral("pid"), qint64(s->pid()));

@@ -14,7 +14,7 @@ class SessionRegistry;
 /**
  * The SESSION object of docs/protocol.md, shared by the REST API, the
  * /api/events stream and anything else that describes a session:
- * {"id", "command", "cwd", "pid", "title", "created", "state", "exit_code",
+ * {"id", "name", "command", "cwd", "pid", "title", "created", "state", "exit_code",
  *  "exit_signal", "attached", "viewers", "viewer_kind", "detached_since",
  *  "expires_in", "idle_seconds", "cols", "rows", "offset", "buffer_bytes",
  *  "buffer_capacity"}.

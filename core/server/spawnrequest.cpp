@@ -78,6 +78,13 @@ SpawnRequest parseSpawnRequest(const QByteArray &rawBody, const QStringList &def
         }
         (qstrcmp(field, "cols") == 0 ? opts.cols : opts.rows) = *n;
     }
+
+    const QJsonValue name = o.value(QStringLiteral("name"));
+    if (!isAbsent(name)) {
+        if (!name.isString())
+            return refuse(QStringLiteral("name must be a string"));
+        r.name = name.toString();
+    }
     return r;
 }
 

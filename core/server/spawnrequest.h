@@ -17,6 +17,9 @@ namespace Tether {
 struct SpawnRequest {
     /// What to spawn; meaningful only when ok().
     SpawnOptions options;
+    /// The session's name ("" when absent or null); its rules
+    /// (SessionRegistry::nameProblem) and uniqueness are the registry's.
+    QString name;
     /// 0 when the body was accepted; else the HTTP status to answer (400).
     int status = 0;
     /// Why it was refused (the error text of the response, naming the field).
@@ -31,7 +34,7 @@ struct SpawnRequest {
  *
  * `body`: the request body; surrounding whitespace is ignored, and an empty
  * body means all defaults. Otherwise a JSON object
- * {"command": [...], "cwd": "/path", "cols": 80, "rows": 24}; every field is
+ * {"command": [...], "cwd": "/path", "cols": 80, "rows": 24, "name": "..."}; every field is
  * optional, `null` counts as absent, unknown fields are ignored.
  * `defaultCommand`: the argv used when `command` is absent (the server's
  * configured command; empty: the user's login shell, filled in later by
@@ -42,11 +45,12 @@ struct SpawnRequest {
  * element is not empty; `cwd` an absolute path or "" (the home directory),
  * without NUL; `cols`, `rows` integers kMinCells..kMaxCells (the same bounds
  * as PtyProcess; 80×24 when absent; 80.0 counts as an integer, JSON having
- * one number type).
+ * one number type); `name` a string (checked by the registry: 400 for a
+ * bad name, 409 for one that is taken, decided by the caller).
  *
  * Errors (status 400, checked in this order, the first one wins): invalid
  * JSON ("invalid JSON: <Qt's parser message>"), not an object, then the
- * fields in the order command, cwd, cols, rows. Whether the command can
+ * fields in the order command, cwd, cols, rows, name (not a string). Whether the command can
  * actually start (422) and whether there is room (503) are decided later,
  * by the registry.
  */

@@ -9,6 +9,10 @@
 
 import { Terminal } from './vendor/xterm.js';
 import { FitAddon } from './vendor/addon-fit.js';
+import { SearchAddon } from './vendor/addon-search.js';
+import { WebLinksAddon } from './vendor/addon-web-links.js';
+import { Unicode11Addon } from './vendor/addon-unicode11.js';
+import { WebglAddon } from './vendor/addon-webgl.js';
 import { Attachment } from './attachment.js';
 import {
   commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
@@ -24,6 +28,11 @@ const MIN_ROWS = 3;
 /** Keys whose default action scrolls a scrollable box (see createView). */
 const SCROLL_KEYS = new Set([' ', 'Spacebar', 'PageUp', 'PageDown', 'Home', 'End',
   'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight']);
+/** Font size of the terminal, per browser (localStorage: a preference, not per-tab state). */
+const FONT_KEY = 'tether.fontSize';
+const FONT_DEFAULT = 14;
+const FONT_MIN = 8;
+const FONT_MAX = 32;
 const NARROW = window.matchMedia('(max-width: 760px)');
 const DARK = window.matchMedia('(prefers-color-scheme: dark)');
 
@@ -84,6 +93,10 @@ window.tether = {
   get lastSentSize() { return app.lastSentSize; },
   /** The server's version and pending update (the `server` event). */
   get server() { return app.server; },
+  /** The open terminal's search addon (tests read its results). */
+  get search() { return app.current ? app.current.view.search : null; },
+  /** 'webgl' (the GPU renderer) or 'dom' (its fallback). */
+  get renderer() { return app.current ? app.current.view.renderer : null; },
 };
 
 // ---------------------------------------------------------------------------
@@ -303,6 +316,7 @@ async function refreshList() {
 
 function applySessions(list) {
   const now = performance.now();
+  notifyExits(app.sessions, list);
   app.sessions = new Map(list.map((s) => [s.id, { s, at: now }]));
   renderList();
   const cur = app.current;
@@ -317,6 +331,47 @@ function applySessions(list) {
       showEndBanner(cur, { reason: 'closed' });
     }
   }
+}
+
+// ---------------------------------------------------------------------------
+// Notifications: a session that exits while the tab is in the background, as
+// the tray says it (with the user's permission, asked for by a button: a
+// browser asks only after a click).
+
+function notificationsSupported() {
+  return typeof window.Notification === 'function' && window.isSecureContext;
+}
+
+function renderNotifyButton() {
+  $('notify-enable').hidden = !notificationsSupported() || Notification.permission !== 'default';
+}
+
+/** Running sessions of `before` (id -> entry) that `list` shows exited. */
+function notifyExits(before, list) {
+  if (!notificationsSupported() || Notification.permission !== 'granted') return;
+  if (document.visibilityState !== 'hidden') return;
+  for (const s of list) {
+    const old = before.get(s.id);
+    if (!old || old.s.state === 'exited' || s.state !== 'exited') continue;
+    const n = new Notification(`${sessionLabel(s)} exited`, {
+      body: exitText({ code: s.exit_code, signal: s.exit_signal }),
+      tag: `tether-exit-${s.id}`,
+      icon: 'icon.svg',
+    });
+    n.onclick = () => {
+      window.focus();
+      location.hash = `#/s/${encodeURIComponent(s.id)}`;
+      n.close();
+    };
+  }
+}
+
+function initNotifications() {
+  renderNotifyButton();
+  $('notify-enable').addEventListener('click', async () => {
+    try { await Notification.requestPermission(); } catch { /* refused or unsupported */ }
+    renderNotifyButton();
+  });
 }
 
 function renderList() {
@@ -361,12 +416,15 @@ function createItem(id) {
   open.append(head, cmd, meta, buf);
 
   const actions = el('div', 'session-actions');
+  // The row attaches too; an explicit action says so (issue 14).
+  const attach = el('a', 'button small attach', 'Attach');
+  attach.href = `#/s/${encodeURIComponent(id)}`;
   const watch = el('a', 'button small watch', 'Watch');
   watch.href = `#/s/${encodeURIComponent(id)}/watch`;
   const kill = el('button', 'small danger kill', 'Kill');
   kill.type = 'button';
   kill.addEventListener('click', () => killSession(id));
-  actions.append(watch, kill);
+  actions.append(attach, watch, kill);
   li.append(open, actions);
   return li;
 }
@@ -408,18 +466,40 @@ function updateItem(li, s) {
   const viewer = li.querySelector('.viewer');
   viewer.textContent = viewerText(s);
   viewer.dataset.attached = s.attached ? 'yes' : 'no';
-  const cap = Number(s.buffer_capacity) || 0;
-  const used = Number(s.buffer_bytes) || 0;
-  const frac = cap > 0 ? Math.min(1, used / cap) : 0;
-  // CSSOM, not a style="" attribute: the CSP refuses inline style attributes.
-  li.querySelector('.buffer-fill').style.width = `${(frac * 100).toFixed(1)}%`;
-  li.querySelector('.buffer-text').textContent = cap ? `${formatBytes(used)} of ${formatBytes(cap)}` : '';
+  renderBuffer(li, s);
   li.querySelector('.buffer').title = 'Output kept for replay (the ring buffer): the oldest bytes give way when it is full.';
   const kill = li.querySelector('.kill');
   kill.textContent = s.state === 'exited' ? 'Remove' : 'Kill';
   kill.setAttribute('aria-label', `${kill.textContent} ${label}`);
   li.querySelector('.watch').setAttribute('aria-label', `Watch ${label} read-only`);
   li.querySelector('.watch').hidden = s.state === 'exited';
+  const attach = li.querySelector('.attach');
+  attach.setAttribute('aria-label', `Attach to ${label}`);
+  // Attached here already, or exited (the row still opens its output).
+  attach.hidden = s.state === 'exited' || (isCurrent && app.current.mode === 'control');
+  li.classList.toggle('has-attach', !attach.hidden);
+}
+
+/**
+ * The ring buffer meter. Output causes no list event (protocol.md, Live
+ * list), so the `buffer_bytes` of an event is as of that event. For the
+ * session open here, the bytes received since then (the attachment's offset
+ * past the event's `offset`) went into the ring too: the meter follows them,
+ * up to the capacity.
+ */
+function renderBuffer(li, s) {
+  const cap = Number(s.buffer_capacity) || 0;
+  let used = Number(s.buffer_bytes) || 0;
+  const cur = app.current;
+  if (cur && cur.id === s.id && cur.attachment && cur.attachment.offset !== null
+      && typeof s.offset === 'number' && cur.attachment.offset > s.offset) {
+    used += cur.attachment.offset - s.offset;
+  }
+  if (cap > 0) used = Math.min(used, cap);
+  const frac = cap > 0 ? used / cap : 0;
+  // CSSOM, not a style="" attribute: the CSP refuses inline style attributes.
+  li.querySelector('.buffer-fill').style.width = `${(frac * 100).toFixed(1)}%`;
+  li.querySelector('.buffer-text').textContent = cap ? `${formatBytes(used)} of ${formatBytes(cap)}` : '';
 }
 
 /** Updates the counting fields (idle, expiry) from the last event plus the time since. */
@@ -430,6 +510,7 @@ function renderTimes() {
     if (!e) continue;
     const { s } = e;
     const elapsed = (now - e.at) / 1000;
+    if (app.current && app.current.id === s.id) renderBuffer(li, s);
     const idle = li.querySelector('.idle');
     if (typeof s.idle_seconds === 'number' && s.state !== 'exited') {
       const secs = s.idle_seconds + elapsed;
@@ -475,6 +556,187 @@ async function killSession(id) {
   }
 }
 
+/**
+ * Asks for a new name for session `id` and sets it (PATCH, protocol.md
+ * "Session names"); an empty answer takes the name away. A refused name
+ * (400 not allowed, 409 taken) is said, and asked again.
+ */
+async function renameSession(id) {
+  const e = app.sessions.get(id);
+  let name = e ? (e.s.name || '') : '';
+  for (;;) {
+    const answer = window.prompt('Name this session (empty: no name)', name);
+    if (answer === null) return;
+    name = answer.trim();
+    try {
+      const s = await api('PATCH', `/api/sessions/${encodeURIComponent(id)}`, { name });
+      // The list event follows; show the name at once.
+      if (e) { e.s = s; e.at = performance.now(); }
+      renderList();
+      if (app.current && app.current.id === id) setCurrentTitle(sessionLabel(s));
+      return;
+    } catch (err) {
+      if (app.unauthorized) return;
+      if (err.status === 404) { refreshList(); return; }
+      if (err.status !== 400 && err.status !== 409) {
+        window.alert(`Could not rename the session: ${err.message}`);
+        return;
+      }
+      window.alert(`Not renamed: ${err.message}`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Search in the scrollback (@xterm/addon-search) and font size
+
+function isSearchShortcut(e) {
+  return e.ctrlKey && e.shiftKey && !e.altKey && !e.metaKey && e.code === 'KeyF';
+}
+
+const SEARCH_DECORATIONS = {
+  matchBackground: '#f2cc60', matchOverviewRuler: '#d4a72c',
+  activeMatchBackground: '#ff9632', activeMatchColorOverviewRuler: '#ff9632',
+};
+
+function searchOptions(incremental) {
+  return { incremental, decorations: SEARCH_DECORATIONS };
+}
+
+function openSearch() {
+  if (!app.current) return;
+  $('search').hidden = false;
+  $('search-toggle').setAttribute('aria-expanded', 'true');
+  const input = $('search-input');
+  const sel = app.current.view.term.getSelection();
+  if (sel && !sel.includes('\n')) input.value = sel;
+  input.focus();
+  input.select();
+  scheduleFit();
+}
+
+/** Hides the search box and its highlights; `refocus` gives the keys back to the terminal. */
+function closeSearch(refocus = true) {
+  if ($('search').hidden) return;
+  $('search').hidden = true;
+  $('search-toggle').setAttribute('aria-expanded', 'false');
+  $('search-count').textContent = '';
+  const cur = app.current;
+  if (cur) {
+    cur.view.search.clearDecorations();
+    if (refocus) cur.view.term.focus();
+  }
+  scheduleFit();
+}
+
+/** Finds the next (or previous) match of the box's text; the terminal scrolls to it. */
+function findInScrollback(forward, incremental = false) {
+  const cur = app.current;
+  const text = $('search-input').value;
+  if (!cur) return false;
+  if (!text) {
+    cur.view.search.clearDecorations();
+    $('search-count').textContent = '';
+    return false;
+  }
+  const found = forward ? cur.view.search.findNext(text, searchOptions(incremental))
+    : cur.view.search.findPrevious(text, searchOptions(false));
+  if (!found) $('search-count').textContent = 'No match';
+  return found;
+}
+
+function showSearchCount({ resultIndex, resultCount }) {
+  const el = $('search-count');
+  if (!resultCount) el.textContent = $('search-input').value ? 'No match' : '';
+  else el.textContent = resultIndex >= 0 ? `${resultIndex + 1} of ${resultCount}` : `${resultCount} matches`;
+}
+
+function initSearch() {
+  $('search-toggle').addEventListener('click', () => ($('search').hidden ? openSearch() : closeSearch()));
+  $('search').addEventListener('submit', (e) => { e.preventDefault(); findInScrollback(true); });
+  $('search-input').addEventListener('input', () => findInScrollback(true, true));
+  $('search-input').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      findInScrollback(!e.shiftKey);
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      closeSearch();
+    }
+  });
+  $('search-next').addEventListener('click', () => findInScrollback(true));
+  $('search-prev').addEventListener('click', () => findInScrollback(false));
+  $('search-close').addEventListener('click', () => closeSearch());
+}
+
+/** The remembered font size (px), within FONT_MIN..FONT_MAX. */
+function fontSize() {
+  let v = FONT_DEFAULT;
+  try { v = Number(localStorage.getItem(FONT_KEY)) || FONT_DEFAULT; } catch { /* storage off */ }
+  return Math.min(FONT_MAX, Math.max(FONT_MIN, Math.round(v)));
+}
+
+function setFontSize(size) {
+  const v = Math.min(FONT_MAX, Math.max(FONT_MIN, size));
+  try { localStorage.setItem(FONT_KEY, String(v)); } catch { /* storage off: this page only */ }
+  renderFontSize(v);
+  if (app.current) {
+    app.current.view.term.options.fontSize = v;
+    scheduleFit();
+  }
+}
+
+function renderFontSize(v = fontSize()) {
+  $('font-size').textContent = `${v}px`;
+  $('font-smaller').disabled = v <= FONT_MIN;
+  $('font-larger').disabled = v >= FONT_MAX;
+}
+
+function initFontSize() {
+  $('font-smaller').addEventListener('click', () => setFontSize(fontSize() - 1));
+  $('font-larger').addEventListener('click', () => setFontSize(fontSize() + 1));
+  renderFontSize();
+  // Another tab of this browser changed it: follow.
+  window.addEventListener('storage', (e) => {
+    if (e.key !== FONT_KEY) return;
+    renderFontSize();
+    if (app.current) { app.current.view.term.options.fontSize = fontSize(); scheduleFit(); }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Clipboard
+
+/**
+ * 'copy' for Ctrl+C and Ctrl+Shift+C, 'paste' for Ctrl+V, Ctrl+Shift+V and
+ * Shift+Insert, else null. By e.code so that other keyboard layouts match the
+ * same keys.
+ */
+function clipboardKey(e) {
+  if (e.altKey || e.metaKey) return null;
+  if (e.ctrlKey && e.code === 'KeyC') return 'copy';
+  if (e.ctrlKey && e.code === 'KeyV') return 'paste';
+  if (!e.ctrlKey && e.shiftKey && e.code === 'Insert') return 'paste';
+  return null;
+}
+
+/**
+ * Puts the terminal's selection on the clipboard and clears the selection.
+ * The Async Clipboard API needs a secure context (127.0.0.1 is one; a LAN
+ * address over http is not): there, the `copy` command is used, whose event
+ * xterm.js answers with its selection.
+ */
+function copySelection(term) {
+  const text = term.getSelection();
+  let copied = false;
+  try { copied = document.execCommand('copy'); } catch { copied = false; }
+  if (!copied && navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(text).catch(() => {});
+  }
+  term.clearSelection();
+}
+
 // ---------------------------------------------------------------------------
 // Terminal view
 
@@ -488,23 +750,62 @@ function createView(mode) {
   $('empty').hidden = true;
   const term = new Terminal({
     fontFamily: '"DejaVu Sans Mono", "Cascadia Mono", "Menlo", "Consolas", "Liberation Mono", monospace',
-    fontSize: 14,
+    fontSize: fontSize(),
     lineHeight: 1.15,
     cursorBlink: mode === 'control',
     cursorStyle: 'block',
     scrollback: 10000,
     disableStdin: mode === 'watch',
     theme: terminalTheme(),
-    allowProposedApi: false,
+    // term.unicode (Unicode 11 widths) and the search addon's match
+    // decorations are xterm.js "proposed" API.
+    allowProposedApi: true,
   });
   const fit = new FitAddon();
   term.loadAddon(fit);
+  const search = new SearchAddon();
+  term.loadAddon(search);
+  search.onDidChangeResults((r) => showSearchCount(r));
+  // Links open in a new tab, without this page as its opener.
+  term.loadAddon(new WebLinksAddon((event, uri) => {
+    const w = window.open(uri, '_blank', 'noopener');
+    if (w) w.opener = null;
+  }));
+  // Emoji and CJK take two cells as the programs (wcwidth of Unicode 11+) count them.
+  term.loadAddon(new Unicode11Addon());
+  term.unicode.activeVersion = '11';
   // Tab belongs to the shell; Ctrl+Shift+S leads out of the terminal to the
   // list. Terminals send the same byte for Ctrl+S and Ctrl+Shift+S, so no
   // program can tell them apart: taking the shifted one costs nothing.
   term.attachCustomKeyEventHandler((e) => {
     if (isListShortcut(e)) {
       if (e.type === 'keydown') focusList();
+      return false;
+    }
+    if (isSearchShortcut(e)) {
+      if (e.type === 'keydown') { e.preventDefault(); openSearch(); }
+      return false;
+    }
+    const clip = clipboardKey(e);
+    if (clip === 'copy') {
+      // Ctrl+C copies only when there is a selection (VS Code, Windows
+      // Terminal); without one it stays ^C for the program. Ctrl+Shift+C
+      // always copies (Chromium would open its inspector otherwise).
+      if (!term.hasSelection()) {
+        if (e.shiftKey && e.type === 'keydown') e.preventDefault();
+        return !e.shiftKey;
+      }
+      if (e.type === 'keydown') {
+        e.preventDefault();
+        copySelection(term);
+      }
+      return false;
+    }
+    if (clip === 'paste') {
+      // Not handled by xterm.js (it would send ^V): the browser's own paste
+      // runs, and xterm.js's paste handler writes it as the program asked
+      // (bracketed paste, mode 2004, when the program enabled it). A watcher
+      // sends nothing: its input is off.
       return false;
     }
     // A watcher's input textarea is readonly (disableStdin), so the browser
@@ -520,13 +821,37 @@ function createView(mode) {
     return true;
   });
   term.open(host);
-  const view = { term, fit, observer: null };
+  const view = { term, fit, search, observer: null, renderer: 'dom' };
+  useGpuRenderer(view);
   view.observer = new ResizeObserver(() => scheduleFit());
   view.observer.observe(wrap);
   return view;
 }
 
+/**
+ * Draws with the GPU (@xterm/addon-webgl) where the browser has WebGL2,
+ * else with xterm.js's DOM renderer; back to the DOM renderer when the GPU
+ * context is lost (a driver reset, too many contexts). The addon throws
+ * while loading when WebGL2 is missing.
+ */
+function useGpuRenderer(view) {
+  let webgl;
+  try {
+    webgl = new WebglAddon();
+    webgl.onContextLoss(() => {
+      webgl.dispose();
+      view.renderer = 'dom';
+    });
+    view.term.loadAddon(webgl);
+    view.renderer = 'webgl';
+  } catch {
+    if (webgl) webgl.dispose();
+    view.renderer = 'dom';
+  }
+}
+
 function destroyView(view) {
+  closeSearch(false);
   view.observer.disconnect();
   view.term.dispose();
   $('terminal').replaceChildren();
@@ -750,11 +1075,14 @@ async function createSession(line) {
   const body = { cols: size.cols, rows: size.rows };
   if (argv.length) body.command = argv;
   $('new-button').disabled = true;
+  // The list as it was: the event that removes an evicted session may come
+  // before the answer that names it.
+  const listed = new Map(app.sessions);
   try {
     const s = await api('POST', '/api/sessions', body);
     if (s.evicted) {
       // The list was full: the server ended the exited session detached longest.
-      const gone = app.sessions.get(s.evicted);
+      const gone = listed.get(s.evicted);
       const name = gone ? sessionLabel(gone.s) : s.evicted.slice(0, 8);
       const note = $('new-note');
       note.textContent = `Session limit reached: “${name}” (exited, detached longest) was ended to make room.`;
@@ -869,6 +1197,10 @@ function focusList() {
 // Start
 
 function init() {
+  initSearch();
+  initFontSize();
+  $('rename').addEventListener('click', () => { if (app.current) renameSession(app.current.id); });
+  initNotifications();
   $('new-form').addEventListener('submit', (e) => {
     e.preventDefault();
     createSession($('new-command').value);
@@ -883,6 +1215,9 @@ function init() {
     if (isListShortcut(e)) {
       e.preventDefault();
       focusList();
+    } else if (isSearchShortcut(e) && app.current) {
+      e.preventDefault();
+      openSearch();
     } else if (e.key === 'Escape' && app.current && $('sidebar').contains(document.activeElement)) {
       // Back from the list to the terminal.
       if (NARROW.matches) setSidebar(false);
@@ -894,7 +1229,7 @@ function init() {
     app.current?.view.term.focus();
   });
   $('session-list').addEventListener('click', (e) => {
-    const a = e.target.closest('a.session-open, a.watch');
+    const a = e.target.closest('a.session-open, a.watch, a.attach');
     if (a && NARROW.matches) setSidebar(false);
   });
   NARROW.addEventListener('change', () => setSidebar(!NARROW.matches || !app.current));

@@ -43,16 +43,19 @@ export function formatBytes(bytes) {
 }
 
 /**
- * The name shown for a session: its terminal title when the program set one,
- * else its command line (the basename of argv[0] plus the arguments).
- * @param {{title?: string, command?: string[]}} s SESSION object of the protocol
+ * The name shown for a session: the name people gave it, else its terminal
+ * title when the program set one, else its command line (the basename of
+ * argv[0] plus the arguments, shell-quoted as `tether list` shows it:
+ * `vim -c 'set number'`).
+ * @param {{name?: string, title?: string, command?: string[]}} s SESSION object of the protocol
  */
 export function sessionLabel(s) {
+  if (s.name) return s.name;
   if (s.title) return s.title;
   const argv = Array.isArray(s.command) ? s.command : [];
   if (!argv.length) return 'shell';
   const prog = argv[0].split('/').pop() || argv[0];
-  return [prog, ...argv.slice(1)].join(' ');
+  return quote([prog, ...argv.slice(1)]);
 }
 
 /**

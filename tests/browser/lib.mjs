@@ -129,13 +129,23 @@ export async function api(server, method, urlPath, body) {
   return { status: r.status, body: json };
 }
 
-/** Debian's Chromium, headless, with the flags that keep it off the network. */
-export async function launchBrowser() {
+/**
+ * Debian's Chromium, headless, with the flags that keep it off the network.
+ * Without a GPU its WebGL is SwiftShader, a software rasterizer: extra CPU
+ * work on a shared 2-core test machine (the dashboard suite ran past ctest's
+ * 300 s with it, under load). So the dashboard's GPU renderer
+ * (@xterm/addon-webgl) is switched off unless `opts.webgl`, and the dashboard
+ * falls back to xterm.js's DOM renderer, as on a machine without WebGL2.
+ * terminal.test.mjs runs with it.
+ */
+export async function launchBrowser(opts = {}) {
+  const args = ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run'];
+  if (!opts.webgl) args.push('--disable-webgl');
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args,
   });
 }
 

@@ -460,6 +460,69 @@ private Q_SLOTS:
         QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("sessions")).toArray().size(), ids.size() - 1);
     }
 
+    void namesNewRenameAttachKill()
+    {
+        Serve s;
+        QVERIFY(s.start());
+        const QStringList sleeper{QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                  QStringLiteral("exec sleep 300")};
+        Run r = tether(s, QStringList{QStringLiteral("new"), QStringLiteral("-n"), QStringLiteral("build")} + sleeper);
+        QCOMPARE(r.code, 0);
+        const QString id = QString::fromLatin1(r.out.trimmed());
+        QCOMPARE(s.session(id).value(QStringLiteral("name")).toString(), QStringLiteral("build"));
+
+        // Taken, or not allowed: the server's reason, exit 1, nothing started.
+        r = tether(s, QStringList{QStringLiteral("new"), QStringLiteral("--name"), QStringLiteral("build")} + sleeper);
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("name \"build\" is taken by session " + id.toLatin1()), r.err.constData());
+        r = tether(s, QStringList{QStringLiteral("new"), QStringLiteral("--name=a\tb")} + sleeper);
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("control characters"), r.err.constData());
+        QCOMPARE(sessionCount(s), 1);
+
+        // `tether list` has a NAME column, shell-quoted.
+        QVERIFY(tether(s, {QStringLiteral("rename"), QStringLiteral("build"), QStringLiteral("my build")}).code == 0);
+        QCOMPARE(s.session(id).value(QStringLiteral("name")).toString(), QStringLiteral("my build"));
+        r = tether(s, {QStringLiteral("list")});
+        QCOMPARE(r.code, 0);
+        const QStringList lines = QString::fromUtf8(r.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        const int nameColumn = lines.first().indexOf(QStringLiteral("NAME"));
+        QVERIFY2(nameColumn > 0, r.out.constData());
+        QVERIFY2(lines.at(1).mid(nameColumn).startsWith(QStringLiteral("'my build'  ")), r.out.constData());
+
+        // Another session: its id works where a name does, a taken name is refused.
+        const QString other = s.create({QStringLiteral("/bin/cat")});
+        QVERIFY(!other.isEmpty());
+        r = tether(s, {QStringLiteral("rename"), other, QStringLiteral("my build")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("is taken"), r.err.constData());
+        // A name that begins with '-' stays the NAME, after the ID.
+        QCOMPARE(tether(s, {QStringLiteral("rename"), other, QStringLiteral("-dash")}).code, 0);
+        QCOMPARE(s.session(other).value(QStringLiteral("name")).toString(), QStringLiteral("-dash"));
+        QCOMPARE(tether(s, {QStringLiteral("rename"), QStringLiteral("-dash"), QString()}).code, 0);
+        QVERIFY(s.session(other).value(QStringLiteral("name")).toString().isEmpty());
+        r = tether(s, {QStringLiteral("rename"), QStringLiteral("nobody"), QStringLiteral("x")});
+        QCOMPARE(r.code, 4);
+        QVERIFY2(r.err.contains("no session matches \"nobody\""), r.err.constData());
+        r = tether(s, {QStringLiteral("rename"), id});
+        QCOMPARE(r.code, 2);
+
+        // attach NAME, in a real terminal.
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("attach"), QStringLiteral("my build")}, true, 80, 24));
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), 15000);
+        t.type("\x1c");
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
+        QVERIFY2(t.out.contains("[detached from " + id.toLatin1() + "]"), t.out.constData());
+        QCOMPARE(t.rc(), 0);
+
+        // kill NAME.
+        QCOMPARE(tether(s, {QStringLiteral("kill"), QStringLiteral("my build")}).code, 0);
+        QCOMPARE(s.http("GET", "/api/sessions/" + id.toLatin1()).status, 404);
+        QCOMPARE(sessionCount(s), 1);
+    }
+
     void lateAnswersToReplayedQueriesAreDropped()
     {
         // A terminal behind a slow link (ssh) answers the queries in a replay

@@ -49,6 +49,7 @@ Handover::State sampleState()
     a.headState = QByteArray("\x01head", 5);
     a.tailState = QByteArray("\x01tail", 5);
     a.marginResets = QList<quint64>{1003, 1010};
+    a.name = QStringLiteral("build h\u00e9");
     Handover::SessionRecord b;
     b.id = QStringLiteral("BBBB");
     b.command = QStringList{QStringLiteral("true")};
@@ -106,6 +107,7 @@ void compareStates(const Handover::State &x, const Handover::State &y)
         QCOMPARE(a.headState, b.headState);
         QCOMPARE(a.tailState, b.tailState);
         QCOMPARE(a.marginResets, b.marginResets);
+        QCOMPARE(a.name, b.name);
     }
 }
 
@@ -247,6 +249,26 @@ private Q_SLOTS:
         compareStates(back, st);
     }
 
+    void stateWithoutNamesReadsAsUnnamed()
+    {
+        // A state from a build of format version 1 before names: the
+        // metadata ends after the margin resets. Cut the name off the first
+        // session (u32 length + its UTF-8 bytes, the last field).
+        const Handover::State st = sampleState();
+        QByteArray bytes = Handover::encode(st);
+        const int at = firstMetaOffset(st);
+        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
+        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size());
+        bytes.remove(at + 4 + int(len) - nameBytes, nameBytes);
+        qToLittleEndian<quint32>(len - quint32(nameBytes), bytes.data() + at);
+        Handover::State back;
+        QString error;
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        Handover::State want = st;
+        want.sessions.first().name.clear();
+        compareStates(back, want);
+    }
+
     void fdList()
     {
         Handover::State st = sampleState();
@@ -301,6 +323,7 @@ private Q_SLOTS:
         shell->attach(&v, ViewerMode::Control, std::nullopt);
         shell->detach(&v);
         QVERIFY(!shell->detachedSince().isNull());
+        QVERIFY(a.rename(shell, QStringLiteral("my shell")));
 
         const Handover::State st = a.handover();
         QCOMPARE(st.sessions.size(), 3);
@@ -333,6 +356,9 @@ private Q_SLOTS:
         QCOMPARE(s->offset(), shellOffset);
         QCOMPARE(ringBytes(s), shellRing);
         QCOMPARE(s->title(), QStringLiteral("the title"));
+        QCOMPARE(s->name(), QStringLiteral("my shell"));
+        QCOMPARE(b.findByName(QStringLiteral("my shell")), s);
+        QVERIFY(b.find(dead)->name().isEmpty());
         QCOMPARE(s->cols(), 100);
         QCOMPARE(s->rows(), 30);
         QCOMPARE(s->detachedSince(), detached);

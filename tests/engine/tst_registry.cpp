@@ -89,6 +89,91 @@ private Q_SLOTS:
         QCOMPARE(TestUtil::zombieChildren(), 0);
     }
 
+    void nameRules_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("allowed");
+        QTest::newRow("none") << QString() << true;
+        QTest::newRow("plain") << QStringLiteral("build") << true;
+        QTest::newRow("spaces inside") << QStringLiteral("my build 2") << true;
+        QTest::newRow("quotes and slash") << QStringLiteral("vim -c 'set nu' /tmp") << true;
+        QTest::newRow("emoji") << QString::fromUtf8("deploy \xF0\x9F\x9A\x80") << true;
+        QTest::newRow("CJK") << QString::fromUtf8("\xE6\x9E\x84\xE5\xBB\xBA") << true;
+        QTest::newRow("starts with dash") << QStringLiteral("-x") << true;
+        QTest::newRow("64 characters") << QString(64, QLatin1Char('a')) << true;
+        // 64 emoji are 128 UTF-16 units: the limit counts code points.
+        QTest::newRow("64 emoji") << QString::fromUtf8("\xF0\x9F\x9A\x80").repeated(64) << true;
+        QTest::newRow("65 characters") << QString(65, QLatin1Char('a')) << false;
+        QTest::newRow("newline") << QStringLiteral("a\nb") << false;
+        QTest::newRow("tab") << QStringLiteral("a\tb") << false;
+        QTest::newRow("escape") << QStringLiteral("a\x1b[31mb") << false;
+        QTest::newRow("DEL") << QStringLiteral("a\x7f") << false;
+        QTest::newRow("C1 CSI") << (QStringLiteral("a") + QChar(0x9b) + QStringLiteral("b")) << false;
+        QTest::newRow("line separator") << (QStringLiteral("a") + QChar(0x2028) + QStringLiteral("b")) << false;
+        QTest::newRow("lone surrogate") << (QStringLiteral("a") + QChar(0xd800)) << false;
+        QTest::newRow("leading space") << QStringLiteral(" a") << false;
+        QTest::newRow("trailing space") << QStringLiteral("a ") << false;
+        QTest::newRow("only space") << QStringLiteral(" ") << false;
+    }
+    void nameRules()
+    {
+        QFETCH(QString, name);
+        QFETCH(bool, allowed);
+        const QString problem = SessionRegistry::nameProblem(name);
+        QVERIFY2(problem.isEmpty() == allowed, qPrintable(problem));
+    }
+
+    void namesAreUniqueAndRenameIsAChange()
+    {
+        SessionRegistry r(limits(8, 0));
+        r.setTeardownGrace(200);
+        SessionRegistry::CreateError e = SessionRegistry::CreateError::None;
+        QString text;
+        Session *a = r.create(sleeper(), QStringLiteral("build"), &e, &text);
+        QVERIFY2(a, qPrintable(text));
+        QCOMPARE(a->name(), QStringLiteral("build"));
+        QCOMPARE(r.findByName(QStringLiteral("build")), a);
+        QCOMPARE(r.findByName(QStringLiteral("Build")), nullptr); // case-sensitive
+        QCOMPARE(r.findByName(QString()), nullptr);
+
+        // A taken name, or a bad one, starts nothing.
+        QCOMPARE(r.create(sleeper(), QStringLiteral("build"), &e, &text), nullptr);
+        QCOMPARE(e, SessionRegistry::CreateError::NameTaken);
+        QVERIFY2(text.contains(a->id()), qPrintable(text));
+        QCOMPARE(r.create(sleeper(), QStringLiteral("a\nb"), &e, &text), nullptr);
+        QCOMPARE(e, SessionRegistry::CreateError::BadName);
+        QCOMPARE(r.count(), 1);
+
+        Session *b = r.create(sleeper());
+        QVERIFY(b);
+        QVERIFY(b->name().isEmpty());
+        QSignalSpy changed(&r, &SessionRegistry::sessionChanged);
+        QSignalSpy named(b, &Session::nameChanged);
+        QVERIFY(!r.rename(b, QStringLiteral("build"), &e, &text));
+        QCOMPARE(e, SessionRegistry::CreateError::NameTaken);
+        QVERIFY(!r.rename(b, QString(65, QLatin1Char('x')), &e, &text));
+        QCOMPARE(e, SessionRegistry::CreateError::BadName);
+        QCOMPARE(changed.count(), 0);
+        QVERIFY(r.rename(b, QStringLiteral("tests"), &e, &text));
+        QCOMPARE(e, SessionRegistry::CreateError::None);
+        QCOMPARE(b->name(), QStringLiteral("tests"));
+        QCOMPARE(named.count(), 1);
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(changed.first().first().value<Session *>(), b);
+        // Its own name again: fine, and no change.
+        QVERIFY(r.rename(b, QStringLiteral("tests"), &e, &text));
+        QCOMPARE(changed.count(), 1);
+
+        // A name is free again once its session leaves the list, or is renamed.
+        QVERIFY(r.rename(a, QString(), &e, &text));
+        QVERIFY(a->name().isEmpty());
+        QVERIFY(r.rename(b, QStringLiteral("build"), &e, &text));
+        QVERIFY(r.kill(b->id()));
+        Session *c = r.create(sleeper(), QStringLiteral("build"), &e, &text);
+        QVERIFY2(c, qPrintable(text));
+        shutdownAndWait(r);
+    }
+
     void spawnFailureIsAnError()
     {
         SessionRegistry r(limits(8, 0));

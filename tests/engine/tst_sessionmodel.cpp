@@ -51,6 +51,7 @@ class TestSessionModel : public QObject
 private Q_SLOTS:
     void formatting();
     void followsRegistry();
+    void namesAndQuotedCommands();
     void rowsStayInOrderWhenMiddleRemoved();
     void refreshClocksOnlyTouchesClockColumns();
     void expiryRemovesRowAndShowsTimeLeft();
@@ -134,6 +135,44 @@ void TestSessionModel::followsRegistry()
     QCOMPARE(model.sessionAt(0), nullptr);
 }
 
+void TestSessionModel::namesAndQuotedCommands()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    // Commands keep their quoting (issue 14: the tray showed `vim -c set number`).
+    Session *s = registry.create(shell({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 60"),
+                                        QStringLiteral("a b")}));
+    Session *t = registry.create(shell(), QStringLiteral("taken"));
+    QVERIFY(s && t);
+    const QModelIndex title = model.index(0, SessionModel::TitleColumn);
+    QCOMPARE(SessionModel::displayName(s), QStringLiteral("sh -c 'exec sleep 60' 'a b'"));
+    QCOMPARE(cell(model, 0, SessionModel::TitleColumn), QStringLiteral("sh -c 'exec sleep 60' 'a b'"));
+    QVERIFY(cell(model, 0, SessionModel::TitleColumn, Qt::ToolTipRole).startsWith(QStringLiteral("/bin/sh -c 'exec sleep 60' 'a b'\n")));
+    QCOMPARE(SessionModel::displayName(t), QStringLiteral("taken"));
+
+    // The title column edits the name.
+    QVERIFY(model.flags(title) & Qt::ItemIsEditable);
+    QVERIFY(!(model.flags(model.index(0, SessionModel::PidColumn)) & Qt::ItemIsEditable));
+    QCOMPARE(model.data(title, Qt::EditRole).toString(), QString());
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    QSignalSpy refused(&model, &SessionModel::renameRefused);
+    QVERIFY(model.setData(title, QStringLiteral("build")));
+    QCOMPARE(s->name(), QStringLiteral("build"));
+    QCOMPARE(cell(model, 0, SessionModel::TitleColumn), QStringLiteral("build"));
+    QCOMPARE(model.data(title, Qt::EditRole).toString(), QStringLiteral("build"));
+    QVERIFY(changed.count() >= 1);
+    QVERIFY(cell(model, 0, SessionModel::TitleColumn, Qt::ToolTipRole).endsWith(QStringLiteral("\nnamed build")));
+    QVERIFY(!model.setData(title, QStringLiteral("taken")));
+    QCOMPARE(refused.count(), 1);
+    QVERIFY2(refused.first().first().toString().contains(QStringLiteral("taken")), qPrintable(refused.first().first().toString()));
+    QCOMPARE(s->name(), QStringLiteral("build"));
+    // Cleared: back to the command line.
+    QVERIFY(model.setData(title, QString()));
+    QCOMPARE(cell(model, 0, SessionModel::TitleColumn), QStringLiteral("sh -c 'exec sleep 60' 'a b'"));
+}
+
 void TestSessionModel::rowsStayInOrderWhenMiddleRemoved()
 {
     SessionRegistry registry;
@@ -145,7 +184,7 @@ void TestSessionModel::rowsStayInOrderWhenMiddleRemoved()
     Session *c = registry.create(shell());
     QVERIFY(a && b && c);
     QCOMPARE(model.rowCount(), 3);
-    QCOMPARE(cell(model, 1, SessionModel::TitleColumn), QStringLiteral("sh -c sleep 30"));
+    QCOMPARE(cell(model, 1, SessionModel::TitleColumn), QStringLiteral("sh -c 'sleep 30'"));
     QVERIFY(registry.kill(b->id()));
     QCOMPARE(model.rowCount(), 2);
     QCOMPARE(model.sessionAt(0), a);

@@ -347,6 +347,9 @@ void TestRestart::keepsEverything()
     QTRY_COMPARE(s.session(exited).value(QStringLiteral("state")).toString(), QStringLiteral("exited"));
     QTRY_VERIFY_WITH_TIMEOUT(s.session(alt).value(QStringLiteral("offset")).toDouble() > 1500000, 20000);
     QVERIFY(s.session(alt).value(QStringLiteral("buffer_bytes")).toDouble() < s.session(alt).value(QStringLiteral("offset")).toDouble());
+    // Named sessions keep their names (appended to the handed-over metadata).
+    QCOMPARE(s.http("PATCH", "/api/sessions/" + alt.toLatin1(), R"({"name": "alt screen \u00e9"})").status, 200);
+    QCOMPARE(s.http("PATCH", "/api/sessions/" + exited.toLatin1(), R"({"name": "done"})").status, 200);
 
     // Viewers: a control viewer on the flood and on the shell (it types),
     // a raw one that records the exact close frame.
@@ -407,8 +410,13 @@ void TestRestart::keepsEverything()
     QVERIFY2(leftAfter <= leftBefore && leftAfter >= leftBefore - 1 - int(sinceBefore.elapsed() / 1000),
              qPrintable(QStringLiteral("%1 then %2").arg(leftBefore).arg(leftAfter)));
     const QJsonObject altJsonAfter = s.session(alt); // detached, running, TTL 3600
-    for (const char *field : {"detached_since", "created", "pid", "offset", "title", "command", "cwd", "cols", "rows"})
+    for (const char *field : {"detached_since", "created", "pid", "offset", "title", "command", "cwd", "cols", "rows", "name"})
         QCOMPARE(altJsonAfter.value(QLatin1String(field)), altJsonBefore.value(QLatin1String(field)));
+    QCOMPARE(altJsonAfter.value(QStringLiteral("name")).toString(), QStringLiteral("alt screen \u00e9"));
+    QCOMPARE(exitedAfter.value(QStringLiteral("name")).toString(), QStringLiteral("done"));
+    QVERIFY(s.session(shell).value(QStringLiteral("name")).toString().isEmpty());
+    // Still unique after the restart.
+    QCOMPARE(s.http("PATCH", "/api/sessions/" + shell.toLatin1(), R"({"name": "done"})").status, 409);
     QVERIFY(altJsonAfter.value(QStringLiteral("expires_in")).isDouble());
 
     // A fresh attach to the alternate-screen session replays exactly as

@@ -58,8 +58,10 @@ void TestRoute::route_data()
     QTest::newRow("one") << QByteArray("GET") << QByteArray("/api/sessions/Ab_1") << false << K::GetSession << true << "Ab_1";
     QTest::newRow("kill") << QByteArray("DELETE") << QByteArray("/api/sessions/Ab_1") << false << K::DeleteSession << true
                           << "Ab_1";
+    QTest::newRow("rename") << QByteArray("PATCH") << QByteArray("/api/sessions/Ab_1") << false << K::PatchSession << true
+                            << "Ab_1";
     QTest::newRow("one: POST") << QByteArray("POST") << QByteArray("/api/sessions/Ab_1") << false << K::MethodNotAllowed
-                               << true << "GET, DELETE";
+                               << true << "GET, PATCH, DELETE";
     QTest::newRow("key") << QByteArray("POST") << QByteArray("/api/key") << false << K::RotateKey << true << none;
     QTest::newRow("key: GET") << QByteArray("GET") << QByteArray("/api/key") << false << K::MethodNotAllowed << true << "POST";
     QTest::newRow("restart: GET") << QByteArray("GET") << QByteArray("/api/restart") << false << K::Restart << true << none;

@@ -527,6 +527,59 @@ private Q_SLOTS:
         QCOMPARE(r.json().value(QStringLiteral("rows")).toInt(), 24);
     }
 
+    void namesOverRest()
+    {
+        HttpReply r = f.http("POST", "/api/sessions", R"({"command": ["/bin/sh"], "name": "build"})");
+        QCOMPARE(r.status, 201);
+        const QString a = r.json().value(QStringLiteral("id")).toString();
+        QCOMPARE(r.json().value(QStringLiteral("name")).toString(), QStringLiteral("build"));
+        QCOMPARE(f.registry->find(a)->name(), QStringLiteral("build"));
+        r = f.http("GET", "/api/sessions");
+        QCOMPARE(r.json().value(QStringLiteral("sessions")).toArray().at(0).toObject().value(QStringLiteral("name")).toString(),
+                 QStringLiteral("build"));
+
+        // Taken: 409, and nothing started.
+        r = f.http("POST", "/api/sessions", R"({"command": ["/bin/sh"], "name": "build"})");
+        QCOMPARE(r.status, 409);
+        QVERIFY2(r.json().value(QStringLiteral("error")).toString().contains(a), r.body.constData());
+        QCOMPARE(f.registry->count(), 1);
+
+        // Unnamed: "".
+        r = f.http("POST", "/api/sessions", R"({"command": ["/bin/sh"]})");
+        QCOMPARE(r.status, 201);
+        const QByteArray b = r.json().value(QStringLiteral("id")).toString().toLatin1();
+        QCOMPARE(r.json().value(QStringLiteral("name")), QJsonValue(QString()));
+
+        // Rename.
+        r = f.http("PATCH", "/api/sessions/" + b, R"({"name": "tests é"})");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("id")).toString(), QString::fromLatin1(b));
+        QCOMPARE(r.json().value(QStringLiteral("name")).toString(), QStringLiteral("tests é"));
+        QCOMPARE(f.http("GET", "/api/sessions/" + b).json().value(QStringLiteral("name")).toString(), QStringLiteral("tests é"));
+        // To the other's name: 409, unchanged.
+        r = f.http("PATCH", "/api/sessions/" + b, R"({"name": "build"})");
+        QCOMPARE(r.status, 409);
+        QCOMPARE(f.registry->find(QString::fromLatin1(b))->name(), QStringLiteral("tests é"));
+        // Bad names and bodies: 400, unchanged.
+        for (const QByteArray &body : {QByteArray(R"({"name": "a\u001bb"})"), QByteArray(R"({"name": " x"})"),
+                                       QByteArray(R"({"name": 5})"), QByteArray(R"({})"), QByteArray("{bad"),
+                                       QByteArray("[]")}) {
+            r = f.http("PATCH", "/api/sessions/" + b, body);
+            QVERIFY2(r.status == 400, body.constData());
+            QVERIFY(!r.json().value(QStringLiteral("error")).toString().isEmpty());
+        }
+        QCOMPARE(f.registry->find(QString::fromLatin1(b))->name(), QStringLiteral("tests é"));
+        // Its own name again is fine; null and "" clear it.
+        QCOMPARE(f.http("PATCH", "/api/sessions/" + b, R"({"name": "tests é"})").status, 200);
+        QCOMPARE(f.http("PATCH", "/api/sessions/" + b, R"({"name": null})").status, 200);
+        QVERIFY(f.registry->find(QString::fromLatin1(b))->name().isEmpty());
+        QCOMPARE(f.http("PATCH", "/api/sessions/" + a.toLatin1(), R"({"name": ""})").status, 200);
+        // "build" is free again.
+        QCOMPARE(f.http("PATCH", "/api/sessions/" + b, R"({"name": "build"})").status, 200);
+        // No body: nothing to change is a mistake.
+        QCOMPARE(f.http("PATCH", "/api/sessions/" + b, QByteArray("")).status, 400);
+    }
+
     void restErrors_data()
     {
         QTest::addColumn<QByteArray>("method");
@@ -550,7 +603,12 @@ private Q_SLOTS:
         QTest::newRow("no such cwd") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":["/bin/sh"],"cwd":"/nonexistent-dir"})") << 422 << "No such file or directory";
         QTest::newRow("not executable") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":["/etc/passwd"]})") << 422 << "Permission denied";
         QTest::newRow("PUT list") << QByteArray("PUT") << QByteArray("/api/sessions") << QByteArray() << 405 << "method";
-        QTest::newRow("PATCH one") << QByteArray("PATCH") << QByteArray("/api/sessions/x") << QByteArray() << 405 << "method";
+        // PATCH renames (namesOverRest); PUT is not a method of a session.
+        QTest::newRow("PUT one") << QByteArray("PUT") << QByteArray("/api/sessions/x") << QByteArray() << 405 << "method";
+        QTest::newRow("PATCH unknown") << QByteArray("PATCH") << QByteArray("/api/sessions/nope") << QByteArray(R"({"name":"a"})") << 404 << "no such session";
+        QTest::newRow("name number") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":["/bin/sh"],"name":7})") << 400 << "name must be a string";
+        QTest::newRow("name newline") << QByteArray("POST") << QByteArray("/api/sessions") << QByteArray(R"({"command":["/bin/sh"],"name":"a\nb"})") << 400 << "control characters";
+        QTest::newRow("name too long") << QByteArray("POST") << QByteArray("/api/sessions") << (QByteArray(R"({"command":["/bin/sh"],"name":")") + QByteArray(65, 'n') + QByteArray(R"("})")) << 400 << "longer than 64";
         QTest::newRow("POST events") << QByteArray("POST") << QByteArray("/api/events") << QByteArray() << 405 << "method";
         QTest::newRow("unknown api") << QByteArray("GET") << QByteArray("/api/nope") << QByteArray() << 404 << "not found";
         QTest::newRow("unknown session") << QByteArray("GET") << QByteArray("/api/sessions/nope") << QByteArray() << 404 << "no such session";
@@ -798,6 +856,11 @@ private Q_SLOTS:
         f.spawn();
         QTRY_VERIFY(events().last().value(QStringLiteral("sessions")).toArray().size() == 4);
         QVERIFY(events().size() - before <= 2);
+
+        // A rename is a change of the list.
+        QCOMPARE(f.http("PATCH", "/api/sessions/" + id.toLatin1(), R"({"name":"renamed"})").status, 200);
+        QTRY_VERIFY(events().last().value(QStringLiteral("sessions")).toArray().at(0).toObject().value(QStringLiteral("name"))
+                    == QJsonValue(QStringLiteral("renamed")));
 
         QCOMPARE(f.http("DELETE", "/api/sessions/" + id.toLatin1()).status, 204);
         QTRY_VERIFY(events().last().value(QStringLiteral("sessions")).toArray().size() == 3);

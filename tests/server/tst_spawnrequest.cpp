@@ -15,6 +15,8 @@ private Q_SLOTS:
     void accepted();
     void rejected_data();
     void rejected();
+    void name_data();
+    void name();
 };
 
 void TestSpawnRequest::accepted_data()
@@ -160,6 +162,30 @@ void TestSpawnRequest::rejected_data()
     QTest::newRow("cols before rows") << QByteArray(R"({"rows":0,"cols":0})") << colsError;
     QTest::newRow("a good command, then a bad size") << QByteArray(R"({"command":["ls"],"rows":-1})")
                                                      << rowsError;
+    QTest::newRow("name: a number") << QByteArray(R"({"name":5})") << QString("name must be a string");
+    QTest::newRow("name: an array") << QByteArray(R"({"name":["a"]})") << QString("name must be a string");
+    QTest::newRow("rows before name") << QByteArray(R"({"name":1,"rows":0})") << rowsError;
+}
+
+void TestSpawnRequest::name_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("name");
+    QTest::newRow("absent") << QByteArray("{}") << QString();
+    QTest::newRow("null") << QByteArray(R"({"name":null})") << QString();
+    QTest::newRow("empty") << QByteArray(R"({"name":""})") << QString();
+    QTest::newRow("given") << QByteArray(R"({"name":"my build"})") << QString("my build");
+    // Rules and uniqueness are the registry's (tst_registry): passed on as it is.
+    QTest::newRow("passed on unchecked") << QByteArray(R"({"name":" x\n"})") << QString(" x\n");
+}
+
+void TestSpawnRequest::name()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(QString, name);
+    const SpawnRequest r = parseSpawnRequest(body, QStringList());
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QCOMPARE(r.name, name);
 }
 
 void TestSpawnRequest::rejected()

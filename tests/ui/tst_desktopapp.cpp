@@ -234,7 +234,7 @@ void TestDesktopApp::notifiesWhenDetachedSessionExits()
     QVERIFY(detached);
     QVERIFY(notified.wait(5000));
     QCOMPARE(notified.count(), 1);
-    QCOMPARE(notified.at(0).at(1).toString(), QStringLiteral("sh -c exit 5 — exited 5"));
+    QCOMPARE(notified.at(0).at(1).toString(), QStringLiteral("sh -c 'exit 5' — exited 5"));
 
     // Jobs left running keep the session (by design): the notification says so.
     o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
@@ -244,7 +244,7 @@ void TestDesktopApp::notifiesWhenDetachedSessionExits()
     QVERIFY(notified.wait(5000));
     QCOMPARE(notified.count(), 2);
     QCOMPARE(notified.at(1).at(1).toString(),
-             QStringLiteral("sh -c trap '' HUP; sleep 60 & exit 0 — exited 0 · 1 background process"));
+             QStringLiteral("sh -c 'trap '\\'''\\'' HUP; sleep 60 & exit 0' — exited 0 · 1 background process"));
     // Both reached the tray.
     QCOMPARE(app.messages.size(), 2);
     QCOMPARE(app.messages.at(1).at(1), notified.at(1).at(1).toString());
@@ -254,7 +254,19 @@ void TestDesktopApp::notifiesWhenDetachedSessionExits()
     const auto actions = app.trayMenu()->actions();
     for (const QAction *a : actions)
         items << a->text();
-    QVERIFY2(items.contains(QStringLiteral("sh -c trap '' HUP; sleep 60 && exit 0 — exited 0 · 1 background process")),
+    QVERIFY2(items.contains(QStringLiteral("sh -c 'trap '\\'''\\'' HUP; sleep 60 && exit 0' — exited 0 · 1 background process")),
+             qPrintable(items.join(QLatin1Char('\n'))));
+    // Its tooltip: the whole command, quoted as `tether list` shows it.
+    for (const QAction *a : actions)
+        if (a->text().contains(QStringLiteral("background process")))
+            QCOMPARE(a->toolTip(), QStringLiteral("/bin/sh -c 'trap '\\'''\\'' HUP; sleep 60 & exit 0'"));
+    // Named: the name, in place of the command.
+    QVERIFY(app.registry()->rename(jobs, QStringLiteral("my jobs")));
+    app.rebuildTrayMenu();
+    items.clear();
+    for (const QAction *a : app.trayMenu()->actions())
+        items << a->text();
+    QVERIFY2(items.contains(QStringLiteral("my jobs — exited 0 · 1 background process")),
              qPrintable(items.join(QLatin1Char('\n'))));
     QVERIFY(app.registry()->kill(jobs->id()));
     attached->detach(&viewer);

@@ -9,10 +9,12 @@
 #include <QApplication>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStackedWidget>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTest>
 #include <QTimer>
@@ -65,6 +67,7 @@ private Q_SLOTS:
     void actionsFollowSelection();
     void doubleClickAttaches();
     void killAsksFirst();
+    void renameInPlace();
     void sortsByNumbers();
     void clockRunsOnlyWhileShown();
     void withoutLocalTerminal();
@@ -180,6 +183,41 @@ void TestSessionsWindow::killAsksFirst()
     w.killAction()->trigger();
     QCOMPARE(kill.count(), 1);
     QCOMPARE(kill.at(0).at(0).toString(), s->id());
+}
+
+void TestSessionsWindow::renameInPlace()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    Session *taken = registry.create(shell(), QStringLiteral("taken"));
+    Session *s = registry.create(shell());
+    QVERIFY(taken && s);
+    w.selectSession(s->id());
+    QVERIFY(w.renameAction()->isEnabled());
+    QCOMPARE(w.renameAction()->shortcut(), QKeySequence(Qt::Key_F2));
+
+    auto editor = [&w]() { return w.view()->findChild<QLineEdit *>(); };
+    auto renameTo = [&](const QString &name) {
+        w.renameAction()->trigger();
+        QTRY_VERIFY(editor() && editor()->isVisible());
+        editor()->selectAll();
+        QTest::keyClicks(editor(), name);
+        QTest::keyClick(editor(), Qt::Key_Return);
+        QTRY_VERIFY(!editor() || !editor()->isVisible());
+    };
+    renameTo(QStringLiteral("my build"));
+    QCOMPARE(s->name(), QStringLiteral("my build"));
+    const int row = w.view()->currentIndex().row();
+    QCOMPARE(w.view()->model()->index(row, SessionModel::TitleColumn).data().toString(), QStringLiteral("my build"));
+
+    // A taken name: unchanged, and the status bar says why.
+    renameTo(QStringLiteral("taken"));
+    QCOMPARE(s->name(), QStringLiteral("my build"));
+    QVERIFY2(w.statusBar()->currentMessage().contains(QStringLiteral("is taken")), qPrintable(w.statusBar()->currentMessage()));
 }
 
 void TestSessionsWindow::sortsByNumbers()

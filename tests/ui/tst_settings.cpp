@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFile>
+#include <QFontComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -28,6 +29,7 @@ class TestSettingsDialog : public QObject
 private Q_SLOTS:
     void initTestCase();
     void loadsStoredValues();
+    void terminalAppearance();
     void roundTripAndLiveLimits();
     void commandLineLimitsSurviveApply();
     void unitsConvert();
@@ -91,6 +93,45 @@ void TestSettingsDialog::loadsStoredValues()
     QCOMPARE(child<QSpinBox>(d2, "ttl")->text(), QStringLiteral("never"));
     QCOMPARE(child<QSpinBox>(d2, "bufferSize")->value(), 4);
     QCOMPARE(child<QComboBox>(d2, "bufferUnit")->currentIndex(), 1); // MiB
+}
+
+void TestSettingsDialog::terminalAppearance()
+{
+#ifndef TETHER_HAVE_QTERMWIDGET
+    QSKIP("this build has no terminal window (QTermWidget): nothing to choose");
+#else
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog fresh(nullptr, &s);
+    auto *freshScheme = child<QComboBox>(fresh, "colorScheme");
+    // The default reads well (vim's Visual selection: issue 14).
+    QCOMPARE(freshScheme->currentText(), QStringLiteral("BlackOnWhite"));
+    QCOMPARE(child<QSpinBox>(fresh, "fontSize")->value(), 10);
+    QVERIFY(freshScheme->findText(QStringLiteral("WhiteOnBlack")) >= 0);
+    QVERIFY(freshScheme->findText(QStringLiteral("DarkPastels")) >= 0);
+
+    s.setValue(QStringLiteral("terminal/colorScheme"), QStringLiteral("DarkPastels"));
+    s.setValue(QStringLiteral("terminal/fontSize"), 13);
+    s.sync();
+    SettingsDialog d(nullptr, &s);
+    auto *scheme = child<QComboBox>(d, "colorScheme");
+    QCOMPARE(scheme->currentText(), QStringLiteral("DarkPastels"));
+    QCOMPARE(child<QSpinBox>(d, "fontSize")->value(), 13);
+    QVERIFY(!child<QFontComboBox>(d, "fontFamily")->currentFont().family().isEmpty());
+
+    scheme->setCurrentIndex(scheme->findText(QStringLiteral("WhiteOnBlack")));
+    child<QSpinBox>(d, "fontSize")->setValue(16);
+    QSignalSpy applied(&d, &SettingsDialog::applied);
+    d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Apply)->click();
+    QCOMPARE(applied.count(), 1);
+    const Config c = Config::load(s);
+    QCOMPARE(c.terminalColorScheme, QStringLiteral("WhiteOnBlack"));
+    QCOMPARE(c.terminalFontSize, 16);
+    QCOMPARE(c.terminalFontFamily, child<QFontComboBox>(d, "fontFamily")->currentFont().family());
+    // Out of range in the file: clamped.
+    s.setValue(QStringLiteral("terminal/fontSize"), 500);
+    QCOMPARE(Config::load(s).terminalFontSize, Config::kMaxTerminalFontSize);
+#endif
 }
 
 void TestSettingsDialog::commandLineLimitsSurviveApply()

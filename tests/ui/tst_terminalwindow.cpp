@@ -5,7 +5,14 @@
 #include "terminalwindow.h"
 #include "testutil.h"
 
+#include <QAction>
+#include <QClipboard>
 #include <QElapsedTimer>
+#include <QFontInfo>
+#include <QFontMetrics>
+#include <QGuiApplication>
+#include <QImage>
+#include <QMenu>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
@@ -18,6 +25,7 @@
 #endif
 #endif
 
+#include <cmath>
 #include <signal.h>
 
 using namespace Tether;
@@ -79,16 +87,24 @@ private Q_SLOTS:
     void closingDetachesWithoutKilling();
     void supersedesAndTakesOver();
     void exitMakesReadOnly();
+    void titleFollowsNameElseTitle();
+    void appearanceFromSettings();
     void sizeDrivesSession();
     void largeOutputFlowsThrough();
     void watchModeDoesNotType();
     void watchWindowFollowsSessionSize();
+    void copyPasteKeysSendNothing();
+    void pasteIsBracketed();
+    void searchBarAndZoomKeys();
+    void contextMenuActions();
+    void colourSevenIsReadable();
 #endif
 
 private:
 #ifdef TETHER_HAVE_QTERMWIDGET
     static QWidget *display(TerminalWindow &w);
     static void type(TerminalWindow &w, const QString &text);
+    static void openOn(TerminalWindow &w);
 #endif
 };
 
@@ -127,6 +143,20 @@ QWidget *TestTerminalWindow::display(TerminalWindow &w)
 void TestTerminalWindow::type(TerminalWindow &w, const QString &text)
 {
     QTest::keyClicks(display(w), text);
+}
+
+/// Shows `w`, attaches it and waits until its replay is written.
+void TestTerminalWindow::openOn(TerminalWindow &w)
+{
+    w.resize(700, 400);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    // Shortcuts match in the active window's focus widget.
+    w.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    display(w)->setFocus();
+    QVERIFY(w.attachSession());
+    QTRY_VERIFY(!w.isReplaying());
 }
 
 void TestTerminalWindow::replayAndTyping()
@@ -390,6 +420,65 @@ void TestTerminalWindow::exitMakesReadOnly()
     QVERIFY(w.windowTitle().contains(QStringLiteral("exited")));
 }
 
+void TestTerminalWindow::titleFollowsNameElseTitle()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.show();
+    QVERIFY(w.attachSession());
+    QTRY_VERIFY(!w.isReplaying());
+    // The program's title while the session has no name.
+    type(w, QStringLiteral("printf '\\033]2;prog title\\007'"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_COMPARE(w.windowTitle(), QStringLiteral("prog title — Tether"));
+    // A rename (from the API, the dashboard, the Sessions window) shows at once.
+    QVERIFY(registry.rename(s, QStringLiteral("my build")));
+    QTRY_COMPARE(w.windowTitle(), QStringLiteral("my build — Tether"));
+    // The name wins over later titles; cleared, the title is back.
+    type(w, QStringLiteral("printf '\\033]2;newer\\007'"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_COMPARE(s->title(), QStringLiteral("newer"));
+    QCOMPARE(w.windowTitle(), QStringLiteral("my build — Tether"));
+    QVERIFY(registry.rename(s, QString()));
+    QTRY_COMPARE(w.windowTitle(), QStringLiteral("newer — Tether"));
+}
+
+void TestTerminalWindow::appearanceFromSettings()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QCOMPARE(w.colorScheme(), QStringLiteral("BlackOnWhite"));
+    QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
+    const int colsBefore = w.terminal()->screenColumnsCount();
+
+    // Settings: another scheme, a larger font. Bigger cells in the same
+    // window: fewer columns, and the session follows.
+    w.setAppearance(QStringLiteral("WhiteOnBlack"), QString(), 20);
+    QCOMPARE(w.colorScheme(), QStringLiteral("WhiteOnBlack"));
+    QCOMPARE(w.terminal()->getTerminalFont().pointSize(), 20);
+    QVERIFY(QFontInfo(w.terminal()->getTerminalFont()).fixedPitch());
+    QTRY_VERIFY(w.terminal()->screenColumnsCount() < colsBefore);
+    QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
+    // Ctrl+0 returns to the chosen font, not to the built-in one.
+    QTest::keyClick(display(w), Qt::Key_Plus, Qt::ControlModifier);
+    QTRY_VERIFY(w.terminal()->getTerminalFont().pointSize() > 20);
+    QTest::keyClick(display(w), Qt::Key_0, Qt::ControlModifier);
+    QTRY_COMPARE(w.terminal()->getTerminalFont().pointSize(), 20);
+
+    // What QTermWidget does not have falls back.
+    w.setAppearance(QStringLiteral("NoSuchScheme"), QStringLiteral("No Such Font Family"), 12);
+    QCOMPARE(w.colorScheme(), QStringLiteral("BlackOnWhite"));
+    QCOMPARE(w.terminal()->getTerminalFont().pointSize(), 12);
+    QVERIFY(QFontInfo(w.terminal()->getTerminalFont()).fixedPitch());
+}
+
 void TestTerminalWindow::sizeDrivesSession()
 {
     SessionRegistry registry;
@@ -498,6 +587,184 @@ void TestTerminalWindow::watchWindowFollowsSessionSize()
 }
 
 #endif // TETHER_HAVE_QTERMWIDGET
+
+
+#ifdef TETHER_HAVE_QTERMWIDGET
+namespace {
+/// WCAG 2 relative luminance of an sRGB colour.
+double luminance(QColor c)
+{
+    auto ch = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * ch(c.redF()) + 0.7152 * ch(c.greenF()) + 0.0722 * ch(c.blueF());
+}
+/// WCAG 2 contrast ratio (1..21).
+double contrast(QColor a, QColor b)
+{
+    const double la = luminance(a), lb = luminance(b);
+    return (qMax(la, lb) + 0.05) / (qMin(la, lb) + 0.05);
+}
+} // namespace
+
+void TestTerminalWindow::copyPasteKeysSendNothing()
+{
+    // The program reads one byte at a time, unbuffered and without signals,
+    // and prints each in hex: whatever the keys send, it shows.
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "echo copy-$((6*7))-me; stty -isig -icanon -echo; echo ready-$((2*3));"
+        " while :; do dd bs=1 count=1 2>/dev/null | od -An -tx1 | sed 's/^/byte:/'; done")));
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("ready-6")), qPrintable(w.screenText()));
+
+    QClipboard *cb = QGuiApplication::clipboard();
+    cb->setText(QStringLiteral("before"));
+    if (cb->supportsSelection())
+        cb->setText(QString(), QClipboard::Selection);
+    // Rows count from the top of the scrollback, as screenText() does.
+    const int row = w.screenText().split(QLatin1Char('\n')).indexOf(QStringLiteral("copy-42-me"));
+    QVERIFY2(row >= 0, qPrintable(w.screenText()));
+    w.terminal()->setSelectionStart(row, 0);
+    w.terminal()->setSelectionEnd(row, 9);
+    QCOMPARE(w.terminal()->selectedText(true).trimmed(), QStringLiteral("copy-42-me"));
+    QTest::keyClick(display(w), Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
+    QTRY_COMPARE(cb->text().trimmed(), QStringLiteral("copy-42-me"));
+    // Shift+Insert with an empty selection pastes nothing (never ESC[2;2~),
+    // Ctrl+Shift+F only opens the search bar, Ctrl+0 only zooms.
+    QTest::keyClick(display(w), Qt::Key_Insert, Qt::ShiftModifier);
+    QTest::keyClick(display(w), Qt::Key_F, Qt::ControlModifier | Qt::ShiftModifier);
+    QTest::keyClick(display(w), Qt::Key_F, Qt::ControlModifier | Qt::ShiftModifier);
+    QTest::keyClick(display(w), Qt::Key_0, Qt::ControlModifier);
+    display(w)->setFocus();
+    // The next byte the program reads is the z typed after them.
+    type(w, QStringLiteral("z"));
+    QTRY_VERIFY2(ringText(s).contains("byte: 7a"), ringText(s).constData());
+    QVERIFY2(!ringText(s).contains("byte: 03"), ringText(s).constData());
+    QVERIFY2(ringText(s).indexOf("byte:") == ringText(s).indexOf("byte: 7a"), ringText(s).constData());
+}
+
+void TestTerminalWindow::pasteIsBracketed()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "printf '\\033[?2004h'; stty raw -echo; echo ready-$((2*3));"
+        " head -c 18 | od -An -tx1 -v | tr -d ' \\n' | sed 's/^/got:/'; echo; exec sleep 300")));
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("ready-6")), qPrintable(w.screenText()));
+    QGuiApplication::clipboard()->setText(QStringLiteral("pasted"));
+    QTest::keyClick(display(w), Qt::Key_V, Qt::ControlModifier | Qt::ShiftModifier);
+    // ESC [ 2 0 0 ~  p a s t e d  ESC [ 2 0 1 ~
+    QTRY_VERIFY2(ringText(s).contains("got:1b5b3230307e7061737465641b5b3230317e"), ringText(s).constData());
+}
+
+void TestTerminalWindow::searchBarAndZoomKeys()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QWidget *bar = nullptr;
+    for (QWidget *k : w.terminal()->findChildren<QWidget *>()) {
+        if (QByteArray(k->metaObject()->className()).endsWith("SearchBar"))
+            bar = k;
+    }
+    QVERIFY(bar);
+    QVERIFY(!bar->isVisible());
+    QTest::keyClick(display(w), Qt::Key_F, Qt::ControlModifier | Qt::ShiftModifier);
+    QTRY_VERIFY(bar->isVisible());
+    QTest::keyClick(display(w), Qt::Key_F, Qt::ControlModifier | Qt::ShiftModifier);
+    QTRY_VERIFY(!bar->isVisible());
+
+    display(w)->setFocus();
+    const qreal base = w.terminal()->getTerminalFont().pointSizeF();
+    QTest::keyClick(display(w), Qt::Key_Plus, Qt::ControlModifier);
+    QTRY_VERIFY(w.terminal()->getTerminalFont().pointSizeF() > base);
+    const qreal once = w.terminal()->getTerminalFont().pointSizeF();
+    QTest::keyClick(display(w), Qt::Key_Equal, Qt::ControlModifier);
+    QTRY_VERIFY(w.terminal()->getTerminalFont().pointSizeF() > once);
+    QTest::keyClick(display(w), Qt::Key_0, Qt::ControlModifier);
+    QTRY_COMPARE(w.terminal()->getTerminalFont().pointSizeF(), base);
+    QTest::keyClick(display(w), Qt::Key_Minus, Qt::ControlModifier);
+    QTRY_VERIFY(w.terminal()->getTerminalFont().pointSizeF() < base);
+}
+
+void TestTerminalWindow::contextMenuActions()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "i=0; while [ $i -lt 200 ]; do echo line-$i; i=$((i+1)); done; echo menu-$((6*7)); exec sleep 300")));
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("menu-42")));
+    QMenu *menu = w.contextMenu(QPoint(5, 5));
+    QStringList texts;
+    for (QAction *a : menu->actions()) {
+        if (!a->isSeparator())
+            texts << a->text().remove(QLatin1Char('&'));
+    }
+    QCOMPARE(texts, (QStringList{QStringLiteral("Copy"), QStringLiteral("Paste"),
+                                 QStringLiteral("Select All"), QStringLiteral("Find…"),
+                                 QStringLiteral("Zoom In"), QStringLiteral("Zoom Out"),
+                                 QStringLiteral("Reset Zoom"), QStringLiteral("Clear Scrollback")}));
+    delete menu;
+
+    // Select all takes the scrollback too.
+    w.selectAll();
+    const QString all = w.terminal()->selectedText(true);
+    QVERIFY2(all.contains(QStringLiteral("line-0\n")) && all.contains(QStringLiteral("menu-42")), qPrintable(all));
+
+    // Clear scrollback drops the history and keeps the screen.
+    QVERIFY(w.terminal()->historyLinesCount() > 100);
+    w.clearScrollback();
+    QCOMPARE(w.terminal()->historyLinesCount(), 0);
+    QVERIFY(w.screenText().contains(QStringLiteral("menu-42")));
+    QVERIFY(!w.screenText().contains(QStringLiteral("line-0\n")));
+}
+
+void TestTerminalWindow::colourSevenIsReadable()
+{
+    // vim's Visual selection and `ESC[47m` draw the default foreground on
+    // colour 7: under QTermWidget's "Linux" scheme both are (178,178,178)
+    // and the text vanished (issue 14). A space shows colour 7; full blocks
+    // (U+2588) show the foreground; both are read back from the pixels.
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "printf '\\033[H\\033[2J\\033[47m \\342\\226\\210\\342\\226\\210\\342\\226\\210 \\033[0m'; exec sleep 300")));
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY2(w.screenText().contains(QString::fromUtf8("\u2588\u2588\u2588")), qPrintable(w.screenText()));
+    QTest::qWait(100); // one repaint after the last output
+    QWidget *d = display(w);
+    const QImage img = d->grab().toImage();
+    const QFontMetrics fm(w.terminal()->getTerminalFont());
+#if QT_VERSION >= QT_VERSION_CHECK(5, 11, 0)
+    const int cw = fm.horizontalAdvance(QLatin1Char('M'));
+#else
+    const int cw = fm.width(QLatin1Char('M'));
+#endif
+    const int ch = fm.height();
+    const int margin = w.terminal()->getMargin();
+    const int y = margin + ch / 2;
+    const QColor bg7 = img.pixelColor(margin + cw / 2, y);
+    const QColor fg = img.pixelColor(margin + 2 * cw + cw / 2, y);
+    const QColor plain = img.pixelColor(margin + 20 * cw, y); // default background
+    QVERIFY2(bg7 != plain, "colour 7 is drawn as a background of its own");
+    const double ratio = contrast(fg, bg7);
+    QVERIFY2(ratio >= 3.0, qPrintable(QStringLiteral("default foreground %1 on colour 7 %2: %3:1")
+                                          .arg(fg.name(), bg7.name()).arg(ratio, 0, 'f', 2)));
+}
+#endif
 
 QTEST_MAIN(TestTerminalWindow)
 #include "tst_terminalwindow.moc"

@@ -245,6 +245,10 @@ struct Common {
     QCommandLineOption key{QStringLiteral("key"),
                            QStringLiteral("Access key (default: TETHER_KEY, else the runtime file)."),
                            QStringLiteral("KEY")};
+    QCommandLineOption cacert{QStringLiteral("cacert"),
+                              QStringLiteral("Also trust the PEM certificates in FILE for an https:// --url, e.g. "
+                                             "the server's self-signed certificate (default: TETHER_CACERT)."),
+                              QStringLiteral("FILE")};
 };
 
 /// Session ids are base64url and may start with '-' ("-x3Fq..."): such an
@@ -286,7 +290,7 @@ namespace {
 bool parse(QCommandLineParser &parser, const Common &common, const QString &command, const QStringList &args,
            int *status)
 {
-    parser.addOptions({common.url, common.key});
+    parser.addOptions({common.url, common.key, common.cacert});
     parser.addHelpOption();
     parser.addVersionOption();
     if (!parser.parse(args)) {
@@ -312,7 +316,8 @@ bool endpoint(const QCommandLineParser &parser, const Common &common, const QStr
               ServerEndpoint *ep, int *status)
 {
     QString error;
-    if (!ServerEndpoint::resolve(parser.value(common.url), parser.value(common.key), ep, &error)) {
+    if (!ServerEndpoint::resolve(parser.value(common.url), parser.value(common.key), ep, &error,
+                                 parser.value(common.cacert))) {
         // No runtime file (and no --url/--key): not running.
         if (parser.value(common.url).isEmpty() && qEnvironmentVariable("TETHER_URL").isEmpty())
             printErr(QString::fromLatin1(kNotRunning));
@@ -417,7 +422,7 @@ int killCommand(const QStringList &args)
     ServerEndpoint ep;
     const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
                             QStringLiteral("-v"), QStringLiteral("--version")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key")};
+    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert")};
     if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
     if (parser.positionalArguments().size() != 1)
@@ -650,7 +655,7 @@ int attachCommand(const QStringList &args)
     const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"),
                             QStringLiteral("--help-all"), QStringLiteral("-v"), QStringLiteral("--version"),
                             QStringLiteral("--watch")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--detach-key")};
+    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert"), QStringLiteral("--detach-key")};
     if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
     if (parser.positionalArguments().size() > 1)

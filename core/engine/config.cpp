@@ -41,6 +41,12 @@ Config Config::load(QSettings &s)
     c.pingIntervalSec = clamped("server/pingInterval", s.value(QStringLiteral("server/pingInterval"), c.pingIntervalSec).toInt(), 1, 3600);
     c.pingTimeoutSec = clamped("server/pingTimeout", s.value(QStringLiteral("server/pingTimeout"), c.pingTimeoutSec).toInt(), 1, 3600);
     c.terminal = s.value(QStringLiteral("desktop/terminal"), c.terminal).toString();
+    c.tlsCert = s.value(QStringLiteral("server/tlsCert"), c.tlsCert).toString();
+    c.tlsKey = s.value(QStringLiteral("server/tlsKey"), c.tlsKey).toString();
+    // QSettings reads "a, b" in the file as a list, a single name as a string.
+    for (const QString &h : s.value(QStringLiteral("server/allowHosts")).toStringList())
+        if (!h.trimmed().isEmpty())
+            c.allowHosts.append(h.trimmed());
     if (!s.fileName().isEmpty())
         c.accessKeyFile = QFileInfo(s.fileName()).absolutePath() + QStringLiteral("/access-key");
     return c;

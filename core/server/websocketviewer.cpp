@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "websocketviewer.h"
+#include "serversocket.h"
 #include "lingeringclose.h"
 #include "logging.h"
 #include "protocol.h"
@@ -7,6 +8,7 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QWebSocket>
 
@@ -267,13 +269,23 @@ void WebSocketViewer::setTcpSocket(QTcpSocket *socket)
     // sends anything (this runs beside QWebSocket's own reader).
     if (socket)
         connect(socket, &QTcpSocket::readyRead, this, &WebSocketViewer::checkBackpressure);
+    // Under TLS the queue that matters drains in the inner socket, after
+    // QWebSocket's bytesWritten (which means "encrypted"): re-check there too,
+    // or a paused session would never resume.
+    // The replay allowance counts down with what was sent, so under TLS
+    // with the ciphertext too (the plaintext is "written" once encrypted).
+    if (auto *ssl = qobject_cast<QSslSocket *>(socket)) {
+        m_tls = true;
+        connect(ssl, &QSslSocket::encryptedBytesWritten, this, &WebSocketViewer::onSent);
+    }
 }
 
 void WebSocketViewer::checkBackpressure()
 {
     if (!m_session || m_closing || m_pendingClose)
         return;
-    const qint64 queued = m_socket->bytesToWrite();
+    // With TLS, also the ciphertext waiting in the inner socket.
+    const qint64 queued = m_tcp ? pendingWriteBytes(m_tcp) : m_socket->bytesToWrite();
     // Hard bound for every viewer: output alone stays near the high watermark
     // (a control viewer pauses the PTY there, a watcher is dropped there), so
     // a queue far past it is client-induced: the client does not read.
@@ -351,6 +363,12 @@ void WebSocketViewer::onBinary(const QByteArray &message)
 }
 
 void WebSocketViewer::onBytesWritten(qint64 bytes)
+{
+    if (!m_tls)
+        onSent(bytes);
+}
+
+void WebSocketViewer::onSent(qint64 bytes)
 {
     m_replayAllowance = qMax<qint64>(0, m_replayAllowance - bytes);
     if (m_closing) {

@@ -21,11 +21,18 @@ bool ServerEndpoint::resolve(const QString &url, const QString &key, ServerEndpo
     QString u = url.isEmpty() ? qEnvironmentVariable("TETHER_URL") : url;
     QString k = key.isEmpty() ? qEnvironmentVariable("TETHER_KEY") : key;
     QByteArray pin;
-    if (u.isEmpty() || k.isEmpty()) {
+    QUrl publicUrl;
+    // An https:// URL given by name (TETHER_URL as the desktop app sets it
+    // for the terminal it opens) that is the runtime file's own gets the
+    // same trust as taking it from there.
+    const bool https = u.startsWith(QLatin1String("https://"), Qt::CaseInsensitive);
+    if (u.isEmpty() || k.isEmpty() || https) {
         const QJsonObject rt = RuntimeFile::read();
-        if (u.isEmpty()) {
-            u = rt.value(QStringLiteral("url")).toString();
+        const QString rtUrl = rt.value(QStringLiteral("url")).toString();
+        if (u.isEmpty() || u == rtUrl) {
+            u = rtUrl;
             pin = rt.value(QStringLiteral("cert_sha256")).toString().toLatin1().toLower();
+            publicUrl = QUrl(rt.value(QStringLiteral("public_url")).toString(), QUrl::StrictMode);
         }
         if (k.isEmpty())
             k = rt.value(QStringLiteral("key")).toString();
@@ -65,6 +72,7 @@ bool ServerEndpoint::resolve(const QString &url, const QString &key, ServerEndpo
     out->key = k;
     out->caCertificates = cas;
     out->pinnedSha256 = pin;
+    out->publicUrl = publicUrl.isValid() ? publicUrl : QUrl();
     return true;
 }
 

@@ -33,9 +33,13 @@ struct ServerEndpoint {
     QList<QSslCertificate> caCertificates;
     /// SHA-256 (lower-case hex, of the DER) of the one certificate trusted
     /// whatever its issuer and names: `cert_sha256` of the runtime file,
-    /// for a URL taken from it (a local server reached by its loopback
-    /// address, which its certificate does not name). Empty: none.
+    /// for a URL taken from it or equal to its `url` (a local server reached
+    /// by its loopback address, which its certificate does not name).
+    /// Empty: none.
     QByteArray pinnedSha256;
+    /// The address a user opens, when it is not `url`: `public_url` of the
+    /// runtime file (a server bound off loopback). Empty: `url`.
+    QUrl publicUrl;
 
     /**
      * Finds the server. Each of url and key is taken from the first that is

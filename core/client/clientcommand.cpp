@@ -497,7 +497,8 @@ int keyCommand(const QStringList &args)
         api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
             if (r.status != 200)
                 return done(apiFailure(cmd, r));
-            QUrl url = ep.url;
+            // The address a user opens (off loopback: the server's name).
+            QUrl url = ep.publicUrl.isEmpty() ? ep.url : ep.publicUrl;
             url.setQuery(QStringLiteral("key=") + ep.key);
             print(url.toString());
             done(kExitOk);

@@ -289,7 +289,7 @@ QString Server::publicUrl() const
     }
     if (host.isEmpty() && m_tls) {
         for (const QString &name : m_tls->dnsNames()) {
-            if (!name.startsWith(QLatin1Char('*'))) {
+            if (!name.startsWith(QLatin1Char('*')) && name != QLatin1String("localhost")) {
                 host = name;
                 break;
             }

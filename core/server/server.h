@@ -101,7 +101,8 @@ public:
     QString url() const;
     /// The address a user opens: url() for a loopback bind; otherwise the
     /// name remote users reach (the first --allow-host NAME without a port,
-    /// else the certificate's first DNS name, else the bind address, else,
+    /// else the certificate's first DNS name other than a wildcard or
+    /// localhost, else the bind address, else,
     /// for a wildcard bind, this machine's first non-loopback IPv4 address),
     /// with the scheme and the port.
     QString publicUrl() const;

@@ -121,11 +121,13 @@ bool TlsContext::readPair(const QString &certFile, const QString &keyFile, QSslC
     if (leaf.expiryDate().isValid() && leaf.expiryDate() < QDateTime::currentDateTimeUtc())
         qCWarning(lcServer).noquote() << "the TLS certificate" << certFile << "expired on"
                                       << leaf.expiryDate().toString(Qt::ISODate) << "- browsers will refuse it";
+    // values() lists the most recently inserted first (Qt 5.15 and 6.4
+    // QMultiMap): reversed, the certificate's own order.
     QStringList names;
-    const auto alt = leaf.subjectAlternativeNames();
-    for (auto it = alt.cbegin(); it != alt.cend(); ++it)
-        if (it.key() == QSsl::DnsEntry && !it.value().trimmed().isEmpty())
-            names.append(it.value().trimmed().toLower());
+    const QStringList dns = leaf.subjectAlternativeNames().values(QSsl::DnsEntry);
+    for (auto it = dns.crbegin(); it != dns.crend(); ++it)
+        if (!it->trimmed().isEmpty())
+            names.append(it->trimmed().toLower());
     *out = config;
     *dnsNames = names;
     *certificatePem = certData + keyData; // what "unchanged" compares

@@ -8,7 +8,6 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSslSocket>
 #include <QTcpSocket>
 #include <QWebSocket>
 
@@ -269,15 +268,9 @@ void WebSocketViewer::setTcpSocket(QTcpSocket *socket)
     // sends anything (this runs beside QWebSocket's own reader).
     if (socket)
         connect(socket, &QTcpSocket::readyRead, this, &WebSocketViewer::checkBackpressure);
-    // Under TLS the queue that matters drains in the inner socket, after
-    // QWebSocket's bytesWritten (which means "encrypted"): re-check there too,
-    // or a paused session would never resume.
-    // The replay allowance counts down with what was sent, so under TLS
-    // with the ciphertext too (the plaintext is "written" once encrypted).
-    if (auto *ssl = qobject_cast<QSslSocket *>(socket)) {
-        m_tls = true;
-        connect(ssl, &QSslSocket::encryptedBytesWritten, this, &WebSocketViewer::onSent);
-    }
+    // (Under TLS, QWebSocket's bytesWritten is QSslSocket's
+    // encryptedBytesWritten, Qt 5.15 and 6.4: the replay allowance and the
+    // re-checks below follow the ciphertext actually sent.)
 }
 
 void WebSocketViewer::checkBackpressure()
@@ -363,12 +356,6 @@ void WebSocketViewer::onBinary(const QByteArray &message)
 }
 
 void WebSocketViewer::onBytesWritten(qint64 bytes)
-{
-    if (!m_tls)
-        onSent(bytes);
-}
-
-void WebSocketViewer::onSent(qint64 bytes)
 {
     m_replayAllowance = qMax<qint64>(0, m_replayAllowance - bytes);
     if (m_closing) {

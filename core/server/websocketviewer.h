@@ -102,9 +102,6 @@ private:
     void onText(const QString &message);
     void onBinary(const QByteArray &message);
     void onBytesWritten(qint64 bytes);
-    /// `bytes` left for the client: QWebSocket's bytesWritten for a plain
-    /// socket, QSslSocket's encryptedBytesWritten under TLS.
-    void onSent(qint64 bytes);
     void onDisconnected();
     void onPingTimer();
     void sendText(const QJsonObject &o);
@@ -114,7 +111,6 @@ private:
 
     QWebSocket *m_socket = nullptr;
     QPointer<QTcpSocket> m_tcp;
-    bool m_tls = false; ///< m_tcp is a QSslSocket
     int m_lingerFd = -1;         ///< dup of the TCP socket while we close it
     bool m_aborted = false;      ///< dropped without a graceful close
     QPointer<Session> m_session;

@@ -507,8 +507,10 @@ HttpConnection *Server::evictionCandidate() const
     return best;
 }
 
-bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local) const
+bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local, bool *viaAllowHost) const
 {
+    if (viaAllowHost)
+        *viaAllowHost = false;
     const QByteArray host = hostHeader.trimmed().toLower();
     if (host.isEmpty())
         return false;
@@ -561,9 +563,14 @@ bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local
         if (colon > 0 && !e.endsWith(']')) {
             const QByteArray entryPort = e.mid(colon + 1);
             const bool portMatches = hasPort ? portPart == entryPort : (entryPort == "80" || entryPort == "443");
-            if (portMatches && nameMatches(e.left(colon), name))
+            if (portMatches && nameMatches(e.left(colon), name)) {
+                if (viaAllowHost)
+                    *viaAllowHost = true;
                 return true;
+            }
         } else if (ourPort && nameMatches(e, name)) {
+            if (viaAllowHost)
+                *viaAllowHost = true;
             return true;
         }
     }
@@ -627,7 +634,8 @@ bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *ho
     // it is what QWebSocketServer uses too, so that is what must pass. A Host
     // field is still required (RFC 9112 §3.2), as in origin-form.
     const QByteArray host = r.host().trimmed();
-    if (!r.hasHeader("host") || !hostAllowed(host, c->socket()->localAddress())) {
+    bool viaAllowHost = false;
+    if (!r.hasHeader("host") || !hostAllowed(host, c->socket()->localAddress(), &viaAllowHost)) {
         logLimited(lcServer(), QtInfoMsg, QStringLiteral("refused: Host not allowed"));
         c->respondError(403, QStringLiteral("Host not allowed"));
         return false;
@@ -637,10 +645,14 @@ bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *ho
     if (!apiOrWs)
         return true;
     if (r.hasHeader("origin")) {
-        // Either scheme: only this server listens on this host and port (a
-        // TLS-terminating reverse proxy in front makes it https://).
+        // The scheme this server speaks; for a name given with --allow-host
+        // either one (a reverse proxy in front may terminate TLS, making
+        // the page https:// while Tether speaks http://, or the reverse).
         const QByteArray origin = r.header("origin").trimmed().toLower();
-        if (origin != "http://" + host.toLower() && origin != "https://" + host.toLower()) {
+        const QByteArray ownScheme = m_tls ? "https://" : "http://";
+        const bool sameOrigin = origin == ownScheme + host.toLower()
+            || (viaAllowHost && (origin == "http://" + host.toLower() || origin == "https://" + host.toLower()));
+        if (!sameOrigin) {
             logLimited(lcServer(), QtInfoMsg, QStringLiteral("refused: cross-origin request"));
             c->respondError(403, QStringLiteral("Origin not allowed"));
             return false;
@@ -734,11 +746,11 @@ void Server::serveStatic(HttpConnection *c, const QByteArray &host)
     }
     // Static files hold no secret and need no key. The policy allows only
     // this origin's scripts, and WebSockets to this very host (older browsers
-    // do not match ws: or wss: with 'self'; wss: also for a page served
-    // through a TLS-terminating proxy).
+    // do not match ws: or wss: with 'self'; behind a TLS-terminating proxy,
+    // current browsers match wss: with 'self', CSP Level 3 §6.7.2.8).
     const QByteArray csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-                           "img-src 'self' data:; font-src 'self' data:; connect-src 'self' ws://" + host
-        + " wss://" + host + "; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+                           "img-src 'self' data:; font-src 'self' data:; connect-src 'self' "
+        + QByteArray(m_tls ? "wss://" : "ws://") + host + "; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
     Headers h;
     h.append(qMakePair(QByteArray("Content-Type"), contentTypeFor(file)));
     h.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-cache")));

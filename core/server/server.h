@@ -226,7 +226,9 @@ private:
     HttpConnection *evictionCandidate() const;
     bool checkHandshake(HttpConnection *c);
     bool checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *host);
-    bool hostAllowed(const QByteArray &host, const QHostAddress &local) const;
+    /// The Host check (docs/protocol.md section 2). `*viaAllowHost`: the
+    /// name was accepted because of an --allow-host entry.
+    bool hostAllowed(const QByteArray &host, const QHostAddress &local, bool *viaAllowHost = nullptr) const;
     /// `name` (no port) is loopback, the bind address, or `local` (the
     /// address the connection arrived on), as an IP literal.
     bool hostIsAddressOfOurs(const QByteArray &name, const QHostAddress &local) const;

@@ -325,7 +325,8 @@ private Q_SLOTS:
         QTest::newRow("allow-host with port, ours") << QByteArray("proxy.lan:PORT") << QByteArray() << 403;
         QTest::newRow("unknown name (DNS rebinding)") << QByteArray("evil.test:PORT") << QByteArray() << 403;
         QTest::newRow("origin https, same host") << QByteArray("tether.test:PORT") << QByteArray("https://tether.test:PORT") << 200;
-        QTest::newRow("origin http, same host") << QByteArray("tether.test:PORT") << QByteArray("http://tether.test:PORT") << 200;
+        QTest::newRow("origin http, same host: not this server's scheme") << QByteArray("tether.test:PORT") << QByteArray("http://tether.test:PORT") << 403;
+        QTest::newRow("origin http of an allowed name (a proxy may end TLS)") << QByteArray("box.lan:PORT") << QByteArray("http://box.lan:PORT") << 200;
         QTest::newRow("origin of a proxy") << QByteArray("proxy.lan") << QByteArray("https://proxy.lan") << 200;
         QTest::newRow("origin elsewhere") << QByteArray("tether.test:PORT") << QByteArray("https://evil.test") << 403;
         QTest::newRow("origin of another allowed name") << QByteArray("tether.test:PORT") << QByteArray("https://box.lan:PORT") << 403;
@@ -351,6 +352,10 @@ private Q_SLOTS:
     {
         // A reverse proxy on this machine (loopback bind) that forwards a name.
         QVERIFY(m_f.start(Limits(), [](Config &c) { c.allowHosts = QStringList{QStringLiteral("box.lan")}; }));
+        // Behind a TLS-terminating proxy the page is https://box.lan:...
+        QCOMPARE(rawHttp(m_f.port, "GET /api/sessions HTTP/1.1\r\nHost: box.lan:" + QByteArray::number(m_f.port)
+                                      + "\r\nOrigin: https://box.lan:" + QByteArray::number(m_f.port)
+                                      + "\r\nAuthorization: Bearer " + m_f.key + "\r\n\r\n").status, 200);
         QCOMPARE(rawHttp(m_f.port, "GET /api/sessions HTTP/1.1\r\nHost: box.lan:" + QByteArray::number(m_f.port)
                                       + "\r\nAuthorization: Bearer " + m_f.key + "\r\n\r\n").status, 200);
         QCOMPARE(rawHttp(m_f.port, "GET /api/sessions HTTP/1.1\r\nHost: evil.lan:" + QByteArray::number(m_f.port)
@@ -385,7 +390,7 @@ private Q_SLOTS:
         QVERIFY(startTls());
         const TlsReply r = get("/", host(), Headers(), false);
         QCOMPARE(r.http.status, 200);
-        QVERIFY2(r.http.header("Content-Security-Policy").contains("connect-src 'self' ws://" + host() + " wss://" + host()),
+        QVERIFY2(r.http.header("Content-Security-Policy").contains("connect-src 'self' wss://" + host() + ";"),
                  r.http.header("Content-Security-Policy").constData());
     }
 

@@ -19,6 +19,7 @@ PACKAGES=(
   libqt6svg6 libqt5svg5 xdg-utils
   # tests: shells, process tools, browser, X server, tray host, screenshots
   procps tmux less chromium xvfb xauth tint2 imagemagick x11-utils
+  openssl                                # TLS tests: certificates made with `openssl req -x509`, s_client
   # desktop screenshots: window manager and input simulation under Xvfb
   openbox xdotool
   # the package and its checks (packaging/tst_deb, tst_manpage, tst_completion)

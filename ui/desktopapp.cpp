@@ -169,6 +169,8 @@ bool DesktopApp::start(QString *error)
                         << qint64(otherServer.value(QStringLiteral("pid")).toDouble()) << otherServer.value(QStringLiteral("url")).toString()
                         << "): its runtime file is kept, so tether attach/list talk to that one";
     qCInfo(lcUi) << "serving on" << m_server->url();
+    if (!m_server->startWarning().isEmpty()) // at every start, as `tether serve`
+        qCWarning(lcUi).noquote() << m_server->startWarning();
 
     const bool tray = m_trayMode == TrayMode::On
         || (m_trayMode == TrayMode::Auto && QSystemTrayIcon::isSystemTrayAvailable());
@@ -886,6 +888,12 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
     if (!signalPipe.isValid())
         qCWarning(lcUi) << "cannot handle signals:" << signalPipe.errorString();
     QObject::connect(&signalPipe, &SignalPipe::receivedInfo, &desktop, [&desktop](const SignalInfo &info) {
+        // As `tether serve`: kill -HUP reloads a TLS certificate.
+        if (info.number == SIGHUP && desktop.server()->isTls() && info.fromProcess()) {
+            qCInfo(lcUi).noquote() << "signal received:" << info.describe() << "- reloading the TLS certificate";
+            desktop.server()->reloadTls();
+            return;
+        }
         // Who sent it, as `tether serve` logs it.
         qCInfo(lcUi).noquote() << "signal received:" << info.describe()
                                << (info.number == SIGUSR2 ? "- restarting in place" : "- quitting");

@@ -3,6 +3,8 @@
 #include "runtimefile.h"
 #include "attachinfo.h"
 
+#include <QCryptographicHash>
+#include <QFile>
 #include <QHostAddress>
 #include <QJsonDocument>
 #include <QNetworkAccessManager>
@@ -13,14 +15,25 @@
 
 namespace Tether {
 
-bool ServerEndpoint::resolve(const QString &url, const QString &key, ServerEndpoint *out, QString *error)
+bool ServerEndpoint::resolve(const QString &url, const QString &key, ServerEndpoint *out, QString *error,
+                             const QString &caCertFile)
 {
     QString u = url.isEmpty() ? qEnvironmentVariable("TETHER_URL") : url;
     QString k = key.isEmpty() ? qEnvironmentVariable("TETHER_KEY") : key;
-    if (u.isEmpty() || k.isEmpty()) {
+    QByteArray pin;
+    QUrl publicUrl;
+    // An https:// URL given by name (TETHER_URL as the desktop app sets it
+    // for the terminal it opens) that is the runtime file's own gets the
+    // same trust as taking it from there.
+    const bool https = u.startsWith(QLatin1String("https://"), Qt::CaseInsensitive);
+    if (u.isEmpty() || k.isEmpty() || https) {
         const QJsonObject rt = RuntimeFile::read();
-        if (u.isEmpty())
-            u = rt.value(QStringLiteral("url")).toString();
+        const QString rtUrl = rt.value(QStringLiteral("url")).toString();
+        if (u.isEmpty() || u == rtUrl) {
+            u = rtUrl;
+            pin = rt.value(QStringLiteral("cert_sha256")).toString().toLatin1().toLower();
+            publicUrl = QUrl(rt.value(QStringLiteral("public_url")).toString(), QUrl::StrictMode);
+        }
         if (k.isEmpty())
             k = rt.value(QStringLiteral("key")).toString();
     }
@@ -36,6 +49,20 @@ bool ServerEndpoint::resolve(const QString &url, const QString &key, ServerEndpo
             *error = QStringLiteral("not an http:// URL: %1").arg(u);
         return false;
     }
+    const QString caFile = caCertFile.isEmpty() ? qEnvironmentVariable("TETHER_CACERT") : caCertFile;
+    QList<QSslCertificate> cas;
+    if (!caFile.isEmpty()) {
+        QFile f(caFile);
+        if (f.open(QIODevice::ReadOnly))
+            cas = QSslCertificate::fromData(f.read(1024 * 1024), QSsl::Pem);
+        if (cas.isEmpty()) {
+            if (error)
+                *error = QStringLiteral("cannot read the CA certificates %1: %2")
+                             .arg(caFile, f.error() == QFileDevice::NoError ? QStringLiteral("no PEM certificate in it")
+                                                                            : f.errorString());
+            return false;
+        }
+    }
     // The base is the server's root; a URL pasted from the key link carries
     // ?key=... and perhaps #/s/ID: drop them (the key never goes in a URL).
     parsed.setPath(QStringLiteral("/"));
@@ -43,7 +70,25 @@ bool ServerEndpoint::resolve(const QString &url, const QString &key, ServerEndpo
     parsed.setFragment(QString());
     out->url = parsed;
     out->key = k;
+    out->caCertificates = cas;
+    out->pinnedSha256 = pin;
+    out->publicUrl = publicUrl.isValid() ? publicUrl : QUrl();
     return true;
+}
+
+QSslConfiguration ServerEndpoint::sslConfiguration() const
+{
+    QSslConfiguration c = QSslConfiguration::defaultConfiguration();
+    c.setProtocol(QSsl::TlsV1_2OrLater);
+    if (!caCertificates.isEmpty())
+        c.addCaCertificates(caCertificates);
+    return c;
+}
+
+bool ServerEndpoint::isPinned(const QSslCertificate &peer) const
+{
+    return !pinnedSha256.isEmpty() && !peer.isNull()
+        && QCryptographicHash::hash(peer.toDer(), QCryptographicHash::Sha256).toHex() == pinnedSha256;
 }
 
 QUrl ServerEndpoint::resolved(const QString &path) const
@@ -96,6 +141,11 @@ ApiClient::ApiClient(const ServerEndpoint &endpoint, QObject *parent)
 {
     if (m_endpoint.isLoopback())
         m_nam->setProxy(QNetworkProxy::NoProxy);
+    // The local server's own certificate (runtime file), whatever it names.
+    connect(m_nam, &QNetworkAccessManager::sslErrors, this, [this](QNetworkReply *reply, const QList<QSslError> &) {
+        if (m_endpoint.isPinned(reply->sslConfiguration().peerCertificate()))
+            reply->ignoreSslErrors();
+    });
 }
 
 ApiClient::~ApiClient() = default;
@@ -108,6 +158,8 @@ QNetworkRequest makeRequest(const ServerEndpoint &ep, const QString &path, int t
     req.setRawHeader("Accept", "application/json");
     req.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
     req.setTransferTimeout(timeoutMs);
+    if (ep.url.scheme() == QLatin1String("https"))
+        req.setSslConfiguration(ep.sslConfiguration());
     return req;
 }
 } // namespace

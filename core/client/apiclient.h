@@ -3,7 +3,10 @@
 
 #include <QByteArray>
 #include <QJsonObject>
+#include <QList>
 #include <QObject>
+#include <QSslCertificate>
+#include <QSslConfiguration>
 #include <QString>
 #include <QUrl>
 
@@ -23,6 +26,20 @@ enum class ViewerMode;
 struct ServerEndpoint {
     QUrl url;    ///< base URL, path "/"
     QString key; ///< access key, sent as "Authorization: Bearer KEY"
+    /// Extra certificate authorities for an https:// URL (`--cacert`,
+    /// TETHER_CACERT): e.g. the server's self-signed certificate. The
+    /// system's are trusted as well; the name in the URL must match the
+    /// certificate as usual.
+    QList<QSslCertificate> caCertificates;
+    /// SHA-256 (lower-case hex, of the DER) of the one certificate trusted
+    /// whatever its issuer and names: `cert_sha256` of the runtime file,
+    /// for a URL taken from it or equal to its `url` (a local server reached
+    /// by its loopback address, which its certificate does not name).
+    /// Empty: none.
+    QByteArray pinnedSha256;
+    /// The address a user opens, when it is not `url`: `public_url` of the
+    /// runtime file (a server bound off loopback). Empty: `url`.
+    QUrl publicUrl;
 
     /**
      * Finds the server. Each of url and key is taken from the first that is
@@ -32,7 +49,18 @@ struct ServerEndpoint {
      * False with *error when either is still missing (no runtime file:
      * Tether is not running) or the URL is not an absolute http(s) URL.
      */
-    static bool resolve(const QString &url, const QString &key, ServerEndpoint *out, QString *error);
+    /// `caCertFile` (`--cacert`, else TETHER_CACERT): PEM certificates to
+    /// trust (caCertificates); one that cannot be read or holds none is an
+    /// error ("cannot read the CA certificates FILE").
+    static bool resolve(const QString &url, const QString &key, ServerEndpoint *out, QString *error,
+                        const QString &caCertFile = QString());
+
+    /// The TLS configuration of a connection to `url`: the default one with
+    /// caCertificates added, TLS 1.2 or later.
+    QSslConfiguration sslConfiguration() const;
+    /// True when `peer` is the pinned certificate (pinnedSha256): the
+    /// caller then ignores the TLS errors of that connection.
+    bool isPinned(const QSslCertificate &peer) const;
 
     /// url + path ("api/sessions"; a leading '/' is ignored).
     QUrl resolved(const QString &path) const;

@@ -6,6 +6,7 @@
 #include <QNetworkProxy>
 #include <QNetworkRequest>
 #include <QRandomGenerator>
+#include <QSslError>
 #include <QTcpSocket>
 #include <QWebSocket>
 
@@ -49,6 +50,16 @@ void AttachClient::connectSocket()
     m_socket = ws;
     if (m_endpoint.isLoopback())
         ws->setProxy(QNetworkProxy::NoProxy);
+    if (m_endpoint.url.scheme() == QLatin1String("https")) {
+        ws->setSslConfiguration(m_endpoint.sslConfiguration());
+        // The local server's own certificate (runtime file), whatever it names.
+        connect(ws, &QWebSocket::sslErrors, this, [this, ws](const QList<QSslError> &errors) {
+            if (m_endpoint.isPinned(ws->sslConfiguration().peerCertificate()))
+                ws->ignoreSslErrors();
+            else if (!errors.isEmpty())
+                qCWarning(lcClient).noquote() << "TLS:" << errors.first().errorString();
+        });
+    }
     connect(ws, &QWebSocket::textMessageReceived, this, &AttachClient::onText);
     connect(ws, &QWebSocket::binaryMessageReceived, this, &AttachClient::onBinary);
     connect(ws, &QWebSocket::stateChanged, this, [this, ws](QAbstractSocket::SocketState state) {

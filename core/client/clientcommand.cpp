@@ -263,6 +263,10 @@ struct Common {
     QCommandLineOption key{QStringLiteral("key"),
                            QStringLiteral("Access key (default: TETHER_KEY, else the runtime file)."),
                            QStringLiteral("KEY")};
+    QCommandLineOption cacert{QStringLiteral("cacert"),
+                              QStringLiteral("Also trust the PEM certificates in FILE for an https:// --url, e.g. "
+                                             "the server's self-signed certificate (default: TETHER_CACERT)."),
+                              QStringLiteral("FILE")};
 };
 
 /// Session ids are base64url and may start with '-' ("-x3Fq..."): such an
@@ -305,7 +309,7 @@ namespace {
 bool parse(QCommandLineParser &parser, const Common &common, const QString &command, const QStringList &args,
            int *status)
 {
-    parser.addOptions({common.url, common.key});
+    parser.addOptions({common.url, common.key, common.cacert});
     parser.addHelpOption();
     parser.addVersionOption();
     if (!parser.parse(args)) {
@@ -331,7 +335,8 @@ bool endpoint(const QCommandLineParser &parser, const Common &common, const QStr
               ServerEndpoint *ep, int *status)
 {
     QString error;
-    if (!ServerEndpoint::resolve(parser.value(common.url), parser.value(common.key), ep, &error)) {
+    if (!ServerEndpoint::resolve(parser.value(common.url), parser.value(common.key), ep, &error,
+                                 parser.value(common.cacert))) {
         // No runtime file (and no --url/--key): not running.
         if (parser.value(common.url).isEmpty() && qEnvironmentVariable("TETHER_URL").isEmpty())
             printErr(QString::fromLatin1(kNotRunning));
@@ -432,7 +437,7 @@ bool setUpSessionCommand(QCommandLineParser &parser, const Common &common, const
 {
     const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
                             QStringLiteral("-v"), QStringLiteral("--version")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key")};
+    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert")};
     if (!parse(parser, common, command, idsAsPositional(args, flags, values), status))
         return false;
     if (parser.positionalArguments().size() != positionals) {
@@ -559,7 +564,8 @@ int keyCommand(const QStringList &args)
         api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
             if (r.status != 200)
                 return done(apiFailure(cmd, r));
-            QUrl url = ep.url;
+            // The address a user opens (off loopback: the server's name).
+            QUrl url = ep.publicUrl.isEmpty() ? ep.url : ep.publicUrl;
             url.setQuery(QStringLiteral("key=") + ep.key);
             print(url.toString());
             done(kExitOk);
@@ -731,7 +737,7 @@ int attachCommand(const QStringList &args)
     const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"),
                             QStringLiteral("--help-all"), QStringLiteral("-v"), QStringLiteral("--version"),
                             QStringLiteral("--watch")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--detach-key")};
+    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert"), QStringLiteral("--detach-key")};
     if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
     if (parser.positionalArguments().size() > 1)

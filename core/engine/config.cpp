@@ -45,6 +45,12 @@ Config Config::load(QSettings &s)
     c.terminalFontFamily = s.value(QStringLiteral("terminal/fontFamily"), c.terminalFontFamily).toString();
     c.terminalFontSize = clamped("terminal/fontSize", s.value(QStringLiteral("terminal/fontSize"), c.terminalFontSize).toInt(),
                                  kMinTerminalFontSize, kMaxTerminalFontSize);
+    c.tlsCert = s.value(QStringLiteral("server/tlsCert"), c.tlsCert).toString();
+    c.tlsKey = s.value(QStringLiteral("server/tlsKey"), c.tlsKey).toString();
+    // QSettings reads "a, b" in the file as a list, a single name as a string.
+    for (const QString &h : s.value(QStringLiteral("server/allowHosts")).toStringList())
+        if (!h.trimmed().isEmpty())
+            c.allowHosts.append(h.trimmed());
     if (!s.fileName().isEmpty())
         c.accessKeyFile = QFileInfo(s.fileName()).absolutePath() + QStringLiteral("/access-key");
     return c;

@@ -22,7 +22,9 @@ namespace Tether {
  * empty = login shell; one that cannot be split, an open quote, is logged
  * and runs the login shell),
  * server/bind (address), server/port (0..65535; 0 = any free port),
- * server/pingInterval and server/pingTimeout (seconds), ui/autostart (bool),
+ * server/pingInterval and server/pingTimeout (seconds), server/tlsCert and
+ * server/tlsKey (PEM files: HTTPS and wss:// on the port), server/allowHosts
+ * (names accepted by the Host and Origin checks), ui/autostart (bool),
  * desktop/terminal (terminal emulator command prefix for "Attach here" when
  * the build has no QTermWidget, e.g. "xterm -e"; empty = detect),
  * terminal/colorScheme, terminal/fontFamily, terminal/fontSize (the local
@@ -61,8 +63,25 @@ struct Config {
     /// "access-key" beside the settings file when loaded from settings
     /// (~/.config/Tether/access-key); empty = a new key at every start.
     QString accessKeyFile;
+    /// server/tlsCert, server/tlsKey: PEM certificate (chain, leaf first) and
+    /// private key; both set = serve HTTPS and wss:// only (TlsContext).
+    QString tlsCert;
+    QString tlsKey;
+    /// server/allowHosts: extra names (NAME, or NAME:PORT for a reverse
+    /// proxy) the Host and Origin checks accept (docs/protocol.md section 2).
+    QStringList allowHosts;
+    /// --insecure-bind (command line only, never from the settings file): a
+    /// non-loopback bind without TLS is allowed, with a warning at every
+    /// start (BindPolicy).
+    bool insecureBind = false;
+
+    /// Both TLS files are set.
+    bool tlsEnabled() const { return !tlsCert.isEmpty() && !tlsKey.isEmpty(); }
 
     /// Reads every key (missing keys keep the defaults).
+    /// server/tlsCert, server/tlsKey and server/allowHosts are read, never
+    /// written by save(): the Settings dialog does not edit them, and a
+    /// command-line --tls-cert must not end up in the file.
     static Config load(QSettings &settings);
     /// Reads from the default QSettings location.
     static Config load();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "httpconnection.h"
 #include "logging.h"
+#include "serversocket.h"
 
 #include <QHostAddress>
 #include <QJsonDocument>
@@ -29,7 +30,14 @@ HttpConnection::HttpConnection(QTcpSocket *socket, int requestTimeoutMs, QObject
     // Bound what Qt reads from the kernel for us while we parse HTTP.
     socket->setReadBufferSize(kReadBuffer);
     connect(socket, &QTcpSocket::readyRead, this, &HttpConnection::onReadyRead);
-    connect(socket, &QTcpSocket::bytesWritten, this, &HttpConnection::onBytesWritten);
+    // Under TLS, bytesWritten means "encrypted", and QSslSocket emits it
+    // before the ciphertext leaves OpenSSL for the TCP socket (Qt 5.15 and
+    // 6.4, transmit()): shutting the write side down then lost the answer.
+    // encryptedBytesWritten comes once the TCP socket wrote it.
+    if (auto *ssl = qobject_cast<QSslSocket *>(socket))
+        connect(ssl, &QSslSocket::encryptedBytesWritten, this, &HttpConnection::onBytesWritten);
+    else
+        connect(socket, &QTcpSocket::bytesWritten, this, &HttpConnection::onBytesWritten);
     connect(socket, &QTcpSocket::disconnected, this, &HttpConnection::onDisconnected);
     m_timer.setSingleShot(true);
     connect(&m_timer, &QTimer::timeout, this, &HttpConnection::onTimeout);
@@ -196,7 +204,7 @@ bool HttpConnection::writeStream(const QByteArray &data)
 {
     if (!m_socket || m_state != State::Streaming)
         return false;
-    if (m_socket->bytesToWrite() > kMaxStreamBacklog) {
+    if (pendingWriteBytes(m_socket) > kMaxStreamBacklog) {
         qCDebug(lcServer) << "event stream client not reading: dropping";
         abort();
         return false;
@@ -207,10 +215,14 @@ bool HttpConnection::writeStream(const QByteArray &data)
 
 void HttpConnection::onBytesWritten()
 {
-    if (!m_socket || m_state != State::Responding || m_socket->bytesToWrite() > 0)
+    if (!m_socket || m_state != State::Responding || pendingWriteBytes(m_socket) > 0)
         return;
     // Answer fully handed to the kernel: half-close so the client sees the
-    // end, and keep reading (discarding) until it closes too.
+    // end, and keep reading (discarding) until it closes too. Under TLS no
+    // close_notify alert precedes the FIN (QSslSocket sends one only when it
+    // closes the socket, which would reset unread request bytes); every
+    // answer has a Content-Length, so a truncation is still detectable
+    // (RFC 8446 §6.1, RFC 9112 §9.8).
     m_state = State::Lingering;
     ::shutdown(int(m_socket->socketDescriptor()), SHUT_WR);
     m_timer.start(kLingerMs);
@@ -269,6 +281,8 @@ QTcpSocket *HttpConnection::takeSocket(QObject *newParent)
         return nullptr;
     m_timer.stop();
     s->disconnect(this);
+    if (auto *ssl = qobject_cast<QSslSocket *>(s))
+        ssl->disconnect(this); // encryptedBytesWritten
     s->setReadBufferSize(0); // QWebSocket reads frames as they come; no cap
     s->setParent(newParent);
     m_socket = nullptr;

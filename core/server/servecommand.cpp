@@ -46,8 +46,10 @@ int serveMain(int argc, char **argv)
         "(/tmp/runtime-$USER/tether/ when that variable is unset or names a directory not yours);\n"
         "when that file names another running tether server it is kept (with a warning): local\n"
         "clients (tether attach, tether list) then talk to that server.\n"
-        "SIGTERM, SIGINT or SIGHUP ends every session and exits 0. SIGUSR2 (or `tether restart`)\n"
-        "restarts Tether in place: the same process runs the binary again and keeps every session."));
+        "SIGTERM, SIGINT or SIGHUP ends every session and exits 0; with TLS, a SIGHUP sent by a\n"
+        "process (kill -HUP) reloads the certificate instead. SIGUSR2 (or `tether restart`)\n"
+        "restarts Tether in place: the same process runs the binary again and keeps every session.\n"
+        "Off loopback (--bind) Tether serves only with TLS (--tls-cert, --tls-key) or --insecure-bind."));
     parser.addHelpOption();
     parser.addVersionOption();
     ServeOptions::addTo(parser, config);
@@ -111,6 +113,9 @@ int serveMain(int argc, char **argv)
                          qPrintable(otherServer.value(QStringLiteral("url")).toString()),
                          qPrintable(RuntimeFile::path()));
         }
+        // Every start, restarts in place included: the risk stays as long as it runs.
+        if (!server.startWarning().isEmpty())
+            std::fprintf(stderr, "tether serve: %s\n", qPrintable(server.startWarning()));
         bool shuttingDown = false;
         QObject::connect(&registry, &SessionRegistry::shutdownComplete, &app, [&]() {
             qCInfo(lcServer) << "all sessions torn down";
@@ -120,6 +125,14 @@ int serveMain(int argc, char **argv)
         QObject::connect(&signalPipe, &SignalPipe::receivedInfo, &app, [&](const SignalInfo &info) {
             if (shuttingDown)
                 return; // teardown is already bounded; a second signal changes nothing
+            // SIGHUP sent on purpose (kill -HUP, a certificate renewal hook)
+            // to a TLS server reloads the certificate, as daemons do; the
+            // kernel's SIGHUP (the terminal hung up) still ends it.
+            if (info.number == SIGHUP && server.isTls() && info.fromProcess()) {
+                qCInfo(lcServer).noquote() << "signal received:" << info.describe() << "- reloading the TLS certificate";
+                server.reloadTls(); // logs the outcome; a bad pair keeps the old one
+                return;
+            }
             if (info.number == SIGUSR2) {
                 qCInfo(lcServer).noquote() << "signal received:" << info.describe() << "- restarting in place";
                 restart.request(); // logs why when it cannot

@@ -21,6 +21,10 @@ const QString kExitedTtl = QStringLiteral("exited-ttl");
 const QString kBufferSize = QStringLiteral("buffer-size");
 const QString kMaxSessions = QStringLiteral("max-sessions");
 const QString kCommand = QStringLiteral("command");
+const QString kTlsCert = QStringLiteral("tls-cert");
+const QString kTlsKey = QStringLiteral("tls-key");
+const QString kAllowHost = QStringLiteral("allow-host");
+const QString kInsecureBind = QStringLiteral("insecure-bind");
 
 /// The value of option `name` as an int in lo..hi; false with *error otherwise.
 bool readInt(const QCommandLineParser &parser, const QString &name, int lo, int hi, const QString &what, int *out,
@@ -74,6 +78,24 @@ void ServeOptions::addTo(QCommandLineParser &parser, const Config &defaults)
                         "expansion) (default: %1).")
              .arg(defaults.command.isEmpty() ? QStringLiteral("your login shell") : defaults.command),
          QStringLiteral("CMD")},
+        {kTlsCert,
+         QStringLiteral("Serve HTTPS and wss:// with this PEM certificate (chain, leaf first); needs --tls-key. "
+                        "Reloaded on SIGHUP and when the file changes%1.")
+             .arg(defaults.tlsCert.isEmpty() ? QString() : QStringLiteral(" (default %1)").arg(defaults.tlsCert)),
+         QStringLiteral("FILE")},
+        {kTlsKey,
+         QStringLiteral("The PEM private key of --tls-cert (RSA or EC, not encrypted)%1.")
+             .arg(defaults.tlsKey.isEmpty() ? QString() : QStringLiteral(" (default %1)").arg(defaults.tlsKey)),
+         QStringLiteral("FILE")},
+        {kAllowHost,
+         QStringLiteral("Also accept this name in the Host and Origin checks (repeatable; NAME, *.DOMAIN, or "
+                        "NAME:PORT behind a reverse proxy). A certificate's DNS names are accepted anyway%1.")
+             .arg(defaults.allowHosts.isEmpty() ? QString()
+                                                : QStringLiteral(" (default %1)").arg(defaults.allowHosts.join(QLatin1Char(',')))),
+         QStringLiteral("NAME")},
+        {kInsecureBind,
+         QStringLiteral("Allow a non-loopback --bind without TLS, for a network you trust (a warning is printed "
+                        "at every start). Without it such a bind is refused.")},
     });
 }
 
@@ -127,6 +149,22 @@ bool ServeOptions::read(const QCommandLineParser &parser, Config *config, QStrin
         }
         config->command = parser.value(kCommand);
     }
+    if (parser.isSet(kTlsCert))
+        config->tlsCert = parser.value(kTlsCert);
+    if (parser.isSet(kTlsKey))
+        config->tlsKey = parser.value(kTlsKey);
+    if (parser.isSet(kAllowHost)) {
+        config->allowHosts.clear(); // given on the command line: replaces the setting
+        for (const QString &name : parser.values(kAllowHost)) {
+            const QString n = name.trimmed();
+            if (n.isEmpty() || n.contains(QLatin1Char('/')) || n.contains(QLatin1Char(' '))) {
+                *error = QStringLiteral("--allow-host must be a host name (NAME, *.DOMAIN or NAME:PORT), not \"%1\"").arg(name);
+                return false;
+            }
+            config->allowHosts.append(n);
+        }
+    }
+    config->insecureBind = parser.isSet(kInsecureBind);
     return true;
 }
 

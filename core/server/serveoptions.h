@@ -25,6 +25,10 @@ struct Config;
  *                        units of 1024), RingBuffer::kMinCapacity..kMaxCapacity
  *   --max-sessions N     Limits::maxSessions, 1..1024
  *   --command CMD        Config::command, shell words (ShellWords::split)
+ *   --tls-cert FILE      Config::tlsCert (checked when listening: TlsContext)
+ *   --tls-key FILE       Config::tlsKey
+ *   --allow-host NAME    Config::allowHosts, repeatable; replaces the setting
+ *   --insecure-bind      Config::insecureBind (BindPolicy)
  *
  * Precedence: an option given beats the settings file, which beats the
  * built-in default (config.h).

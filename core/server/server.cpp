@@ -3,6 +3,7 @@
 #include "route.h"
 #include "acceptor.h"
 #include "accesskey.h"
+#include "bindpolicy.h"
 #include "httpconnection.h"
 #include "lingeringclose.h"
 #include "logging.h"
@@ -13,10 +14,12 @@
 #include "serversocket.h"
 #include "sessionjson.h"
 #include "spawnrequest.h"
+#include "tlscontext.h"
 
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QNetworkInterface>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QWebSocket>
@@ -156,8 +159,52 @@ QHostAddress Server::listenAddress() const
     return QHostAddress(bind);
 }
 
+bool Server::prepareTransport(QString *error)
+{
+    QString why;
+    if (m_config.tlsCert.isEmpty() != m_config.tlsKey.isEmpty()) {
+        why = QStringLiteral("TLS needs both a certificate and a key (--tls-cert and --tls-key, or the settings "
+                             "server/tlsCert and server/tlsKey); only the %1 is set")
+                  .arg(m_config.tlsCert.isEmpty() ? QStringLiteral("key") : QStringLiteral("certificate"));
+    } else if (BindPolicy::decide(m_config.bind, m_config.tlsEnabled(), m_config.insecureBind)
+               == BindPolicy::Decision::Refused) {
+        why = BindPolicy::refusal(m_config.bind, m_config.port);
+    } else if (m_config.tlsEnabled() && !m_tls) {
+        auto *tls = new TlsContext(m_config.tlsCert, m_config.tlsKey, this);
+        if (!tls->load(&why)) {
+            delete tls;
+        } else {
+            m_tls = tls;
+            m_tls->watchFiles();
+            // server.json names the certificate local clients trust.
+            connect(m_tls, &TlsContext::reloaded, this, [this]() {
+                QString ignored;
+                if (m_wroteRuntimeFile && !writeRuntimeFile(&ignored))
+                    qCWarning(lcServer).noquote() << "cannot rewrite the runtime file:" << ignored;
+            });
+        }
+    }
+    if (!why.isEmpty()) {
+        if (error)
+            *error = why;
+        return false;
+    }
+    m_startWarning = BindPolicy::decide(m_config.bind, m_config.tlsEnabled(), m_config.insecureBind)
+            == BindPolicy::Decision::Insecure
+        ? BindPolicy::insecureWarning(m_config.bind)
+        : QString();
+    return true;
+}
+
+bool Server::reloadTls()
+{
+    return m_tls && m_tls->reload();
+}
+
 bool Server::listen(QString *error)
 {
+    if (!prepareTransport(error))
+        return false;
     const QHostAddress address = listenAddress();
     if (address.isNull()) {
         if (error)
@@ -206,12 +253,65 @@ QString Server::url() const
     QString host = a.toString();
     if (a.protocol() == QAbstractSocket::IPv6Protocol)
         host = QLatin1Char('[') + host + QLatin1Char(']');
-    return QStringLiteral("http://%1:%2/").arg(host).arg(port());
+    return QStringLiteral("%1://%2:%3/").arg(scheme(), host).arg(port());
+}
+
+QString Server::scheme() const
+{
+    return m_tls ? QStringLiteral("https") : QStringLiteral("http");
+}
+
+QString Server::publicUrl() const
+{
+    if (BindPolicy::isLoopback(m_config.bind))
+        return url();
+    // The name a remote user types: one the Host check accepts, first the
+    // names given for that (--allow-host), then the certificate's (which a
+    // browser checks against the address), then the bind address itself.
+    QString host;
+    for (const QString &entry : m_config.allowHosts) {
+        if (!entry.contains(QLatin1Char(':')) && !entry.startsWith(QLatin1Char('*'))) {
+            host = entry.toLower();
+            break;
+        }
+    }
+    if (host.isEmpty() && m_tls) {
+        for (const QString &name : m_tls->dnsNames()) {
+            if (!name.startsWith(QLatin1Char('*')) && name != QLatin1String("localhost")) {
+                host = name;
+                break;
+            }
+        }
+    }
+    if (host.isEmpty()) {
+        QHostAddress a = normalized(listenAddress());
+        if (a == QHostAddress(QHostAddress::AnyIPv4) || a == QHostAddress(QHostAddress::AnyIPv6)
+            || a == QHostAddress(QHostAddress::Any)) {
+            // A wildcard: the first address of this machine others can reach
+            // (an IP literal passes the Host check: it is the local address
+            // the connection arrives on).
+            a = QHostAddress();
+            const auto all = QNetworkInterface::allAddresses();
+            for (const QHostAddress &candidate : all) {
+                if (!candidate.isLoopback() && !candidate.isLinkLocal()
+                    && candidate.protocol() == QAbstractSocket::IPv4Protocol) {
+                    a = candidate;
+                    break;
+                }
+            }
+            if (a.isNull())
+                return url();
+        }
+        host = a.toString();
+        if (a.protocol() == QAbstractSocket::IPv6Protocol)
+            host = QLatin1Char('[') + host + QLatin1Char(']');
+    }
+    return QStringLiteral("%1://%2:%3/").arg(scheme(), host).arg(port());
 }
 
 QString Server::keyedUrl() const
 {
-    return url() + QStringLiteral("?key=") + m_key;
+    return publicUrl() + QStringLiteral("?key=") + m_key;
 }
 
 QString Server::sessionUrl(const QString &id) const
@@ -226,6 +326,13 @@ bool Server::writeRuntimeFile(QString *error, QJsonObject *other)
     o.insert(QStringLiteral("port"), int(port()));
     o.insert(QStringLiteral("pid"), qint64(::getpid()));
     o.insert(QStringLiteral("key"), m_key);
+    // Local clients connect to url() by address, which a certificate made
+    // for a name does not cover: they trust exactly this certificate (the
+    // file is the user's, mode 0600). Rewritten when the certificate is.
+    if (m_tls)
+        o.insert(QStringLiteral("cert_sha256"), QString::fromLatin1(m_tls->leafSha256()));
+    if (publicUrl() != url())
+        o.insert(QStringLiteral("public_url"), publicUrl());
     QJsonObject another;
     const bool ok = RuntimeFile::write(o, error, &another);
     m_wroteRuntimeFile = ok && another.isEmpty();
@@ -299,7 +406,11 @@ void Server::close()
 void Server::onAccepted(qintptr fd)
 {
     // Parented to m_tcp, as QTcpServer's own would be (takeSocket() too).
-    auto *socket = new ServerSocket(m_tcp);
+    // Under TLS the same path runs on the decrypted stream: HttpConnection,
+    // the Host/Origin/key checks and QWebSocketServer::handleConnection()
+    // read and write a QSslSocket's plaintext (Qt 5.15 and 6.4).
+    QTcpSocket *socket = m_tls ? static_cast<QTcpSocket *>(new TlsServerSocket(m_tcp))
+                               : static_cast<QTcpSocket *>(new ServerSocket(m_tcp));
     if (!socket->setSocketDescriptor(fd)) {
         logLimited(lcServer(), QtWarningMsg,
                    QStringLiteral("cannot use an accepted connection: %1").arg(socket->errorString()));
@@ -339,6 +450,20 @@ void Server::onAccepted(qintptr fd)
     }
     auto *c = new HttpConnection(socket, m_requestTimeoutMs, this);
     m_http.insert(c);
+    if (auto *tls = qobject_cast<TlsServerSocket *>(socket)) {
+        // The handshake counts against the request timeout and the
+        // connection bound like a slow request head (it is one, to us).
+        tls->setSslConfiguration(m_tls->configuration());
+        connect(tls, &QAbstractSocket::errorOccurred, this, [tls](QAbstractSocket::SocketError e) {
+            // Plain HTTP on the TLS port, TLS 1.1, a client that distrusts
+            // the certificate: Qt aborts that connection only. Any peer can
+            // cause it: rate-limited (issue 10).
+            if (e == QAbstractSocket::SslHandshakeFailedError || e == QAbstractSocket::SslInternalError
+                || e == QAbstractSocket::SslInvalidUserDataError)
+                logLimited(lcServer(), QtInfoMsg,
+                           QStringLiteral("TLS handshake failed: %1").arg(tls->errorString()));
+        });
+    }
     connect(c, &HttpConnection::headReceived, this, [this, c]() { onHead(c); });
     connect(c, &HttpConnection::requestReceived, this, [this, c]() { onRequest(c); });
     connect(c, &HttpConnection::finished, this, [this, c]() {
@@ -346,7 +471,10 @@ void Server::onAccepted(qintptr fd)
         if (m_eventStreams.remove(c) && m_eventStreams.isEmpty())
             m_eventKeepalive.stop();
     });
+    const QPointer<QTcpSocket> alive(socket);
     c->start();
+    if (auto *tls = qobject_cast<TlsServerSocket *>(socket); tls && alive && tls->state() == QAbstractSocket::ConnectedState)
+        tls->startServerEncryption();
 }
 
 HttpConnection *Server::evictionCandidate() const
@@ -367,8 +495,10 @@ HttpConnection *Server::evictionCandidate() const
     return best;
 }
 
-bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local) const
+bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local, bool *viaAllowHost) const
 {
+    if (viaAllowHost)
+        *viaAllowHost = false;
     const QByteArray host = hostHeader.trimmed().toLower();
     if (host.isEmpty())
         return false;
@@ -406,10 +536,42 @@ bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local
             name = host;
         }
     }
-    if (hasPort ? portPart != QByteArray::number(port()) : port() != 80)
-        return false;
-    if (name == "localhost")
+    // Without a port the scheme's default is meant (RFC 9110 §7.2): 80, or
+    // 443 under TLS.
+    const quint16 defaultPort = m_tls ? 443 : 80;
+    const bool ourPort = hasPort ? portPart == QByteArray::number(port()) : port() == defaultPort;
+    if (ourPort && (name == "localhost" || hostIsAddressOfOurs(name, local)))
         return true;
+    // Names given with --allow-host (NAME, or NAME:PORT for a reverse proxy
+    // that forwards another port here), and the certificate's DNS names:
+    // the user vouches for them, so DNS rebinding to them is not an attack.
+    for (const QString &entry : m_config.allowHosts) {
+        const QByteArray e = entry.trimmed().toLower().toLatin1();
+        const int colon = e.lastIndexOf(':');
+        if (colon > 0 && !e.endsWith(']')) {
+            const QByteArray entryPort = e.mid(colon + 1);
+            const bool portMatches = hasPort ? portPart == entryPort : (entryPort == "80" || entryPort == "443");
+            if (portMatches && nameMatches(e.left(colon), name)) {
+                if (viaAllowHost)
+                    *viaAllowHost = true;
+                return true;
+            }
+        } else if (ourPort && nameMatches(e, name)) {
+            if (viaAllowHost)
+                *viaAllowHost = true;
+            return true;
+        }
+    }
+    if (ourPort && m_tls) {
+        for (const QString &dns : m_tls->dnsNames())
+            if (nameMatches(dns.toLatin1(), name))
+                return true;
+    }
+    return false;
+}
+
+bool Server::hostIsAddressOfOurs(const QByteArray &name, const QHostAddress &local) const
+{
     const QHostAddress addr(QString::fromLatin1(name));
     if (addr.isNull())
         return false; // any other name: DNS rebinding
@@ -423,6 +585,19 @@ bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local
     // The literal address the client connected to (relevant for a wildcard
     // bind): an IP literal cannot be rebound by DNS.
     return !local.isNull() && a == normalized(local);
+}
+
+bool Server::nameMatches(const QByteArray &pattern, const QByteArray &name)
+{
+    if (pattern.isEmpty() || name.isEmpty())
+        return false;
+    // "*.example.org": exactly one more label, as certificates mean it
+    // (RFC 6125 §6.4.3), never the bare domain.
+    if (pattern.startsWith("*.")) {
+        const int dot = name.indexOf('.');
+        return dot > 0 && name.mid(dot) == pattern.mid(1);
+    }
+    return pattern == name;
 }
 
 bool Server::authorized(const HttpConnection *c) const
@@ -447,7 +622,8 @@ bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *ho
     // it is what QWebSocketServer uses too, so that is what must pass. A Host
     // field is still required (RFC 9112 §3.2), as in origin-form.
     const QByteArray host = r.host().trimmed();
-    if (!r.hasHeader("host") || !hostAllowed(host, c->socket()->localAddress())) {
+    bool viaAllowHost = false;
+    if (!r.hasHeader("host") || !hostAllowed(host, c->socket()->localAddress(), &viaAllowHost)) {
         logLimited(lcServer(), QtInfoMsg, QStringLiteral("refused: Host not allowed"));
         c->respondError(403, QStringLiteral("Host not allowed"));
         return false;
@@ -457,8 +633,14 @@ bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *ho
     if (!apiOrWs)
         return true;
     if (r.hasHeader("origin")) {
+        // The scheme this server speaks; for a name given with --allow-host
+        // either one (a reverse proxy in front may terminate TLS, making
+        // the page https:// while Tether speaks http://, or the reverse).
         const QByteArray origin = r.header("origin").trimmed().toLower();
-        if (origin != "http://" + host.toLower()) {
+        const QByteArray ownScheme = m_tls ? "https://" : "http://";
+        const bool sameOrigin = origin == ownScheme + host.toLower()
+            || (viaAllowHost && (origin == "http://" + host.toLower() || origin == "https://" + host.toLower()));
+        if (!sameOrigin) {
             logLimited(lcServer(), QtInfoMsg, QStringLiteral("refused: cross-origin request"));
             c->respondError(403, QStringLiteral("Origin not allowed"));
             return false;
@@ -519,7 +701,10 @@ void Server::serveStatic(HttpConnection *c, const Route &route, const QByteArray
         Headers h = header("Location", "/");
         if (constantTimeEquals(given, m_key.toLatin1()))
             h.append(qMakePair(QByteArray("Set-Cookie"),
-                               kCookieName + '=' + m_key.toLatin1() + "; HttpOnly; SameSite=Strict; Path=/"));
+                               // Secure under TLS: the browser never sends it in clear
+                               // text (RFC 6265 §4.1.2.5).
+                               kCookieName + '=' + m_key.toLatin1() + "; HttpOnly; SameSite=Strict; Path=/"
+                                   + (m_tls ? "; Secure" : "")));
         else
             logLimited(lcServer(), QtInfoMsg, QStringLiteral("wrong key in link: no cookie set"));
         c->respond(303, h, QByteArray());
@@ -534,10 +719,11 @@ void Server::serveStatic(HttpConnection *c, const Route &route, const QByteArray
     }
     // Static files hold no secret and need no key. The policy allows only
     // this origin's scripts, and WebSockets to this very host (older browsers
-    // do not match ws: with 'self').
+    // do not match ws: or wss: with 'self'; behind a TLS-terminating proxy,
+    // current browsers match wss: with 'self', CSP Level 3 §6.7.2.8).
     const QByteArray csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-                           "img-src 'self' data:; font-src 'self' data:; connect-src 'self' ws://" + host
-        + "; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+                           "img-src 'self' data:; font-src 'self' data:; connect-src 'self' "
+        + QByteArray(m_tls ? "wss://" : "ws://") + host + "; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
     Headers h;
     h.append(qMakePair(QByteArray("Content-Type"), contentTypeFor(file)));
     h.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-cache")));
@@ -710,6 +896,8 @@ void Server::serveRestart(HttpConnection *c)
 bool Server::adoptListeningSocket(int fd, QString *error)
 {
     ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (!prepareTransport(error))
+        return false;
     if (!m_tcp->setSocketDescriptor(fd) || !m_tcp->isListening()) {
         if (error)
             *error = QStringLiteral("cannot take over the listening socket (fd %1): %2").arg(fd).arg(m_tcp->errorString());
@@ -874,8 +1062,7 @@ void Server::handleUpgrade(HttpConnection *c)
     connect(socket, &QObject::destroyed, this, [this, key]() { m_pending.remove(key); });
     // Names a client's invalid close code in the answer (issue 10); before
     // handleConnection(): its readyRead connection must come first.
-    if (auto *watched = qobject_cast<ServerSocket *>(socket))
-        watched->watchWebSocketClose();
+    watchWebSocketClose(socket);
     m_ws->handleConnection(socket);
 }
 

@@ -23,6 +23,7 @@ namespace Tether {
 class Acceptor;
 class HttpConnection;
 struct Route;
+class TlsContext;
 class SessionRegistry;
 
 /**
@@ -80,13 +81,32 @@ public:
     ~Server() override;
 
     /// Starts listening on config.bind:config.port (port 0: any free port).
-    /// False with *error ("cannot listen on ADDR:PORT: reason") on failure.
+    /// False with *error ("cannot listen on ADDR:PORT: reason") on failure;
+    /// also when BindPolicy refuses the bind (off loopback without TLS and
+    /// without config.insecureBind: the text says how to make a certificate
+    /// or use an SSH tunnel), or the TLS pair cannot be used (TlsContext).
     bool listen(QString *error);
+    /// A warning to print at every start (BindPolicy::insecureWarning), or
+    /// empty. Set by listen() and adoptListeningSocket().
+    QString startWarning() const { return m_startWarning; }
+    /// Serves HTTPS and wss:// (config.tlsCert and tlsKey).
+    bool isTls() const { return m_tls != nullptr; }
+    /// Reads the TLS pair again (SIGHUP); when it is bad the one in use is
+    /// kept and why is logged. False then, or without TLS.
+    bool reloadTls();
     bool isListening() const;
     quint16 port() const;
     /// "http://127.0.0.1:PORT/" (the bind address; IPv6 in brackets; a
-    /// wildcard bind gives the loopback address).
+    /// wildcard bind gives the loopback address): where clients on this
+    /// machine connect (server.json). "https://" under TLS.
     QString url() const;
+    /// The address a user opens: url() for a loopback bind; otherwise the
+    /// name remote users reach (the first --allow-host NAME without a port,
+    /// else the certificate's first DNS name other than a wildcard or
+    /// localhost, else the bind address, else,
+    /// for a wildcard bind, this machine's first non-loopback IPv4 address),
+    /// with the scheme and the port.
+    QString publicUrl() const;
     /// The access key: 32 CSPRNG bytes, base64url without padding. Kept in
     /// config.accessKeyFile when that is set (loadOrCreateAccessKey: the same
     /// key after a restart); otherwise, or when that file cannot be written
@@ -99,7 +119,7 @@ public:
     /// `key` event and is ended, so open dashboards say why they lost access.
     /// Established WebSocket attachments are not cut. Emits accessKeyChanged.
     bool rotateAccessKey(QString *error);
-    /// url() + "?key=" + key: opening it in a browser sets the key cookie.
+    /// publicUrl() + "?key=" + key: opening it in a browser sets the key cookie.
     QString keyedUrl() const;
     /// keyedUrl() + "#/s/<id>": the dashboard opens that session.
     QString sessionUrl(const QString &id) const;
@@ -207,7 +227,18 @@ private:
     HttpConnection *evictionCandidate() const;
     bool checkHandshake(HttpConnection *c);
     bool checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *host);
-    bool hostAllowed(const QByteArray &host, const QHostAddress &local) const;
+    /// The Host check (docs/protocol.md section 2). `*viaAllowHost`: the
+    /// name was accepted because of an --allow-host entry.
+    bool hostAllowed(const QByteArray &host, const QHostAddress &local, bool *viaAllowHost = nullptr) const;
+    /// `name` (no port) is loopback, the bind address, or `local` (the
+    /// address the connection arrived on), as an IP literal.
+    bool hostIsAddressOfOurs(const QByteArray &name, const QHostAddress &local) const;
+    /// `name` matches `pattern` (lower-case; "*.example.org" matches one label).
+    static bool nameMatches(const QByteArray &pattern, const QByteArray &name);
+    /// The bind policy and the TLS pair, before listening (either way).
+    bool prepareTransport(QString *error);
+    /// "https" under TLS, else "http".
+    QString scheme() const;
     bool authorized(const HttpConnection *c) const;
     void serveStatic(HttpConnection *c, const Route &route, const QByteArray &host);
     void serveApi(HttpConnection *c, const Route &route);
@@ -233,6 +264,8 @@ private:
     QTcpServer *m_tcp = nullptr; ///< listens; never accepts (pauseAccepting)
     Acceptor *m_acceptor = nullptr; ///< accepts on m_tcp's socket while listening
     QWebSocketServer *m_ws = nullptr;
+    TlsContext *m_tls = nullptr; ///< set when serving TLS (prepareTransport)
+    QString m_startWarning;
     WebSocketViewer::Options m_viewerOptions;
     int m_requestTimeoutMs = 10000;
     QSet<HttpConnection *> m_http;

@@ -18,30 +18,25 @@ bool isSendableCloseCode(int code)
     return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999);
 }
 
-ServerSocket::ServerSocket(QObject *parent)
-    : QTcpSocket(parent)
+void CloseFrameWatch::watch(QIODevice *socket)
 {
-}
-
-void ServerSocket::watchWebSocketClose()
-{
-    if (m_watching)
+    if (m_socket)
         return;
-    m_watching = true;
-    connect(this, &QIODevice::readyRead, this, &ServerSocket::rememberUnread, Qt::DirectConnection);
+    m_socket = socket;
+    QObject::connect(socket, &QIODevice::readyRead, socket, [this]() { rememberUnread(); }, Qt::DirectConnection);
     rememberUnread(); // bytes that came with the handshake
 }
 
-void ServerSocket::rememberUnread()
+void CloseFrameWatch::rememberUnread()
 {
-    m_unreadTotal = bytesAvailable();
-    m_unread = peek(qMin(m_unreadTotal, kPeekBytes));
+    m_unreadTotal = m_socket->bytesAvailable();
+    m_unread = m_socket->peek(qMin(m_unreadTotal, kPeekBytes));
 }
 
-int ServerSocket::consumedCloseCode() const
+int CloseFrameWatch::consumedCloseCode() const
 {
     // The close frame ended at `end` in the stream as last peeked.
-    const qint64 end = m_unreadTotal - bytesAvailable();
+    const qint64 end = m_unreadTotal - m_socket->bytesAvailable();
     if (end < 4 || end > m_unread.size())
         return -1;
     const auto *u = reinterpret_cast<const uchar *>(m_unread.constData());
@@ -67,15 +62,15 @@ int ServerSocket::consumedCloseCode() const
     return matches == 1 ? found : -1; // ambiguous: do not guess
 }
 
-qint64 ServerSocket::writeData(const char *data, qint64 size)
+QByteArray CloseFrameWatch::replacement(const char *data, qint64 size) const
 {
     // QWebSocket's answer: one write of an unmasked, final close frame
     // with code 1002 and its reason.
     const auto *d = reinterpret_cast<const uchar *>(data);
-    if (!m_watching || size < 4 + kQtReason.size() || size > 127 || d[0] != 0x88 || d[1] != size - 2
+    if (!m_socket || size < 4 + kQtReason.size() || size > 127 || d[0] != 0x88 || d[1] != size - 2
         || qFromBigEndian<quint16>(d + 2) != kProtocolError
         || !QByteArray::fromRawData(data + 4, int(size - 4)).startsWith(kQtReason)) {
-        return QTcpSocket::writeData(data, size);
+        return QByteArray();
     }
     const int code = consumedCloseCode();
     quint16 answer = kProtocolError;
@@ -92,9 +87,54 @@ qint64 ServerSocket::writeData(const char *data, qint64 size)
     qToBigEndian<quint16>(answer, reinterpret_cast<uchar *>(frame.data()) + 2);
     frame += reason;
     qCDebug(lcServer) << "client close code" << code << "answered" << answer << reason;
+    return frame;
+}
+
+ServerSocket::ServerSocket(QObject *parent)
+    : QTcpSocket(parent)
+{
+}
+
+qint64 ServerSocket::writeData(const char *data, qint64 size)
+{
+    const QByteArray frame = m_watch.replacement(data, size);
+    if (frame.isEmpty())
+        return QTcpSocket::writeData(data, size);
     const qint64 written = QTcpSocket::writeData(frame.constData(), frame.size());
     // The caller counts what it asked to write.
     return written == frame.size() ? size : written;
+}
+
+TlsServerSocket::TlsServerSocket(QObject *parent)
+    : QSslSocket(parent)
+{
+}
+
+qint64 TlsServerSocket::writeData(const char *data, qint64 size)
+{
+    const QByteArray frame = m_watch.replacement(data, size);
+    if (frame.isEmpty())
+        return QSslSocket::writeData(data, size);
+    const qint64 written = QSslSocket::writeData(frame.constData(), frame.size());
+    return written == frame.size() ? size : written;
+}
+
+void watchWebSocketClose(QTcpSocket *socket)
+{
+    if (auto *plain = qobject_cast<ServerSocket *>(socket))
+        plain->watchWebSocketClose();
+    else if (auto *tls = qobject_cast<TlsServerSocket *>(socket))
+        tls->watchWebSocketClose();
+}
+
+qint64 pendingWriteBytes(const QTcpSocket *socket)
+{
+    if (!socket)
+        return 0;
+    qint64 n = socket->bytesToWrite();
+    if (const auto *ssl = qobject_cast<const QSslSocket *>(socket))
+        n += ssl->encryptedBytesToWrite();
+    return n;
 }
 
 } // namespace Tether

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "websocketviewer.h"
 #include "controlmessage.h"
+#include "serversocket.h"
 #include "lingeringclose.h"
 #include "logging.h"
 #include "protocol.h"
@@ -268,13 +269,17 @@ void WebSocketViewer::setTcpSocket(QTcpSocket *socket)
     // sends anything (this runs beside QWebSocket's own reader).
     if (socket)
         connect(socket, &QTcpSocket::readyRead, this, &WebSocketViewer::checkBackpressure);
+    // (Under TLS, QWebSocket's bytesWritten is QSslSocket's
+    // encryptedBytesWritten, Qt 5.15 and 6.4: the replay allowance and the
+    // re-checks below follow the ciphertext actually sent.)
 }
 
 void WebSocketViewer::checkBackpressure()
 {
     if (!m_session || m_closing || m_pendingClose)
         return;
-    const qint64 queued = m_socket->bytesToWrite();
+    // With TLS, also the ciphertext waiting in the inner socket.
+    const qint64 queued = m_tcp ? pendingWriteBytes(m_tcp) : m_socket->bytesToWrite();
     // Hard bound for every viewer: output alone stays near the high watermark
     // (a control viewer pauses the PTY there, a watcher is dropped there), so
     // a queue far past it is client-induced: the client does not read.

@@ -30,7 +30,7 @@ _tether_options() {
     printf '%s\n' "${_tether_options_cache[$key]}"
 }
 
-# The ids of the live sessions. $1 is the binary, the rest --url/--key words.
+# The ids of the live sessions. $1 is the binary, the rest --url/--key/--cacert words.
 _tether_session_ids() {
     local tether=$1
     shift
@@ -54,7 +54,7 @@ _tether() {
         elif [[ $w == -- ]]; then
             dashdash=$i
         elif [[ $valued == *" $w "* ]]; then
-            [[ $w == --url || $w == --key ]] && conn+=("$w" "${COMP_WORDS[i+1]}")
+            [[ $w == --url || $w == --key || $w == --cacert ]] && conn+=("$w" "${COMP_WORDS[i+1]}")
             ((i++))
         elif [[ $w == -* && ( -z $cmd || ( $cmd != attach && $cmd != kill && $cmd != rename ) ) ]]; then
             :
@@ -84,6 +84,7 @@ _tether() {
             --cwd) mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
             --command) mapfile -t COMPREPLY < <(compgen -c -- "$cur") ;;
             --detach-key) mapfile -t COMPREPLY < <(compgen -W '^\\ none' -- "$cur") ;;
+            --tls-cert|--tls-key|--cacert) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         esac
         return 0
     fi

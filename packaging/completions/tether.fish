@@ -50,7 +50,7 @@ function __tether_sessions
     set -l tokens (commandline -opc)
     set -l conn
     for i in (seq 2 (count $tokens))
-        if contains -- $tokens[$i] --url --key; and test $i -lt (count $tokens)
+        if contains -- $tokens[$i] --url --key --cacert; and test $i -lt (count $tokens)
             set -a conn $tokens[$i] $tokens[(math $i + 1)]
         end
     end

@@ -877,15 +877,42 @@ private Q_SLOTS:
         QCOMPARE(t.pty.exitStatus().code, 0);
     }
 
+    void reconnectResumesWithNothingLostOrTwice_data()
+    {
+        QTest::addColumn<QString>("transport");
+        QTest::newRow("ws://") << "plain";
+        // wss:// (issue 10): the local server found through its runtime
+        // file (its certificate pinned), and a server given by --url with
+        // its self-signed certificate as --cacert.
+        QTest::newRow("wss:// pinned") << "pinned";
+        QTest::newRow("wss:// --cacert") << "cacert";
+    }
     void reconnectResumesWithNothingLostOrTwice()
     {
+        QFETCH(QString, transport);
         // Short keepalive so the server drops a stopped client quickly.
         Serve s("[server]\npingInterval=1\npingTimeout=2\n");
-        QVERIFY(s.start());
+        QStringList serveArgs;
+        TestCert cert;
+        QTemporaryDir certDir;
+        if (transport != QLatin1String("plain")) {
+            if (!haveOpenssl())
+                QSKIP("the openssl command is not installed (scripts/install-deps.sh installs it)");
+            QVERIFY(makeCert(certDir.path(), QStringLiteral("t"), QStringLiteral("localhost"),
+                             QStringLiteral("DNS:localhost,IP:127.0.0.1"), &cert));
+            serveArgs = QStringList{QStringLiteral("--tls-cert"), cert.cert, QStringLiteral("--tls-key"), cert.key};
+            s.tlsCa = cert.cert;
+        }
+        QVERIFY(s.start(serveArgs));
         const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
                                      QStringLiteral("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); echo L$i; sleep 0.02; done")});
+        QVERIFY(!id.isEmpty());
+        QStringList attachArgs{QStringLiteral("attach"), QStringLiteral("--watch"), id};
+        if (transport == QLatin1String("cacert"))
+            attachArgs << QStringLiteral("--url") << QStringLiteral("https://localhost:%1/").arg(s.port)
+                       << QStringLiteral("--key") << QString::fromLatin1(s.key) << QStringLiteral("--cacert") << cert.cert;
         Term t;
-        QVERIFY(t.start(s, {QStringLiteral("attach"), QStringLiteral("--watch"), id}, false));
+        QVERIFY(t.start(s, attachArgs, false));
         QTRY_VERIFY2_WITH_TIMEOUT(t.out.contains("L20\r\n"), t.out.toPercentEncoding(" $").constData()
                                   + QJsonDocument(s.session(id)).toJson(), 15000);
         // Stop the client: it answers no pings; the server drops it (no close frame).

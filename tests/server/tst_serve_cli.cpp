@@ -246,9 +246,10 @@ private Q_SLOTS:
         QMap<QString, QString> desktopOptions = serverOptions(desktop.out);
         QVERIFY2(desktopOptions.remove(QStringLiteral("--no-tray")) == 1, desktop.out.constData());
         QCOMPARE(serverOnly.keys(),
-                 (QStringList{QStringLiteral("--bind"), QStringLiteral("--buffer-size"), QStringLiteral("--command"),
-                              QStringLiteral("--exited-ttl"), QStringLiteral("--max-sessions"), QStringLiteral("--port"),
-                              QStringLiteral("--ttl")}));
+                 (QStringList{QStringLiteral("--allow-host"), QStringLiteral("--bind"), QStringLiteral("--buffer-size"),
+                              QStringLiteral("--command"), QStringLiteral("--exited-ttl"),
+                              QStringLiteral("--insecure-bind"), QStringLiteral("--max-sessions"), QStringLiteral("--port"),
+                              QStringLiteral("--tls-cert"), QStringLiteral("--tls-key"), QStringLiteral("--ttl")}));
         QCOMPARE(desktopOptions, serverOnly);
         // The defaults shown are the settings file's.
         QVERIFY2(serverOnly.value(QStringLiteral("--buffer-size")).contains(QStringLiteral("default 2097152")),

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "servertestutil.h"
+#include "tlstestutil.h"
 
 #include <QDir>
 #include <QJsonArray>
@@ -52,6 +53,9 @@ struct ServeProcess {
     QByteArray key;   ///< from the printed line, after waitLine()
     QString runDir;   ///< its XDG_RUNTIME_DIR: dir/run unless shareRuntimeDir()
     QString program = tetherBinary(); ///< what launch() runs (a copy, to replace it as an upgrade would)
+    /// Set for a server started with --tls-cert: http() then goes over TLS,
+    /// trusting this PEM file.
+    QString tlsCa;
 
     /// `configIni`: contents of tether.conf (QSettings INI), none when empty.
     explicit ServeProcess(const QByteArray &configIni = QByteArray())
@@ -127,7 +131,8 @@ struct ServeProcess {
         return proc.waitForStarted(5000);
     }
     /// Waits (15 s at most) for the one stdout line
-    /// "Tether is serving http://127.0.0.1:PORT/?key=KEY" and reads port and key.
+    /// "Tether is serving http://127.0.0.1:PORT/?key=KEY" (or https://) and
+    /// reads port and key.
     bool waitLine()
     {
         QElapsedTimer t;
@@ -135,7 +140,7 @@ struct ServeProcess {
         while (!out.contains('\n') && t.elapsed() < 15000 && proc.state() == QProcess::Running)
             QSignalSpy(&proc, &QProcess::readyReadStandardOutput).wait(200);
         const QRegularExpressionMatch m = QRegularExpression(
-            QStringLiteral("^Tether is serving http://127\\.0\\.0\\.1:(\\d+)/\\?key=([A-Za-z0-9_-]{43})\\n$"))
+            QStringLiteral("^Tether is serving https?://127\\.0\\.0\\.1:(\\d+)/\\?key=([A-Za-z0-9_-]{43})\\n$"))
                                               .match(QString::fromUtf8(out));
         if (!m.hasMatch())
             return false;
@@ -163,6 +168,8 @@ struct ServeProcess {
             + "\r\nAuthorization: Bearer " + key + "\r\n";
         if (!body.isNull())
             r += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
+        if (!tlsCa.isEmpty())
+            return httpsExchange(port, r + "\r\n" + body, tlsCa, QStringLiteral("127.0.0.1")).http;
         return rawHttp(port, r + "\r\n" + body);
     }
     /// GET /api/sessions/{id} (an empty object when there is none).

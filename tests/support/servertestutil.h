@@ -19,10 +19,13 @@
 #include <QNetworkRequest>
 #include <QRandomGenerator>
 #include <QSignalSpy>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QTest>
 #include <QWebSocket>
+#include <functional>
 #include <memory>
+#include <type_traits>
 
 #include <dirent.h>
 #include <netinet/in.h>
@@ -131,7 +134,10 @@ struct Fixture {
     QByteArray key;
     quint16 port = 0;
 
-    bool start(const Tether::Limits &limits = Tether::Limits())
+    /// `configure` may change the Config before the server is made (TLS,
+    /// allowed hosts, ...).
+    bool start(const Tether::Limits &limits = Tether::Limits(),
+               const std::function<void(Tether::Config &)> &configure = {})
     {
         registry.reset(new Tether::SessionRegistry(limits));
         registry->setTeardownGrace(200);
@@ -139,6 +145,8 @@ struct Fixture {
         config.bind = QStringLiteral("127.0.0.1");
         config.port = 0;
         config.limits = limits;
+        if (configure)
+            configure(config);
         server.reset(new Tether::Server(registry.get(), config));
         QString error;
         if (!server->listen(&error)) {
@@ -272,11 +280,13 @@ public:
 
 /// A WebSocket client on a raw QTcpSocket: it can stop reading (the socket's
 /// read buffer then fills and the kernel buffers behind it) and never answers
-/// pings unless asked.
-class RawWs : public QObject
+/// pings unless asked. RawWsOn<QSslSocket> does the same over TLS (set
+/// sock's QSslConfiguration before handshake()).
+template<typename Socket>
+class RawWsOn : public QObject
 {
 public:
-    QTcpSocket sock;
+    Socket sock;
     QByteArray in;          ///< received, not yet parsed
     bool reading = true;
     qint64 received = 0;    ///< bytes taken from the socket after the handshake
@@ -288,7 +298,7 @@ public:
         QByteArray payload;
     };
 
-    RawWs()
+    RawWsOn()
     {
         connect(&sock, &QTcpSocket::readyRead, this, [this]() { pump(); });
     }
@@ -304,10 +314,17 @@ public:
     /// Connects and upgrades; true on "101".
     bool handshake(quint16 port, const QByteArray &target, const QByteArray &key, int timeoutMs = 5000)
     {
-        QSignalSpy connected(&sock, &QTcpSocket::connected);
-        sock.connectToHost(QHostAddress::LocalHost, port);
-        if (!connected.wait(timeoutMs))
-            return false;
+        if constexpr (std::is_same_v<Socket, QSslSocket>) {
+            QSignalSpy encrypted(&sock, &QSslSocket::encrypted);
+            sock.connectToHostEncrypted(QStringLiteral("127.0.0.1"), port);
+            if (!encrypted.wait(timeoutMs))
+                return false;
+        } else {
+            QSignalSpy connected(&sock, &QTcpSocket::connected);
+            sock.connectToHost(QHostAddress::LocalHost, port);
+            if (!connected.wait(timeoutMs))
+                return false;
+        }
         QByteArray nonce(16, '\0');
         for (char &c : nonce)
             c = char(QRandomGenerator::global()->bounded(256));
@@ -384,6 +401,7 @@ public:
         sock.write(f);
     }
 };
+using RawWs = RawWsOn<QTcpSocket>;
 
 /// Port of a bound IPv4/IPv6 socket address, 0 for any other family.
 inline quint16 sockaddrPort(const sockaddr_storage &a)

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `tether serve` with TLS and off loopback, as a real process (issue 10,
+// "Remote use, safely"): what it prints and refuses, the local clients'
+// trust in its certificate, and reloading the certificate on SIGHUP.
+// Certificates come from the real `openssl` command; clients connect to
+// 127.0.0.1 (the off-loopback test binds only a non-loopback address of
+// this machine, when there is one).
+#include "serveprocess.h"
+#include "tlstestutil.h"
+
+#include <QNetworkInterface>
+
+#include <csignal>
+
+using namespace ServerTest;
+
+namespace {
+QString firstLanAddress()
+{
+    for (const QHostAddress &a : QNetworkInterface::allAddresses())
+        if (!a.isLoopback() && !a.isLinkLocal() && a.protocol() == QAbstractSocket::IPv4Protocol)
+            return a.toString();
+    return QString();
+}
+
+QJsonObject runtimeJson(const ServeProcess &s)
+{
+    return QJsonDocument::fromJson(readFile(s.runtimeFile())).object();
+}
+} // namespace
+
+class TestServeTls : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    TestCert m_cert;
+    TestCert m_other;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (tetherBinary().isEmpty())
+            QSKIP("no tether binary in this build");
+        if (!haveOpenssl())
+            QSKIP("the openssl command is not installed (scripts/install-deps.sh installs it)");
+        QVERIFY(makeCert(m_dir.path(), QStringLiteral("a"), QStringLiteral("tether.test"),
+                         QStringLiteral("DNS:tether.test,DNS:localhost,IP:127.0.0.1"), &m_cert));
+        QVERIFY(makeCert(m_dir.path(), QStringLiteral("b"), QStringLiteral("tether.test"),
+                         QStringLiteral("DNS:tether.test,DNS:localhost,IP:127.0.0.1"), &m_other));
+    }
+
+    void wildcardBindWithoutTlsIsRefused()
+    {
+        // Refused before anything is bound: safe to try on any machine.
+        ServeProcess s;
+        QVERIFY(s.launch({QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"), QStringLiteral("0")}));
+        QVERIFY(s.waitFinished());
+        QCOMPARE(s.proc.exitCode(), 1);
+        QVERIFY(s.out.isEmpty());
+        QVERIFY2(s.err.contains("refusing to listen on 0.0.0.0 without TLS"), s.err.constData());
+        QVERIFY2(s.err.contains("openssl req -x509"), s.err.constData());
+        QVERIFY2(s.err.contains("ssh -L 7420:127.0.0.1:7420"), s.err.constData()); // --port 0: the default shown
+        QVERIFY2(s.err.contains("--insecure-bind"), s.err.constData());
+        QVERIFY(!QFile::exists(s.runtimeFile()));
+    }
+
+    void nonLoopbackBindNeedsTlsOrInsecureBind()
+    {
+        const QString lan = firstLanAddress();
+        if (lan.isEmpty())
+            QSKIP("this machine has no non-loopback IPv4 address (tst_server_tls bindPolicy covers the decision)");
+        {
+            ServeProcess s;
+            QVERIFY(s.launch({QStringLiteral("--bind"), lan, QStringLiteral("--port"), QStringLiteral("0")}));
+            QVERIFY(s.waitFinished());
+            QCOMPARE(s.proc.exitCode(), 1);
+            QVERIFY2(s.err.contains("refusing to listen on " + lan.toLatin1()), s.err.constData());
+        }
+        {
+            // Allowed, with a warning, and the address a remote user opens.
+            ServeProcess s;
+            QVERIFY(s.launch({QStringLiteral("--bind"), lan, QStringLiteral("--port"), QStringLiteral("0"),
+                              QStringLiteral("--insecure-bind")}));
+            QTRY_VERIFY_WITH_TIMEOUT(s.out.contains('\n'), 15000);
+            const QRegularExpressionMatch m =
+                QRegularExpression(QStringLiteral("^Tether is serving http://%1:(\\d+)/\\?key=[A-Za-z0-9_-]{43}\\n$")
+                                       .arg(QRegularExpression::escape(lan)))
+                    .match(QString::fromLatin1(s.out));
+            QVERIFY2(m.hasMatch(), s.out.constData());
+            QVERIFY2(s.err.contains("warning: serving " + lan.toLatin1() + " without TLS (--insecure-bind)"), s.err.constData());
+            // Local clients still find it (server.json names an address they reach).
+            const TetherRun list = runTether(s, {QStringLiteral("list")});
+            QVERIFY2(list.code == 0, list.err.constData());
+            // `tether key` prints the same address as the server did.
+            const TetherRun key = runTether(s, {QStringLiteral("key")});
+            QVERIFY2(key.code == 0, key.err.constData());
+            QCOMPARE(key.out, s.out.mid(int(qstrlen("Tether is serving "))));
+        }
+        {
+            // With TLS: served, no warning, the certificate's name printed.
+            ServeProcess s;
+            QVERIFY(s.launch({QStringLiteral("--bind"), lan, QStringLiteral("--port"), QStringLiteral("0"),
+                              QStringLiteral("--tls-cert"), m_cert.cert, QStringLiteral("--tls-key"), m_cert.key}));
+            QTRY_VERIFY_WITH_TIMEOUT(s.out.contains('\n'), 15000);
+            QVERIFY2(QRegularExpression(QStringLiteral("^Tether is serving https://tether\\.test:\\d+/\\?key="))
+                         .match(QString::fromLatin1(s.out)).hasMatch(), s.out.constData());
+            QVERIFY2(!s.err.contains("warning"), s.err.constData());
+        }
+    }
+
+    void localClientsTrustTheServersOwnCertificate()
+    {
+        ServeProcess s;
+        QVERIFY(s.start({QStringLiteral("--tls-cert"), m_cert.cert, QStringLiteral("--tls-key"), m_cert.key}));
+        QVERIFY2(s.out.startsWith("Tether is serving https://127.0.0.1:"), s.out.constData());
+        const QJsonObject rt = runtimeJson(s);
+        QCOMPARE(rt.value(QStringLiteral("url")).toString(), QStringLiteral("https://127.0.0.1:%1/").arg(s.port));
+        QCOMPARE(rt.value(QStringLiteral("cert_sha256")).toString().toLatin1(), sha256OfFile(m_cert.cert));
+        // Through the runtime file: the pinned certificate, although it was
+        // made for names and is issued by nobody the system trusts.
+        const TetherRun created = runTether(s, {QStringLiteral("new"), QStringLiteral("--"), QStringLiteral("true")});
+        QVERIFY2(created.code == 0, created.err.constData());
+        const TetherRun list = runTether(s, {QStringLiteral("list")});
+        QVERIFY2(list.code == 0, list.err.constData());
+        QVERIFY(list.out.contains("true"));
+
+        // Another URL: the certificate is checked as usual.
+        const QString url = QStringLiteral("https://localhost:%1/").arg(s.port);
+        const QStringList byUrl{QStringLiteral("list"), QStringLiteral("--url"), url, QStringLiteral("--key"),
+                                QString::fromLatin1(s.key)};
+        const TetherRun untrusted = runTether(s, byUrl);
+        QCOMPARE(untrusted.code, 1);
+        QVERIFY2(untrusted.err.contains("SSL") || untrusted.err.contains("certificate"), untrusted.err.constData());
+        const TetherRun trusted = runTether(s, byUrl + QStringList{QStringLiteral("--cacert"), m_cert.cert});
+        QVERIFY2(trusted.code == 0, trusted.err.constData());
+        const TetherRun byEnv = runTether(s, byUrl, {QStringLiteral("TETHER_CACERT=") + m_cert.cert});
+        QVERIFY2(byEnv.code == 0, byEnv.err.constData());
+        const TetherRun missing = runTether(s, byUrl + QStringList{QStringLiteral("--cacert"), m_dir.path() + QStringLiteral("/none.pem")});
+        QCOMPARE(missing.code, 1);
+        QVERIFY2(missing.err.contains("cannot read the CA certificates"), missing.err.constData());
+        // Plain http:// to the TLS port gets no answer, and the server goes on.
+        const TetherRun plain = runTether(s, {QStringLiteral("list"), QStringLiteral("--url"),
+                                              QStringLiteral("http://127.0.0.1:%1/").arg(s.port), QStringLiteral("--key"),
+                                              QString::fromLatin1(s.key)});
+        QCOMPARE(plain.code, 1);
+        QVERIFY2(runTether(s, {QStringLiteral("list")}).code == 0, "still serving");
+    }
+
+    void sighupReloadsTheCertificate()
+    {
+        // The certificate is reached through a symbolic link in a directory
+        // Tether does not watch (as certbot's live/ links do): switching that
+        // link changes nothing Tether is told about, so only the SIGHUP can
+        // make it read the new pair.
+        QTemporaryDir d;
+        const QString live = d.path() + QStringLiteral("/live");
+        const QString archive = d.path() + QStringLiteral("/archive");
+        QVERIFY(QDir().mkpath(live) && QDir().mkpath(archive));
+        QVERIFY(QFile::link(m_cert.cert, archive + QStringLiteral("/cert.pem")));
+        QVERIFY(QFile::link(m_cert.key, archive + QStringLiteral("/key.pem")));
+        QVERIFY(QFile::link(archive + QStringLiteral("/cert.pem"), live + QStringLiteral("/cert.pem")));
+        QVERIFY(QFile::link(archive + QStringLiteral("/key.pem"), live + QStringLiteral("/key.pem")));
+        ServeProcess s;
+        QVERIFY(s.start({QStringLiteral("--tls-cert"), live + QStringLiteral("/cert.pem"), QStringLiteral("--tls-key"),
+                         live + QStringLiteral("/key.pem")}));
+        QCOMPARE(sha256Of(httpsExchange(s.port, QByteArray()).peer), sha256OfFile(m_cert.cert));
+
+        // Renewed: the archive's links now name the other pair.
+        for (const auto &[name, target] : {std::make_pair(QStringLiteral("cert.pem"), m_other.cert),
+                                           std::make_pair(QStringLiteral("key.pem"), m_other.key)}) {
+            const QString tmp = archive + QStringLiteral("/.new");
+            QVERIFY(QFile::link(target, tmp));
+            QVERIFY(::rename(QFile::encodeName(tmp).constData(), QFile::encodeName(archive + QLatin1Char('/') + name).constData()) == 0);
+        }
+        QTest::qWait(1000); // longer than the watcher's delay: nothing happens by itself
+        QCOMPARE(sha256Of(httpsExchange(s.port, QByteArray()).peer), sha256OfFile(m_cert.cert));
+
+        QVERIFY(::kill(s.proc.processId(), SIGHUP) == 0);
+        QTRY_COMPARE_WITH_TIMEOUT(sha256Of(httpsExchange(s.port, QByteArray()).peer), sha256OfFile(m_other.cert), 10000);
+        QCOMPARE(s.proc.state(), QProcess::Running); // reloaded, not ended
+        QTRY_COMPARE(runtimeJson(s).value(QStringLiteral("cert_sha256")).toString().toLatin1(), sha256OfFile(m_other.cert));
+        QVERIFY2(runTether(s, {QStringLiteral("list")}).code == 0, "local clients follow the new pin");
+
+        // A SIGHUP with a broken pair keeps the one in use.
+        QVERIFY(QFile::remove(archive + QStringLiteral("/key.pem")));
+        QVERIFY(::kill(s.proc.processId(), SIGHUP) == 0);
+        QTest::qWait(500);
+        QCOMPARE(s.proc.state(), QProcess::Running);
+        const TlsReply r = httpsExchange(s.port, "GET /api/sessions HTTP/1.1\r\nHost: localhost:" + QByteArray::number(s.port)
+                                                     + "\r\nAuthorization: Bearer " + s.key + "\r\n\r\n");
+        QCOMPARE(sha256Of(r.peer), sha256OfFile(m_other.cert));
+        QCOMPARE(r.http.status, 200);
+
+        // Without TLS, SIGHUP still ends the server (as before).
+        ServeProcess plain;
+        QVERIFY(plain.start());
+        QVERIFY(::kill(plain.proc.processId(), SIGHUP) == 0);
+        QVERIFY(plain.waitFinished());
+        QCOMPARE(plain.proc.exitCode(), 0);
+    }
+
+    void badPairExitsWithAClearError()
+    {
+        ServeProcess s;
+        QVERIFY(s.launch({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--tls-cert"), m_cert.cert,
+                          QStringLiteral("--tls-key"), m_other.key}));
+        QVERIFY(s.waitFinished());
+        QCOMPARE(s.proc.exitCode(), 1);
+        QVERIFY2(s.err.contains("cannot serve the certificate"), s.err.constData());
+        QVERIFY(s.out.isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestServeTls)
+#include "tst_serve_tls.moc"

@@ -26,6 +26,8 @@ PACKAGES=(
   systemd                                # systemd-analyze verify of the user unit
   # reattach fidelity corpus: the programs it runs
   htop vim python3 locales
+  # make bench: the peers Tether is measured against (tmux is above)
+  dtach
 )
 # Node.js and npm: the machine's own when present (a nodesource build bundles npm
 # and conflicts with Debian's npm package), Debian's otherwise.

@@ -221,14 +221,20 @@ struct Tether {
             .value(QStringLiteral("id"))
             .toString();
     }
-    /// Ends a session; best effort (the server may be gone already).
-    void remove(const QString &id)
+    /// Ends sessions, all requests in flight at once; best effort (the
+    /// server may be gone already), bounded to 60 s.
+    void remove(const QStringList &ids)
     {
-        QNetworkRequest req(base.resolved(QUrl(QStringLiteral("/api/sessions/") + id)));
-        req.setRawHeader("Authorization", "Bearer " + key);
-        QNetworkReply *r = nam.deleteResource(req);
-        waitFor([r] { return r->isFinished(); }, 10000);
-        r->deleteLater();
+        std::vector<QNetworkReply *> replies;
+        for (const QString &id : ids) {
+            QNetworkRequest req(base.resolved(QUrl(QStringLiteral("/api/sessions/") + id)));
+            req.setRawHeader("Authorization", "Bearer " + key);
+            replies.push_back(nam.deleteResource(req));
+        }
+        waitFor([&] { return std::all_of(replies.begin(), replies.end(), [](QNetworkReply *r) { return r->isFinished(); }); },
+                60000);
+        for (QNetworkReply *r : replies)
+            r->deleteLater();
     }
     QNetworkRequest wsRequest(const QString &id, const QString &query = QString()) const
     {
@@ -279,9 +285,14 @@ public:
     }
     ~WsLink() override
     {
+        // DELETE before the viewer goes: without a viewer a streaming
+        // program would run unthrottled into the ring until it is ended.
+        if (!removed)
+            m_tether.remove({m_id});
         m_ws.abort();
-        m_tether.remove(m_id);
     }
+    QString id() const { return m_id; }
+    bool removed = false; ///< already ended by the caller
     void send(const QByteArray &bytes) override { m_ws.sendBinaryMessage(bytes); }
     bool attached = false;
     qint64 messages = 0; ///< binary messages received (output frames)
@@ -444,7 +455,7 @@ QJsonObject runReattach(Tether &t, const QString &file, int runs)
         ws.close();
         waitFor([&] { return ws.state() == QAbstractSocket::UnconnectedState; }, 5000);
     }
-    t.remove(id);
+    t.remove({id});
     return {{QStringLiteral("ms"), toJson(ms)},
             {QStringLiteral("bytes"), double(bytes)},
             {QStringLiteral("capacity"), s.value(QStringLiteral("buffer_capacity"))},
@@ -485,7 +496,15 @@ QJsonObject runFair(Tether &t, int n, double seconds, const QStringList &argv)
     QJsonArray per;
     for (qint64 b : bytes)
         per.append(double(b));
-    links.clear(); // closes the viewers, DELETEs the sessions
+    // End every session at once (one at a time took minutes while the
+    // others kept streaming), then close the viewers.
+    QStringList ids;
+    for (auto &l : links) {
+        ids.append(l->id());
+        l->removed = true;
+    }
+    t.remove(ids);
+    links.clear();
     return {{QStringLiteral("bytes"), per}, {QStringLiteral("secs"), secs}};
 }
 

@@ -248,8 +248,10 @@ class Bench:
         subprocess.run(['tmux', '-L', self.tmux_sock, 'kill-server'], stderr=subprocess.DEVNULL, timeout=10)
         sock = os.path.join(self.tmp, 'dtach.sock')
         kill_matching('^dtach -c %s ' % sock)
-        if os.path.exists(sock):
-            os.unlink(sock)
+        try:
+            os.unlink(sock)  # the master removes it as it exits: a race
+        except FileNotFoundError:
+            pass
 
     # --- workloads ---------------------------------------------------------
     def throughput(self, server):
@@ -478,11 +480,24 @@ class Bench:
             dtach.append((time.monotonic() - t0) * 1e3)
             kill_matching('^dtach -n %s ' % sock)
             time.sleep(0.05)
-            if os.path.exists(sock):
+            try:
                 os.unlink(sock)
+            except FileNotFoundError:
+                pass
         self.fig['startup'] = {'Tether': tether, 'tmux': tmux, 'dtach': dtach}
         log('startup ms: Tether %s; tmux %s; dtach %s' % tuple(
             ' '.join('%.1f' % x for x in v) for v in (tether, tmux, dtach)))
+
+    def phase(self, name, f):
+        """Runs one phase; a failure is reported and the next phase runs."""
+        t0 = time.monotonic()
+        try:
+            f()
+        except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as e:
+            log('bench: phase %s failed: %s' % (name, e))
+            self.fig.setdefault('errors', {})[name] = 'the phase failed: %s' % e
+            self.cleanup_peers()
+        self.fig.setdefault('phase_secs', {})[name] = time.monotonic() - t0
 
     def run(self):
         for tool in ('tmux', 'dtach'):
@@ -499,17 +514,13 @@ class Bench:
                       ('reattach', lambda: self.reattach(server)),
                       ('fairness', lambda: self.fairness(server))]
             for name, f in phases:
-                t0 = time.monotonic()
-                f()
-                self.fig.setdefault('phase_secs', {})[name] = time.monotonic() - t0
+                self.phase(name, f)
         finally:
             server.stop()
             nagle.stop()
             self.cleanup_peers()
         for name, f in (('idle', self.idle), ('startup', self.startup)):
-            t0 = time.monotonic()
-            f()
-            self.fig.setdefault('phase_secs', {})[name] = time.monotonic() - t0
+            self.phase(name, f)
         self.fig['machine']['load_after'] = open('/proc/loadavg').read().split()[:3]
         self.fig['total_secs'] = time.monotonic() - self.started
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -561,117 +572,132 @@ def render(fig):
           'tests running beside the bench): absolute figures and tails (p99, max) are worse than on an '
           'idle machine; the ratios measured in the same run are the ones to read.')
         w('')
-    t = fig['throughput']
-    w('### Throughput and completeness: `cat` of %d MiB to one attached viewer' % (t['size'] >> 20))
-    w('')
-    w('| system | MB/s | × raw PTY (same run) | bytes received (every run) |')
-    w('|---|---|---|---|')
-    for s in ('raw PTY', 'Tether', 'tmux', 'dtach'):
-        rec = sorted(set(t['received'][s]))
-        w('| %s | %s | %s | %s |' % (s, fmt(stats(t['mbs'][s])), fmt(stats(t['ratio'][s]), '%.2f'),
-                                     ', '.join('{:,}'.format(x) for x in rec)))
-    w('')
-    tr = stats(t['ratio']['Tether'])
-    w('- Bar ≥ 0.9 × raw PTY: **%s** (median %.2f). Completeness (Tether and the raw PTY received '
-      'exactly the file\'s %s bytes in every run): **%s**.'
-      % ('met' if tr[0] >= 0.9 else 'not met', tr[0], '{:,}'.format(t['size']), 'yes' if t['complete'] else 'NO'))
-    c = t['cpu']
-    w('- Where Tether\'s time went: the server used %s of a CPU and the client %s over the run '
-      '(CPU seconds per second of wall time); %s bytes per WebSocket message.'
-      % (fmt(stats(c['server']), '%.2f'), fmt(stats(c['client']), '%.2f'), fmt(stats(c['frame']), '%.0f')))
-    w('')
-    lat = fig['latency']
-    w('### Keystroke latency (µs, from the send to the echo arriving)')
-    w('')
-    w('| workload | system | p50 | p99 | max | × raw PTY p50 | keys (timeouts) |')
-    w('|---|---|---|---|---|---|---|')
-    for kind, title in (('keys', 'single key, `cat` echoes'), ('line', '`echo h""i` ⏎ in `sh`, to "hi"')):
-        raw = statistics.median(lat['%s|raw PTY' % kind]['p50'])
-        for s in ('raw PTY', 'Tether', 'tmux', 'dtach', 'Tether, Nagle on'):
-            e = lat['%s|%s' % (kind, s)]
-            w('| %s | %s | %s | %s | %s | %.2f | %d (%d) |' % (
-                title, s, fmt(stats(e['p50']), '%.0f'), fmt(stats(e['p99']), '%.0f'), fmt(stats(e['max']), '%.0f'),
-                statistics.median(e['p50']) / raw, e['n'], e['timeouts']))
-    k99 = statistics.median(lat['keys|Tether']['p99'])
-    l99 = statistics.median(lat['line|Tether']['p99'])
-    w('')
-    w('- Bar p99 < 1 ms on loopback: single key **%s** (median p99 %.0f µs), line **%s** (median p99 %.0f µs).'
-      % ('met' if k99 < 1000 else 'not met', k99, 'met' if l99 < 1000 else 'not met', l99))
-    raw99 = max(statistics.median(lat['keys|raw PTY']['p99']), statistics.median(lat['line|raw PTY']['p99']))
-    if raw99 >= 1000:
-        w('- The raw PTY itself, with no server in between, had a median p99 of %.0f µs in this run: the '
-          'machine\'s scheduling delays (other processes on the same CPUs) exceed the bar, so the bar is not '
-          'decided by this run; the p50 ratios are.' % raw99)
-    on = statistics.median(lat['line|Tether, Nagle on']['p50'])
-    off = statistics.median(lat['line|Tether']['p50'])
-    w('- What `TCP_NODELAY` bought: the line\'s p50 is %.0f µs with it and %.0f µs without it '
-      '(%.0f× slower; the same binary with the Nagle shim preloaded, same run).' % (off, on, on / off))
-    w('')
-    r = fig['reattach']
-    rawmbs = statistics.median(t['mbs']['raw PTY'])
-    ms = stats(r['ms'])
-    w('### Reattach with a full ring')
-    w('')
-    w('A session printed 1.5 MiB into its %s-byte ring (offset %s); a watch viewer attached %d times: '
-      '**%s ms** (median, min–max) from `open()` to the last of **%s bytes** of replay (prelude + replay), '
-      'i.e. %.0f MB/s, %.1f× the raw PTY\'s throughput of this run (the time the raw PTY would take to carry '
-      'those bytes: %.1f ms). tmux and dtach have no comparable replay (tmux redraws one screen, dtach '
-      'replays nothing).'
-      % ('{:,}'.format(int(r['capacity'])), '{:,}'.format(int(r['offset'])), len(r['ms']), fmt(ms, '%.2f'),
-         '{:,}'.format(int(r['bytes'])), r['bytes'] / ms[0] / 1e3, r['bytes'] / ms[0] / 1e3 / rawmbs,
-         r['bytes'] / rawmbs / 1e3))
-    w('')
-    idle = fig['idle']
-    w('### Idle cost and memory per session')
-    w('')
-    w('Sessions run `sh` at its prompt; the server was started with a desktop\'s default descriptor limits '
-      '(soft %d, hard %d) and raises its own soft limit. Memory is the server\'s VmRSS growth per session '
-      '(tmux, dtach: PSS per window or master process); wakeups are voluntary + involuntary context '
-      'switches of every thread over %d s of idling (/proc/PID/task/*/status), CPU from /proc/PID/stat.'
-      % (idle['tether']['nofile'][0], idle['tether']['nofile'][1], idle['tether']['secs']))
-    w('')
-    w('| system | sessions | KiB/session | fds/session | wakeups in %d s | CPU %% |' % idle['tether']['secs'])
-    w('|---|---|---|---|---|---|')
-    rows = [('Tether', idle['tether']), ('tmux', idle['tmux']), ('dtach', idle['dtach'])]
-    if idle.get('largest'):
-        rows.append(('Tether (largest count)', idle['largest']))
-    for name, e in rows:
-        w('| %s | %s | %.1f | %s | %d | %.2f |' % (
-            name, '{:,}'.format(e['made']), e['kib_per_session'],
-            '%.2f' % e['fds_per_session'] if 'fds_per_session' in e else '–', e['wakeups'], e['cpu_pct']))
-    w('')
-    p = idle['pty']
-    w('- Memory per session: Tether %.2f× tmux, %.2f× dtach (same run).'
-      % (idle['tether']['kib_per_session'] / max(idle['tmux']['kib_per_session'], 0.1),
-         idle['tether']['kib_per_session'] / max(idle['dtach']['kib_per_session'], 0.1)))
-    if idle.get('largest'):
-        e = idle['largest']
-        w('- Largest count: the kernel allows %d PTYs (`/proc/sys/kernel/pty/max`), %d were in use by others '
-          'and %d were left free for them (BENCH_PTY_MARGIN): %d asked, %d made%s.'
-          % (p['max'], p['in_use'], p['margin'], e['asked'], e['made'],
-             ' (refused: %s)' % e['refused'] if e['refused'] else ''))
-    w('')
-    f = fig['fairness']
-    w('### Fairness: %d sessions streaming at once (`yes`), %d s, each with its own control viewer' % (f['count'], f['secs']))
-    w('')
-    w('| run | total MB/s | slowest / mean | fastest / mean | sessions with nothing | first tenth made / mean | last tenth / mean |')
-    w('|---|---|---|---|---|---|---|')
-    for i, e in enumerate(f['runs']):
-        w('| %d | %.1f | %.2f | %.2f | %d | %.2f | %.2f |' % (i + 1, e['mbs'], e['min'], e['max'], e['zero'],
-                                                           e['first_tenth'], e['last_tenth']))
-    ok = all(e['min'] >= 0.5 and e['max'] <= 2 for e in f['runs'])
-    w('')
-    w('- Bar: each session within 2× of the mean: **%s**.' % ('met' if ok else 'not met'))
-    w('')
-    s = fig['startup']
-    w('### Startup: exec to the runtime file existing (ms)')
-    w('')
-    w('| system | ms | × Tether |')
-    w('|---|---|---|')
-    tm = statistics.median(s['Tether'])
-    for name, what in (('Tether', '`server.json`'), ('tmux', 'its server socket'), ('dtach', 'its socket')):
-        w('| %s (%s) | %s | %.2f |' % (name, what, fmt(stats(s[name])), statistics.median(s[name]) / tm))
-    w('')
+    def sec_throughput():
+        t = fig['throughput']
+        w('### Throughput and completeness: `cat` of %d MiB to one attached viewer' % (t['size'] >> 20))
+        w('')
+        w('| system | MB/s | × raw PTY (same run) | bytes received (every run) |')
+        w('|---|---|---|---|')
+        for s in ('raw PTY', 'Tether', 'tmux', 'dtach'):
+            rec = sorted(set(t['received'][s]))
+            w('| %s | %s | %s | %s |' % (s, fmt(stats(t['mbs'][s])), fmt(stats(t['ratio'][s]), '%.2f'),
+                                         ', '.join('{:,}'.format(x) for x in rec)))
+        w('')
+        tr = stats(t['ratio']['Tether'])
+        w('- Bar ≥ 0.9 × raw PTY: **%s** (median %.2f). Completeness (Tether and the raw PTY received '
+          'exactly the file\'s %s bytes in every run): **%s**.'
+          % ('met' if tr[0] >= 0.9 else 'not met', tr[0], '{:,}'.format(t['size']), 'yes' if t['complete'] else 'NO'))
+        c = t['cpu']
+        w('- Where Tether\'s time went: the server used %s of a CPU and the client %s over the run '
+          '(CPU seconds per second of wall time); %s bytes per WebSocket message.'
+          % (fmt(stats(c['server']), '%.2f'), fmt(stats(c['client']), '%.2f'), fmt(stats(c['frame']), '%.0f')))
+        w('')
+    def sec_latency():
+        lat = fig['latency']
+        w('### Keystroke latency (µs, from the send to the echo arriving)')
+        w('')
+        w('| workload | system | p50 | p99 | max | × raw PTY p50 | keys (timeouts) |')
+        w('|---|---|---|---|---|---|---|')
+        for kind, title in (('keys', 'single key, `cat` echoes'), ('line', '`echo h""i` ⏎ in `sh`, to "hi"')):
+            raw = statistics.median(lat['%s|raw PTY' % kind]['p50'])
+            for s in ('raw PTY', 'Tether', 'tmux', 'dtach', 'Tether, Nagle on'):
+                e = lat['%s|%s' % (kind, s)]
+                w('| %s | %s | %s | %s | %s | %.2f | %d (%d) |' % (
+                    title, s, fmt(stats(e['p50']), '%.0f'), fmt(stats(e['p99']), '%.0f'), fmt(stats(e['max']), '%.0f'),
+                    statistics.median(e['p50']) / raw, e['n'], e['timeouts']))
+        k99 = statistics.median(lat['keys|Tether']['p99'])
+        l99 = statistics.median(lat['line|Tether']['p99'])
+        w('')
+        w('- Bar p99 < 1 ms on loopback: single key **%s** (median p99 %.0f µs), line **%s** (median p99 %.0f µs).'
+          % ('met' if k99 < 1000 else 'not met', k99, 'met' if l99 < 1000 else 'not met', l99))
+        raw99 = max(statistics.median(lat['keys|raw PTY']['p99']), statistics.median(lat['line|raw PTY']['p99']))
+        if raw99 >= 1000:
+            w('- The raw PTY itself, with no server in between, had a median p99 of %.0f µs in this run: the '
+              'machine\'s scheduling delays (other processes on the same CPUs) exceed the bar, so the bar is not '
+              'decided by this run; the p50 ratios are.' % raw99)
+        on = statistics.median(lat['line|Tether, Nagle on']['p50'])
+        off = statistics.median(lat['line|Tether']['p50'])
+        w('- What `TCP_NODELAY` bought: the line\'s p50 is %.0f µs with it and %.0f µs without it '
+          '(%.0f× slower; the same binary with the Nagle shim preloaded, same run).' % (off, on, on / off))
+        w('')
+    def sec_reattach():
+        t = fig['throughput']
+        r = fig['reattach']
+        rawmbs = statistics.median(t['mbs']['raw PTY'])
+        ms = stats(r['ms'])
+        w('### Reattach with a full ring')
+        w('')
+        w('A session printed 1.5 MiB into its %s-byte ring (offset %s); a watch viewer attached %d times: '
+          '**%s ms** (median, min–max) from `open()` to the last of **%s bytes** of replay (prelude + replay), '
+          'i.e. %.0f MB/s, %.1f× the raw PTY\'s throughput of this run (the time the raw PTY would take to carry '
+          'those bytes: %.1f ms). tmux and dtach have no comparable replay (tmux redraws one screen, dtach '
+          'replays nothing).'
+          % ('{:,}'.format(int(r['capacity'])), '{:,}'.format(int(r['offset'])), len(r['ms']), fmt(ms, '%.2f'),
+             '{:,}'.format(int(r['bytes'])), r['bytes'] / ms[0] / 1e3, r['bytes'] / ms[0] / 1e3 / rawmbs,
+             r['bytes'] / rawmbs / 1e3))
+        w('')
+    def sec_idle():
+        idle = fig['idle']
+        w('### Idle cost and memory per session')
+        w('')
+        w('Sessions run `sh` at its prompt; the server was started with a desktop\'s default descriptor limits '
+          '(soft %d, hard %d) and raises its own soft limit. Memory is the server\'s VmRSS growth per session '
+          '(tmux, dtach: PSS per window or master process); wakeups are voluntary + involuntary context '
+          'switches of every thread over %d s of idling (/proc/PID/task/*/status), CPU from /proc/PID/stat.'
+          % (idle['tether']['nofile'][0], idle['tether']['nofile'][1], idle['tether']['secs']))
+        w('')
+        w('| system | sessions | KiB/session | fds/session | wakeups in %d s | CPU %% |' % idle['tether']['secs'])
+        w('|---|---|---|---|---|---|')
+        rows = [('Tether', idle['tether']), ('tmux', idle['tmux']), ('dtach', idle['dtach'])]
+        if idle.get('largest'):
+            rows.append(('Tether (largest count)', idle['largest']))
+        for name, e in rows:
+            w('| %s | %s | %.1f | %s | %d | %.2f |' % (
+                name, '{:,}'.format(e['made']), e['kib_per_session'],
+                '%.2f' % e['fds_per_session'] if 'fds_per_session' in e else '–', e['wakeups'], e['cpu_pct']))
+        w('')
+        p = idle['pty']
+        w('- Memory per session: Tether %.2f× tmux, %.2f× dtach (same run).'
+          % (idle['tether']['kib_per_session'] / max(idle['tmux']['kib_per_session'], 0.1),
+             idle['tether']['kib_per_session'] / max(idle['dtach']['kib_per_session'], 0.1)))
+        if idle.get('largest'):
+            e = idle['largest']
+            w('- Largest count: the kernel allows %d PTYs (`/proc/sys/kernel/pty/max`), %d were in use by others '
+              'and %d were left free for them (BENCH_PTY_MARGIN): %d asked, %d made%s.'
+              % (p['max'], p['in_use'], p['margin'], e['asked'], e['made'],
+                 ' (refused: %s)' % e['refused'] if e['refused'] else ''))
+        w('')
+    def sec_fairness():
+        f = fig['fairness']
+        w('### Fairness: %d sessions streaming at once (`yes`), %d s, each with its own control viewer' % (f['count'], f['secs']))
+        w('')
+        w('| run | total MB/s | slowest / mean | fastest / mean | sessions with nothing | first tenth made / mean | last tenth / mean |')
+        w('|---|---|---|---|---|---|---|')
+        for i, e in enumerate(f['runs']):
+            w('| %d | %.1f | %.2f | %.2f | %d | %.2f | %.2f |' % (i + 1, e['mbs'], e['min'], e['max'], e['zero'],
+                                                               e['first_tenth'], e['last_tenth']))
+        ok = all(e['min'] >= 0.5 and e['max'] <= 2 for e in f['runs'])
+        w('')
+        w('- Bar: each session within 2× of the mean: **%s**.' % ('met' if ok else 'not met'))
+        w('')
+    def sec_startup():
+        s = fig['startup']
+        w('### Startup: exec to the runtime file existing (ms)')
+        w('')
+        w('| system | ms | × Tether |')
+        w('|---|---|---|')
+        tm = statistics.median(s['Tether'])
+        for name, what in (('Tether', '`server.json`'), ('tmux', 'its server socket'), ('dtach', 'its socket')):
+            w('| %s (%s) | %s | %.2f |' % (name, what, fmt(stats(s[name])), statistics.median(s[name]) / tm))
+        w('')
+    for name in ('throughput', 'latency', 'reattach', 'idle', 'fairness', 'startup'):
+        try:
+            {'throughput': sec_throughput, 'latency': sec_latency, 'reattach': sec_reattach, 'idle': sec_idle, 'fairness': sec_fairness, 'startup': sec_startup}[name]()
+        except (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, statistics.StatisticsError) as e:
+            w('### %s' % name)
+            w('')
+            w('*Not measured in this run: %s (%s: %s).*' % (fig.get('errors', {}).get(name, 'no figures'), type(e).__name__, e))
+            w('')
     w('Phases (s): ' + ', '.join('%s %.0f' % kv for kv in fig['phase_secs'].items()) + '.')
     return '\n'.join(out)
 

@@ -24,6 +24,7 @@ import http.client
 import json
 import math
 import os
+import re
 import resource
 import shutil
 import signal
@@ -349,7 +350,7 @@ class Bench:
         return {'cpu_pct': 100.0 * ticks / hz / IDLE_SECS, 'wakeups': wake, 'secs': IDLE_SECS}
 
     def idle_tether(self, count, label):
-        server = Server(self, max_sessions=count + 16)
+        server = Server(self, max_sessions=count)
         try:
             time.sleep(0.5)
             base = proc_status(server.pid)['rss']
@@ -439,21 +440,33 @@ class Bench:
         finally:
             kill_matching('^dtach -n %s/' % d)
 
+    def tether_session_cap(self):
+        """Tether's own limit on --max-sessions, from its --help (1..N)."""
+        text = subprocess.run([self.tether, 'serve', '--help'], capture_output=True, text=True, timeout=30).stdout
+        m = re.search(r'--max-sessions\b.*?1\.\.(\d+)', text, re.S)
+        return int(m.group(1)) if m else None
+
     def idle(self):
-        res = {'tether': self.idle_tether(IDLE_COUNT, str(IDLE_COUNT)),
-               'tmux': self.idle_tmux(IDLE_COUNT), 'dtach': self.idle_dtach(IDLE_COUNT)}
+        res = self.fig['idle'] = {}  # filled as it goes: a later failure keeps what was measured
         with open('/proc/sys/kernel/pty/max') as f:
             pty_max = int(f.read())
         with open('/proc/sys/kernel/pty/nr') as f:
             pty_nr = int(f.read())
+        cap = self.tether_session_cap()
         largest = pty_max - pty_nr - PTY_MARGIN
+        res['pty'] = {'max': pty_max, 'in_use': pty_nr, 'margin': PTY_MARGIN, 'by_pty': largest, 'tether_cap': cap}
+        if cap:
+            largest = min(largest, cap)
         if 'BENCH_MAX_SESSIONS' in os.environ:
             largest = min(largest, int(os.environ['BENCH_MAX_SESSIONS']))
         if QUICK:
             largest = min(largest, 2 * IDLE_COUNT)
-        res['largest'] = self.idle_tether(largest, 'largest') if largest > IDLE_COUNT else None
-        res['pty'] = {'max': pty_max, 'in_use': pty_nr, 'margin': PTY_MARGIN, 'asked': largest}
-        self.fig['idle'] = res
+        res['pty']['asked'] = largest
+        count = min(IDLE_COUNT, largest)
+        res['tether'] = self.idle_tether(count, str(count))
+        res['tmux'] = self.idle_tmux(count)
+        res['dtach'] = self.idle_dtach(count)
+        res['largest'] = self.idle_tether(largest, 'largest') if largest > count else None
 
     def startup(self):
         tether = []
@@ -663,8 +676,9 @@ def render(fig):
         if idle.get('largest'):
             e = idle['largest']
             w('- Largest count: the kernel allows %d PTYs (`/proc/sys/kernel/pty/max`), %d were in use by others '
-              'and %d were left free for them (BENCH_PTY_MARGIN): %d asked, %d made%s.'
-              % (p['max'], p['in_use'], p['margin'], e['asked'], e['made'],
+              'and %d were left free for them (BENCH_PTY_MARGIN), so %d were possible; Tether itself accepts '
+              '`--max-sessions` up to %s: %d asked, %d made%s.'
+              % (p['max'], p['in_use'], p['margin'], p['by_pty'], p['tether_cap'], e['asked'], e['made'],
                  ' (refused: %s)' % e['refused'] if e['refused'] else ''))
         w('')
     def sec_fairness():

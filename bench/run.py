@@ -17,7 +17,7 @@ Environment:
                        PTYs kept free for other users of the machine)
 Every server runs in its own session (setsid) with a private HOME and
 XDG_RUNTIME_DIR, on 127.0.0.1 port 0; every child has a timeout, and the whole
-run is bounded (about 6 minutes here, 1 in quick mode).
+run is bounded (9 minutes on a loaded 2-CPU machine, 1 in quick mode).
 """
 import concurrent.futures
 import http.client

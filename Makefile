@@ -5,7 +5,7 @@ CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 # ccache, where installed, makes rebuilds of unchanged files nearly free.
 CMAKE_LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
 
-.PHONY: all deps run test soak fuzz build build-qt6 build-qt5 build-asan package package-check clean
+.PHONY: all deps run test soak fuzz bench build build-qt6 build-qt5 build-asan package package-check clean
 
 all: build
 
@@ -96,6 +96,17 @@ fuzz: deps build-fuzz/CMakeCache.txt
 	    tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	      -artifact_prefix=$(CURDIR)/build-fuzz/ corpus/$$t $(CURDIR)/tests/fuzz/corpus/$$t) || exit 1; \
 	done
+
+# The figures of docs/performance.md (issue 11; not part of `make test`):
+# builds Tether and the bench client (Qt 6), runs bench/run.py (under 10
+# minutes, bounded; it starts its own servers with setsid on 127.0.0.1 port
+# 0, and tmux and dtach as peers) and writes this run's figures into
+# docs/performance.md. `make bench BENCH_QUICK=1` is a one-minute smoke run;
+# `make bench BENCH_WRITE_DOC=` only prints the figures.
+BENCH_WRITE_DOC ?= --write-doc
+bench: deps build-qt6/CMakeCache.txt
+	cmake --build build-qt6 -j $(JOBS) --target tether bench_client bench_nodelay_off
+	bench/run.py build-qt6 $(BENCH_WRITE_DOC)
 
 # The Debian package of the variant `make run` runs (the one with the local
 # terminal window: Qt 5 on Debian 12), built from its build tree:

@@ -29,6 +29,8 @@ PACKAGES=(
   htop vim python3 locales
   # make fuzz: clang with libFuzzer and its sanitizer runtimes (tests/fuzz)
   clang libclang-rt-dev
+  # make bench: the peers Tether is measured against (tmux is above)
+  dtach
 )
 # Node.js and npm: the machine's own when present (a nodesource build bundles npm
 # and conflicts with Debian's npm package), Debian's otherwise.

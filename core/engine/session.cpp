@@ -132,13 +132,13 @@ void Session::onOutput(const char *data, qsizetype size)
     m_outputSinceParse = true;
     if (!m_control && m_head.queriesSeen() != queries) {
         // A program waits for an answer now: parse up to it at once.
-        if (!m_screen) {
+        if (!m_screen && m_ring.startOffset() >= m_screenRetryAt) {
             // Older queries were never meant for us: only this output's.
             m_answerRanges = {{from, end}};
             createScreenAtStart();
         }
         parseScreen(kScreenChunk, kScreenTurnUs);
-    } else if (!m_screen && m_ring.size() >= m_ring.capacity() / 2) {
+    } else if (!m_screen && m_ring.size() >= m_ring.capacity() / 2 && m_ring.startOffset() >= m_screenRetryAt) {
         // First time the ring is half full: the stream is still whole.
         m_answerRanges.clear();
         createScreenAtStart();
@@ -199,12 +199,9 @@ void Session::createScreen(quint64 at, const TerminalState &modes, int cols, int
             m_pty.write(data, size);
     });
     m_screenOffset = at;
-    // The modes in force there (nothing for a stream that starts here).
-    const QByteArray restore = modes.restoreSequence();
     m_screenAnswering = false;
-    if (!restore.isEmpty())
-        m_screen->feed(restore.constData(), restore.size());
-    m_screen->mark();
+    // The modes in force there (Screen::reset; also mark()s).
+    m_screen->reset(modes);
 }
 
 void Session::createScreenAtStart()
@@ -235,11 +232,25 @@ void Session::resyncScreen()
         ++scanned;
     }
     if (!st.atSafeBoundary()) {
-        at = end;
-        st = TerminalState();
+        // Stuck inside a string longer than the scan (an unterminated DCS):
+        // no screen can start here. None until that has left the ring.
+        m_screen.reset();
+        m_screenOffset = 0;
+        m_screenSynced = false;
+        m_screenRetryAt = end;
+        m_screenTimer.stop();
+        qCDebug(lcSession) << "session" << m_id << "screen dropped: no safe boundary in" << scanned << "bytes";
+        return;
     }
     const SizeChange size = sizeAt(at);
-    createScreen(at, st, size.cols, size.rows);
+    if (m_screen) {
+        // A reset terminal in the modes in force there (Screen::reset).
+        m_screen->resize(size.cols, size.rows);
+        m_screen->reset(st);
+        m_screenOffset = at;
+    } else {
+        createScreen(at, st, size.cols, size.rows);
+    }
     m_screenSynced = false;
     qCDebug(lcSession) << "session" << m_id << "screen outrun: resumes unsynced at" << at;
 }
@@ -287,6 +298,8 @@ void Session::parseScreen(qsizetype maxBytes, qint64 maxUs)
         return;
     if (m_screenOffset < m_ring.startOffset())
         resyncScreen();
+    if (!m_screen)
+        return;
     QElapsedTimer clock;
     clock.start();
     const quint64 end = m_ring.endOffset();
@@ -380,11 +393,13 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
     std::optional<SnapshotOffer> offer;
     QByteArray snapshot;
     if (reset && (request.screen || m_ring.startOffset() > 0)) {
-        if (!m_screen && request.screen) {
+        if (!m_screen && request.screen && m_ring.startOffset() >= m_screenRetryAt) {
             // Made now, so the next such attach finds it; parsed at once only
             // when that is cheap, else this attach gets the raw replay.
             createScreenAtStart();
-            if (m_ring.endOffset() - m_screenOffset <= quint64(kMaxSyncScreenParse))
+            if (!m_screen)
+                ; // no safe boundary to start at: raw replay
+            else if (m_ring.endOffset() - m_screenOffset <= quint64(kMaxSyncScreenParse))
                 parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
             else
                 scheduleScreen();

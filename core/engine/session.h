@@ -349,6 +349,9 @@ private:
     bool m_screenSynced = false;
     bool m_screenAnswering = false; ///< the bytes being fed arrived with no control viewer
     bool m_outputSinceParse = false;
+    /// No screen is made before the ring starts here (resyncScreen() found
+    /// no safe boundary to start at below it).
+    quint64 m_screenRetryAt = 0;
     QTimer m_screenTimer;
     /// Sizes in force from each offset on, ascending; the first entry holds
     /// the size at the ring's start (or the screen's S, whichever is lower).

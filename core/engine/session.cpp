@@ -243,6 +243,8 @@ void Session::resyncScreen()
         return;
     }
     const SizeChange size = sizeAt(at);
+    if (m_screen)
+        ++m_screenOutruns;
     if (m_screen) {
         // A reset terminal in the modes in force there (Screen::reset).
         m_screen->resize(size.cols, size.rows);
@@ -393,6 +395,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
     std::optional<SnapshotOffer> offer;
     QByteArray snapshot;
     if (reset && (request.screen || m_ring.startOffset() > 0)) {
+        bool fallBack = false;
         if (!m_screen && request.screen && m_ring.startOffset() >= m_screenRetryAt) {
             // Made now, so the next such attach finds it; parsed at once only
             // when that is cheap, else this attach gets the raw replay.
@@ -402,13 +405,13 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
             else if (m_ring.endOffset() - m_screenOffset <= quint64(kMaxSyncScreenParse))
                 parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
             else
-                scheduleScreen();
+                fallBack = true; // parsed in the background, for the next attach
         } else if (m_screen) {
             parseScreen(kScreenChunk, kScreenTurnUs);
         }
         if (m_screen && m_screenOffset < m_ring.startOffset())
             resyncScreen();
-        if (screenSynced() && screenToSafeBoundary()) {
+        if (!fallBack && screenSynced() && screenToSafeBoundary()) {
             offer = SnapshotOffer{m_screenOffset, request.screen};
             Screen::SnapshotOptions o;
             if (request.screen) {

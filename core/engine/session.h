@@ -212,6 +212,8 @@ public:
      * lines scrolled off a full-screen scroll region).
      */
     bool screenSynced() const { return m_screen && m_screenSynced; }
+    /// How many times a flood outran the screen (see screenSynced()).
+    quint64 screenOutruns() const { return m_screenOutruns; }
     /// Memory the screen holds (Screen::memoryBytes(), bytes); 0 without one.
     qsizetype screenBytes() const;
     /// Largest output a `replay=screen` attach parses at once to make a
@@ -352,6 +354,7 @@ private:
     /// No screen is made before the ring starts here (resyncScreen() found
     /// no safe boundary to start at below it).
     quint64 m_screenRetryAt = 0;
+    quint64 m_screenOutruns = 0;
     QTimer m_screenTimer;
     /// Sizes in force from each offset on, ascending; the first entry holds
     /// the size at the ring's start (or the screen's S, whichever is lower).

@@ -337,14 +337,17 @@ private Q_SLOTS:
         QTRY_VERIFY(done->state() == Session::State::Exited);
         QTRY_VERIFY(ringBytes(flood).contains("end"));
         QVERIFY(flood->buffer().startOffset() > 0);
+        // Its screen was outrun by the flood (and nothing rewrote the whole
+        // alternate screen since): unsynced, so no snapshot, before and after.
         QTRY_VERIFY(flood->hasScreen() && flood->screenOffset() == flood->offset());
-        QVERIFY(flood->screenSynced());
+        const bool floodSynced = flood->screenSynced();
+        const quint64 floodScreenAt = flood->screenOffset();
         RecordingViewer before;
         flood->attach(&before, ViewerMode::Watch, std::nullopt);
         flood->detach(&before);
         const AttachInfo floodInfo = before.attachInfos.first();
         QVERIFY(before.received.startsWith("\x1b[?1049h"));
-        QVERIFY(floodInfo.snapshotAt); // the screen's snapshot at S
+        QCOMPARE(bool(floodInfo.snapshotAt), floodSynced);
         const QString floodId = flood->id();
         const QString dead = a.sessions().at(1)->id();
         RecordingViewer v;
@@ -402,6 +405,8 @@ private Q_SLOTS:
         QCOMPARE(after.attachInfos.first().preludeBytes, floodInfo.preludeBytes);
         // ... and the screen came along: the same snapshot at the same S.
         QVERIFY(b.find(floodId)->hasScreen());
+        QCOMPARE(b.find(floodId)->screenSynced(), floodSynced);
+        QCOMPARE(b.find(floodId)->screenOffset(), floodScreenAt);
         QCOMPARE(after.attachInfos.first().snapshotAt, floodInfo.snapshotAt);
         QCOMPARE(after.attachInfos.first().snapshotBytes, floodInfo.snapshotBytes);
         QCOMPARE(after.received, before.received);

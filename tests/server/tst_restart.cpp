@@ -424,7 +424,7 @@ void TestRestart::screenSurvivesTheRestart()
     QVERIFY(s.start({QStringLiteral("--buffer-size"), QStringLiteral("64K")}));
     const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral(
         "printf '\\033[?1049h\\033[2J\\033[H\\033[1;44m TOP \\033[0m\\033[24;1H\\033[7mbar\\033[0m\\033]2;drawn\\007';"
-        "i=0; while [ $i -lt 6000 ]; do i=$((i+1)); printf '\\033[5;3H\\033[33m%05d\\033[0m' $i; done;"
+        "i=0; while [ $i -lt 6000 ]; do i=$((i+1)); [ $((i%50)) -ne 0 ] || sleep 0.01; printf '\\033[5;3H\\033[33m%05d\\033[0m' $i; done;"
         "printf '\\033[7;1Hdone'; exec sleep 1000")});
     QVERIFY(!id.isEmpty());
     auto caughtUp = [&]() {
@@ -433,7 +433,12 @@ void TestRestart::screenSurvivesTheRestart()
         return o.value(QStringLiteral("offset")).toDouble() > 100000 && scr.value(QStringLiteral("synced")).toBool()
             && scr.value(QStringLiteral("offset")) == o.value(QStringLiteral("offset"));
     };
-    QTRY_VERIFY_WITH_TIMEOUT(caughtUp(), 30000);
+    // Caught up with all of it: the program has finished writing.
+    QTRY_VERIFY_WITH_TIMEOUT(caughtUp() && [&] {
+        const double at = s.session(id).value(QStringLiteral("offset")).toDouble();
+        QTest::qWait(300);
+        return s.session(id).value(QStringLiteral("offset")).toDouble() == at && caughtUp();
+    }(), 30000);
     const QJsonObject before = s.session(id);
     QVERIFY(before.value(QStringLiteral("screen_bytes")).toDouble() > 0);
     const Snapshot rawBefore = snapshot(s, id);

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A headless terminal for tests: libvterm (Debian's libvterm-dev 0.1.4, the
+// library the server's Screen uses too) fed with bytes, then read back cell
+// by cell. Two renderers fed two byte streams (say, what a viewer that never
+// left received and what a late viewer received) are compared with diff():
+// every cell (characters incl. wide and combining ones, width, colours,
+// attributes), the cursor position and the terminal properties libvterm
+// reports (cursor visible, alternate screen, mouse mode, reverse video,
+// title). Header-only; a test linking it needs libvterm (tests/CMakeLists.txt
+// links it into every test).
+//
+// What it cannot see (libvterm 0.1.4 does not expose them): the normal
+// screen while the alternate one is shown, DECCKM, keypad mode, mouse
+// encodings, bracketed paste, focus events, scroll margins, charsets, tab
+// stops. Compare those through TerminalState (core/common) fed the same
+// bytes, or by writing more bytes to both renderers (e.g. exit the alternate
+// screen with "\e[?1049l" and compare again: the normal screen shows).
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include <vterm.h>
+
+namespace TestUtil {
+
+class VtRender
+{
+public:
+    /// A reset terminal of `cols`×`rows` cells, UTF-8, alternate screen
+    /// enabled (as xterm and xterm.js have it).
+    VtRender(int cols, int rows)
+    {
+        m_vt = vterm_new(rows, cols);
+        vterm_set_utf8(m_vt, 1);
+        m_screen = vterm_obtain_screen(m_vt);
+        m_callbacks = {};
+        m_callbacks.settermprop = &VtRender::onTermProp;
+        vterm_screen_set_callbacks(m_screen, &m_callbacks, this);
+        vterm_screen_enable_altscreen(m_screen, 1);
+        vterm_output_set_callback(m_vt, &VtRender::onOutput, this);
+        vterm_screen_reset(m_screen, 1);
+    }
+    ~VtRender() { vterm_free(m_vt); }
+    VtRender(const VtRender &) = delete;
+    VtRender &operator=(const VtRender &) = delete;
+
+    /// Bytes written to the terminal (any split).
+    void feed(const char *data, qsizetype size)
+    {
+        // In pieces: one multi-megabyte write overflowed the stack inside
+        // libvterm 0.1.4 (its damage merging recurses per scrolled line).
+        for (qsizetype off = 0; off < size; off += 4096) {
+            vterm_input_write(m_vt, data + off, size_t(qMin<qsizetype>(4096, size - off)));
+            vterm_screen_flush_damage(m_screen);
+        }
+    }
+    void feed(const QByteArray &data) { feed(data.constData(), data.size()); }
+    void resize(int cols, int rows) { vterm_set_size(m_vt, rows, cols); }
+
+    int cols() const { int r, c; vterm_get_size(m_vt, &r, &c); return c; }
+    int rows() const { int r, c; vterm_get_size(m_vt, &r, &c); return r; }
+
+    /// What the terminal answered to queries in the stream (DA, DSR, ...).
+    QByteArray answers() const { return m_answers; }
+    bool cursorVisible() const { return m_cursorVisible; }
+    bool altScreen() const { return m_altScreen; }
+    int mouse() const { return m_mouse; } ///< VTERM_PROP_MOUSE_*
+    bool reverseVideo() const { return m_reverse; }
+    QString title() const { return m_title; }
+    /// Cursor position, 0-based (row, column).
+    QPair<int, int> cursor() const
+    {
+        VTermPos p;
+        vterm_state_get_cursorpos(vterm_obtain_state(m_vt), &p);
+        return {p.row, p.col};
+    }
+
+    VTermScreenCell cell(int row, int col) const
+    {
+        VTermScreenCell c = {};
+        vterm_screen_get_cell(m_screen, VTermPos{row, col}, &c);
+        return c;
+    }
+    /// The characters of one row, trailing blanks dropped.
+    QString rowText(int row) const
+    {
+        QString s;
+        for (int c = 0; c < cols(); ++c) {
+            const VTermScreenCell cl = cell(row, c);
+            if (cl.chars[0] == 0) {
+                if (cl.width != 0)
+                    s += QLatin1Char(' ');
+                continue;
+            }
+            for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && cl.chars[i]; ++i)
+                s += QString::fromUcs4(reinterpret_cast<const char32_t *>(&cl.chars[i]), 1);
+        }
+        while (s.endsWith(QLatin1Char(' ')))
+            s.chop(1);
+        return s;
+    }
+    /// The whole screen as text, one line per row (for failure messages).
+    QString text() const
+    {
+        QStringList lines;
+        for (int r = 0; r < rows(); ++r)
+            lines << rowText(r);
+        return lines.join(QLatin1Char('\n'));
+    }
+
+    /// Empty when both terminals show the same thing (same size, every cell,
+    /// cursor, properties); else a description of the first `maxReported`
+    /// differences, for QVERIFY2.
+    QString diff(const VtRender &o, int maxReported = 8) const
+    {
+        QStringList out;
+        if (cols() != o.cols() || rows() != o.rows())
+            return QStringLiteral("size %1x%2 vs %3x%4").arg(cols()).arg(rows()).arg(o.cols()).arg(o.rows());
+        if (cursor() != o.cursor())
+            out << QStringLiteral("cursor (%1,%2) vs (%3,%4)")
+                       .arg(cursor().first).arg(cursor().second).arg(o.cursor().first).arg(o.cursor().second);
+        if (m_cursorVisible != o.m_cursorVisible)
+            out << QStringLiteral("cursor visible %1 vs %2").arg(m_cursorVisible).arg(o.m_cursorVisible);
+        if (m_altScreen != o.m_altScreen)
+            out << QStringLiteral("alternate screen %1 vs %2").arg(m_altScreen).arg(o.m_altScreen);
+        if (m_mouse != o.m_mouse)
+            out << QStringLiteral("mouse %1 vs %2").arg(m_mouse).arg(o.m_mouse);
+        if (m_reverse != o.m_reverse)
+            out << QStringLiteral("reverse video %1 vs %2").arg(m_reverse).arg(o.m_reverse);
+        if (m_title != o.m_title)
+            out << QStringLiteral("title \"%1\" vs \"%2\"").arg(m_title, o.m_title);
+        int cells = 0;
+        for (int r = 0; r < rows(); ++r) {
+            for (int c = 0; c < cols(); ++c) {
+                const QString d = cellDiff(cell(r, c), o.cell(r, c));
+                if (d.isEmpty())
+                    continue;
+                if (++cells <= maxReported)
+                    out << QStringLiteral("cell (%1,%2): %3").arg(r).arg(c).arg(d);
+            }
+        }
+        if (cells > maxReported)
+            out << QStringLiteral("... %1 cells differ in all").arg(cells);
+        if (!out.isEmpty())
+            out << QStringLiteral("--- this:\n%1\n--- other:\n%2").arg(text(), o.text());
+        return out.join(QLatin1Char('\n'));
+    }
+
+    /// Number of cells that differ (characters, colours or attributes).
+    int differingCells(const VtRender &o) const
+    {
+        int n = 0;
+        for (int r = 0; r < qMin(rows(), o.rows()); ++r)
+            for (int c = 0; c < qMin(cols(), o.cols()); ++c)
+                n += cellDiff(cell(r, c), o.cell(r, c)).isEmpty() ? 0 : 1;
+        return n;
+    }
+
+    /// What differs between two cells, empty when nothing. An erased cell
+    /// (no character) and a printed space count as the same: they look
+    /// alike in every terminal, and a repaint writes spaces where it must.
+    static QString cellDiff(const VTermScreenCell &a, const VTermScreenCell &b)
+    {
+        QStringList d;
+        const auto blank = [](const VTermScreenCell &c) {
+            return (c.chars[0] == 0 || (c.chars[0] == ' ' && c.chars[1] == 0)) && c.width == 1;
+        };
+        const bool bothBlank = blank(a) && blank(b);
+        for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && !bothBlank; ++i) {
+            if (a.chars[i] != b.chars[i]) {
+                d << QStringLiteral("char U+%1 vs U+%2").arg(a.chars[i], 4, 16, QLatin1Char('0'))
+                                                       .arg(b.chars[i], 4, 16, QLatin1Char('0'));
+                break;
+            }
+            if (!a.chars[i])
+                break;
+        }
+        if (a.width != b.width)
+            d << QStringLiteral("width %1 vs %2").arg(int(a.width)).arg(int(b.width));
+        const VTermScreenCellAttrs &x = a.attrs, &y = b.attrs;
+        if (x.bold != y.bold || x.underline != y.underline || x.italic != y.italic || x.blink != y.blink
+            || x.reverse != y.reverse || x.strike != y.strike || x.font != y.font || x.dwl != y.dwl
+            || x.dhl != y.dhl)
+            d << QStringLiteral("attributes b%1u%2i%3k%4r%5s%6 vs b%7u%8i%9k%10r%11s%12")
+                     .arg(x.bold).arg(x.underline).arg(x.italic).arg(x.blink).arg(x.reverse).arg(x.strike)
+                     .arg(y.bold).arg(y.underline).arg(y.italic).arg(y.blink).arg(y.reverse).arg(y.strike);
+        if (!sameColor(a.fg, b.fg))
+            d << QStringLiteral("fg %1 vs %2").arg(colorName(a.fg), colorName(b.fg));
+        if (!sameColor(a.bg, b.bg))
+            d << QStringLiteral("bg %1 vs %2").arg(colorName(a.bg), colorName(b.bg));
+        return d.join(QStringLiteral(", "));
+    }
+
+    static bool sameColor(const VTermColor &a, const VTermColor &b)
+    {
+        if ((a.type & VTERM_COLOR_DEFAULT_MASK) != (b.type & VTERM_COLOR_DEFAULT_MASK))
+            return false;
+        return vterm_color_is_equal(&a, &b);
+    }
+    static QString colorName(const VTermColor &c)
+    {
+        if (VTERM_COLOR_IS_DEFAULT_FG(&c))
+            return QStringLiteral("default-fg");
+        if (VTERM_COLOR_IS_DEFAULT_BG(&c))
+            return QStringLiteral("default-bg");
+        if (VTERM_COLOR_IS_INDEXED(&c))
+            return QStringLiteral("idx%1").arg(c.indexed.idx);
+        return QStringLiteral("#%1%2%3").arg(c.rgb.red, 2, 16, QLatin1Char('0'))
+            .arg(c.rgb.green, 2, 16, QLatin1Char('0')).arg(c.rgb.blue, 2, 16, QLatin1Char('0'));
+    }
+
+private:
+    static void onOutput(const char *s, size_t len, void *user)
+    {
+        static_cast<VtRender *>(user)->m_answers.append(s, int(len));
+    }
+    static int onTermProp(VTermProp prop, VTermValue *val, void *user)
+    {
+        auto *self = static_cast<VtRender *>(user);
+        switch (prop) {
+        case VTERM_PROP_CURSORVISIBLE: self->m_cursorVisible = val->boolean; break;
+        case VTERM_PROP_ALTSCREEN: self->m_altScreen = val->boolean; break;
+        case VTERM_PROP_MOUSE: self->m_mouse = val->number; break;
+        case VTERM_PROP_REVERSE: self->m_reverse = val->boolean; break;
+        case VTERM_PROP_TITLE: self->m_title = QString::fromUtf8(val->string); break;
+        default: break;
+        }
+        return 1;
+    }
+
+    VTerm *m_vt = nullptr;
+    VTermScreen *m_screen = nullptr;
+    VTermScreenCallbacks m_callbacks;
+    QByteArray m_answers;
+    bool m_cursorVisible = true;
+    bool m_altScreen = false;
+    int m_mouse = 0;
+    bool m_reverse = false;
+    QString m_title;
+};
+
+} // namespace TestUtil

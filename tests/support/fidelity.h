@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The reattach fidelity corpus (issue 9): programs run in a real shell in a
+// real PTY with a 64 KiB ring, a reference viewer attached from the start,
+// a late viewer attached once the ring has rolled over; both rendered in a
+// headless terminal (libvterm, vtrender.h) at the same output offset and
+// compared cell by cell.
+//
+// The corpus itself is data, tests/vectors/fidelity-corpus.json, shared with
+// the browser test (tests/browser/fidelity.test.mjs). A row is a shell
+// session of `cols`×`rows` driven by `steps`:
+//   wait    {text, timeout}  wait until the reference stream has `text` after
+//                            the position of the last match (then move past it)
+//   start   {text, timeout}  as wait, and mark the program's start at the
+//                            match: "rolled over" counts from here
+//   type    {text}           input from the reference (control) viewer
+//   rolled  {extra, timeout} wait until offset >= mark + ring capacity + extra:
+//                            every byte of the program's first paint is gone
+//   repeat  {text, extra,    type `text`, let the program answer, again, until
+//            timeout}        offset >= mark + ring capacity + extra
+//   resize  {cols, rows}     the reference resizes the session
+//   quiet   {ms, timeout}    wait until no output came for `ms`
+// Timeouts are in seconds. Every wait is bounded: a step that times out fails
+// the row with the step named.
+#pragma once
+
+#include "servertestutil.h"
+#include "terminalstate.h"
+#include "vtrender.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+#include <memory>
+
+namespace Fidelity {
+
+/// The corpus file (tests/vectors/fidelity-corpus.json) as parsed JSON; an
+/// empty object when it cannot be read.
+inline QJsonObject loadCorpus()
+{
+    QFile f(QStringLiteral(TETHER_SOURCE_DIR "/tests/vectors/fidelity-corpus.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return QJsonObject();
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+/// A terminal fed one viewer's messages in the order they came: binary
+/// payload (prelude, snapshot, replay, live output) and the text messages
+/// that carry terminal data (`fixup`) or change the size (`size`), the way a
+/// real client applies them. A TerminalState follows the same bytes for the
+/// modes libvterm 0.1.4 does not expose.
+class ViewerTerminal
+{
+public:
+    /// Starts at the size of the client's `attached` message; for a late
+    /// viewer, the title of that message is written first, as clients show it.
+    explicit ViewerTerminal(const ServerTest::WsClient &client, bool applyTitle)
+        : m_client(client)
+    {
+        const QJsonObject &a = client.attachedMsg;
+        vt.reset(new TestUtil::VtRender(a.value(QStringLiteral("cols")).toInt(), a.value(QStringLiteral("rows")).toInt()));
+        const QByteArray title = a.value(QStringLiteral("title")).toString().toUtf8();
+        if (applyTitle && !title.isEmpty())
+            write("\x1b]2;" + title + "\x07");
+        // Skip everything up to and including the attached message.
+        while (m_event < client.events.size()) {
+            const ServerTest::WsClient::Event &e = client.events.at(m_event++);
+            if (e.text && e.data.contains("\"attached\""))
+                break;
+        }
+    }
+
+    /// Feeds what has arrived, up to `limit` binary bytes in all (bytes
+    /// beyond it, and text messages after it, stay unfed).
+    void pump(quint64 limit)
+    {
+        const QList<ServerTest::WsClient::Event> &events = m_client.events;
+        while (m_event < events.size() && m_fed < limit) {
+            const ServerTest::WsClient::Event &e = events.at(m_event);
+            if (e.text) {
+                applyText(QJsonDocument::fromJson(e.data).object());
+                ++m_event;
+                continue;
+            }
+            const qsizetype n = qsizetype(qMin<quint64>(quint64(e.data.size() - m_inEvent), limit - m_fed));
+            write(e.data.constData() + m_inEvent, n);
+            m_inEvent += n;
+            m_fed += quint64(n);
+            if (m_inEvent == e.data.size()) {
+                ++m_event;
+                m_inEvent = 0;
+            }
+        }
+    }
+    quint64 fed() const { return m_fed; }
+
+    /// Written to the terminal directly (a probe after the comparison).
+    void write(const char *data, qsizetype size)
+    {
+        modes.feed(data, size);
+        // libvterm 0.1.4 applies only the first mode of a DECSET/DECRST with
+        // several ("CSI ? 1006 ; 1000 h", as ncurses enables the mouse for
+        // htop, leaves mouse tracking off); xterm and xterm.js apply all.
+        // Such a sequence reaches libvterm one mode at a time.
+        qsizetype plain = 0;
+        for (qsizetype i = 0; i < size; ++i) {
+            const char c = data[i];
+            switch (m_decState) {
+            case 0:
+                if (c == '\x1b')
+                    m_decState = 1;
+                continue;
+            case 1:
+                m_decState = c == '[' ? 2 : (c == '\x1b' ? 1 : 0);
+                continue;
+            case 2:
+                if (c != '?') {
+                    m_decState = c == '\x1b' ? 1 : 0;
+                    continue;
+                }
+                vt->feed(data + plain, i + 1 - plain); // up to "ESC [ ?", held from here
+                plain = i + 1;
+                m_decParams.clear();
+                m_decState = 3;
+                continue;
+            default:
+                if ((c >= '0' && c <= '9') || c == ';') {
+                    m_decParams += c;
+                } else {
+                    if ((c == 'h' || c == 'l') && m_decParams.contains(';')) {
+                        const QList<QByteArray> params = m_decParams.split(';');
+                        QByteArray split = params.first() + c;
+                        for (int p = 1; p < params.size(); ++p)
+                            split += "\x1b[?" + params.at(p) + c;
+                        vt->feed(split);
+                    } else {
+                        vt->feed(m_decParams + c);
+                    }
+                    plain = i + 1;
+                    m_decState = c == '\x1b' ? 1 : 0;
+                }
+                continue;
+            }
+        }
+        if (m_decState != 3)
+            vt->feed(data + plain, size - plain);
+    }
+    void write(const QByteArray &data) { write(data.constData(), data.size()); }
+
+    std::unique_ptr<TestUtil::VtRender> vt;
+    Tether::TerminalState modes;
+
+private:
+    void applyText(const QJsonObject &m)
+    {
+        const QString type = m.value(QStringLiteral("type")).toString();
+        if (type == QLatin1String("fixup") || type == QLatin1String("snapshot")) {
+            write(m.value(QStringLiteral("data")).toString().toLatin1());
+        } else if (type == QLatin1String("size")) {
+            // A terminal resets its scroll margins when resized.
+            vt->resize(m.value(QStringLiteral("cols")).toInt(), m.value(QStringLiteral("rows")).toInt());
+            modes.marginsResetByResize();
+        }
+    }
+
+    const ServerTest::WsClient &m_client;
+    int m_decState = 0;       ///< write(): 0 text, 1 ESC, 2 ESC [, 3 ESC [ ? params
+    QByteArray m_decParams;   ///< the parameters of that DEC mode sequence so far
+    int m_event = 0;
+    qsizetype m_inEvent = 0;
+    quint64 m_fed = 0;
+};
+
+/// Differences between the modes two TerminalStates track (DEC private
+/// modes, keypad, insert mode, scroll margins, title); empty when equal.
+inline QString modesDiff(const Tether::TerminalState &a, const Tether::TerminalState &b, int rows)
+{
+    QStringList out;
+    if (a.modes() != b.modes())
+        out << QStringLiteral("modes 0x%1 vs 0x%2 (TerminalState::Mode bits)").arg(a.modes(), 0, 16).arg(b.modes(), 0, 16);
+    const auto margins = [rows](const Tether::TerminalState &s) {
+        if (!s.marginsSet())
+            return qMakePair(1, rows);
+        return qMakePair(s.marginTop() > 0 ? s.marginTop() : 1, s.marginBottom() > 0 ? s.marginBottom() : rows);
+    };
+    if (margins(a) != margins(b))
+        out << QStringLiteral("scroll margins %1;%2 vs %3;%4").arg(margins(a).first).arg(margins(a).second)
+                   .arg(margins(b).first).arg(margins(b).second);
+    if (a.title() != b.title())
+        out << QStringLiteral("title \"%1\" vs \"%2\"").arg(a.title(), b.title());
+    return out.join(QLatin1Char('\n'));
+}
+
+/// Runs one corpus row against a session of `session`'s server: drives the
+/// steps through the reference viewer `ref` (attached from the start) and
+/// feeds `refTerm` as bytes arrive. Fails (returns false, *error says which
+/// step) when a step times out.
+class Driver
+{
+public:
+    Driver(Tether::Session *session, ServerTest::WsClient *ref, ViewerTerminal *refTerm, quint64 capacity)
+        : m_session(session), m_ref(ref), m_refTerm(refTerm), m_capacity(capacity)
+    {
+    }
+
+    bool run(const QJsonArray &steps, QString *error)
+    {
+        for (int i = 0; i < steps.size(); ++i) {
+            const QJsonObject step = steps.at(i).toObject();
+            if (!runStep(step)) {
+                *error = QStringLiteral("step %1 %2 timed out (offset %3, mark %4); screen:\n%5")
+                             .arg(i).arg(QString::fromUtf8(QJsonDocument(step).toJson(QJsonDocument::Compact)))
+                             .arg(m_session->offset()).arg(m_mark).arg(m_refTerm->vt->text());
+                return false;
+            }
+        }
+        return true;
+    }
+    quint64 mark() const { return m_mark; }
+
+private:
+    bool runStep(const QJsonObject &step)
+    {
+        const QString op = step.value(QStringLiteral("op")).toString();
+        const int timeoutMs = int(step.value(QStringLiteral("timeout")).toDouble(15) * 1000);
+        const QByteArray text = step.value(QStringLiteral("text")).toString().toUtf8();
+        const qint64 extra = qint64(step.value(QStringLiteral("extra")).toDouble());
+        const quint64 target = quint64(qint64(m_mark + m_capacity) + extra);
+        if (op == QLatin1String("type")) {
+            m_ref->sendInput(text);
+            return true;
+        }
+        if (op == QLatin1String("resize")) {
+            m_ref->sendText(QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("resize")},
+                                                      {QStringLiteral("cols"), step.value(QStringLiteral("cols"))},
+                                                      {QStringLiteral("rows"), step.value(QStringLiteral("rows"))}})
+                                .toJson(QJsonDocument::Compact));
+            return true;
+        }
+        if (op == QLatin1String("wait") || op == QLatin1String("start")) {
+            const bool found = until(timeoutMs, [&]() {
+                const qsizetype at = m_ref->bytes.indexOf(text, m_search);
+                if (at < 0)
+                    return false;
+                m_search = at + text.size();
+                if (op == QLatin1String("start"))
+                    m_mark = quint64(at);
+                return true;
+            });
+            return found;
+        }
+        if (op == QLatin1String("rolled"))
+            return until(timeoutMs, [&]() { return quint64(m_ref->bytes.size()) >= target; });
+        if (op == QLatin1String("repeat")) {
+            return until(timeoutMs, [&]() {
+                if (quint64(m_ref->bytes.size()) >= target)
+                    return true;
+                // One batch at a time: the program answers it before the next.
+                if (quietFor(30, 2000))
+                    m_ref->sendInput(text);
+                return false;
+            });
+        }
+        if (op == QLatin1String("quiet"))
+            return quietFor(step.value(QStringLiteral("ms")).toInt(), timeoutMs);
+        qWarning() << "unknown step" << op;
+        return false;
+    }
+
+    /// Spins the event loop (feeding the reference terminal) until `done`
+    /// or `timeoutMs` passed.
+    template<typename F>
+    bool until(int timeoutMs, F done)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (!done()) {
+            if (t.elapsed() > timeoutMs)
+                return false;
+            QTest::qWait(10);
+            m_refTerm->pump(std::numeric_limits<quint64>::max());
+        }
+        return true;
+    }
+    /// True once no output arrived for `ms` (bounded by `timeoutMs`).
+    bool quietFor(int ms, int timeoutMs)
+    {
+        QElapsedTimer t, still;
+        t.start();
+        still.start();
+        qsizetype seen = m_ref->bytes.size();
+        while (still.elapsed() < ms) {
+            if (t.elapsed() > timeoutMs)
+                return false;
+            QTest::qWait(10);
+            m_refTerm->pump(std::numeric_limits<quint64>::max());
+            if (m_ref->bytes.size() != seen) {
+                seen = m_ref->bytes.size();
+                still.restart();
+            }
+        }
+        return true;
+    }
+
+    Tether::Session *m_session;
+    ServerTest::WsClient *m_ref;
+    ViewerTerminal *m_refTerm;
+    quint64 m_capacity;
+    quint64 m_mark = 0;
+    qsizetype m_search = 0;
+};
+
+} // namespace Fidelity

@@ -34,6 +34,7 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 
+#include <functional>
 #include <memory>
 
 namespace Fidelity {
@@ -195,121 +196,126 @@ inline QString modesDiff(const Tether::TerminalState &a, const Tether::TerminalS
     return out.join(QLatin1Char('\n'));
 }
 
-/// Runs one corpus row against a session of `session`'s server: drives the
-/// steps through the reference viewer `ref` (attached from the start) and
-/// feeds `refTerm` as bytes arrive. Fails (returns false, *error says which
-/// step) when a step times out.
+/// Drives one corpus row through the reference viewer `ref` (attached from
+/// the start): a state machine that poll() advances as far as it can without
+/// waiting, so the rows of the corpus run side by side in one event loop.
+/// It feeds `refTerm` as bytes arrive (at most kPumpChunk bytes a poll, so a
+/// flood in one row does not hold the others up).
 class Driver
 {
 public:
-    Driver(Tether::Session *session, ServerTest::WsClient *ref, ViewerTerminal *refTerm, quint64 capacity)
-        : m_session(session), m_ref(ref), m_refTerm(refTerm), m_capacity(capacity)
+    enum Status { Running, Done, Failed };
+    static constexpr quint64 kPumpChunk = 256 * 1024;
+
+    Driver(ServerTest::WsClient *ref, ViewerTerminal *refTerm, quint64 capacity, const QJsonArray &steps)
+        : m_ref(ref), m_refTerm(refTerm), m_capacity(capacity), m_steps(steps)
     {
+        m_clock.start();
     }
 
-    bool run(const QJsonArray &steps, QString *error)
+    /// Called on a `resize` step, after the reference has asked for it (a
+    /// test whose viewers live in real terminals resizes those too).
+    std::function<void(int cols, int rows)> onResize;
+
+    Status poll()
     {
-        for (int i = 0; i < steps.size(); ++i) {
-            const QJsonObject step = steps.at(i).toObject();
-            if (!runStep(step)) {
-                *error = QStringLiteral("step %1 %2 timed out (offset %3, mark %4); screen:\n%5")
-                             .arg(i).arg(QString::fromUtf8(QJsonDocument(step).toJson(QJsonDocument::Compact)))
-                             .arg(m_session->offset()).arg(m_mark).arg(m_refTerm->vt->text());
-                return false;
-            }
+        m_refTerm->pump(m_refTerm->fed() + kPumpChunk);
+        const qint64 now = m_clock.elapsed();
+        if (quint64(m_ref->bytes.size()) != m_seen) {
+            m_seen = quint64(m_ref->bytes.size());
+            m_lastChange = now;
         }
-        return true;
+        while (m_status == Running) {
+            if (m_step >= m_steps.size()) {
+                m_status = Done;
+                break;
+            }
+            const QJsonObject step = m_steps.at(m_step).toObject();
+            if (m_stepStart < 0)
+                m_stepStart = now;
+            if (!runStep(step, now)) {
+                if (now - m_stepStart > qint64(step.value(QStringLiteral("timeout")).toDouble(15) * 1000)) {
+                    m_error = QStringLiteral("step %1 %2 timed out (offset %3, mark %4); screen:\n%5")
+                                  .arg(m_step).arg(QString::fromUtf8(QJsonDocument(step).toJson(QJsonDocument::Compact)))
+                                  .arg(m_ref->bytes.size()).arg(m_mark).arg(m_refTerm->vt->text());
+                    m_status = Failed;
+                }
+                break;
+            }
+            ++m_step;
+            m_stepStart = -1;
+        }
+        return m_status;
     }
+    Status status() const { return m_status; }
+    QString error() const { return m_error; }
+    /// Offset where the program started (the match of the `start` step).
     quint64 mark() const { return m_mark; }
 
 private:
-    bool runStep(const QJsonObject &step)
+    /// One step: true when it is complete.
+    bool runStep(const QJsonObject &step, qint64 now)
     {
         const QString op = step.value(QStringLiteral("op")).toString();
-        const int timeoutMs = int(step.value(QStringLiteral("timeout")).toDouble(15) * 1000);
         const QByteArray text = step.value(QStringLiteral("text")).toString().toUtf8();
         const qint64 extra = qint64(step.value(QStringLiteral("extra")).toDouble());
         const quint64 target = quint64(qint64(m_mark + m_capacity) + extra);
+        const quint64 have = quint64(m_ref->bytes.size());
         if (op == QLatin1String("type")) {
             m_ref->sendInput(text);
             return true;
         }
         if (op == QLatin1String("resize")) {
+            const int cols = step.value(QStringLiteral("cols")).toInt();
+            const int rows = step.value(QStringLiteral("rows")).toInt();
             m_ref->sendText(QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("resize")},
-                                                      {QStringLiteral("cols"), step.value(QStringLiteral("cols"))},
-                                                      {QStringLiteral("rows"), step.value(QStringLiteral("rows"))}})
+                                                      {QStringLiteral("cols"), cols},
+                                                      {QStringLiteral("rows"), rows}})
                                 .toJson(QJsonDocument::Compact));
+            if (onResize)
+                onResize(cols, rows);
             return true;
         }
         if (op == QLatin1String("wait") || op == QLatin1String("start")) {
-            const bool found = until(timeoutMs, [&]() {
-                const qsizetype at = m_ref->bytes.indexOf(text, m_search);
-                if (at < 0)
-                    return false;
-                m_search = at + text.size();
-                if (op == QLatin1String("start"))
-                    m_mark = quint64(at);
-                return true;
-            });
-            return found;
+            const qsizetype at = m_ref->bytes.indexOf(text, m_search);
+            if (at < 0)
+                return false;
+            m_search = at + text.size();
+            if (op == QLatin1String("start"))
+                m_mark = quint64(at);
+            return true;
         }
         if (op == QLatin1String("rolled"))
-            return until(timeoutMs, [&]() { return quint64(m_ref->bytes.size()) >= target; });
+            return have >= target;
         if (op == QLatin1String("repeat")) {
-            return until(timeoutMs, [&]() {
-                if (quint64(m_ref->bytes.size()) >= target)
-                    return true;
-                // One batch at a time: the program answers it before the next.
-                if (quietFor(30, 2000))
-                    m_ref->sendInput(text);
-                return false;
-            });
+            if (have >= target)
+                return true;
+            // One batch at a time: the program answers it before the next.
+            if (now - qMax(m_lastChange, m_lastSend) >= 30) {
+                m_ref->sendInput(text);
+                m_lastSend = now;
+            }
+            return false;
         }
         if (op == QLatin1String("quiet"))
-            return quietFor(step.value(QStringLiteral("ms")).toInt(), timeoutMs);
-        qWarning() << "unknown step" << op;
+            return now - qMax(m_lastChange, m_stepStart) >= step.value(QStringLiteral("ms")).toInt();
+        m_error = QStringLiteral("unknown step ") + op;
+        m_status = Failed;
         return false;
     }
 
-    /// Spins the event loop (feeding the reference terminal) until `done`
-    /// or `timeoutMs` passed.
-    template<typename F>
-    bool until(int timeoutMs, F done)
-    {
-        QElapsedTimer t;
-        t.start();
-        while (!done()) {
-            if (t.elapsed() > timeoutMs)
-                return false;
-            QTest::qWait(10);
-            m_refTerm->pump(std::numeric_limits<quint64>::max());
-        }
-        return true;
-    }
-    /// True once no output arrived for `ms` (bounded by `timeoutMs`).
-    bool quietFor(int ms, int timeoutMs)
-    {
-        QElapsedTimer t, still;
-        t.start();
-        still.start();
-        qsizetype seen = m_ref->bytes.size();
-        while (still.elapsed() < ms) {
-            if (t.elapsed() > timeoutMs)
-                return false;
-            QTest::qWait(10);
-            m_refTerm->pump(std::numeric_limits<quint64>::max());
-            if (m_ref->bytes.size() != seen) {
-                seen = m_ref->bytes.size();
-                still.restart();
-            }
-        }
-        return true;
-    }
-
-    Tether::Session *m_session;
     ServerTest::WsClient *m_ref;
     ViewerTerminal *m_refTerm;
     quint64 m_capacity;
+    QJsonArray m_steps;
+    QElapsedTimer m_clock;
+    Status m_status = Running;
+    QString m_error;
+    int m_step = 0;
+    qint64 m_stepStart = -1;   ///< ms on m_clock when the current step began
+    qint64 m_lastChange = 0;   ///< ms on m_clock when output last arrived
+    qint64 m_lastSend = -1000; ///< ms on m_clock of the last `repeat` input
+    quint64 m_seen = 0;
     quint64 m_mark = 0;
     qsizetype m_search = 0;
 };

@@ -29,20 +29,45 @@ qsizetype completeUtf8Prefix(const char *s, qsizetype n)
 
 } // namespace
 
-void TerminalState::feed(const char *data, qsizetype size)
+template<bool StopAtEvent>
+qsizetype TerminalState::feedImpl(const char *data, qsizetype size)
 {
-    const unsigned char *p = reinterpret_cast<const unsigned char *>(data);
+    const unsigned char *const begin = reinterpret_cast<const unsigned char *>(data);
+    const unsigned char *p = begin;
     const unsigned char *const end = p + std::max<qsizetype>(0, size);
     while (p < end) {
-        // Fast path: printable ASCII in ground state changes nothing tracked.
+        // Fast path: printable ASCII in ground state changes nothing tracked
+        // but printedLast().
         if (m_state == State::Ground && m_utf8Remaining == 0) {
+            const unsigned char *const run = p;
             while (p < end && *p >= 0x20 && *p < 0x7F)
                 ++p;
+            if (p != run)
+                m_printedLast = true;
             if (p == end)
                 break;
         }
         byte(*p++);
+        if constexpr (StopAtEvent) {
+            if (m_events)
+                break;
+        }
     }
+    return p - begin;
+}
+
+void TerminalState::feed(const char *data, qsizetype size)
+{
+    feedImpl<false>(data, size);
+}
+
+qsizetype TerminalState::feedUntilEvent(const char *data, qsizetype size, quint8 *events)
+{
+    m_events = 0;
+    const qsizetype n = feedImpl<true>(data, size);
+    *events = m_events;
+    m_events = 0;
+    return n;
 }
 
 bool TerminalState::atSafeBoundary() const
@@ -282,9 +307,16 @@ void TerminalState::byte(unsigned char c)
         return;
     }
 
+    if (c < 0x20 && m_state != State::Osc && m_state != State::String) {
+        // C0 controls execute in every state but strings, without leaving
+        // the sequence (Williams' "execute" in escape and CSI states).
+        executeC0(c);
+        return;
+    }
+
     switch (m_state) {
     case State::Ground:
-        return; // print or execute: nothing tracked
+        return; // printable ASCII (the fast path in feedImpl()) or DEL
     case State::Escape:
         escapeByte(c);
         return;
@@ -310,8 +342,32 @@ void TerminalState::byte(unsigned char c)
     }
 }
 
+void TerminalState::executeC0(unsigned char c)
+{
+    switch (c) {
+    case 0x0E: // SO (LS1): G1 into GL
+        m_shiftOut = true;
+        return;
+    case 0x0F: // SI (LS0): G0 into GL
+        m_shiftOut = false;
+        return;
+    case 0x00: // NUL, BEL: the cursor stays (and so does a pending wrap)
+    case 0x07:
+        return;
+    default: // BS, HT, LF, VT, FF, CR...: the cursor moves
+        m_printedLast = false;
+        return;
+    }
+}
+
 void TerminalState::c1Control(unsigned char c)
 {
+    if (c == 0x88) { // HTS
+        m_tabStopsChanged = true;
+        m_events |= TabStopSet;
+    } else if (c != 0x8E && c != 0x8F) { // not SS2/SS3: IND, NEL, RI... move the cursor
+        m_printedLast = false;
+    }
     switch (c) {
     case 0x9C: // ST
         if (m_state == State::Osc)
@@ -343,6 +399,9 @@ void TerminalState::nonAsciiChar()
     // xterm.js: a character >= U+00A0 inside an escape or CSI sequence is an
     // error that returns to ground; strings and CSI-ignore swallow it.
     switch (m_state) {
+    case State::Ground:
+        m_printedLast = true;
+        return;
     case State::Escape:
     case State::EscapeIntermediate:
     case State::CsiEntry:
@@ -357,27 +416,90 @@ void TerminalState::nonAsciiChar()
 
 void TerminalState::escDispatch(unsigned char final)
 {
-    if (m_intermediateCount != 0)
+    if (m_intermediateCount == 1 && (m_intermediate == '(' || m_intermediate == ')')) {
+        // SCS into G0 / G1; only the sets libvterm and xterm.js both know.
+        if (final == 'B' || final == '0' || final == 'A')
+            (m_intermediate == '(' ? m_g0 : m_g1) = char(final);
         return;
-    if (final == 'c') { // RIS: full reset
+    }
+    if (m_intermediateCount != 0) {
+        m_printedLast = false; // DECALN and friends: not a plain print
+        return;
+    }
+    switch (final) {
+    case 'c': // RIS: full reset
         m_modes = 0;
         m_altEntered = 0;
         m_marginsSet = false;
-    } else if (final == '=') { // DECKPAM
+        resetCharsets();
+        m_tabStopsChanged = false;
+        m_printedLast = false;
+        m_events |= FullReset;
+        return;
+    case '=': // DECKPAM
         m_modes |= KeypadApp;
-    } else if (final == '>') { // DECKPNM
+        return;
+    case '>': // DECKPNM
         m_modes &= ~quint32(KeypadApp);
+        return;
+    case '7': // DECSC: saves, does not move
+        m_events |= CursorSaved;
+        return;
+    case 'H': // HTS at the cursor column
+        m_tabStopsChanged = true;
+        m_events |= TabStopSet;
+        return;
+    default: // DECRC, IND, NEL, RI, ...: the cursor may move
+        m_printedLast = false;
+        return;
     }
+}
+
+void TerminalState::resetCharsets()
+{
+    m_g0 = 'B';
+    m_g1 = 'B';
+    m_shiftOut = false;
 }
 
 void TerminalState::csiDispatch(unsigned char final)
 {
+    if ((m_csiMarker == '?' || m_csiMarker == 0) && m_intermediateCount == 0 && (final == 'h' || final == 'l')
+        && m_paramCount > 1)
+        m_events |= ModeList;
     if (m_csiMarker == '?' && m_intermediateCount == 0 && (final == 'h' || final == 'l')) {
         const int n = std::min(m_paramCount, kMaxParams);
-        for (int i = 0; i < n; ++i)
-            setDecMode(m_params[i], final == 'h');
+        for (int i = 0; i < n; ++i) {
+            const int mode = m_params[i];
+            setDecMode(mode, final == 'h');
+            // Origin mode homes the cursor; the alternate screen and 1048
+            // move it (restore) or change the screen it is on.
+            if (mode == 6 || mode == 47 || mode == 1047 || mode == 1048 || mode == 1049)
+                m_printedLast = false;
+            if (final == 'h' && (mode == 1048 || mode == 1049))
+                m_events |= CursorSaved;
+        }
         return;
     }
+    if (isQuery(final)) {
+        ++m_queriesSeen;
+        return;
+    }
+    if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'g') {
+        // TBC: 0 (or none) clears the stop at the cursor, 3 all of them.
+        const int ps = m_paramCount > 0 ? m_params[0] : 0;
+        if (ps == 0 || ps == 3) {
+            m_tabStopsChanged = true;
+            m_events |= ps == 0 ? TabStopCleared : TabStopsCleared;
+        }
+        return;
+    }
+    if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'J' && m_paramCount > 0 && m_params[0] == 2)
+        m_events |= ScreenErased; // and the cursor stays: printedLast() is reset below
+    if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'm')
+        return; // SGR: the pen only
+    if (m_csiMarker == 0 && m_intermediateCount == 1 && m_intermediate == ' ' && final == 'q')
+        return; // DECSCUSR: the cursor's shape only
     if (m_csiMarker == 0 && m_intermediateCount == 1 && m_intermediate == '!' && final == 'p') {
         // DECSTR, soft reset. Of the tracked modes xterm resets only cursor
         // visibility (DECTCEM on) and DECCKM; the screen buffer, mouse,
@@ -386,6 +508,9 @@ void TerminalState::csiDispatch(unsigned char final)
         // (on), insert mode, the keypad and the margins.
         m_modes &= ~quint32(AppCursorKeys | CursorHidden | NoAutowrap | InsertMode | KeypadApp | OriginMode);
         m_marginsSet = false;
+        // Character sets: G0..G3 ASCII, GL = G0 (xterm ctlseqs; libvterm).
+        resetCharsets();
+        m_printedLast = false;
         return;
     }
     if (m_csiMarker == 0 && m_intermediateCount == 0 && (final == 'h' || final == 'l')) {
@@ -418,6 +543,27 @@ void TerminalState::csiDispatch(unsigned char final)
         m_marginTop = n > 0 ? m_params[0] : 0;
         m_marginBottom = n > 1 ? m_params[1] : 0;
         m_marginsSet = m_marginTop != 0 || m_marginBottom != 0;
+        m_printedLast = false; // DECSTBM homes the cursor
+        return;
+    }
+    if (final == 'h' || final == 'l' || final == 't')
+        return; // ANSI modes, window operations: the cursor stays
+    m_printedLast = false; // cursor movement, erase, scroll, ...
+}
+
+bool TerminalState::isQuery(unsigned char final) const
+{
+    const int ps = m_paramCount > 0 ? m_params[0] : 0;
+    switch (final) {
+    case 'c': // DA1 (no marker) and DA2 ('>'), Ps 0 or none
+        return m_intermediateCount == 0 && (m_csiMarker == 0 || m_csiMarker == '>') && ps == 0;
+    case 'n': // DSR 5 (status), 6 (CPR); DECXCPR "? 6"
+        return m_intermediateCount == 0
+            && ((m_csiMarker == 0 && (ps == 5 || ps == 6)) || (m_csiMarker == '?' && ps == 6));
+    case 'p': // DECRQM, ANSI and DEC private
+        return m_intermediateCount == 1 && m_intermediate == '$' && (m_csiMarker == 0 || m_csiMarker == '?');
+    default:
+        return false;
     }
 }
 
@@ -449,8 +595,10 @@ void TerminalState::setDecMode(int mode, bool on)
     case 1047:
     case 1049:
         if (on) {
-            if (!(m_modes & AltScreen))
+            if (!(m_modes & AltScreen)) {
                 m_altEntered = quint16(mode);
+                m_events |= AltScreenEntered;
+            }
             m_modes |= AltScreen;
             if (mode == 1049)
                 m_modes |= AltScreen1049;
@@ -536,6 +684,22 @@ void TerminalState::oscDispatch()
     m_oscCommand = -2;
 }
 
+QByteArray TerminalState::charsetSequence() const
+{
+    QByteArray out;
+    if (m_g0 != 'B') {
+        out += "\x1b(";
+        out += m_g0;
+    }
+    if (m_g1 != 'B') {
+        out += "\x1b)";
+        out += m_g1;
+    }
+    if (m_shiftOut)
+        out += '\x0e';
+    return out;
+}
+
 QByteArray TerminalState::restoreSequence() const
 {
     QByteArray out;
@@ -599,11 +763,19 @@ QByteArray TerminalState::restoreSequence() const
 // u8 intermediate, u8 intermediateCount, u8 subParam, i32 paramCount,
 // 16 x i32 params, u32 modes, u32 altEntered, u8 marginsSet, i32 marginTop,
 // i32 marginBottom, i32 titleStackDepth, i32 oscCommand, u8 oscInText,
-// bytes osc, u8 oscOverflow, text title, u64 titleSerial. A field added to
-// the parser must be added here, with a new version.
+// bytes osc, u8 oscOverflow, text title, u64 titleSerial.
+// Version 2 appends: u8 g0, u8 g1, u8 shiftOut, u8 tabStopsChanged,
+// u8 printedLast, u64 queriesSeen. restore() still reads version 1 (a state
+// saved by the previous build during a restart in place): those fields then
+// take their reset values. A field added to the parser must be added here,
+// with a new version.
 
 namespace {
-constexpr quint8 kSaveVersion = 1;
+constexpr quint8 kSaveVersion = 2;
+bool validCharset(quint8 c)
+{
+    return c == 'B' || c == '0' || c == 'A';
+}
 }
 
 QByteArray TerminalState::save() const
@@ -634,13 +806,20 @@ QByteArray TerminalState::save() const
     w.boolean(m_oscOverflow);
     w.text(m_title);
     w.u64(m_titleSerial);
+    w.u8(quint8(m_g0));
+    w.u8(quint8(m_g1));
+    w.boolean(m_shiftOut);
+    w.boolean(m_tabStopsChanged);
+    w.boolean(m_printedLast);
+    w.u64(m_queriesSeen);
     return w.take();
 }
 
 bool TerminalState::restore(const QByteArray &saved)
 {
     ByteReader r(saved);
-    if (r.u8() != kSaveVersion)
+    const quint8 version = r.u8();
+    if (version != kSaveVersion && version != 1)
         return false;
     TerminalState t;
     const quint8 state = r.u8();
@@ -667,11 +846,23 @@ bool TerminalState::restore(const QByteArray &saved)
     t.m_oscOverflow = r.boolean();
     t.m_title = r.text();
     t.m_titleSerial = r.u64();
+    quint8 g0 = 'B', g1 = 'B';
+    if (version >= 2) {
+        g0 = r.u8();
+        g1 = r.u8();
+        t.m_shiftOut = r.boolean();
+        t.m_tabStopsChanged = r.boolean();
+        t.m_printedLast = r.boolean();
+        t.m_queriesSeen = r.u64();
+    }
+    t.m_g0 = char(g0);
+    t.m_g1 = char(g1);
     // Out-of-range values would index m_params out of bounds or never leave
     // a state: refuse them rather than trust the bytes.
     const bool valid = r.ok() && r.atEnd() && state <= quint8(State::String) && t.m_utf8Remaining <= 3
         && t.m_paramCount >= 0 && t.m_paramCount <= kMaxParams + 1 && alt <= 0xFFFF
-        && t.m_titleStackDepth >= 0 && t.m_titleStackDepth <= kMaxTitleStack && t.m_osc.size() <= kMaxTitle;
+        && t.m_titleStackDepth >= 0 && t.m_titleStackDepth <= kMaxTitleStack && t.m_osc.size() <= kMaxTitle
+        && validCharset(g0) && validCharset(g1);
     if (!valid)
         return false;
     t.m_state = State(state);

@@ -4,6 +4,8 @@
 #include <QByteArray>
 #include <QString>
 
+#include <algorithm>
+
 namespace Tether {
 
 /**
@@ -132,6 +134,69 @@ public:
     /// Incremented each time an OSC 0/2 completes (even with the same text).
     quint64 titleSerial() const { return m_titleSerial; }
 
+    /// The character set designated into G0 (`g` 0) or G1 (`g` 1) by SCS
+    /// ("ESC ( F" / "ESC ) F"), as its final byte: 'B' US ASCII (the default),
+    /// '0' DEC Special Graphics (line drawing), 'A' United Kingdom. Other
+    /// finals are ignored (libvterm 0.1.4 and xterm.js know only these
+    /// three among the 94-character sets curses uses). RIS and DECSTR
+    /// designate ASCII into both (xterm ctlseqs, DECSTR).
+    char charset(int g) const { return g == 1 ? m_g1 : m_g0; }
+    /// True after SO (0x0E, LS1: G1 invoked into GL), false after SI (0x0F,
+    /// LS0), RIS and DECSTR. SO/SI execute inside escape and CSI sequences
+    /// too (C0 controls execute in every state but strings: Williams' parser).
+    bool shiftOut() const { return m_shiftOut; }
+    /// Escape sequences that put a reset terminal's G0, G1 and GL into this
+    /// state (e.g. "\x1b(0" for line drawing in G0); empty when all default.
+    /// Not part of restoreSequence(), whose output replays rely on as it is.
+    QByteArray charsetSequence() const;
+
+    /// True when the stream set or cleared a tab stop (HTS "ESC H" or C1
+    /// HTS, TBC "CSI g" / "CSI 0 g" / "CSI 3 g") since the last RIS: the
+    /// stops may differ from every 8 columns. Which columns it were is not
+    /// known here (the parser does not follow the cursor): Screen tracks them.
+    bool tabStopsChanged() const { return m_tabStopsChanged; }
+
+    /// How many terminal queries the stream has made: DA1 ("CSI c", "CSI 0 c"),
+    /// DA2 ("CSI > c", "CSI > 0 c"), DSR ("CSI 5 n", "CSI 6 n", "CSI ? 6 n")
+    /// and DECRQM ("CSI Ps $ p", "CSI ? Ps $ p"). A session compares it
+    /// before and after feeding output to know whether something waits for
+    /// an answer (issue 9, "Queries while detached"). Wraps at 2^64.
+    quint64 queriesSeen() const { return m_queriesSeen; }
+
+    /// True when the last thing the stream did that can affect where the
+    /// next character goes was printing a character: since then only SGR,
+    /// mode changes (but origin mode and the alternate screen), titles,
+    /// strings, queries, SI/SO/BEL/NUL, keypad or charset designations came.
+    /// Screen uses it to tell the pending-wrap state ("phantom column") after
+    /// a character printed in the last column, which libvterm does not expose.
+    bool printedLast() const { return m_printedLast; }
+
+    /// Events feedUntilEvent() stops after (Screen keeps its emulator in
+    /// step with them; see screen.h).
+    enum Event : quint8 {
+        AltScreenEntered = 1u << 0, ///< AltScreen went from off to on
+        CursorSaved      = 1u << 1, ///< DECSC (ESC 7), CSI ? 1048 h, CSI ? 1049 h
+        TabStopSet       = 1u << 2, ///< HTS (ESC H, C1 HTS) at the cursor column
+        TabStopCleared   = 1u << 3, ///< TBC 0 ("CSI g", "CSI 0 g") at the cursor column
+        TabStopsCleared  = 1u << 4, ///< TBC 3 ("CSI 3 g"): every stop
+        ScreenErased     = 1u << 5, ///< ED 2 ("CSI 2 J"): the whole active screen
+        FullReset        = 1u << 6, ///< RIS (ESC c)
+        ModeList         = 1u << 7, ///< SM/RM or DEC SM/RM with more than one mode
+    };
+    /// The parameters of the sequence that raised the last event (valid
+    /// until more bytes are fed): for ModeList, the modes.
+    int eventParamCount() const { return std::min(m_paramCount, 16); }
+    int eventParam(int i) const { return m_params[i]; }
+    /// The private marker of that sequence ('?' for DEC modes, 0 for ANSI).
+    char eventMarker() const { return m_csiMarker; }
+    /// Like feed(), but returns right after the byte that completed a
+    /// sequence causing one of the Event bits (stored in `*events`, 0 when it
+    /// consumed everything without one). Returns the bytes consumed, > 0 when
+    /// size > 0. The final byte of that sequence is the last one consumed:
+    /// Screen feeds its emulator everything before it, looks at the screen
+    /// as it was (the normal screen, the cursor), then feeds that byte.
+    qsizetype feedUntilEvent(const char *data, qsizetype size, quint8 *events);
+
     /// The whole parser state as bytes, for the restart-in-place state
     /// (docs/architecture.md, "Restart in place"): a version byte, then every
     /// field, little-endian (bytecodec.h). restore(save()) continues exactly
@@ -143,6 +208,9 @@ public:
     bool restore(const QByteArray &saved);
 
 private:
+    template<bool StopAtEvent> qsizetype feedImpl(const char *data, qsizetype size);
+    /// A C0 control executed (outside strings): SI/SO, and printedLast().
+    void executeC0(unsigned char c);
     /// One byte of the stream: UTF-8 decoding, then the "anywhere"
     /// transitions (ESC, CAN, SUB), then the step of the current state.
     void byte(unsigned char c);
@@ -167,6 +235,9 @@ private:
     void nonAsciiChar();              ///< a complete character >= U+00A0 (or U+FFFD)
     void escDispatch(unsigned char final);
     void csiDispatch(unsigned char final);
+    /// The CSI being dispatched is a query counted by queriesSeen().
+    bool isQuery(unsigned char final) const;
+    void resetCharsets();
     void setDecMode(int mode, bool on);
     void oscStart();
     void oscPut(unsigned char c);
@@ -200,6 +271,13 @@ private:
     bool m_oscOverflow = false;
     QString m_title;
     quint64 m_titleSerial = 0;
+    char m_g0 = 'B';              ///< see charset()
+    char m_g1 = 'B';
+    bool m_shiftOut = false;
+    bool m_tabStopsChanged = false;
+    bool m_printedLast = false;
+    quint64 m_queriesSeen = 0;
+    quint8 m_events = 0;          ///< Event bits since feedUntilEvent() started (not saved)
 };
 
 } // namespace Tether

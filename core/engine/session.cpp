@@ -3,7 +3,10 @@
 #include "logging.h"
 #include "replayplan.h"
 #include "procinfo.h"
+#include "screen.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -33,6 +36,14 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     // the terminal modes in force at the first retained byte.
     m_ring.setEvictionHandler([this](const char *data, qsizetype size) { feedTail(data, size); });
 
+    // The screen's parse timer: a zero-timer, running only while the screen
+    // has output to catch up on (an idle session has no wakeups).
+    m_screenTimer.setInterval(0);
+    connect(&m_screenTimer, &QTimer::timeout, this, [this] {
+        const bool busy = m_outputSinceParse;
+        m_outputSinceParse = false;
+        parseScreen(kScreenChunk, busy ? kScreenBusyUs : kScreenTurnUs);
+    });
     connect(&m_pty, &PtyProcess::outputReady, this, &Session::onOutput);
     connect(&m_pty, &PtyProcess::finished, this, &Session::onFinished);
     connect(&m_pty, &PtyProcess::tornDown, this, [this] {
@@ -58,6 +69,7 @@ bool Session::start(QString *error)
 {
     if (!m_pty.start(m_options, error))
         return false;
+    m_sizes = {SizeChange{0, m_pty.cols(), m_pty.rows()}};
     m_state = State::Running;
     qCInfo(lcSession) << "session" << m_id << "started pid" << m_pty.pid();
     return true;
@@ -92,13 +104,48 @@ void Session::feedTail(const char *data, qsizetype size)
     }
     m_tail.feed(data, size);
     m_tailOffset += quint64(size);
+    // Bytes the screen never parsed are gone: it is outrun (it restarts at
+    // the ring's start when it next parses).
+    if (m_screen && m_screenOffset < m_tailOffset)
+        m_screenSynced = false;
 }
 
 void Session::onOutput(const char *data, qsizetype size)
 {
+    const quint64 from = m_ring.endOffset();
     m_ring.append(data, size);
+    const quint64 queries = m_head.queriesSeen();
     m_head.feed(data, size);
     m_lastActivityMs = nowMs();
+
+    // The screen (see hasScreen()): this path only records and schedules.
+    const quint64 end = m_ring.endOffset();
+    if (!m_control) {
+        // Queries in output no control viewer saw are the server's to answer.
+        if (!m_answerRanges.isEmpty() && m_answerRanges.last().second == from)
+            m_answerRanges.last().second = end;
+        else
+            m_answerRanges.append({from, end});
+        while (m_answerRanges.size() > kMaxAnswerRanges)
+            m_answerRanges.removeFirst();
+    }
+    m_outputSinceParse = true;
+    if (!m_control && m_head.queriesSeen() != queries) {
+        // A program waits for an answer now: parse up to it at once.
+        if (!m_screen) {
+            // Older queries were never meant for us: only this output's.
+            m_answerRanges = {{from, end}};
+            createScreenAtStart();
+        }
+        parseScreen(kScreenChunk, kScreenTurnUs);
+    } else if (!m_screen && m_ring.size() >= m_ring.capacity() / 2) {
+        // First time the ring is half full: the stream is still whole.
+        m_answerRanges.clear();
+        createScreenAtStart();
+        scheduleScreen();
+    } else if (m_screen) {
+        scheduleScreen();
+    }
 
     forEachViewer([=](Viewer *v) { v->output(data, size); });
 
@@ -109,6 +156,193 @@ void Session::onOutput(const char *data, qsizetype size)
         Q_EMIT titleChanged(t);
     }
     Q_EMIT outputArrived(size);
+}
+
+// --- the server-side screen ---------------------------------------------------
+
+qsizetype Session::screenBytes() const
+{
+    return m_screen ? m_screen->memoryBytes() : 0;
+}
+
+Session::SizeChange Session::sizeAt(quint64 offset) const
+{
+    SizeChange in{offset, m_pty.cols(), m_pty.rows()};
+    for (const SizeChange &c : m_sizes) {
+        if (c.offset > offset)
+            break;
+        in = c;
+    }
+    return in;
+}
+
+void Session::recordSize(int cols, int rows)
+{
+    const quint64 at = m_ring.endOffset();
+    if (!m_sizes.isEmpty() && m_sizes.last().offset == at)
+        m_sizes.last() = SizeChange{at, cols, rows};
+    else
+        m_sizes.append(SizeChange{at, cols, rows});
+    // Keep the size in force at the ring's start (or at S, if lower).
+    const quint64 keepFrom = m_screen ? std::min(m_screenOffset, m_ring.startOffset()) : m_ring.startOffset();
+    while (m_sizes.size() >= 2 && m_sizes.at(1).offset <= keepFrom)
+        m_sizes.removeFirst();
+}
+
+void Session::createScreen(quint64 at, const TerminalState &modes, int cols, int rows)
+{
+    m_screen = std::make_unique<Screen>(cols, rows);
+    m_screen->setAnswerHandler([this](const char *data, qsizetype size) {
+        // Only answers to queries in output no control viewer saw (a
+        // viewer's terminal answers the rest; replays are never answered).
+        if (m_screenAnswering && m_state == State::Running && m_pty.acceptsInput())
+            m_pty.write(data, size);
+    });
+    m_screenOffset = at;
+    // The modes in force there (nothing for a stream that starts here).
+    const QByteArray restore = modes.restoreSequence();
+    m_screenAnswering = false;
+    if (!restore.isEmpty())
+        m_screen->feed(restore.constData(), restore.size());
+    m_screen->mark();
+}
+
+void Session::createScreenAtStart()
+{
+    const quint64 start = m_ring.startOffset();
+    if (start == 0) {
+        const SizeChange size = sizeAt(0);
+        createScreen(0, TerminalState(), size.cols, size.rows);
+        m_screenSynced = true;
+        applyScreenEventsAt(0);
+        return;
+    }
+    resyncScreen();
+}
+
+void Session::resyncScreen()
+{
+    // Skip to the first safe boundary at the ring's start, with the modes
+    // in force there (the tail state is exact at the ring's start).
+    TerminalState st = m_tail;
+    quint64 at = m_ring.startOffset();
+    const quint64 end = m_ring.endOffset();
+    quint64 scanned = 0;
+    while (!st.atSafeBoundary() && at < end && scanned < kMaxReplayBoundaryScan) {
+        const char c = m_ring.at(at);
+        st.feed(&c, 1);
+        ++at;
+        ++scanned;
+    }
+    if (!st.atSafeBoundary()) {
+        at = end;
+        st = TerminalState();
+    }
+    const SizeChange size = sizeAt(at);
+    createScreen(at, st, size.cols, size.rows);
+    m_screenSynced = false;
+    qCDebug(lcSession) << "session" << m_id << "screen outrun: resumes unsynced at" << at;
+}
+
+void Session::scheduleScreen()
+{
+    if (m_screen && m_screenOffset < m_ring.endOffset() && !m_screenTimer.isActive())
+        m_screenTimer.start();
+}
+
+void Session::applyScreenEventsAt(quint64 at)
+{
+    for (const SizeChange &c : std::as_const(m_sizes)) {
+        if (c.offset == at && (c.cols != m_screen->cols() || c.rows != m_screen->rows()))
+            m_screen->resize(c.cols, c.rows);
+        if (c.offset > at)
+            break;
+    }
+    // Where a resize reset the margins, the screen does what the viewers'
+    // terminals did (libvterm keeps them): the same fixup.
+    if (m_marginResets.contains(at)) {
+        const QByteArray fix = TerminalState::marginResetSequence();
+        m_screenAnswering = false;
+        m_screen->feed(fix.constData(), fix.size());
+    }
+}
+
+void Session::feedScreen(quint64 to, bool answering)
+{
+    m_screenAnswering = answering;
+    while (m_screenOffset < to) {
+        const auto spans = m_ring.spans(m_screenOffset, qsizetype(to - m_screenOffset));
+        const RingBuffer::Span &sp = spans.first;
+        if (sp.size <= 0)
+            break;
+        m_screen->feed(sp.data, sp.size);
+        m_screenOffset += quint64(sp.size);
+    }
+    m_screenAnswering = false;
+}
+
+void Session::parseScreen(qsizetype maxBytes, qint64 maxUs)
+{
+    if (!m_screen)
+        return;
+    if (m_screenOffset < m_ring.startOffset())
+        resyncScreen();
+    QElapsedTimer clock;
+    clock.start();
+    const quint64 end = m_ring.endOffset();
+    const quint64 limit = std::min(end, m_screenOffset + quint64(std::max<qsizetype>(maxBytes, 0)));
+    // Pieces of at most 4 KiB between clock checks.
+    constexpr quint64 kPiece = 4096;
+    while (m_screenOffset < limit) {
+        quint64 stop = std::min(limit, m_screenOffset + kPiece);
+        for (const SizeChange &c : std::as_const(m_sizes))
+            if (c.offset > m_screenOffset) {
+                stop = std::min(stop, c.offset);
+                break;
+            }
+        for (const quint64 r : std::as_const(m_marginResets))
+            if (r > m_screenOffset) {
+                stop = std::min(stop, r);
+                break;
+            }
+        while (!m_answerRanges.isEmpty() && m_answerRanges.first().second <= m_screenOffset)
+            m_answerRanges.removeFirst();
+        bool answering = false;
+        if (!m_answerRanges.isEmpty()) {
+            const auto &r = m_answerRanges.first();
+            answering = r.first <= m_screenOffset;
+            stop = std::min(stop, answering ? r.second : r.first);
+        }
+        feedScreen(stop, answering);
+        applyScreenEventsAt(m_screenOffset);
+        if (!m_screenSynced && m_screen->fullyRewrittenSinceMark()) {
+            m_screenSynced = true;
+            qCDebug(lcSession) << "session" << m_id << "screen synced again at" << m_screenOffset;
+        }
+        if (clock.nsecsElapsed() / 1000 >= maxUs)
+            break;
+    }
+    if (m_screenOffset >= end)
+        m_screenTimer.stop();
+    else if (!m_screenTimer.isActive())
+        m_screenTimer.start();
+}
+
+bool Session::screenToSafeBoundary()
+{
+    const quint64 end = m_ring.endOffset();
+    quint64 scanned = 0;
+    while (!m_screen->modes().atSafeBoundary()) {
+        if (m_screenOffset >= end || scanned >= quint64(kMaxSnapshotBoundaryScan))
+            return false;
+        bool answering = false;
+        for (const auto &r : std::as_const(m_answerRanges))
+            answering = answering || (r.first <= m_screenOffset && m_screenOffset < r.second);
+        feedScreen(m_screenOffset + 1, answering);
+        applyScreenEventsAt(m_screenOffset);
+        ++scanned;
+    }
+    return true;
 }
 
 void Session::onFinished(const ExitStatus &status)
@@ -124,8 +358,9 @@ void Session::onFinished(const ExitStatus &status)
     Q_EMIT exited(status);
 }
 
-void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> resume)
+void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request)
 {
+    const std::optional<quint64> resume = request.resume;
     if (!viewer)
         return;
     if (viewer == m_control || m_watchers.contains(viewer))
@@ -139,7 +374,39 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
         old->detached(DetachReason::Superseded);
     }
 
-    const ReplayPlan plan = planReplay(m_ring, m_tail, m_marginResets, resume);
+    // The screen snapshot (see the header): only for a reset replay, of a
+    // stream whose beginning was dropped or on request.
+    const bool reset = !resume || *resume < m_ring.startOffset() || *resume > m_ring.endOffset();
+    std::optional<SnapshotOffer> offer;
+    QByteArray snapshot;
+    if (reset && (request.screen || m_ring.startOffset() > 0)) {
+        if (!m_screen && request.screen) {
+            // Made now, so the next such attach finds it; parsed at once only
+            // when that is cheap, else this attach gets the raw replay.
+            createScreenAtStart();
+            if (m_ring.endOffset() - m_screenOffset <= quint64(kMaxSyncScreenParse))
+                parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
+            else
+                scheduleScreen();
+        } else if (m_screen) {
+            parseScreen(kScreenChunk, kScreenTurnUs);
+        }
+        if (m_screen && m_screenOffset < m_ring.startOffset())
+            resyncScreen();
+        if (screenSynced() && screenToSafeBoundary()) {
+            offer = SnapshotOffer{m_screenOffset, request.screen};
+            Screen::SnapshotOptions o;
+            if (request.screen) {
+                o.inPlace = false;
+                o.scrollbackLines = std::clamp(request.lines, 0, kMaxReplayLines);
+            }
+            snapshot = m_screen->snapshot(o);
+        }
+        scheduleScreen();
+    }
+    const ReplayPlan plan = planReplay(m_ring, m_tail, m_marginResets, resume, offer);
+    if (!plan.snapshotAt)
+        snapshot.clear();
     AttachInfo info;
     info.mode = mode;
     info.reset = plan.reset;
@@ -148,6 +415,9 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
     info.preludeBytes = plan.prelude.size();
     info.replayBytes = plan.replayBytes();
     info.offset = plan.offset;
+    info.snapshotAt = plan.snapshotAt;
+    info.snapshotBytes = plan.snapshotAt ? snapshot.size() : 0;
+    info.screenReplay = plan.screenReplay;
     info.exited = m_state == State::Exited;
     info.cols = m_pty.cols();
     info.rows = m_pty.rows();
@@ -176,11 +446,23 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
             viewer->output(spans.second.data, spans.second.size);
         at = to;
     };
+    // The snapshot goes at its offset, after a fixup there.
+    bool snapshotSent = !plan.snapshotAt;
+    auto sendSnapshotBefore = [&](quint64 next, bool inclusive) {
+        if (snapshotSent || (inclusive ? *plan.snapshotAt > next : *plan.snapshotAt >= next))
+            return;
+        replayUpTo(*plan.snapshotAt);
+        if (stillAttached() && !snapshot.isEmpty())
+            viewer->output(snapshot.constData(), snapshot.size());
+        snapshotSent = true;
+    };
     for (const quint64 fixup : plan.fixups) {
+        sendSnapshotBefore(fixup, false);
         replayUpTo(fixup);
         if (stillAttached())
             viewer->fixup(fix);
     }
+    sendSnapshotBefore(plan.offset, true);
     replayUpTo(plan.offset);
     if (stillAttached() && info.exited)
         viewer->exited(m_pty.exitStatus());
@@ -238,6 +520,13 @@ bool Session::resize(Viewer *from, int cols, int rows)
         m_marginResets.append(m_ring.endOffset());
         const QByteArray fix = TerminalState::marginResetSequence();
         forEachViewer([&fix](Viewer *v) { v->fixup(fix); });
+    }
+    if (changed) {
+        // The screen applies it when its parse reaches this offset (output
+        // before it was made at the old size); now, if it has caught up.
+        recordSize(cols, rows);
+        if (m_screen && m_screenOffset == m_ring.endOffset())
+            applyScreenEventsAt(m_screenOffset);
     }
     Q_EMIT sizeChanged(cols, rows);
     return true;
@@ -318,6 +607,24 @@ Handover::SessionRecord Session::handover() const
     r.headState = m_head.save();
     r.tailState = m_tail.save();
     r.marginResets = m_marginResets;
+    if (m_screen) {
+        // The successor feeds this into a fresh Screen: the state at S with
+        // the scrollback it keeps, then parses on from S.
+        Handover::ScreenRecord &sc = r.screen;
+        sc.present = true;
+        sc.offset = m_screenOffset;
+        sc.synced = screenSynced();
+        sc.cols = m_screen->cols();
+        sc.rows = m_screen->rows();
+        Screen::SnapshotOptions o;
+        o.inPlace = false;
+        o.synchronized = false;
+        o.scrollbackLines = int(m_screen->scrollbackLineCount());
+        sc.snapshot = m_screen->snapshot(o);
+        for (const SizeChange &c : m_sizes)
+            if (c.offset > m_screenOffset)
+                sc.resizes.append({c.offset, c.cols, c.rows});
+    }
     return r;
 }
 
@@ -358,6 +665,20 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     s->m_tailOffset = r.ringStart;
     s->m_titleSerial = head.titleSerial();
     s->m_marginResets = r.marginResets;
+    s->m_sizes = {SizeChange{r.ringStart, r.pty.cols, r.pty.rows}};
+    const Handover::ScreenRecord &sc = r.screen;
+    if (sc.present && sc.offset >= r.ringStart && sc.offset <= s->m_ring.endOffset()) {
+        // The screen as it was at S: its snapshot fed into a fresh one.
+        s->m_sizes = {SizeChange{std::min(r.ringStart, sc.offset), sc.cols, sc.rows}};
+        for (const Handover::ResizeRecord &rz : sc.resizes)
+            if (rz.offset > sc.offset && rz.offset <= s->m_ring.endOffset())
+                s->m_sizes.append(SizeChange{rz.offset, rz.cols, rz.rows});
+        s->createScreen(sc.offset, TerminalState(), sc.cols, sc.rows);
+        s->m_screen->feed(sc.snapshot.constData(), sc.snapshot.size());
+        s->m_screen->mark();
+        s->m_screenSynced = sc.synced;
+        s->scheduleScreen();
+    }
     qCInfo(lcSession) << "session" << r.id << "adopted pid" << r.pty.pid << "offset" << s->offset();
     return s;
 }
@@ -394,6 +715,7 @@ Session *Session::adoptBare(const Handover::FdEntry &e, qsizetype bufferCapacity
         return nullptr;
     }
     s->m_command = options.argv;
+    s->m_sizes = {SizeChange{0, h.cols, h.rows}};
     s->m_state = ours ? State::Running : State::Exited;
     if (!ours)
         s->m_exitedAt = s->m_created;

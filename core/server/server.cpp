@@ -837,9 +837,29 @@ void Server::handleUpgrade(HttpConnection *c)
     }
     if (q.hasQueryItem(QStringLiteral("resume"))) {
         // An unparsable offset is treated as beyond the end: reset, "ahead".
-        p.resume = parseOffset(q.queryItemValue(QStringLiteral("resume"), QUrl::FullyDecoded));
-        if (!p.resume)
-            p.resume = std::numeric_limits<quint64>::max();
+        p.replay.resume = parseOffset(q.queryItemValue(QStringLiteral("resume"), QUrl::FullyDecoded));
+        if (!p.replay.resume)
+            p.replay.resume = std::numeric_limits<quint64>::max();
+    }
+    // replay=raw|screen and lines=N (docs/protocol.md §5, "Screen replay"):
+    // refused before the upgrade, as plain HTTP, like other bad requests.
+    if (q.hasQueryItem(QStringLiteral("replay"))) {
+        const QString replay = q.queryItemValue(QStringLiteral("replay"), QUrl::FullyDecoded);
+        if (replay == QLatin1String("screen")) {
+            p.replay.screen = true;
+        } else if (replay != QLatin1String("raw")) {
+            c->respondError(400, QStringLiteral("bad replay: \"raw\" or \"screen\""));
+            return;
+        }
+    }
+    if (q.hasQueryItem(QStringLiteral("lines"))) {
+        const std::optional<quint64> lines = parseOffset(q.queryItemValue(QStringLiteral("lines"), QUrl::FullyDecoded));
+        if (!lines || *lines > quint64(Session::kMaxReplayLines) || !p.replay.screen) {
+            c->respondError(400, QStringLiteral("bad lines: an integer 0..%1, with replay=screen")
+                                     .arg(Session::kMaxReplayLines));
+            return;
+        }
+        p.replay.lines = int(*lines);
     }
     p.kind = r.hasHeader("origin") ? ViewerKind::Browser : ViewerKind::Cli;
 
@@ -943,7 +963,7 @@ void Server::onWebSocket()
             continue;
         }
         Session *session = (m_registry && !p.id.isEmpty() && !m_closed) ? m_registry->find(p.id) : nullptr;
-        v->start(session, p.mode, p.resume, p.badQuery);
+        v->start(session, p.mode, p.replay, p.badQuery);
     }
 }
 

@@ -6,7 +6,10 @@
 // Offsets: every output byte of a session has an offset. After the `attached`
 // message the server sends `prelude_bytes` bytes of mode-restoring sequences
 // (outside the offset space), then `replay_bytes` bytes (offsets
-// replay_from ..< offset), then live output continuing the same offsets. The
+// replay_from ..< offset), then live output continuing the same offsets; when
+// the `attached` message has a `snapshot_at` offset, `snapshot_bytes` bytes of
+// the server's screen snapshot (no offsets either) come where the replay
+// reaches it (docs/protocol.md, "Screen snapshot"). The
 // page counts the offset of what it has *received* (all of it is queued into
 // xterm.js in order), so after a blip it asks for exactly the bytes it misses:
 // nothing lost, nothing shown twice.
@@ -123,6 +126,8 @@ export class Attachment {
     this.inputEnabled = false;
     this.preludeLeft = 0;
     this.replayLeft = 0;
+    this.snapshotAt = 0;         // offset where the snapshot goes ...
+    this.snapshotLeft = 0;       // ... and its bytes still expected
     this.received = 0;           // bytes handed to xterm.js ...
     this.parsed = 0;             // ... and bytes it has parsed
     this.pausedForBacklog = false;
@@ -266,9 +271,14 @@ export class Attachment {
         this.offset = Number(msg.replay_from);
         this.preludeLeft = Number(msg.prelude_bytes) || 0;
         this.replayLeft = Number(msg.replay_bytes) || 0;
+        // A snapshot outside the replay's offsets cannot be placed: ignored.
+        const at = msg.snapshot_at;
+        const placed = typeof at === 'number' && at >= this.offset && at <= this.offset + this.replayLeft;
+        this.snapshotAt = placed ? at : 0;
+        this.snapshotLeft = placed ? (Number(msg.snapshot_bytes) || 0) : 0;
         this.setState('connected', { msg });
         if (this.cb.onAttached) this.cb.onAttached(msg);
-        if (this.preludeLeft + this.replayLeft === 0) this.goLive();
+        if (this.pendingReplay() === 0) this.goLive();
         break;
       }
       case 'title':
@@ -296,21 +306,40 @@ export class Attachment {
     }
   }
 
+  /** Prelude, replay and snapshot bytes of the current attach still expected. */
+  pendingReplay() {
+    return this.preludeLeft + this.replayLeft + this.snapshotLeft;
+  }
+
   onOutput(bytes) {
     let n = bytes.length;
     // A prelude with nothing after it is a replay too: it must end in goLive()
     // (input stayed disabled after a prelude-only attach).
-    const inReplay = this.preludeLeft + this.replayLeft > 0;
+    const inReplay = this.pendingReplay() > 0;
     if (this.preludeLeft > 0) {
       // Mode-restoring sequences: written, but not part of the offset space.
       const take = Math.min(n, this.preludeLeft);
       this.preludeLeft -= take;
       n -= take;
     }
+    // The replay, with the snapshot (no offsets) where it reaches snapshot_at.
+    while (n > 0 && (this.replayLeft > 0 || this.snapshotLeft > 0)) {
+      if (this.snapshotLeft > 0 && this.offset === this.snapshotAt) {
+        const take = Math.min(n, this.snapshotLeft);
+        this.snapshotLeft -= take;
+        n -= take;
+        continue;
+      }
+      let room = this.replayLeft;
+      if (this.snapshotLeft > 0) room = Math.min(room, this.snapshotAt - this.offset);
+      const take = Math.min(n, room);
+      this.replayLeft -= take;
+      this.offset += take;
+      n -= take;
+    }
     this.offset += n;
-    if (this.replayLeft > 0) this.replayLeft = Math.max(0, this.replayLeft - n);
     this.write(bytes);
-    if (inReplay && this.replayLeft === 0 && this.preludeLeft === 0) this.goLive();
+    if (inReplay && this.pendingReplay() === 0) this.goLive();
     if (this.received - this.parsed > PENDING_HIGH_BYTES && !this.pausedForBacklog) {
       // Let go of the socket; the callback in write() reconnects once parsed.
       this.pausedForBacklog = true;

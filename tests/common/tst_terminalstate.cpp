@@ -614,7 +614,7 @@ void TestTerminalState::restoreRefusesWhatSaveDidNotMake()
         return !t.restore(bad) && t.save() == before; // unchanged
     };
     QVERIFY(refused(QByteArray()));
-    QVERIFY(refused(QByteArray(1, '\x02') + saved.mid(1))); // another layout version
+    QVERIFY(refused(QByteArray(1, '\x03') + saved.mid(1))); // another layout version
     for (int n = 0; n < saved.size(); ++n)
         QVERIFY2(refused(saved.left(n)), qPrintable(QString::number(n)));
     QVERIFY(refused(saved + 'x'));

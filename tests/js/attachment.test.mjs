@@ -133,9 +133,9 @@ for (const s of vectors.streams) {
       const wrote = Buffer.concat(term.writes.slice(writesBefore)).toString('latin1');
       assert.equal(wrote, e.writes.map(([, data]) => data).join(''), `${where} writes`);
       assert.equal(a.offset, e.offset, `${where} offset`);
-      assert.equal(a.preludeLeft + a.replayLeft, e.pending, `${where} pending`);
+      assert.equal(a.pendingReplay(), e.pending, `${where} pending`);
       assert.equal(live() - liveBefore, e.replay_finished ? 1 : 0, `${where} replay finished`);
-      assert.equal(a.inputEnabled, a.preludeLeft + a.replayLeft === 0, `${where} input enabled after the replay only`);
+      assert.equal(a.inputEnabled, a.pendingReplay() === 0, `${where} input enabled after the replay only`);
     });
   });
 }

@@ -1,0 +1,909 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The server-side screen: libvterm plus what it does not keep, and the
+// snapshot serializer. docs/architecture.md ("Server screen") describes the
+// snapshot's contents and limits.
+#include "screen.h"
+
+#include <vterm.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+namespace Tether {
+
+namespace {
+
+/// The second half of a wide character (libvterm's internal marker).
+constexpr uint32_t kWideContinuation = uint32_t(-1);
+/// A blank run at least this long is written as ECH + CUF, not spaces.
+constexpr int kMinEraseRun = 6;
+/// libvterm's internal cell (ScreenCell: 6 code points, a pen of two colours
+/// and a bit field): what one cell costs in each of its two buffers.
+constexpr qsizetype kInternalCellBytes = 6 * 4 + 2 * 4 + 4;
+
+/// The attributes a cell or the pen has, as libvterm 0.1.4 keeps them.
+struct Pen
+{
+    quint8 bold = 0, underline = 0, italic = 0, blink = 0, reverse = 0, strike = 0, font = 0;
+    VTermColor fg, bg;
+    Pen()
+    {
+        fg.type = VTERM_COLOR_DEFAULT_FG;
+        bg.type = VTERM_COLOR_DEFAULT_BG;
+    }
+};
+
+bool sameColor(const VTermColor &a, const VTermColor &b)
+{
+    const int da = a.type & VTERM_COLOR_DEFAULT_MASK;
+    const int db = b.type & VTERM_COLOR_DEFAULT_MASK;
+    if (da || db)
+        return da == db;
+    if (VTERM_COLOR_IS_INDEXED(&a) != VTERM_COLOR_IS_INDEXED(&b))
+        return false;
+    if (VTERM_COLOR_IS_INDEXED(&a))
+        return a.indexed.idx == b.indexed.idx;
+    return a.rgb.red == b.rgb.red && a.rgb.green == b.rgb.green && a.rgb.blue == b.rgb.blue;
+}
+
+bool samePen(const Pen &a, const Pen &b)
+{
+    return a.bold == b.bold && a.underline == b.underline && a.italic == b.italic && a.blink == b.blink
+        && a.reverse == b.reverse && a.strike == b.strike && a.font == b.font && sameColor(a.fg, b.fg)
+        && sameColor(a.bg, b.bg);
+}
+
+/// A cell's pen; `flipReverse` undoes libvterm's XOR with DECSCNM (screen
+/// reverse video), which get_cell applies and a repaint must not bake in.
+Pen cellPen(const VTermScreenCell &c, bool flipReverse)
+{
+    Pen p;
+    p.bold = c.attrs.bold;
+    p.underline = c.attrs.underline;
+    p.italic = c.attrs.italic;
+    p.blink = c.attrs.blink;
+    p.reverse = c.attrs.reverse ^ (flipReverse ? 1 : 0);
+    p.strike = c.attrs.strike;
+    p.font = c.attrs.font;
+    p.fg = c.fg;
+    p.bg = c.bg;
+    return p;
+}
+
+void appendNumber(QByteArray &out, int n)
+{
+    char buf[12];
+    int i = sizeof buf;
+    unsigned v = unsigned(std::max(n, 0));
+    do {
+        buf[--i] = char('0' + v % 10);
+        v /= 10;
+    } while (v);
+    out.append(buf + i, int(sizeof buf) - i);
+}
+
+void appendColor(QByteArray &out, const VTermColor &c, bool foreground)
+{
+    if (c.type & VTERM_COLOR_DEFAULT_MASK) {
+        out += foreground ? "39" : "49";
+    } else if (VTERM_COLOR_IS_INDEXED(&c)) {
+        const int idx = c.indexed.idx;
+        if (idx < 8) {
+            appendNumber(out, (foreground ? 30 : 40) + idx);
+        } else if (idx < 16) {
+            appendNumber(out, (foreground ? 90 : 100) + idx - 8);
+        } else {
+            out += foreground ? "38;5;" : "48;5;";
+            appendNumber(out, idx);
+        }
+    } else {
+        out += foreground ? "38;2;" : "48;2;";
+        appendNumber(out, c.rgb.red);
+        out += ';';
+        appendNumber(out, c.rgb.green);
+        out += ';';
+        appendNumber(out, c.rgb.blue);
+    }
+}
+
+/// SGR taking a terminal whose pen is `from` to `to`: only what changed, or
+/// "0" plus what is set when that is shorter to think about (to is default).
+void appendSgr(QByteArray &out, Pen &from, const Pen &to)
+{
+    if (samePen(from, to))
+        return;
+    out += "\x1b[";
+    const Pen plain;
+    bool first = true;
+    const auto sep = [&] {
+        if (!first)
+            out += ';';
+        first = false;
+    };
+    Pen base = from;
+    if (samePen(to, plain)) {
+        out += "0m";
+        from = to;
+        return;
+    }
+    // Turning attributes off one by one costs more than a reset when
+    // several go: start from the default pen then.
+    const int offs = (from.bold && !to.bold) + (from.underline && !to.underline) + (from.italic && !to.italic)
+        + (from.blink && !to.blink) + (from.reverse && !to.reverse) + (from.strike && !to.strike);
+    if (offs >= 2) {
+        out += '0';
+        first = false;
+        base = plain;
+    }
+    if (base.bold != to.bold) {
+        sep();
+        out += to.bold ? "1" : "22";
+    }
+    if (base.italic != to.italic) {
+        sep();
+        out += to.italic ? "3" : "23";
+    }
+    if (base.underline != to.underline) {
+        sep();
+        out += to.underline == VTERM_UNDERLINE_OFF ? "24"
+             : to.underline == VTERM_UNDERLINE_DOUBLE ? "21"
+             : to.underline == VTERM_UNDERLINE_CURLY ? "4:3" : "4";
+    }
+    if (base.blink != to.blink) {
+        sep();
+        out += to.blink ? "5" : "25";
+    }
+    if (base.reverse != to.reverse) {
+        sep();
+        out += to.reverse ? "7" : "27";
+    }
+    if (base.strike != to.strike) {
+        sep();
+        out += to.strike ? "9" : "29";
+    }
+    if (base.font != to.font) {
+        sep();
+        appendNumber(out, 10 + to.font);
+    }
+    if (!sameColor(base.fg, to.fg)) {
+        sep();
+        appendColor(out, to.fg, true);
+    }
+    if (!sameColor(base.bg, to.bg)) {
+        sep();
+        appendColor(out, to.bg, false);
+    }
+    out += 'm';
+    from = to;
+}
+
+void appendUtf8(QByteArray &out, uint32_t c)
+{
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+        c = 0xFFFD;
+    if (c < 0x80) {
+        out += char(c);
+    } else if (c < 0x800) {
+        out += char(0xC0 | (c >> 6));
+        out += char(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        out += char(0xE0 | (c >> 12));
+        out += char(0x80 | ((c >> 6) & 0x3F));
+        out += char(0x80 | (c & 0x3F));
+    } else {
+        out += char(0xF0 | (c >> 18));
+        out += char(0x80 | ((c >> 12) & 0x3F));
+        out += char(0x80 | ((c >> 6) & 0x3F));
+        out += char(0x80 | (c & 0x3F));
+    }
+}
+
+void appendGlyph(QByteArray &out, const VTermScreenCell &c)
+{
+    if (c.chars[0] == 0) {
+        out += ' ';
+        return;
+    }
+    for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && c.chars[i]; ++i)
+        appendUtf8(out, c.chars[i]);
+}
+
+void appendCsi(QByteArray &out, int a, char final)
+{
+    out += "\x1b[";
+    appendNumber(out, a);
+    out += final;
+}
+
+void appendCup(QByteArray &out, int row, int col) // 0-based in, 1-based out
+{
+    out += "\x1b[";
+    appendNumber(out, row + 1);
+    out += ';';
+    appendNumber(out, col + 1);
+    out += 'H';
+}
+
+bool blank(const VTermScreenCell &c)
+{
+    return c.chars[0] == 0;
+}
+
+/**
+ * The cells of one row, written from its first column with the cursor
+ * there: glyphs (wide ones once, combining characters after their base),
+ * blank runs as ECH + CUF, a blank rest of the row as EL. Erasing fills
+ * with the pen in libvterm and with its background in xterm and xterm.js:
+ * a run whose pen has reverse video is written as spaces instead (an erased
+ * reversed cell would show differently there).
+ */
+void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int cols, bool flipReverse)
+{
+    int end = cols;
+    const Pen last = cellPen(cells[cols - 1], flipReverse);
+    if (!last.reverse) {
+        while (end > 0 && blank(cells[end - 1]) && samePen(cellPen(cells[end - 1], flipReverse), last))
+            --end;
+    }
+    for (int col = 0; col < end;) {
+        const VTermScreenCell &c = cells[col];
+        if (c.chars[0] == kWideContinuation) { // a lone second half: skip
+            ++col;
+            continue;
+        }
+        const Pen p = cellPen(c, flipReverse);
+        if (blank(c) && !p.reverse) {
+            int run = 1;
+            while (col + run < end && blank(cells[col + run]) && samePen(cellPen(cells[col + run], flipReverse), p))
+                ++run;
+            if (run >= kMinEraseRun) {
+                appendSgr(out, pen, p);
+                appendCsi(out, run, 'X');
+                if (col + run < end)
+                    appendCsi(out, run, 'C');
+                col += run;
+                continue;
+            }
+        }
+        appendSgr(out, pen, p);
+        appendGlyph(out, c);
+        col += std::max(1, int(c.width));
+    }
+    if (end < cols) {
+        appendSgr(out, pen, last);
+        out += "\x1b[K";
+    }
+}
+
+} // namespace
+
+struct Screen::Private
+{
+    /// The cursor, pen and visibility at a moment (a cursor save).
+    struct Saved
+    {
+        VTermPos pos{0, 0};
+        Pen pen;
+        bool visible = true;
+    };
+
+    VTerm *vt = nullptr;
+    VTermScreen *vs = nullptr;
+    VTermState *st = nullptr;
+    VTermScreenCallbacks callbacks{};
+    TerminalState ts;
+    int cols = 0;
+    int rows = 0;
+    std::function<void(const char *, qsizetype)> answer;
+
+    // Properties libvterm reports through settermprop.
+    bool cursorVisible = true;
+    bool cursorBlink = true;
+    int cursorShape = VTERM_PROP_CURSORSHAPE_BLOCK;
+    bool reverseScreen = false;
+    bool vtAlt = false;
+
+    // The normal screen while the alternate one is active (copied before the
+    // sequence entering it was fed), and the cursor then.
+    std::vector<VTermScreenCell> normal;
+    int normalCols = 0;
+    int normalRows = 0;
+    Saved altEnter;
+    // The cursor save slot (DECSC, ?1048, ?1049): libvterm has one.
+    Saved slot;
+    bool slotValid = false;
+    bool slotChangedInAlt = false;
+
+    // Tab stops, when the stream changed them (else every 8 columns).
+    std::vector<char> tabs;
+    bool tabsCustom = false;
+
+    // The last glyph-sized damage (pending-wrap inference).
+    int lastGlyphRow = -1;
+    int lastGlyphStart = -1;
+    int lastGlyphEnd = -1;
+
+    std::deque<QByteArray> scrollback;
+    qsizetype scrollbackBytes = 0;
+
+    bool erasedSinceMark = false;
+    int pushedSinceMark = 0;
+
+    void write(const char *data, qsizetype size)
+    {
+        if (size > 0)
+            vterm_input_write(vt, data, size_t(size));
+    }
+    void write(const QByteArray &b) { write(b.constData(), b.size()); }
+
+    VTermPos cursor() const
+    {
+        VTermPos p;
+        vterm_state_get_cursorpos(st, &p);
+        return p;
+    }
+
+    Pen currentPen() const
+    {
+        Pen p;
+        VTermValue v;
+        if (vterm_state_get_penattr(st, VTERM_ATTR_BOLD, &v))
+            p.bold = v.boolean ? 1 : 0;
+        if (vterm_state_get_penattr(st, VTERM_ATTR_UNDERLINE, &v))
+            p.underline = quint8(v.number);
+        if (vterm_state_get_penattr(st, VTERM_ATTR_ITALIC, &v))
+            p.italic = v.boolean ? 1 : 0;
+        if (vterm_state_get_penattr(st, VTERM_ATTR_BLINK, &v))
+            p.blink = v.boolean ? 1 : 0;
+        if (vterm_state_get_penattr(st, VTERM_ATTR_REVERSE, &v))
+            p.reverse = v.boolean ? 1 : 0;
+        if (vterm_state_get_penattr(st, VTERM_ATTR_STRIKE, &v))
+            p.strike = v.boolean ? 1 : 0;
+        if (vterm_state_get_penattr(st, VTERM_ATTR_FONT, &v))
+            p.font = quint8(v.number);
+        if (vterm_state_get_penattr(st, VTERM_ATTR_FOREGROUND, &v))
+            p.fg = v.color;
+        if (vterm_state_get_penattr(st, VTERM_ATTR_BACKGROUND, &v))
+            p.bg = v.color;
+        return p;
+    }
+
+    Saved now() const
+    {
+        Saved s;
+        s.pos = cursor();
+        s.pen = currentPen();
+        s.visible = cursorVisible;
+        return s;
+    }
+
+    void readRow(int row, VTermScreenCell *cells) const
+    {
+        for (int col = 0; col < cols; ++col) {
+            VTermScreenCell &c = cells[col];
+            std::memset(&c, 0, sizeof c);
+            vterm_screen_get_cell(vs, VTermPos{row, col}, &c);
+        }
+    }
+
+    void copyNormal()
+    {
+        normal.assign(size_t(rows) * size_t(cols), VTermScreenCell());
+        for (int row = 0; row < rows; ++row)
+            readRow(row, normal.data() + size_t(row) * size_t(cols));
+        normalCols = cols;
+        normalRows = rows;
+        // Undo the screen-reverse XOR now: the copy outlives DECSCNM changes.
+        if (reverseScreen)
+            for (VTermScreenCell &c : normal)
+                c.attrs.reverse ^= 1;
+    }
+
+    void defaultTabs(int n)
+    {
+        tabs.assign(size_t(n), 0);
+        for (int col = 0; col < n; col += 8)
+            tabs[size_t(col)] = 1;
+    }
+
+    void ensureCustomTabs()
+    {
+        if (!tabsCustom) {
+            defaultTabs(cols);
+            tabsCustom = true;
+        }
+    }
+
+    /// Everything an event needs to see before its final byte reaches libvterm.
+    void beforeEvent(quint8 ev)
+    {
+        if (ev & TerminalState::AltScreenEntered) {
+            if (!vtAlt)
+                copyNormal();
+            altEnter = now();
+            slotChangedInAlt = false;
+        } else if ((ev & TerminalState::CursorSaved) && vtAlt) {
+            slotChangedInAlt = true;
+        }
+        if (ev & TerminalState::CursorSaved) {
+            slot = now();
+            slotValid = true;
+        }
+        const int col = cursor().col;
+        if (ev & TerminalState::TabStopSet) {
+            ensureCustomTabs();
+            tabs[size_t(col)] = 1;
+        }
+        if (ev & TerminalState::TabStopCleared) {
+            ensureCustomTabs();
+            tabs[size_t(col)] = 0;
+        }
+        if (ev & TerminalState::TabStopsCleared) {
+            ensureCustomTabs();
+            std::fill(tabs.begin(), tabs.end(), 0);
+        }
+    }
+
+    void afterEvent(quint8 ev)
+    {
+        if (ev & (TerminalState::ScreenErased | TerminalState::AltScreenEntered | TerminalState::FullReset))
+            erasedSinceMark = true;
+        if (ev & TerminalState::FullReset) {
+            tabsCustom = false;
+            slotValid = false;
+            slotChangedInAlt = false;
+        }
+    }
+
+    /// libvterm 0.1.4 applies only the first mode of a list: give it one
+    /// sequence per mode (its CSI is aborted with CAN first).
+    void writeModeList(char final)
+    {
+        write("\x18", 1);
+        QByteArray seq;
+        seq.reserve(16 * 8);
+        for (int i = 0; i < ts.eventParamCount(); ++i) {
+            seq += "\x1b[";
+            if (ts.eventMarker())
+                seq += ts.eventMarker();
+            appendNumber(seq, ts.eventParam(i));
+            seq += final;
+        }
+        write(seq);
+    }
+
+    /// libvterm ignores ?47 and leaves the alternate buffer active after RIS:
+    /// follow the TerminalState's screen with ?1047.
+    void syncAlt()
+    {
+        const bool alt = ts.hasMode(TerminalState::AltScreen);
+        if (alt == vtAlt)
+            return;
+        write(alt ? QByteArrayLiteral("\x1b[?1047h") : QByteArrayLiteral("\x1b[?1047l"));
+    }
+
+    bool pendingWrap() const
+    {
+        if (!ts.printedLast() || ts.hasMode(TerminalState::NoAutowrap) || lastGlyphEnd != cols)
+            return false;
+        const VTermPos p = cursor();
+        return p.row == lastGlyphRow && p.col == lastGlyphStart;
+    }
+
+    // libvterm callbacks.
+    static int onDamage(VTermRect rect, void *user)
+    {
+        auto *d = static_cast<Private *>(user);
+        if (rect.end_row - rect.start_row == 1 && rect.end_col - rect.start_col <= 2) {
+            d->lastGlyphRow = rect.start_row;
+            d->lastGlyphStart = rect.start_col;
+            d->lastGlyphEnd = rect.end_col;
+        } else {
+            d->lastGlyphRow = -1;
+        }
+        return 1;
+    }
+    static int onSetTermProp(VTermProp prop, VTermValue *val, void *user)
+    {
+        auto *d = static_cast<Private *>(user);
+        switch (prop) {
+        case VTERM_PROP_CURSORVISIBLE:
+            d->cursorVisible = val->boolean;
+            break;
+        case VTERM_PROP_CURSORBLINK:
+            d->cursorBlink = val->boolean;
+            break;
+        case VTERM_PROP_CURSORSHAPE:
+            d->cursorShape = val->number;
+            break;
+        case VTERM_PROP_ALTSCREEN:
+            d->vtAlt = val->boolean;
+            break;
+        case VTERM_PROP_REVERSE:
+            d->reverseScreen = val->boolean;
+            break;
+        default:
+            break;
+        }
+        return 1;
+    }
+    static int onPushLine(int cols, const VTermScreenCell *cells, void *user)
+    {
+        auto *d = static_cast<Private *>(user);
+        QByteArray line;
+        Pen pen;
+        if (cols > 0)
+            paintCells(line, pen, cells, cols, d->reverseScreen);
+        appendSgr(line, pen, Pen());
+        d->scrollbackBytes += line.capacity();
+        d->scrollback.push_back(std::move(line));
+        while (d->scrollback.size() > size_t(kMaxScrollbackLines)) {
+            d->scrollbackBytes -= d->scrollback.front().capacity();
+            d->scrollback.pop_front();
+        }
+        if (!d->ts.marginsSet())
+            ++d->pushedSinceMark;
+        return 1;
+    }
+    static void onOutput(const char *s, size_t len, void *user)
+    {
+        auto *d = static_cast<Private *>(user);
+        if (d->answer)
+            d->answer(s, qsizetype(len));
+    }
+};
+
+Screen::Screen(int cols, int rows)
+    : d(std::make_unique<Private>())
+{
+    d->cols = std::clamp(cols, kMinSize, kMaxCols);
+    d->rows = std::clamp(rows, kMinSize, kMaxRows);
+    d->vt = vterm_new(d->rows, d->cols);
+    vterm_set_utf8(d->vt, 1);
+    vterm_output_set_callback(d->vt, &Private::onOutput, d.get());
+    d->st = vterm_obtain_state(d->vt);
+    d->vs = vterm_obtain_screen(d->vt);
+    vterm_screen_enable_altscreen(d->vs, 1);
+    d->callbacks.damage = &Private::onDamage;
+    d->callbacks.settermprop = &Private::onSetTermProp;
+    d->callbacks.sb_pushline = &Private::onPushLine;
+    vterm_screen_set_callbacks(d->vs, &d->callbacks, d.get());
+    vterm_screen_set_damage_merge(d->vs, VTERM_DAMAGE_CELL);
+    vterm_screen_reset(d->vs, 1);
+}
+
+Screen::~Screen()
+{
+    if (d->vt)
+        vterm_free(d->vt);
+}
+
+void Screen::feed(const char *data, qsizetype size)
+{
+    while (size > 0) {
+        quint8 ev = 0;
+        const qsizetype n = d->ts.feedUntilEvent(data, size, &ev);
+        if (!ev) {
+            d->write(data, n);
+        } else {
+            d->write(data, n - 1);
+            d->beforeEvent(ev);
+            if (ev & TerminalState::ModeList)
+                d->writeModeList(data[n - 1]);
+            else
+                d->write(data + n - 1, 1);
+            d->afterEvent(ev);
+        }
+        d->syncAlt();
+        data += n;
+        size -= n;
+    }
+}
+
+void Screen::resize(int cols, int rows)
+{
+    cols = std::clamp(cols, kMinSize, kMaxCols);
+    rows = std::clamp(rows, kMinSize, kMaxRows);
+    if (cols == d->cols && rows == d->rows)
+        return;
+    const int oldCols = d->cols;
+    vterm_set_size(d->vt, rows, cols);
+    d->cols = cols;
+    d->rows = rows;
+    if (d->tabsCustom) {
+        // As libvterm does: the old stops kept, every 8th of new columns.
+        d->tabs.resize(size_t(cols), 0);
+        for (int col = oldCols; col < cols; ++col)
+            d->tabs[size_t(col)] = col % 8 == 0;
+    }
+    if (!d->normal.empty()) {
+        // libvterm's buffers keep their top-left cells; so does the copy.
+        std::vector<VTermScreenCell> resized(size_t(rows) * size_t(cols), VTermScreenCell());
+        for (VTermScreenCell &c : resized) {
+            c.width = 1;
+            c.fg.type = VTERM_COLOR_DEFAULT_FG;
+            c.bg.type = VTERM_COLOR_DEFAULT_BG;
+        }
+        for (int row = 0; row < std::min(rows, d->normalRows); ++row)
+            for (int col = 0; col < std::min(cols, d->normalCols); ++col)
+                resized[size_t(row) * size_t(cols) + size_t(col)]
+                    = d->normal[size_t(row) * size_t(d->normalCols) + size_t(col)];
+        d->normal.swap(resized);
+        d->normalCols = cols;
+        d->normalRows = rows;
+    }
+    // The pending wrap does not survive a resize that is not inferred here.
+    d->lastGlyphRow = -1;
+    if (d->ts.marginsSet()) {
+        // Terminals reset the margins on a resize, libvterm keeps them.
+        d->ts.marginsResetByResize();
+        const VTermPos p = d->cursor();
+        QByteArray fix = "\x1b[r";
+        appendCup(fix, p.row, p.col);
+        d->write(fix);
+    }
+}
+
+void Screen::reset(const TerminalState &state)
+{
+    d->write("\x1b" "c", 2);
+    d->ts = TerminalState();
+    d->syncAlt();
+    d->write(state.restoreSequence());
+    d->write(state.charsetSequence());
+    if (state.hasMode(TerminalState::AltScreen) && !d->vtAlt)
+        d->write("\x1b[?1047h", 8);
+    d->ts = state;
+    d->normal.clear();
+    d->tabsCustom = false;
+    d->slotValid = false;
+    d->slotChangedInAlt = false;
+    d->lastGlyphRow = -1;
+    d->scrollback.clear();
+    d->scrollbackBytes = 0;
+    mark();
+}
+
+int Screen::cols() const
+{
+    return d->cols;
+}
+
+int Screen::rows() const
+{
+    return d->rows;
+}
+
+QByteArray Screen::snapshot(const SnapshotOptions &options) const
+{
+    const int cols = d->cols;
+    const int rows = d->rows;
+    const TerminalState &ts = d->ts;
+    const bool alt = d->vtAlt;
+    QByteArray out;
+    out.reserve(qsizetype(rows) * cols * 2 + 1024);
+    if (options.synchronized)
+        out += "\x1b[?2026h";
+
+    const int lines = int(std::min<qsizetype>(std::max(options.scrollbackLines, 0), qsizetype(d->scrollback.size())));
+    if (options.scrollbackLines > 0) {
+        // From a reset terminal: the lines, then rows - 1 line feeds, which
+        // scroll every one of them into the viewer's scrollback.
+        for (size_t i = d->scrollback.size() - size_t(lines); i < d->scrollback.size(); ++i) {
+            out += d->scrollback[i];
+            out += "\r\n";
+        }
+        if (lines > 0)
+            out += QByteArray(rows - 1, '\n');
+    }
+
+    // The normal screen first (leaving the alternate one; DECRC that comes
+    // with ?1049 l is undone by what follows), then what would disturb the
+    // painting: pen, origin mode, margins, insert mode, G0 and GL.
+    out += "\x1b[?1049l\x1b[0m\x1b[?6l\x1b[r\x1b[4l\x1b(B\x0f";
+    Pen pen;
+    std::vector<VTermScreenCell> row(static_cast<size_t>(cols));
+    const auto paintLive = [&] {
+        for (int r = 0; r < rows; ++r) {
+            d->readRow(r, row.data());
+            appendCup(out, r, 0);
+            paintCells(out, pen, row.data(), cols, d->reverseScreen);
+        }
+    };
+    if (alt) {
+        if (!d->normal.empty()) {
+            for (int r = 0; r < rows; ++r) {
+                appendCup(out, r, 0);
+                paintCells(out, pen, d->normal.data() + size_t(r) * size_t(cols), cols, false);
+            }
+        } else {
+            appendSgr(out, pen, Pen());
+            out += "\x1b[2J";
+        }
+        // Enter as the program did, from where it did (?1049 saves that).
+        const Private::Saved &e = d->altEnter;
+        appendCup(out, std::min(e.pos.row, rows - 1), std::min(e.pos.col, cols - 1));
+        out += e.visible ? "\x1b[?25h" : "\x1b[?25l";
+        appendSgr(out, pen, e.pen);
+        out += ts.hasMode(TerminalState::AltScreen1049) ? "\x1b[?1049h" : "\x1b[?1047h";
+        paintLive();
+    } else {
+        paintLive();
+    }
+
+    // Tab stops: in place the viewer's may be anything, so always.
+    if (options.scrollbackLines <= 0 || d->tabsCustom) {
+        out += "\x1b[3g";
+        for (int col = 0; col < cols; ++col) {
+            if (d->tabsCustom ? d->tabs[size_t(col)] != 0 : col % 8 == 0) {
+                appendCsi(out, col + 1, 'G');
+                out += "\x1bH";
+            }
+        }
+    }
+    // The cursor save slot, when a save happened that entering did not make.
+    if (d->slotValid && (!alt || d->slotChangedInAlt)) {
+        const Private::Saved &s = d->slot;
+        appendCup(out, std::min(s.pos.row, rows - 1), std::min(s.pos.col, cols - 1));
+        out += s.visible ? "\x1b[?25h" : "\x1b[?25l";
+        appendSgr(out, pen, s.pen);
+        out += "\x1b" "7";
+    }
+    if (ts.titleSerial() > 0) {
+        out += "\x1b]2;";
+        out += ts.title().toUtf8();
+        out += '\x07';
+    }
+    if (ts.marginsSet()) {
+        out += "\x1b[";
+        if (ts.marginTop())
+            appendNumber(out, ts.marginTop());
+        if (ts.marginBottom()) {
+            out += ';';
+            appendNumber(out, ts.marginBottom());
+        }
+        out += 'r';
+    }
+    const bool origin = ts.hasMode(TerminalState::OriginMode);
+    if (origin)
+        out += "\x1b[?6h";
+
+    // The cursor; a pending wrap is recreated by printing that glyph again
+    // (autowrap is on then, insert mode off: it lands where it was).
+    const VTermPos cur = d->cursor();
+    const int top = origin && ts.marginsSet() && ts.marginTop() > 0 ? ts.marginTop() - 1 : 0;
+    if (d->pendingWrap()) {
+        VTermScreenCell c;
+        std::memset(&c, 0, sizeof c);
+        vterm_screen_get_cell(d->vs, cur, &c);
+        appendCup(out, cur.row - top, cur.col);
+        out += "\x1b[?7h";
+        appendSgr(out, pen, cellPen(c, d->reverseScreen));
+        appendGlyph(out, c);
+    } else {
+        appendCup(out, cur.row - top, cur.col);
+    }
+
+    // Every tracked mode, set or reset.
+    const auto mode = [&out](const char *number, bool on) {
+        out += "\x1b[?";
+        out += number;
+        out += on ? 'h' : 'l';
+    };
+    mode("1", ts.hasMode(TerminalState::AppCursorKeys));
+    mode("5", d->reverseScreen);
+    mode("7", !ts.hasMode(TerminalState::NoAutowrap));
+    out += ts.hasMode(TerminalState::InsertMode) ? "\x1b[4h" : "\x1b[4l";
+    mode("2004", ts.hasMode(TerminalState::BracketedPaste));
+    if (ts.hasMode(TerminalState::MouseX10))
+        mode("9", true);
+    else if (ts.hasMode(TerminalState::MouseNormal))
+        mode("1000", true);
+    else if (ts.hasMode(TerminalState::MouseButton))
+        mode("1002", true);
+    else if (ts.hasMode(TerminalState::MouseAny))
+        mode("1003", true);
+    else
+        mode("1000", false); // any of them turns tracking off
+    mode("1005", false);
+    mode("1006", false);
+    mode("1015", false);
+    if (ts.hasMode(TerminalState::MouseUtf8))
+        mode("1005", true);
+    else if (ts.hasMode(TerminalState::MouseSgr))
+        mode("1006", true);
+    else if (ts.hasMode(TerminalState::MouseUrxvt))
+        mode("1015", true);
+    mode("1004", ts.hasMode(TerminalState::FocusEvents));
+    out += ts.hasMode(TerminalState::KeypadApp) ? "\x1b=" : "\x1b>";
+    if (d->cursorShape != VTERM_PROP_CURSORSHAPE_BLOCK || !d->cursorBlink) {
+        // DECSCUSR: 1/2 block, 3/4 underline, 5/6 bar; odd blinks. Only when
+        // the program changed it: the viewer's own default stays otherwise.
+        const int base = d->cursorShape == VTERM_PROP_CURSORSHAPE_UNDERLINE ? 3
+                       : d->cursorShape == VTERM_PROP_CURSORSHAPE_BAR_LEFT ? 5 : 1;
+        appendCsi(out, base + (d->cursorBlink ? 0 : 1), ' ');
+        out += 'q';
+    }
+
+    out += "\x1b(";
+    out += ts.charset(0);
+    out += "\x1b)";
+    out += ts.charset(1);
+    out += ts.shiftOut() ? '\x0e' : '\x0f';
+
+    mode("25", d->cursorVisible);
+    appendSgr(out, pen, d->currentPen());
+    if (options.synchronized)
+        out += "\x1b[?2026l";
+    return out;
+}
+
+void Screen::setAnswerHandler(std::function<void(const char *, qsizetype)> handler)
+{
+    d->answer = std::move(handler);
+}
+
+const TerminalState &Screen::modes() const
+{
+    return d->ts;
+}
+
+int Screen::cursorRow() const
+{
+    return d->cursor().row;
+}
+
+int Screen::cursorColumn() const
+{
+    return d->cursor().col;
+}
+
+bool Screen::cursorVisible() const
+{
+    return d->cursorVisible;
+}
+
+bool Screen::pendingWrap() const
+{
+    return d->pendingWrap();
+}
+
+qsizetype Screen::scrollbackLineCount() const
+{
+    return qsizetype(d->scrollback.size());
+}
+
+QByteArray Screen::scrollbackLine(qsizetype index) const
+{
+    if (index < 0 || index >= qsizetype(d->scrollback.size()))
+        return QByteArray();
+    return d->scrollback[size_t(index)];
+}
+
+qsizetype Screen::memoryBytes() const
+{
+    const qsizetype cells = qsizetype(d->rows) * d->cols;
+    qsizetype bytes = sizeof(Private);
+    bytes += 2 * cells * kInternalCellBytes;                         // normal + alternate buffers
+    bytes += qsizetype(d->cols) * qsizetype(sizeof(VTermScreenCell)); // libvterm's sb_buffer
+    bytes += 4096 + qsizetype(d->rows) * 8 + d->cols / 8;            // VTerm, state, parser, line info, tabs
+    bytes += qsizetype(d->normal.capacity() * sizeof(VTermScreenCell));
+    bytes += qsizetype(d->tabs.capacity());
+    bytes += d->scrollbackBytes + qsizetype(d->scrollback.size()) * qsizetype(sizeof(QByteArray) + 16);
+    return bytes;
+}
+
+bool Screen::fullyRewrittenSinceMark() const
+{
+    return d->erasedSinceMark || d->pushedSinceMark >= d->rows;
+}
+
+void Screen::mark()
+{
+    d->erasedSinceMark = false;
+    d->pushedSinceMark = 0;
+}
+
+} // namespace Tether

@@ -40,7 +40,7 @@ async function attachReference(page, id) {
     document.body.append(host);
     const term = new Terminal({ cols: 80, rows: 24, scrollback: 10000, allowProposedApi: false });
     term.open(host);
-    const ref = { term, text: '', received: 0, parsed: 0, attached: null, ws: null };
+    const ref = { term, text: '', received: 0, parsed: 0, attached: null, ws: null, resizedInAlternate: false };
     window.ref = ref;
     // Resizes go through the write queue: xterm.js resizes at once, while
     // bytes written before may not be parsed yet.
@@ -58,7 +58,10 @@ async function attachReference(page, id) {
             term.resize(m.cols, m.rows);
             resolve();
           } else if (m.type === 'size') {
-            later(() => term.resize(m.cols, m.rows));
+            later(() => {
+              if (term.buffer.active.type === 'alternate') ref.resizedInAlternate = true;
+              term.resize(m.cols, m.rows);
+            });
           } else if (m.type === 'fixup') {
             term.write(Uint8Array.from(m.data, (c) => c.charCodeAt(0)));
           }
@@ -153,7 +156,8 @@ function readTerminal(page, which) {
         const cells = [];
         for (let x = 0; x < t.cols; x++) {
           const c = line && line.getCell(x);
-          cells.push(c ? `${c.getChars()}|${c.getWidth()}|${c.getFgColorMode()}:${c.getFgColor()}|`
+          // A cell never written ('') and a written space show alike (blank).
+          cells.push(c ? `${c.getChars() || ' '}|${c.getWidth()}|${c.getFgColorMode()}:${c.getFgColor()}|`
             + `${c.getBgColorMode()}:${c.getBgColor()}|${attrs(c)}` : '');
         }
         rows.push({ text: line ? line.translateToString(true) : '', cells, wrapped: line ? line.isWrapped : false });
@@ -171,8 +175,11 @@ function readTerminal(page, which) {
   }, which);
 }
 
-/** A readable description of how `late` differs from `ref` (empty when equal). */
-function screenDiff(ref, late) {
+/**
+ * A readable description of how `late` differs from `ref` (empty when equal).
+ * `normal`: compare the normal screen under the alternate one too.
+ */
+function screenDiff(ref, late, normal = true) {
   const out = [];
   for (const k of ['size', 'type', 'cursorHidden']) {
     if (ref[k] !== late[k]) out.push(`${k}: ${ref[k]} vs ${late[k]}`);
@@ -180,7 +187,7 @@ function screenDiff(ref, late) {
   if (JSON.stringify(ref.modes) !== JSON.stringify(late.modes)) {
     out.push(`modes: ${JSON.stringify(ref.modes)} vs ${JSON.stringify(late.modes)}`);
   }
-  for (const which of ['active', 'normal']) {
+  for (const which of normal ? ['active', 'normal'] : ['active']) {
     const a = ref[which];
     const b = late[which];
     if (!a && !b) continue;
@@ -266,13 +273,21 @@ describe('reattach fidelity (dashboard, xterm.js)', { timeout: 280000, concurren
 
         const ref = await readTerminal(refPage, 'ref');
         const late = await readTerminal(latePage, 'late');
-        let diff = screenDiff(ref, late);
+        // xterm.js reflows the normal buffer when it is resized (wrapped
+        // lines are joined again at the new width), also while the
+        // alternate screen is shown; the server's screen (libvterm 0.1.4)
+        // does not reflow, so its normal screen keeps the old line breaks.
+        // After such a resize the normal screen cannot match: it is left out,
+        // and the test says so.
+        const resizedInAlternate = await refPage.evaluate(() => window.ref.resizedInAlternate);
+        if (resizedInAlternate) console.log(`${row.name}: resized in the alternate screen: the normal screen under it is not compared (xterm.js reflows it)`);
+        let diff = screenDiff(ref, late, !resizedInAlternate);
         if (!diff) {
           // The pen and the pending wrap: the same character written to both.
           const probe = (p, w) => p.evaluate((x) => new Promise((r) => (x === 'ref' ? window.ref.term : window.tether.term).write('@', r)), w);
           await probe(refPage, 'ref');
           await probe(latePage, 'late');
-          const d = screenDiff(await readTerminal(refPage, 'ref'), await readTerminal(latePage, 'late'));
+          const d = screenDiff(await readTerminal(refPage, 'ref'), await readTerminal(latePage, 'late'), !resizedInAlternate);
           if (d) diff = `after writing one character (pen, pending wrap):\n${d}`;
         }
         if (diff) assert.fail(`${row.name}: the late viewer differs from the reference\n${how}\n${diff}`);

@@ -149,6 +149,14 @@ function readTerminal(page, which) {
     const t = w === 'ref' ? window.ref.term : window.tether.term;
     const attrs = (c) => [c.isBold(), c.isItalic(), c.isDim(), c.isUnderline(), c.isBlink(), c.isInverse(),
       c.isInvisible(), c.isStrikethrough(), c.isOverline ? c.isOverline() : 0].map((x) => (x ? 1 : 0)).join('');
+    // A blank shows only its background (with inverse, its foreground), its
+    // underline, strike-out and overline: the rest of its attributes is left
+    // out, so a blank written with a pen and one erased compare equal
+    // (terminals differ in what an erase keeps; the server's snapshot paints
+    // what its libvterm screen has).
+    const blankAttrs = (c) => (c.isInverse() ? attrs(c)
+      : ['0', '0', '0', c.isUnderline() ? 1 : 0, '0', '0', '0', c.isStrikethrough() ? 1 : 0,
+        c.isOverline && c.isOverline() ? 1 : 0].join(''));
     const screen = (b) => {
       const rows = [];
       for (let y = 0; y < t.rows; y++) {
@@ -157,8 +165,10 @@ function readTerminal(page, which) {
         for (let x = 0; x < t.cols; x++) {
           const c = line && line.getCell(x);
           // A cell never written ('') and a written space show alike (blank).
-          cells.push(c ? `${c.getChars() || ' '}|${c.getWidth()}|${c.getFgColorMode()}:${c.getFgColor()}|`
-            + `${c.getBgColorMode()}:${c.getBgColor()}|${attrs(c)}` : '');
+          const blank = c && (c.getChars() || ' ') === ' ';
+          cells.push(c ? `${c.getChars() || ' '}|${c.getWidth()}|`
+            + `${blank && !c.isInverse() ? '' : `${c.getFgColorMode()}:${c.getFgColor()}`}|`
+            + `${c.getBgColorMode()}:${c.getBgColor()}|${blank ? blankAttrs(c) : attrs(c)}` : '');
         }
         rows.push({ text: line ? line.translateToString(true) : '', cells, wrapped: line ? line.isWrapped : false });
       }

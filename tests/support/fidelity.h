@@ -49,6 +49,21 @@ inline QJsonObject loadCorpus()
     return QJsonDocument::fromJson(f.readAll()).object();
 }
 
+/// How a row's shell starts: bash without start-up files at the row's size in
+/// `dir`, with a known prompt and locale, and `home` as HOME for the
+/// programs' own settings (htop writes there), never the user's.
+inline Tether::SpawnOptions spawnOptions(const QJsonObject &row, const QString &dir, const QString &home)
+{
+    Tether::SpawnOptions o;
+    o.argv = QStringList{QStringLiteral("/bin/bash"), QStringLiteral("--norc"), QStringLiteral("--noprofile")};
+    o.cols = row.value(QStringLiteral("cols")).toInt();
+    o.rows = row.value(QStringLiteral("rows")).toInt();
+    o.cwd = dir;
+    o.extraEnv = QStringList{QStringLiteral("PS1=$ "), QStringLiteral("LANG=C.UTF-8"), QStringLiteral("LC_ALL=C.UTF-8"),
+                             QStringLiteral("HOME=") + home, QStringLiteral("LESSHISTFILE=-")};
+    return o;
+}
+
 /// A terminal fed one viewer's messages in the order they came: binary
 /// payload (prelude, snapshot, replay, live output) and the text messages
 /// that carry terminal data (`fixup`) or change the size (`size`), the way a

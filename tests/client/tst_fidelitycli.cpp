@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Reattach fidelity in the CLI (issue 9): the corpus of
+// tests/vectors/fidelity-corpus.json (the rows of server/tst_fidelity) seen
+// through `tether attach` inside tmux. For each row, a `tether attach --watch`
+// in one tmux session follows the session from the start (the reference);
+// the steps drive the program through a control WebSocket; once the ring has
+// rolled over, the program is frozen (SIGSTOP to the terminal's foreground
+// process group: the stream stops at one offset), and a second `tether
+// attach --watch` starts in another tmux session of the session's size (the
+// late viewer). Both panes are read back with `tmux capture-pane -p -e`
+// (text and SGR), `capture-pane -a` (the normal screen under the alternate
+// one) and tmux's cursor and mode flags, and must be the same.
+//
+// Real shell (bash) in a real PTY, the real `tether` binary, real tmux (a
+// private server on its own socket). The rows run side by side.
+#include "fidelity.h"
+#include "servertestutil.h"
+
+#include <QDir>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include <csignal>
+
+using namespace Tether;
+using namespace ServerTest;
+
+namespace {
+/// One row of the corpus on its way.
+struct Row {
+    QString name;
+    QJsonObject def;
+    Session *session = nullptr;
+    std::unique_ptr<WsClient> ref;
+    std::unique_ptr<Fidelity::ViewerTerminal> refTerm;
+    std::unique_ptr<Fidelity::Driver> driver;
+    enum Phase { Attaching, Driving, Freezing, Late, Finished } phase = Attaching;
+    QElapsedTimer clock;   ///< since the phase began
+    qint64 lastChange = 0; ///< Freezing: ms on clock of the last new output; Late: of the last change seen in a pane
+    quint64 offset = 0;    ///< Freezing: the session's offset last seen
+    QString lastLate;      ///< Late: the late pane as last read
+    qint64 nextRead = 0;   ///< Late: ms on clock of the next read of the panes
+    pid_t frozen = -1;     ///< the process group stopped
+    QString failure;       ///< empty: the late pane shows what the reference pane shows
+};
+
+/// Attributes of a cell as capture-pane -e gives them (SGR).
+struct Pen {
+    bool bold = false, dim = false, italic = false, blink = false, reverse = false, hidden = false, strike = false,
+         overline = false;
+    int underline = 0;
+    QString fg, bg; ///< "" default, "iN" indexed, "rR;G;B" true colour
+
+    /// SGR parameters ("1;38;5;208", sub-parameters with ':').
+    void apply(const QString &params)
+    {
+        const QStringList p = params.split(QLatin1Char(';'));
+        for (int i = 0; i < p.size(); ++i) {
+            const QStringList sub = p.at(i).split(QLatin1Char(':'));
+            const int n = sub.first().toInt();
+            const auto colour = [&](QString *c) { // 38;5;N / 38;2;R;G;B / 38:5:N
+                QStringList args = sub.mid(1);
+                if (args.isEmpty()) {
+                    args = p.mid(i + 1, p.value(i + 1) == QLatin1String("2") ? 4 : 2);
+                    i += int(args.size());
+                }
+                if (args.value(0) == QLatin1String("5"))
+                    *c = QStringLiteral("i") + args.value(1);
+                else if (args.value(0) == QLatin1String("2"))
+                    *c = QStringLiteral("r%1;%2;%3").arg(args.value(args.size() - 3), args.value(args.size() - 2), args.value(args.size() - 1));
+            };
+            switch (n) {
+            case 0: *this = Pen(); break;
+            case 1: bold = true; break;
+            case 2: dim = true; break;
+            case 3: italic = true; break;
+            case 4: underline = sub.size() > 1 ? sub.at(1).toInt() : 1; break;
+            case 5: blink = true; break;
+            case 7: reverse = true; break;
+            case 8: hidden = true; break;
+            case 9: strike = true; break;
+            case 21: underline = 2; break;
+            case 22: bold = dim = false; break;
+            case 23: italic = false; break;
+            case 24: underline = 0; break;
+            case 25: blink = false; break;
+            case 27: reverse = false; break;
+            case 28: hidden = false; break;
+            case 29: strike = false; break;
+            case 38: colour(&fg); break;
+            case 39: fg.clear(); break;
+            case 48: colour(&bg); break;
+            case 49: bg.clear(); break;
+            case 53: overline = true; break;
+            case 55: overline = false; break;
+            default:
+                if (n >= 30 && n <= 37)
+                    fg = QStringLiteral("i%1").arg(n - 30);
+                else if (n >= 90 && n <= 97)
+                    fg = QStringLiteral("i%1").arg(n - 90 + 8);
+                else if (n >= 40 && n <= 47)
+                    bg = QStringLiteral("i%1").arg(n - 40);
+                else if (n >= 100 && n <= 107)
+                    bg = QStringLiteral("i%1").arg(n - 100 + 8);
+                break;
+            }
+        }
+    }
+    /// How a cell showing `ch` with this pen looks. A blank shows only its
+    /// background (with reverse video, its foreground), its underline,
+    /// strike-out and overline: the rest is dropped, so a blank written with
+    /// a pen and one erased compare equal (terminals differ in what an erase
+    /// keeps: tmux and xterm keep the background only, libvterm the whole
+    /// pen, and the server's snapshot paints what libvterm has).
+    QString describe(const QString &ch) const
+    {
+        const bool blank = ch == QLatin1String(" ");
+        QString a = QStringLiteral("%1|u%2%3%4").arg(ch).arg(underline).arg(strike ? "s" : "").arg(overline ? "o" : "");
+        if (!blank || reverse)
+            a += QStringLiteral("|fg%1").arg(fg);
+        a += QStringLiteral("|bg%1").arg(bg) + (reverse ? "|rev" : "");
+        if (!blank)
+            a += QStringLiteral("%1%2%3%4%5").arg(bold ? "|b" : "", dim ? "|d" : "", italic ? "|i" : "", blink ? "|k" : "",
+                                                  hidden ? "|h" : "");
+        return a;
+    }
+};
+
+/// A capture of capture-pane -p -e (text with SGR sequences; the attributes
+/// carry from one line to the next) as rows of cells, `cols` cells a row
+/// (a wide character is one cell, combining characters join theirs; rows are
+/// padded with default blanks).
+QList<QStringList> paneCells(const QString &capture, int cols)
+{
+    QList<QStringList> rows;
+    Pen pen;
+    for (const QString &line : capture.split(QLatin1Char('\n'))) {
+        QStringList cells;
+        for (int i = 0; i < line.size(); ++i) {
+            const QChar c = line.at(i);
+            if (c == QLatin1Char('\x1b') && i + 1 < line.size() && line.at(i + 1) == QLatin1Char('[')) {
+                int end = i + 2;
+                while (end < line.size() && !(line.at(end).unicode() >= 0x40 && line.at(end).unicode() <= 0x7e))
+                    ++end;
+                if (end < line.size() && line.at(end) == QLatin1Char('m'))
+                    pen.apply(line.mid(i + 2, end - i - 2));
+                i = end;
+                continue;
+            }
+            QString ch = c;
+            if (c.isHighSurrogate() && i + 1 < line.size())
+                ch += line.at(++i);
+            if (!cells.isEmpty() && QChar::category(ch.toUcs4().value(0)) == QChar::Mark_NonSpacing) {
+                cells.last().insert(cells.last().indexOf(QLatin1Char('|')), ch);
+                continue;
+            }
+            cells << pen.describe(ch);
+        }
+        while (cells.size() < cols)
+            cells << Pen().describe(QStringLiteral(" "));
+        rows << cells;
+    }
+    while (!rows.isEmpty() && rows.last() == QStringList(rows.last().size(), Pen().describe(QStringLiteral(" "))))
+        rows.removeLast();
+    return rows;
+}
+
+/// What a pane shows: tmux's cursor and mode flags, the screen and the
+/// normal screen under the alternate one (capture-pane -e, with SGR).
+struct PaneView {
+    QString flags, screen, normal;
+};
+
+/// How `late` differs from `ref` (empty when they show the same): the flags,
+/// the first differing cells, and both screens as text.
+QString paneDiff(const PaneView &ref, const PaneView &late, int cols)
+{
+    QStringList out;
+    if (ref.flags != late.flags)
+        out << QStringLiteral("flags: %1\n   vs: %2").arg(ref.flags.trimmed(), late.flags.trimmed());
+    const auto text = [](const QString &capture) {
+        return QString(capture).remove(QRegularExpression(QStringLiteral("\x1b\\[[0-9;:]*[@-~]")));
+    };
+    for (const auto &[name, a, b] : {std::make_tuple(QStringLiteral("screen"), ref.screen, late.screen),
+                                      std::make_tuple(QStringLiteral("normal screen under the alternate one"), ref.normal, late.normal)}) {
+        const QList<QStringList> x = paneCells(a, cols), y = paneCells(b, cols);
+        int cells = 0;
+        QStringList shown;
+        for (int r = 0; r < qMax(x.size(), y.size()); ++r) {
+            for (int c = 0; c < qMax(x.value(r).size(), y.value(r).size()); ++c) {
+                if (x.value(r).value(c) == y.value(r).value(c))
+                    continue;
+                if (++cells <= 8)
+                    shown << QStringLiteral("  cell (%1,%2): %3 vs %4").arg(r).arg(c).arg(x.value(r).value(c), y.value(r).value(c));
+            }
+        }
+        if (cells)
+            out << QStringLiteral("%1: %2 cells differ (character|underline|fg|bg|attributes)").arg(name).arg(cells) << shown
+                << QStringLiteral("--- reference pane:\n") + text(a) << QStringLiteral("--- late pane:\n") + text(b);
+    }
+    return out.join(QLatin1Char('\n'));
+}
+} // namespace
+
+class TestFidelityCli : public QObject
+{
+    Q_OBJECT
+private:
+    Fixture f;
+    QJsonObject m_corpus;
+    QTemporaryDir m_home;
+    QString m_socket;
+    quint64 m_capacity = 0;
+    std::vector<std::unique_ptr<Row>> m_rows;
+
+    /// Runs a tmux command on the private server; its standard output.
+    QString tmux(const QStringList &args, bool *ok = nullptr)
+    {
+        QProcess p;
+        p.start(QStringLiteral("tmux"), QStringList{QStringLiteral("-S"), m_socket, QStringLiteral("-f"), QStringLiteral("/dev/null")} + args);
+        const bool done = p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+        if (ok)
+            *ok = done;
+        if (!done)
+            qWarning() << "tmux" << args << "failed:" << p.readAllStandardError();
+        return QString::fromUtf8(p.readAllStandardOutput());
+    }
+    /// A tmux session `name` of cols×rows running `tether attach --watch` on the row's session.
+    bool startAttach(const QString &name, const Row &r, int cols, int rows)
+    {
+        const QString cmd = QStringLiteral("exec '%1' attach --watch --url http://127.0.0.1:%2/ --key %3 %4")
+                                .arg(QStringLiteral(TETHER_BINARY)).arg(f.port).arg(QString::fromLatin1(f.key), r.session->id());
+        bool ok = false;
+        tmux({QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-s"), name, QStringLiteral("-x"),
+              QString::number(cols), QStringLiteral("-y"), QString::number(rows), cmd}, &ok);
+        return ok;
+    }
+    /// What pane `name` shows (PaneView).
+    PaneView capture(const QString &name)
+    {
+        PaneView v;
+        v.flags = tmux({QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("-t"), name,
+                        QStringLiteral("size #{pane_width}x#{pane_height} cursor #{cursor_x},#{cursor_y} visible #{cursor_flag} "
+                                       "alternate #{alternate_on} insert #{insert_flag} keypad #{keypad_cursor_flag},#{keypad_flag} "
+                                       "mouse #{mouse_any_flag},#{mouse_button_flag},#{mouse_standard_flag},#{mouse_sgr_flag},#{mouse_utf8_flag} "
+                                       "origin #{origin_flag} wrap #{wrap_flag} region #{scroll_region_upper},#{scroll_region_lower}")});
+        v.screen = tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-e"), QStringLiteral("-t"), name});
+        v.normal = tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-e"), QStringLiteral("-a"),
+                         QStringLiteral("-q"), QStringLiteral("-t"), name});
+        return v;
+    }
+
+    void begin(Row &r)
+    {
+        const QString dir = m_home.path() + QLatin1Char('/') + r.name;
+        QDir().mkpath(dir);
+        QString error;
+        r.session = f.registry->create(Fidelity::spawnOptions(r.def, dir, m_home.path()), nullptr, &error);
+        if (!r.session) {
+            r.failure = QStringLiteral("cannot start the shell: ") + error;
+            r.phase = Row::Finished;
+            return;
+        }
+        // The driver's viewer (control, in this process) and the reference
+        // pane, both from the start.
+        r.ref.reset(new WsClient);
+        r.ref->open(f.port, QStringLiteral("/ws/") + r.session->id(), f.key);
+        if (!startAttach(QStringLiteral("ref-") + r.name, r, r.session->cols(), r.session->rows())) {
+            r.failure = QStringLiteral("cannot start the reference pane");
+            r.phase = Row::Finished;
+        }
+        r.clock.start();
+    }
+
+    void finish(Row &r, const QString &failure = QString())
+    {
+        r.failure = failure;
+        r.phase = Row::Finished;
+    }
+
+    void advance(Row &r)
+    {
+        switch (r.phase) {
+        case Row::Attaching:
+            // Both viewers there before the program writes a byte it needs.
+            if (!r.ref->gotAttached() || r.session->viewerCount() < 2) {
+                if (r.clock.elapsed() > 20000)
+                    finish(r, QStringLiteral("the reference viewers did not attach within 20 s"));
+                return;
+            }
+            r.refTerm.reset(new Fidelity::ViewerTerminal(*r.ref, false));
+            r.driver.reset(new Fidelity::Driver(r.ref.get(), r.refTerm.get(), m_capacity,
+                                                r.def.value(QStringLiteral("steps")).toArray()));
+            // The reference pane follows the session's size (tether attach
+            // --watch cannot resize its terminal).
+            r.driver->onResize = [this, &r](int cols, int rows) {
+                tmux({QStringLiteral("resize-window"), QStringLiteral("-t"), QStringLiteral("ref-") + r.name,
+                      QStringLiteral("-x"), QString::number(cols), QStringLiteral("-y"), QString::number(rows)});
+            };
+            r.phase = Row::Driving;
+            Q_FALLTHROUGH();
+        case Row::Driving: {
+            const Fidelity::Driver::Status st = r.driver->poll();
+            if (st == Fidelity::Driver::Running)
+                return;
+            if (st == Fidelity::Driver::Failed)
+                return finish(r, r.driver->error());
+            if (r.session->buffer().startOffset() <= r.driver->mark())
+                return finish(r, QStringLiteral("the program's first paint is still retained"));
+            r.frozen = r.session->foregroundProcessGroup();
+            if (r.frozen <= 0 || ::kill(-r.frozen, SIGSTOP) != 0)
+                return finish(r, QStringLiteral("cannot stop the foreground process group"));
+            r.phase = Row::Freezing;
+            r.clock.restart();
+            r.offset = r.session->offset();
+            r.lastChange = 0;
+            return;
+        }
+        case Row::Freezing:
+            r.driver->poll();
+            if (r.session->offset() != r.offset) {
+                r.offset = r.session->offset();
+                r.lastChange = r.clock.elapsed();
+            }
+            if (r.clock.elapsed() - r.lastChange < 300)
+                return;
+            if (!startAttach(QStringLiteral("late-") + r.name, r, r.session->cols(), r.session->rows()))
+                return finish(r, QStringLiteral("cannot start the late pane"));
+            r.phase = Row::Late;
+            r.clock.restart();
+            r.lastChange = 0;
+            r.nextRead = 300;
+            return;
+        case Row::Late: {
+            // The panes are read until they are the same, or until the late
+            // one has not changed for 1.5 s (its replay is written).
+            if (r.clock.elapsed() < r.nextRead)
+                return;
+            r.nextRead = r.clock.elapsed() + 200;
+            const PaneView ref = capture(QStringLiteral("ref-") + r.name);
+            const PaneView late = capture(QStringLiteral("late-") + r.name);
+            const QString diff = paneDiff(ref, late, r.session->cols());
+            if (diff.isEmpty())
+                return finish(r);
+            if (late.flags + late.screen + late.normal != r.lastLate) {
+                r.lastLate = late.flags + late.screen + late.normal;
+                r.lastChange = r.clock.elapsed();
+            }
+            if (r.clock.elapsed() - r.lastChange > 1500 || r.clock.elapsed() > 20000)
+                finish(r, QStringLiteral("the late pane differs from the reference pane (session offset %1, ring start %2, "
+                                         "program started at %3):\n%4")
+                              .arg(r.session->offset()).arg(r.session->buffer().startOffset()).arg(r.driver->mark()).arg(diff));
+            return;
+        }
+        case Row::Finished:
+            return;
+        }
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (QStandardPaths::findExecutable(QStringLiteral("tmux")).isEmpty())
+            QSKIP("tmux is not installed (scripts/install-deps.sh installs it)");
+        m_corpus = Fidelity::loadCorpus();
+        QVERIFY2(!m_corpus.value(QStringLiteral("rows")).toArray().isEmpty(), "tests/vectors/fidelity-corpus.json");
+        QVERIFY(m_home.isValid());
+        m_socket = m_home.path() + QStringLiteral("/tmux.sock");
+        Limits limits;
+        limits.bufferCapacity = qsizetype(m_corpus.value(QStringLiteral("buffer_capacity")).toDouble());
+        m_capacity = quint64(limits.bufferCapacity);
+        QVERIFY(f.start(limits));
+        // A private tmux server: no status line (the pane is the whole
+        // window), panes kept when `tether attach` exits (its last words stay
+        // readable).
+        bool ok = false;
+        tmux({QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-s"), QStringLiteral("keep"),
+              QStringLiteral("-x"), QStringLiteral("80"), QStringLiteral("-y"), QStringLiteral("24"), QStringLiteral(";"),
+              QStringLiteral("set-option"), QStringLiteral("-g"), QStringLiteral("status"), QStringLiteral("off"), QStringLiteral(";"),
+              QStringLiteral("set-option"), QStringLiteral("-g"), QStringLiteral("remain-on-exit"), QStringLiteral("on")}, &ok);
+        QVERIFY(ok);
+
+        for (const QJsonValue &v : m_corpus.value(QStringLiteral("rows")).toArray()) {
+            auto r = std::make_unique<Row>();
+            r->def = v.toObject();
+            r->name = r->def.value(QStringLiteral("name")).toString();
+            begin(*r);
+            m_rows.push_back(std::move(r));
+        }
+        QElapsedTimer clock;
+        clock.start();
+        const auto finished = [this]() {
+            return std::all_of(m_rows.begin(), m_rows.end(), [](const auto &r) { return r->phase == Row::Finished; });
+        };
+        while (!finished() && clock.elapsed() < 150000) {
+            QTest::qWait(10);
+            for (auto &r : m_rows)
+                advance(*r);
+        }
+        for (auto &r : m_rows)
+            if (r->phase != Row::Finished)
+                r->failure = QStringLiteral("not finished within 150 s (phase %1)").arg(int(r->phase));
+    }
+    void cleanupTestCase()
+    {
+        for (auto &r : m_rows)
+            if (r->frozen > 0)
+                ::kill(-r->frozen, SIGCONT);
+        if (!m_socket.isEmpty())
+            tmux({QStringLiteral("kill-server")});
+        m_rows.clear();
+        f.stop();
+    }
+
+    void lateAttachSeesTheSameScreen_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const QJsonValue &v : m_corpus.value(QStringLiteral("rows")).toArray()) {
+            const QString name = v.toObject().value(QStringLiteral("name")).toString();
+            QTest::newRow(qPrintable(name)) << name;
+        }
+    }
+    void lateAttachSeesTheSameScreen()
+    {
+        QFETCH(QString, name);
+        const auto it = std::find_if(m_rows.begin(), m_rows.end(), [&](const auto &r) { return r->name == name; });
+        QVERIFY(it != m_rows.end());
+        // Qt Test cuts long messages: the whole story goes to the log first.
+        if (!(*it)->failure.isEmpty())
+            qInfo().noquote() << (*it)->failure;
+        QVERIFY2((*it)->failure.isEmpty(), qPrintable((*it)->failure.section(QLatin1Char('\n'), 0, 0)));
+    }
+};
+
+QTEST_MAIN(TestFidelityCli)
+#include "tst_fidelitycli.moc"

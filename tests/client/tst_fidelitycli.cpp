@@ -33,24 +33,6 @@ using namespace Tether;
 using namespace ServerTest;
 
 namespace {
-/// One row of the corpus on its way.
-struct Row {
-    QString name;
-    QJsonObject def;
-    Session *session = nullptr;
-    std::unique_ptr<WsClient> ref;
-    std::unique_ptr<Fidelity::ViewerTerminal> refTerm;
-    std::unique_ptr<Fidelity::Driver> driver;
-    enum Phase { Attaching, Driving, Freezing, Late, Finished } phase = Attaching;
-    QElapsedTimer clock;   ///< since the phase began
-    qint64 lastChange = 0; ///< Freezing: ms on clock of the last new output; Late: of the last change seen in a pane
-    quint64 offset = 0;    ///< Freezing: the session's offset last seen
-    QString lastLate;      ///< Late: the late pane as last read
-    qint64 nextRead = 0;   ///< Late: ms on clock of the next read of the panes
-    pid_t frozen = -1;     ///< the process group stopped
-    QString failure;       ///< empty: the late pane shows what the reference pane shows
-};
-
 /// Attributes of a cell as capture-pane -e gives them (SGR).
 struct Pen {
     bool bold = false, dim = false, italic = false, blink = false, reverse = false, hidden = false, strike = false,
@@ -207,6 +189,109 @@ QString paneDiff(const PaneView &ref, const PaneView &late, int cols)
     }
     return out.join(QLatin1Char('\n'));
 }
+
+/// The private tmux server of the test (its own socket, no config file).
+class Tmux
+{
+public:
+    QString socket;
+
+    /// Runs a tmux command; its standard output (ok: exit status 0).
+    QString run(const QStringList &args, bool *ok = nullptr) const
+    {
+        QProcess p;
+        p.start(QStringLiteral("tmux"), QStringList{QStringLiteral("-S"), socket, QStringLiteral("-f"), QStringLiteral("/dev/null")} + args);
+        const bool done = p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+        if (ok)
+            *ok = done;
+        if (!done)
+            qWarning() << "tmux" << args << "failed:" << p.readAllStandardError();
+        return QString::fromUtf8(p.readAllStandardOutput());
+    }
+    /// What pane `name` shows (PaneView).
+    PaneView capture(const QString &name) const
+    {
+        PaneView v;
+        v.flags = run({QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("-t"), name,
+                       QStringLiteral("size #{pane_width}x#{pane_height} cursor #{cursor_x},#{cursor_y} visible #{cursor_flag} "
+                                      "alternate #{alternate_on} insert #{insert_flag} keypad #{keypad_cursor_flag},#{keypad_flag} "
+                                      "mouse #{mouse_any_flag},#{mouse_button_flag},#{mouse_standard_flag},#{mouse_sgr_flag},#{mouse_utf8_flag} "
+                                      "origin #{origin_flag} wrap #{wrap_flag} region #{scroll_region_upper},#{scroll_region_lower}")});
+        v.screen = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-e"), QStringLiteral("-t"), name});
+        v.normal = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-e"), QStringLiteral("-a"),
+                        QStringLiteral("-q"), QStringLiteral("-t"), name});
+        return v;
+    }
+};
+
+/// A row whose viewers are `tether attach --watch` in tmux panes: "ref-NAME"
+/// from the start, "late-NAME" once the program is frozen.
+class CliRow : public Fidelity::RowRun
+{
+public:
+    CliRow(Fixture &f, const QJsonObject &def, const QString &home, quint64 capacity, const Tmux &tmux)
+        : RowRun(f, def, home, capacity, true), m_tmux(tmux)
+    {
+        if (session && !startAttach(QStringLiteral("ref-") + name))
+            finish(QStringLiteral("cannot start the reference pane"));
+    }
+
+protected:
+    // Both viewers there before the program writes a byte it needs.
+    bool referenceReady() override { return session->viewerCount() >= 2; }
+    // The reference pane follows the session's size (tether attach --watch
+    // cannot resize its terminal).
+    void resized(int cols, int rows) override
+    {
+        m_tmux.run({QStringLiteral("resize-window"), QStringLiteral("-t"), QStringLiteral("ref-") + name,
+                    QStringLiteral("-x"), QString::number(cols), QStringLiteral("-y"), QString::number(rows)});
+    }
+    bool startLate() override { return startAttach(QStringLiteral("late-") + name); }
+    /// The panes are read every 200 ms until they show the same, or until
+    /// the late one, attached (the session counts its viewer) and showing
+    /// something, has not changed for 1.5 s (its replay is written).
+    void pollLate() override
+    {
+        if (clock.elapsed() < m_nextRead)
+            return;
+        if (session->viewerCount() < 3) {
+            m_lastChange = clock.elapsed();
+            return;
+        }
+        m_nextRead = clock.elapsed() + 200;
+        const PaneView ref = m_tmux.capture(QStringLiteral("ref-") + name);
+        const PaneView late = m_tmux.capture(QStringLiteral("late-") + name);
+        const QString diff = paneDiff(ref, late, session->cols());
+        if (diff.isEmpty())
+            return finish();
+        if (late.flags + late.screen + late.normal != m_lastLate || late.screen.trimmed().isEmpty()) {
+            m_lastLate = late.flags + late.screen + late.normal;
+            m_lastChange = clock.elapsed();
+        }
+        if (clock.elapsed() - m_lastChange > 1500)
+            finish(QStringLiteral("%1: the late pane differs from the reference pane (session offset %2, ring start %3, "
+                                  "program started at %4):\n%5")
+                       .arg(name).arg(session->offset()).arg(session->buffer().startOffset()).arg(driver->mark()).arg(diff));
+    }
+
+private:
+    /// A tmux session `pane` of the session's size running `tether attach --watch` on it.
+    bool startAttach(const QString &pane)
+    {
+        const QString cmd = QStringLiteral("exec '%1' attach --watch --url http://127.0.0.1:%2/ --key %3 %4")
+                                .arg(QStringLiteral(TETHER_BINARY)).arg(m_fixture.port)
+                                .arg(QString::fromLatin1(m_fixture.key), session->id());
+        bool ok = false;
+        m_tmux.run({QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-s"), pane, QStringLiteral("-x"),
+                    QString::number(session->cols()), QStringLiteral("-y"), QString::number(session->rows()), cmd}, &ok);
+        return ok;
+    }
+
+    const Tmux &m_tmux;
+    qint64 m_nextRead = 300;  ///< ms on clock of the next read of the panes
+    qint64 m_lastChange = 0;  ///< ms on clock of the last change seen in the late pane
+    QString m_lastLate;       ///< the late pane as last read
+};
 } // namespace
 
 class TestFidelityCli : public QObject
@@ -216,153 +301,8 @@ private:
     Fixture f;
     QJsonObject m_corpus;
     QTemporaryDir m_home;
-    QString m_socket;
-    quint64 m_capacity = 0;
-    std::vector<std::unique_ptr<Row>> m_rows;
-
-    /// Runs a tmux command on the private server; its standard output.
-    QString tmux(const QStringList &args, bool *ok = nullptr)
-    {
-        QProcess p;
-        p.start(QStringLiteral("tmux"), QStringList{QStringLiteral("-S"), m_socket, QStringLiteral("-f"), QStringLiteral("/dev/null")} + args);
-        const bool done = p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
-        if (ok)
-            *ok = done;
-        if (!done)
-            qWarning() << "tmux" << args << "failed:" << p.readAllStandardError();
-        return QString::fromUtf8(p.readAllStandardOutput());
-    }
-    /// A tmux session `name` of cols×rows running `tether attach --watch` on the row's session.
-    bool startAttach(const QString &name, const Row &r, int cols, int rows)
-    {
-        const QString cmd = QStringLiteral("exec '%1' attach --watch --url http://127.0.0.1:%2/ --key %3 %4")
-                                .arg(QStringLiteral(TETHER_BINARY)).arg(f.port).arg(QString::fromLatin1(f.key), r.session->id());
-        bool ok = false;
-        tmux({QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-s"), name, QStringLiteral("-x"),
-              QString::number(cols), QStringLiteral("-y"), QString::number(rows), cmd}, &ok);
-        return ok;
-    }
-    /// What pane `name` shows (PaneView).
-    PaneView capture(const QString &name)
-    {
-        PaneView v;
-        v.flags = tmux({QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("-t"), name,
-                        QStringLiteral("size #{pane_width}x#{pane_height} cursor #{cursor_x},#{cursor_y} visible #{cursor_flag} "
-                                       "alternate #{alternate_on} insert #{insert_flag} keypad #{keypad_cursor_flag},#{keypad_flag} "
-                                       "mouse #{mouse_any_flag},#{mouse_button_flag},#{mouse_standard_flag},#{mouse_sgr_flag},#{mouse_utf8_flag} "
-                                       "origin #{origin_flag} wrap #{wrap_flag} region #{scroll_region_upper},#{scroll_region_lower}")});
-        v.screen = tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-e"), QStringLiteral("-t"), name});
-        v.normal = tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-e"), QStringLiteral("-a"),
-                         QStringLiteral("-q"), QStringLiteral("-t"), name});
-        return v;
-    }
-
-    void begin(Row &r)
-    {
-        const QString dir = m_home.path() + QLatin1Char('/') + r.name;
-        QDir().mkpath(dir);
-        QString error;
-        r.session = f.registry->create(Fidelity::spawnOptions(r.def, dir, m_home.path()), nullptr, &error);
-        if (!r.session) {
-            r.failure = QStringLiteral("cannot start the shell: ") + error;
-            r.phase = Row::Finished;
-            return;
-        }
-        // The driver's viewer (control, in this process) and the reference
-        // pane, both from the start.
-        r.ref.reset(new WsClient);
-        r.ref->open(f.port, QStringLiteral("/ws/") + r.session->id(), f.key);
-        if (!startAttach(QStringLiteral("ref-") + r.name, r, r.session->cols(), r.session->rows())) {
-            r.failure = QStringLiteral("cannot start the reference pane");
-            r.phase = Row::Finished;
-        }
-        r.clock.start();
-    }
-
-    void finish(Row &r, const QString &failure = QString())
-    {
-        r.failure = failure;
-        r.phase = Row::Finished;
-    }
-
-    void advance(Row &r)
-    {
-        switch (r.phase) {
-        case Row::Attaching:
-            // Both viewers there before the program writes a byte it needs.
-            if (!r.ref->gotAttached() || r.session->viewerCount() < 2) {
-                if (r.clock.elapsed() > 20000)
-                    finish(r, QStringLiteral("the reference viewers did not attach within 20 s"));
-                return;
-            }
-            r.refTerm.reset(new Fidelity::ViewerTerminal(*r.ref, false));
-            r.driver.reset(new Fidelity::Driver(r.ref.get(), r.refTerm.get(), m_capacity,
-                                                r.def.value(QStringLiteral("steps")).toArray()));
-            // The reference pane follows the session's size (tether attach
-            // --watch cannot resize its terminal).
-            r.driver->onResize = [this, &r](int cols, int rows) {
-                tmux({QStringLiteral("resize-window"), QStringLiteral("-t"), QStringLiteral("ref-") + r.name,
-                      QStringLiteral("-x"), QString::number(cols), QStringLiteral("-y"), QString::number(rows)});
-            };
-            r.phase = Row::Driving;
-            Q_FALLTHROUGH();
-        case Row::Driving: {
-            const Fidelity::Driver::Status st = r.driver->poll();
-            if (st == Fidelity::Driver::Running)
-                return;
-            if (st == Fidelity::Driver::Failed)
-                return finish(r, r.driver->error());
-            if (r.session->buffer().startOffset() <= r.driver->mark())
-                return finish(r, QStringLiteral("the program's first paint is still retained"));
-            r.frozen = r.session->foregroundProcessGroup();
-            if (r.frozen <= 0 || ::kill(-r.frozen, SIGSTOP) != 0)
-                return finish(r, QStringLiteral("cannot stop the foreground process group"));
-            r.phase = Row::Freezing;
-            r.clock.restart();
-            r.offset = r.session->offset();
-            r.lastChange = 0;
-            return;
-        }
-        case Row::Freezing:
-            r.driver->poll();
-            if (r.session->offset() != r.offset) {
-                r.offset = r.session->offset();
-                r.lastChange = r.clock.elapsed();
-            }
-            if (r.clock.elapsed() - r.lastChange < 300)
-                return;
-            if (!startAttach(QStringLiteral("late-") + r.name, r, r.session->cols(), r.session->rows()))
-                return finish(r, QStringLiteral("cannot start the late pane"));
-            r.phase = Row::Late;
-            r.clock.restart();
-            r.lastChange = 0;
-            r.nextRead = 300;
-            return;
-        case Row::Late: {
-            // The panes are read until they are the same, or until the late
-            // one has not changed for 1.5 s (its replay is written).
-            if (r.clock.elapsed() < r.nextRead)
-                return;
-            r.nextRead = r.clock.elapsed() + 200;
-            const PaneView ref = capture(QStringLiteral("ref-") + r.name);
-            const PaneView late = capture(QStringLiteral("late-") + r.name);
-            const QString diff = paneDiff(ref, late, r.session->cols());
-            if (diff.isEmpty())
-                return finish(r);
-            if (late.flags + late.screen + late.normal != r.lastLate) {
-                r.lastLate = late.flags + late.screen + late.normal;
-                r.lastChange = r.clock.elapsed();
-            }
-            if (r.clock.elapsed() - r.lastChange > 1500 || r.clock.elapsed() > 20000)
-                finish(r, QStringLiteral("the late pane differs from the reference pane (session offset %1, ring start %2, "
-                                         "program started at %3):\n%4")
-                              .arg(r.session->offset()).arg(r.session->buffer().startOffset()).arg(r.driver->mark()).arg(diff));
-            return;
-        }
-        case Row::Finished:
-            return;
-        }
-    }
+    Tmux m_tmux;
+    std::vector<std::unique_ptr<Fidelity::RowRun>> m_rows;
 
 private Q_SLOTS:
     void initTestCase()
@@ -372,70 +312,40 @@ private Q_SLOTS:
         m_corpus = Fidelity::loadCorpus();
         QVERIFY2(!m_corpus.value(QStringLiteral("rows")).toArray().isEmpty(), "tests/vectors/fidelity-corpus.json");
         QVERIFY(m_home.isValid());
-        m_socket = m_home.path() + QStringLiteral("/tmux.sock");
         Limits limits;
         limits.bufferCapacity = qsizetype(m_corpus.value(QStringLiteral("buffer_capacity")).toDouble());
-        m_capacity = quint64(limits.bufferCapacity);
         QVERIFY(f.start(limits));
         // A private tmux server: no status line (the pane is the whole
         // window), panes kept when `tether attach` exits (its last words stay
         // readable).
+        m_tmux.socket = m_home.path() + QStringLiteral("/tmux.sock");
         bool ok = false;
-        tmux({QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-s"), QStringLiteral("keep"),
-              QStringLiteral("-x"), QStringLiteral("80"), QStringLiteral("-y"), QStringLiteral("24"), QStringLiteral(";"),
-              QStringLiteral("set-option"), QStringLiteral("-g"), QStringLiteral("status"), QStringLiteral("off"), QStringLiteral(";"),
-              QStringLiteral("set-option"), QStringLiteral("-g"), QStringLiteral("remain-on-exit"), QStringLiteral("on")}, &ok);
+        m_tmux.run({QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-s"), QStringLiteral("keep"),
+                    QStringLiteral("-x"), QStringLiteral("80"), QStringLiteral("-y"), QStringLiteral("24"), QStringLiteral(";"),
+                    QStringLiteral("set-option"), QStringLiteral("-g"), QStringLiteral("status"), QStringLiteral("off"), QStringLiteral(";"),
+                    QStringLiteral("set-option"), QStringLiteral("-g"), QStringLiteral("remain-on-exit"), QStringLiteral("on")}, &ok);
         QVERIFY(ok);
 
-        for (const QJsonValue &v : m_corpus.value(QStringLiteral("rows")).toArray()) {
-            auto r = std::make_unique<Row>();
-            r->def = v.toObject();
-            r->name = r->def.value(QStringLiteral("name")).toString();
-            begin(*r);
-            m_rows.push_back(std::move(r));
-        }
-        QElapsedTimer clock;
-        clock.start();
-        const auto finished = [this]() {
-            return std::all_of(m_rows.begin(), m_rows.end(), [](const auto &r) { return r->phase == Row::Finished; });
-        };
-        while (!finished() && clock.elapsed() < 150000) {
-            QTest::qWait(10);
-            for (auto &r : m_rows)
-                advance(*r);
-        }
-        for (auto &r : m_rows)
-            if (r->phase != Row::Finished)
-                r->failure = QStringLiteral("not finished within 150 s (phase %1)").arg(int(r->phase));
+        for (const QJsonValue &v : m_corpus.value(QStringLiteral("rows")).toArray())
+            m_rows.push_back(std::make_unique<CliRow>(f, v.toObject(), m_home.path(), quint64(limits.bufferCapacity), m_tmux));
+        Fidelity::RowRun::runAll(m_rows, 150000);
     }
     void cleanupTestCase()
     {
-        for (auto &r : m_rows)
-            if (r->frozen > 0)
-                ::kill(-r->frozen, SIGCONT);
-        if (!m_socket.isEmpty())
-            tmux({QStringLiteral("kill-server")});
+        if (!m_tmux.socket.isEmpty())
+            m_tmux.run({QStringLiteral("kill-server")});
         m_rows.clear();
         f.stop();
     }
 
     void lateAttachSeesTheSameScreen_data()
     {
-        QTest::addColumn<QString>("name");
-        for (const QJsonValue &v : m_corpus.value(QStringLiteral("rows")).toArray()) {
-            const QString name = v.toObject().value(QStringLiteral("name")).toString();
-            QTest::newRow(qPrintable(name)) << name;
-        }
+        Fidelity::RowRun::addDataRows(m_corpus);
     }
     void lateAttachSeesTheSameScreen()
     {
         QFETCH(QString, name);
-        const auto it = std::find_if(m_rows.begin(), m_rows.end(), [&](const auto &r) { return r->name == name; });
-        QVERIFY(it != m_rows.end());
-        // Qt Test cuts long messages: the whole story goes to the log first.
-        if (!(*it)->failure.isEmpty())
-            qInfo().noquote() << (*it)->failure;
-        QVERIFY2((*it)->failure.isEmpty(), qPrintable((*it)->failure.section(QLatin1Char('\n'), 0, 0)));
+        Fidelity::RowRun::verify(m_rows, name);
     }
 };
 

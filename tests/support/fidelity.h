@@ -27,6 +27,7 @@
 #include "terminalstate.h"
 #include "vtrender.h"
 
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
@@ -34,8 +35,12 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
+#include <vector>
+
+#include <csignal>
 
 namespace Fidelity {
 
@@ -333,6 +338,194 @@ private:
     quint64 m_seen = 0;
     quint64 m_mark = 0;
     qsizetype m_search = 0;
+};
+
+/**
+ * One row of the corpus on its way through a fidelity test: its shell (a
+ * session of `fixture`'s registry), the reference WebSocket viewer that is
+ * attached (control) from the start and drives it, and the phases every such
+ * test goes through:
+ *   Attaching  the reference (and the test's own reference viewers:
+ *              referenceReady()) attached before the program writes
+ *   Driving    the steps (Driver); then the program's first paint must be
+ *              gone from the ring
+ *   Freezing   with `freeze`: SIGSTOP to the terminal's foreground process
+ *              group, then wait until no output came for 300 ms, so every
+ *              viewer ends at one offset (viewers in real terminals cannot be
+ *              read at an offset)
+ *   Late       startLate() attaches the late viewer; pollLate() until it
+ *              calls finish()
+ * advance() never waits; runAll() advances every row side by side.
+ */
+class RowRun
+{
+public:
+    enum Phase { Attaching, Driving, Freezing, Late, Finished };
+
+    RowRun(ServerTest::Fixture &fixture, const QJsonObject &def, const QString &home, quint64 capacity, bool freeze)
+        : name(def.value(QStringLiteral("name")).toString()), def(def), m_fixture(fixture), m_capacity(capacity),
+          m_freeze(freeze)
+    {
+        // Each row in a directory of its own (vim and less write long.txt).
+        const QString dir = home + QLatin1Char('/') + name;
+        QDir().mkpath(dir);
+        QString error;
+        session = fixture.registry->create(spawnOptions(def, dir, home), nullptr, &error);
+        if (!session) {
+            finish(QStringLiteral("cannot start the shell: ") + error);
+            return;
+        }
+        ref.reset(new ServerTest::WsClient);
+        ref->open(fixture.port, QStringLiteral("/ws/") + session->id(), fixture.key);
+        clock.start();
+    }
+    virtual ~RowRun()
+    {
+        if (m_frozen > 0)
+            ::kill(-m_frozen, SIGCONT);
+    }
+    RowRun(const RowRun &) = delete;
+    RowRun &operator=(const RowRun &) = delete;
+
+    void advance()
+    {
+        switch (phase) {
+        case Attaching:
+            if (!ref->gotAttached() || !referenceReady()) {
+                if (clock.elapsed() > 20000)
+                    finish(QStringLiteral("the reference viewers did not attach within 20 s"));
+                return;
+            }
+            if (ref->num("replay_from") != 0 || ref->num("prelude_bytes") != 0)
+                return finish(QStringLiteral("the reference did not get the stream from offset 0"));
+            refTerm.reset(new ViewerTerminal(*ref, false));
+            driver.reset(new Driver(ref.get(), refTerm.get(), m_capacity, def.value(QStringLiteral("steps")).toArray()));
+            driver->onResize = [this](int cols, int rows) { resized(cols, rows); };
+            phase = Driving;
+            Q_FALLTHROUGH();
+        case Driving: {
+            const Driver::Status st = driver->poll();
+            if (st == Driver::Running)
+                return;
+            if (st == Driver::Failed)
+                return finish(driver->error());
+            if (session->buffer().startOffset() <= driver->mark())
+                return finish(QStringLiteral("the program's first paint is still retained"));
+            clock.restart();
+            if (m_freeze) {
+                m_frozen = session->foregroundProcessGroup();
+                if (m_frozen <= 0 || ::kill(-m_frozen, SIGSTOP) != 0)
+                    return finish(QStringLiteral("cannot stop the foreground process group"));
+                m_offset = session->offset();
+                m_lastChange = 0;
+                phase = Freezing;
+                return;
+            }
+            return goLate();
+        }
+        case Freezing:
+            driver->poll();
+            if (session->offset() != m_offset) {
+                m_offset = session->offset();
+                m_lastChange = clock.elapsed();
+            }
+            if (clock.elapsed() - m_lastChange >= 300) {
+                clock.restart();
+                goLate();
+            }
+            return;
+        case Late:
+            pollLate();
+            if (phase == Late && clock.elapsed() > 30000)
+                finish(QStringLiteral("the late viewer was not read within 30 s"));
+            return;
+        case Finished:
+            return;
+        }
+    }
+
+    /// Advances every row until all are finished or `timeoutMs` passed
+    /// (then the rows left say so).
+    template<typename Rows>
+    static void runAll(Rows &rows, int timeoutMs)
+    {
+        QElapsedTimer t;
+        t.start();
+        const auto finished = [&]() {
+            return std::all_of(rows.begin(), rows.end(), [](const auto &r) { return r->phase == Finished; });
+        };
+        while (!finished() && t.elapsed() < timeoutMs) {
+            QTest::qWait(10);
+            for (auto &r : rows)
+                r->advance();
+        }
+        for (auto &r : rows)
+            if (r->phase != Finished)
+                r->finish(QStringLiteral("not finished within %1 s (phase %2)").arg(timeoutMs / 1000).arg(int(r->phase)));
+    }
+
+    /// The _data table of a fidelity test: one row ("name") per corpus row.
+    static void addDataRows(const QJsonObject &corpus)
+    {
+        QTest::addColumn<QString>("name");
+        for (const QJsonValue &v : corpus.value(QStringLiteral("rows")).toArray()) {
+            const QString name = v.toObject().value(QStringLiteral("name")).toString();
+            QTest::newRow(qPrintable(name)) << name;
+        }
+    }
+
+    /// The row's result: passes when `failure` is empty; the whole story goes
+    /// to the log (Qt Test cuts long messages).
+    static void verify(const std::vector<std::unique_ptr<RowRun>> &rows, const QString &name)
+    {
+        const auto it = std::find_if(rows.begin(), rows.end(), [&](const auto &r) { return r->name == name; });
+        QVERIFY(it != rows.end());
+        if (!(*it)->failure.isEmpty())
+            qInfo().noquote() << (*it)->failure;
+        QVERIFY2((*it)->failure.isEmpty(), qPrintable((*it)->failure.section(QLatin1Char('\n'), 0, 0)));
+    }
+
+    void finish(const QString &why = QString())
+    {
+        failure = why;
+        phase = Finished;
+    }
+
+    const QString name;
+    const QJsonObject def;
+    Tether::Session *session = nullptr;
+    std::unique_ptr<ServerTest::WsClient> ref;
+    std::unique_ptr<ViewerTerminal> refTerm;
+    std::unique_ptr<Driver> driver;
+    Phase phase = Attaching;
+    QElapsedTimer clock; ///< since the phase began
+    QString failure;     ///< empty: the late viewer saw exactly what the reference saw
+
+protected:
+    /// Attaching: true once the test's own reference viewers are attached.
+    virtual bool referenceReady() { return true; }
+    /// A `resize` step (the reference WebSocket asked for it).
+    virtual void resized(int cols, int rows) { Q_UNUSED(cols) Q_UNUSED(rows) }
+    /// Attaches the late viewer; false (with finish() called) when it cannot.
+    virtual bool startLate() = 0;
+    /// Late: reads the late viewer, and calls finish() once it is decided.
+    virtual void pollLate() = 0;
+
+    ServerTest::Fixture &m_fixture;
+
+private:
+    void goLate()
+    {
+        phase = Late;
+        if (!startLate() && phase != Finished)
+            finish(QStringLiteral("cannot attach the late viewer"));
+    }
+
+    quint64 m_capacity;
+    bool m_freeze;
+    pid_t m_frozen = -1;
+    qint64 m_lastChange = 0; ///< Freezing: ms on clock of the last new output
+    quint64 m_offset = 0;    ///< Freezing: the session's offset last seen
 };
 
 } // namespace Fidelity

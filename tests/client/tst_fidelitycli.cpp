@@ -149,7 +149,9 @@ QList<QStringList> paneCells(const QString &capture, int cols)
             cells << Pen().describe(QStringLiteral(" "));
         rows << cells;
     }
-    while (!rows.isEmpty() && rows.last() == QStringList(rows.last().size(), Pen().describe(QStringLiteral(" "))))
+    // Trailing blank rows (capture-pane ends with a newline) are dropped.
+    const QString blank = Pen().describe(QStringLiteral(" "));
+    while (!rows.isEmpty() && std::all_of(rows.last().begin(), rows.last().end(), [&](const QString &c) { return c == blank; }))
         rows.removeLast();
     return rows;
 }

@@ -40,9 +40,14 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     // has output to catch up on (an idle session has no wakeups).
     m_screenTimer.setInterval(0);
     connect(&m_screenTimer, &QTimer::timeout, this, [this] {
-        const bool busy = m_outputSinceParse;
-        m_outputSinceParse = false;
-        parseScreen(kScreenChunk, busy ? kScreenBusyUs : kScreenTurnUs);
+        // Once a flood has outrun the screen, it gets only a small slice per
+        // turn until a turn brings less than a flood's worth of output: the
+        // flood is not slowed by a screen that cannot keep up anyway. A
+        // program that writes less (a TUI redrawing) is kept up with.
+        if (m_outputSinceParse < kScreenFloodBytes)
+            m_screenFlood = false;
+        m_outputSinceParse = 0;
+        parseScreen(kScreenChunk, m_screenFlood ? kScreenBusyUs : kScreenTurnUs);
     });
     connect(&m_pty, &PtyProcess::outputReady, this, &Session::onOutput);
     connect(&m_pty, &PtyProcess::finished, this, &Session::onFinished);
@@ -113,6 +118,23 @@ void Session::feedTail(const char *data, qsizetype size)
 void Session::onOutput(const char *data, qsizetype size)
 {
     const quint64 from = m_ring.endOffset();
+    // The screen must not lose bytes it has nearly reached: a program that
+    // updates a few cells at a time (htop) would leave it unsynced for good.
+    // Made here, before the append, when the ring first reaches half its
+    // capacity (from offset 0: the stream is still whole).
+    qsizetype rescue = kScreenRescueBytes;
+    if (!m_screen && m_ring.startOffset() == 0 && m_ring.size() + size >= m_ring.capacity() / 2
+        && m_screenRetryAt == 0) {
+        m_answerRanges.clear(); // queries before now were never meant for it
+        createScreenAtStart();
+        rescue = kScreenChunk; // once: what this read evicts of the stream's start
+    }
+    if (m_screen && m_screenOffset >= m_ring.startOffset()) {
+        const quint64 evictTo = m_ring.startOffset()
+            + quint64(std::max<qsizetype>(0, m_ring.size() + std::min(size, m_ring.capacity()) - m_ring.capacity()));
+        if (m_screenOffset < evictTo && evictTo - m_screenOffset <= quint64(rescue))
+            parseScreen(qsizetype(evictTo - m_screenOffset), std::numeric_limits<qint64>::max());
+    }
     m_ring.append(data, size);
     const quint64 queries = m_head.queriesSeen();
     m_head.feed(data, size);
@@ -129,20 +151,15 @@ void Session::onOutput(const char *data, qsizetype size)
         while (m_answerRanges.size() > kMaxAnswerRanges)
             m_answerRanges.removeFirst();
     }
-    m_outputSinceParse = true;
+    m_outputSinceParse += size;
     if (!m_control && m_head.queriesSeen() != queries) {
         // A program waits for an answer now: parse up to it at once.
-        if (!m_screen) {
+        if (!m_screen && m_ring.startOffset() >= m_screenRetryAt) {
             // Older queries were never meant for us: only this output's.
             m_answerRanges = {{from, end}};
             createScreenAtStart();
         }
         parseScreen(kScreenChunk, kScreenTurnUs);
-    } else if (!m_screen && m_ring.size() >= m_ring.capacity() / 2) {
-        // First time the ring is half full: the stream is still whole.
-        m_answerRanges.clear();
-        createScreenAtStart();
-        scheduleScreen();
     } else if (m_screen) {
         scheduleScreen();
     }
@@ -199,12 +216,9 @@ void Session::createScreen(quint64 at, const TerminalState &modes, int cols, int
             m_pty.write(data, size);
     });
     m_screenOffset = at;
-    // The modes in force there (nothing for a stream that starts here).
-    const QByteArray restore = modes.restoreSequence();
     m_screenAnswering = false;
-    if (!restore.isEmpty())
-        m_screen->feed(restore.constData(), restore.size());
-    m_screen->mark();
+    // The modes in force there (Screen::reset; also mark()s).
+    m_screen->reset(modes);
 }
 
 void Session::createScreenAtStart()
@@ -235,11 +249,29 @@ void Session::resyncScreen()
         ++scanned;
     }
     if (!st.atSafeBoundary()) {
-        at = end;
-        st = TerminalState();
+        // Stuck inside a string longer than the scan (an unterminated DCS):
+        // no screen can start here. None until that has left the ring.
+        m_screen.reset();
+        m_screenOffset = 0;
+        m_screenSynced = false;
+        m_screenRetryAt = end;
+        m_screenTimer.stop();
+        qCDebug(lcSession) << "session" << m_id << "screen dropped: no safe boundary in" << scanned << "bytes";
+        return;
     }
     const SizeChange size = sizeAt(at);
-    createScreen(at, st, size.cols, size.rows);
+    if (m_screen) {
+        ++m_screenOutruns;
+        m_screenFlood = true;
+    }
+    if (m_screen) {
+        // A reset terminal in the modes in force there (Screen::reset).
+        m_screen->resize(size.cols, size.rows);
+        m_screen->reset(st);
+        m_screenOffset = at;
+    } else {
+        createScreen(at, st, size.cols, size.rows);
+    }
     m_screenSynced = false;
     qCDebug(lcSession) << "session" << m_id << "screen outrun: resumes unsynced at" << at;
 }
@@ -287,6 +319,8 @@ void Session::parseScreen(qsizetype maxBytes, qint64 maxUs)
         return;
     if (m_screenOffset < m_ring.startOffset())
         resyncScreen();
+    if (!m_screen)
+        return;
     QElapsedTimer clock;
     clock.start();
     const quint64 end = m_ring.endOffset();
@@ -380,20 +414,23 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
     std::optional<SnapshotOffer> offer;
     QByteArray snapshot;
     if (reset && (request.screen || m_ring.startOffset() > 0)) {
-        if (!m_screen && request.screen) {
+        bool fallBack = false;
+        if (!m_screen && request.screen && m_ring.startOffset() >= m_screenRetryAt) {
             // Made now, so the next such attach finds it; parsed at once only
             // when that is cheap, else this attach gets the raw replay.
             createScreenAtStart();
-            if (m_ring.endOffset() - m_screenOffset <= quint64(kMaxSyncScreenParse))
+            if (!m_screen)
+                ; // no safe boundary to start at: raw replay
+            else if (m_ring.endOffset() - m_screenOffset <= quint64(kMaxSyncScreenParse))
                 parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
             else
-                scheduleScreen();
+                fallBack = true; // parsed in the background, for the next attach
         } else if (m_screen) {
             parseScreen(kScreenChunk, kScreenTurnUs);
         }
         if (m_screen && m_screenOffset < m_ring.startOffset())
             resyncScreen();
-        if (screenSynced() && screenToSafeBoundary()) {
+        if (!fallBack && screenSynced() && screenToSafeBoundary()) {
             offer = SnapshotOffer{m_screenOffset, request.screen};
             Screen::SnapshotOptions o;
             if (request.screen) {

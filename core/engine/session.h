@@ -191,9 +191,12 @@ public:
      * a zero-timer, in bounded slices, and the timer stops when it has caught
      * up: an idle session costs no wakeups, and the PTY read path only
      * appends to the ring and schedules. A slice is up to kScreenChunk bytes
-     * and kScreenTurnUs µs in a turn of the event loop without new output of
-     * this session, and at most kScreenBusyUs µs in a turn with new output
-     * (a flood then outruns the screen rather than being slowed by it).
+     * and kScreenTurnUs µs per turn of the event loop; bytes about to leave
+     * the ring unparsed are parsed before the append when there are at most
+     * kScreenRescueBytes. Once a flood has outrun the screen anyway, it gets
+     * only kScreenBusyUs µs per turn until a turn brings less than
+     * kScreenFloodBytes of output (the flood is not slowed by a screen that
+     * cannot keep up; a TUI redrawing is kept up with).
      * Exited sessions keep their screen (freed with the session).
      */
     bool hasScreen() const { return m_screen != nullptr; }
@@ -212,6 +215,8 @@ public:
      * lines scrolled off a full-screen scroll region).
      */
     bool screenSynced() const { return m_screen && m_screenSynced; }
+    /// How many times a flood outran the screen (see screenSynced()).
+    quint64 screenOutruns() const { return m_screenOutruns; }
     /// Memory the screen holds (Screen::memoryBytes(), bytes); 0 without one.
     qsizetype screenBytes() const;
     /// Largest output a `replay=screen` attach parses at once to make a
@@ -221,6 +226,11 @@ public:
     static constexpr qsizetype kScreenChunk = 64 * 1024;
     static constexpr qint64 kScreenTurnUs = 4000;
     static constexpr qint64 kScreenBusyUs = 100;
+    static constexpr qsizetype kScreenFloodBytes = 16 * 1024;
+    /// Bytes about to leave the ring that the screen has not parsed yet are
+    /// parsed at once, before the append, when there are at most this many
+    /// (more: the screen is outrun).
+    static constexpr qsizetype kScreenRescueBytes = 8 * 1024;
     static constexpr qsizetype kMaxSnapshotBoundaryScan = 4096;
     /// Most ranges of output that arrived with no control viewer kept for
     /// query answers (older ones are dropped: their queries go unanswered).
@@ -348,7 +358,12 @@ private:
     quint64 m_screenOffset = 0;   ///< S
     bool m_screenSynced = false;
     bool m_screenAnswering = false; ///< the bytes being fed arrived with no control viewer
-    bool m_outputSinceParse = false;
+    qsizetype m_outputSinceParse = 0; ///< output bytes since the timer's last turn
+    bool m_screenFlood = false; ///< outrun, and the flood goes on (see hasScreen())
+    /// No screen is made before the ring starts here (resyncScreen() found
+    /// no safe boundary to start at below it).
+    quint64 m_screenRetryAt = 0;
+    quint64 m_screenOutruns = 0;
     QTimer m_screenTimer;
     /// Sizes in force from each offset on, ascending; the first entry holds
     /// the size at the ring's start (or the screen's S, whichever is lower).

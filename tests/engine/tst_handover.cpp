@@ -200,12 +200,16 @@ private Q_SLOTS:
         };
         QVERIFY(refused(QByteArray(), "empty"));
         QVERIFY(refused("not a state at all", "magic"));
-        QByteArray v2 = good;
-        qToLittleEndian<quint32>(2, v2.data() + 8);
+        // A newer format (and one older than any reader knows) is refused.
+        QByteArray newer = good;
+        qToLittleEndian<quint32>(Handover::kVersion + 1, newer.data() + 8);
         Handover::State st;
         QString error;
-        QVERIFY(!Handover::decode(v2.constData(), v2.size(), &st, &error));
-        QVERIFY2(error.contains(QStringLiteral("version 2")), qPrintable(error));
+        QVERIFY(!Handover::decode(newer.constData(), newer.size(), &st, &error));
+        QVERIFY2(error.contains(QStringLiteral("version %1").arg(Handover::kVersion + 1)), qPrintable(error));
+        QByteArray v0 = good;
+        qToLittleEndian<quint32>(0, v0.data() + 8);
+        QVERIFY(!Handover::decode(v0.constData(), v0.size(), &st, &error));
         for (int n = 0; n < good.size(); ++n)
             QVERIFY2(refused(good.left(n), "truncated"), qPrintable(QString::number(n)));
         QVERIFY(refused(good + "x", "trailing byte"));

@@ -49,9 +49,12 @@ public:
     /// Bytes written to the terminal (any split).
     void feed(const char *data, qsizetype size)
     {
-        if (size > 0)
-            vterm_input_write(m_vt, data, size_t(size));
-        vterm_screen_flush_damage(m_screen);
+        // In pieces: one multi-megabyte write overflowed the stack inside
+        // libvterm 0.1.4 (its damage merging recurses per scrolled line).
+        for (qsizetype off = 0; off < size; off += 4096) {
+            vterm_input_write(m_vt, data + off, size_t(qMin<qsizetype>(4096, size - off)));
+            vterm_screen_flush_damage(m_screen);
+        }
     }
     void feed(const QByteArray &data) { feed(data.constData(), data.size()); }
     /// Resizes as xterm and xterm.js do: the cells a resize adds are blank
@@ -198,6 +201,9 @@ public:
         return n;
     }
 
+    /// What differs between two cells, empty when nothing. An erased cell
+    /// (no character) and a printed space count as the same: they look
+    /// alike in every terminal, and a repaint writes spaces where it must.
     static QString cellDiff(const VTermScreenCell &a, const VTermScreenCell &b)
     {
         QStringList d;
@@ -205,8 +211,11 @@ public:
         // a space, as one where a space was written: terminals show and copy
         // both as a blank (xterm, xterm.js, tmux's capture-pane), so a
         // snapshot may paint either.
-        const auto blank = [](const VTermScreenCell &c) { return c.chars[0] == 0 || (c.chars[0] == ' ' && c.chars[1] == 0); };
-        for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && !(i == 0 && blank(a) && blank(b)); ++i) {
+        const auto blank = [](const VTermScreenCell &c) {
+            return (c.chars[0] == 0 || (c.chars[0] == ' ' && c.chars[1] == 0)) && c.width == 1;
+        };
+        const bool bothBlank = blank(a) && blank(b);
+        for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && !bothBlank; ++i) {
             if (a.chars[i] != b.chars[i]) {
                 d << QStringLiteral("char U+%1 vs U+%2").arg(a.chars[i], 4, 16, QLatin1Char('0'))
                                                        .arg(b.chars[i], 4, 16, QLatin1Char('0'));

@@ -250,8 +250,8 @@ protected:
     }
     bool startLate() override { return startAttach(QStringLiteral("late-") + name); }
     /// The panes are read every 200 ms until they show the same, or until
-    /// the late one, attached (the session counts its viewer) and showing
-    /// something, has not changed for 1.5 s (its replay is written).
+    /// the late one is attached (the session counts its viewer) and shows
+    /// something, and neither has changed for 1.5 s (all is written).
     void pollLate() override
     {
         if (clock.elapsed() < m_nextRead)
@@ -266,8 +266,10 @@ protected:
         const QString diff = paneDiff(ref, late, session->cols());
         if (diff.isEmpty())
             return finish();
-        if (late.flags + late.screen + late.normal != m_lastLate || late.screen.trimmed().isEmpty()) {
-            m_lastLate = late.flags + late.screen + late.normal;
+        // Both panes count: the reference one may still be catching up too.
+        const QString seen = ref.flags + ref.screen + ref.normal + late.flags + late.screen + late.normal;
+        if (seen != m_lastSeen || late.screen.trimmed().isEmpty()) {
+            m_lastSeen = seen;
             m_lastChange = clock.elapsed();
         }
         if (clock.elapsed() - m_lastChange > 1500)
@@ -291,8 +293,8 @@ private:
 
     const Tmux &m_tmux;
     qint64 m_nextRead = 300;  ///< ms on clock of the next read of the panes
-    qint64 m_lastChange = 0;  ///< ms on clock of the last change seen in the late pane
-    QString m_lastLate;       ///< the late pane as last read
+    qint64 m_lastChange = 0;  ///< ms on clock of the last change seen in a pane
+    QString m_lastSeen;       ///< both panes as last read
 };
 } // namespace
 

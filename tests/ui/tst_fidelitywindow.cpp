@@ -73,8 +73,8 @@ protected:
         return m_late && m_late->isAttached();
     }
     /// The windows are read every 200 ms, once both have written what they
-    /// were given, until they show the same, or until the late one has not
-    /// changed for 1.5 s.
+    /// were given, until they show the same, or until neither has changed
+    /// for 1.5 s.
     void pollLate() override
     {
         if (clock.elapsed() < m_nextRead)
@@ -88,8 +88,9 @@ protected:
         const QString late = screenOf(*m_late);
         if (ref == late)
             return finish();
-        if (late != m_lastLate) {
-            m_lastLate = late;
+        // Both windows count: the reference one may still be catching up too.
+        if (ref + late != m_lastSeen) {
+            m_lastSeen = ref + late;
             m_lastChange = clock.elapsed();
         }
         if (clock.elapsed() - m_lastChange > 1500)
@@ -117,8 +118,8 @@ private:
 
     std::unique_ptr<TerminalWindow> m_ref, m_late;
     qint64 m_nextRead = 300;  ///< ms on clock of the next read of the windows
-    qint64 m_lastChange = 0;  ///< ms on clock of the last change seen in the late window
-    QString m_lastLate;       ///< the late window as last read
+    qint64 m_lastChange = 0;  ///< ms on clock of the last change seen in a window
+    QString m_lastSeen;       ///< both windows as last read
 };
 } // namespace
 #endif

@@ -37,13 +37,13 @@ qsizetype TerminalState::feedImpl(const char *data, qsizetype size)
     const unsigned char *const end = p + std::max<qsizetype>(0, size);
     while (p < end) {
         // Fast path: printable ASCII in ground state changes nothing tracked
-        // but printedLast().
+        // but lastPrintMayWrap().
         if (m_state == State::Ground && m_utf8Remaining == 0) {
             const unsigned char *const run = p;
             while (p < end && *p >= 0x20 && *p < 0x7F)
                 ++p;
-            if (p != run)
-                m_printedLast = true;
+            if (p != run) // printed; in the last column, a wrap is pending if autowrap is on
+                m_lastPrintMayWrap = !(m_modes & NoAutowrap);
             if (p == end)
                 break;
         }
@@ -61,7 +61,7 @@ void TerminalState::feed(const char *data, qsizetype size)
     feedImpl<false>(data, size);
 }
 
-qsizetype TerminalState::feedUntilEvent(const char *data, qsizetype size, quint8 *events)
+qsizetype TerminalState::feedUntilEvent(const char *data, qsizetype size, quint16 *events)
 {
     m_events = 0;
     const qsizetype n = feedImpl<true>(data, size);
@@ -351,11 +351,8 @@ void TerminalState::executeC0(unsigned char c)
     case 0x0F: // SI (LS0): G0 into GL
         m_shiftOut = false;
         return;
-    case 0x00: // NUL, BEL: the cursor stays (and so does a pending wrap)
-    case 0x07:
-        return;
-    default: // BS, HT, LF, VT, FF, CR...: the cursor moves
-        m_printedLast = false;
+    default: // BS, CR, LF...: whether they moved the cursor (which is what
+             // ends a pending wrap) only the screen knows
         return;
     }
 }
@@ -365,8 +362,6 @@ void TerminalState::c1Control(unsigned char c)
     if (c == 0x88) { // HTS
         m_tabStopsChanged = true;
         m_events |= TabStopSet;
-    } else if (c != 0x8E && c != 0x8F) { // not SS2/SS3: IND, NEL, RI... move the cursor
-        m_printedLast = false;
     }
     switch (c) {
     case 0x9C: // ST
@@ -400,7 +395,7 @@ void TerminalState::nonAsciiChar()
     // error that returns to ground; strings and CSI-ignore swallow it.
     switch (m_state) {
     case State::Ground:
-        m_printedLast = true;
+        m_lastPrintMayWrap = !(m_modes & NoAutowrap);
         return;
     case State::Escape:
     case State::EscapeIntermediate:
@@ -422,10 +417,8 @@ void TerminalState::escDispatch(unsigned char final)
             (m_intermediate == '(' ? m_g0 : m_g1) = char(final);
         return;
     }
-    if (m_intermediateCount != 0) {
-        m_printedLast = false; // DECALN and friends: not a plain print
+    if (m_intermediateCount != 0)
         return;
-    }
     switch (final) {
     case 'c': // RIS: full reset
         m_modes = 0;
@@ -433,7 +426,7 @@ void TerminalState::escDispatch(unsigned char final)
         m_marginsSet = false;
         resetCharsets();
         m_tabStopsChanged = false;
-        m_printedLast = false;
+        m_lastPrintMayWrap = false;
         m_events |= FullReset;
         return;
     case '=': // DECKPAM
@@ -449,8 +442,7 @@ void TerminalState::escDispatch(unsigned char final)
         m_tabStopsChanged = true;
         m_events |= TabStopSet;
         return;
-    default: // DECRC, IND, NEL, RI, ...: the cursor may move
-        m_printedLast = false;
+    default: // DECRC, IND, NEL, RI, ...: the cursor may move (the screen sees)
         return;
     }
 }
@@ -472,10 +464,6 @@ void TerminalState::csiDispatch(unsigned char final)
         for (int i = 0; i < n; ++i) {
             const int mode = m_params[i];
             setDecMode(mode, final == 'h');
-            // Origin mode homes the cursor; the alternate screen and 1048
-            // move it (restore) or change the screen it is on.
-            if (mode == 6 || mode == 47 || mode == 1047 || mode == 1048 || mode == 1049)
-                m_printedLast = false;
             if (final == 'h' && (mode == 1048 || mode == 1049))
                 m_events |= CursorSaved;
         }
@@ -495,7 +483,7 @@ void TerminalState::csiDispatch(unsigned char final)
         return;
     }
     if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'J' && m_paramCount > 0 && m_params[0] == 2)
-        m_events |= ScreenErased; // and the cursor stays: printedLast() is reset below
+        m_events |= ScreenErased; // and the cursor stays: lastPrintMayWrap() is reset below
     if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'm')
         return; // SGR: the pen only
     if (m_csiMarker == 0 && m_intermediateCount == 1 && m_intermediate == ' ' && final == 'q')
@@ -510,7 +498,6 @@ void TerminalState::csiDispatch(unsigned char final)
         m_marginsSet = false;
         // Character sets: G0..G3 ASCII, GL = G0 (xterm ctlseqs; libvterm).
         resetCharsets();
-        m_printedLast = false;
         return;
     }
     if (m_csiMarker == 0 && m_intermediateCount == 0 && (final == 'h' || final == 'l')) {
@@ -543,12 +530,27 @@ void TerminalState::csiDispatch(unsigned char final)
         m_marginTop = n > 0 ? m_params[0] : 0;
         m_marginBottom = n > 1 ? m_params[1] : 0;
         m_marginsSet = m_marginTop != 0 || m_marginBottom != 0;
-        m_printedLast = false; // DECSTBM homes the cursor
+        m_events |= MarginsChanged; // (it homes the cursor: a move the screen sees)
         return;
     }
-    if (final == 'h' || final == 'l' || final == 't')
-        return; // ANSI modes, window operations: the cursor stays
-    m_printedLast = false; // cursor movement, erase, scroll, ...
+    if (m_csiMarker == 0 && m_intermediateCount == 0) {
+        switch (final) {
+        // Cursor movements end a pending wrap even where the cursor stays
+        // (CUF in the last column, CUP to the cell it is on): libvterm
+        // state.c clears at_phantom in each; xterm.js moves x off cols.
+        case 'A': case 'B': case 'C': case 'D': // CUU CUD CUF CUB
+        case 'E': case 'F': case 'G': case 'H': // CNL CPL CHA CUP
+        case '`': case 'a': case 'd': case 'e': // HPA HPR VPA VPR
+        case 'f': case 'j': case 'k':           // HVP HPB VPB
+            m_lastPrintMayWrap = false;
+            return;
+        case 'b': // REP prints the last character again
+            m_lastPrintMayWrap = !(m_modes & NoAutowrap);
+            return;
+        default:
+            return;
+        }
+    }
 }
 
 bool TerminalState::isQuery(unsigned char final) const
@@ -765,7 +767,7 @@ QByteArray TerminalState::restoreSequence() const
 // i32 marginBottom, i32 titleStackDepth, i32 oscCommand, u8 oscInText,
 // bytes osc, u8 oscOverflow, text title, u64 titleSerial.
 // Version 2 appends: u8 g0, u8 g1, u8 shiftOut, u8 tabStopsChanged,
-// u8 printedLast, u64 queriesSeen. restore() still reads version 1 (a state
+// u8 lastPrintMayWrap, u64 queriesSeen. restore() still reads version 1 (a state
 // saved by the previous build during a restart in place): those fields then
 // take their reset values. A field added to the parser must be added here,
 // with a new version.
@@ -810,7 +812,7 @@ QByteArray TerminalState::save() const
     w.u8(quint8(m_g1));
     w.boolean(m_shiftOut);
     w.boolean(m_tabStopsChanged);
-    w.boolean(m_printedLast);
+    w.boolean(m_lastPrintMayWrap);
     w.u64(m_queriesSeen);
     return w.take();
 }
@@ -852,7 +854,7 @@ bool TerminalState::restore(const QByteArray &saved)
         g1 = r.u8();
         t.m_shiftOut = r.boolean();
         t.m_tabStopsChanged = r.boolean();
-        t.m_printedLast = r.boolean();
+        t.m_lastPrintMayWrap = r.boolean();
         t.m_queriesSeen = r.u64();
     }
     t.m_g0 = char(g0);

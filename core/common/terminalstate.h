@@ -24,11 +24,15 @@ namespace Tether {
  *  - the window title set by OSC 0 or OSC 2 (BEL or ST terminated; at most
  *    kMaxTitle bytes kept, decoded as UTF-8).
  * Also autowrap off (DECAWM, ?7), insert mode (IRM, CSI 4), application
- * keypad (DECKPAM/DECKPNM, ESC = / ESC >) and the scroll margins (DECSTBM).
- * A full reset (ESC c, RIS) clears all modes (the title is kept, as in xterm);
- * a soft reset (CSI ! p, DECSTR) shows the cursor and resets DECCKM,
- * autowrap (on), insert mode, keypad mode and the margins, as xterm.js does;
- * the screen buffer, mouse, bracketed paste and focus reporting survive it.
+ * keypad (DECKPAM/DECKPNM, ESC = / ESC >) and the scroll margins (DECSTBM);
+ * the G0/G1 character sets and SI/SO (charset()), whether tab stops were
+ * changed (tabStopsChanged()), a count of terminal queries (queriesSeen())
+ * and whether a pending wrap may be in force (lastPrintMayWrap()).
+ * A full reset (ESC c, RIS) clears all modes and charsets (the title is kept,
+ * as in xterm); a soft reset (CSI ! p, DECSTR) shows the cursor and resets
+ * DECCKM, autowrap (on), insert mode, keypad mode, the margins and the
+ * charsets, as xterm.js does; the screen buffer, mouse, bracketed paste and
+ * focus reporting survive it.
  *
  * Parsing follows xterm.js, the terminal that replays our output: bytes are
  * UTF-8 decoded first (RFC 3629 ranges), so bytes >= 0x80 are never 8-bit C1
@@ -163,17 +167,22 @@ public:
     /// an answer (issue 9, "Queries while detached"). Wraps at 2^64.
     quint64 queriesSeen() const { return m_queriesSeen; }
 
-    /// True when the last thing the stream did that can affect where the
-    /// next character goes was printing a character: since then only SGR,
-    /// mode changes (but origin mode and the alternate screen), titles,
-    /// strings, queries, SI/SO/BEL/NUL, keypad or charset designations came.
-    /// Screen uses it to tell the pending-wrap state ("phantom column") after
-    /// a character printed in the last column, which libvterm does not expose.
-    bool printedLast() const { return m_printedLast; }
+    /// True when a character was printed while autowrap was on and no
+    /// cursor movement sequence came since (CUU, CUD, CUF, CUB, CNL, CPL,
+    /// CHA, CUP, HPA, HPR, VPA, VPR, HVP, HPB, VPB, RIS): those end a
+    /// pending wrap even where the cursor stays (libvterm state.c; xterm.js
+    /// moves its cursor off the column past the last). Everything else ends
+    /// it only if it moves the cursor (CR, BS, LF but at the bottom, DECRC,
+    /// ...), which the screen sees and this parser does not. Screen uses
+    /// both to tell the pending-wrap state ("phantom column") after a
+    /// character printed in the last column, which libvterm does not
+    /// expose. A wrap pending stays pending when autowrap is turned off
+    /// after it, and none is pending when autowrap was off at the print.
+    bool lastPrintMayWrap() const { return m_lastPrintMayWrap; }
 
     /// Events feedUntilEvent() stops after (Screen keeps its emulator in
     /// step with them; see screen.h).
-    enum Event : quint8 {
+    enum Event : quint16 {
         AltScreenEntered = 1u << 0, ///< AltScreen went from off to on
         CursorSaved      = 1u << 1, ///< DECSC (ESC 7), CSI ? 1048 h, CSI ? 1049 h
         TabStopSet       = 1u << 2, ///< HTS (ESC H, C1 HTS) at the cursor column
@@ -182,6 +191,7 @@ public:
         ScreenErased     = 1u << 5, ///< ED 2 ("CSI 2 J"): the whole active screen
         FullReset        = 1u << 6, ///< RIS (ESC c)
         ModeList         = 1u << 7, ///< SM/RM or DEC SM/RM with more than one mode
+        MarginsChanged   = 1u << 8, ///< DECSTBM ("CSI t ; b r"), set or reset
     };
     /// The parameters of the sequence that raised the last event (valid
     /// until more bytes are fed): for ModeList, the modes.
@@ -195,7 +205,7 @@ public:
     /// size > 0. The final byte of that sequence is the last one consumed:
     /// Screen feeds its emulator everything before it, looks at the screen
     /// as it was (the normal screen, the cursor), then feeds that byte.
-    qsizetype feedUntilEvent(const char *data, qsizetype size, quint8 *events);
+    qsizetype feedUntilEvent(const char *data, qsizetype size, quint16 *events);
 
     /// The whole parser state as bytes, for the restart-in-place state
     /// (docs/architecture.md, "Restart in place"): a version byte, then every
@@ -209,7 +219,7 @@ public:
 
 private:
     template<bool StopAtEvent> qsizetype feedImpl(const char *data, qsizetype size);
-    /// A C0 control executed (outside strings): SI/SO, and printedLast().
+    /// A C0 control executed (outside strings): SI/SO, and lastPrintMayWrap().
     void executeC0(unsigned char c);
     /// One byte of the stream: UTF-8 decoding, then the "anywhere"
     /// transitions (ESC, CAN, SUB), then the step of the current state.
@@ -275,9 +285,9 @@ private:
     char m_g1 = 'B';
     bool m_shiftOut = false;
     bool m_tabStopsChanged = false;
-    bool m_printedLast = false;
+    bool m_lastPrintMayWrap = false;
     quint64 m_queriesSeen = 0;
-    quint8 m_events = 0;          ///< Event bits since feedUntilEvent() started (not saved)
+    quint16 m_events = 0;         ///< Event bits since feedUntilEvent() started (not saved)
 };
 
 } // namespace Tether

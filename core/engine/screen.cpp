@@ -217,6 +217,14 @@ void appendCsi(QByteArray &out, int a, char final)
     out += final;
 }
 
+/// DECSCUSR: 1/2 block, 3/4 underline, 5/6 bar; odd ones blink.
+void appendCursorStyle(QByteArray &out, int shape, bool blink)
+{
+    const int base = shape == VTERM_PROP_CURSORSHAPE_UNDERLINE ? 3 : shape == VTERM_PROP_CURSORSHAPE_BAR_LEFT ? 5 : 1;
+    appendCsi(out, base + (blink ? 0 : 1), ' ');
+    out += 'q';
+}
+
 void appendCup(QByteArray &out, int row, int col) // 0-based in, 1-based out
 {
     out += "\x1b[";
@@ -224,6 +232,17 @@ void appendCup(QByteArray &out, int row, int col) // 0-based in, 1-based out
     out += ';';
     appendNumber(out, col + 1);
     out += 'H';
+}
+
+/// Code points no terminal draws two columns wide: below U+1100, general
+/// punctuation to the technical symbols but the emoji among them (U+231A,
+/// U+231B, U+23E9..), control pictures, box drawing, blocks and shapes
+/// (what TUIs and the DEC line-drawing set draw with). Anything else may
+/// be wide (CJK, emoji, ...).
+bool surelyNarrow(uint32_t c)
+{
+    return c < 0x1100 || (c >= 0x2010 && c <= 0x2319) || (c >= 0x231C && c <= 0x23E8)
+        || (c >= 0x2400 && c <= 0x25FF);
 }
 
 bool blank(const VTermScreenCell &c)
@@ -239,7 +258,8 @@ bool blank(const VTermScreenCell &c)
  * a run whose pen has reverse video is written as spaces instead (an erased
  * reversed cell would show differently there).
  */
-void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int cols, bool flipReverse)
+void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int cols, bool flipReverse,
+                bool onBlankLine = false)
 {
     int end = cols;
     const Pen last = cellPen(cells[cols - 1], flipReverse);
@@ -248,11 +268,15 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
             --end;
     }
     for (int col = 0; col < end;) {
-        const VTermScreenCell &c = cells[col];
-        if (c.chars[0] == kWideContinuation) { // a lone second half: skip
-            ++col;
-            continue;
-        }
+        VTermScreenCell c = cells[col];
+        // A second half whose first half was overwritten (libvterm leaves
+        // the marker; renderers draw nothing there): a blank, as xterm and
+        // xterm.js leave it. The second half of a painted wide character is
+        // skipped below (col += width). A wide character moved into the
+        // last column (ICH does that in libvterm) cannot be printed there
+        // (it would wrap, and scroll at the bottom): a blank too.
+        if (c.chars[0] == kWideContinuation || (col == cols - 1 && !surelyNarrow(c.chars[0])))
+            c.chars[0] = 0;
         const Pen p = cellPen(c, flipReverse);
         if (blank(c) && !p.reverse) {
             int run = 1;
@@ -261,7 +285,7 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
             if (run >= kMinEraseRun) {
                 appendSgr(out, pen, p);
                 appendCsi(out, run, 'X');
-                if (col + run < end)
+                if (col + run < cols) // more cells or the EL follow
                     appendCsi(out, run, 'C');
                 col += run;
                 continue;
@@ -269,9 +293,17 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
         }
         appendSgr(out, pen, p);
         appendGlyph(out, c);
-        col += std::max(1, int(c.width));
+        const int width = std::max(1, int(c.width));
+        col += width;
+        // A wide character whose second half was overwritten reads as width
+        // 1, but printing it moves the cursor by 2: put the cursor back
+        // where the next cell is (only after characters that may be wide).
+        if (width == 1 && !surelyNarrow(c.chars[0]) && col < cols)
+            appendCsi(out, col + 1, 'G');
     }
-    if (end < cols) {
+    // On a line known blank (a fresh line of a reset terminal) a default
+    // rest needs nothing.
+    if (end < cols && !(onBlankLine && samePen(last, Pen()))) {
         appendSgr(out, pen, last);
         out += "\x1b[K";
     }
@@ -287,6 +319,8 @@ struct Screen::Private
         VTermPos pos{0, 0};
         Pen pen;
         bool visible = true;
+        int shape = VTERM_PROP_CURSORSHAPE_BLOCK; // libvterm saves these too
+        bool blink = true;
     };
 
     VTerm *vt = nullptr;
@@ -302,6 +336,8 @@ struct Screen::Private
     bool cursorVisible = true;
     bool cursorBlink = true;
     int cursorShape = VTERM_PROP_CURSORSHAPE_BLOCK;
+    /// The stream changed the cursor's shape or blinking since the last RIS.
+    bool cursorStyled = false;
     bool reverseScreen = false;
     bool vtAlt = false;
 
@@ -320,16 +356,23 @@ struct Screen::Private
     std::vector<char> tabs;
     bool tabsCustom = false;
 
-    // The last glyph-sized damage (pending-wrap inference).
-    int lastGlyphRow = -1;
-    int lastGlyphStart = -1;
-    int lastGlyphEnd = -1;
+    // Where the last character was printed (pending-wrap inference).
+    struct GlyphDamage
+    {
+        int row = -1;
+        int start = -1;
+        int end = -1;
+    };
+    GlyphDamage lastGlyph;
+    /// The cursor went elsewhere since (movecursor): no wrap is pending.
+    bool movedSincePrint = true;
 
     std::deque<QByteArray> scrollback;
     qsizetype scrollbackBytes = 0;
 
     bool erasedSinceMark = false;
     int pushedSinceMark = 0;
+    bool marginsWhileParsing = false;
 
     void write(const char *data, qsizetype size)
     {
@@ -376,6 +419,8 @@ struct Screen::Private
         s.pos = cursor();
         s.pen = currentPen();
         s.visible = cursorVisible;
+        s.shape = cursorShape;
+        s.blink = cursorBlink;
         return s;
     }
 
@@ -416,8 +461,14 @@ struct Screen::Private
         }
     }
 
+    /// libvterm starts with a zeroed save slot (black on black, cursor
+    /// hidden, shape 0), which DECRC or ?1049 l without a save would
+    /// restore; a terminal restores home, the default pen, a visible cursor
+    /// (xterm, xterm.js). Saving once right after a reset gives that.
+    void initSaveSlot() { write("\x1b" "7", 2); }
+
     /// Everything an event needs to see before its final byte reaches libvterm.
-    void beforeEvent(quint8 ev)
+    void beforeEvent(quint16 ev)
     {
         if (ev & TerminalState::AltScreenEntered) {
             if (!vtAlt)
@@ -446,14 +497,17 @@ struct Screen::Private
         }
     }
 
-    void afterEvent(quint8 ev)
+    void afterEvent(quint16 ev)
     {
+        if (ev & TerminalState::FullReset)
+            initSaveSlot(); // libvterm's RIS keeps the old slot
         if (ev & (TerminalState::ScreenErased | TerminalState::AltScreenEntered | TerminalState::FullReset))
             erasedSinceMark = true;
         if (ev & TerminalState::FullReset) {
             tabsCustom = false;
             slotValid = false;
             slotChangedInAlt = false;
+            cursorStyled = false;
         }
     }
 
@@ -479,30 +533,51 @@ struct Screen::Private
     void syncAlt()
     {
         const bool alt = ts.hasMode(TerminalState::AltScreen);
-        if (alt == vtAlt)
-            return;
-        write(alt ? QByteArrayLiteral("\x1b[?1047h") : QByteArrayLiteral("\x1b[?1047l"));
+        if (alt != vtAlt)
+            write(alt ? QByteArrayLiteral("\x1b[?1047h") : QByteArrayLiteral("\x1b[?1047l"));
+        if (!vtAlt && !normal.empty()) {
+            // Back on the normal screen: the copy is stale, free it.
+            std::vector<VTermScreenCell>().swap(normal);
+        }
     }
 
     bool pendingWrap() const
     {
-        if (!ts.printedLast() || ts.hasMode(TerminalState::NoAutowrap) || lastGlyphEnd != cols)
+        if (!ts.lastPrintMayWrap() || movedSincePrint || lastGlyph.end != cols)
             return false;
         const VTermPos p = cursor();
-        return p.row == lastGlyphRow && p.col == lastGlyphStart;
+        return p.row == lastGlyph.row && p.col == lastGlyph.start;
     }
 
     // libvterm callbacks.
     static int onDamage(VTermRect rect, void *user)
     {
+        // A print damages its one or two cells and leaves a character there
+        // (a space is one); an erase, insert or delete at the cursor leaves
+        // a blank, larger damage (scrolling, whole lines) is not a print.
+        // Neither moves the cursor: they do not change what the last print
+        // was. One cell read per printed character, no allocation.
         auto *d = static_cast<Private *>(user);
-        if (rect.end_row - rect.start_row == 1 && rect.end_col - rect.start_col <= 2) {
-            d->lastGlyphRow = rect.start_row;
-            d->lastGlyphStart = rect.start_col;
-            d->lastGlyphEnd = rect.end_col;
-        } else {
-            d->lastGlyphRow = -1;
+        if (rect.end_row - rect.start_row != 1 || rect.end_col - rect.start_col > 2)
+            return 1;
+        VTermScreenCell c;
+        c.chars[0] = 0;
+        vterm_screen_get_cell(d->vs, VTermPos{rect.start_row, rect.start_col}, &c);
+        if (c.chars[0] != 0) {
+            d->lastGlyph = GlyphDamage{rect.start_row, rect.start_col, rect.end_col};
+            d->movedSincePrint = false;
         }
+        return 1;
+    }
+    static int onMoveCursor(VTermPos pos, VTermPos, int, void *user)
+    {
+        // libvterm ends a pending wrap whenever the cursor moves (and in
+        // the sequences TerminalState::lastPrintMayWrap() knows, also when
+        // it does not). Printing ends with a move to where the next
+        // character goes, or, pending a wrap, to the printed glyph itself.
+        auto *d = static_cast<Private *>(user);
+        if (pos.row != d->lastGlyph.row || pos.col != d->lastGlyph.start)
+            d->movedSincePrint = true;
         return 1;
     }
     static int onSetTermProp(VTermProp prop, VTermValue *val, void *user)
@@ -514,9 +589,11 @@ struct Screen::Private
             break;
         case VTERM_PROP_CURSORBLINK:
             d->cursorBlink = val->boolean;
+            d->cursorStyled |= !d->cursorBlink;
             break;
         case VTERM_PROP_CURSORSHAPE:
             d->cursorShape = val->number;
+            d->cursorStyled |= d->cursorShape != VTERM_PROP_CURSORSHAPE_BLOCK;
             break;
         case VTERM_PROP_ALTSCREEN:
             d->vtAlt = val->boolean;
@@ -535,7 +612,7 @@ struct Screen::Private
         QByteArray line;
         Pen pen;
         if (cols > 0)
-            paintCells(line, pen, cells, cols, d->reverseScreen);
+            paintCells(line, pen, cells, cols, d->reverseScreen, true);
         appendSgr(line, pen, Pen());
         d->scrollbackBytes += line.capacity();
         d->scrollback.push_back(std::move(line));
@@ -543,7 +620,7 @@ struct Screen::Private
             d->scrollbackBytes -= d->scrollback.front().capacity();
             d->scrollback.pop_front();
         }
-        if (!d->ts.marginsSet())
+        if (!d->marginsWhileParsing)
             ++d->pushedSinceMark;
         return 1;
     }
@@ -567,11 +644,13 @@ Screen::Screen(int cols, int rows)
     d->vs = vterm_obtain_screen(d->vt);
     vterm_screen_enable_altscreen(d->vs, 1);
     d->callbacks.damage = &Private::onDamage;
+    d->callbacks.movecursor = &Private::onMoveCursor;
     d->callbacks.settermprop = &Private::onSetTermProp;
     d->callbacks.sb_pushline = &Private::onPushLine;
     vterm_screen_set_callbacks(d->vs, &d->callbacks, d.get());
     vterm_screen_set_damage_merge(d->vs, VTERM_DAMAGE_CELL);
     vterm_screen_reset(d->vs, 1);
+    d->initSaveSlot();
 }
 
 Screen::~Screen()
@@ -583,7 +662,10 @@ Screen::~Screen()
 void Screen::feed(const char *data, qsizetype size)
 {
     while (size > 0) {
-        quint8 ev = 0;
+        quint16 ev = 0;
+        // The bytes before an event are parsed by libvterm in the margins
+        // that were in force before it (DECSTBM is an event).
+        d->marginsWhileParsing = d->ts.marginsSet();
         const qsizetype n = d->ts.feedUntilEvent(data, size, &ev);
         if (!ev) {
             d->write(data, n);
@@ -634,8 +716,10 @@ void Screen::resize(int cols, int rows)
         d->normalCols = cols;
         d->normalRows = rows;
     }
-    // The pending wrap does not survive a resize that is not inferred here.
-    d->lastGlyphRow = -1;
+    // Not inferred across a resize (libvterm keeps it only when the width
+    // did not grow): the cursor is taken as not pending a wrap.
+    d->lastGlyph = Private::GlyphDamage();
+    d->movedSincePrint = true;
     if (d->ts.marginsSet()) {
         // Terminals reset the margins on a resize, libvterm keeps them.
         d->ts.marginsResetByResize();
@@ -649,10 +733,13 @@ void Screen::resize(int cols, int rows)
 void Screen::reset(const TerminalState &state)
 {
     d->write("\x1b" "c", 2);
+    d->initSaveSlot();
     d->ts = TerminalState();
     d->syncAlt();
     d->write(state.restoreSequence());
     d->write(state.charsetSequence());
+    if (state.hasMode(TerminalState::OriginMode))
+        d->write("\x1b[?6h", 5); // not in restoreSequence(): it homes the cursor
     if (state.hasMode(TerminalState::AltScreen) && !d->vtAlt)
         d->write("\x1b[?1047h", 8);
     d->ts = state;
@@ -660,7 +747,9 @@ void Screen::reset(const TerminalState &state)
     d->tabsCustom = false;
     d->slotValid = false;
     d->slotChangedInAlt = false;
-    d->lastGlyphRow = -1;
+    d->lastGlyph = Private::GlyphDamage();
+    d->movedSincePrint = true;
+    d->cursorStyled = false;
     d->scrollback.clear();
     d->scrollbackBytes = 0;
     mark();
@@ -687,22 +776,26 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
     if (options.synchronized)
         out += "\x1b[?2026h";
 
+    // The normal screen first (leaving the alternate one with ?1047, which
+    // does not restore the cursor: libvterm would restore an uninitialized
+    // save slot), then what would disturb the painting: pen, origin mode,
+    // margins (which homes the cursor), insert mode, G0 and GL.
+    out += "\x1b[?1047l\x1b[0m\x1b[?6l\x1b[r\x1b[4l\x1b(B\x0f";
+
     const int lines = int(std::min<qsizetype>(std::max(options.scrollbackLines, 0), qsizetype(d->scrollback.size())));
-    if (options.scrollbackLines > 0) {
-        // From a reset terminal: the lines, then rows - 1 line feeds, which
-        // scroll every one of them into the viewer's scrollback.
+    if (options.scrollbackLines > 0 && lines > 0) {
+        // From the top of a reset terminal: the lines (each erased to its
+        // end, should the viewer not be blank; wrapping where a line is
+        // wider than the screen now), then rows - 1 line feeds: together
+        // they scroll every one of those lines into the viewer's scrollback.
+        out += "\x1b[?7h";
         for (size_t i = d->scrollback.size() - size_t(lines); i < d->scrollback.size(); ++i) {
             out += d->scrollback[i];
-            out += "\r\n";
+            out += "\x1b[K\r\n";
         }
-        if (lines > 0)
-            out += QByteArray(rows - 1, '\n');
+        out += QByteArray(rows - 1, '\n');
     }
 
-    // The normal screen first (leaving the alternate one; DECRC that comes
-    // with ?1049 l is undone by what follows), then what would disturb the
-    // painting: pen, origin mode, margins, insert mode, G0 and GL.
-    out += "\x1b[?1049l\x1b[0m\x1b[?6l\x1b[r\x1b[4l\x1b(B\x0f";
     Pen pen;
     std::vector<VTermScreenCell> row(static_cast<size_t>(cols));
     const auto paintLive = [&] {
@@ -726,6 +819,8 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
         const Private::Saved &e = d->altEnter;
         appendCup(out, std::min(e.pos.row, rows - 1), std::min(e.pos.col, cols - 1));
         out += e.visible ? "\x1b[?25h" : "\x1b[?25l";
+        if (d->cursorStyled)
+            appendCursorStyle(out, e.shape, e.blink);
         appendSgr(out, pen, e.pen);
         out += ts.hasMode(TerminalState::AltScreen1049) ? "\x1b[?1049h" : "\x1b[?1047h";
         paintLive();
@@ -743,11 +838,18 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
             }
         }
     }
-    // The cursor save slot, when a save happened that entering did not make.
-    if (d->slotValid && (!alt || d->slotChangedInAlt)) {
-        const Private::Saved &s = d->slot;
+    // The cursor save slot (DECRC, ?1049 l restore it): what the stream
+    // saved last, or, if it never saved, a reset terminal's (home, default
+    // pen, visible) over whatever the viewer had. Entering the alternate
+    // screen with ?1049 above already saved the right one unless the
+    // program saved again after.
+    const bool enteredSaving = alt && ts.hasMode(TerminalState::AltScreen1049);
+    if (!enteredSaving || d->slotChangedInAlt) {
+        const Private::Saved s = d->slotValid ? d->slot : Private::Saved();
         appendCup(out, std::min(s.pos.row, rows - 1), std::min(s.pos.col, cols - 1));
         out += s.visible ? "\x1b[?25h" : "\x1b[?25l";
+        if (d->cursorStyled)
+            appendCursorStyle(out, s.shape, s.blink);
         appendSgr(out, pen, s.pen);
         out += "\x1b" "7";
     }
@@ -775,10 +877,24 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
     const VTermPos cur = d->cursor();
     const int top = origin && ts.marginsSet() && ts.marginTop() > 0 ? ts.marginTop() - 1 : 0;
     if (d->pendingWrap()) {
+        // Print again what is at the cursor, which leaves the cursor on it
+        // pending a wrap. If that cell is no longer as wide as the rest of
+        // the row (a wide character printed there was erased or moved
+        // since), print the last cell instead: the next character still
+        // wraps (in xterm.js the cursor is past the last column either way);
+        // libvterm then reports the cursor one column further right.
+        VTermPos at = cur;
         VTermScreenCell c;
         std::memset(&c, 0, sizeof c);
-        vterm_screen_get_cell(d->vs, cur, &c);
-        appendCup(out, cur.row - top, cur.col);
+        vterm_screen_get_cell(d->vs, at, &c);
+        if (c.chars[0] == kWideContinuation || at.col + std::max(1, int(c.width)) != cols) {
+            at.col = cols - 1;
+            std::memset(&c, 0, sizeof c);
+            vterm_screen_get_cell(d->vs, at, &c);
+            if (c.chars[0] == kWideContinuation || !surelyNarrow(c.chars[0]))
+                c.chars[0] = 0; // the second half of a wide character: a blank
+        }
+        appendCup(out, at.row - top, at.col);
         out += "\x1b[?7h";
         appendSgr(out, pen, cellPen(c, d->reverseScreen));
         appendGlyph(out, c);
@@ -818,14 +934,10 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
         mode("1015", true);
     mode("1004", ts.hasMode(TerminalState::FocusEvents));
     out += ts.hasMode(TerminalState::KeypadApp) ? "\x1b=" : "\x1b>";
-    if (d->cursorShape != VTERM_PROP_CURSORSHAPE_BLOCK || !d->cursorBlink) {
-        // DECSCUSR: 1/2 block, 3/4 underline, 5/6 bar; odd blinks. Only when
-        // the program changed it: the viewer's own default stays otherwise.
-        const int base = d->cursorShape == VTERM_PROP_CURSORSHAPE_UNDERLINE ? 3
-                       : d->cursorShape == VTERM_PROP_CURSORSHAPE_BAR_LEFT ? 5 : 1;
-        appendCsi(out, base + (d->cursorBlink ? 0 : 1), ' ');
-        out += 'q';
-    }
+    // The cursor's shape only when the program changed it since RIS: the
+    // viewer's own default (which this cannot know) stays otherwise.
+    if (d->cursorStyled)
+        appendCursorStyle(out, d->cursorShape, d->cursorBlink);
 
     out += "\x1b(";
     out += ts.charset(0);
@@ -833,7 +945,9 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
     out += ts.charset(1);
     out += ts.shiftOut() ? '\x0e' : '\x0f';
 
-    mode("25", d->cursorVisible);
+    // Visibility as xterm and xterm.js have it: libvterm also restores it
+    // with DECRC and ?1049 l, they do not (the TerminalState follows them).
+    mode("25", !ts.hasMode(TerminalState::CursorHidden));
     appendSgr(out, pen, d->currentPen());
     if (options.synchronized)
         out += "\x1b[?2026l";
@@ -862,7 +976,7 @@ int Screen::cursorColumn() const
 
 bool Screen::cursorVisible() const
 {
-    return d->cursorVisible;
+    return !d->ts.hasMode(TerminalState::CursorHidden);
 }
 
 bool Screen::pendingWrap() const

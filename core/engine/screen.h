@@ -28,11 +28,13 @@ namespace Tether {
  *    ?1049), so the snapshot can restore the save slot;
  *  - tab stops: set and cleared at the cursor column seen at HTS/TBC;
  *  - the pending-wrap state ("phantom column" after a character printed in
- *    the last column with autowrap on) is inferred: the last damage libvterm
- *    reported was a glyph ending in the last column on the cursor's row and
- *    TerminalState::printedLast() is true (nothing but SGR, modes, titles
- *    and queries came since). The snapshot then reprints that glyph, which
- *    leaves a real terminal in the same pending-wrap state;
+ *    the last column with autowrap on) is inferred: the last character
+ *    printed (the last glyph-sized damage that left a character) ended in
+ *    the last column, the cursor has not moved off it since (movecursor),
+ *    and TerminalState::lastPrintMayWrap() is true (autowrap was on and no
+ *    cursor movement sequence came, which ends it even in place). The
+ *    snapshot then prints that glyph again, which leaves a real terminal in
+ *    the same pending-wrap state;
  *  - libvterm 0.1.4 applies only the first mode of "CSI ? a ; b h": feed()
  *    feeds such lists to it one mode per sequence; it ignores ?47 (only
  *    ?1047/?1049 switch screens): feed() switches it with ?1047 when the
@@ -42,16 +44,22 @@ namespace Tether {
  * (DECDWL/DECDHL), left/right margins (DECSLRM), the palette (OSC 4), and
  * more than 6 code points per cell. DECSTR differs: libvterm also resets tab
  * stops, bracketed paste and focus reporting, the TerminalState follows
- * xterm.js. The pending wrap is an inference: a cursor movement that lands on
- * the same cell clears it in libvterm without TerminalState knowing the
- * cell, so such a movement (e.g. "CSI 80 G" right after printing column 80)
- * is taken as clearing it, which libvterm agrees with for every movement
- * but ESC 8 (DECRC) back to the same cell.
+ * xterm.js. Cursor visibility follows xterm too: libvterm also restores it
+ * with DECRC. Cells no terminal shows are painted blank: the second half of
+ * a wide character whose first half was overwritten, a wide character ICH
+ * pushed into the last column. A wide character printed into the last two
+ * columns and erased or scrolled away while the wrap is pending: the
+ * snapshot reprints the last cell instead (the next character wraps the
+ * same; libvterm reports the cursor one column further right).
+ * In a libvterm viewer (not xterm.js) a combining character in the last
+ * column does not join its base once G0 was designated, which the snapshot
+ * does ("ESC ( B").
  *
  * No per-byte allocation: feed() splits the stream only at the events above
  * (each a few calls), libvterm does not allocate while parsing printable
- * text; a line scrolled off the top (sb_pushline) is serialized into one
- * QByteArray (kMaxScrollbackLines kept).
+ * text (the damage callback reads one cell per printed character); a line
+ * scrolled off the top (sb_pushline) is serialized into one QByteArray
+ * (kMaxScrollbackLines kept).
  *
  * Not thread-safe; a plain object of the engine layer (no QObject).
  */
@@ -125,7 +133,8 @@ public:
      * margins, origin mode, insert mode, G0/GL) and leaves the alternate
      * screen; rows are painted with one CUP each, EL for a blank rest of a
      * row, ECH + CUF for blank runs.
-     * With scrollbackLines: N lines, then rows - 1 line feeds scroll them
+     * With scrollbackLines, after that first reset: from the top, N lines
+     * (each erased to its end, CR LF), then rows - 1 line feeds scroll them
      * all into the viewer's scrollback, then the screen as above.
      */
     QByteArray snapshot(const SnapshotOptions &options) const;
@@ -144,6 +153,8 @@ public:
     /// pending wrap).
     int cursorRow() const;
     int cursorColumn() const;
+    /// DECTCEM as xterm and xterm.js have it (the TerminalState's): libvterm
+    /// also restores it with DECRC, they do not.
     bool cursorVisible() const;
     /// The inferred pending-wrap state (class comment).
     bool pendingWrap() const;

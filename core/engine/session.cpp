@@ -123,8 +123,11 @@ void Session::onOutput(const char *data, qsizetype size)
     // Made here, before the append, when the ring first reaches half its
     // capacity (from offset 0: the stream is still whole).
     qsizetype rescue = kScreenRescueBytes;
-    if (!m_screen && m_ring.startOffset() == 0 && m_ring.size() + size >= m_ring.capacity() / 2
-        && m_screenRetryAt == 0) {
+    const bool halfFull = m_screenRetryAt == 0 && m_ring.startOffset() == 0
+        && m_ring.size() + size >= m_ring.capacity() / 2;
+    // After a stretch with no safe boundary: again once it has left the ring.
+    const bool retry = m_screenRetryAt > 0 && m_ring.startOffset() >= m_screenRetryAt;
+    if (!m_screen && (halfFull || retry)) {
         m_answerRanges.clear(); // queries before now were never meant for it
         createScreenAtStart();
         rescue = kScreenChunk; // once: what this read evicts of the stream's start
@@ -656,7 +659,11 @@ Handover::SessionRecord Session::handover() const
         Screen::SnapshotOptions o;
         o.inPlace = false;
         o.synchronized = false;
-        o.scrollbackLines = int(m_screen->scrollbackLineCount());
+        // At least 1 (clamped to the lines kept): Screen::snapshot with 0
+        // takes it for an in-place repaint and always writes the tab stops,
+        // which the successor's Screen would then count as set by the program
+        // (its later snapshots would differ in those bytes).
+        o.scrollbackLines = std::max(1, int(m_screen->scrollbackLineCount()));
         sc.snapshot = m_screen->snapshot(o);
         for (const SizeChange &c : m_sizes)
             if (c.offset > m_screenOffset)

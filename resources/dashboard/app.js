@@ -9,7 +9,7 @@
 
 import { Terminal } from './vendor/xterm.js';
 import { FitAddon } from './vendor/addon-fit.js';
-import { Attachment } from './attachment.js';
+import { Attachment, screenReplayLines } from './attachment.js';
 import {
   commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
 } from './util.js';
@@ -538,6 +538,8 @@ function openSession(id, mode, preparedView) {
     id,
     mode,
     term: view.term,
+    // A large buffer: the server's screen + 200 lines, not the whole ring.
+    screenLines: screenReplayLines(e ? e.s : null),
     onState: (state, detail) => onAttachmentState(entry, state, detail),
     onAttached: (msg) => {
       if (app.current !== entry) return;

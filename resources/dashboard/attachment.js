@@ -83,6 +83,25 @@ export function closeMeaning(code, reason) {
   }
 }
 
+/** Retained output above which the dashboard asks for the screen replay. */
+export const SCREEN_REPLAY_ABOVE_BYTES = 256 * 1024;
+/** Scrollback lines the dashboard asks for with the screen replay. */
+export const SCREEN_REPLAY_LINES = 200;
+
+/**
+ * The dashboard's replay rule (docs/protocol.md section 5, "Screen replay"):
+ * for a session retaining more than 256 KiB of output (`buffer_bytes` of its
+ * SESSION object), attach with `replay=screen&lines=200` (the screen and 200
+ * lines of scrollback instead of up to the whole buffer: a reattach over a
+ * slow link and xterm.js's parsing stay short); else the raw replay, which
+ * brings the whole retained scrollback. Returns the lines to ask for, or
+ * null for the raw replay.
+ */
+export function screenReplayLines(session) {
+  const retained = Number(session?.buffer_bytes) || 0;
+  return retained > SCREEN_REPLAY_ABOVE_BYTES ? SCREEN_REPLAY_LINES : null;
+}
+
 /**
  * Connection states reported through `onState(state, detail)`:
  *  - 'connecting'    first connection attempt in flight
@@ -105,12 +124,15 @@ export class Attachment {
    * @param {(title: string) => void} [o.onTitle]
    * @param {(exit: {code: ?number, signal: ?number}) => void} [o.onExit]
    * @param {(cols: number, rows: number) => void} [o.onSize] the session's size changed
+   * @param {?number} [o.screenLines] ask reset replays for the server's screen
+   *   with this many scrollback lines (`replay=screen`); null: the raw replay
    */
   constructor(o) {
     this.id = o.id;
     this.mode = o.mode === 'watch' ? 'watch' : 'control';
     this.term = o.term;
     this.cb = o;
+    this.screenLines = Number.isInteger(o.screenLines) ? o.screenLines : null;
     /** Offset of the next output byte expected; null until a first attach. */
     this.offset = null;
     this.exit = null;            // last `exit` message
@@ -225,14 +247,23 @@ export class Attachment {
     if (this.cb.onState) this.cb.onState(state, detail);
   }
 
+  /** The attach URL's query: mode, resume, and replay=screen&lines=N if asked. */
+  query() {
+    const params = new URLSearchParams({ mode: this.mode });
+    if (this.offset !== null) params.set('resume', String(this.offset));
+    if (this.screenLines !== null) {
+      params.set('replay', 'screen');
+      params.set('lines', String(this.screenLines));
+    }
+    return params.toString();
+  }
+
   connectNow() {
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.stopped || this.ws) return;
-    const params = new URLSearchParams({ mode: this.mode });
-    if (this.offset !== null) params.set('resume', String(this.offset));
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const url = `${scheme}//${location.host}/ws/${encodeURIComponent(this.id)}?${params}`;
+    const url = `${scheme}//${location.host}/ws/${encodeURIComponent(this.id)}?${this.query()}`;
     const ws = new WebSocket(url);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;

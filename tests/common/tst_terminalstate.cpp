@@ -25,12 +25,16 @@ TerminalState fed(const QByteArray &bytes)
 // Everything observable, for comparing two states.
 QString summary(const TerminalState &s)
 {
-    return QStringLiteral("modes=%1 safe=%2 title=[%3] serial=%4 restore=%5")
+    return QStringLiteral("modes=%1 safe=%2 title=[%3] serial=%4 restore=%5 charsets=%6 tabs=%7 queries=%8 printed=%9")
         .arg(s.modes(), 0, 16)
         .arg(s.atSafeBoundary())
         .arg(s.title())
         .arg(s.titleSerial())
-        .arg(QString::fromLatin1(s.restoreSequence().toHex()));
+        .arg(QString::fromLatin1(s.restoreSequence().toHex()))
+        .arg(QString::fromLatin1(s.charsetSequence().toHex()))
+        .arg(s.tabStopsChanged())
+        .arg(s.queriesSeen())
+        .arg(s.lastPrintMayWrap());
 }
 
 // A stream with a bit of everything: modes, titles (BEL, ESC \, C1 ST),
@@ -87,6 +91,17 @@ private slots:
     void noAllocationPerByte();
     void saveRestoreAtEveryPosition();
     void restoreRefusesWhatSaveDidNotMake();
+    void restoreReadsVersion1();
+    void charsets_data();
+    void charsets();
+    void tabStopsChanged_data();
+    void tabStopsChanged();
+    void queriesSeen_data();
+    void queriesSeen();
+    void lastPrintMayWrap_data();
+    void lastPrintMayWrap();
+    void feedUntilEvent_data();
+    void feedUntilEvent();
 };
 
 void TestTerminalState::initialState()
@@ -627,6 +642,214 @@ void TestTerminalState::restoreRefusesWhatSaveDidNotMake()
     TerminalState ok;
     QVERIFY(ok.restore(saved));
     QCOMPARE(summary(ok), summary(s));
+}
+
+void TestTerminalState::restoreReadsVersion1()
+{
+    // A state saved by the previous build (layout version 1, before the
+    // charset fields) during a restart in place still restores: the new
+    // fields take their reset values.
+    TerminalState s;
+    s.feed("\x1b[?1049;2004h\x1b]2;title\x07\x1b[1;2");
+    QByteArray v1 = s.save();
+    QCOMPARE(v1.at(0), '\x02');
+    v1[0] = '\x01';
+    v1.chop(1 + 1 + 1 + 1 + 1 + 8); // g0, g1, shiftOut, tabStopsChanged, lastPrintMayWrap, queriesSeen
+    TerminalState t;
+    QVERIFY(t.restore(v1));
+    QCOMPARE(t.modes(), s.modes());
+    QCOMPARE(t.title(), QStringLiteral("title"));
+    QCOMPARE(t.charset(0), 'B');
+    QVERIFY(!t.shiftOut());
+    QCOMPARE(t.queriesSeen(), quint64(0));
+    t.feed("4h"); // the CSI continues where it was cut
+    QVERIFY(!t.hasMode(TerminalState::InsertMode)); // "CSI 1;24h": no IRM
+    QVERIFY(!t.restore(v1 + 'x'));
+}
+
+void TestTerminalState::charsets_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<char>("g0");
+    QTest::addColumn<char>("g1");
+    QTest::addColumn<bool>("shiftOut");
+    QTest::addColumn<QByteArray>("sequence");
+    QTest::newRow("default") << QByteArray("text") << 'B' << 'B' << false << QByteArray();
+    QTest::newRow("line drawing in G0") << QByteArray("\x1b(0lqk") << '0' << 'B' << false << QByteArray("\x1b(0");
+    QTest::newRow("back to ASCII") << QByteArray("\x1b(0q\x1b(B") << 'B' << 'B' << false << QByteArray();
+    QTest::newRow("UK") << QByteArray("\x1b(A") << 'A' << 'B' << false << QByteArray("\x1b(A");
+    QTest::newRow("G1 shifted in") << QByteArray("\x1b)0\x0e") << 'B' << '0' << true << QByteArray("\x1b)0\x0e");
+    QTest::newRow("shifted out again") << QByteArray("\x1b)0\x0eq\x0f") << 'B' << '0' << false
+                                       << QByteArray("\x1b)0");
+    QTest::newRow("SO inside a CSI executes") << QByteArray("\x1b[1\x0e;2H") << 'B' << 'B' << true
+                                              << QByteArray("\x0e");
+    QTest::newRow("SO inside an OSC does not") << QByteArray("\x1b]2;a\x0e\x07") << 'B' << 'B' << false
+                                               << QByteArray();
+    QTest::newRow("unknown set ignored") << QByteArray("\x1b(0\x1b(<") << '0' << 'B' << false << QByteArray("\x1b(0");
+    QTest::newRow("G2 not tracked") << QByteArray("\x1b*0") << 'B' << 'B' << false << QByteArray();
+    QTest::newRow("RIS resets") << QByteArray("\x1b(0\x1b)A\x0e\x1b" "c") << 'B' << 'B' << false << QByteArray();
+    QTest::newRow("DECSTR resets") << QByteArray("\x1b(0\x0e\x1b[!p") << 'B' << 'B' << false << QByteArray();
+    QTest::newRow("CAN aborts the designation") << QByteArray("\x1b(\x18" "0") << 'B' << 'B' << false << QByteArray();
+}
+
+void TestTerminalState::charsets()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(char, g0);
+    QFETCH(char, g1);
+    QFETCH(bool, shiftOut);
+    QFETCH(QByteArray, sequence);
+    const TerminalState s = fed(input);
+    QCOMPARE(s.charset(0), g0);
+    QCOMPARE(s.charset(1), g1);
+    QCOMPARE(s.shiftOut(), shiftOut);
+    QCOMPARE(s.charsetSequence(), sequence);
+    QCOMPARE(s.restoreSequence(), TerminalState().restoreSequence()); // not part of it
+    // The sequence brings a reset state to the same charsets.
+    const TerminalState t = fed(sequence);
+    QCOMPARE(t.charsetSequence(), sequence);
+}
+
+void TestTerminalState::tabStopsChanged_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<bool>("changed");
+    QTest::newRow("none") << QByteArray("a\tb") << false;
+    QTest::newRow("HTS") << QByteArray("\x1b[5G\x1bH") << true;
+    QTest::newRow("C1 HTS") << QByteArray("\xc2\x88") << true;
+    QTest::newRow("TBC") << QByteArray("\x1b[g") << true;
+    QTest::newRow("TBC 0") << QByteArray("\x1b[0g") << true;
+    QTest::newRow("TBC 3") << QByteArray("\x1b[3g") << true;
+    QTest::newRow("TBC 2 (line stops, not ours)") << QByteArray("\x1b[2g") << false;
+    QTest::newRow("ESC # H is not HTS") << QByteArray("\x1b#H") << false;
+    QTest::newRow("reset by RIS") << QByteArray("\x1b[3g\x1b" "c") << false;
+    QTest::newRow("set after RIS") << QByteArray("\x1b" "c\x1bH") << true;
+}
+
+void TestTerminalState::tabStopsChanged()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(bool, changed);
+    QCOMPARE(fed(input).tabStopsChanged(), changed);
+}
+
+void TestTerminalState::queriesSeen_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<int>("queries");
+    QTest::newRow("DA1") << QByteArray("\x1b[c") << 1;
+    QTest::newRow("DA1 0") << QByteArray("\x1b[0c") << 1;
+    QTest::newRow("DA2") << QByteArray("\x1b[>c") << 1;
+    QTest::newRow("DA2 0") << QByteArray("\x1b[>0c") << 1;
+    QTest::newRow("DSR 5") << QByteArray("\x1b[5n") << 1;
+    QTest::newRow("CPR") << QByteArray("\x1b[6n") << 1;
+    QTest::newRow("DECXCPR") << QByteArray("\x1b[?6n") << 1;
+    QTest::newRow("DECRQM ANSI") << QByteArray("\x1b[4$p") << 1;
+    QTest::newRow("DECRQM DEC") << QByteArray("\x1b[?2004$p") << 1;
+    QTest::newRow("C1 CSI") << QByteArray("\xc2\x9b" "6n") << 1;
+    QTest::newRow("several") << QByteArray("text\x1b[c more\x1b[6n\x1b[6n") << 3;
+    QTest::newRow("DA3 is not") << QByteArray("\x1b[=c") << 0;
+    QTest::newRow("DA with a parameter is not") << QByteArray("\x1b[1c") << 0;
+    QTest::newRow("replies are not") << QByteArray("\x1b[0n\x1b[3n\x1b[?1;2c") << 0;
+    QTest::newRow("DECSTR is not") << QByteArray("\x1b[!p") << 0;
+    QTest::newRow("DSR ? 5 is not") << QByteArray("\x1b[?5n") << 0;
+    QTest::newRow("aborted by CAN") << QByteArray("\x1b[6\x18n") << 0;
+    QTest::newRow("inside an OSC") << QByteArray("\x1b]2;\x1b[6n") << 1; // ESC ends the OSC first
+}
+
+void TestTerminalState::queriesSeen()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(int, queries);
+    QCOMPARE(fed(input).queriesSeen(), quint64(queries));
+    TerminalState bytewise;
+    for (const char c : input)
+        bytewise.feed(&c, 1);
+    QCOMPARE(bytewise.queriesSeen(), quint64(queries));
+}
+
+void TestTerminalState::lastPrintMayWrap_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<bool>("mayWrap");
+    QTest::newRow("nothing") << QByteArray() << false;
+    QTest::newRow("ASCII") << QByteArray("abc") << true;
+    QTest::newRow("UTF-8") << QByteArray("\xe4\xb8\xad") << true;
+    QTest::newRow("incomplete UTF-8") << QByteArray("\x1b[H\xe4\xb8") << false;
+    QTest::newRow("then SGR, modes, title") << QByteArray("abc\x1b[1;31m\x1b[?25l\x1b[4h\x1b]2;t\x07") << true;
+    QTest::newRow("then controls (the screen sees moves)") << QByteArray("abc\r\n\b\t\x07") << true;
+    QTest::newRow("then erase, insert, delete, scroll") << QByteArray("abc\x1b[K\x1b[2J\x1b[X\x1b[@\x1b[P\x1b[L\x1b[M\x1b[S\x1b[T")
+                                                       << true;
+    QTest::newRow("then DECSC, DECRC, IND, RI, alt screen") << QByteArray("abc\x1b" "7\x1b" "8\x1b" "D\x1b" "M\x1b[?1049h")
+                                                           << true;
+    QTest::newRow("then CUP") << QByteArray("abc\x1b[1;1H") << false;
+    QTest::newRow("then CUF") << QByteArray("abc\x1b[C") << false;
+    QTest::newRow("then CHA") << QByteArray("abc\x1b[3G") << false;
+    QTest::newRow("then HPA") << QByteArray("abc\x1b[3`") << false;
+    QTest::newRow("then VPA") << QByteArray("abc\x1b[3d") << false;
+    QTest::newRow("then HVP") << QByteArray("abc\x1b[3;3f") << false;
+    QTest::newRow("then RIS") << QByteArray("abc\x1b" "c") << false;
+    QTest::newRow("DEC CUP-like with a marker is not") << QByteArray("abc\x1b[?3H") << true;
+    QTest::newRow("printed after a move") << QByteArray("\x1b[Hx") << true;
+    QTest::newRow("printed with autowrap off") << QByteArray("\x1b[?7lx") << false;
+    QTest::newRow("UTF-8 with autowrap off") << QByteArray("\x1b[?7l\xc3\xa9") << false;
+    QTest::newRow("autowrap on after the print") << QByteArray("\x1b[?7lx\x1b[?7h") << false;
+    QTest::newRow("autowrap off after the print") << QByteArray("x\x1b[?7l") << true;
+    QTest::newRow("REP") << QByteArray("x\x1b[H\x1b[5b") << true;
+    QTest::newRow("REP with autowrap off") << QByteArray("\x1b[?7lx\x1b[H\x1b[5b") << false;
+}
+
+void TestTerminalState::lastPrintMayWrap()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(bool, mayWrap);
+    QCOMPARE(fed(input).lastPrintMayWrap(), mayWrap);
+}
+
+void TestTerminalState::feedUntilEvent_data()
+{
+    using T = TerminalState;
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<int>("consumed"); // bytes up to and including the event's final byte
+    QTest::addColumn<int>("events");
+    QTest::newRow("none") << QByteArray("abc\x1b[31m") << 8 << 0;
+    QTest::newRow("1049 h") << QByteArray("ab\x1b[?1049hcd") << 10 << int(T::AltScreenEntered | T::CursorSaved);
+    QTest::newRow("1049 h again") << QByteArray("\x1b[?1049h\x1b[?1049h") << 8 << int(T::AltScreenEntered | T::CursorSaved);
+    QTest::newRow("47 h") << QByteArray("\x1b[?47hx") << 6 << int(T::AltScreenEntered);
+    QTest::newRow("1048 h") << QByteArray("\x1b[?1048h") << 8 << int(T::CursorSaved);
+    QTest::newRow("DECSC") << QByteArray("x\x1b" "7y") << 3 << int(T::CursorSaved);
+    QTest::newRow("HTS") << QByteArray("\x1bHz") << 2 << int(T::TabStopSet);
+    QTest::newRow("TBC") << QByteArray("\x1b[g") << 3 << int(T::TabStopCleared);
+    QTest::newRow("TBC 3") << QByteArray("\x1b[3g") << 4 << int(T::TabStopsCleared);
+    QTest::newRow("ED 2") << QByteArray("\x1b[2J") << 4 << int(T::ScreenErased);
+    QTest::newRow("ED 3 is not") << QByteArray("\x1b[3J") << 4 << 0;
+    QTest::newRow("RIS") << QByteArray("\x1b" "cx") << 2 << int(T::FullReset);
+    QTest::newRow("mode list") << QByteArray("\x1b[?1;2004h") << 10 << int(T::ModeList);
+    QTest::newRow("ANSI mode list") << QByteArray("\x1b[4;20l") << 7 << int(T::ModeList);
+    QTest::newRow("mode list entering") << QByteArray("\x1b[?2004;1049h") << 13
+                                        << int(T::ModeList | T::AltScreenEntered | T::CursorSaved);
+    QTest::newRow("DECSTBM") << QByteArray("\x1b[2;5r") << 6 << int(T::MarginsChanged);
+}
+
+void TestTerminalState::feedUntilEvent()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(int, consumed);
+    QFETCH(int, events);
+    TerminalState s;
+    quint16 got = 0xFFFF;
+    QCOMPARE(s.feedUntilEvent(input.constData(), input.size(), &got), qsizetype(consumed));
+    QCOMPARE(int(got), events);
+    // Stepping from event to event ends in the same state as feed().
+    TerminalState all;
+    all.feed(input);
+    TerminalState stepped;
+    qsizetype at = 0;
+    while (at < input.size())
+        at += stepped.feedUntilEvent(input.constData() + at, input.size() - at, &got);
+    QCOMPARE(summary(stepped), summary(all));
+    QCOMPARE(s.feedUntilEvent(nullptr, 0, &got), qsizetype(0));
+    QCOMPARE(int(got), 0);
 }
 
 QTEST_GUILESS_MAIN(TestTerminalState)

@@ -49,6 +49,13 @@ Handover::State sampleState()
     a.headState = QByteArray("\x01head", 5);
     a.tailState = QByteArray("\x01tail", 5);
     a.marginResets = QList<quint64>{1003, 1010};
+    a.screen.present = true;
+    a.screen.offset = 1012;
+    a.screen.synced = true;
+    a.screen.cols = 132;
+    a.screen.rows = 43;
+    a.screen.snapshot = QByteArray("\x1b[H\x1b[2Jscreen", 14);
+    a.screen.resizes = {Handover::ResizeRecord{1015, 80, 24}, Handover::ResizeRecord{1017, 100, 30}};
     Handover::SessionRecord b;
     b.id = QStringLiteral("BBBB");
     b.command = QStringList{QStringLiteral("true")};
@@ -106,6 +113,18 @@ void compareStates(const Handover::State &x, const Handover::State &y)
         QCOMPARE(a.headState, b.headState);
         QCOMPARE(a.tailState, b.tailState);
         QCOMPARE(a.marginResets, b.marginResets);
+        QCOMPARE(a.screen.present, b.screen.present);
+        QCOMPARE(a.screen.offset, b.screen.offset);
+        QCOMPARE(a.screen.synced, b.screen.synced);
+        QCOMPARE(a.screen.cols, b.screen.cols);
+        QCOMPARE(a.screen.rows, b.screen.rows);
+        QCOMPARE(a.screen.snapshot, b.screen.snapshot);
+        QCOMPARE(a.screen.resizes.size(), b.screen.resizes.size());
+        for (int r = 0; r < a.screen.resizes.size(); ++r) {
+            QCOMPARE(a.screen.resizes.at(r).offset, b.screen.resizes.at(r).offset);
+            QCOMPARE(a.screen.resizes.at(r).cols, b.screen.resizes.at(r).cols);
+            QCOMPARE(a.screen.resizes.at(r).rows, b.screen.resizes.at(r).rows);
+        }
     }
 }
 
@@ -264,6 +283,43 @@ private Q_SLOTS:
         QVERIFY(Handover::parseFdList(QByteArray()).isEmpty());
     }
 
+    void version1StateIsRead()
+    {
+        // A state written by a build of format version 1 (no screen) is
+        // still read: its sessions come without a screen.
+        Handover::State st = sampleState();
+        st.sessions = {st.sessions.first()};
+        st.sessions.first().screen = Handover::ScreenRecord();
+        QByteArray bytes = Handover::encode(st);
+        // Version 1 is version 2 without the screen's flag byte at the end
+        // of each session's metadata.
+        const int at = firstMetaOffset(st);
+        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
+        QCOMPARE(bytes.at(at + 4 + int(len) - 1), '\0');
+        bytes.remove(at + 4 + int(len) - 1, 1);
+        qToLittleEndian<quint32>(len - 1, bytes.data() + at);
+        qToLittleEndian<quint32>(1, bytes.data() + 8);
+        Handover::State back;
+        QString error;
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        compareStates(back, st);
+        QVERIFY(!back.sessions.first().screen.present);
+        // The same bytes as version 2 lack a field: refused as truncated.
+        qToLittleEndian<quint32>(2, bytes.data() + 8);
+        QVERIFY(!Handover::decode(bytes.constData(), bytes.size(), &back, &error));
+    }
+
+    void screenOutOfRangeIsRefused()
+    {
+        Handover::State st = sampleState();
+        st.sessions.first().screen.offset = 5; // before the ring's start
+        const QByteArray bytes = Handover::encode(st);
+        Handover::State back;
+        QString error;
+        QVERIFY(!Handover::decode(bytes.constData(), bytes.size(), &back, &error));
+        QVERIFY2(error.contains(QStringLiteral("out of range")), qPrintable(error));
+    }
+
     void registryHandsOverEverything()
     {
         SessionRegistry a(limits());
@@ -281,11 +337,17 @@ private Q_SLOTS:
         QTRY_VERIFY(done->state() == Session::State::Exited);
         QTRY_VERIFY(ringBytes(flood).contains("end"));
         QVERIFY(flood->buffer().startOffset() > 0);
+        // Its screen was outrun by the flood (and nothing rewrote the whole
+        // alternate screen since): unsynced, so no snapshot, before and after.
+        QTRY_VERIFY(flood->hasScreen() && flood->screenOffset() == flood->offset());
+        const bool floodSynced = flood->screenSynced();
+        const quint64 floodScreenAt = flood->screenOffset();
         RecordingViewer before;
         flood->attach(&before, ViewerMode::Watch, std::nullopt);
         flood->detach(&before);
         const AttachInfo floodInfo = before.attachInfos.first();
         QVERIFY(before.received.startsWith("\x1b[?1049h"));
+        QCOMPARE(bool(floodInfo.snapshotAt), floodSynced);
         const QString floodId = flood->id();
         const QString dead = a.sessions().at(1)->id();
         RecordingViewer v;
@@ -341,6 +403,12 @@ private Q_SLOTS:
         b.find(floodId)->attach(&after, ViewerMode::Watch, std::nullopt);
         QCOMPARE(after.attachInfos.first().replayFrom, floodInfo.replayFrom);
         QCOMPARE(after.attachInfos.first().preludeBytes, floodInfo.preludeBytes);
+        // ... and the screen came along: the same snapshot at the same S.
+        QVERIFY(b.find(floodId)->hasScreen());
+        QCOMPARE(b.find(floodId)->screenSynced(), floodSynced);
+        QCOMPARE(b.find(floodId)->screenOffset(), floodScreenAt);
+        QCOMPARE(after.attachInfos.first().snapshotAt, floodInfo.snapshotAt);
+        QCOMPARE(after.attachInfos.first().snapshotBytes, floodInfo.snapshotBytes);
         QCOMPARE(after.received, before.received);
         b.find(floodId)->detach(&after);
 

@@ -139,3 +139,17 @@ for (const s of vectors.streams) {
     });
   });
 }
+
+test('dashboard replay rule: replay=screen&lines=200 above 256 KiB retained', () => {
+  assert.equal(mod.screenReplayLines({ buffer_bytes: 0 }), null);
+  assert.equal(mod.screenReplayLines({ buffer_bytes: 256 * 1024 }), null);
+  assert.equal(mod.screenReplayLines({ buffer_bytes: 256 * 1024 + 1 }), 200);
+  assert.equal(mod.screenReplayLines(null), null);
+  const term = fakeTerm();
+  const raw = new mod.Attachment({ id: 'x', mode: 'watch', term });
+  assert.equal(raw.query(), 'mode=watch');
+  const screen = new mod.Attachment({ id: 'x', mode: 'control', term, screenLines: 200 });
+  assert.equal(screen.query(), 'mode=control&replay=screen&lines=200');
+  screen.offset = 42; // a resume inside the buffer is not affected by replay=screen (server side)
+  assert.equal(screen.query(), 'mode=control&resume=42&replay=screen&lines=200');
+});

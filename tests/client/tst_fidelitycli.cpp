@@ -313,12 +313,7 @@ private Q_SLOTS:
     {
         if (QStandardPaths::findExecutable(QStringLiteral("tmux")).isEmpty())
             QSKIP("tmux is not installed (scripts/install-deps.sh installs it)");
-        m_corpus = Fidelity::loadCorpus();
-        QVERIFY2(!m_corpus.value(QStringLiteral("rows")).toArray().isEmpty(), "tests/vectors/fidelity-corpus.json");
         QVERIFY(m_home.isValid());
-        Limits limits;
-        limits.bufferCapacity = qsizetype(m_corpus.value(QStringLiteral("buffer_capacity")).toDouble());
-        QVERIFY(f.start(limits));
         // A private tmux server: no status line (the pane is the whole
         // window), panes kept when `tether attach` exits (its last words stay
         // readable).
@@ -329,10 +324,7 @@ private Q_SLOTS:
                     QStringLiteral("set-option"), QStringLiteral("-g"), QStringLiteral("status"), QStringLiteral("off"), QStringLiteral(";"),
                     QStringLiteral("set-option"), QStringLiteral("-g"), QStringLiteral("remain-on-exit"), QStringLiteral("on")}, &ok);
         QVERIFY(ok);
-
-        for (const QJsonValue &v : m_corpus.value(QStringLiteral("rows")).toArray())
-            m_rows.push_back(std::make_unique<CliRow>(f, v.toObject(), m_home.path(), quint64(limits.bufferCapacity), m_tmux));
-        Fidelity::RowRun::runAll(m_rows, 150000);
+        Fidelity::RowRun::startAll<CliRow>(f, &m_corpus, m_home.path(), &m_rows, m_tmux);
     }
     void cleanupTestCase()
     {

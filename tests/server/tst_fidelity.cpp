@@ -123,20 +123,11 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        m_corpus = Fidelity::loadCorpus();
-        QVERIFY2(!m_corpus.value(QStringLiteral("rows")).toArray().isEmpty(), "tests/vectors/fidelity-corpus.json");
-        QVERIFY(m_home.isValid());
-        Limits limits;
-        limits.bufferCapacity = qsizetype(m_corpus.value(QStringLiteral("buffer_capacity")).toDouble());
-        QCOMPARE(limits.bufferCapacity, RingBuffer::kMinCapacity); // 64 KiB, the smallest ring
-        QVERIFY(f.start(limits));
-
         // Every row at once (the slowest, htop, takes ~25 s to roll a ring
         // over); the comparisons are at exact offsets, so the load of the
         // others cannot change a result.
-        for (const QJsonValue &v : m_corpus.value(QStringLiteral("rows")).toArray())
-            m_rows.push_back(std::make_unique<WsRow>(f, v.toObject(), m_home.path(), quint64(limits.bufferCapacity)));
-        Fidelity::RowRun::runAll(m_rows, 150000);
+        QVERIFY(m_home.isValid());
+        Fidelity::RowRun::startAll<WsRow>(f, &m_corpus, m_home.path(), &m_rows);
     }
     void cleanupTestCase()
     {

@@ -464,6 +464,27 @@ public:
                 r->finish(QStringLiteral("not finished within %1 s (phase %2)").arg(timeoutMs / 1000).arg(int(r->phase)));
     }
 
+    /// Starts a fidelity test: reads the corpus into *corpus, starts
+    /// `fixture` with the corpus's ring capacity (64 KiB, the smallest),
+    /// makes a `Row` (a RowRun taking the fixture, a row, a home directory
+    /// and the capacity) of every corpus row and runs them all (runAll,
+    /// bounded by 150 s). Fails the calling test function on error.
+    template<typename Row, typename... Extra>
+    static void startAll(ServerTest::Fixture &fixture, QJsonObject *corpus, const QString &home,
+                         std::vector<std::unique_ptr<RowRun>> *rows, Extra &...extra)
+    {
+        *corpus = loadCorpus();
+        QVERIFY2(!corpus->value(QStringLiteral("rows")).toArray().isEmpty(), "tests/vectors/fidelity-corpus.json");
+        QVERIFY(!home.isEmpty());
+        Tether::Limits limits;
+        limits.bufferCapacity = qsizetype(corpus->value(QStringLiteral("buffer_capacity")).toDouble());
+        QCOMPARE(limits.bufferCapacity, Tether::RingBuffer::kMinCapacity);
+        QVERIFY(fixture.start(limits));
+        for (const QJsonValue &v : corpus->value(QStringLiteral("rows")).toArray())
+            rows->push_back(std::make_unique<Row>(fixture, v.toObject(), home, quint64(limits.bufferCapacity), extra...));
+        runAll(*rows, 150000);
+    }
+
     /// The _data table of a fidelity test: one row ("name") per corpus row.
     static void addDataRows(const QJsonObject &corpus)
     {

@@ -47,14 +47,48 @@ public:
     VtRender &operator=(const VtRender &) = delete;
 
     /// Bytes written to the terminal (any split).
+    ///
+    /// libvterm 0.1.4 loses a UTF-8 character split between two
+    /// vterm_input_write() calls when the second begins with a continuation
+    /// byte in 0x80..0x9F (it takes it for a C1 control: "テ" = E3 83 86 cut
+    /// after E3 shows two U+FFFD). So it only ever gets whole characters: an
+    /// incomplete one at the end waits for the next feed() (a terminal shows
+    /// nothing of it either).
     void feed(const char *data, qsizetype size)
     {
+        if (size <= 0)
+            return;
+        QByteArray buf = m_partial;
+        buf.append(data, int(size));
+        const qsizetype whole = utf8Whole(buf.constData(), buf.size());
+        m_partial = buf.mid(int(whole));
         // In pieces: one multi-megabyte write overflowed the stack inside
         // libvterm 0.1.4 (its damage merging recurses per scrolled line).
-        for (qsizetype off = 0; off < size; off += 4096) {
-            vterm_input_write(m_vt, data + off, size_t(qMin<qsizetype>(4096, size - off)));
+        for (qsizetype off = 0; off < whole;) {
+            qsizetype n = utf8Whole(buf.constData() + off, qMin<qsizetype>(4096, whole - off));
+            if (n == 0) // a character longer than the piece (cannot happen: 4 bytes at most)
+                n = whole - off;
+            vterm_input_write(m_vt, buf.constData() + off, size_t(n));
             vterm_screen_flush_damage(m_screen);
+            off += n;
         }
+    }
+    /// Length of the longest prefix of `data` that does not end inside a
+    /// UTF-8 character (RFC 3629: a lead byte 0xC0.. announces 1 to 3
+    /// continuation bytes 0x80..0xBF).
+    static qsizetype utf8Whole(const char *data, qsizetype size)
+    {
+        qsizetype i = size;
+        int continuation = 0;
+        while (i > 0 && continuation < 3 && (uchar(data[i - 1]) & 0xC0) == 0x80) {
+            --i;
+            ++continuation;
+        }
+        if (i == 0)
+            return size;
+        const uchar lead = uchar(data[i - 1]);
+        const int needs = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0;
+        return needs > continuation ? i - 1 : size;
     }
     void feed(const QByteArray &data) { feed(data.constData(), data.size()); }
     /// Resizes as xterm and xterm.js do: the cells a resize adds are blank
@@ -281,6 +315,7 @@ private:
     VTermScreen *m_screen = nullptr;
     VTermScreenCallbacks m_callbacks;
     QByteArray m_answers;
+    QByteArray m_partial; ///< an incomplete UTF-8 character at the end of the last feed()
     bool m_cursorVisible = true;
     bool m_altScreen = false;
     int m_mouse = 0;

@@ -139,15 +139,8 @@ private Q_SLOTS:
 #ifndef TETHER_HAVE_QTERMWIDGET
         QSKIP("built without QTermWidget (none for this Qt version here): the window has no screen to compare");
 #else
-        m_corpus = Fidelity::loadCorpus();
-        QVERIFY2(!m_corpus.value(QStringLiteral("rows")).toArray().isEmpty(), "tests/vectors/fidelity-corpus.json");
         QVERIFY(m_home.isValid());
-        Limits limits;
-        limits.bufferCapacity = qsizetype(m_corpus.value(QStringLiteral("buffer_capacity")).toDouble());
-        QVERIFY(f.start(limits));
-        for (const QJsonValue &v : m_corpus.value(QStringLiteral("rows")).toArray())
-            m_rows.push_back(std::make_unique<WindowRow>(f, v.toObject(), m_home.path(), quint64(limits.bufferCapacity)));
-        Fidelity::RowRun::runAll(m_rows, 150000);
+        Fidelity::RowRun::startAll<WindowRow>(f, &m_corpus, m_home.path(), &m_rows);
 #endif
     }
     void cleanupTestCase()

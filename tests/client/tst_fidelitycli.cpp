@@ -210,19 +210,43 @@ public:
             qWarning() << "tmux" << args << "failed:" << p.readAllStandardError();
         return QString::fromUtf8(p.readAllStandardOutput());
     }
-    /// What pane `name` shows (PaneView).
-    PaneView capture(const QString &name) const
+    /// Starts reading what panes `panes` show, in one tmux command (the
+    /// test's event loop also runs the server: it is never blocked for a
+    /// read). capturedPanes() parses the output once `p` has finished.
+    void startCapture(QProcess *p, const QStringList &panes) const
     {
-        PaneView v;
-        v.flags = run({QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("-t"), name,
-                       QStringLiteral("size #{pane_width}x#{pane_height} cursor #{cursor_x},#{cursor_y} visible #{cursor_flag} "
-                                      "alternate #{alternate_on} insert #{insert_flag} keypad #{keypad_cursor_flag},#{keypad_flag} "
-                                      "mouse #{mouse_any_flag},#{mouse_button_flag},#{mouse_standard_flag},#{mouse_sgr_flag},#{mouse_utf8_flag} "
-                                      "origin #{origin_flag} wrap #{wrap_flag} region #{scroll_region_upper},#{scroll_region_lower}")});
-        v.screen = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-e"), QStringLiteral("-t"), name});
-        v.normal = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-e"), QStringLiteral("-a"),
-                        QStringLiteral("-q"), QStringLiteral("-t"), name});
-        return v;
+        QStringList args{QStringLiteral("-S"), socket, QStringLiteral("-f"), QStringLiteral("/dev/null")};
+        for (const QString &name : panes) {
+            args << QStringLiteral("display-message") << QStringLiteral("-p") << QStringLiteral("-t") << name
+                 << QStringLiteral("size #{pane_width}x#{pane_height} cursor #{cursor_x},#{cursor_y} visible #{cursor_flag} "
+                                   "alternate #{alternate_on} insert #{insert_flag} keypad #{keypad_cursor_flag},#{keypad_flag} "
+                                   "mouse #{mouse_any_flag},#{mouse_button_flag},#{mouse_standard_flag},#{mouse_sgr_flag},#{mouse_utf8_flag} "
+                                   "origin #{origin_flag} wrap #{wrap_flag} region #{scroll_region_upper},#{scroll_region_lower}")
+                 << QStringLiteral(";") << separator() << QStringLiteral(";")
+                 << QStringLiteral("capture-pane") << QStringLiteral("-p") << QStringLiteral("-e") << QStringLiteral("-t") << name
+                 << QStringLiteral(";") << separator() << QStringLiteral(";")
+                 << QStringLiteral("capture-pane") << QStringLiteral("-p") << QStringLiteral("-e") << QStringLiteral("-a")
+                 << QStringLiteral("-q") << QStringLiteral("-t") << name << QStringLiteral(";") << separator() << QStringLiteral(";");
+        }
+        args.removeLast(); // the last ";"
+        p->start(QStringLiteral("tmux"), args);
+    }
+    /// The panes read by a finished startCapture(), in order; empty when it failed.
+    static QList<PaneView> capturedPanes(QProcess *p)
+    {
+        QList<PaneView> out;
+        if (p->exitStatus() != QProcess::NormalExit || p->exitCode() != 0)
+            return out;
+        const QStringList parts = QString::fromUtf8(p->readAllStandardOutput()).split(QStringLiteral("@@fidelity@@\n"));
+        for (int i = 0; i + 2 < parts.size(); i += 3)
+            out.append(PaneView{parts.at(i), parts.at(i + 1), parts.at(i + 2)});
+        return out;
+    }
+
+private:
+    static QStringList separator()
+    {
+        return {QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("@@fidelity@@")};
     }
 };
 
@@ -249,11 +273,21 @@ protected:
                     QStringLiteral("-x"), QString::number(cols), QStringLiteral("-y"), QString::number(rows)});
     }
     bool startLate() override { return startAttach(QStringLiteral("late-") + name); }
-    /// The panes are read every 200 ms until they show the same, or until
+    /// The panes are read (without waiting: one tmux command in the
+    /// background) every 200 ms until they show the same, or until
     /// the late one is attached (the session counts its viewer) and shows
     /// something, and neither has changed for 1.5 s (all is written).
     void pollLate() override
     {
+        if (m_reading.state() != QProcess::NotRunning)
+            return;
+        if (m_readStarted) {
+            m_readStarted = false;
+            const QList<PaneView> panes = Tmux::capturedPanes(&m_reading);
+            if (panes.size() == 2)
+                compare(panes.at(0), panes.at(1));
+            return;
+        }
         if (clock.elapsed() < m_nextRead)
             return;
         if (session->viewerCount() < 3) {
@@ -261,8 +295,13 @@ protected:
             return;
         }
         m_nextRead = clock.elapsed() + 200;
-        const PaneView ref = m_tmux.capture(QStringLiteral("ref-") + name);
-        const PaneView late = m_tmux.capture(QStringLiteral("late-") + name);
+        m_tmux.startCapture(&m_reading, {QStringLiteral("ref-") + name, QStringLiteral("late-") + name});
+        m_readStarted = true;
+    }
+
+private:
+    void compare(const PaneView &ref, const PaneView &late)
+    {
         const QString diff = paneDiff(ref, late, session->cols());
         if (diff.isEmpty())
             return finish();
@@ -295,6 +334,8 @@ private:
     qint64 m_nextRead = 300;  ///< ms on clock of the next read of the panes
     qint64 m_lastChange = 0;  ///< ms on clock of the last change seen in a pane
     QString m_lastSeen;       ///< both panes as last read
+    QProcess m_reading;       ///< the tmux command reading both panes
+    bool m_readStarted = false;
 };
 } // namespace
 

@@ -47,17 +47,94 @@ public:
     VtRender &operator=(const VtRender &) = delete;
 
     /// Bytes written to the terminal (any split).
+    ///
+    /// libvterm 0.1.4 loses a UTF-8 character split between two
+    /// vterm_input_write() calls when the second begins with a continuation
+    /// byte in 0x80..0x9F (it takes it for a C1 control: "テ" = E3 83 86 cut
+    /// after E3 shows two U+FFFD). So it only ever gets whole characters: an
+    /// incomplete one at the end waits for the next feed() (a terminal shows
+    /// nothing of it either).
     void feed(const char *data, qsizetype size)
     {
+        if (size <= 0)
+            return;
+        QByteArray buf = m_partial;
+        buf.append(data, int(size));
+        const qsizetype whole = utf8Whole(buf.constData(), buf.size());
+        m_partial = buf.mid(int(whole));
         // In pieces: one multi-megabyte write overflowed the stack inside
         // libvterm 0.1.4 (its damage merging recurses per scrolled line).
-        for (qsizetype off = 0; off < size; off += 4096) {
-            vterm_input_write(m_vt, data + off, size_t(qMin<qsizetype>(4096, size - off)));
+        for (qsizetype off = 0; off < whole;) {
+            qsizetype n = utf8Whole(buf.constData() + off, qMin<qsizetype>(4096, whole - off));
+            if (n == 0) // a character longer than the piece (cannot happen: 4 bytes at most)
+                n = whole - off;
+            vterm_input_write(m_vt, buf.constData() + off, size_t(n));
             vterm_screen_flush_damage(m_screen);
+            off += n;
         }
     }
+    /// Length of the longest prefix of `data` that does not end inside a
+    /// UTF-8 character (RFC 3629: a lead byte 0xC0.. announces 1 to 3
+    /// continuation bytes 0x80..0xBF).
+    static qsizetype utf8Whole(const char *data, qsizetype size)
+    {
+        qsizetype i = size;
+        int continuation = 0;
+        while (i > 0 && continuation < 3 && (uchar(data[i - 1]) & 0xC0) == 0x80) {
+            --i;
+            ++continuation;
+        }
+        if (i == 0)
+            return size;
+        const uchar lead = uchar(data[i - 1]);
+        const int needs = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0;
+        return needs > continuation ? i - 1 : size;
+    }
     void feed(const QByteArray &data) { feed(data.constData(), data.size()); }
-    void resize(int cols, int rows) { vterm_set_size(m_vt, rows, cols); }
+    /// Resizes as xterm and xterm.js do: the cells a resize adds are blank
+    /// with the default colours and attributes. libvterm 0.1.4 fills them
+    /// with the current pen (vim's reverse-video status line pen, say), so
+    /// the pen is set to the default for the resize and put back after it.
+    void resize(int cols, int rows)
+    {
+        const QByteArray pen = penSgr();
+        vterm_input_write(m_vt, "\x1b[m", 3);
+        vterm_set_size(m_vt, rows, cols);
+        vterm_input_write(m_vt, pen.constData(), size_t(pen.size()));
+        vterm_screen_flush_damage(m_screen);
+    }
+    /// The pen in force (colours and attributes) as one SGR sequence.
+    QByteArray penSgr() const
+    {
+        const VTermState *st = vterm_obtain_state(m_vt);
+        VTermValue v;
+        QByteArray sgr = "\x1b[0";
+        const auto flag = [&](VTermAttr attr, const char *on) {
+            if (vterm_state_get_penattr(st, attr, &v) && v.boolean)
+                sgr += on;
+        };
+        flag(VTERM_ATTR_BOLD, ";1");
+        flag(VTERM_ATTR_ITALIC, ";3");
+        flag(VTERM_ATTR_BLINK, ";5");
+        flag(VTERM_ATTR_REVERSE, ";7");
+        flag(VTERM_ATTR_STRIKE, ";9");
+        if (vterm_state_get_penattr(st, VTERM_ATTR_UNDERLINE, &v) && v.number)
+            sgr += ";4:" + QByteArray::number(v.number);
+        if (vterm_state_get_penattr(st, VTERM_ATTR_FONT, &v) && v.number)
+            sgr += ';' + QByteArray::number(10 + v.number);
+        const auto colour = [&](VTermAttr attr, int base) {
+            if (!vterm_state_get_penattr(st, attr, &v) || (v.color.type & VTERM_COLOR_DEFAULT_MASK))
+                return;
+            if (VTERM_COLOR_IS_INDEXED(&v.color))
+                sgr += ';' + QByteArray::number(base + 8) + ";5;" + QByteArray::number(v.color.indexed.idx);
+            else
+                sgr += ';' + QByteArray::number(base + 8) + ";2;" + QByteArray::number(v.color.rgb.red) + ';'
+                    + QByteArray::number(v.color.rgb.green) + ';' + QByteArray::number(v.color.rgb.blue);
+        };
+        colour(VTERM_ATTR_FOREGROUND, 30);
+        colour(VTERM_ATTR_BACKGROUND, 40);
+        return sgr + 'm';
+    }
 
     int cols() const { int r, c; vterm_get_size(m_vt, &r, &c); return c; }
     int rows() const { int r, c; vterm_get_size(m_vt, &r, &c); return r; }
@@ -164,6 +241,10 @@ public:
     static QString cellDiff(const VTermScreenCell &a, const VTermScreenCell &b)
     {
         QStringList d;
+        // A cell never written since it was cleared (no character) shows as
+        // a space, as one where a space was written: terminals show and copy
+        // both as a blank (xterm, xterm.js, tmux's capture-pane), so a
+        // snapshot may paint either.
         const auto blank = [](const VTermScreenCell &c) {
             return (c.chars[0] == 0 || (c.chars[0] == ' ' && c.chars[1] == 0)) && c.width == 1;
         };
@@ -234,6 +315,7 @@ private:
     VTermScreen *m_screen = nullptr;
     VTermScreenCallbacks m_callbacks;
     QByteArray m_answers;
+    QByteArray m_partial; ///< an incomplete UTF-8 character at the end of the last feed()
     bool m_cursorVisible = true;
     bool m_altScreen = false;
     int m_mouse = 0;

@@ -5,9 +5,10 @@
 // attached (control) from the start, records the stream in a page and
 // renders it in an xterm.js Terminal of its own as it arrives; the steps
 // drive the program through it. Once the ring has rolled over, the program
-// is frozen (SIGSTOP to the terminal's foreground process group: the stream
-// ends at one offset), and the dashboard opens the session as a watcher in
-// another page. When both have parsed every byte up to the session's offset,
+// is frozen (SIGSTOP to the terminal's foreground process group, until every
+// thread of it is stopped) and a barrier written to the session's terminal
+// ends the stream at a known offset; the dashboard then opens the session as
+// a watcher in another page. When both have parsed every byte up to the session's offset,
 // their xterm.js buffers are compared cell by cell (characters, width,
 // colours, attributes), with the cursor, the active buffer, the modes, the
 // normal screen under the alternate one and the pen (one character written
@@ -15,7 +16,9 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import {
+  closeSync, constants, openSync, readdirSync, readFileSync, readlinkSync, writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import {
   api, closeAll, launchBrowser, newPage, openDashboard, repoRoot, startTether, until,
@@ -138,6 +141,47 @@ async function drive(page, steps) {
 }
 
 /**
+ * True when every thread of every process of session `sid` in process group
+ * `pgid` is stopped (state 'T' in /proc/PID/task/TID/stat, proc(5)) and there
+ * is one: none can write to the terminal any more.
+ */
+function groupStopped(sid, pgid) {
+  let seen = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    let tasks;
+    try { tasks = readdirSync(`/proc/${pid}/task`); } catch { continue; }
+    for (const tid of tasks) {
+      let stat;
+      try { stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'latin1'); } catch { continue; }
+      // "pid (comm) state ppid pgrp session ...": comm may hold spaces and ')'.
+      const [state, , pgrp, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(session) !== sid || Number(pgrp) !== pgid) break;
+      if (state !== 'T') return false;
+      seen++;
+    }
+  }
+  return seen > 0;
+}
+
+/**
+ * With the program stopped, writes a barrier (an OSC 2 title unique to the
+ * row) to the session's terminal (the PTY slave that the session's leader
+ * `pid` has as standard input) and returns the offset where the stream then
+ * ends: just after the barrier, as the reference page received it.
+ */
+async function writeBarrier(page, pid, name) {
+  const barrier = `\x1b]2;tether-fidelity-barrier-${name}\x07`;
+  const tty = readlinkSync(`/proc/${pid}/fd/0`);
+  assert.match(tty, /^\/dev\/pts\/[0-9]+$/);
+  const fd = openSync(tty, constants.O_WRONLY | constants.O_NOCTTY);
+  try { writeSync(fd, barrier); } finally { closeSync(fd); }
+  return await until(async () => {
+    const at = await page.evaluate((b) => window.ref.text.lastIndexOf(b), latin1(barrier));
+    return at >= 0 ? at + latin1(barrier).length : 0;
+  }, 20000, 'the barrier in the stream');
+}
+
+/**
  * What a terminal shows (`which`: 'ref', the reference page's Terminal, or
  * 'late', the dashboard's), read from its xterm.js buffers: size, active buffer
  * type, cursor, modes, and every cell of the screen of the active buffer and
@@ -254,20 +298,17 @@ describe('reattach fidelity (dashboard, xterm.js)', { timeout: 280000, concurren
         assert.equal(refAttached.prelude_bytes, 0);
         const mark = await drive(refPage, row.steps);
 
-        // Freeze the program: the stream stops at one offset for both viewers.
-        const fg = (await api(server, 'GET', `/api/sessions/${id}`)).body.foreground;
-        assert.ok(fg && fg.pid > 0, 'a foreground process group');
-        frozen = fg.pid;
+        // Freeze the program: SIGSTOP to its process group, then every thread
+        // of it stopped (SIGSTOP is asynchronous); a barrier written to the
+        // session's terminal then ends the stream at a known offset.
+        const info = (await api(server, 'GET', `/api/sessions/${id}`)).body;
+        assert.ok(info.foreground && info.foreground.pid > 0, 'a foreground process group');
+        frozen = info.foreground.pid;
         process.kill(-frozen, 'SIGSTOP');
-        let offset = -1;
-        await until(async () => {
-          const before = (await api(server, 'GET', `/api/sessions/${id}`)).body.offset;
-          await new Promise((r) => setTimeout(r, 300));
-          const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
-          offset = s.offset;
-          return before === s.offset;
-        }, 10000, 'the output to stop');
+        await until(() => groupStopped(info.pid, frozen), 10000, 'the program to stop');
+        const offset = await writeBarrier(refPage, info.pid, row.name);
         const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
+        assert.equal(s.offset, offset, 'nothing after the barrier');
         assert.ok(offset - s.buffer_bytes > mark, `the program's first paint is gone from the ring (mark ${mark}, offset ${offset})`);
         await until(() => refPage.evaluate((o) => window.ref.parsed === o, offset), 20000, 'the reference to parse everything');
 
@@ -279,7 +320,7 @@ describe('reattach fidelity (dashboard, xterm.js)', { timeout: 280000, concurren
           return a && a.state === 'connected' && a.offset === o && a.parsed === a.received && a.received > 0;
         }, offset), 20000, 'the late viewer to parse its replay');
         const attached = await latePage.evaluate(() => window.tether.attachment.lastAttached);
-        const how = `late viewer: ${JSON.stringify(attached)}`;
+        const how = `late viewer: ${JSON.stringify(attached)}; server screen: ${JSON.stringify(s.screen)}`;
 
         const ref = await readTerminal(refPage, 'ref');
         const late = await readTerminal(latePage, 'late');

@@ -23,6 +23,7 @@
 // the row with the step named.
 #pragma once
 
+#include "procinfo.h"
 #include "servertestutil.h"
 #include "terminalstate.h"
 #include "vtrender.h"
@@ -40,9 +41,52 @@
 #include <memory>
 #include <vector>
 
+#include <cerrno>
 #include <csignal>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace Fidelity {
+
+/// True when every thread of every process of session `sid` in process group
+/// `pgid` is stopped (state 'T' in /proc/PID/task/TID/stat, proc(5)) and
+/// there is at least one: none of them can write another byte to the
+/// terminal. SIGSTOP is delivered asynchronously (a process in a write(2)
+/// finishes it first), so this, not a pause, says the program has stopped.
+inline bool groupStopped(pid_t sid, pid_t pgid)
+{
+    int seen = 0;
+    for (const pid_t pid : Tether::processesInSession(sid)) {
+        const QDir tasks(QStringLiteral("/proc/%1/task").arg(pid));
+        const QStringList tids = tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        for (const QString &tid : tids) {
+            QFile f(tasks.filePath(tid + QStringLiteral("/stat")));
+            if (!f.open(QIODevice::ReadOnly))
+                continue; // gone: it writes nothing any more
+            // "pid (comm) state ppid pgrp ...": comm may hold spaces and ')'.
+            const QByteArray stat = f.readAll();
+            const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+            if (fields.size() < 3 || fields.at(2).toInt() != pgid)
+                break; // another process group of the session (not stopped, not ours)
+            if (fields.at(0) != "T")
+                return false;
+            ++seen;
+        }
+    }
+    return seen > 0;
+}
+
+/// The terminal (PTY slave, "/dev/pts/N") that process `pid` has as its
+/// standard input, output or error; empty when none is one.
+inline QString terminalOf(pid_t pid)
+{
+    for (int fd = 0; fd <= 2; ++fd) {
+        const QString target = QFile::symLinkTarget(QStringLiteral("/proc/%1/fd/%2").arg(pid).arg(fd));
+        if (target.startsWith(QLatin1String("/dev/pts/")))
+            return target;
+    }
+    return QString();
+}
 
 /// The corpus file (tests/vectors/fidelity-corpus.json) as parsed JSON; an
 /// empty object when it cannot be read.
@@ -354,11 +398,12 @@ private:
  *   Driving    the steps (Driver); then the program's first paint must be
  *              gone from the ring
  *   Freezing   with `freeze`: SIGSTOP to the terminal's foreground process
- *              group, then wait until no output came for 300 ms, so every
- *              viewer ends at one offset (viewers in real terminals cannot be
- *              read at an offset)
+ *              group, then wait until every thread of it is stopped
+ *              (groupStopped()), so the stream ends (viewers in real
+ *              terminals cannot be read at an offset)
  *   Late       startLate() attaches the late viewer; pollLate() until it
- *              calls finish()
+ *              calls finish(); a frozen row's pollLate() writes the barrier
+ *              (writeBarrier()) and compares once both viewers show it
  * advance() never waits; runAll() advances every row side by side.
  */
 class RowRun
@@ -420,8 +465,6 @@ public:
                 m_frozen = session->foregroundProcessGroup();
                 if (m_frozen <= 0 || ::kill(-m_frozen, SIGSTOP) != 0)
                     return finish(QStringLiteral("cannot stop the foreground process group"));
-                m_offset = session->offset();
-                m_lastChange = 0;
                 phase = Freezing;
                 return;
             }
@@ -429,13 +472,11 @@ public:
         }
         case Freezing:
             driver->poll();
-            if (session->offset() != m_offset) {
-                m_offset = session->offset();
-                m_lastChange = clock.elapsed();
-            }
-            if (clock.elapsed() - m_lastChange >= 300) {
+            if (groupStopped(session->pid(), m_frozen)) {
                 clock.restart();
                 goLate();
+            } else if (clock.elapsed() > 10000) {
+                finish(QStringLiteral("the program did not stop within 10 s of SIGSTOP"));
             }
             return;
         case Late:
@@ -510,9 +551,17 @@ public:
         QVERIFY2((*it)->failure.isEmpty(), qPrintable((*it)->failure.section(QLatin1Char('\n'), 0, 0)));
     }
 
+    /// Ends the row: passed when `why` is empty. A failure also says what
+    /// the server's screen was (a late viewer gets no snapshot from a screen
+    /// that is absent or unsynced: a flood outran it).
     void finish(const QString &why = QString())
     {
         failure = why;
+        if (!why.isEmpty() && session)
+            failure += QStringLiteral("\nserver screen: %1, parsed up to %2 of %3, outrun %4 times")
+                           .arg(!session->hasScreen() ? QStringLiteral("none")
+                                : session->screenSynced() ? QStringLiteral("synced") : QStringLiteral("unsynced"))
+                           .arg(session->screenOffset()).arg(session->offset()).arg(session->screenOutruns());
         phase = Finished;
     }
 
@@ -536,6 +585,44 @@ protected:
     /// Late: reads the late viewer, and calls finish() once it is decided.
     virtual void pollLate() = 0;
 
+    /// The title the barrier sets (unique to the row).
+    QString barrierTitle() const { return QStringLiteral("tether-fidelity-barrier-") + name; }
+    /**
+     * The barrier, for tests whose viewers are real terminals that cannot be
+     * read at an offset (tmux, QTermWidget): with the program stopped
+     * (freeze) and the late viewer attached, an OSC 2 title (barrierTitle())
+     * is written to the session's terminal itself. It enters the stream
+     * after every byte the program wrote and after the late viewer's replay,
+     * and terminals parse in order: once a viewer's terminal shows that
+     * title, it has parsed everything before it, and nothing follows. Call
+     * it on each poll: true once the barrier is written (non-blocking; a
+     * full terminal is tried again on the next poll). A write error finishes
+     * the row.
+     */
+    bool writeBarrier()
+    {
+        if (!m_barrierStarted) {
+            m_barrierStarted = true;
+            m_barrierLeft = "\x1b]2;" + barrierTitle().toUtf8() + "\x07";
+        }
+        if (m_barrierLeft.isEmpty())
+            return true;
+        const QString tty = terminalOf(session->pid());
+        const int fd = tty.isEmpty() ? -1 : ::open(QFile::encodeName(tty).constData(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+            finish(QStringLiteral("cannot open the session's terminal \"%1\" for the barrier").arg(tty));
+            return false;
+        }
+        const ssize_t n = ::write(fd, m_barrierLeft.constData(), size_t(m_barrierLeft.size()));
+        const int error = errno;
+        ::close(fd);
+        if (n > 0)
+            m_barrierLeft.remove(0, qsizetype(n));
+        else if (error != EAGAIN && error != EINTR)
+            finish(QStringLiteral("cannot write the barrier to %1: %2").arg(tty, QString::fromLocal8Bit(strerror(error))));
+        return m_barrierLeft.isEmpty();
+    }
+
     ServerTest::Fixture &m_fixture;
 
 private:
@@ -549,8 +636,8 @@ private:
     quint64 m_capacity;
     bool m_freeze;
     pid_t m_frozen = -1;
-    qint64 m_lastChange = 0; ///< Freezing: ms on clock of the last new output
-    quint64 m_offset = 0;    ///< Freezing: the session's offset last seen
+    QByteArray m_barrierLeft; ///< bytes of the barrier not yet written
+    bool m_barrierStarted = false;
 };
 
 } // namespace Fidelity

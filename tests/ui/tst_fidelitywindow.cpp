@@ -5,7 +5,9 @@
 // start (the reference); the steps drive the program through a control
 // WebSocket; once the ring has rolled over the program is frozen (SIGSTOP to
 // the terminal's foreground process group: the stream stops at one offset)
-// and a second watch window attaches (the late viewer). Their screens' text
+// and a second watch window attaches (the late viewer). Once both show the
+// title of a barrier written to the session's terminal after that
+// (tests/support/fidelity.h, RowRun::writeBarrier), their screens' text
 // (what QTermWidget gives: characters, no attributes) and sizes must be the
 // same. Qt 5 only: QTermWidget 1.x exists for Qt 5 here.
 #include "fidelity.h"
@@ -72,32 +74,24 @@ protected:
         m_late = open();
         return m_late && m_late->isAttached();
     }
-    /// The windows are read every 200 ms, once both have written what they
-    /// were given, until they show the same, or until neither has changed
-    /// for 1.5 s.
+    /// Once the late window is attached, the barrier is written
+    /// (RowRun::writeBarrier); when both windows' terminals show its title,
+    /// each has parsed everything the program wrote (and the late one its
+    /// whole replay): the screens are compared once.
     void pollLate() override
     {
-        if (clock.elapsed() < m_nextRead)
+        if (!m_late->isAttached() || !writeBarrier())
             return;
-        m_nextRead = clock.elapsed() + 200;
-        if (m_late->isReplaying() || m_late->queuedBytes() > 0 || m_ref->queuedBytes() > 0) {
-            m_lastChange = clock.elapsed();
+        if (m_ref->terminal()->title() != barrierTitle() || m_late->terminal()->title() != barrierTitle())
             return;
-        }
         const QString ref = screenOf(*m_ref);
         const QString late = screenOf(*m_late);
         if (ref == late)
             return finish();
-        // Both windows count: the reference one may still be catching up too.
-        if (ref + late != m_lastSeen) {
-            m_lastSeen = ref + late;
-            m_lastChange = clock.elapsed();
-        }
-        if (clock.elapsed() - m_lastChange > 1500)
-            finish(QStringLiteral("%1: the late window differs from the reference window (session offset %2, ring start %3, "
-                                  "program started at %4):\n--- reference window:\n%5\n--- late window:\n%6")
-                       .arg(name).arg(session->offset()).arg(session->buffer().startOffset()).arg(driver->mark())
-                       .arg(ref, late));
+        finish(QStringLiteral("%1: the late window differs from the reference window (session offset %2, ring start %3, "
+                              "program started at %4):\n--- reference window:\n%5\n--- late window:\n%6")
+                   .arg(name).arg(session->offset()).arg(session->buffer().startOffset()).arg(driver->mark())
+                   .arg(ref, late));
     }
 
 private:
@@ -117,9 +111,6 @@ private:
     }
 
     std::unique_ptr<TerminalWindow> m_ref, m_late;
-    qint64 m_nextRead = 300;  ///< ms on clock of the next read of the windows
-    qint64 m_lastChange = 0;  ///< ms on clock of the last change seen in a window
-    QString m_lastSeen;       ///< both windows as last read
 };
 } // namespace
 #endif

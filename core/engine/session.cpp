@@ -224,8 +224,21 @@ void Session::createScreen(quint64 at, const TerminalState &modes, int cols, int
     m_screen->reset(modes);
 }
 
+void Session::setScreenEnabled(bool enabled)
+{
+    m_screenEnabled = enabled;
+    if (enabled || !m_screen)
+        return;
+    m_screen.reset();
+    m_screenTimer.stop();
+    m_screenOffset = 0;
+    m_screenSynced = false;
+}
+
 void Session::createScreenAtStart()
 {
+    if (!m_screenEnabled)
+        return;
     const quint64 start = m_ring.startOffset();
     if (start == 0) {
         const SizeChange size = sizeAt(0);

@@ -200,6 +200,13 @@ public:
      * Exited sessions keep their screen (freed with the session).
      */
     bool hasScreen() const { return m_screen != nullptr; }
+    /**
+     * Switches the server-side screen on (the default) or off (setting
+     * sessions/screen, Limits::screen). Off drops a screen the session has
+     * and makes none until switched on again; reset replays are then raw.
+     */
+    void setScreenEnabled(bool enabled);
+    bool screenEnabled() const { return m_screenEnabled; }
     const Screen *screen() const { return m_screen.get(); }
     /// S: the offset the screen has parsed up to (ringStart <= S <= end); 0
     /// without a screen.
@@ -289,6 +296,7 @@ private:
     /// Makes a screen at the ring's start (offset 0 when still retained:
     /// synced; else unsynced at the first safe boundary).
     void createScreenAtStart();
+    bool m_screenEnabled = true;
     /// Parses [S, end) for at most `maxBytes` bytes and `maxUs` µs; starts or
     /// stops the timer as work remains.
     void parseScreen(qsizetype maxBytes, qint64 maxUs);

@@ -468,6 +468,37 @@ private Q_SLOTS:
         QVERIFY(finish(s, {&v}));
     }
 
+    void screenSwitchedOff()
+    {
+        // sessions/screen=false (Limits::screen): no screen even after the
+        // ring rolled over; a late attach, `replay=screen` included, gets the
+        // raw replay. Switching it on again makes one on the next request.
+        Session s(QStringLiteral("noscreen"), sh(QStringLiteral("seq 1 40000; printf 'END\\n'; exec sleep 30")), 65536);
+        s.setScreenEnabled(false);
+        QVERIFY(!s.screenEnabled());
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains("END"), 20000);
+        QVERIFY(s.buffer().startOffset() > 0);
+        QVERIFY(!s.hasScreen());
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 100});
+        QVERIFY(!late.attachInfos.first().snapshotAt);
+        QVERIFY(!late.attachInfos.first().screenReplay);
+        QVERIFY(!s.hasScreen());
+        s.detach(&late);
+        s.setScreenEnabled(true);
+        RecordingViewer again;
+        s.attach(&again, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 100});
+        QVERIFY(s.hasScreen());
+        s.detach(&again);
+        s.setScreenEnabled(false); // drops it
+        QVERIFY(!s.hasScreen());
+        QCOMPARE(s.screenBytes(), qsizetype(0));
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
     void rolloverSnapshotMatchesNeverDetachedViewer()
     {
         // A program that draws a screen once and then updates only a few

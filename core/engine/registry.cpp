@@ -96,6 +96,7 @@ Session *SessionRegistry::create(const SpawnOptions &options, CreateError *error
     }
 
     auto *s = new Session(newId(), options, m_limits.bufferCapacity, this);
+    s->setScreenEnabled(m_limits.screen);
     s->process()->setTeardownGrace(m_graceMs);
     QString text;
     if (!s->start(&text)) {
@@ -277,9 +278,11 @@ void SessionRegistry::setLimits(const Limits &limits)
 {
     const bool capacityChanged = limits.bufferCapacity != m_limits.bufferCapacity;
     m_limits = limits;
-    if (capacityChanged)
-        for (Session *s : std::as_const(m_order))
+    for (Session *s : std::as_const(m_order)) {
+        if (capacityChanged)
             s->setBufferCapacity(limits.bufferCapacity);
+        s->setScreenEnabled(limits.screen);
+    }
     rescheduleExpiry();
 }
 
@@ -359,6 +362,7 @@ bool SessionRegistry::enlist(Session *s, bool dying)
     }
     if (s->buffer().capacity() != m_limits.bufferCapacity)
         s->setBufferCapacity(m_limits.bufferCapacity);
+    s->setScreenEnabled(m_limits.screen);
     track(s);
     Q_EMIT sessionAdded(s);
     return true;

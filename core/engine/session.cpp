@@ -11,11 +11,27 @@
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 
 namespace Tether {
 
 namespace {
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+/// The flood detector's clock: CLOCK_MONOTONIC_COARSE (a vDSO read without
+/// a system call, a few ms of resolution, plenty for 100 ms windows).
+qint64 monotonicMs()
+{
+    timespec ts {};
+    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return qint64(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+/// CPU time of this thread or process (clock_gettime(2)), ns.
+qint64 cpuNs(clockid_t clock)
+{
+    timespec ts {};
+    ::clock_gettime(clock, &ts);
+    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 QDateTime nowUtc() { return QDateTime::currentDateTimeUtc(); }
 } // namespace
 
@@ -39,16 +55,11 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     // The screen's parse timer: a zero-timer, running only while the screen
     // has output to catch up on (an idle session has no wakeups).
     m_screenTimer.setInterval(0);
-    connect(&m_screenTimer, &QTimer::timeout, this, [this] {
-        // Once a flood has outrun the screen, it gets only a small slice per
-        // turn until a turn brings less than a flood's worth of output: the
-        // flood is not slowed by a screen that cannot keep up anyway. A
-        // program that writes less (a TUI redrawing) is kept up with.
-        if (m_outputSinceParse < kScreenFloodBytes)
-            m_screenFlood = false;
-        m_outputSinceParse = 0;
-        parseScreen(kScreenChunk, m_screenFlood ? kScreenBusyUs : kScreenTurnUs);
-    });
+    connect(&m_screenTimer, &QTimer::timeout, this, [this] { parseScreen(kScreenChunk, kScreenTurnUs); });
+    // While flooding only: looks at the rate once per window, so that the
+    // end of a flood is seen even when the output stops altogether.
+    m_floodTimer.setInterval(int(kFloodWindowMs));
+    connect(&m_floodTimer, &QTimer::timeout, this, [this] { measureRate(monotonicMs(), 0); });
     connect(&m_pty, &PtyProcess::outputReady, this, &Session::onOutput);
     connect(&m_pty, &PtyProcess::finished, this, &Session::onFinished);
     connect(&m_pty, &PtyProcess::tornDown, this, [this] {
@@ -118,11 +129,13 @@ void Session::feedTail(const char *data, qsizetype size)
 void Session::onOutput(const char *data, qsizetype size)
 {
     const quint64 from = m_ring.endOffset();
+    if (m_screenEnabled)
+        measureRate(monotonicMs(), size);
     // The screen must not lose bytes it has nearly reached: a program that
     // updates a few cells at a time (htop) would leave it unsynced for good.
     // Made here, before the append, when the ring first reaches half its
-    // capacity (from offset 0: the stream is still whole).
-    qsizetype rescue = kScreenRescueBytes;
+    // capacity (from offset 0: the stream is still whole), flood or not
+    // (the ring moves on: later is too late to start from offset 0).
     const bool halfFull = m_screenRetryAt == 0 && m_ring.startOffset() == 0
         && m_ring.size() + size >= m_ring.capacity() / 2;
     // After a stretch with no safe boundary: again once it has left the ring.
@@ -130,12 +143,14 @@ void Session::onOutput(const char *data, qsizetype size)
     if (!m_screen && (halfFull || retry)) {
         m_answerRanges.clear(); // queries before now were never meant for it
         createScreenAtStart();
-        rescue = kScreenChunk; // once: what this read evicts of the stream's start
     }
-    if (m_screen && m_screenOffset >= m_ring.startOffset()) {
+    // Below the flood rate, what this read evicts unparsed is parsed first
+    // (bounded: a screen further behind than kScreenChunk is outrun). While
+    // flooding, nothing: the screen is off the output path.
+    if (m_screen && !m_flooding && m_screenOffset >= m_ring.startOffset()) {
         const quint64 evictTo = m_ring.startOffset()
             + quint64(std::max<qsizetype>(0, m_ring.size() + std::min(size, m_ring.capacity()) - m_ring.capacity()));
-        if (m_screenOffset < evictTo && evictTo - m_screenOffset <= quint64(rescue))
+        if (m_screenOffset < evictTo && evictTo - m_screenOffset <= quint64(kScreenChunk))
             parseScreen(qsizetype(evictTo - m_screenOffset), std::numeric_limits<qint64>::max());
     }
     m_ring.append(data, size);
@@ -154,8 +169,7 @@ void Session::onOutput(const char *data, qsizetype size)
         while (m_answerRanges.size() > kMaxAnswerRanges)
             m_answerRanges.removeFirst();
     }
-    m_outputSinceParse += size;
-    if (!m_control && m_head.queriesSeen() != queries) {
+    if (!m_control && !m_flooding && m_head.queriesSeen() != queries) {
         // A program waits for an answer now: parse up to it at once.
         if (!m_screen && m_ring.startOffset() >= m_screenRetryAt) {
             // Older queries were never meant for us: only this output's.
@@ -224,8 +238,26 @@ void Session::createScreen(quint64 at, const TerminalState &modes, int cols, int
     m_screen->reset(modes);
 }
 
+void Session::setScreenEnabled(bool enabled)
+{
+    m_screenEnabled = enabled;
+    if (enabled)
+        return;
+    m_flooding = false;
+    m_floodTimer.stop();
+    m_floodWindowBytes = 0;
+    if (!m_screen)
+        return;
+    m_screen.reset();
+    m_screenTimer.stop();
+    m_screenOffset = 0;
+    m_screenSynced = false;
+}
+
 void Session::createScreenAtStart()
 {
+    if (!m_screenEnabled)
+        return;
     const quint64 start = m_ring.startOffset();
     if (start == 0) {
         const SizeChange size = sizeAt(0);
@@ -263,10 +295,8 @@ void Session::resyncScreen()
         return;
     }
     const SizeChange size = sizeAt(at);
-    if (m_screen) {
+    if (m_screen)
         ++m_screenOutruns;
-        m_screenFlood = true;
-    }
     if (m_screen) {
         // A reset terminal in the modes in force there (Screen::reset).
         m_screen->resize(size.cols, size.rows);
@@ -281,8 +311,60 @@ void Session::resyncScreen()
 
 void Session::scheduleScreen()
 {
-    if (m_screen && m_screenOffset < m_ring.endOffset() && !m_screenTimer.isActive())
+    if (m_screen && !m_flooding && m_screenOffset < m_ring.endOffset() && !m_screenTimer.isActive())
         m_screenTimer.start();
+}
+
+void Session::measureRate(qint64 now, qsizetype bytes)
+{
+    bool start = false;
+    if (now - m_floodWindowStart >= kFloodWindowMs) {
+        // A window ended (once per window while output flows: the process's
+        // CPU clock is read here, not per read).
+        const qint64 cpu = cpuNs(CLOCK_PROCESS_CPUTIME_ID);
+        const bool adjacent = now - m_floodWindowStart < 2 * kFloodWindowMs;
+        if (m_flooding) {
+            // The flood ends with the first window whose output the screen
+            // could parse in kFloodParseMs of CPU (at the speed it last
+            // parsed this stream), or with a window of no output at all.
+            const double parsable = m_parseBytesPerMs * double(kFloodParseMs);
+            if (!adjacent || (m_floodWindowBytes < kFloodBytes && double(m_floodWindowBytes) <= parsable))
+                floodEnded();
+        } else {
+            // Also a flood: the screen took kFloodParseMs of CPU or more in
+            // the window and at least half of what the process took. CPU
+            // time, not wall time: on a loaded machine the output comes
+            // slower (the wall-clock rate is low) but costs the same.
+            start = adjacent && m_floodWindowParseNs >= kFloodParseMs * 1000000
+                && 2 * m_floodWindowParseNs >= cpu - m_floodWindowCpuNs;
+        }
+        m_floodWindowStart = now;
+        m_floodWindowBytes = 0;
+        m_floodWindowParseNs = 0;
+        m_floodWindowCpuNs = cpu;
+    }
+    m_floodWindowBytes += bytes;
+    if (!m_flooding && (start || m_floodWindowBytes >= kFloodBytes)) {
+        // Off the output path until it ends: no slices, no rescue.
+        m_flooding = true;
+        m_screenTimer.stop();
+        m_floodTimer.start();
+        qCDebug(lcSession) << "session" << m_id << "output flood: the screen pauses at" << m_screenOffset;
+    }
+}
+
+void Session::floodEnded()
+{
+    m_flooding = false;
+    m_floodTimer.stop();
+    if (!m_screen)
+        return;
+    // Still retained: the screen resumes where it paused, synced. Else it
+    // restarts at a safe boundary at the ring's start (unsynced).
+    if (m_screenOffset < m_ring.startOffset())
+        resyncScreen();
+    qCDebug(lcSession) << "session" << m_id << "output flood ended: the screen resumes at" << m_screenOffset;
+    scheduleScreen();
 }
 
 void Session::applyScreenEventsAt(quint64 at)
@@ -326,6 +408,8 @@ void Session::parseScreen(qsizetype maxBytes, qint64 maxUs)
         return;
     QElapsedTimer clock;
     clock.start();
+    const qint64 cpu0 = cpuNs(CLOCK_THREAD_CPUTIME_ID);
+    const quint64 from = m_screenOffset;
     const quint64 end = m_ring.endOffset();
     const quint64 limit = std::min(end, m_screenOffset + quint64(std::max<qsizetype>(maxBytes, 0)));
     // Pieces of at most 4 KiB between clock checks.
@@ -359,10 +443,16 @@ void Session::parseScreen(qsizetype maxBytes, qint64 maxUs)
         if (clock.nsecsElapsed() / 1000 >= maxUs)
             break;
     }
+    // What the parse cost (the flood detector's measure, measureRate()).
+    const qint64 spent = cpuNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    m_floodWindowParseNs += spent;
+    const quint64 parsed = m_screenOffset > from ? m_screenOffset - from : 0;
+    if (parsed >= 4096 && spent > 0)
+        m_parseBytesPerMs = (3 * m_parseBytesPerMs + double(parsed) * 1e6 / double(spent)) / 4;
     if (m_screenOffset >= end)
         m_screenTimer.stop();
-    else if (!m_screenTimer.isActive())
-        m_screenTimer.start();
+    else
+        scheduleScreen();
 }
 
 bool Session::screenToSafeBoundary()
@@ -661,11 +751,10 @@ Handover::SessionRecord Session::handover() const
         Screen::SnapshotOptions o;
         o.inPlace = false;
         o.synchronized = false;
-        // At least 1 (clamped to the lines kept): Screen::snapshot with 0
-        // takes it for an in-place repaint and always writes the tab stops,
-        // which the successor's Screen would then count as set by the program
-        // (its later snapshots would differ in those bytes).
-        o.scrollbackLines = std::max(1, int(m_screen->scrollbackLineCount()));
+        // From a reset terminal (not in place: no tab stops unless the
+        // program set some, which the successor's Screen would otherwise
+        // count as set by the program).
+        o.scrollbackLines = int(m_screen->scrollbackLineCount());
         sc.snapshot = m_screen->snapshot(o);
         for (const SizeChange &c : m_sizes)
             if (c.offset > m_screenOffset)

@@ -192,14 +192,35 @@ public:
      * up: an idle session costs no wakeups, and the PTY read path only
      * appends to the ring and schedules. A slice is up to kScreenChunk bytes
      * and kScreenTurnUs µs per turn of the event loop; bytes about to leave
-     * the ring unparsed are parsed before the append when there are at most
-     * kScreenRescueBytes. Once a flood has outrun the screen anyway, it gets
-     * only kScreenBusyUs µs per turn until a turn brings less than
-     * kScreenFloodBytes of output (the flood is not slowed by a screen that
-     * cannot keep up; a TUI redrawing is kept up with).
+     * the ring unparsed are parsed before the append (at most kScreenChunk:
+     * more and the screen is outrun).
+     * Floods: output is measured per window of kFloodWindowMs (one coarse
+     * monotonic clock read per PTY read; the process's CPU clock once per
+     * window while output flows; nothing while idle). A flood is a window
+     * that brings kFloodBytes or more, or one in which the screen's parsing
+     * took kFloodParseMs of CPU and at least half of the process's (the
+     * emulator would set the pace). While flooding the screen does not
+     * parse at all (no slice, no rescue): the output runs as fast as with
+     * no screen; the ring moves on and evicts what the screen has not
+     * parsed (outrun: screenSynced() false, reset replays are raw, which is
+     * exact for scrolling output). A timer of kFloodWindowMs runs only
+     * while flooding; the first window whose output the screen could parse
+     * in kFloodParseMs ends the flood, and the screen resumes where it
+     * paused if that is still retained (synced), else at a safe boundary at
+     * the ring's start (resyncScreen(), unsynced until the screen is
+     * rewritten). Below that, a program (a TUI, a monitor, a shell) is never
+     * outrun however loaded the machine: what it writes is parsed before
+     * it leaves the ring, up to kScreenChunk bytes at once.
      * Exited sessions keep their screen (freed with the session).
      */
     bool hasScreen() const { return m_screen != nullptr; }
+    /**
+     * Switches the server-side screen on (the default) or off (setting
+     * sessions/screen, Limits::screen). Off drops a screen the session has
+     * and makes none until switched on again; reset replays are then raw.
+     */
+    void setScreenEnabled(bool enabled);
+    bool screenEnabled() const { return m_screenEnabled; }
     const Screen *screen() const { return m_screen.get(); }
     /// S: the offset the screen has parsed up to (ringStart <= S <= end); 0
     /// without a screen.
@@ -225,12 +246,21 @@ public:
     static constexpr qsizetype kMaxSyncScreenParse = 64 * 1024;
     static constexpr qsizetype kScreenChunk = 64 * 1024;
     static constexpr qint64 kScreenTurnUs = 4000;
-    static constexpr qint64 kScreenBusyUs = 100;
-    static constexpr qsizetype kScreenFloodBytes = 16 * 1024;
-    /// Bytes about to leave the ring that the screen has not parsed yet are
-    /// parsed at once, before the append, when there are at most this many
-    /// (more: the screen is outrun).
-    static constexpr qsizetype kScreenRescueBytes = 8 * 1024;
+    /// The flood detector's window (ms, monotonic clock) and the output
+    /// per window that is a flood (bytes; 256 KiB per 100 ms is 2.6 MB/s,
+    /// about twice what libvterm parses of `seq` at 200x50, and far above
+    /// any TUI: htop at 200x50 redraws about 20 KB a second).
+    static constexpr qint64 kFloodWindowMs = 100;
+    static constexpr qsizetype kFloodBytes = 256 * 1024;
+    /// Also a flood: a window in which the screen's parsing took this much
+    /// CPU (ms) and at least half the process's CPU (the output is slowed
+    /// to the emulator's speed, so its rate alone would not tell). A flood
+    /// ends with a window whose output the screen could parse in this much
+    /// CPU (ms), at the speed it last parsed.
+    static constexpr qint64 kFloodParseMs = 5;
+    /// Whether the output is a flood now (see hasScreen()); only measured
+    /// while the screen is enabled.
+    bool flooding() const { return m_flooding; }
     static constexpr qsizetype kMaxSnapshotBoundaryScan = 4096;
     /// Most ranges of output that arrived with no control viewer kept for
     /// query answers (older ones are dropped: their queries go unanswered).
@@ -289,6 +319,7 @@ private:
     /// Makes a screen at the ring's start (offset 0 when still retained:
     /// synced; else unsynced at the first safe boundary).
     void createScreenAtStart();
+    bool m_screenEnabled = true;
     /// Parses [S, end) for at most `maxBytes` bytes and `maxUs` µs; starts or
     /// stops the timer as work remains.
     void parseScreen(qsizetype maxBytes, qint64 maxUs);
@@ -302,6 +333,10 @@ private:
     /// none comes within kMaxSnapshotBoundaryScan bytes.
     bool screenToSafeBoundary();
     void scheduleScreen();
+    /// Counts `bytes` of output at `nowMs` (monotonic) into the flood
+    /// detector's window; starts or ends a flood.
+    void measureRate(qint64 nowMs, qsizetype bytes);
+    void floodEnded();
     SizeChange sizeAt(quint64 offset) const;
     void recordSize(int cols, int rows);
     void onOutput(const char *data, qsizetype size);
@@ -358,8 +393,14 @@ private:
     quint64 m_screenOffset = 0;   ///< S
     bool m_screenSynced = false;
     bool m_screenAnswering = false; ///< the bytes being fed arrived with no control viewer
-    qsizetype m_outputSinceParse = 0; ///< output bytes since the timer's last turn
-    bool m_screenFlood = false; ///< outrun, and the flood goes on (see hasScreen())
+    // The flood detector (see hasScreen()).
+    qint64 m_floodWindowStart = 0; ///< ms, monotonic
+    qsizetype m_floodWindowBytes = 0;
+    qint64 m_floodWindowParseNs = 0; ///< thread CPU the screen's parsing took in the window
+    qint64 m_floodWindowCpuNs = 0;   ///< process CPU time at the window's start
+    double m_parseBytesPerMs = 1000; ///< the screen's speed on this stream, bytes per CPU ms (estimate)
+    bool m_flooding = false;
+    QTimer m_floodTimer; ///< runs only while flooding
     /// No screen is made before the ring starts here (resyncScreen() found
     /// no safe boundary to start at below it).
     quint64 m_screenRetryAt = 0;

@@ -8,7 +8,9 @@
 #include "testutil.h"
 #include "vtrender.h"
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QThread>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -468,6 +470,37 @@ private Q_SLOTS:
         QVERIFY(finish(s, {&v}));
     }
 
+    void screenSwitchedOff()
+    {
+        // sessions/screen=false (Limits::screen): no screen even after the
+        // ring rolled over; a late attach, `replay=screen` included, gets the
+        // raw replay. Switching it on again makes one on the next request.
+        Session s(QStringLiteral("noscreen"), sh(QStringLiteral("seq 1 40000; printf 'END\\n'; exec sleep 30")), 65536);
+        s.setScreenEnabled(false);
+        QVERIFY(!s.screenEnabled());
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains("END"), 20000);
+        QVERIFY(s.buffer().startOffset() > 0);
+        QVERIFY(!s.hasScreen());
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 100});
+        QVERIFY(!late.attachInfos.first().snapshotAt);
+        QVERIFY(!late.attachInfos.first().screenReplay);
+        QVERIFY(!s.hasScreen());
+        s.detach(&late);
+        s.setScreenEnabled(true);
+        RecordingViewer again;
+        s.attach(&again, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 100});
+        QVERIFY(s.hasScreen());
+        s.detach(&again);
+        s.setScreenEnabled(false); // drops it
+        QVERIFY(!s.hasScreen());
+        QCOMPARE(s.screenBytes(), qsizetype(0));
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
     void rolloverSnapshotMatchesNeverDetachedViewer()
     {
         // A program that draws a screen once and then updates only a few
@@ -651,6 +684,83 @@ private Q_SLOTS:
             QVERIFY2(d.isEmpty(), qPrintable(d));
         }
         QVERIFY(finish(s, {&always, &late}));
+    }
+
+    void screenKeepsUpWithAStalledEventLoop()
+    {
+        // A loaded machine: the server gets a turn only every 150 ms, and
+        // each turn reads what piled up in the PTY meanwhile (tens of KiB
+        // at once). The program updates a few cells in bursts, far below a
+        // flood's rate: its output must be parsed before it leaves the 64
+        // KiB ring, never outrun (else only a full erase, which it never
+        // writes, would bring the screen back: rows that need it flipped).
+        const QString script = QStringLiteral(
+            "printf '\\033[?1049h\\033[2J\\033[H\\033[1;44m HEADER \\033[0m\\n\\033[24;1H\\033[7mF1 Help\\033[0m';"
+            "i=0; while [ $i -lt 6000 ]; do i=$((i+1)); [ $((i%100)) -ne 0 ] || sleep 0.01; printf '\\033[3;12H%05d\\033[4;12H\\033[32m%05d\\033[0m' $i $((i*3)); done;"
+            "printf '\\033[10;5Hdone\\033[2;1H'; exec sleep 30");
+        Session s(QStringLiteral("stall"), sh(script), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer always;
+        s.attach(&always, ViewerMode::Watch, std::nullopt);
+        QElapsedTimer t;
+        t.start();
+        int stalls = 0;
+        while (!ringContent(s).contains("done") && t.elapsed() < 60000) {
+            QThread::msleep(150);
+            QCoreApplication::processEvents();
+            ++stalls;
+        }
+        QVERIFY2(settle(s, "done"), qPrintable(QString::number(s.screenOffset())));
+        QVERIFY(stalls > 3);
+        QVERIFY(s.buffer().startOffset() > 0);
+        QCOMPARE(s.screenOutruns(), quint64(0));
+        QVERIFY(s.screenSynced());
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, std::nullopt);
+        QVERIFY(late.attachInfos.first().snapshotAt);
+        {
+            const QString d = screenDiff(always.received, late.received);
+            QVERIFY2(d.isEmpty(), qPrintable(d));
+        }
+        QVERIFY(finish(s, {&always, &late}));
+    }
+
+    void floodPausesTheScreen()
+    {
+        // A flood (by rate: kFloodBytes in a kFloodWindowMs window) stops
+        // the screen's parsing altogether; it resumes after the flood.
+        Session s(QStringLiteral("fl"), sh(QStringLiteral("seq 1 3000000; printf 'end$ '; exec sleep 30")),
+                  1024 * 1024);
+        QString err;
+        QVERIFY(s.start(&err));
+        bool sawFlood = false;
+        bool inStretch = false;
+        bool parsedWhileFlooding = false;
+        quint64 pausedAt = 0;
+        QElapsedTimer t;
+        t.start();
+        while (!ringContent(s).contains("end$ ") && t.elapsed() < 60000) {
+            QTest::qWait(5);
+            if (s.flooding() && s.hasScreen()) {
+                // Within one stretch of flood, S does not move.
+                if (!inStretch)
+                    pausedAt = s.screenOffset();
+                else if (s.screenOffset() != pausedAt)
+                    parsedWhileFlooding = true;
+                inStretch = sawFlood = true;
+            } else {
+                inStretch = false;
+            }
+        }
+        QVERIFY(sawFlood);
+        QVERIFY(!parsedWhileFlooding);
+        QTRY_VERIFY_WITH_TIMEOUT(!s.flooding(), 5000);
+        QVERIFY(s.screenOutruns() > 0);
+        QTRY_COMPARE_WITH_TIMEOUT(s.screenOffset(), s.offset(), 20000);
+        QVERIFY(s.screenSynced()); // seq scrolled a screenful after the resync
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
     }
 
     void queriesAnsweredWhileDetached()

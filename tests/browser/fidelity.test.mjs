@@ -87,18 +87,27 @@ async function drive(page, steps) {
   let mark = 0;
   const received = () => page.evaluate(() => window.ref.received);
   const send = (text) => page.evaluate((t) => window.ref.ws.send(new TextEncoder().encode(t)), text);
-  const quiet = async (ms, timeout) => {
-    const deadline = Date.now() + timeout;
-    let seen = await received();
+  // Waits in the page (no round trip per poll) until no output came for
+  // `ms`; with `text`, sends it each time it is quiet until `target` bytes
+  // were received. False when `timeout` ms passed first.
+  const quietLoop = (ms, timeout, text = null, target = 0) => page.evaluate(([q, limit, t, goal]) => new Promise((resolve) => {
+    const ref = window.ref;
+    const deadline = Date.now() + limit;
+    let seen = ref.received;
     let since = Date.now();
-    while (Date.now() - since < ms) {
-      if (Date.now() > deadline) return false;
-      await new Promise((r) => setTimeout(r, 20));
-      const now = await received();
-      if (now !== seen) { seen = now; since = Date.now(); }
-    }
-    return true;
-  };
+    const tick = () => {
+      if (ref.received !== seen) { seen = ref.received; since = Date.now(); }
+      if (t !== null && ref.received >= goal) return resolve(true);
+      if (Date.now() - since >= q) {
+        if (t === null) return resolve(true);
+        ref.ws.send(new TextEncoder().encode(t));
+        since = Date.now();
+      }
+      if (Date.now() > deadline) return resolve(false);
+      setTimeout(tick, 5);
+    };
+    tick();
+  }), [ms, timeout, text, target]);
   for (const [i, step] of steps.entries()) {
     const timeout = (step.timeout ?? 15) * 1000;
     const target = mark + capacity + (step.extra ?? 0);
@@ -124,14 +133,11 @@ async function drive(page, steps) {
         await until(async () => (await received()) >= target, timeout, what);
         break;
       case 'repeat':
-        await until(async () => {
-          if ((await received()) >= target) return true;
-          if (await quiet(30, 2000)) await send(step.text);
-          return false;
-        }, timeout, what);
+        // One batch at a time: the program answers it before the next.
+        assert.ok(await quietLoop(30, timeout, step.text, target), `${what} timed out`);
         break;
       case 'quiet':
-        assert.ok(await quiet(step.ms, timeout), `${what} timed out`);
+        assert.ok(await quietLoop(step.ms, timeout), `${what} timed out`);
         break;
       default:
         throw new Error(`unknown step ${step.op}`);

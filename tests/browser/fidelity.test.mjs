@@ -31,9 +31,10 @@ const capacity = corpus.buffer_capacity;
 const latin1 = (text) => Buffer.from(text, 'utf8').toString('latin1');
 
 /**
- * In the reference page: a control WebSocket to session `id` that keeps the
- * whole stream (window.ref.text, one character per byte) and writes it, with
- * the fixups and resizes in stream order, to an xterm.js Terminal.
+ * In the reference page (one for every row, beside the dashboard it loaded):
+ * a control WebSocket to session `id` that keeps the whole stream
+ * (window.refs[id].text, one character per byte) and writes it, with the
+ * fixups and resizes in stream order, to an xterm.js Terminal of its own.
  */
 async function attachReference(page, id) {
   await page.evaluate(async (sid) => {
@@ -43,8 +44,9 @@ async function attachReference(page, id) {
     document.body.append(host);
     const term = new Terminal({ cols: 80, rows: 24, scrollback: 10000, allowProposedApi: false });
     term.open(host);
-    const ref = { term, text: '', received: 0, parsed: 0, attached: null, ws: null, resizedInAlternate: false };
-    window.ref = ref;
+    const ref = { term, host, text: '', received: 0, parsed: 0, attached: null, ws: null, resizedInAlternate: false };
+    window.refs = window.refs || {};
+    window.refs[sid] = ref;
     // Resizes go through the write queue: xterm.js resizes at once, while
     // bytes written before may not be parsed yet.
     const later = (fn) => term.write(new Uint8Array(0), fn);
@@ -81,17 +83,17 @@ async function attachReference(page, id) {
   }, id);
 }
 
-/** Runs the row's steps through the reference page (see tests/support/fidelity.h for their meaning). */
-async function drive(page, steps) {
+/** Runs the row's steps through session `id`'s reference (see tests/support/fidelity.h for their meaning). */
+async function drive(page, id, steps) {
   let search = 0;
   let mark = 0;
-  const received = () => page.evaluate(() => window.ref.received);
-  const send = (text) => page.evaluate((t) => window.ref.ws.send(new TextEncoder().encode(t)), text);
+  const received = () => page.evaluate((i) => window.refs[i].received, id);
+  const send = (text) => page.evaluate(([i, t]) => window.refs[i].ws.send(new TextEncoder().encode(t)), [id, text]);
   // Waits in the page (no round trip per poll) until no output came for
   // `ms`; with `text`, sends it each time it is quiet until `target` bytes
   // were received. False when `timeout` ms passed first.
-  const quietLoop = (ms, timeout, text = null, target = 0) => page.evaluate(([q, limit, t, goal]) => new Promise((resolve) => {
-    const ref = window.ref;
+  const quietLoop = (ms, timeout, text = null, target = 0) => page.evaluate(([i, q, limit, t, goal]) => new Promise((resolve) => {
+    const ref = window.refs[i];
     const deadline = Date.now() + limit;
     let seen = ref.received;
     let since = Date.now();
@@ -107,7 +109,7 @@ async function drive(page, steps) {
       setTimeout(tick, 5);
     };
     tick();
-  }), [ms, timeout, text, target]);
+  }), [id, ms, timeout, text, target]);
   for (const [i, step] of steps.entries()) {
     const timeout = (step.timeout ?? 15) * 1000;
     const target = mark + capacity + (step.extra ?? 0);
@@ -117,12 +119,12 @@ async function drive(page, steps) {
         await send(step.text);
         break;
       case 'resize':
-        await page.evaluate((s) => window.ref.ws.send(JSON.stringify({ type: 'resize', cols: s.cols, rows: s.rows })), step);
+        await page.evaluate(([i, s]) => window.refs[i].ws.send(JSON.stringify({ type: 'resize', cols: s.cols, rows: s.rows })), [id, step]);
         break;
       case 'wait':
       case 'start': {
         const at = await until(async () => {
-          const p = await page.evaluate(([t, from]) => window.ref.text.indexOf(t, from), [latin1(step.text), search]);
+          const p = await page.evaluate(([i, t, from]) => window.refs[i].text.indexOf(t, from), [id, latin1(step.text), search]);
           return p >= 0 ? p + 1 : 0;
         }, timeout, what) - 1;
         search = at + latin1(step.text).length;
@@ -175,20 +177,20 @@ function groupStopped(sid, pgid) {
  * `pid` has as standard input) and returns the offset where the stream then
  * ends: just after the barrier, as the reference page received it.
  */
-async function writeBarrier(page, pid, name) {
+async function writeBarrier(page, id, pid, name) {
   const barrier = `\x1b]2;tether-fidelity-barrier-${name}\x07`;
   const tty = readlinkSync(`/proc/${pid}/fd/0`);
   assert.match(tty, /^\/dev\/pts\/[0-9]+$/);
   const fd = openSync(tty, constants.O_WRONLY | constants.O_NOCTTY);
   try { writeSync(fd, barrier); } finally { closeSync(fd); }
   return await until(async () => {
-    const at = await page.evaluate((b) => window.ref.text.lastIndexOf(b), latin1(barrier));
+    const at = await page.evaluate(([i, b]) => window.refs[i].text.lastIndexOf(b), [id, latin1(barrier)]);
     return at >= 0 ? at + latin1(barrier).length : 0;
   }, 20000, 'the barrier in the stream');
 }
 
 /**
- * What a terminal shows (`which`: 'ref', the reference page's Terminal, or
+ * What a terminal shows (`which`: a session id, that reference's Terminal, or
  * 'late', the dashboard's), read from its xterm.js buffers: size, active buffer
  * type, cursor, modes, and every cell of the screen of the active buffer and
  * of the normal one (under the alternate screen), as strings
@@ -196,7 +198,7 @@ async function writeBarrier(page, pid, name) {
  */
 function readTerminal(page, which) {
   return page.evaluate((w) => {
-    const t = w === 'ref' ? window.ref.term : window.tether.term;
+    const t = w === 'late' ? window.tether.term : window.refs[w].term;
     const attrs = (c) => [c.isBold(), c.isItalic(), c.isDim(), c.isUnderline(), c.isBlink(), c.isInverse(),
       c.isInvisible(), c.isStrikethrough(), c.isOverline ? c.isOverline() : 0].map((x) => (x ? 1 : 0)).join('');
     // A blank shows only its background (with inverse, its foreground), its
@@ -275,6 +277,7 @@ function screenDiff(ref, late, normal = true) {
 describe('reattach fidelity (dashboard, xterm.js)', { timeout: 280000, concurrency: 3 }, () => {
   let server;
   let browser;
+  let refPage; // the reference terminals of every row, beside one dashboard
 
   before(async () => {
     server = await startTether({
@@ -283,6 +286,8 @@ describe('reattach fidelity (dashboard, xterm.js)', { timeout: 280000, concurren
       homeFiles: { '.bashrc': 'PS1="$ "\n' },
     });
     browser = await launchBrowser();
+    refPage = await newPage(browser);
+    await openDashboard(refPage, server);
   });
 
   after(() => closeAll(server, browser));
@@ -293,16 +298,22 @@ describe('reattach fidelity (dashboard, xterm.js)', { timeout: 280000, concurren
         { command: ['/bin/bash'], cwd: server.home, cols: row.cols, rows: row.rows });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       const id = created.body.id;
-      const refPage = await newPage(browser);
-      let latePage = null;
+      // The late viewer's dashboard, loaded (its session list) while the row
+      // runs: loading it takes seconds on a busy machine. It opens the
+      // session later as a user would, by following its link (#/s/ID/watch).
+      const latePage = await newPage(browser);
+      const lateLoaded = openDashboard(latePage, server);
+      lateLoaded.catch(() => {}); // handled: awaited below
       let frozen = 0;
       try {
-        await openDashboard(refPage, server);
+        const t0 = Date.now();
         await attachReference(refPage, id);
-        const refAttached = await refPage.evaluate(() => window.ref.attached);
+        const refAttached = await refPage.evaluate((i) => window.refs[i].attached, id);
         assert.equal(refAttached.replay_from, 0);
         assert.equal(refAttached.prelude_bytes, 0);
-        const mark = await drive(refPage, row.steps);
+        const t1 = Date.now();
+        const mark = await drive(refPage, id, row.steps);
+        const t2 = Date.now();
 
         // Freeze the program: SIGSTOP to its process group, then every thread
         // of it stopped (SIGSTOP is asynchronous); a barrier written to the
@@ -312,15 +323,17 @@ describe('reattach fidelity (dashboard, xterm.js)', { timeout: 280000, concurren
         frozen = info.foreground.pid;
         process.kill(-frozen, 'SIGSTOP');
         await until(() => groupStopped(info.pid, frozen), 10000, 'the program to stop');
-        const offset = await writeBarrier(refPage, info.pid, row.name);
+        const offset = await writeBarrier(refPage, id, info.pid, row.name);
         const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
         assert.equal(s.offset, offset, 'nothing after the barrier');
         assert.ok(offset - s.buffer_bytes > mark, `the program's first paint is gone from the ring (mark ${mark}, offset ${offset})`);
-        await until(() => refPage.evaluate((o) => window.ref.parsed === o, offset), 20000, 'the reference to parse everything');
+        await until(() => refPage.evaluate(([i, o]) => window.refs[i].parsed === o, [id, offset]), 20000, 'the reference to parse everything');
 
         // The late viewer: the dashboard, watching.
-        latePage = await newPage(browser);
-        await openDashboard(latePage, server, `#/s/${encodeURIComponent(id)}/watch`);
+        const t3 = Date.now();
+        await lateLoaded;
+        const t4 = Date.now();
+        await latePage.evaluate((h) => { location.hash = h; }, `#/s/${encodeURIComponent(id)}/watch`);
         await until(() => latePage.evaluate((o) => {
           const a = window.tether.attachment;
           return a && a.state === 'connected' && a.offset === o && a.parsed === a.received && a.received > 0;
@@ -328,7 +341,8 @@ describe('reattach fidelity (dashboard, xterm.js)', { timeout: 280000, concurren
         const attached = await latePage.evaluate(() => window.tether.attachment.lastAttached);
         const how = `late viewer: ${JSON.stringify(attached)}; server screen: ${JSON.stringify(s.screen)}`;
 
-        const ref = await readTerminal(refPage, 'ref');
+        console.log(`${row.name}: reference ready ${t1 - t0} ms, steps ${t2 - t1} ms, stop and barrier ${t3 - t2} ms, late viewer: page ${t4 - t3} ms, replay ${Date.now() - t4} ms`);
+        const ref = await readTerminal(refPage, id);
         const late = await readTerminal(latePage, 'late');
         // xterm.js reflows the normal buffer when it is resized (wrapped
         // lines are joined again at the new width), also while the
@@ -336,23 +350,31 @@ describe('reattach fidelity (dashboard, xterm.js)', { timeout: 280000, concurren
         // does not reflow, so its normal screen keeps the old line breaks.
         // After such a resize the normal screen cannot match: it is left out,
         // and the test says so.
-        const resizedInAlternate = await refPage.evaluate(() => window.ref.resizedInAlternate);
+        const resizedInAlternate = await refPage.evaluate((i) => window.refs[i].resizedInAlternate, id);
         if (resizedInAlternate) console.log(`${row.name}: resized in the alternate screen: the normal screen under it is not compared (xterm.js reflows it)`);
         let diff = screenDiff(ref, late, !resizedInAlternate);
         if (!diff) {
           // The pen and the pending wrap: the same character written to both.
-          const probe = (p, w) => p.evaluate((x) => new Promise((r) => (x === 'ref' ? window.ref.term : window.tether.term).write('@', r)), w);
-          await probe(refPage, 'ref');
+          const probe = (p, w) => p.evaluate((x) => new Promise((r) => (x === 'late' ? window.tether.term : window.refs[x].term).write('@', r)), w);
+          await probe(refPage, id);
           await probe(latePage, 'late');
-          const d = screenDiff(await readTerminal(refPage, 'ref'), await readTerminal(latePage, 'late'), !resizedInAlternate);
+          const d = screenDiff(await readTerminal(refPage, id), await readTerminal(latePage, 'late'), !resizedInAlternate);
           if (d) diff = `after writing one character (pen, pending wrap):\n${d}`;
         }
         if (diff) assert.fail(`${row.name}: the late viewer differs from the reference\n${how}\n${diff}`);
         assert.deepEqual(latePage.errors, []);
       } finally {
         if (frozen) process.kill(-frozen, 'SIGCONT');
-        await refPage.context().close();
-        if (latePage) await latePage.context().close();
+        await refPage.evaluate((i) => {
+          const r = window.refs && window.refs[i];
+          if (!r) return;
+          if (r.ws) r.ws.close();
+          r.term.dispose();
+          r.host.remove();
+          delete window.refs[i];
+        }, id);
+        await lateLoaded.catch(() => {});
+        await latePage.context().close();
         await api(server, 'DELETE', `/api/sessions/${id}`);
       }
     });

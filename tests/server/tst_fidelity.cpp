@@ -123,7 +123,7 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        // Every row at once (the slowest, htop, takes ~25 s to roll a ring
+        // Every row at once (the slowest, htop -d 1, takes ~7 s to roll a ring
         // over); the comparisons are at exact offsets, so the load of the
         // others cannot change a result.
         QVERIFY(m_home.isValid());

@@ -251,7 +251,7 @@ public:
     /// The flood detector's window (ms, monotonic clock) and the output
     /// per window that is a flood (bytes; 256 KiB per 100 ms is 2.6 MB/s,
     /// about twice what libvterm parses of `seq` at 200x50, and far above
-    /// any TUI: htop at 200x50 redraws about 20 KB a second).
+    /// a TUI: `htop -d 10` at 200x50 wrote about 6 KB a second here).
     static constexpr qint64 kFloodWindowMs = 100;
     static constexpr qsizetype kFloodBytes = 256 * 1024;
     /// Also a flood: a window in which the screen's parsing took this much

@@ -127,8 +127,8 @@ void Session::feedTail(const char *data, qsizetype size)
     // force at its first byte.
     feedState(m_tail, m_tailOffset, data, size, m_marginResets);
     m_tailOffset += quint64(size);
-    // Bytes the screen never parsed are gone: it is outrun (it restarts at
-    // the ring's start when it next parses).
+    // Bytes the screen never parsed are gone: it is outrun (it restarts
+    // when the flood ends, or at the ring's start when it next parses).
     if (m_screen && m_screenOffset < m_tailOffset)
         m_screenSynced = false;
 }
@@ -381,7 +381,7 @@ void Session::floodEnded()
     if (!m_screen)
         return;
     // Still retained: the screen resumes where it paused, synced. Else it
-    // restarts at a safe boundary at the ring's start (unsynced).
+    // restarts, unsynced, at a safe boundary near the end.
     if (m_screenOffset < m_ring.startOffset()) {
         // Outrun: the last bytes of a flood (scrolling output) rewrite the
         // screen; parsing the whole ring again would cost far more.

@@ -206,9 +206,11 @@ public:
      * exact for scrolling output). A timer of kFloodWindowMs runs only
      * while flooding; the first window whose output the screen could parse
      * in kFloodParseMs ends the flood, and the screen resumes where it
-     * paused if that is still retained (synced), else at a safe boundary at
-     * the ring's start (resyncScreen(), unsynced until the screen is
-     * rewritten). Below that, a program (a TUI, a monitor, a shell) is never
+     * paused if that is still retained (synced), else at a safe boundary
+     * at most kFloodResyncBytes before the end, in the modes in force there
+     * (the tail TerminalState advanced to it): resyncScreen(), unsynced
+     * until the screen is rewritten, which scrolling output does within
+     * those bytes. Below that, a program (a TUI, a monitor, a shell) is never
      * outrun however loaded the machine: what it writes is parsed before
      * it leaves the ring, up to kScreenChunk bytes at once.
      * Exited sessions keep their screen (freed with the session).
@@ -249,7 +251,7 @@ public:
     /// The flood detector's window (ms, monotonic clock) and the output
     /// per window that is a flood (bytes; 256 KiB per 100 ms is 2.6 MB/s,
     /// about twice what libvterm parses of `seq` at 200x50, and far above
-    /// any TUI: htop at 200x50 redraws about 20 KB a second).
+    /// a TUI: `htop -d 10` at 200x50 wrote about 6 KB a second here).
     static constexpr qint64 kFloodWindowMs = 100;
     static constexpr qsizetype kFloodBytes = 256 * 1024;
     /// Also a flood: a window in which the screen's parsing took this much
@@ -258,6 +260,12 @@ public:
     /// ends with a window whose output the screen could parse in this much
     /// CPU (ms), at the speed it last parsed.
     static constexpr qint64 kFloodParseMs = 5;
+    /// After a flood outran the screen, it restarts this many bytes before
+    /// the end (or at the ring's start, if later), not at the ring's start:
+    /// libvterm parses `seq` at 1.2-4 MB/s, so a 1 MiB ring would cost a
+    /// quarter to a whole second; the modes there come from a
+    /// TerminalState (about 75 MB/s on `seq` here, 20-60 times faster).
+    static constexpr qsizetype kFloodResyncBytes = 64 * 1024;
     /// Whether the output is a flood now (see hasScreen()); only measured
     /// while the screen is enabled.
     bool flooding() const { return m_flooding; }
@@ -327,8 +335,9 @@ private:
     void feedScreen(quint64 to, bool answering);
     /// Applies the resize and margin reset recorded at S.
     void applyScreenEventsAt(quint64 at);
-    /// The flood outran the screen: restart it at the ring's start (unsynced).
-    void resyncScreen();
+    /// The flood outran the screen: restart it (unsynced) at the first safe
+    /// boundary at or after max(ring start, `from`).
+    void resyncScreen(quint64 from = 0);
     /// Feeds the screen byte by byte to the next safe boundary. False when
     /// none comes within kMaxSnapshotBoundaryScan bytes.
     bool screenToSafeBoundary();
@@ -336,6 +345,7 @@ private:
     /// Counts `bytes` of output at `nowMs` (monotonic) into the flood
     /// detector's window; starts or ends a flood.
     void measureRate(qint64 nowMs, qsizetype bytes);
+    void startFlood();
     void floodEnded();
     SizeChange sizeAt(quint64 offset) const;
     void recordSize(int cols, int rows);

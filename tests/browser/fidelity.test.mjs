@@ -150,8 +150,8 @@ async function drive(page, id, steps) {
 
 /**
  * True when every thread of every process of session `sid` in process group
- * `pgid` is stopped (state 'T' in /proc/PID/task/TID/stat, proc(5)) and there
- * is one: none can write to the terminal any more.
+ * `pgid` is stopped (state 'T' in /proc/PID/task/TID/stat, proc(5); zombies
+ * aside) and there is one: none can write to the terminal any more.
  */
 function groupStopped(sid, pgid) {
   let seen = 0;
@@ -164,6 +164,8 @@ function groupStopped(sid, pgid) {
       // "pid (comm) state ppid pgrp session ...": comm may hold spaces and ')'.
       const [state, , pgrp, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(session) !== sid || Number(pgrp) !== pgid) break;
+      // A zombie (watch's last child, not reaped when watch stopped) writes nothing.
+      if (state === 'Z' || state === 'X') continue;
       if (state !== 'T') return false;
       seen++;
     }

@@ -49,7 +49,8 @@
 namespace Fidelity {
 
 /// True when every thread of every process of session `sid` in process group
-/// `pgid` is stopped (state 'T' in /proc/PID/task/TID/stat, proc(5)) and
+/// `pgid` is stopped (state 'T' in /proc/PID/task/TID/stat, proc(5);
+/// zombies, which processesInSession() leaves out, write nothing) and
 /// there is at least one: none of them can write another byte to the
 /// terminal. SIGSTOP is delivered asynchronously (a process in a write(2)
 /// finishes it first), so this, not a pause, says the program has stopped.
@@ -68,6 +69,8 @@ inline bool groupStopped(pid_t sid, pid_t pgid)
             const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
             if (fields.size() < 3 || fields.at(2).toInt() != pgid)
                 break; // another process group of the session (not stopped, not ours)
+            if (fields.at(0) == "Z" || fields.at(0) == "X")
+                continue; // an exited thread writes nothing
             if (fields.at(0) != "T")
                 return false;
             ++seen;

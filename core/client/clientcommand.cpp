@@ -380,12 +380,13 @@ int checkTerminal(const QString &command)
     return kExitOk;
 }
 
-int runAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey)
+int runAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey, int screenLines = -1)
 {
     const int status = checkTerminal(QStringLiteral("attach"));
     if (status != kExitOk)
         return status;
     TtyAttach a(ep, id, mode, detachKey);
+    a.client()->setScreenReplay(screenLines);
     return a.run();
 }
 
@@ -729,7 +730,12 @@ int attachCommand(const QStringList &args)
         "\n") + QString::fromLatin1(kExitStatusHelp));
     const QCommandLineOption watch(QStringLiteral("watch"), QStringLiteral("Watch only: show output, send nothing, never take over."));
     const QCommandLineOption detachKey = detachKeyOption();
-    parser.addOptions({watch, detachKey});
+    const QCommandLineOption replay(QStringLiteral("replay"),
+        QStringLiteral("raw (default): replay all retained output; screen: the server's screen and --lines\n"
+                       "lines of scrollback instead (shorter on a large buffer)."), QStringLiteral("MODE"));
+    const QCommandLineOption lines(QStringLiteral("lines"),
+        QStringLiteral("With --replay=screen: scrollback lines to get, 0..1000 (default 0)."), QStringLiteral("N"));
+    parser.addOptions({watch, detachKey, replay, lines});
     parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."),
                                  QStringLiteral("[ID]"));
     int status = kExitOk;
@@ -737,9 +743,24 @@ int attachCommand(const QStringList &args)
     const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"),
                             QStringLiteral("--help-all"), QStringLiteral("-v"), QStringLiteral("--version"),
                             QStringLiteral("--watch")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert"), QStringLiteral("--detach-key")};
+    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert"), QStringLiteral("--detach-key"),
+                             QStringLiteral("--replay"), QStringLiteral("--lines")};
     if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
+    int screenLines = -1;
+    const QString replayMode = parser.value(replay);
+    if (parser.isSet(replay) && replayMode != QLatin1String("raw") && replayMode != QLatin1String("screen"))
+        return fail(cmd, QStringLiteral("bad --replay \"%1\" (raw or screen)").arg(replayMode), kExitUsage);
+    if (replayMode == QLatin1String("screen"))
+        screenLines = 0;
+    if (parser.isSet(lines)) {
+        bool ok = false;
+        const int n = parser.value(lines).toInt(&ok);
+        if (!ok || n < 0 || n > 1000 || screenLines < 0)
+            return fail(cmd, QStringLiteral("bad --lines \"%1\" (0..1000, with --replay=screen)").arg(parser.value(lines)),
+                        kExitUsage);
+        screenLines = n;
+    }
     if (parser.positionalArguments().size() > 1)
         return fail(cmd, QStringLiteral("expected at most one session ID (see --help)"), kExitUsage);
     if (parser.positionalArguments().size() == 1 && parser.positionalArguments().first().isEmpty())
@@ -785,7 +806,7 @@ int attachCommand(const QStringList &args)
     });
     if (status != kExitOk)
         return status;
-    return runAttach(ep, id, parser.isSet(watch) ? ViewerMode::Watch : ViewerMode::Control, key);
+    return runAttach(ep, id, parser.isSet(watch) ? ViewerMode::Watch : ViewerMode::Control, key, screenLines);
 }
 
 } // namespace

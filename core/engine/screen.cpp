@@ -17,8 +17,6 @@ namespace {
 
 /// The second half of a wide character (libvterm's internal marker).
 constexpr uint32_t kWideContinuation = uint32_t(-1);
-/// A blank run at least this long is written as ECH + CUF, not spaces.
-constexpr int kMinEraseRun = 6;
 /// libvterm's internal cell (ScreenCell: 6 code points, a pen of two colours
 /// and a bit field): what one cell costs in each of its two buffers.
 constexpr qsizetype kInternalCellBytes = 6 * 4 + 2 * 4 + 4;
@@ -52,16 +50,6 @@ bool samePen(const Pen &a, const Pen &b)
 {
     return a.bold == b.bold && a.underline == b.underline && a.italic == b.italic && a.blink == b.blink
         && a.reverse == b.reverse && a.strike == b.strike && a.font == b.font && sameColor(a.fg, b.fg)
-        && sameColor(a.bg, b.bg);
-}
-
-/// Two cells have the same attributes and colours (without building Pens:
-/// this runs for every cell of every line scrolled off the top).
-bool sameCellPen(const VTermScreenCell &a, const VTermScreenCell &b)
-{
-    return a.attrs.bold == b.attrs.bold && a.attrs.underline == b.attrs.underline
-        && a.attrs.italic == b.attrs.italic && a.attrs.blink == b.attrs.blink && a.attrs.reverse == b.attrs.reverse
-        && a.attrs.strike == b.attrs.strike && a.attrs.font == b.attrs.font && sameColor(a.fg, b.fg)
         && sameColor(a.bg, b.bg);
 }
 
@@ -260,24 +248,38 @@ bool blank(const VTermScreenCell &c)
     return c.chars[0] == 0;
 }
 
+/// What an erased cell is painted with. libvterm erases with the whole pen
+/// (an erased cell reads back bold, underlined, reversed... as the pen
+/// was); xterm and xterm.js erase with the pen's background colour only
+/// (xterm.js eraseAttrData(), xterm's "background colour erase"), and that
+/// is what a viewer that saw the erase shows. So blank cells are painted
+/// the way they were made: by EL/ECH with only that background.
+Pen erasePen(const VTermScreenCell &c)
+{
+    Pen p;
+    p.bg = c.bg;
+    return p;
+}
+
+bool sameErase(const VTermScreenCell &a, const VTermScreenCell &b)
+{
+    return blank(a) && blank(b) && sameColor(a.bg, b.bg);
+}
+
 /**
  * The cells of one row, written from its first column with the cursor
  * there: glyphs (wide ones once, combining characters after their base),
- * blank runs as ECH + CUF, a blank rest of the row as EL. Erasing fills
- * with the pen in libvterm and with its background in xterm and xterm.js:
- * a run whose pen has reverse video is written as spaces instead (an erased
- * reversed cell would show differently there).
+ * blank (erased or never written) runs as ECH + CUF, a blank rest of the
+ * row as EL, each with only its background (erasePen()).
  */
 void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int cols, bool flipReverse,
                 bool onBlankLine = false)
 {
     int end = cols;
     const VTermScreenCell &lastCell = cells[cols - 1];
-    const Pen last = cellPen(lastCell, flipReverse);
-    if (!last.reverse) {
-        while (end > 0 && blank(cells[end - 1]) && sameCellPen(cells[end - 1], lastCell))
-            --end;
-    }
+    while (end > 0 && sameErase(cells[end - 1], lastCell))
+        --end;
+    const Pen last = erasePen(lastCell);
     for (int col = 0; col < end;) {
         VTermScreenCell c = cells[col];
         // A second half whose first half was overwritten (libvterm leaves
@@ -288,21 +290,18 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
         // (it would wrap, and scroll at the bottom): a blank too.
         if (c.chars[0] == kWideContinuation || (col == cols - 1 && !surelyNarrow(c.chars[0])))
             c.chars[0] = 0;
-        const Pen p = cellPen(c, flipReverse);
-        if (blank(c) && !p.reverse) {
+        if (blank(c)) {
             int run = 1;
-            while (col + run < end && blank(cells[col + run]) && sameCellPen(cells[col + run], cells[col]))
+            while (col + run < end && sameErase(cells[col + run], c))
                 ++run;
-            if (run >= kMinEraseRun) {
-                appendSgr(out, pen, p);
-                appendCsi(out, run, 'X');
-                if (col + run < cols) // more cells or the EL follow
-                    appendCsi(out, run, 'C');
-                col += run;
-                continue;
-            }
+            appendSgr(out, pen, erasePen(c));
+            appendCsi(out, run, 'X');
+            if (col + run < cols) // more cells or the EL follow
+                appendCsi(out, run, 'C');
+            col += run;
+            continue;
         }
-        appendSgr(out, pen, p);
+        appendSgr(out, pen, cellPen(c, flipReverse));
         appendGlyph(out, c);
         const int width = std::max(1, int(c.width));
         col += width;
@@ -385,12 +384,63 @@ struct Screen::Private
     int pushedSinceMark = 0;
     bool marginsWhileParsing = false;
 
+    /// An incomplete UTF-8 character at the end of the last write, held
+    /// back: libvterm 0.1.4 decodes each vterm_input_write() on its own and
+    /// turns a character split across two into U+FFFD (its on_text drops
+    /// the decoder's partial state), so the tail waits for the next write.
+    char utf8Tail[4] = {};
+    int utf8TailSize = 0;
+    int utf8TailNeed = 0;
+
+    /// The lead byte's sequence length (1 for ASCII and stray bytes).
+    static int utf8Length(unsigned char c)
+    {
+        return c >= 0xF0 && c < 0xF8 ? 4 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xC0 && c < 0xE0 ? 2 : 1;
+    }
+
     void write(const char *data, qsizetype size)
+    {
+        if (size <= 0)
+            return;
+        if (utf8TailSize > 0) {
+            // Complete the held-back character with the continuation bytes
+            // that follow (fewer: it is written as it is, malformed).
+            while (utf8TailSize < utf8TailNeed && size > 0 && (uchar(*data) & 0xC0) == 0x80) {
+                utf8Tail[utf8TailSize++] = *data++;
+                --size;
+            }
+            if (utf8TailSize < utf8TailNeed && size == 0)
+                return;
+            vterm_input_write(vt, utf8Tail, size_t(utf8TailSize));
+            utf8TailSize = 0;
+        }
+        // Hold back an incomplete character at the end (its lead byte is
+        // among the last three bytes).
+        for (int k = 1; k <= 3 && k <= size; ++k) {
+            const uchar c = uchar(data[size - k]);
+            if ((c & 0xC0) == 0x80)
+                continue;
+            const int need = utf8Length(c);
+            if (need > k) {
+                std::memcpy(utf8Tail, data + size - k, size_t(k));
+                utf8TailSize = k;
+                utf8TailNeed = need;
+                size -= k;
+            }
+            break;
+        }
+        if (size > 0)
+            vterm_input_write(vt, data, size_t(size));
+    }
+    /// Sequences of the Screen's own (not the stream's) go in as they are,
+    /// around a held-back character, as a terminal's decoder keeps one
+    /// across a resize.
+    void inject(const char *data, qsizetype size)
     {
         if (size > 0)
             vterm_input_write(vt, data, size_t(size));
     }
-    void write(const QByteArray &b) { write(b.constData(), b.size()); }
+    void inject(const QByteArray &b) { inject(b.constData(), b.size()); }
 
     VTermPos cursor() const
     {
@@ -476,7 +526,7 @@ struct Screen::Private
     /// hidden, shape 0), which DECRC or ?1049 l without a save would
     /// restore; a terminal restores home, the default pen, a visible cursor
     /// (xterm, xterm.js). Saving once right after a reset gives that.
-    void initSaveSlot() { write("\x1b" "7", 2); }
+    void initSaveSlot() { inject("\x1b" "7", 2); }
 
     /// Everything an event needs to see before its final byte reaches libvterm.
     void beforeEvent(quint16 ev)
@@ -526,7 +576,7 @@ struct Screen::Private
     /// sequence per mode (its CSI is aborted with CAN first).
     void writeModeList(char final)
     {
-        write("\x18", 1);
+        inject("\x18", 1);
         QByteArray seq;
         seq.reserve(16 * 8);
         for (int i = 0; i < ts.eventParamCount(); ++i) {
@@ -536,7 +586,7 @@ struct Screen::Private
             appendNumber(seq, ts.eventParam(i));
             seq += final;
         }
-        write(seq);
+        inject(seq);
     }
 
     /// libvterm ignores ?47 and leaves the alternate buffer active after RIS:
@@ -545,7 +595,7 @@ struct Screen::Private
     {
         const bool alt = ts.hasMode(TerminalState::AltScreen);
         if (alt != vtAlt)
-            write(alt ? QByteArrayLiteral("\x1b[?1047h") : QByteArrayLiteral("\x1b[?1047l"));
+            inject(alt ? QByteArrayLiteral("\x1b[?1047h") : QByteArrayLiteral("\x1b[?1047l"));
         if (!vtAlt && !normal.empty()) {
             // Back on the normal screen: the copy is stale, free it.
             std::vector<VTermScreenCell>().swap(normal);
@@ -741,22 +791,23 @@ void Screen::resize(int cols, int rows)
         const VTermPos p = d->cursor();
         QByteArray fix = "\x1b[r";
         appendCup(fix, p.row, p.col);
-        d->write(fix);
+        d->inject(fix);
     }
 }
 
 void Screen::reset(const TerminalState &state)
 {
-    d->write("\x1b" "c", 2);
+    d->utf8TailSize = 0; // a character cut by the skip: gone
+    d->inject("\x1b" "c", 2);
     d->initSaveSlot();
     d->ts = TerminalState();
     d->syncAlt();
-    d->write(state.restoreSequence());
-    d->write(state.charsetSequence());
+    d->inject(state.restoreSequence());
+    d->inject(state.charsetSequence());
     if (state.hasMode(TerminalState::OriginMode))
-        d->write("\x1b[?6h", 5); // not in restoreSequence(): it homes the cursor
+        d->inject("\x1b[?6h", 5); // not in restoreSequence(): it homes the cursor
     if (state.hasMode(TerminalState::AltScreen) && !d->vtAlt)
-        d->write("\x1b[?1047h", 8);
+        d->inject("\x1b[?1047h", 8);
     d->ts = state;
     d->normal.clear();
     d->tabsCustom = false;
@@ -843,8 +894,11 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
         paintLive();
     }
 
-    // Tab stops: in place the viewer's may be anything, so always.
-    if (options.scrollbackLines <= 0 || d->tabsCustom) {
+    // Tab stops: in place the viewer's may be anything, so always; from a
+    // reset terminal (not in place, or with scrollback lines) only when the
+    // stream changed them.
+    const bool inPlace = options.inPlace && options.scrollbackLines <= 0;
+    if (inPlace || d->tabsCustom) {
         out += "\x1b[3g";
         for (int col = 0; col < cols; ++col) {
             if (d->tabsCustom ? d->tabs[size_t(col)] != 0 : col % 8 == 0) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "route.h"
 #include "httprequest.h"
+#include "session.h"
 
 #include <QStringList>
 #include <initializer_list>
@@ -67,6 +68,20 @@ Route routeUpgrade(const HttpRequest &request)
         r.resume = parseOffset(q.queryItemValue(QStringLiteral("resume"), QUrl::FullyDecoded));
         if (!r.resume)
             r.resume = std::numeric_limits<quint64>::max();
+    }
+    if (q.hasQueryItem(QStringLiteral("replay"))) {
+        const QString replay = q.queryItemValue(QStringLiteral("replay"), QUrl::FullyDecoded);
+        if (replay == QLatin1String("screen"))
+            r.screen = true;
+        else if (replay != QLatin1String("raw"))
+            r.badRequest = QStringLiteral("bad replay: \"raw\" or \"screen\"");
+    }
+    if (r.badRequest.isEmpty() && q.hasQueryItem(QStringLiteral("lines"))) {
+        const std::optional<quint64> lines = parseOffset(q.queryItemValue(QStringLiteral("lines"), QUrl::FullyDecoded));
+        if (!lines || *lines > quint64(Session::kMaxReplayLines) || !r.screen)
+            r.badRequest = QStringLiteral("bad lines: an integer 0..%1, with replay=screen").arg(Session::kMaxReplayLines);
+        else
+            r.lines = int(*lines);
     }
     return r;
 }

@@ -1045,10 +1045,16 @@ void Server::handleUpgrade(HttpConnection *c)
                                  .arg(kMaxUpgradeHeaders).arg(kMaxUpgradeHeaderLine));
         return;
     }
+    if (!route.badRequest.isEmpty()) {
+        c->respondError(400, route.badRequest);
+        return;
+    }
     PendingUpgrade p;
     p.id = route.id;
     p.mode = route.mode;
-    p.resume = route.resume;
+    p.replay.resume = route.resume;
+    p.replay.screen = route.screen;
+    p.replay.lines = route.lines;
     p.badQuery = route.badQuery;
     p.kind = r.hasHeader("origin") ? ViewerKind::Browser : ViewerKind::Cli;
 
@@ -1155,7 +1161,7 @@ void Server::onWebSocket()
             continue;
         }
         Session *session = (m_registry && !p.id.isEmpty() && !m_closed) ? m_registry->find(p.id) : nullptr;
-        v->start(session, p.mode, p.resume, p.badQuery);
+        v->start(session, p.mode, p.replay, p.badQuery);
     }
 }
 

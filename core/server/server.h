@@ -211,7 +211,7 @@ private:
     struct PendingUpgrade {
         QString id;
         ViewerMode mode = ViewerMode::Control;
-        std::optional<quint64> resume;
+        ReplayRequest replay;
         bool badQuery = false;
         ViewerKind kind = ViewerKind::Cli;
         QPointer<QTcpSocket> tcp;

@@ -81,7 +81,7 @@ WebSocketViewer::~WebSocketViewer()
         ::close(m_lingerFd);
 }
 
-void WebSocketViewer::start(Session *session, ViewerMode mode, std::optional<quint64> resume, bool badQuery)
+void WebSocketViewer::start(Session *session, ViewerMode mode, const ReplayRequest &request, bool badQuery)
 {
     m_mode = mode;
     m_lastSeen.start();
@@ -108,7 +108,7 @@ void WebSocketViewer::start(Session *session, ViewerMode mode, std::optional<qui
     }
     {
         CallbackGuard guard(m_inCallback);
-        session->attach(this, mode, resume);
+        session->attach(this, mode, request);
     }
     qCDebug(lcServer) << m_describe << "attached to" << session->id()
                       << (mode == ViewerMode::Control ? "control" : "watch");
@@ -119,7 +119,7 @@ void WebSocketViewer::attached(Session *session, const AttachInfo &info)
 {
     m_session = session;
     m_mode = info.mode;
-    m_replayAllowance = qint64(info.preludeBytes) + qint64(info.replayBytes);
+    m_replayAllowance = qint64(info.preludeBytes) + qint64(info.replayBytes) + qint64(info.snapshotBytes);
     QJsonObject o;
     o.insert(QStringLiteral("type"), QStringLiteral("attached"));
     o.insert(QStringLiteral("id"), session->id());
@@ -130,6 +130,10 @@ void WebSocketViewer::attached(Session *session, const AttachInfo &info)
     o.insert(QStringLiteral("prelude_bytes"), double(info.preludeBytes));
     o.insert(QStringLiteral("replay_bytes"), double(info.replayBytes));
     o.insert(QStringLiteral("offset"), double(info.offset));
+    o.insert(QStringLiteral("snapshot_at"), info.snapshotAt ? QJsonValue(double(*info.snapshotAt))
+                                                            : QJsonValue(QJsonValue::Null));
+    o.insert(QStringLiteral("snapshot_bytes"), double(info.snapshotBytes));
+    o.insert(QStringLiteral("replay_mode"), info.screenReplay ? QStringLiteral("screen") : QStringLiteral("raw"));
     o.insert(QStringLiteral("state"), info.exited ? QStringLiteral("exited") : QStringLiteral("running"));
     o.insert(QStringLiteral("cols"), info.cols);
     o.insert(QStringLiteral("rows"), info.rows);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include "session.h"
 #include "viewer.h"
 
 #include <QElapsedTimer>
@@ -71,11 +72,12 @@ public:
     void setTcpSocket(QTcpSocket *socket);
 
     /**
-     * Attaches to `session` in `mode` with the client's resume offset
-     * (nullopt: none). A null session closes 4404; `badQuery` closes 4400;
-     * a session without room (Session::hasRoomFor) closes 4429.
+     * Attaches to `session` in `mode` with the client's replay request
+     * (resume offset, `replay=screen`). A null session closes 4404;
+     * `badQuery` closes 4400; a session without room
+     * (Session::hasRoomFor) closes 4429.
      */
-    void start(Session *session, ViewerMode mode, std::optional<quint64> resume, bool badQuery);
+    void start(Session *session, ViewerMode mode, const ReplayRequest &request, bool badQuery);
 
     /// Detaches (if attached) and closes the socket with `code` and `reason`.
     void closeWith(int code, const QString &reason);

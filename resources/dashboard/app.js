@@ -13,7 +13,7 @@ import { SearchAddon } from './vendor/addon-search.js';
 import { WebLinksAddon } from './vendor/addon-web-links.js';
 import { Unicode11Addon } from './vendor/addon-unicode11.js';
 import { WebglAddon } from './vendor/addon-webgl.js';
-import { Attachment } from './attachment.js';
+import { Attachment, screenReplayLines } from './attachment.js';
 import {
   commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
 } from './util.js';
@@ -923,6 +923,8 @@ function openSession(id, mode, preparedView) {
     id,
     mode,
     term: view.term,
+    // A large buffer: the server's screen + 200 lines, not the whole ring.
+    screenLines: screenReplayLines(e ? e.s : null),
     onState: (state, detail) => onAttachmentState(entry, state, detail),
     onAttached: (msg) => {
       if (app.current !== entry) return;

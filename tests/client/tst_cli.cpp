@@ -531,7 +531,11 @@ private Q_SLOTS:
         Serve s;
         QVERIFY(s.start());
         const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
-                                     QStringLiteral("printf 'asking\\033[6n\\n'; exec cat -v")});
+                                     // The server answers the query (no viewer yet:
+                                     // docs/protocol.md, "Queries while detached"),
+                                     // and the program reads that answer, as programs do.
+                                     QStringLiteral("exec bash -c 'printf \"asking\\033[6n\\n\"; "
+                                                    "IFS= read -rsd R -t 5 x; exec cat -v'")});
         QVERIFY(!id.isEmpty());
         QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toInt() >= 12);
         Term t; // this test is the terminal: it answers when it likes
@@ -618,6 +622,36 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(t2.out.contains("rc="), 10000);
         QCOMPARE(t2.rc(), 0);
         QVERIFY(t2.out.contains("[detached from "));
+    }
+
+    void attachWithScreenReplay()
+    {
+        // --replay=screen --lines N: the server's screen instead of all the
+        // retained output (docs/protocol.md §5, "Screen replay").
+        Serve s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                     QStringLiteral("seq 1 3000; printf 'screen-end'; exec sleep 60")});
+        QVERIFY(!id.isEmpty());
+        QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toDouble() > 14000);
+        Run r = tether(s, {QStringLiteral("attach"), QStringLiteral("--replay"), QStringLiteral("all"), id});
+        QVERIFY2(r.code == 2 && r.err.contains("bad --replay"), r.err.constData());
+        r = tether(s, {QStringLiteral("attach"), QStringLiteral("--lines"), QStringLiteral("5"), id});
+        QVERIFY2(r.code == 2 && r.err.contains("bad --lines"), r.err.constData());
+        r = tether(s, {QStringLiteral("attach"), QStringLiteral("--replay=screen"), QStringLiteral("--lines"),
+                       QStringLiteral("1001"), id});
+        QVERIFY2(r.code == 2 && r.err.contains("bad --lines"), r.err.constData());
+
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("attach"), QStringLiteral("--replay=screen"), QStringLiteral("--lines"),
+                            QStringLiteral("5"), id}));
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("screen-end"), 10000);
+        // The screen (and 5 lines above it), not the 3000 lines retained.
+        QVERIFY2(!t.out.contains("\r\n100\r\n"), t.out.left(200).constData());
+        QVERIFY(t.out.contains("2999"));
+        t.type("\x1c");
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
+        QCOMPARE(t.rc(), 0);
     }
 
     void attachNeedsATerminalOnBothEnds()

@@ -121,10 +121,24 @@ QString colorText(const VTermColor &c)
     return QStringLiteral("rgb(%1,%2,%3)").arg(c.rgb.red).arg(c.rgb.green).arg(c.rgb.blue);
 }
 
-/// Everything of a cell. A blank (never written or erased) cell and a space
-/// are the same here: the snapshot writes short blank runs as spaces.
-QString cellText(const VTermScreenCell &c)
+/// An erased cell as xterm and xterm.js have it: libvterm erases with the
+/// whole pen, they with its background only (the snapshot erases that way:
+/// Screen's erasePen()). Applied to both terminals compared.
+VTermScreenCell asErased(VTermScreenCell c)
 {
+    if (c.chars[0] == 0) {
+        std::memset(&c.attrs, 0, sizeof c.attrs);
+        c.fg.type = VTERM_COLOR_DEFAULT_FG;
+        c.fg.rgb.red = c.fg.rgb.green = c.fg.rgb.blue = 0;
+    }
+    return c;
+}
+
+/// Everything of a cell. A blank (never written or erased) cell and a space
+/// are the same here (a program may have written either).
+QString cellText(const VTermScreenCell &cell)
+{
+    const VTermScreenCell c = asErased(cell);
     QString chars;
     for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && c.chars[i]; ++i) {
         if (c.chars[i] == uint32_t(-1)) {
@@ -152,8 +166,10 @@ QString cellText(const VTermScreenCell &c)
 
 /// Cells equal in everything, without building text (cellText() decides
 /// when this says no).
-bool sameCell(const VTermScreenCell &x, const VTermScreenCell &y)
+bool sameCell(const VTermScreenCell &cx, const VTermScreenCell &cy)
 {
+    const VTermScreenCell x = asErased(cx);
+    const VTermScreenCell y = asErased(cy);
     for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL; ++i) {
         if (x.chars[i] != y.chars[i])
             return false;
@@ -298,6 +314,9 @@ private slots:
     void rewrittenSinceMark();
     void resetToState();
     void noAllocationPerByte();
+    void utf8SplitAcrossFeeds();
+    void erasedCellsTakeOnlyTheBackground();
+    void tabStopsOnlyWhereNeeded();
 };
 
 void TestScreen::snapshotRenders_data()
@@ -742,6 +761,87 @@ void TestScreen::noAllocationPerByte()
 #else
     QSKIP("allocation counting needs glibc, without AddressSanitizer");
 #endif
+}
+
+void TestScreen::utf8SplitAcrossFeeds()
+{
+    // libvterm 0.1.4 turns a character split across two vterm_input_write()
+    // calls into U+FFFD; a PTY read splits them anywhere (terminado #94).
+    // Every split of 2-, 3- and 4-byte characters gives the whole's screen.
+    const QByteArray input = "ab\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80" "cd\xe2\x82\xac";
+    Screen whole(20, 3);
+    whole.feed(input);
+    Term rendered(20, 3);
+    rendered.feed(whole.snapshot());
+    QCOMPARE(rendered.cell(0, 2).chars[0], uint32_t(0xE9));
+    QCOMPARE(rendered.cell(0, 3).chars[0], uint32_t(0x4E2D));
+    QCOMPARE(rendered.cell(0, 5).chars[0], uint32_t(0x1F600));
+    QCOMPARE(rendered.cell(0, 9).chars[0], uint32_t(0x20AC));
+    const QByteArray expected = whole.snapshot();
+    for (int i = 1; i < input.size(); ++i) {
+        Screen split(20, 3);
+        split.feed(input.constData(), i);
+        split.feed(input.constData() + i, input.size() - i);
+        QVERIFY2(split.snapshot() == expected, qPrintable(QStringLiteral("split at %1").arg(i)));
+    }
+    Screen bytewise(20, 3);
+    for (const char c : input)
+        bytewise.feed(&c, 1);
+    QCOMPARE(bytewise.snapshot(), expected);
+    // A resize between the halves (the Screen's own sequences) keeps it too.
+    Screen resized(20, 3);
+    resized.feed("ab\xe4\xb8", 4);
+    resized.resize(22, 3);
+    resized.feed("\xad", 1);
+    Term r(22, 3);
+    r.feed(resized.snapshot());
+    QCOMPARE(r.cell(0, 2).chars[0], uint32_t(0x4E2D));
+}
+
+void TestScreen::erasedCellsTakeOnlyTheBackground()
+{
+    // libvterm erases with the whole pen; xterm and xterm.js with its
+    // background only, and that is what a viewer that saw the erase shows.
+    // The snapshot erases the same way (EL/ECH with only the background),
+    // never paints erased cells with bold, underline or reverse.
+    Screen screen(20, 3);
+    screen.feed("\x1b[1;4;7;32;44mX\x1b[5X\x1b[7GY\x1b[K\r\n\x1b[3X\x1b[3Cab\x1b[0m");
+    const QByteArray snap = screen.snapshot();
+    // Row 0: X in the pen, 5 erased cells, Y, the erased rest.
+    QVERIFY2(snap.contains("X\x1b[0;44m\x1b[5X\x1b[5C"), snap.toHex(' ').constData());
+    QVERIFY2(snap.contains("Y\x1b[0;44m\x1b[K"), snap.toHex(' ').constData());
+    // Row 1: 3 erased cells before "ab" (in the pen again).
+    QVERIFY2(snap.contains("\x1b[2;1H\x1b[3X\x1b[3C\x1b[1;4;7;32mab"), snap.toHex(' ').constData());
+    // Rendered where erasing takes the background only (as libvterm does
+    // with a plain pen): the erased cells are plain on blue.
+    Term viewer(20, 3);
+    viewer.feed(snap);
+    const VTermScreenCell c = viewer.cell(0, 3);
+    QCOMPARE(c.chars[0], uint32_t(0));
+    QCOMPARE(int(c.attrs.bold), 0);
+    QCOMPARE(int(c.attrs.underline), 0);
+    QCOMPARE(int(c.attrs.reverse), 0);
+    QVERIFY(VTERM_COLOR_IS_INDEXED(&c.bg) && c.bg.indexed.idx == 4);
+    QCOMPARE(viewer.cell(1, 3).chars[0], uint32_t('a'));
+    QCOMPARE(int(viewer.cell(1, 3).attrs.underline), 1);
+}
+
+void TestScreen::tabStopsOnlyWhereNeeded()
+{
+    // In place, the viewer's tab stops may be anything: always written.
+    // From a reset terminal (not in place), only when the stream changed them.
+    Screen screen(40, 3);
+    screen.feed("plain");
+    Screen::SnapshotOptions inPlace;
+    QVERIFY(screen.snapshot(inPlace).contains("\x1b[3g"));
+    Screen::SnapshotOptions fromReset;
+    fromReset.inPlace = false;
+    QVERIFY2(!screen.snapshot(fromReset).contains("\x1b[3g"), screen.snapshot(fromReset).constData());
+    fromReset.scrollbackLines = 10;
+    QVERIFY(!screen.snapshot(fromReset).contains("\x1b[3g"));
+    screen.feed("\x1b[3G\x1bH");
+    fromReset.scrollbackLines = 0;
+    QVERIFY(screen.snapshot(fromReset).contains("\x1b[3g"));
 }
 
 QTEST_GUILESS_MAIN(TestScreen)

@@ -10,6 +10,7 @@
 #include "serveprocess.h"
 #include "servertestutil.h"
 #include "testutil.h"
+#include "vtrender.h"
 
 #include <QDir>
 #include <QJsonArray>
@@ -237,12 +238,13 @@ struct Snapshot {
     QJsonObject attached;
     QByteArray bytes;
 };
-Snapshot snapshot(const ServeProcess &s, const QString &id)
+Snapshot snapshot(const ServeProcess &s, const QString &id, const QString &query = QString())
 {
     WsClient c;
-    c.open(s.port, QStringLiteral("/ws/%1?mode=watch").arg(id), s.key);
+    c.open(s.port, QStringLiteral("/ws/%1?mode=watch").arg(id) + query, s.key);
     if (!QTest::qWaitFor([&]() {
-            return c.gotAttached() && c.bytes.size() >= c.num("prelude_bytes") + c.num("replay_bytes");
+            return c.gotAttached()
+                && c.bytes.size() >= c.num("prelude_bytes") + c.num("replay_bytes") + qMax<qint64>(0, c.num("snapshot_bytes"));
         }, 10000))
         return Snapshot();
     c.ws.close();
@@ -307,6 +309,7 @@ private Q_SLOTS:
     void keepsEverything_data();
     void keepsEverything();
     void restartsInARowWhileFlooding();
+    void screenSurvivesTheRestart();
     void missingBinaryIsRefusedWithTheReason();
     void failedExecCarriesOn();
     void unreadableStateAdoptsThePtys();
@@ -460,6 +463,62 @@ void TestRestart::keepsEverything()
     s.proc.terminate();
     QVERIFY(s.waitFinished());
     QTRY_VERIFY(QFile::exists(hup));
+}
+
+void TestRestart::screenSurvivesTheRestart()
+{
+    // A program that draws once and then updates a few cells, past the
+    // 64 KiB ring: after a restart in place the server's screen is the same
+    // (carried in the state), so a reattach gets the same exact snapshot.
+    ServeProcess s;
+    QVERIFY(s.start({QStringLiteral("--buffer-size"), QStringLiteral("64K")}));
+    const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral(
+        "printf '\\033[?1049h\\033[2J\\033[H\\033[1;44m TOP \\033[0m\\033[24;1H\\033[7mbar\\033[0m\\033]2;drawn\\007';"
+        "i=0; while [ $i -lt 6000 ]; do i=$((i+1)); [ $((i%50)) -ne 0 ] || sleep 0.01; printf '\\033[5;3H\\033[33m%05d\\033[0m' $i; done;"
+        "printf '\\033[7;1Hdone'; exec sleep 1000")});
+    QVERIFY(!id.isEmpty());
+    auto caughtUp = [&]() {
+        const QJsonObject o = s.session(id);
+        const QJsonObject scr = o.value(QStringLiteral("screen")).toObject();
+        return o.value(QStringLiteral("offset")).toDouble() > 100000 && scr.value(QStringLiteral("synced")).toBool()
+            && scr.value(QStringLiteral("offset")) == o.value(QStringLiteral("offset"));
+    };
+    // Caught up with all of it: the program has finished writing.
+    QTRY_VERIFY_WITH_TIMEOUT(caughtUp() && [&] {
+        const double at = s.session(id).value(QStringLiteral("offset")).toDouble();
+        QTest::qWait(300);
+        return s.session(id).value(QStringLiteral("offset")).toDouble() == at && caughtUp();
+    }(), 30000);
+    const QJsonObject before = s.session(id);
+    QVERIFY(before.value(QStringLiteral("screen_bytes")).toDouble() > 0);
+    const Snapshot rawBefore = snapshot(s, id);
+    const Snapshot screenBefore = snapshot(s, id, QStringLiteral("&replay=screen&lines=10"));
+    QVERIFY(rawBefore.attached.value(QStringLiteral("snapshot_at")).isDouble());
+    QCOMPARE(screenBefore.attached.value(QStringLiteral("replay_mode")).toString(), QStringLiteral("screen"));
+
+    QVERIFY(restart(s, QStringLiteral("SIGUSR2")));
+
+    const QJsonObject after = s.session(id);
+    QCOMPARE(after.value(QStringLiteral("screen")), before.value(QStringLiteral("screen")));
+    const Snapshot rawAfter = snapshot(s, id);
+    const Snapshot screenAfter = snapshot(s, id, QStringLiteral("&replay=screen&lines=10"));
+    for (const char *field : {"replay_from", "prelude_bytes", "replay_bytes", "offset", "snapshot_at", "snapshot_bytes",
+                              "replay_mode"}) {
+        QCOMPARE(rawAfter.attached.value(QLatin1String(field)), rawBefore.attached.value(QLatin1String(field)));
+        QCOMPARE(screenAfter.attached.value(QLatin1String(field)), screenBefore.attached.value(QLatin1String(field)));
+    }
+    QCOMPARE(rawAfter.bytes, rawBefore.bytes);
+    QCOMPARE(screenAfter.bytes, screenBefore.bytes);
+    // And what they show is the program's screen.
+    TestUtil::VtRender shown(80, 24);
+    shown.feed(screenAfter.bytes);
+    QCOMPARE(shown.rowText(0), QStringLiteral(" TOP"));
+    QCOMPARE(shown.rowText(4), QStringLiteral("  06000"));
+    QCOMPARE(shown.rowText(6), QStringLiteral("done"));
+    QCOMPARE(shown.rowText(23), QStringLiteral("bar"));
+    QCOMPARE(shown.title(), QStringLiteral("drawn"));
+    s.proc.terminate();
+    QVERIFY(s.waitFinished());
 }
 
 void TestRestart::restartsInARowWhileFlooding()

@@ -20,6 +20,8 @@ private Q_SLOTS:
     void route();
     void upgradeQuery_data();
     void upgradeQuery();
+    void upgradeReplay_data();
+    void upgradeReplay();
     void needsKey_data();
     void needsKey();
 };
@@ -151,6 +153,60 @@ void TestRoute::upgradeQuery()
     QCOMPARE(route.resume.has_value(), hasResume);
     if (hasResume)
         QCOMPARE(*route.resume, quint64(resume));
+}
+
+void TestRoute::upgradeReplay_data()
+{
+    // replay=raw|screen and lines=N (docs/protocol.md §5, "Screen replay"):
+    // a bad value is a 400 before the upgrade (badRequest), never a silent default.
+    QTest::addColumn<QByteArray>("query");
+    QTest::addColumn<bool>("screen");
+    QTest::addColumn<int>("lines");
+    QTest::addColumn<QString>("bad"); // what badRequest starts with; empty: accepted
+    const QString none;
+    const QString badReplay = QStringLiteral("bad replay");
+    const QString badLines = QStringLiteral("bad lines");
+    QTest::newRow("none") << QByteArray() << false << 0 << none;
+    QTest::newRow("raw") << QByteArray("replay=raw") << false << 0 << none;
+    QTest::newRow("screen") << QByteArray("replay=screen") << true << 0 << none;
+    QTest::newRow("screen, lines") << QByteArray("replay=screen&lines=200") << true << 200 << none;
+    QTest::newRow("lines before replay") << QByteArray("lines=5&replay=screen&mode=watch") << true << 5 << none;
+    QTest::newRow("screen, lines 0") << QByteArray("replay=screen&lines=0") << true << 0 << none;
+    QTest::newRow("screen, the most lines") << QByteArray("replay=screen&lines=1000") << true << 1000 << none;
+    QTest::newRow("screen, resume") << QByteArray("replay=screen&resume=10") << true << 0 << none;
+    QTest::newRow("replay: unknown") << QByteArray("replay=all") << false << 0 << badReplay;
+    QTest::newRow("replay: empty") << QByteArray("replay=") << false << 0 << badReplay;
+    QTest::newRow("replay: case") << QByteArray("replay=Screen") << false << 0 << badReplay;
+    QTest::newRow("lines: too many") << QByteArray("replay=screen&lines=1001") << true << 0 << badLines;
+    QTest::newRow("lines: negative") << QByteArray("replay=screen&lines=-1") << true << 0 << badLines;
+    QTest::newRow("lines: not a number") << QByteArray("replay=screen&lines=ten") << true << 0 << badLines;
+    QTest::newRow("lines: empty") << QByteArray("replay=screen&lines=") << true << 0 << badLines;
+    QTest::newRow("lines: beyond quint64") << QByteArray("replay=screen&lines=18446744073709551616") << true << 0
+                                           << badLines;
+    QTest::newRow("lines without screen") << QByteArray("lines=10") << false << 0 << badLines;
+    QTest::newRow("lines with raw") << QByteArray("replay=raw&lines=10") << false << 0 << badLines;
+    QTest::newRow("bad replay and lines") << QByteArray("replay=x&lines=10") << false << 0 << badReplay;
+}
+
+void TestRoute::upgradeReplay()
+{
+    QFETCH(QByteArray, query);
+    QFETCH(bool, screen);
+    QFETCH(int, lines);
+    QFETCH(QString, bad);
+    const QByteArray head = "GET /ws/x" + (query.isEmpty() ? QByteArray() : "?" + query)
+        + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+    HttpRequest r;
+    QVERIFY(r.feedHead(head.constData(), head.size()) != HttpRequest::Phase::Error);
+    const Route route = routeRequest(r);
+    QCOMPARE(route.kind, Route::Kind::Upgrade);
+    QCOMPARE(route.id, QStringLiteral("x"));
+    QCOMPARE(route.screen, screen);
+    QCOMPARE(route.lines, lines);
+    if (bad.isEmpty())
+        QCOMPARE(route.badRequest, QString());
+    else
+        QVERIFY2(route.badRequest.startsWith(bad), qPrintable(route.badRequest));
 }
 
 void TestRoute::needsKey_data()

@@ -10,6 +10,7 @@
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QLoggingCategory>
 #include <QThread>
 #include <QSignalSpy>
 #include <QTest>
@@ -734,25 +735,39 @@ private Q_SLOTS:
                   1024 * 1024);
         QString err;
         QVERIFY(s.start(&err));
+        // Sampled synchronously at each output (a timer in the test would
+        // miss, under load, a flood that ended, let the screen parse, and
+        // started again in between); the stretches are told apart by the
+        // session's "output flood:" debug line, counted here.
+        static int floodStarts = 0;
+        floodStarts = 0;
+        QLoggingCategory::setFilterRules(QStringLiteral("tether.session.debug=true"));
+        const QtMessageHandler previous = qInstallMessageHandler(
+            [](QtMsgType, const QMessageLogContext &, const QString &msg) {
+                if (msg.contains(QLatin1String("output flood: the screen pauses")))
+                    ++floodStarts;
+            });
         bool sawFlood = false;
-        bool inStretch = false;
         bool parsedWhileFlooding = false;
+        int stretch = -1;
         quint64 pausedAt = 0;
-        QElapsedTimer t;
-        t.start();
-        while (!ringContent(s).contains("end$ ") && t.elapsed() < 60000) {
-            QTest::qWait(5);
-            if (s.flooding() && s.hasScreen()) {
-                // Within one stretch of flood, S does not move.
-                if (!inStretch)
-                    pausedAt = s.screenOffset();
-                else if (s.screenOffset() != pausedAt)
-                    parsedWhileFlooding = true;
-                inStretch = sawFlood = true;
-            } else {
-                inStretch = false;
+        connect(&s, &Session::outputArrived, this, [&] {
+            if (!s.flooding() || !s.hasScreen()) {
+                stretch = -1;
+                return;
             }
-        }
+            // Within one stretch of flood, S does not move.
+            if (stretch != floodStarts) {
+                stretch = floodStarts;
+                pausedAt = s.screenOffset();
+            } else if (s.screenOffset() != pausedAt) {
+                parsedWhileFlooding = true;
+            }
+            sawFlood = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains("end$ "), 60000);
+        qInstallMessageHandler(previous);
+        QLoggingCategory::setFilterRules(QStringLiteral("tether.session.debug=false"));
         QVERIFY(sawFlood);
         QVERIFY(!parsedWhileFlooding);
         QTRY_VERIFY_WITH_TIMEOUT(!s.flooding(), 5000);

@@ -663,7 +663,8 @@ private Q_SLOTS:
     void floodOutrunsTheScreenThenItSyncsAgain()
     {
         // seq floods faster than libvterm parses: the screen is outrun,
-        // resumes unsynced at the ring's start, and is synced again once the
+        // resumes unsynced near the end after the flood (64 KiB before it,
+        // here the ring's start), and is synced again once the
         // screen has been rewritten; then a full-screen program is exact.
         const QString script = QStringLiteral(
             "seq 1 400000; sleep 0.5;"

@@ -10,6 +10,7 @@
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QLoggingCategory>
 #include <QThread>
 #include <QSignalSpy>
 #include <QTest>
@@ -662,7 +663,8 @@ private Q_SLOTS:
     void floodOutrunsTheScreenThenItSyncsAgain()
     {
         // seq floods faster than libvterm parses: the screen is outrun,
-        // resumes unsynced at the ring's start, and is synced again once the
+        // resumes unsynced near the end after the flood (64 KiB before it,
+        // here the ring's start), and is synced again once the
         // screen has been rewritten; then a full-screen program is exact.
         const QString script = QStringLiteral(
             "seq 1 400000; sleep 0.5;"
@@ -734,25 +736,48 @@ private Q_SLOTS:
                   1024 * 1024);
         QString err;
         QVERIFY(s.start(&err));
+        // Sampled synchronously at each output (a timer in the test would
+        // miss, under load, a flood that ended, let the screen parse, and
+        // started again in between); the stretches are told apart by the
+        // session's "output flood:" debug line, counted here.
+        // (A category filter, not filter rules: ctest sets QT_LOGGING_RULES,
+        // which overrides rules set here.)
+        static int floodStarts = 0;
+        static QLoggingCategory::CategoryFilter previousFilter = nullptr;
+        floodStarts = 0;
+        previousFilter = QLoggingCategory::installFilter([](QLoggingCategory *c) {
+            if (previousFilter)
+                previousFilter(c);
+            if (qstrcmp(c->categoryName(), "tether.session") == 0)
+                c->setEnabled(QtDebugMsg, true);
+        });
+        const QtMessageHandler previous = qInstallMessageHandler(
+            [](QtMsgType, const QMessageLogContext &, const QString &msg) {
+                if (msg.contains(QLatin1String("output flood: the screen pauses")))
+                    ++floodStarts;
+            });
         bool sawFlood = false;
-        bool inStretch = false;
         bool parsedWhileFlooding = false;
+        int stretch = -1;
         quint64 pausedAt = 0;
-        QElapsedTimer t;
-        t.start();
-        while (!ringContent(s).contains("end$ ") && t.elapsed() < 60000) {
-            QTest::qWait(5);
-            if (s.flooding() && s.hasScreen()) {
-                // Within one stretch of flood, S does not move.
-                if (!inStretch)
-                    pausedAt = s.screenOffset();
-                else if (s.screenOffset() != pausedAt)
-                    parsedWhileFlooding = true;
-                inStretch = sawFlood = true;
-            } else {
-                inStretch = false;
+        connect(&s, &Session::outputArrived, this, [&] {
+            if (!s.flooding() || !s.hasScreen()) {
+                stretch = -1;
+                return;
             }
-        }
+            // Within one stretch of flood, S does not move.
+            if (stretch != floodStarts) {
+                stretch = floodStarts;
+                pausedAt = s.screenOffset();
+            } else if (s.screenOffset() != pausedAt) {
+                parsedWhileFlooding = true;
+            }
+            sawFlood = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains("end$ "), 60000);
+        qInstallMessageHandler(previous);
+        QLoggingCategory::installFilter(previousFilter);
+        QVERIFY(floodStarts > 0); // the stretches were counted
         QVERIFY(sawFlood);
         QVERIFY(!parsedWhileFlooding);
         QTRY_VERIFY_WITH_TIMEOUT(!s.flooding(), 5000);

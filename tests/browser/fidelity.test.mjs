@@ -39,10 +39,16 @@ const latin1 = (text) => Buffer.from(text, 'utf8').toString('latin1');
 async function attachReference(page, id) {
   await page.evaluate(async (sid) => {
     const { Terminal } = await import('/vendor/xterm.js');
+    const { Unicode11Addon } = await import('/vendor/addon-unicode11.js');
     const host = document.createElement('div');
     host.style.cssText = 'position:absolute;left:-4000px;top:0;width:3000px;height:3000px';
     document.body.append(host);
-    const term = new Terminal({ cols: 80, rows: 24, scrollback: 10000, allowProposedApi: false });
+    // The same character widths as the dashboard's terminal (Unicode 11,
+    // app.js createView): with xterm.js's default (Unicode 6) an emoji took
+    // one cell here and two in the dashboard. term.unicode is proposed API.
+    const term = new Terminal({ cols: 80, rows: 24, scrollback: 10000, allowProposedApi: true });
+    term.loadAddon(new Unicode11Addon());
+    term.unicode.activeVersion = '11';
     term.open(host);
     const ref = { term, host, text: '', received: 0, parsed: 0, attached: null, ws: null, resizedInAlternate: false };
     window.refs = window.refs || {};

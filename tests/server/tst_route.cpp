@@ -12,6 +12,20 @@ using namespace Tether;
 
 Q_DECLARE_METATYPE(Route::Kind)
 
+namespace {
+/// The route of a WebSocket upgrade of /ws/x with `query`; false if the head did not parse.
+bool upgradeRoute(const QByteArray &query, Route *route)
+{
+    const QByteArray head = "GET /ws/x" + (query.isEmpty() ? QByteArray() : "?" + query)
+        + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+    HttpRequest r;
+    if (r.feedHead(head.constData(), head.size()) == HttpRequest::Phase::Error)
+        return false;
+    *route = routeRequest(r);
+    return true;
+}
+} // namespace
+
 class TestRoute : public QObject
 {
     Q_OBJECT
@@ -141,11 +155,8 @@ void TestRoute::upgradeQuery()
     QFETCH(bool, watch);
     QFETCH(bool, badQuery);
     QFETCH(qint64, resume);
-    const QByteArray head = "GET /ws/x" + (query.isEmpty() ? QByteArray() : "?" + query)
-        + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
-    HttpRequest r;
-    QVERIFY(r.feedHead(head.constData(), head.size()) != HttpRequest::Phase::Error);
-    const Route route = routeRequest(r);
+    Route route;
+    QVERIFY(upgradeRoute(query, &route));
     QCOMPARE(route.kind, Route::Kind::Upgrade);
     QCOMPARE(route.mode, watch ? ViewerMode::Watch : ViewerMode::Control);
     QCOMPARE(route.badQuery, badQuery);
@@ -194,11 +205,8 @@ void TestRoute::upgradeReplay()
     QFETCH(bool, screen);
     QFETCH(int, lines);
     QFETCH(QString, bad);
-    const QByteArray head = "GET /ws/x" + (query.isEmpty() ? QByteArray() : "?" + query)
-        + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
-    HttpRequest r;
-    QVERIFY(r.feedHead(head.constData(), head.size()) != HttpRequest::Phase::Error);
-    const Route route = routeRequest(r);
+    Route route;
+    QVERIFY(upgradeRoute(query, &route));
     QCOMPARE(route.kind, Route::Kind::Upgrade);
     QCOMPARE(route.id, QStringLiteral("x"));
     QCOMPARE(route.screen, screen);

@@ -769,6 +769,7 @@ QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &d
                        "  list     list sessions\n"
                        "  new      start a session\n"
                        "  kill     end a session\n"
+                       "  rename   name a session, or rename it\n"
                        "  key      print the dashboard link, or make a new key (--rotate)\n"
                        "  restart  restart Tether in place, keeping every session"));
     parser.addHelpOption();

@@ -215,6 +215,10 @@ describe('search and font size', { timeout: 120000 }, () => {
       await waitForLine(page, /^drawn-by-42$/);
       assert.equal(await page.evaluate(() => window.tether.renderer), has ? 'webgl' : 'dom');
       // The DOM renderer draws rows as elements; the GPU one into a canvas.
+      // waitForLine reads xterm.js's buffer; the DOM renderer paints it on
+      // the next animation frame, so wait for the row to be drawn.
+      if (!has)
+        await page.waitForFunction(() => (document.querySelector('.xterm-rows')?.textContent || '').includes('drawn-by-42'));
       const rowsText = await page.evaluate(() => document.querySelector('.xterm-rows')?.textContent || '');
       assert.equal(rowsText.includes('drawn-by-42'), !has);
       assert.deepEqual(page.errors, []);

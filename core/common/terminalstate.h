@@ -192,6 +192,7 @@ public:
         FullReset        = 1u << 6, ///< RIS (ESC c)
         ModeList         = 1u << 7, ///< SM/RM or DEC SM/RM with more than one mode
         MarginsChanged   = 1u << 8, ///< DECSTBM ("CSI t ; b r"), set or reset
+        LineErasedRight  = 1u << 9, ///< EL 0 ("CSI K", "CSI 0 K") or DECSEL 0 ("CSI ? K", "CSI ? 0 K")
     };
     /// The parameters of the sequence that raised the last event (valid
     /// until more bytes are fed): for ModeList, the modes.

@@ -233,14 +233,38 @@ void appendCup(QByteArray &out, int row, int col) // 0-based in, 1-based out
 }
 
 /// Code points no terminal draws two columns wide: below U+1100, general
-/// punctuation to the technical symbols but the emoji among them (U+231A,
-/// U+231B, U+23E9..), control pictures, box drawing, blocks and shapes
-/// (what TUIs and the DEC line-drawing set draw with). Anything else may
-/// be wide (CJK, emoji, ...).
+/// punctuation to the technical symbols but the wide ones among them
+/// (U+231A, U+231B, U+2329, U+232A, U+23E9..), control pictures, box
+/// drawing, blocks and shapes but U+25FD/U+25FE (what TUIs and the DEC
+/// line-drawing set draw with), the miscellaneous symbols and dingbats
+/// (U+2713 CHECK MARK, U+2714, U+2717, U+2605 ...) but their emoji, and the
+/// arrows, mathematical symbols and braille patterns up to U+2B1A. The wide
+/// ones excluded are those of East Asian Width W in xterm.js's Unicode 11
+/// table (@xterm/addon-unicode11, UnicodeV11.ts BMP_WIDE) and of width 2 in
+/// glibc's wcwidth() (Debian 12, what tmux uses): the two agree on every
+/// code point here. Anything else may be wide (CJK, emoji, ...).
 bool surelyNarrow(uint32_t c)
 {
-    return c < 0x1100 || (c >= 0x2010 && c <= 0x2319) || (c >= 0x231C && c <= 0x23E8)
-        || (c >= 0x2400 && c <= 0x25FF);
+    if (c < 0x1100)
+        return true;
+    if (c < 0x2010 || c > 0x2B1A)
+        return false;
+    // Emoji presentation (East Asian Width W) within U+2010..U+2B1A.
+    static constexpr uint32_t kWide[][2] = {
+        {0x231A, 0x231B}, {0x2329, 0x232A}, {0x23E9, 0x23FF}, {0x25FD, 0x25FE}, {0x2614, 0x2615},
+        {0x2648, 0x2653}, {0x267F, 0x267F}, {0x2693, 0x2693}, {0x26A1, 0x26A1}, {0x26AA, 0x26AB},
+        {0x26BD, 0x26BE}, {0x26C4, 0x26C5}, {0x26CE, 0x26CE}, {0x26D4, 0x26D4}, {0x26EA, 0x26EA},
+        {0x26F2, 0x26F3}, {0x26F5, 0x26F5}, {0x26FA, 0x26FA}, {0x26FD, 0x26FD}, {0x2705, 0x2705},
+        {0x270A, 0x270B}, {0x2728, 0x2728}, {0x274C, 0x274C}, {0x274E, 0x274E}, {0x2753, 0x2755},
+        {0x2757, 0x2757}, {0x2795, 0x2797}, {0x27B0, 0x27B0}, {0x27BF, 0x27BF},
+    };
+    for (const auto &range : kWide) {
+        if (c < range[0])
+            return true;
+        if (c <= range[1])
+            return false;
+    }
+    return true;
 }
 
 bool blank(const VTermScreenCell &c)
@@ -739,6 +763,8 @@ void Screen::feed(const char *data, qsizetype size)
             d->beforeEvent(ev);
             if (ev & TerminalState::ModeList)
                 d->writeModeList(data[n - 1]);
+            else if ((ev & TerminalState::LineErasedRight) && d->pendingWrap())
+                d->inject("\x18", 1); // EL 0 pending a wrap erases nothing (screen.h): CAN aborts it
             else
                 d->write(data + n - 1, 1);
             d->afterEvent(ev);

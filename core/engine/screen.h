@@ -35,6 +35,17 @@ namespace Tether {
  *    cursor movement sequence came, which ends it even in place). The
  *    snapshot then prints that glyph again, which leaves a real terminal in
  *    the same pending-wrap state;
+ *  - EL 0 ("CSI K", also after SGR 0 as top and ncurses write it) while
+ *    a wrap is pending: libvterm 0.1.4 erases the last column (as C xterm
+ *    does: util.c ClearRight() erases from cur_col, which stays on the last
+ *    column). The viewers keep it and the wrap stays pending: xterm.js
+ *    (src/common/InputHandler.ts eraseInLine(): _restrictCursor(cols) leaves
+ *    x at cols, so the erased range [cols, cols) is empty), tmux
+ *    (screen-write.c screen_write_clearendofline(): returns when cx > sx - 1)
+ *    and Konsole/QTermWidget (Screen::clearToEndOfLine() from _cuX ==
+ *    columns). feed() follows the viewers: such an EL does not reach
+ *    libvterm. ED 0 ("CSI J") pending a wrap is not treated so: libvterm
+ *    still erases the last cell of the cursor row there;
  *  - libvterm 0.1.4 applies only the first mode of "CSI ? a ; b h": feed()
  *    feeds such lists to it one mode per sequence; it ignores ?47 (only
  *    ?1047/?1049 switch screens): feed() switches it with ?1047 when the

@@ -853,6 +853,11 @@ void TestTerminalState::feedUntilEvent_data()
     QTest::newRow("mode list entering") << QByteArray("\x1b[?2004;1049h") << 13
                                         << int(T::ModeList | T::AltScreenEntered | T::CursorSaved);
     QTest::newRow("DECSTBM") << QByteArray("\x1b[2;5r") << 6 << int(T::MarginsChanged);
+    QTest::newRow("EL") << QByteArray("ab\x1b[Kc") << 5 << int(T::LineErasedRight);
+    QTest::newRow("EL 0") << QByteArray("\x1b[0K") << 4 << int(T::LineErasedRight);
+    QTest::newRow("DECSEL 0") << QByteArray("\x1b[?K") << 4 << int(T::LineErasedRight);
+    QTest::newRow("EL 1 is not") << QByteArray("\x1b[1K") << 4 << 0;
+    QTest::newRow("EL 2 is not") << QByteArray("\x1b[2K") << 4 << 0;
 }
 
 void TestTerminalState::feedUntilEvent()

@@ -6,7 +6,8 @@
 // every cell (characters incl. wide and combining ones, width, colours,
 // attributes), the cursor position and the terminal properties libvterm
 // reports (cursor visible, alternate screen, mouse mode, reverse video,
-// title). Header-only; a test linking it needs libvterm (tests/CMakeLists.txt
+// title). It erases as the viewers do where libvterm differs
+// (xtermerase.h). Header-only; a test linking it needs libvterm (tests/CMakeLists.txt
 // links it into every test).
 //
 // What it cannot see (libvterm 0.1.4 does not expose them): the normal
@@ -16,6 +17,8 @@
 // bytes, or by writing more bytes to both renderers (e.g. exit the alternate
 // screen with "\e[?1049l" and compare again: the normal screen shows).
 #pragma once
+
+#include "xtermerase.h"
 
 #include <QByteArray>
 #include <QString>
@@ -37,6 +40,15 @@ public:
         m_screen = vterm_obtain_screen(m_vt);
         m_callbacks = {};
         m_callbacks.settermprop = &VtRender::onTermProp;
+        m_callbacks.damage = [](VTermRect rect, void *user) {
+            auto *self = static_cast<VtRender *>(user);
+            self->m_eraseRule.damage(self->m_screen, rect, self->cols());
+            return 1;
+        };
+        m_callbacks.movecursor = [](VTermPos pos, VTermPos, int, void *user) {
+            static_cast<VtRender *>(user)->m_eraseRule.moveCursor(pos);
+            return 1;
+        };
         vterm_screen_set_callbacks(m_screen, &m_callbacks, this);
         vterm_screen_enable_altscreen(m_screen, 1);
         vterm_output_set_callback(m_vt, &VtRender::onOutput, this);
@@ -68,7 +80,7 @@ public:
             qsizetype n = utf8Whole(buf.constData() + off, qMin<qsizetype>(4096, whole - off));
             if (n == 0) // a character longer than the piece (cannot happen: 4 bytes at most)
                 n = whole - off;
-            vterm_input_write(m_vt, buf.constData() + off, size_t(n));
+            m_eraseRule.feed(m_vt, m_state, buf.constData() + off, n); // EL as the viewers do it
             vterm_screen_flush_damage(m_screen);
             off += n;
         }
@@ -100,6 +112,7 @@ public:
         const QByteArray pen = penSgr();
         vterm_input_write(m_vt, "\x1b[m", 3);
         vterm_set_size(m_vt, rows, cols);
+        m_eraseRule.forget();
         vterm_input_write(m_vt, pen.constData(), size_t(pen.size()));
         vterm_screen_flush_damage(m_screen);
     }
@@ -324,6 +337,8 @@ private:
     VTermScreen *m_screen = nullptr;
     VTermScreenCallbacks m_callbacks;
     QByteArray m_answers;
+    Tether::TerminalState m_state; ///< fed what m_vt is fed, for m_eraseRule
+    XtermEraseRule m_eraseRule;
     QByteArray m_partial; ///< an incomplete UTF-8 character at the end of the last feed()
     bool m_cursorVisible = true;
     bool m_altScreen = false;

@@ -552,6 +552,43 @@ struct Screen::Private
     /// (xterm, xterm.js). Saving once right after a reset gives that.
     void initSaveSlot() { inject("\x1b" "7", 2); }
 
+    /// Paints the normal screen kept under the alternate one (blank if
+    /// unknown) from a terminal with no margins, origin or insert mode and G0
+    /// in GL, then enters the alternate screen as the program did, from
+    /// where it did (?1049 saves that).
+    void paintNormalUnderAlt(QByteArray &out, Pen &pen, bool with1049) const
+    {
+        if (!normal.empty()) {
+            for (int r = 0; r < rows; ++r) {
+                appendCup(out, r, 0);
+                paintCells(out, pen, normal.data() + size_t(r) * size_t(cols), cols, false);
+            }
+        } else {
+            appendSgr(out, pen, Pen());
+            out += "\x1b[2J";
+        }
+        const Saved &e = altEnter;
+        appendCup(out, std::min(e.pos.row, rows - 1), std::min(e.pos.col, cols - 1));
+        out += e.visible ? "\x1b[?25h" : "\x1b[?25l";
+        if (cursorStyled)
+            appendCursorStyle(out, e.shape, e.blink);
+        appendSgr(out, pen, e.pen);
+        out += with1049 ? "\x1b[?1049h" : "\x1b[?1047h";
+    }
+
+    /// Sets the cursor save slot (DECSC) to what the stream saved last, or
+    /// a reset terminal's (home, default pen, visible) if it never saved.
+    void paintSaveSlot(QByteArray &out, Pen &pen) const
+    {
+        const Saved s = slotValid ? slot : Saved();
+        appendCup(out, std::min(s.pos.row, rows - 1), std::min(s.pos.col, cols - 1));
+        out += s.visible ? "\x1b[?25h" : "\x1b[?25l";
+        if (cursorStyled)
+            appendCursorStyle(out, s.shape, s.blink);
+        appendSgr(out, pen, s.pen);
+        out += "\x1b" "7";
+    }
+
     /// Everything an event needs to see before its final byte reaches libvterm.
     void beforeEvent(quint16 ev)
     {
@@ -669,6 +706,18 @@ struct Screen::Private
             d->movedSincePrint = true;
         return 1;
     }
+    static int onMoveRect(VTermRect dest, VTermRect src, void *user)
+    {
+        // A scroll of the whole alternate screen (no margins) counts like
+        // lines pushed off the top of the normal one (sb_pushline, which
+        // libvterm calls for the normal screen only): less pages forward
+        // so and never erases its screen whole. 0: libvterm still damages.
+        auto *d = static_cast<Private *>(user);
+        if (d->vtAlt && dest.start_row == 0 && src.start_row > 0 && src.end_row == d->rows && dest.start_col == 0
+            && dest.end_col == d->cols)
+            d->pushedSinceMark += src.start_row;
+        return 0;
+    }
     static int onSetTermProp(VTermProp prop, VTermValue *val, void *user)
     {
         auto *d = static_cast<Private *>(user);
@@ -734,6 +783,7 @@ Screen::Screen(int cols, int rows)
     vterm_screen_enable_altscreen(d->vs, 1);
     d->callbacks.damage = &Private::onDamage;
     d->callbacks.movecursor = &Private::onMoveCursor;
+    d->callbacks.moverect = &Private::onMoveRect;
     d->callbacks.settermprop = &Private::onSetTermProp;
     d->callbacks.sb_pushline = &Private::onPushLine;
     vterm_screen_set_callbacks(d->vs, &d->callbacks, d.get());
@@ -821,24 +871,61 @@ void Screen::resize(int cols, int rows)
     }
 }
 
-void Screen::reset(const TerminalState &state)
+void Screen::reset(const TerminalState &state, bool keepNormalScreen)
 {
+    // Kept: painted into libvterm's normal screen right after its RIS (a
+    // clean terminal: default pen, no margins, origin or insert mode, G0
+    // ASCII), the alternate screen entered from where the program entered
+    // it, the save slot set; then back to a reset terminal's cursor, pen
+    // and visibility for the modes below.
+    const bool keep = keepNormalScreen && d->vtAlt && state.hasMode(TerminalState::AltScreen);
+    QByteArray under;
+    std::vector<VTermScreenCell> normal;
+    const int normalCols = d->normalCols;
+    const int normalRows = d->normalRows;
+    const Private::Saved altEnter = d->altEnter;
+    const Private::Saved slot = d->slot;
+    const bool slotValid = d->slotValid;
+    const bool slotChangedInAlt = d->slotChangedInAlt;
+    if (keep) {
+        Pen pen;
+        const bool with1049 = state.hasMode(TerminalState::AltScreen1049);
+        d->paintNormalUnderAlt(under, pen, with1049);
+        if (!with1049 || slotChangedInAlt)
+            d->paintSaveSlot(under, pen);
+        under += "\x1b[0m\x1b[?25h\x1b[H";
+        normal.swap(d->normal);
+    }
     d->utf8TailSize = 0; // a character cut by the skip: gone
     d->inject("\x1b" "c", 2);
     d->initSaveSlot();
     d->ts = TerminalState();
     d->syncAlt();
-    d->inject(state.restoreSequence());
+    d->inject(under);
+    // The modes: with the alternate screen already entered above, not again
+    // (libvterm's ?1049 h would save the cursor over the slot).
+    TerminalState modes = state;
+    if (keep)
+        modes.feed("\x1b[?1047l", 8);
+    d->inject(modes.restoreSequence());
     d->inject(state.charsetSequence());
     if (state.hasMode(TerminalState::OriginMode))
         d->inject("\x1b[?6h", 5); // not in restoreSequence(): it homes the cursor
     if (state.hasMode(TerminalState::AltScreen) && !d->vtAlt)
         d->inject("\x1b[?1047h", 8);
     d->ts = state;
-    d->normal.clear();
+    d->normal.swap(normal);
     d->tabsCustom = false;
     d->slotValid = false;
     d->slotChangedInAlt = false;
+    if (keep) {
+        d->normalCols = normalCols;
+        d->normalRows = normalRows;
+        d->altEnter = altEnter;
+        d->slot = slot;
+        d->slotValid = slotValid;
+        d->slotChangedInAlt = slotChangedInAlt;
+    }
     d->lastGlyph = Private::GlyphDamage();
     d->movedSincePrint = true;
     d->cursorStyled = false;
@@ -898,23 +985,7 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
         }
     };
     if (alt) {
-        if (!d->normal.empty()) {
-            for (int r = 0; r < rows; ++r) {
-                appendCup(out, r, 0);
-                paintCells(out, pen, d->normal.data() + size_t(r) * size_t(cols), cols, false);
-            }
-        } else {
-            appendSgr(out, pen, Pen());
-            out += "\x1b[2J";
-        }
-        // Enter as the program did, from where it did (?1049 saves that).
-        const Private::Saved &e = d->altEnter;
-        appendCup(out, std::min(e.pos.row, rows - 1), std::min(e.pos.col, cols - 1));
-        out += e.visible ? "\x1b[?25h" : "\x1b[?25l";
-        if (d->cursorStyled)
-            appendCursorStyle(out, e.shape, e.blink);
-        appendSgr(out, pen, e.pen);
-        out += ts.hasMode(TerminalState::AltScreen1049) ? "\x1b[?1049h" : "\x1b[?1047h";
+        d->paintNormalUnderAlt(out, pen, ts.hasMode(TerminalState::AltScreen1049));
         paintLive();
     } else {
         paintLive();
@@ -939,15 +1010,8 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
     // screen with ?1049 above already saved the right one unless the
     // program saved again after.
     const bool enteredSaving = alt && ts.hasMode(TerminalState::AltScreen1049);
-    if (!enteredSaving || d->slotChangedInAlt) {
-        const Private::Saved s = d->slotValid ? d->slot : Private::Saved();
-        appendCup(out, std::min(s.pos.row, rows - 1), std::min(s.pos.col, cols - 1));
-        out += s.visible ? "\x1b[?25h" : "\x1b[?25l";
-        if (d->cursorStyled)
-            appendCursorStyle(out, s.shape, s.blink);
-        appendSgr(out, pen, s.pen);
-        out += "\x1b" "7";
-    }
+    if (!enteredSaving || d->slotChangedInAlt)
+        d->paintSaveSlot(out, pen);
     if (ts.titleSerial() > 0) {
         out += "\x1b]2;";
         out += ts.title().toUtf8();

@@ -113,7 +113,15 @@ public:
     /// charsets; the TerminalState becomes a copy of `state`). For the
     /// session's outrun path: the stream resumes at a safe boundary where
     /// `state` is exact. Clears the scrollback and mark().
-    void reset(const TerminalState &state);
+    ///
+    /// keepNormalScreen: the caller knows that the skipped bytes neither left
+    /// nor re-entered the alternate screen nor saved the cursor (so the
+    /// normal screen under it, the way it was entered and the save slot did
+    /// not change: only the alternate screen is stale). When this Screen and
+    /// `state` are both in the alternate screen, those are kept (and
+    /// libvterm's normal screen painted with them, for when the program
+    /// leaves the alternate one); otherwise ignored.
+    void reset(const TerminalState &state, bool keepNormalScreen = false);
 
     int cols() const;
     int rows() const;
@@ -188,7 +196,9 @@ public:
     /// true when, since the last mark(), the whole active screen was
     /// rewritten: a full erase (ED 2 "CSI 2 J", RIS, entering the alternate
     /// screen, which libvterm clears) or at least rows() lines scrolled off
-    /// the top of the normal screen while no scroll margins were set. ED 3
+    /// the top of the normal screen while no scroll margins were set, or the
+    /// whole alternate screen scrolled up by at least rows() lines (less
+    /// pages so; libvterm pushes no lines off the alternate screen). ED 3
     /// does not count (it erases only the scrollback in xterm and xterm.js).
     /// In the alternate screen the normal screen under it may still be stale.
     bool fullyRewrittenSinceMark() const;

@@ -164,6 +164,9 @@ void Session::onOutput(const char *data, qsizetype size)
     const quint64 queries = m_head.queriesSeen();
     m_head.feed(data, size);
     m_lastActivityMs = nowMs();
+    if ((m_head.takeEvents() & (TerminalState::AltScreenEntered | TerminalState::CursorSaved | TerminalState::FullReset))
+        || !m_head.hasMode(TerminalState::AltScreen))
+        m_normalChangedAt = m_ring.endOffset();
 
     // The screen (see hasScreen()): this path only records and schedules.
     const quint64 end = m_ring.endOffset();
@@ -316,8 +319,13 @@ void Session::resyncScreen(quint64 from)
         ++m_screenOutruns;
     if (m_screen) {
         // A reset terminal in the modes in force there (Screen::reset).
+        // A program that stayed in the alternate screen all along (less
+        // paging, a monitor) left the normal screen under it as the screen
+        // has it: kept, so once the alternate screen has been rewritten the
+        // whole snapshot is exact again.
+        const bool keepNormal = m_normalChangedAt <= m_screenOffset;
         m_screen->resize(size.cols, size.rows);
-        m_screen->reset(st);
+        m_screen->reset(st, keepNormal);
         m_screenOffset = at;
     } else {
         createScreen(at, st, size.cols, size.rows);
@@ -844,6 +852,7 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     s->m_tailOffset = r.ringStart;
     s->m_titleSerial = head.titleSerial();
     s->m_marginResets = r.marginResets;
+    s->m_normalChangedAt = s->m_ring.endOffset(); // unknown before: not kept on an outrun
     s->m_sizes = {SizeChange{r.ringStart, r.pty.cols, r.pty.rows}};
     const Handover::ScreenRecord &sc = r.screen;
     if (sc.present && sc.offset >= r.ringStart && sc.offset <= s->m_ring.endOffset()) {

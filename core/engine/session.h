@@ -425,6 +425,11 @@ private:
     /// no safe boundary to start at below it).
     quint64 m_screenRetryAt = 0;
     quint64 m_screenOutruns = 0;
+    /// The end of the last read in which the normal screen may have changed
+    /// under the alternate one (not in it at the read's end, or it entered
+    /// it, saved the cursor or reset): a screen outrun at S >= this, in the
+    /// alternate screen, keeps its normal screen (resyncScreen()).
+    quint64 m_normalChangedAt = 0;
     QTimer m_screenTimer;
     /// Sizes in force from each offset on, ascending; the first entry holds
     /// the size at the ring's start (or the screen's S, whichever is lower).

@@ -321,6 +321,7 @@ private slots:
     void memoryBytes();
     void rewrittenSinceMark();
     void resetToState();
+    void resetKeepingTheNormalScreen();
     void noAllocationPerByte();
     void utf8SplitAcrossFeeds();
     void erasedCellsTakeOnlyTheBackground();
@@ -734,6 +735,15 @@ void TestScreen::rewrittenSinceMark()
     screen.mark();
     screen.feed("\x1b" "c");
     QVERIFY(screen.fullyRewrittenSinceMark());
+    // The alternate screen scrolled whole by a screenful (less paging).
+    screen.feed("\x1b[?1049h");
+    screen.mark();
+    screen.feed("\x1b[5;1H\n\n\n\n");
+    QVERIFY(!screen.fullyRewrittenSinceMark());
+    screen.feed("\x1b[2;5r\x1b[5;1H\n\n\n\n\n\n\x1b[r"); // in a region: not the whole screen
+    QVERIFY(!screen.fullyRewrittenSinceMark());
+    screen.feed("\x1b[5;1H\n");
+    QVERIFY(screen.fullyRewrittenSinceMark());
 }
 
 void TestScreen::resetToState()
@@ -756,6 +766,47 @@ void TestScreen::resetToState()
     // The margins are in libvterm too: output scrolls in rows 2..8.
     screen.feed("\x1b[8;1Hbottom\n");
     QCOMPARE(screen.cursorRow(), 7);
+}
+
+void TestScreen::resetKeepingTheNormalScreen()
+{
+    // Outrun in the alternate screen, nothing left or saved since: the
+    // normal screen under it, the way it was entered and the save slot stay.
+    TerminalState tail;
+    tail.feed("\x1b[?1049h\x1b[?1h");
+    for (const bool keep : {true, false}) {
+        Screen screen(20, 6);
+        screen.feed("\x1b[31mnormal\x1b[0m\r\nsecond\x1b[3;4H\x1b[1m\x1b[?1049h\x1b[0mstale alt");
+        screen.reset(tail, keep);
+        QCOMPARE(screen.modes().modes(), tail.modes());
+        screen.feed("\x1b[2;2Hnew alt"); // the program goes on
+        Term viewer(20, 6);
+        viewer.feed(garbage());
+        viewer.feed(screen.snapshot());
+        QVERIFY(viewer.alt);
+        QCOMPARE(viewer.cell(1, 1).chars[0], uint32_t('n'));
+        QCOMPARE(viewer.cell(0, 0).chars[0], uint32_t(0)); // the alternate screen's stale content is gone
+        // The program leaves: the normal screen and the cursor and pen it
+        // entered from come back.
+        viewer.feed("\x1b[?1049lX");
+        // (Not kept: a blank normal screen, the cursor restored home.)
+        QCOMPARE(viewer.cell(1, 0).chars[0], uint32_t(keep ? 's' : 0));
+        if (keep) {
+            QCOMPARE(viewer.cell(0, 0).chars[0], uint32_t('n'));
+            VTermScreenCell red = viewer.cell(0, 0);
+            QVERIFY(VTERM_COLOR_IS_INDEXED(&red.fg) && red.fg.indexed.idx == 1);
+            QCOMPARE(viewer.cell(2, 3).chars[0], uint32_t('X'));
+            QVERIFY(viewer.cell(2, 3).attrs.bold);
+        }
+        // The Screen itself is back on that normal screen too (libvterm's).
+        screen.feed("\x1b[?1049lX");
+        Term again(20, 6);
+        again.feed(screen.snapshot());
+        if (keep) {
+            QCOMPARE(again.cell(1, 0).chars[0], uint32_t('s'));
+            QCOMPARE(again.cell(2, 3).chars[0], uint32_t('X'));
+        }
+    }
 }
 
 void TestScreen::noAllocationPerByte()

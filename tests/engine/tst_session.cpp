@@ -688,6 +688,43 @@ private Q_SLOTS:
         QVERIFY(finish(s, {&always, &late}));
     }
 
+    void floodInTheAlternateScreenKeepsTheNormalScreen()
+    {
+        // A program in the alternate screen that only ever scrolls it (less
+        // paging, here seq) and is outrun by a flood: it never erases the
+        // screen whole, so the resync point is the alternate screen scrolled
+        // a screenful, and the normal screen under it (painted before the
+        // ring's start) is the one the screen had: kept across the resync.
+        // Without either the late viewer got no snapshot, or a blank normal
+        // screen when the program left the alternate one.
+        const QString script = QStringLiteral(
+            "printf 'normal one\\r\\n\\033[1;32mnormal two\\033[0m\\r\\n$ less long.txt';"
+            "printf '\\033[?1049h\\033[2J\\033[H'; seq -f 'page line %g' 1 4000; sleep 0.5;"
+            "seq 1 400000; sleep 0.5; printf 'fin'; exec sleep 30");
+        Session s(QStringLiteral("altflood"), sh(script), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer always;
+        s.attach(&always, ViewerMode::Watch, std::nullopt);
+        QVERIFY(settle(s, "fin", 60000));
+        QVERIFY2(s.screenOutruns() > 0, "the flood never outran the screen");
+        QVERIFY2(!ringContent(s).contains("normal two"), "the normal screen's bytes are still in the ring");
+        QVERIFY(s.screenSynced());
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, std::nullopt);
+        QVERIFY(late.attachInfos.first().snapshotAt);
+        {
+            const QString d = screenDiff(always.received, late.received);
+            QVERIFY2(d.isEmpty(), qPrintable(d));
+        }
+        {
+            // The normal screen, once the program leaves the alternate one.
+            const QString d = screenDiff(always.received + "\x1b[?1049l", late.received + "\x1b[?1049l");
+            QVERIFY2(d.isEmpty(), qPrintable(d));
+        }
+        QVERIFY(finish(s, {&always, &late}));
+    }
+
     void screenKeepsUpWithAStalledEventLoop()
     {
         // A loaded machine: the server gets a turn only every 150 ms, and

@@ -130,7 +130,10 @@ private Q_SLOTS:
         QCOMPARE(prelude, st.restoreSequence());
         QVERIFY(prelude.contains("\x1b[?1049h"));
         QVERIFY(prelude.contains("\x1b[?2004h"));
-        QCOMPARE(late.received.mid(int(i.preludeBytes)), full.received.mid(int(i.replayFrom)));
+        // Then the stream as it was (with the snapshot, if the screen is
+        // synced, cut out: since a scroll of the whole alternate screen
+        // counts as rewriting it, the screen may be synced here).
+        QCOMPARE(withoutSnapshot(late).mid(int(i.preludeBytes)), full.received.mid(int(i.replayFrom)));
         QCOMPARE(s.title(), QStringLiteral("t399"));
         s.detach(&full);
         s.detach(&late);
@@ -420,6 +423,22 @@ private Q_SLOTS:
         return got.diff(ref);
     }
 
+    /// Attaches a late watch viewer (a reset replay) and compares its screen
+    /// with `always`'s, then again after both got `then`; empty when equal
+    /// and the replay had a snapshot. Detaches it.
+    static QString lateViewerDiff(Session &s, const RecordingViewer &always, const QByteArray &then = QByteArray())
+    {
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, std::nullopt);
+        QString d = late.attachInfos.first().snapshotAt ? QString() : QStringLiteral("no snapshot");
+        if (d.isEmpty())
+            d = screenDiff(always.received, late.received);
+        if (d.isEmpty() && !then.isEmpty())
+            d = screenDiff(always.received + then, late.received + then);
+        s.detach(&late);
+        return d;
+    }
+
     /// Detaches `viewers`, kills the session and waits for its teardown.
     static bool finish(Session &s, std::initializer_list<Viewer *> viewers)
     {
@@ -678,14 +697,9 @@ private Q_SLOTS:
         QVERIFY(settle(s, "fin", 60000));
         QVERIFY2(s.screenOutruns() > 0, "the flood never outran the screen");
         QVERIFY(s.screenSynced());
-        RecordingViewer late;
-        s.attach(&late, ViewerMode::Watch, std::nullopt);
-        QVERIFY(late.attachInfos.first().snapshotAt);
-        {
-            const QString d = screenDiff(always.received, late.received);
-            QVERIFY2(d.isEmpty(), qPrintable(d));
-        }
-        QVERIFY(finish(s, {&always, &late}));
+        const QString d = lateViewerDiff(s, always);
+        QVERIFY2(d.isEmpty(), qPrintable(d));
+        QVERIFY(finish(s, {&always}));
     }
 
     void floodInTheAlternateScreenKeepsTheNormalScreen()
@@ -710,19 +724,10 @@ private Q_SLOTS:
         QVERIFY2(s.screenOutruns() > 0, "the flood never outran the screen");
         QVERIFY2(!ringContent(s).contains("normal two"), "the normal screen's bytes are still in the ring");
         QVERIFY(s.screenSynced());
-        RecordingViewer late;
-        s.attach(&late, ViewerMode::Watch, std::nullopt);
-        QVERIFY(late.attachInfos.first().snapshotAt);
-        {
-            const QString d = screenDiff(always.received, late.received);
-            QVERIFY2(d.isEmpty(), qPrintable(d));
-        }
-        {
-            // The normal screen, once the program leaves the alternate one.
-            const QString d = screenDiff(always.received + "\x1b[?1049l", late.received + "\x1b[?1049l");
-            QVERIFY2(d.isEmpty(), qPrintable(d));
-        }
-        QVERIFY(finish(s, {&always, &late}));
+        // Also the normal screen, once the program leaves the alternate one.
+        const QString d = lateViewerDiff(s, always, "\x1b[?1049l");
+        QVERIFY2(d.isEmpty(), qPrintable(d));
+        QVERIFY(finish(s, {&always}));
     }
 
     void screenKeepsUpWithAStalledEventLoop()
@@ -755,14 +760,9 @@ private Q_SLOTS:
         QVERIFY(s.buffer().startOffset() > 0);
         QCOMPARE(s.screenOutruns(), quint64(0));
         QVERIFY(s.screenSynced());
-        RecordingViewer late;
-        s.attach(&late, ViewerMode::Watch, std::nullopt);
-        QVERIFY(late.attachInfos.first().snapshotAt);
-        {
-            const QString d = screenDiff(always.received, late.received);
-            QVERIFY2(d.isEmpty(), qPrintable(d));
-        }
-        QVERIFY(finish(s, {&always, &late}));
+        const QString d = lateViewerDiff(s, always);
+        QVERIFY2(d.isEmpty(), qPrintable(d));
+        QVERIFY(finish(s, {&always}));
     }
 
     void floodPausesTheScreen()

@@ -43,6 +43,14 @@ inline constexpr char kIgnoreStateEnv[] = "TETHER_TEST_IGNORE_HANDOVER_STATE";
 /// session's metadata do not change it: readers skip what they do not know.
 constexpr quint32 kVersion = 1;
 
+/// A read-only link (share) of a session, kept across a restart in place.
+/// The engine only carries it: the server defines what it grants
+/// (docs/protocol.md, "Read-only links").
+struct ShareRecord {
+    QString token;            ///< the link's secret (base64url)
+    qint64 createdMs = 0;     ///< ms since the epoch, UTC
+};
+
 /// One session (or one being torn down, `dying`).
 struct SessionRecord {
     QString id;               ///< empty only for a dying session adopted bare
@@ -68,6 +76,9 @@ struct SessionRecord {
     /// Session::name() (empty: none). Appended to the metadata after
     /// marginResets: a state from a build without names reads as "no name".
     QString name;
+    /// The session's read-only links. Appended to the metadata after
+    /// `name`: a state from a build without them reads as none.
+    QList<ShareRecord> shares;
 
     qsizetype ringSize() const
     {

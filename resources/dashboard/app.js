@@ -436,14 +436,10 @@ function createItem(id) {
   attach.href = `#/s/${encodeURIComponent(id)}`;
   const watch = el('a', 'button small watch', 'Watch');
   watch.href = `#/s/${encodeURIComponent(id)}/watch`;
-  const share = el('button', 'small share', 'Share');
-  share.type = 'button';
-  share.title = 'Share (read-only link): whoever opens the link can watch this session, and nothing else';
-  share.addEventListener('click', () => shareSession(id));
   const kill = el('button', 'small danger kill', 'Kill');
   kill.type = 'button';
   kill.addEventListener('click', () => killSession(id));
-  actions.append(attach, watch, share, kill);
+  actions.append(attach, watch, kill);
   li.append(open, actions);
   return li;
 }
@@ -492,8 +488,6 @@ function updateItem(li, s) {
   kill.setAttribute('aria-label', `${kill.textContent} ${label}`);
   li.querySelector('.watch').setAttribute('aria-label', `Watch ${label} read-only`);
   li.querySelector('.watch').hidden = s.state === 'exited';
-  li.querySelector('.share').setAttribute('aria-label', `Share ${label} (read-only link)`);
-  li.querySelector('.share').hidden = s.state === 'exited';
   const attach = li.querySelector('.attach');
   attach.setAttribute('aria-label', `Attach to ${label}`);
   // Attached here already, or exited (the row still opens its output).

@@ -26,11 +26,11 @@ if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
 fi
 export TETHER_BIN="$bin"
 cd "$here"
-# Without files: every test but the terminal's own features, which ctest runs
-# on their own (browser/terminal: clipboard, search, meter, names), so that no
-# one run nears ctest's timeout.
+# Without files: every test but the terminal's own features and the read-only
+# links, which ctest runs on their own (browser/terminal: clipboard, search,
+# meter, names; browser/share), so that no one run nears ctest's timeout.
 if [ $# -eq 0 ]; then
-  set -- $(ls *.test.mjs | grep -vx 'terminal.test.mjs')
+  set -- $(ls *.test.mjs | grep -vx -e 'terminal.test.mjs' -e 'share.test.mjs')
 fi
 # The report of a run of one file is kept under that file's name (ctest runs
 # browser/terminal beside browser/dashboard in the same build).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Read-only links in a real Chromium (docs/protocol.md "Read-only links"):
-// the owner's dashboard makes a link with Share; a browser without the key
+// the owner's dashboard makes a link with Share (over the open session); a browser without the key
 // opens it and gets the watch-only view of that one session (no list, says
 // it is read-only), sees the output live, types and resizes without anything
 // reaching the program; the owner's Revoke ends it on that page at once.
@@ -38,11 +38,11 @@ describe('read-only links', { timeout: 180000 }, () => {
     const other = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'echo OTHER; exec cat'] });
     assert.equal(other.status, 201);
 
-    // The owner's dashboard: Share on the session's entry makes the link.
+    // The owner's dashboard: Share over the open session makes the link.
     const owner = await newPage(browser);
-    await openDashboard(owner, server);
-    const item = owner.locator(`.session[data-id="${id}"]`);
-    await item.locator('.share').click();
+    await openDashboard(owner, server, `#/s/${id}/watch`);
+    await waitForLine(owner, /^READY-42$/);
+    await owner.click('#share');
     await owner.locator('#share-dialog[open]').waitFor();
     await until(async () => (await owner.inputValue('#share-url')) !== '', 10000, 'the link');
     const link = await owner.inputValue('#share-url');

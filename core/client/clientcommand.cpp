@@ -157,6 +157,24 @@ int terminalColumns(int fd)
     return ws.ws_col;
 }
 
+/// `rows` (the first one the header) as text: columns padded to their
+/// widest cell plus two spaces, the last one not padded.
+QString alignedColumns(const QList<QStringList> &rows)
+{
+    QVector<int> widths(rows.first().size(), 0);
+    for (const QStringList &r : rows)
+        for (int c = 0; c < r.size(); ++c)
+            widths[c] = qMax(widths[c], int(r[c].size()));
+    QString out;
+    for (const QStringList &r : rows) {
+        QString line;
+        for (int c = 0; c < r.size(); ++c)
+            line += c + 1 < r.size() ? r[c].leftJustified(widths[c] + 2) : r[c];
+        out += line + QLatin1Char('\n');
+    }
+    return out;
+}
+
 /// The `tether list` table. Only the last column (COMMAND/TITLE) is ever
 /// cut: to what is left of `columns` (the terminal's width) after the other
 /// columns, at least kMinLastColumn, or at kMaxLastColumn characters when
@@ -197,14 +215,7 @@ QString table(const QJsonArray &sessions, int columns)
     }
     for (QStringList &r : rows)
         r.last() = ellipsize(r.last(), lastLimit);
-    QString out;
-    for (const QStringList &r : rows) {
-        QString line;
-        for (int c = 0; c < r.size(); ++c)
-            line += c + 1 < r.size() ? r[c].leftJustified(widths[c] + 2) : r[c];
-        out += line + QLatin1Char('\n');
-    }
-    return out;
+    return alignedColumns(rows);
 }
 
 /// Finds the session `prefix` names: an exact id, else the session with
@@ -598,18 +609,7 @@ QString shareTable(const QJsonArray &shares)
                             QString::number(o.value(QStringLiteral("viewers")).toInt()),
                             o.value(QStringLiteral("created")).toString(), o.value(QStringLiteral("url")).toString()};
     }
-    QVector<int> widths(rows.first().size(), 0);
-    for (const QStringList &r : rows)
-        for (int c = 0; c < r.size(); ++c)
-            widths[c] = qMax(widths[c], int(r[c].size()));
-    QString out;
-    for (const QStringList &r : rows) {
-        QString line;
-        for (int c = 0; c < r.size(); ++c)
-            line += c + 1 < r.size() ? r[c].leftJustified(widths[c] + 2) : r[c];
-        out += line + QLatin1Char('\n');
-    }
-    return out;
+    return alignedColumns(rows);
 }
 
 int shareCommand(const QStringList &args)

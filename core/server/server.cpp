@@ -695,7 +695,11 @@ bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *ho
 Server::ShareAccess Server::shareAccess(const HttpConnection *c, QString *token, QString *why) const
 {
     // The credentials a link holder can present: the bearer token (scripts,
-    // `tether attach --watch --key TOKEN`) and the cookies the link set.
+    // any WebSocket client) and the cookies links set. Each is looked up in
+    // constant time against every live token, so a peer without the key
+    // gets only kMaxCandidates lookups per request, however many cookies
+    // it sends.
+    constexpr int kMaxCandidates = 8;
     const HttpRequest &r = c->request();
     QList<QByteArray> candidates;
     const QByteArray auth = r.header("authorization");
@@ -707,7 +711,7 @@ Server::ShareAccess Server::shareAccess(const HttpConnection *c, QString *token,
             continue;
         for (const QByteArray &part : h.second.split(';')) {
             const int eq = part.indexOf('=');
-            if (eq > 0 && part.left(eq).trimmed().startsWith(kShareCookiePrefix)) {
+            if (eq > 0 && part.left(eq).trimmed().startsWith(kShareCookiePrefix) && candidates.size() < kMaxCandidates) {
                 candidates.append(part.mid(eq + 1).trimmed());
                 shareCookie = true;
             }

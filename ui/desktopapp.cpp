@@ -770,6 +770,7 @@ QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &d
                        "  new      start a session\n"
                        "  kill     end a session\n"
                        "  rename   name a session, or rename it\n"
+                       "  share    print a read-only link to a session, list or revoke links\n"
                        "  key      print the dashboard link, or make a new key (--rotate)\n"
                        "  restart  restart Tether in place, keeping every session"));
     parser.addHelpOption();
@@ -822,7 +823,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, key or restart")
+        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, share, key or restart")
                                                       .arg(parser.positionalArguments().constFirst()));
     QString error;
     if (!ServeOptions::read(parser, config, &error))

@@ -159,6 +159,8 @@ AttachStream::Close AttachStream::closeMeaning(int code, const QString &reason)
         return Close::BadRequest;
     case Protocol::TooBig:
         return Close::TooBig;
+    case Protocol::Unauthorized:
+        return Close::Revoked;
     case Protocol::ServiceRestart:
         // Tether restarts in place; the next process image accepts on the
         // same socket (Qt 5.15 and 6.4 report 1002 for it: the default).
@@ -184,6 +186,7 @@ std::optional<AttachStream::End> AttachStream::closeEnd(Close meaning)
     case Close::TooManyViewers: return End::TooManyViewers;
     case Close::BadRequest: return End::ProtocolError;
     case Close::TooBig: return End::ProtocolError;
+    case Close::Revoked: return End::AuthFailed; // retrying meets 401
     }
     return std::nullopt;
 }
@@ -201,6 +204,7 @@ const char *AttachStream::closeName(Close meaning)
     case Close::TooManyViewers: return "too_many_viewers";
     case Close::BadRequest: return "bad_request";
     case Close::TooBig: return "too_big";
+    case Close::Revoked: return "revoked";
     }
     return "retry";
 }

@@ -73,6 +73,7 @@ public:
         TooManyViewers, ///< 4429
         BadRequest,     ///< 4400 ("bad control message", "bad query")
         TooBig,         ///< 1009 (a message over 1 MiB)
+        Revoked,        ///< 4401: the read-only link attached with was revoked
     };
     Q_ENUM(Close)
 

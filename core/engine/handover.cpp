@@ -81,6 +81,11 @@ QByteArray sessionMeta(const SessionRecord &s)
     // last field, after the screen, in version 2: a reader of version 2
     // without names still finds the screen where it expects it.
     w.text(s.name);
+    w.u32(quint32(s.shares.size()));
+    for (const ShareRecord &share : s.shares) {
+        w.text(share.token);
+        w.i64(share.createdMs);
+    }
     return w.take();
 }
 
@@ -184,6 +189,17 @@ bool decodeSession(ByteReader &r, quint32 version, SessionRecord *s, bool borrow
     // by an older build of it.
     if (m.ok() && m.remaining() > 0)
         s->name = m.text();
+    if (m.ok() && m.remaining() > 0) {
+        const quint32 shares = m.u32();
+        if (shares > quint32(m.remaining() / 12)) // each at least a length and a time
+            m.fail();
+        for (quint32 i = 0; i < shares && m.ok(); ++i) {
+            ShareRecord share;
+            share.token = m.text();
+            share.createdMs = m.i64();
+            s->shares.append(share);
+        }
+    }
     // Bytes past the fields known here were appended by a later build of the
     // same format version: skipped on purpose.
     if (!r.ok() || !m.ok()) {

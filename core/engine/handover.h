@@ -66,6 +66,14 @@ struct ScreenRecord {
     QList<ResizeRecord> resizes; ///< resizes at offsets > `offset`, ascending
 };
 
+/// A read-only link (share) of a session, kept across a restart in place.
+/// The engine only carries it: the server defines what it grants
+/// (docs/protocol.md, "Read-only links").
+struct ShareRecord {
+    QString token;            ///< the link's secret (base64url)
+    qint64 createdMs = 0;     ///< ms since the epoch, UTC
+};
+
 /// One session (or one being torn down, `dying`).
 struct SessionRecord {
     QString id;               ///< empty only for a dying session adopted bare
@@ -93,6 +101,9 @@ struct SessionRecord {
     /// state from a build without names reads as "no name".
     QString name;
     ScreenRecord screen;      ///< format version 2 on
+    /// The session's read-only links. Appended to the metadata after
+    /// `name`: a state from a build without them reads as none.
+    QList<ShareRecord> shares;
 
     qsizetype ringSize() const
     {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "restartinplace.h"
+#include "sharestore.h"
 #include "commandline.h"
 #include "fdlimit.h"
 #include "handover.h"
@@ -358,6 +359,10 @@ void RestartInPlace::execNow()
 
     Handover::State state = m_registry->handover();
     state.key = m_server->accessKey();
+    // Read-only links go with their sessions (open share viewers reconnect
+    // with their cookies and resume, as every viewer does).
+    for (Handover::SessionRecord &r : state.sessions)
+        r.shares = r.dying ? QList<Handover::ShareRecord>() : m_server->shares()->records(r.id);
     state.listenFd = m_server->listeningSocketDescriptor();
     state.restarts = m_restarts + 1;
     // A `--version` probe of a new binary still running would be our child
@@ -532,6 +537,10 @@ RestartInPlace::Adoption RestartInPlace::adoptHandover(QString *report)
     int adopted = 0;
     if (stateOk) {
         adopted = m_registry->adopt(state, &problems);
+        for (const Handover::SessionRecord &r : std::as_const(state.sessions)) {
+            if (!r.dying && !r.shares.isEmpty() && m_registry->find(r.id))
+                m_server->shares()->adopt(r.id, r.shares);
+        }
         if (!m_server->adoptAccessKey(state.key))
             problems.append(QStringLiteral("the handed-over key is malformed; using the stored one"));
         m_restarts = state.restarts;

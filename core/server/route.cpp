@@ -101,6 +101,20 @@ Route routeApi(const HttpRequest &request)
             r.id = parts.at(2);
         return r;
     }
+    if (parts.size() == 4 && endpoint == QLatin1String("sessions") && parts.at(3) == QLatin1String("shares")) {
+        Route r = apiByMethod(method, {{"DELETE", K::RevokeSessionShares}}, "DELETE");
+        if (r.kind != K::MethodNotAllowed)
+            r.id = parts.at(2);
+        return r;
+    }
+    if (parts.size() == 2 && endpoint == QLatin1String("shares"))
+        return apiByMethod(method, {{"GET", K::ListShares}, {"POST", K::CreateShare}}, "GET, POST");
+    if (parts.size() == 3 && endpoint == QLatin1String("shares")) {
+        Route r = apiByMethod(method, {{"DELETE", K::RevokeShare}}, "DELETE");
+        if (r.kind != K::MethodNotAllowed)
+            r.id = parts.at(2);
+        return r;
+    }
     if (parts.size() == 2 && endpoint == QLatin1String("key"))
         return apiByMethod(method, {{"POST", K::RotateKey}}, "POST");
     if (parts.size() == 2 && endpoint == QLatin1String("restart"))
@@ -121,6 +135,10 @@ Route routeStatic(const HttpRequest &request)
     if (path == QLatin1String("/")) {
         if (request.hasQuery() && request.query().hasQueryItem(QStringLiteral("key"))) {
             r.kind = Route::Kind::KeyLink;
+            return r;
+        }
+        if (request.hasQuery() && request.query().hasQueryItem(QStringLiteral("share"))) {
+            r.kind = Route::Kind::ShareLink;
             return r;
         }
         path = QStringLiteral("/index.html");

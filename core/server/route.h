@@ -34,6 +34,11 @@ struct Route {
         RotateKey,        ///< POST /api/key
         Restart,          ///< GET or POST /api/restart
         Events,           ///< GET /api/events
+        ListShares,       ///< GET /api/shares
+        CreateShare,      ///< POST /api/shares
+        RevokeShare,      ///< DELETE /api/shares/{token}: `id` is the token
+        RevokeSessionShares, ///< DELETE /api/sessions/{id}/shares: `id`
+        ShareLink,        ///< GET/HEAD / with a `share` query item: 303 to the watch-only view
         KeyLink,          ///< GET/HEAD / with a `key` query item: 303 to /, the cookie if it is right
         StaticFile,       ///< GET/HEAD of `file` (":/dashboard/..."), 404 if it does not exist
     };
@@ -42,7 +47,7 @@ struct Route {
     /// 503 instead while it has no registry (shutting down).
     bool api = false;
     QByteArray allow;         ///< MethodNotAllowed: the Allow header
-    QString id;               ///< session id (Upgrade, GetSession, DeleteSession, PatchSession)
+    QString id;               ///< session id (Upgrade, GetSession, DeleteSession, PatchSession, RevokeSessionShares); RevokeShare: the token
     QString file;             ///< StaticFile: the Qt resource path
     // Upgrade: the query (docs/protocol.md, "WebSocket").
     ViewerMode mode = ViewerMode::Control;

@@ -38,6 +38,7 @@ export const CloseCode = Object.freeze({
   SERVICE_RESTART: 1012, // "server restarting": Tether restarts in place; resume
   TRY_AGAIN: 1013,    // input stalled / watcher too far behind
   BAD_MESSAGE: 4400,
+  REVOKED: 4401,      // the read-only link this page watches with was revoked
   NO_SESSION: 4404,
   SUPERSEDED: 4409,
   EXITED: 4410,
@@ -57,6 +58,7 @@ export const CloseReason = Object.freeze({
   PROCESS_EXITED: 'process exited',
   TOO_MANY_VIEWERS: 'too many viewers',
   SERVICE_RESTART: 'server restarting',
+  SHARE_REVOKED: 'read-only link revoked',
 });
 
 /**
@@ -64,7 +66,7 @@ export const CloseReason = Object.freeze({
  * too (AttachStream::closeMeaning; shared vectors in
  * tests/vectors/attach-stream.json): 'taken_over', 'exited', 'not_found',
  * 'session_killed', 'server_shutdown', 'going_away' (1001 with another text),
- * 'too_many_viewers', 'bad_request', 'too_big', or 'retry' (no close frame,
+ * 'too_many_viewers', 'bad_request', 'too_big', 'revoked', or 'retry' (no close frame,
  * 1012, 1013, anything else: resume).
  */
 export function closeMeaning(code, reason) {
@@ -79,6 +81,7 @@ export function closeMeaning(code, reason) {
     case CloseCode.TOO_MANY_VIEWERS: return 'too_many_viewers';
     case CloseCode.BAD_MESSAGE: return 'bad_request';
     case CloseCode.TOO_BIG: return 'too_big';
+    case CloseCode.REVOKED: return 'revoked';
     default: return 'retry';
   }
 }
@@ -109,7 +112,7 @@ export function screenReplayLines(session) {
  *  - 'reconnecting'  connection lost; retrying with backoff (detail.retryInMs)
  *  - 'offline'       the server cannot be reached (or the browser is offline); retrying
  *  - 'ended'         no more automatic retries: detail.reason is one of
- *                    'superseded' | 'exited' | 'expired' | 'closed' | 'unauthorized' | 'error',
+ *                    'superseded' | 'exited' | 'expired' | 'closed' | 'unauthorized' | 'revoked' | 'error',
  *                    detail.closeReason the server's close reason text, detail.exit for 'exited'
  */
 export class Attachment {
@@ -426,6 +429,9 @@ export class Attachment {
         return this.end('expired', { closeReason });
       case 'bad_request':
         return this.end('error', { code, closeReason });
+      case 'revoked':
+        // A read-only link that was revoked: retrying would meet 401.
+        return this.end('revoked', { closeReason });
       case 'too_many_viewers':
         // Retrying would only be refused again while the others stay.
         return this.end('error', { code, closeReason: 'Too many viewers on this session' });

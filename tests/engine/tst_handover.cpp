@@ -57,6 +57,8 @@ Handover::State sampleState()
     a.screen.rows = 43;
     a.screen.snapshot = QByteArray("\x1b[H\x1b[2Jscreen", 14);
     a.screen.resizes = {Handover::ResizeRecord{1015, 80, 24}, Handover::ResizeRecord{1017, 100, 30}};
+    a.shares = {{QStringLiteral("tok1tok1tok1tok1tok1tok1tok1tok1tok1tok1tok"), 1714564800000},
+                {QStringLiteral("tok2tok2tok2tok2tok2tok2tok2tok2tok2tok2tok"), 1714564801000}};
     Handover::SessionRecord b;
     b.id = QStringLiteral("BBBB");
     b.command = QStringList{QStringLiteral("true")};
@@ -126,6 +128,11 @@ void compareStates(const Handover::State &x, const Handover::State &y)
             QCOMPARE(a.screen.resizes.at(r).offset, b.screen.resizes.at(r).offset);
             QCOMPARE(a.screen.resizes.at(r).cols, b.screen.resizes.at(r).cols);
             QCOMPARE(a.screen.resizes.at(r).rows, b.screen.resizes.at(r).rows);
+        }
+        QCOMPARE(a.shares.size(), b.shares.size());
+        for (int j = 0; j < a.shares.size(); ++j) {
+            QCOMPARE(a.shares.at(j).token, b.shares.at(j).token);
+            QCOMPARE(a.shares.at(j).createdMs, b.shares.at(j).createdMs);
         }
     }
 }
@@ -272,16 +279,48 @@ private Q_SLOTS:
         compareStates(back, st);
     }
 
+    /// Bytes of the first session's read-only links at the end of its
+    /// metadata (a u32 count, then per link a text and an i64).
+    static int shareBytes(const Handover::State &st)
+    {
+        int n = 4;
+        for (const Handover::ShareRecord &r : st.sessions.first().shares)
+            n += 4 + int(r.token.toUtf8().size()) + 8;
+        return n;
+    }
+
+    void stateWithoutSharesReadsAsNone()
+    {
+        // A state from a build of format version 1 before read-only links:
+        // the metadata ends after the name. Cut the links off the first
+        // session (the last field).
+        const Handover::State st = sampleState();
+        QVERIFY(!st.sessions.first().shares.isEmpty());
+        QByteArray bytes = Handover::encode(st);
+        const int at = firstMetaOffset(st);
+        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
+        const int cut = shareBytes(st);
+        bytes.remove(at + 4 + int(len) - cut, cut);
+        qToLittleEndian<quint32>(len - quint32(cut), bytes.data() + at);
+        Handover::State back;
+        QString error;
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        Handover::State want = st;
+        want.sessions.first().shares.clear();
+        compareStates(back, want);
+    }
+
     void stateWithoutNamesReadsAsUnnamed()
     {
         // A state from a build of format version 1 before names: the
-        // metadata ends after the margin resets. Cut the name off the first
-        // session (u32 length + its UTF-8 bytes, the last field).
+        // metadata ends after the margin resets. Cut the name (u32 length +
+        // its UTF-8 bytes) and the read-only links after it off the first
+        // session.
         const Handover::State st = sampleState();
         QByteArray bytes = Handover::encode(st);
         const int at = firstMetaOffset(st);
         const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
-        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size());
+        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size()) + shareBytes(st);
         bytes.remove(at + 4 + int(len) - nameBytes, nameBytes);
         qToLittleEndian<quint32>(len - quint32(nameBytes), bytes.data() + at);
         Handover::State back;
@@ -289,6 +328,7 @@ private Q_SLOTS:
         QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
         Handover::State want = st;
         want.sessions.first().name.clear();
+        want.sessions.first().shares.clear();
         compareStates(back, want);
     }
 

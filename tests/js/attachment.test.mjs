@@ -47,7 +47,7 @@ test('close codes are protocol.h\'s', () => {
   assert.deepEqual(Object.values(mod.CloseCode).sort(), Object.values(cpp).sort());
   // And the names agree where they mean the same (JS names are older: a map).
   const names = { GOING_AWAY: 'GoingAway', TOO_BIG: 'TooBig', SERVICE_RESTART: 'ServiceRestart',
-    TRY_AGAIN: 'TryAgainLater', BAD_MESSAGE: 'BadRequest',
+    TRY_AGAIN: 'TryAgainLater', BAD_MESSAGE: 'BadRequest', REVOKED: 'Unauthorized',
     NO_SESSION: 'NotFound', SUPERSEDED: 'Superseded', EXITED: 'Exited', TOO_MANY_VIEWERS: 'TooManyViewers' };
   for (const [js, value] of Object.entries(mod.CloseCode)) {
     assert.ok(names[js], `CloseCode.${js} has no counterpart in protocol.h`);

@@ -362,6 +362,12 @@ void TestRestart::keepsEverything()
     QTRY_VERIFY(floodViewer.stream.size() > 10000);
     RawWs raw;
     QVERIFY(raw.handshake(s.port, "/ws/" + shell.toLatin1() + "?mode=watch", s.key));
+    // A read-only link of the shell, watched through it (its token, not the key).
+    const QJsonObject shareBefore = s.http("POST", "/api/shares", "{\"session\":\"" + shell.toLatin1() + "\"}").json();
+    const QByteArray shareToken = shareBefore.value(QStringLiteral("token")).toString().toLatin1();
+    QVERIFY(!shareToken.isEmpty());
+    ResumingViewer linkViewer(s.port, shareToken, shell, QStringLiteral("watch"));
+    QTRY_VERIFY(linkViewer.live());
 
     const Snapshot altBefore = snapshot(s, alt);
     QVERIFY(!altBefore.bytes.isEmpty());
@@ -450,6 +456,22 @@ void TestRestart::keepsEverything()
     QTRY_VERIFY(shellViewer.live());
     shellViewer.type("after restart\r");
     QTRY_VERIFY(shellViewer.stream.contains("got:after restart"));
+
+    // The read-only link was kept (same token, session and time) and its
+    // viewer resumed through it; the link still grants only what it did.
+    const QJsonArray sharesAfter = s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray();
+    QCOMPARE(sharesAfter.size(), 1);
+    for (const char *field : {"token", "session", "created", "url"})
+        QCOMPARE(sharesAfter.at(0).toObject().value(QLatin1String(field)), shareBefore.value(QLatin1String(field)));
+    QTRY_VERIFY(linkViewer.live());
+    QVERIFY(linkViewer.attaches.size() >= 2);
+    QCOMPARE(linkViewer.attaches.last().value(QStringLiteral("reason")).toString(), QStringLiteral("resume"));
+    QTRY_VERIFY(linkViewer.stream.contains("got:after restart"));
+    QCOMPARE(linkViewer.stream.count("ready"), 1);
+    const QByteArray asLink = "Host: 127.0.0.1:" + QByteArray::number(s.port) + "\r\nAuthorization: Bearer " + shareToken + "\r\n\r\n";
+    QCOMPARE(rawHttp(s.port, "GET /api/sessions/" + shell.toLatin1() + " HTTP/1.1\r\n" + asLink).status, 200);
+    QCOMPARE(rawHttp(s.port, "GET /api/sessions HTTP/1.1\r\n" + asLink).status, 403);
+    linkViewer.stop();
     QVERIFY(shellViewer.stream.startsWith("ready\r\n"));
     QCOMPARE(shellViewer.stream.count("ready"), 1);
     QVERIFY(!QFile::exists(hup));

@@ -87,6 +87,18 @@ void TestRoute::route_data()
     QTest::newRow("events") << QByteArray("GET") << QByteArray("/api/events") << false << K::Events << true << none;
     QTest::newRow("events: POST") << QByteArray("POST") << QByteArray("/api/events") << false << K::MethodNotAllowed << true
                                   << "GET";
+    QTest::newRow("shares") << QByteArray("GET") << QByteArray("/api/shares") << false << K::ListShares << true << none;
+    QTest::newRow("share") << QByteArray("POST") << QByteArray("/api/shares") << false << K::CreateShare << true << none;
+    QTest::newRow("shares: PUT") << QByteArray("PUT") << QByteArray("/api/shares") << false << K::MethodNotAllowed
+                                 << true << "GET, POST";
+    QTest::newRow("revoke") << QByteArray("DELETE") << QByteArray("/api/shares/T0k") << false << K::RevokeShare << true << "T0k";
+    QTest::newRow("revoke: GET") << QByteArray("GET") << QByteArray("/api/shares/T0k") << false << K::MethodNotAllowed
+                                 << true << "DELETE";
+    QTest::newRow("revoke a session's") << QByteArray("DELETE") << QByteArray("/api/sessions/Ab_1/shares") << false
+                                        << K::RevokeSessionShares << true << "Ab_1";
+    QTest::newRow("a session's shares: GET") << QByteArray("GET") << QByteArray("/api/sessions/Ab_1/shares") << false
+                                             << K::MethodNotAllowed << true << "DELETE";
+    QTest::newRow("share link") << QByteArray("GET") << QByteArray("/?share=abc") << false << K::ShareLink << false << none;
     QTest::newRow("api root") << QByteArray("GET") << QByteArray("/api") << false << K::NotFound << true << none;
     QTest::newRow("api unknown") << QByteArray("GET") << QByteArray("/api/nope") << false << K::NotFound << true << none;
     QTest::newRow("too deep") << QByteArray("GET") << QByteArray("/api/sessions/a/b") << false << K::NotFound << true << none;

@@ -439,6 +439,36 @@ private Q_SLOTS:
         return d;
     }
 
+    /// Runs `script` in a session with a 64 KiB ring, watched from the
+    /// start, until it printed "fin" and the screen parsed it all; a flood
+    /// must have outrun the screen, `gone` (if any) left the ring, and the
+    /// screen be synced again; then lateViewerDiff(`then`). Empty when all
+    /// that held, else what did not. Tears the session down.
+    static QString floodThenLateViewer(const QString &script, const QByteArray &gone = QByteArray(),
+                                       const QByteArray &then = QByteArray())
+    {
+        Session s(QStringLiteral("flood"), sh(script), 65536);
+        QString err;
+        if (!s.start(&err))
+            return err;
+        RecordingViewer always;
+        s.attach(&always, ViewerMode::Watch, std::nullopt);
+        QString d;
+        if (!settle(s, "fin", 60000))
+            d = QStringLiteral("no fin, or the screen did not catch up");
+        else if (s.screenOutruns() == 0)
+            d = QStringLiteral("the flood never outran the screen");
+        else if (!gone.isEmpty() && ringContent(s).contains(gone))
+            d = QStringLiteral("still in the ring: ") + QString::fromUtf8(gone);
+        else if (!s.screenSynced())
+            d = QStringLiteral("the screen is not synced");
+        else
+            d = lateViewerDiff(s, always, then);
+        if (!finish(s, {&always}))
+            d += QStringLiteral(" (and no teardown)");
+        return d;
+    }
+
     /// Detaches `viewers`, kills the session and waits for its teardown.
     static bool finish(Session &s, std::initializer_list<Viewer *> viewers)
     {
@@ -689,17 +719,8 @@ private Q_SLOTS:
             "seq 1 400000; sleep 0.5;"
             "printf '\\033[?1049h\\033[2J\\033[H\\033[1mTOP\\033[0m\\033[12;30Hmiddle\\033[24;1Hbottom';"
             "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); [ $((i%50)) -ne 0 ] || sleep 0.01; printf '\\033[5;5H%05d' $i; done; printf '\\033[6;1Hfin'; exec sleep 30");
-        Session s(QStringLiteral("flood"), sh(script), 65536);
-        QString err;
-        QVERIFY(s.start(&err));
-        RecordingViewer always;
-        s.attach(&always, ViewerMode::Watch, std::nullopt);
-        QVERIFY(settle(s, "fin", 60000));
-        QVERIFY2(s.screenOutruns() > 0, "the flood never outran the screen");
-        QVERIFY(s.screenSynced());
-        const QString d = lateViewerDiff(s, always);
+        const QString d = floodThenLateViewer(script);
         QVERIFY2(d.isEmpty(), qPrintable(d));
-        QVERIFY(finish(s, {&always}));
     }
 
     void floodInTheAlternateScreenKeepsTheNormalScreen()
@@ -715,19 +736,9 @@ private Q_SLOTS:
             "printf 'normal one\\r\\n\\033[1;32mnormal two\\033[0m\\r\\n$ less long.txt';"
             "printf '\\033[?1049h\\033[2J\\033[H'; seq -f 'page line %g' 1 4000; sleep 0.5;"
             "seq 1 400000; sleep 0.5; printf 'fin'; exec sleep 30");
-        Session s(QStringLiteral("altflood"), sh(script), 65536);
-        QString err;
-        QVERIFY(s.start(&err));
-        RecordingViewer always;
-        s.attach(&always, ViewerMode::Watch, std::nullopt);
-        QVERIFY(settle(s, "fin", 60000));
-        QVERIFY2(s.screenOutruns() > 0, "the flood never outran the screen");
-        QVERIFY2(!ringContent(s).contains("normal two"), "the normal screen's bytes are still in the ring");
-        QVERIFY(s.screenSynced());
         // Also the normal screen, once the program leaves the alternate one.
-        const QString d = lateViewerDiff(s, always, "\x1b[?1049l");
+        const QString d = floodThenLateViewer(script, "normal two", "\x1b[?1049l");
         QVERIFY2(d.isEmpty(), qPrintable(d));
-        QVERIFY(finish(s, {&always}));
     }
 
     void screenKeepsUpWithAStalledEventLoop()

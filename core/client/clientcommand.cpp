@@ -444,13 +444,26 @@ int listCommand(const QStringList &args)
 /// exits), wants exactly `positionals` positional arguments (else
 /// `countError`, a usage error) and finds the server. False with *status
 /// when the command ends here.
+/// The options every command has without a value (help, version), plus `extra`.
+QStringList commonFlags(const QStringList &extra = {})
+{
+    return QStringList{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
+                       QStringLiteral("-v"), QStringLiteral("--version")}
+        + extra;
+}
+
+/// The options every command has with a value (Common), plus `extra`.
+QStringList commonValueOptions(const QStringList &extra = {})
+{
+    return QStringList{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert")} + extra;
+}
+
 bool setUpSessionCommand(QCommandLineParser &parser, const Common &common, const QString &command,
                          const QStringList &args, int positionals, const QString &countError, ServerEndpoint *ep,
                          int *status)
 {
-    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
-                            QStringLiteral("-v"), QStringLiteral("--version")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert")};
+    const QStringList flags = commonFlags();
+    const QStringList values = commonValueOptions();
     if (!parse(parser, common, command, idsAsPositional(args, flags, values), status))
         return false;
     if (parser.positionalArguments().size() != positionals) {
@@ -633,9 +646,8 @@ int shareCommand(const QStringList &args)
                                                    "(its ID or name): their viewers are closed at once."),
                                     QStringLiteral("TOKEN|ID"));
     parser.addOptions({list, json, revoke});
-    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
-                            QStringLiteral("-v"), QStringLiteral("--version"), QStringLiteral("--list"), QStringLiteral("--json")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert"), QStringLiteral("--revoke")};
+    const QStringList flags = commonFlags({QStringLiteral("--list"), QStringLiteral("--json")});
+    const QStringList values = commonValueOptions({QStringLiteral("--revoke")});
     int status = kExitOk;
     if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
@@ -882,11 +894,8 @@ int attachCommand(const QStringList &args)
                                  QStringLiteral("[ID]"));
     int status = kExitOk;
     ServerEndpoint ep;
-    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"),
-                            QStringLiteral("--help-all"), QStringLiteral("-v"), QStringLiteral("--version"),
-                            QStringLiteral("--watch")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert"), QStringLiteral("--detach-key"),
-                             QStringLiteral("--replay"), QStringLiteral("--lines")};
+    const QStringList flags = commonFlags({QStringLiteral("--watch")});
+    const QStringList values = commonValueOptions({QStringLiteral("--detach-key"), QStringLiteral("--replay"), QStringLiteral("--lines")});
     if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
     int screenLines = -1;

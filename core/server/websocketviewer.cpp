@@ -11,6 +11,9 @@
 #include <QJsonObject>
 #include <QTcpSocket>
 #include <QWebSocket>
+#include <QtEndian>
+
+#include <cstring>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -137,18 +140,55 @@ void WebSocketViewer::attached(Session *session, const AttachInfo &info)
     sendText(o);
 }
 
+int WebSocketViewer::binaryFrameHeader(qsizetype payloadSize, char out[kMaxFrameHeader])
+{
+    const quint64 n = quint64(qMax<qsizetype>(0, payloadSize));
+    out[0] = char(0x82); // FIN, opcode 2 (binary)
+    if (n <= 125) {
+        out[1] = char(n);
+        return 2;
+    }
+    if (n <= 0xFFFF) {
+        out[1] = char(126);
+        qToBigEndian<quint16>(quint16(n), reinterpret_cast<uchar *>(out) + 2);
+        return 4;
+    }
+    out[1] = char(127);
+    qToBigEndian<quint64>(n, reinterpret_cast<uchar *>(out) + 2);
+    return 10;
+}
+
 void WebSocketViewer::output(const char *data, qsizetype size)
 {
     if (m_closing || m_pendingClose || m_finished || size <= 0)
         return;
     CallbackGuard guard(m_inCallback);
-    // QWebSocket copies each message into the socket's write buffer; split
-    // large spans (replay) into bounded frames so a client can start
+    // Large spans (replay) go in bounded frames so a client can start
     // rendering before the whole replay has arrived.
+    // Without the TCP socket (or once QWebSocket no longer sends: it refuses
+    // data frames outside ConnectedState, e.g. after a close frame) the
+    // QWebSocket path keeps its own checks.
+    const bool direct = m_tcp && m_socket->state() == QAbstractSocket::ConnectedState;
     for (qsizetype off = 0; off < size; off += kMaxSendChunk) {
         const qsizetype n = qMin(kMaxSendChunk, size - off);
-        m_socket->sendBinaryMessage(QByteArray::fromRawData(data + off, int(n)));
+        if (!direct) {
+            m_socket->sendBinaryMessage(QByteArray::fromRawData(data + off, int(n)));
+            continue;
+        }
+        char header[kMaxFrameHeader];
+        const int h = binaryFrameHeader(n, header);
+        // Reuse the last frame's buffer unless the socket still holds it
+        // (Qt 6 queues a written QByteArray by reference, not by copy).
+        if (!m_frame.isDetached())
+            m_frame = QByteArray();
+        m_frame.resize(int(h + n));
+        char *p = m_frame.data();
+        std::memcpy(p, header, size_t(h));
+        std::memcpy(p + h, data + off, size_t(n));
+        m_tcp->write(m_frame);
     }
+    if (direct)
+        m_tcp->flush();
     checkBackpressure();
 }
 
@@ -274,12 +314,17 @@ void WebSocketViewer::setTcpSocket(QTcpSocket *socket)
     // re-checks below follow the ciphertext actually sent.)
 }
 
+qint64 WebSocketViewer::queuedBytes() const
+{
+    // With TLS, also the ciphertext waiting in the inner socket.
+    return m_tcp ? pendingWriteBytes(m_tcp) : m_socket->bytesToWrite();
+}
+
 void WebSocketViewer::checkBackpressure()
 {
     if (!m_session || m_closing || m_pendingClose)
         return;
-    // With TLS, also the ciphertext waiting in the inner socket.
-    const qint64 queued = m_tcp ? pendingWriteBytes(m_tcp) : m_socket->bytesToWrite();
+    const qint64 queued = queuedBytes();
     // Hard bound for every viewer: output alone stays near the high watermark
     // (a control viewer pauses the PTY there, a watcher is dropped there), so
     // a queue far past it is client-induced: the client does not read.

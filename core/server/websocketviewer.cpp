@@ -9,13 +9,17 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QWebSocket>
 #include <QtEndian>
 
 #include <cstring>
 
+#include <cerrno>
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace Tether {
@@ -28,6 +32,24 @@ struct CallbackGuard {
     ~CallbackGuard() { --m_depth; }
     int &m_depth;
 };
+/// sendmsg(2) of a frame's header and payload, MSG_DONTWAIT: the bytes the
+/// kernel took, 0 when it took none (EAGAIN) or on an error, which the
+/// socket's own next write then reports through Qt as usual. MSG_NOSIGNAL:
+/// a peer that went away is EPIPE here, never SIGPIPE.
+qint64 sendNoWait(int fd, const char *head, int headSize, const char *body, qsizetype bodySize)
+{
+    iovec iov[2] = {{const_cast<char *>(head), size_t(headSize)}, {const_cast<char *>(body), size_t(bodySize)}};
+    msghdr msg = {};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    for (;;) {
+        const ssize_t n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n >= 0)
+            return n;
+        if (errno != EINTR)
+            return 0;
+    }
+}
 } // namespace
 
 WebSocketViewer::WebSocketViewer(QWebSocket *socket, ViewerKind kind, const Options &options,
@@ -163,32 +185,49 @@ void WebSocketViewer::output(const char *data, qsizetype size)
     if (m_closing || m_pendingClose || m_finished || size <= 0)
         return;
     CallbackGuard guard(m_inCallback);
-    // Large spans (replay) go in bounded frames so a client can start
-    // rendering before the whole replay has arrived.
     // Without the TCP socket (or once QWebSocket no longer sends: it refuses
     // data frames outside ConnectedState, e.g. after a close frame) the
     // QWebSocket path keeps its own checks.
-    const bool direct = m_tcp && m_socket->state() == QAbstractSocket::ConnectedState;
+    const bool framed = m_tcp && m_socket->state() == QAbstractSocket::ConnectedState;
+    // Straight to the kernel only on a plain TCP socket (TLS must encrypt).
+    const int fd = framed && !qobject_cast<QSslSocket *>(m_tcp.data()) ? int(m_tcp->socketDescriptor()) : -1;
+    qint64 sentNow = 0;
+    // Large spans (replay) go in bounded frames so a client can start
+    // rendering before the whole replay has arrived.
     for (qsizetype off = 0; off < size; off += kMaxSendChunk) {
         const qsizetype n = qMin(kMaxSendChunk, size - off);
-        if (!direct) {
+        if (!framed) {
             m_socket->sendBinaryMessage(QByteArray::fromRawData(data + off, int(n)));
             continue;
         }
         char header[kMaxFrameHeader];
         const int h = binaryFrameHeader(n, header);
-        // Reuse the last frame's buffer unless the socket still holds it
-        // (Qt 6 queues a written QByteArray by reference, not by copy).
+        // Nothing queued ahead: the kernel takes what it can from where the
+        // bytes are, without a copy and without blocking.
+        qint64 sent = 0;
+        if (fd >= 0 && m_tcp->bytesToWrite() == 0)
+            sent = sendNoWait(fd, header, h, data + off, n);
+        sentNow += sent;
+        if (sent == h + n)
+            continue;
+        // The rest goes behind whatever is queued, for the write notifier.
+        // Reuse the last buffer unless the socket still holds it (Qt 6
+        // queues a written QByteArray by reference, not by copy).
+        const qsizetype headLeft = qMax<qint64>(0, h - sent);
+        const qsizetype bodyFrom = qMax<qint64>(0, sent - h);
         if (!m_frame.isDetached())
             m_frame = QByteArray();
-        m_frame.resize(int(h + n));
-        char *p = m_frame.data();
-        std::memcpy(p, header, size_t(h));
-        std::memcpy(p + h, data + off, size_t(n));
+        m_frame.resize(int(headLeft + n - bodyFrom));
+        std::memcpy(m_frame.data(), header + (h - headLeft), size_t(headLeft));
+        std::memcpy(m_frame.data() + headLeft, data + off + bodyFrom, size_t(n - bodyFrom));
         m_tcp->write(m_frame);
     }
-    if (direct)
+    // What QWebSocket queued ahead of these frames (a text message), or
+    // what was queued above, leaves now as far as the kernel takes it.
+    if (framed && m_tcp->bytesToWrite() > 0)
         m_tcp->flush();
+    // The socket's bytesWritten never hears of the bytes sent directly.
+    m_replayAllowance = qMax<qint64>(0, m_replayAllowance - sentNow);
     checkBackpressure();
 }
 

@@ -29,17 +29,21 @@ namespace Tether {
  * PTY's fds (NousResearch/hermes-agent#54028).
  *
  * Output path: each output() becomes binary frames of at most kMaxSendChunk
- * bytes, built here (header and payload in one buffer) and written to the TCP
- * socket under the QWebSocket, in order with everything QWebSocket writes
- * there itself (text messages, pings, close). QWebSocket::sendBinaryMessage
- * would copy the payload twice (it detaches its argument, then the socket
- * copies it) and queue the header as a separate write: a 10-byte TCP segment
- * of its own with TCP_NODELAY, and one more event-loop turn per frame
- * (QAbstractSocket writes one queued block per write notification). Then the
- * socket is flushed (non-blocking: what the kernel does not take stays queued
- * and leaves on the write notifier), so a frame leaves in the event-loop turn
- * that produced it: a lone keystroke echo is not held for the next turn, and
- * what is already queued ahead of it goes first, in order. Profiled in
+ * bytes, framed here (RFC 6455 §5.2) and written to the TCP socket under the
+ * QWebSocket, in order with everything QWebSocket writes there itself (text
+ * messages, pings, close). When nothing is queued in that socket, a plain
+ * TCP frame goes to the kernel at once with one sendmsg(2) (MSG_DONTWAIT),
+ * header and payload straight from the caller's buffer; what the kernel
+ * does not take is copied once into the socket's queue and leaves on its
+ * write notifier, as everything does under TLS. Anything queued is flushed
+ * (non-blocking) before output() returns. So a frame leaves in the
+ * event-loop turn that produced it (a lone keystroke echo is not held for
+ * another turn), in one segment train, without a copy while the client
+ * keeps up. QWebSocket::sendBinaryMessage instead copied the payload twice
+ * (it detaches its argument, the socket copies it again) and queued the
+ * header as a block of its own: a separate 10-byte TCP segment under
+ * TCP_NODELAY, and one more event-loop turn per frame (QAbstractSocket
+ * writes one queued block per write notification). Figures in
  * docs/performance.md ("What each optimisation bought").
  *
  * Backpressure (control viewer): bytes queued in the socket
@@ -153,9 +157,9 @@ private:
     bool m_finished = false;
     bool m_pendingClose = false;
     qint64 m_replayAllowance = 0; ///< watcher: replay bytes not yet written
-    /// The last output frame (header + payload), reused for the next one
-    /// once the socket no longer shares it (it was sent): no allocation per
-    /// read while the client keeps up.
+    /// The last output frame (or its unsent rest) queued in the socket,
+    /// reused for the next one once the socket no longer shares it: no
+    /// allocation per read.
     QByteArray m_frame;
     QElapsedTimer m_lastSeen;
     QElapsedTimer m_lastTick;    ///< last ping tick: detects our own stalls

@@ -819,20 +819,25 @@ private Q_SLOTS:
         Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
                               QStringLiteral("stty raw -echo; head -c 1 >/dev/null; cat '%1'; printf '\\033]0;done\\007'; exec sleep 600").arg(file)});
         QVERIFY(s);
+        f.server->setFlowWatermarks(4 * 1024 * 1024, 1024 * 1024);
         RawWs raw;
+        raw.sock.setReadBufferSize(64 * 1024);
         QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
         QTRY_VERIFY(s->controlViewer());
         auto *v = dynamic_cast<WebSocketViewer *>(s->controlViewer());
         QVERIFY(v);
-        // A backlog first: 2 MiB in one call while the client reads nothing
-        // (under the 4 x high watermark bound that closes a client that
-        // does not read).
+        // A backlog first: 6 MiB in one call while the client reads nothing
+        // (more than the kernel's buffers take: tcp_wmem's 4 MiB at most,
+        // the client's unread window), so the rest of a frame and the frames
+        // after it wait in the socket's queue; the watermarks are raised so
+        // that the hard bound (4 x high) does not close this client.
         raw.reading = false;
-        QByteArray big(2 * 1024 * 1024, '\0');
+        QByteArray big(6 * 1024 * 1024, '\0');
         for (int i = 0; i < big.size(); ++i)
             big[i] = char('A' + (i / 7) % 26);
         v->output(big.constData(), big.size());
         v->output("|", 1);
+        QVERIFY(v->queuedBytes() > 0);
         QTRY_VERIFY(s->offset() == 0); // the program waits for its byte
         raw.reading = true;
         raw.pump();

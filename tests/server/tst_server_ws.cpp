@@ -8,6 +8,7 @@
 #include "servertestutil.h"
 #include "testutil.h"
 #include "vtrender.h"
+#include "websocketviewer.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -31,6 +32,19 @@ QByteArray ringBytes(const Session *s, quint64 from, quint64 to)
 QString wsPath(const Session *s, const QString &query = QString())
 {
     return QStringLiteral("/ws/") + s->id() + (query.isEmpty() ? QString() : QStringLiteral("?") + query);
+}
+
+/// Waits up to `ms` for the next complete frame from the server.
+bool waitFrame(RawWs &raw, RawWs::Frame *frame, int ms = 5000)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!raw.nextFrame(frame)) {
+        if (t.elapsed() > ms)
+            return false;
+        QTest::qWait(5);
+    }
+    return true;
 }
 
 bool writeFile(const QString &path, const QByteArray &data)
@@ -842,6 +856,114 @@ private Q_SLOTS:
         QCOMPARE(raw.status, status);
         if (status == 400)
             QCOMPARE(s->viewerCount(), 0);
+    void binaryFrameHeader_data()
+    {
+        QTest::addColumn<qlonglong>("size");
+        QTest::addColumn<QByteArray>("header");
+        // RFC 6455 §5.2: FIN + opcode 2, unmasked, the minimal length form.
+        QTest::newRow("empty") << 0LL << QByteArray::fromHex("8200");
+        QTest::newRow("one byte") << 1LL << QByteArray::fromHex("8201");
+        QTest::newRow("125, last 7-bit length") << 125LL << QByteArray::fromHex("827d");
+        QTest::newRow("126, first 16-bit length") << 126LL << QByteArray::fromHex("827e007e");
+        QTest::newRow("65535, last 16-bit length") << 65535LL << QByteArray::fromHex("827effff");
+        QTest::newRow("65536 (kMaxSendChunk), 64-bit length") << 65536LL << QByteArray::fromHex("827f0000000000010000");
+        QTest::newRow("negative counts as 0") << -5LL << QByteArray::fromHex("8200");
+    }
+    void binaryFrameHeader()
+    {
+        QFETCH(qlonglong, size);
+        QFETCH(QByteArray, header);
+        char out[WebSocketViewer::kMaxFrameHeader];
+        const int n = WebSocketViewer::binaryFrameHeader(qsizetype(size), out);
+        QCOMPARE(QByteArray(out, n).toHex(), header.toHex());
+    }
+
+    void loneOutputLeavesAtOnce()
+    {
+        // A keystroke's echo must not wait for another event-loop turn (nor
+        // be split into a header segment and a payload segment): it is in
+        // the kernel when output() returns, as one frame.
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 600")});
+        QVERIFY(s);
+        RawWs raw;
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        RawWs::Frame fr;
+        QVERIFY(waitFrame(raw, &fr));
+        QCOMPARE(fr.opcode, 0x1);
+        QVERIFY(fr.payload.contains("\"type\":\"attached\""));
+        auto *v = dynamic_cast<WebSocketViewer *>(s->controlViewer());
+        QVERIFY(v);
+        QTRY_COMPARE(v->queuedBytes(), 0); // the attach message has left
+        v->output("x", 1);
+        QCOMPARE(v->queuedBytes(), 0);
+        QTRY_COMPARE(raw.in.size(), 3);
+        QCOMPARE(raw.in.toHex(), QByteArray("820178"));
+    }
+
+    void outputFramesKeepOrder()
+    {
+        // Output written behind a backlog (the kernel did not take it all)
+        // and live output interleaved with text messages: every byte once,
+        // in order, in frames of at most kMaxSendChunk, and a title message
+        // after the bytes that set it.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QByteArray text;
+        for (int i = 0; text.size() < 300000; ++i)
+            text += "row " + QByteArray::number(i) + " " + QByteArray(i % 97, char('a' + i % 26)) + "\n";
+        const QString file = dir.filePath(QStringLiteral("text"));
+        QVERIFY(writeFile(file, text));
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("stty raw -echo; head -c 1 >/dev/null; cat '%1'; printf '\\033]0;done\\007'; exec sleep 600").arg(file)});
+        QVERIFY(s);
+        f.server->setFlowWatermarks(4 * 1024 * 1024, 1024 * 1024);
+        RawWs raw;
+        raw.sock.setReadBufferSize(64 * 1024);
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        QTRY_VERIFY(s->controlViewer());
+        auto *v = dynamic_cast<WebSocketViewer *>(s->controlViewer());
+        QVERIFY(v);
+        // A backlog first: 6 MiB in one call while the client reads nothing
+        // (more than the kernel's buffers take: tcp_wmem's 4 MiB at most,
+        // the client's unread window), so the rest of a frame and the frames
+        // after it wait in the socket's queue; the watermarks are raised so
+        // that the hard bound (4 x high) does not close this client.
+        raw.reading = false;
+        QByteArray big(6 * 1024 * 1024, '\0');
+        for (int i = 0; i < big.size(); ++i)
+            big[i] = char('A' + (i / 7) % 26);
+        v->output(big.constData(), big.size());
+        v->output("|", 1);
+        QVERIFY(v->queuedBytes() > 0);
+        QTRY_VERIFY(s->offset() == 0); // the program waits for its byte
+        raw.reading = true;
+        raw.pump();
+        raw.sendFrame(0x2, "g");
+
+        QByteArray bytes;
+        int titleAt = -1;
+        int maxFrame = 0;
+        QElapsedTimer t;
+        t.start();
+        RawWs::Frame fr;
+        while (titleAt < 0 && t.elapsed() < 20000) {
+            if (!waitFrame(raw, &fr, 100))
+                continue;
+            if (fr.opcode == 0x2) {
+                bytes += fr.payload;
+                maxFrame = qMax(maxFrame, int(fr.payload.size()));
+            } else if (fr.opcode == 0x1 && fr.payload.contains("\"type\":\"title\"")) {
+                titleAt = bytes.size();
+            }
+        }
+        QVERIFY(titleAt >= 0);
+        QVERIFY(maxFrame <= WebSocketViewer::kMaxSendChunk);
+        const QByteArray live = text + "\033]0;done\007";
+        QCOMPARE(bytes.size(), big.size() + 1 + live.size());
+        QVERIFY(bytes.startsWith(big + "|"));
+        QVERIFY(bytes.mid(big.size() + 1) == live);
+        QCOMPARE(bytes.mid(big.size() + 1), ringBytes(s, 0, s->offset()));
+        QCOMPARE(titleAt, bytes.size());
     }
 
     void titles()

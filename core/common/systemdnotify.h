@@ -67,5 +67,17 @@ QByteArray monotonicUsec();
  */
 int sendDatagram(const char *address, const char *message, std::size_t length);
 
+/**
+ * sd_notify_barrier(3) without libsystemd, Qt-free like sendDatagram():
+ * sends "BARRIER=1" with the write end of a new pipe attached
+ * (SCM_RIGHTS), closes ours, and waits in poll(2) until the manager has
+ * closed its copy, which it does once it has processed every message this
+ * process sent before. Blocks up to `timeoutMs`: for the restart guardian
+ * only, which must not exit before systemd has read that it is no longer
+ * the main process. Returns 0, ETIMEDOUT, or the errno of a step
+ * (sendDatagram()'s for the address).
+ */
+int barrier(const char *address, int timeoutMs);
+
 } // namespace SystemdNotify
 } // namespace Tether

@@ -130,20 +130,30 @@ void guardianSays(const char *text)
 }
 
 /// Under systemd, tells the manager that `pid` is the unit's main process
-/// and, with `ready`, that the reload is over (the guardian, Qt-free). A
-/// full queue (EAGAIN) is retried for a second: a lost MAINPID= would leave
-/// systemd watching a guardian that is gone. Without NOTIFY_SOCKET, nothing.
+/// and, with `ready`, that the reload is over (the guardian, Qt-free), and
+/// waits until it has read that (a barrier, sd_notify_barrier(3), 5 s at
+/// most) before the guardian may exit. A manager that still took the
+/// exited guardian for the main process when it next looks would stop the
+/// unit and kill every shell: systemd checks that a main process which is
+/// not its child is alive (a zombie is not) whenever it re-evaluates the
+/// service, e.g. when ExecReload='s process ends (systemd/systemd
+/// src/core/service.c, main_pid_good() from service_enter_running()); seen
+/// here about once in twenty reloads under load before the barrier. A full queue (EAGAIN) is retried for a second. Without
+/// NOTIFY_SOCKET, nothing.
 void guardianTellsManager(long pid, bool ready)
 {
+    const char *address = ::getenv(SystemdNotify::kSocketEnv);
     char state[64];
     const int n = std::snprintf(state, sizeof state, "MAINPID=%ld%s", pid, ready ? "\nREADY=1" : "");
     int err = EINVAL;
     for (int tries = 0; tries < 100; ++tries) {
-        err = SystemdNotify::sendDatagram(::getenv(SystemdNotify::kSocketEnv), state, size_t(n));
+        err = SystemdNotify::sendDatagram(address, state, size_t(n));
         if (err != EAGAIN)
             break;
         ::usleep(10000);
     }
+    if (err == 0)
+        err = SystemdNotify::barrier(address, 5000);
     if (err != 0 && err != EINVAL) {
         char msg[160];
         std::snprintf(msg, sizeof msg, "cannot tell the service manager %s: %s", state, std::strerror(err));

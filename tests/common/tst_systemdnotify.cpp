@@ -7,7 +7,11 @@
 #include "systemdnotify.h"
 #include "testutil.h"
 
+#include <QElapsedTimer>
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <thread>
 
 #include <cerrno>
 #include <cstring>
@@ -27,6 +31,7 @@ private Q_SLOTS:
     void refusedAddresses_data();
     void refusedAddresses();
     void nobodyListening();
+    void barrierWaitsForTheManager();
     void takenFromTheEnvironment();
 };
 
@@ -100,6 +105,68 @@ void TestSystemdNotify::nobodyListening()
     ::close(fd); // the file stays, nobody reads it
     QCOMPARE(SystemdNotify::sendDatagram(stale.constData(), "READY=1", 7), ECONNREFUSED);
     ::unlink(stale.constData());
+}
+
+void TestSystemdNotify::barrierWaitsForTheManager()
+{
+    // sd_notify_barrier(3): "BARRIER=1" with a pipe's write end; done once
+    // the manager has closed it, i.e. has read everything sent before.
+    // The "manager" here is a thread reading a real socket, which closes
+    // the descriptor 200 ms after it got it.
+    QTemporaryDir dir;
+    const QByteArray path = QFile::encodeName(dir.filePath(QStringLiteral("notify")));
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    QVERIFY(fd >= 0);
+    struct sockaddr_un sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    std::memcpy(sa.sun_path, path.constData(), size_t(path.size()));
+    QCOMPARE(::bind(fd, reinterpret_cast<struct sockaddr *>(&sa), sizeof sa), 0);
+    QCOMPARE(SystemdNotify::sendDatagram(path.constData(), "MAINPID=42", 10), 0);
+    QList<QByteArray> got;
+    int received = -1;
+    std::thread manager([&]() {
+        for (int i = 0; i < 2; ++i) {
+            char buf[64] = {};
+            union {
+                struct cmsghdr align;
+                char bytes[CMSG_SPACE(sizeof(int))];
+            } control;
+            struct iovec iov = {buf, sizeof buf};
+            struct msghdr mh;
+            std::memset(&mh, 0, sizeof mh);
+            mh.msg_iov = &iov;
+            mh.msg_iovlen = 1;
+            mh.msg_control = &control;
+            mh.msg_controllen = sizeof control;
+            const ssize_t n = ::recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+            got.append(QByteArray(buf, int(qMax<ssize_t>(n, 0))));
+            if (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c && c->cmsg_type == SCM_RIGHTS)
+                std::memcpy(&received, CMSG_DATA(c), sizeof(int));
+        }
+        ::usleep(200000);
+        ::close(received);
+    });
+    QElapsedTimer t;
+    t.start();
+    const int err = SystemdNotify::barrier(path.constData(), 5000);
+    const qint64 waited = t.elapsed();
+    manager.join();
+    ::close(fd);
+    QCOMPARE(err, 0);
+    QVERIFY2(waited >= 190 && waited < 4000, qPrintable(QString::number(waited)));
+    QCOMPARE(got, (QList<QByteArray>{"MAINPID=42", "BARRIER=1"}));
+    QVERIFY(received >= 0);
+
+    // A manager that does not get to it: ETIMEDOUT after the timeout.
+    NotifyListener n; // reads on the event loop, which barrier() blocks
+    QVERIFY(n.isValid());
+    t.restart();
+    QCOMPARE(SystemdNotify::barrier(QFile::encodeName(n.address()).constData(), 300), ETIMEDOUT);
+    QVERIFY(t.elapsed() >= 290);
+    QTRY_COMPARE(n.messages().size(), 1);
+    QCOMPARE(n.messages().at(0).fds, 1);
+    QCOMPARE(SystemdNotify::barrier("/nonexistent-tether-dir/notify", 300), ENOENT);
 }
 
 void TestSystemdNotify::takenFromTheEnvironment()

@@ -15,6 +15,7 @@
 #include "servertestutil.h"
 #include "usermanager.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
@@ -52,6 +53,16 @@ qint64 sessionPid(const ServeProcess &s, const QString &id)
 QString instanceOf(const ServeProcess &s)
 {
     return s.http("GET", "/api/restart").json().value(QStringLiteral("instance")).toString();
+}
+
+/// Waits (by the clock: each request may take seconds when nobody
+/// answers) until the server answers with another instance than `before`.
+bool restarted(const ServeProcess &s, const QString &before, int ms = 20000)
+{
+    return QTest::qWaitFor([&]() {
+        const QString now = instanceOf(s);
+        return !now.isEmpty() && now != before;
+    }, ms);
 }
 
 qint64 servingPid(const ServeProcess &s)
@@ -96,6 +107,75 @@ qint64 reloadAndGuardian(NotifyListener &n, qint64 pid, int from, int *guardianA
     return guardian;
 }
 
+/**
+ * The packaged unit (packaging/tether.service.in as `cmake --install`
+ * writes it, naming the binary under test) under a real systemd user
+ * manager, with the test's settings in a drop-in: `s`'s directories (port 0
+ * from its settings; clients use s.http()), TETHER_RESTART_BINARY=next (a
+ * script: a good or a bad "new binary"), stdout and stderr to `log`
+ * (printed when the test fails).
+ */
+struct PackagedUnit {
+    ServeProcess s{"[server]\nport=0\n"};
+    UserManager m; // ends first, and the unit with it, before s's directory goes
+    QString unit = QStringLiteral("tether.service");
+    QString next = s.dir.filePath(QStringLiteral("next-tether"));
+    QString log = s.dir.filePath(QStringLiteral("tether.log"));
+    qint64 pid = 0; ///< the main process once started
+
+    ~PackagedUnit()
+    {
+        if (QTest::currentTestFailed())
+            std::fprintf(stderr, "tether (the unit) said:\n%s\n", readFile(log).constData());
+    }
+
+    /// Writes the unit (`dropIn`: more [Service] lines), starts the manager
+    /// and `systemctl --user start`s the unit, then reads port, key and pid
+    /// from server.json. *skip says why when no manager can run here.
+    void start(const QByteArray &dropIn, QString *skip)
+    {
+        writeScript(next, "exec '" + QFile::encodeName(tetherBinary()) + "' \"$@\"");
+        QByteArray text = readFile(QStringLiteral(TETHER_SOURCE_DIR "/packaging/tether.service.in"));
+        QVERIFY(text.contains("@TETHER_UNIT_BINARY@"));
+        text.replace("@TETHER_UNIT_BINARY@", '"' + QFile::encodeName(tetherBinary()).replace("%", "%%") + '"');
+        QFile unitFile(m.unitDir() + QLatin1Char('/') + unit);
+        QVERIFY(unitFile.open(QIODevice::WriteOnly));
+        unitFile.write(text);
+        unitFile.close();
+        QByteArray extra = "[Service]\n";
+        for (const QString &v : s.envList() + QStringList{QStringLiteral("TETHER_RESTART_BINARY=") + next})
+            if (!v.endsWith(QLatin1Char('=')))
+                extra += "Environment=\"" + v.toUtf8() + "\"\n";
+        extra += "StandardOutput=append:" + QFile::encodeName(log) + "\nStandardError=append:" + QFile::encodeName(log) + "\n";
+        QVERIFY(QDir().mkpath(m.unitDir() + QLatin1Char('/') + unit + QStringLiteral(".d")));
+        QFile dropInFile(m.unitDir() + QLatin1Char('/') + unit + QStringLiteral(".d/test.conf"));
+        QVERIFY(dropInFile.open(QIODevice::WriteOnly));
+        dropInFile.write(extra + dropIn);
+        dropInFile.close();
+
+        QString why;
+        if (!m.start(&why)) {
+            if (m.cannotRunHere()) {
+                *skip = QStringLiteral("no systemd user manager can run here: ") + why;
+                return;
+            }
+            QFAIL(qPrintable(why));
+        }
+        const UserManager::Run started = m.systemctl({QStringLiteral("start"), unit});
+        QVERIFY2(started.code == 0, started.err.constData());
+        // Type=notify: `start` returned after READY=1, so the server answers
+        // now (Type=simple returns at once: wait for the file).
+        QVERIFY(QTest::qWaitFor([this]() { return !readFile(s.runtimeFile()).isEmpty(); }, 10000));
+        const QJsonObject info = QJsonDocument::fromJson(readFile(s.runtimeFile())).object();
+        s.port = quint16(info.value(QStringLiteral("port")).toInt());
+        s.key = info.value(QStringLiteral("key")).toString().toLatin1();
+        pid = qint64(info.value(QStringLiteral("pid")).toDouble());
+        QTRY_COMPARE(servingPid(s), pid);
+        QCOMPARE(m.property(unit, QStringLiteral("MainPID")), QByteArray::number(pid));
+        QCOMPARE(m.property(unit, QStringLiteral("ActiveState")), QByteArray("active"));
+    }
+};
+
 } // namespace
 
 class TestSystemd : public QObject
@@ -114,6 +194,7 @@ private Q_SLOTS:
     void stoppingOnSigterm();
     void packagedUnitUnderAUserManager_data();
     void packagedUnitUnderAUserManager();
+    void crashUnderTheUnit();
 };
 
 void TestSystemd::readyOnceServingAndNeverInSessions()
@@ -161,7 +242,11 @@ void TestSystemd::restartHandsTheMainPidToTheGuardianAndBack()
         // The guardian, the main process until then, names the new image
         // (the same pid) once it has the sessions; the new image says
         // READY=1 when it serves again.
-        QVERIFY2(n.wait("MAINPID=" + QByteArray::number(pid), guardianAt + 1, guardian) > guardianAt, n.dump().constData());
+        const int back = n.wait("MAINPID=" + QByteArray::number(pid), guardianAt + 1, guardian);
+        QVERIFY2(back > guardianAt, n.dump().constData());
+        // ...and waits until the manager has read that before it exits.
+        const int barrier = n.wait("BARRIER=1", back + 1, guardian);
+        QVERIFY2(barrier > back && n.messages().at(barrier).fds == 1, n.dump().constData());
         QVERIFY2(n.wait("READY=1", guardianAt + 1, pid) > guardianAt, n.dump().constData());
         QTRY_COMPARE(servingPid(s), pid);
         QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
@@ -274,63 +359,18 @@ void TestSystemd::packagedUnitUnderAUserManager_data()
 void TestSystemd::packagedUnitUnderAUserManager()
 {
     QFETCH(bool, shipped);
-    UserManager m;
-    ServeProcess s("[server]\nport=0\n"); // its directories and clients; the unit runs the server
-    const QString next = s.dir.filePath(QStringLiteral("next-tether"));
-    writeScript(next, "exec '" + QFile::encodeName(tetherBinary()) + "' \"$@\"");
-    const QString log = s.dir.filePath(QStringLiteral("tether.log"));
-
-    // The unit as `cmake --install` writes it (packaging/CMakeLists.txt),
-    // naming the binary under test; the test's own settings in a drop-in.
-    QByteArray unit = readFile(QStringLiteral(TETHER_SOURCE_DIR "/packaging/tether.service.in"));
-    QVERIFY(unit.contains("@TETHER_UNIT_BINARY@"));
-    unit.replace("@TETHER_UNIT_BINARY@", '"' + QFile::encodeName(tetherBinary()).replace("%", "%%") + '"');
-    QFile unitFile(m.unitDir() + QStringLiteral("/tether.service"));
-    QVERIFY(unitFile.open(QIODevice::WriteOnly));
-    unitFile.write(unit);
-    unitFile.close();
-    QByteArray dropIn = "[Service]\n";
-    for (const QString &v : s.envList() + QStringList{QStringLiteral("TETHER_RESTART_BINARY=") + next})
-        if (!v.endsWith(QLatin1Char('=')))
-            dropIn += "Environment=\"" + v.toUtf8() + "\"\n";
-    dropIn += "StandardOutput=append:" + QFile::encodeName(log) + "\nStandardError=append:" + QFile::encodeName(log) + "\n";
-    if (!shipped)
-        dropIn += "Type=simple\nNotifyAccess=none\n";
-    QVERIFY(QDir().mkpath(m.unitDir() + QStringLiteral("/tether.service.d")));
-    QFile dropInFile(m.unitDir() + QStringLiteral("/tether.service.d/test.conf"));
-    QVERIFY(dropInFile.open(QIODevice::WriteOnly));
-    dropInFile.write(dropIn);
-    dropInFile.close();
-
-    QString why;
-    if (!m.start(&why)) {
-        if (m.cannotRunHere())
-            QSKIP(qPrintable(QStringLiteral("no systemd user manager can run here: ") + why));
-        QFAIL(qPrintable(why));
-    }
-    struct PrintLog { // what tether said, when the test fails
-        QString path;
-        ~PrintLog()
-        {
-            if (QTest::currentTestFailed())
-                std::fprintf(stderr, "tether (the unit) said:\n%s\n", readFile(path).constData());
-        }
-    } printLog{log};
-    const UserManager::Run started = m.systemctl({QStringLiteral("start"), QStringLiteral("tether.service")});
-    QVERIFY2(started.code == 0, started.err.constData());
-    // Type=notify: `start` returned after READY=1, so the server answers now.
-    const QJsonObject runtime = QJsonDocument::fromJson(readFile(s.runtimeFile())).object();
-    if (shipped)
-        QVERIFY2(!runtime.isEmpty(), "no server.json when systemctl start returned");
-    else
-        QTRY_VERIFY(QFile::exists(s.runtimeFile()) && !readFile(s.runtimeFile()).isEmpty());
-    const QJsonObject info = QJsonDocument::fromJson(readFile(s.runtimeFile())).object();
-    s.port = quint16(info.value(QStringLiteral("port")).toInt());
-    s.key = info.value(QStringLiteral("key")).toString().toLatin1();
-    const qint64 pid = qint64(info.value(QStringLiteral("pid")).toDouble());
-    QTRY_COMPARE(servingPid(s), pid);
-    QCOMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("MainPID")), QByteArray::number(pid));
-    QCOMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("ActiveState")), QByteArray("active"));
+    PackagedUnit u;
+    QString skip;
+    u.start(shipped ? QByteArray() : QByteArray("Type=simple\nNotifyAccess=none\n"), &skip);
+    if (!skip.isEmpty())
+        QSKIP(qPrintable(skip));
+    if (QTest::currentTestFailed())
+        return;
+    ServeProcess &s = u.s;
+    UserManager &m = u.m;
+    const QString &next = u.next;
+    const QString unitName = u.unit;
+    const qint64 pid = u.pid;
 
     const QString hup = s.dir.filePath(QStringLiteral("hup"));
     const QString shell = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
@@ -340,43 +380,49 @@ void TestSystemd::packagedUnitUnderAUserManager()
     QVERIFY(!shell.isEmpty() && !ticker.isEmpty());
     const qint64 shellPid = sessionPid(s, shell);
     QVERIFY(shellPid > 0);
-    QTRY_VERIFY(m.processesOf(QStringLiteral("tether.service")).contains(shellPid)); // in the unit's cgroup
+    QTRY_VERIFY(m.processesOf(unitName).contains(shellPid)); // in the unit's cgroup
     const auto ticks = [&]() { return s.session(ticker).value(QStringLiteral("offset")).toDouble(); };
     const auto alive = [](qint64 p) { return ::kill(pid_t(p), 0) == 0; };
 
     // `systemctl reload`: a restart in place, same main process.
     QString instance = instanceOf(s);
-    QVERIFY(m.systemctl({QStringLiteral("reload"), QStringLiteral("tether.service")}).code == 0);
-    QTRY_VERIFY_WITH_TIMEOUT(!instanceOf(s).isEmpty() && instanceOf(s) != instance, 20000);
-    QTRY_COMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("ActiveState")), QByteArray("active"));
-    QCOMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("MainPID")), QByteArray::number(pid));
+    QVERIFY(m.systemctl({QStringLiteral("reload"), unitName}).code == 0);
+    QVERIFY2(restarted(s, instance), m.describe(unitName).constData());
+    QVERIFY2(QTest::qWaitFor([&]() { return m.property(unitName, QStringLiteral("ActiveState")) == "active"; }, 10000),
+             m.describe(unitName).constData());
+    QCOMPARE(m.property(unitName, QStringLiteral("MainPID")), QByteArray::number(pid));
     QCOMPARE(servingPid(s), pid);
     QCOMPARE(sessionPid(s, shell), shellPid);
 
     // The new binary dies before it adopted the sessions.
     writeScript(next, "exit 3");
     instance = instanceOf(s);
-    QVERIFY(m.systemctl({QStringLiteral("reload"), QStringLiteral("tether.service")}).code == 0);
+    const UserManager::Run badReload = m.systemctl({QStringLiteral("reload"), unitName});
+    if (shipped)
+        QVERIFY2(badReload.code == 0, badReload.err.constData());
     if (!shipped) {
+        // (The reload job may fail or not: the main process dies while the
+        // job still runs.)
         // The unit ended with its main process: systemd killed the rest of
         // its cgroup (the guardian, the shells) and started an empty Tether.
         QTRY_VERIFY_WITH_TIMEOUT(!alive(shellPid), 20000);
-        QTRY_VERIFY_WITH_TIMEOUT(m.property(QStringLiteral("tether.service"), QStringLiteral("NRestarts")).toInt() >= 1, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(m.property(unitName, QStringLiteral("NRestarts")).toInt() >= 1, 20000);
         QVERIFY(!readFile(hup).isEmpty() || !alive(shellPid));
         return;
     }
     qint64 guardian = 0;
-    QTRY_VERIFY_WITH_TIMEOUT((guardian = servingPid(s), guardian > 0 && guardian != pid), 20000);
+    QVERIFY2(QTest::qWaitFor([&]() { return (guardian = servingPid(s)) > 0 && guardian != pid; }, 20000),
+             m.describe(unitName).constData());
     // systemd agrees: the guardian is the main process, the unit runs on,
     // nothing was restarted, and the shells are where they were.
-    QTRY_COMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("ActiveState")), QByteArray("active"));
-    QCOMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("SubState")), QByteArray("running"));
-    QCOMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("MainPID")), QByteArray::number(guardian));
-    QCOMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("NRestarts")), QByteArray("0"));
+    QTRY_COMPARE(m.property(unitName, QStringLiteral("ActiveState")), QByteArray("active"));
+    QCOMPARE(m.property(unitName, QStringLiteral("SubState")), QByteArray("running"));
+    QCOMPARE(m.property(unitName, QStringLiteral("MainPID")), QByteArray::number(guardian));
+    QCOMPARE(m.property(unitName, QStringLiteral("NRestarts")), QByteArray("0"));
     QVERIFY(!alive(pid));
     QVERIFY(alive(shellPid));
     QCOMPARE(sessionPid(s, shell), shellPid);
-    const QList<qint64> inUnit = m.processesOf(QStringLiteral("tether.service"));
+    const QList<qint64> inUnit = m.processesOf(unitName);
     QVERIFY(inUnit.contains(guardian) && inUnit.contains(shellPid));
     const double before = ticks();
     QTRY_VERIFY(ticks() > before + 100); // output still read
@@ -385,18 +431,55 @@ void TestSystemd::packagedUnitUnderAUserManager()
     // Fixed: the next reload keeps the guardian's pid as the main process.
     writeScript(next, "exec '" + QFile::encodeName(tetherBinary()) + "' \"$@\"");
     instance = instanceOf(s);
-    QVERIFY(m.systemctl({QStringLiteral("reload"), QStringLiteral("tether.service")}).code == 0);
-    QTRY_VERIFY_WITH_TIMEOUT(!instanceOf(s).isEmpty() && instanceOf(s) != instance, 20000);
-    QTRY_COMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("ActiveState")), QByteArray("active"));
-    QCOMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("MainPID")), QByteArray::number(guardian));
+    QVERIFY(m.systemctl({QStringLiteral("reload"), unitName}).code == 0);
+    QVERIFY2(restarted(s, instance), m.describe(unitName).constData());
+    QTRY_COMPARE(m.property(unitName, QStringLiteral("ActiveState")), QByteArray("active"));
+    QCOMPARE(m.property(unitName, QStringLiteral("MainPID")), QByteArray::number(guardian));
     QCOMPARE(servingPid(s), guardian);
     QVERIFY(alive(shellPid));
 
     // `systemctl stop` still ends every session.
-    QVERIFY(m.systemctl({QStringLiteral("stop"), QStringLiteral("tether.service")}).code == 0);
-    QCOMPARE(m.property(QStringLiteral("tether.service"), QStringLiteral("ActiveState")), QByteArray("inactive"));
+    QVERIFY(m.systemctl({QStringLiteral("stop"), unitName}).code == 0);
+    QCOMPARE(m.property(unitName, QStringLiteral("ActiveState")), QByteArray("inactive"));
     QTRY_VERIFY(!alive(shellPid));
     QVERIFY(!alive(guardian));
+}
+
+void TestSystemd::crashUnderTheUnit()
+{
+    // What the README's "Tether crashed" row says for the unit: the kernel
+    // hangs the sessions up, systemd kills whatever is left in the unit's
+    // cgroup (a `nohup` job that would outlive a crash of the desktop app
+    // included) and starts an empty Tether.
+    PackagedUnit u;
+    QString skip;
+    u.start(QByteArray(), &skip);
+    if (!skip.isEmpty())
+        QSKIP(qPrintable(skip));
+    if (QTest::currentTestFailed())
+        return;
+    const QString bgFile = u.s.dir.filePath(QStringLiteral("bg"));
+    const QString id = u.s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                   QStringLiteral("nohup sleep 1000 >/dev/null 2>&1 & echo $! > %1; while :; do sleep 1; done").arg(bgFile)});
+    QVERIFY(!id.isEmpty());
+    QTRY_VERIFY(!readFile(bgFile).trimmed().isEmpty());
+    const qint64 bg = readFile(bgFile).trimmed().toLongLong();
+    const qint64 shell = sessionPid(u.s, id);
+    QVERIFY(bg > 0 && ::kill(pid_t(bg), 0) == 0);
+    QCOMPARE(::kill(pid_t(u.pid), SIGKILL), 0);
+    QVERIFY2(QTest::qWaitFor([&]() { return u.m.property(u.unit, QStringLiteral("NRestarts")) == "1"; }, 20000),
+             u.m.describe(u.unit).constData());
+    QTRY_VERIFY_WITH_TIMEOUT(::kill(pid_t(bg), 0) != 0 && ::kill(pid_t(shell), 0) != 0, 10000);
+    // The new Tether: another pid, no session (port 0: another port too).
+    qint64 now = 0;
+    QVERIFY(QTest::qWaitFor([&]() {
+        const QJsonObject info = QJsonDocument::fromJson(readFile(u.s.runtimeFile())).object();
+        now = qint64(info.value(QStringLiteral("pid")).toDouble());
+        u.s.port = quint16(info.value(QStringLiteral("port")).toInt());
+        return now > 0 && now != u.pid && servingPid(u.s) == now;
+    }, 20000));
+    QCOMPARE(u.m.property(u.unit, QStringLiteral("MainPID")), QByteArray::number(now));
+    QCOMPARE(u.s.http("GET", "/api/sessions").json().value(QStringLiteral("sessions")).toArray().size(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestSystemd)

@@ -25,6 +25,7 @@ public:
     struct Message {
         qint64 pid = 0;    ///< the sender, from SCM_CREDENTIALS
         QByteArray text;   ///< the datagram, e.g. "READY=1\nSTATUS=..."
+        int fds = 0;       ///< descriptors that came with it (SCM_RIGHTS)
         /// Whether the datagram holds the assignment `line` ("READY=1").
         bool has(const QByteArray &line) const { return text.split('\n').contains(line); }
         /// The value of NAME= in the datagram, or a null array.
@@ -60,6 +61,7 @@ public:
     }
     ~NotifyListener()
     {
+        releaseFds();
         delete m_notifier;
         if (m_fd >= 0)
             ::close(m_fd);
@@ -68,6 +70,15 @@ public:
     NotifyListener &operator=(const NotifyListener &) = delete;
 
     bool isValid() const { return m_fd >= 0; }
+    /// Keep the descriptors that come with messages open (a manager that
+    /// has not yet processed a barrier) until releaseFds().
+    bool holdFds = false;
+    void releaseFds()
+    {
+        for (const int fd : std::as_const(m_held))
+            ::close(fd);
+        m_held.clear();
+    }
     /// What to set NOTIFY_SOCKET to.
     QString address() const { return m_path; }
     /// Every message so far, in the order received.
@@ -113,7 +124,7 @@ private:
             char buf[4096];
             union {
                 struct cmsghdr align;
-                char bytes[CMSG_SPACE(sizeof(struct ucred))];
+                char bytes[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(4 * sizeof(int))];
             } control;
             struct iovec iov = {buf, sizeof buf};
             struct msghdr mh;
@@ -132,6 +143,19 @@ private:
                     struct ucred cred;
                     std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
                     m.pid = cred.pid;
+                } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                    const int n = int((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+                    for (int i = 0; i < n; ++i) {
+                        int fd;
+                        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                        ++m.fds;
+                        // As systemd does with a barrier's pipe: closed once
+                        // read, which releases the sender (unless held).
+                        if (holdFds)
+                            m_held.append(fd);
+                        else
+                            ::close(fd);
+                    }
                 }
             }
             m_messages.append(m);
@@ -143,6 +167,7 @@ private:
     int m_fd = -1;
     QSocketNotifier *m_notifier = nullptr;
     QList<Message> m_messages;
+    QList<int> m_held;
 };
 
 } // namespace TestUtil

@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <csignal>
 #include <unistd.h>
 
 namespace TestUtil {
@@ -49,7 +50,7 @@ public:
                 }
             }
         }
-        removeCgroups();
+        removeCgroups(m_name);
         if (QTest::currentTestFailed())
             std::fprintf(stderr, "systemd --user said:\n%s\n", readLog().constData());
     }
@@ -65,7 +66,12 @@ public:
             *why = QStringLiteral("systemctl is not installed");
             return false;
         }
-        removeCgroups(); // a run of ours killed before it could
+        // Runs killed before they could remove theirs (the manager died
+        // with them: setpriv --pdeathsig), this one's included.
+        for (const char *h : {"/sys/fs/cgroup/systemd", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"})
+            for (const QString &d : QDir(QLatin1String(h)).entryList({QStringLiteral("tether-test-*")}, QDir::Dirs))
+                if (::kill(pid_t(d.mid(12).toInt()), 0) != 0 || d == m_name)
+                    removeCgroups(d);
         m_proc.setProcessChannelMode(QProcess::MergedChannels);
         m_proc.start(script, {m_name, runtimeDir(), configDir(), logFile()});
         if (!m_proc.waitForStarted(5000)) {
@@ -141,6 +147,27 @@ public:
         }
         return pids;
     }
+    /// For a failure message: `unit`'s state as systemd sees it, and each
+    /// process of its cgroup (pid, state, where it waits, command line).
+    QByteArray describe(const QString &unit) const
+    {
+        QByteArray out = systemctl({QStringLiteral("show"), unit, QStringLiteral("-p"),
+                                    QStringLiteral("ActiveState,SubState,Result,ReloadResult,MainPID,ExecMainPID,ExecMainStatus,NRestarts,StatusText")})
+                             .out;
+        for (const qint64 pid : processesOf(unit)) {
+            const auto read = [pid](const char *what) {
+                QFile f(QStringLiteral("/proc/%1/%2").arg(pid).arg(QLatin1String(what)));
+                return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+            };
+            QByteArray state;
+            for (const QByteArray &l : read("status").split('\n'))
+                if (l.startsWith("State:") || l.startsWith("PPid:") || l.startsWith("SigBlk:"))
+                    state += l.simplified() + ' ';
+            out += QByteArray::number(pid) + ": " + state + "wchan " + read("wchan") + " | "
+                + read("cmdline").replace('\0', ' ').left(120) + '\n';
+        }
+        return out;
+    }
     QByteArray readLog() const
     {
         QFile f(logFile());
@@ -150,12 +177,12 @@ public:
 private:
     QString configDir() const { return m_dir.path() + QStringLiteral("/config"); }
     QString logFile() const { return m_dir.path() + QStringLiteral("/manager.log"); }
-    /// Removes the manager's cgroup directories, deepest first (they must
-    /// be empty: the manager has ended).
-    void removeCgroups() const
+    /// Removes the cgroup directories `name` of a manager, deepest first
+    /// (rmdir: only those left empty, i.e. once the manager has ended).
+    static void removeCgroups(const QString &name)
     {
         for (const char *h : {"/sys/fs/cgroup/systemd/", "/sys/fs/cgroup/unified/", "/sys/fs/cgroup/"}) {
-            const QString root = QLatin1String(h) + m_name;
+            const QString root = QLatin1String(h) + name;
             if (!QFileInfo(root).isDir())
                 continue;
             QStringList dirs{root};

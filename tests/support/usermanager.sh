@@ -9,13 +9,15 @@
 #    /sys/fs/cgroup there holds only the name=systemd (v1) and unified (v2)
 #    hierarchies, so the manager never moves a process in the memory, cpu or
 #    pids controllers;
-#  - in a cgroup of its own, TETHER_SD_CGROUP (a new directory in both
-#    hierarchies), which it treats as its delegated subtree: at start a
-#    manager moves every process of its root cgroup into init.scope, so it
-#    must never start in a shared one.
+#  - in a cgroup of its own, NAME (a new directory in each hierarchy), which
+#    it treats as its delegated subtree: at start a manager moves every
+#    process of its root cgroup into init.scope, so it must never start in a
+#    shared one (started by hand in this machine's root cgroup, it moved
+#    every process of the machine).
 # Usage: usermanager.sh NAME RUNTIME_DIR CONFIG_HOME LOG
-# LOG: a file that gets what the manager writes to /dev/console and
-# /dev/kmsg (bind-mounted over both in its namespace: there is no journal).
+# LOG: a file for what the manager and its generators write (stderr, and
+# /dev/console and /dev/kmsg, bind-mounted over both in its namespace: there
+# is no journal); TETHER_TEST_SYSTEMD_LOG_LEVEL=debug for more.
 # Needs root (mount namespace, cgroup directories); exits 77 with the reason
 # on stderr when it cannot. The manager replaces this shell (exec), dies with
 # its parent (setpriv --pdeathsig) and leaves its cgroup directories behind:
@@ -28,7 +30,8 @@ command -v systemd >/dev/null 2>&1 || [ -x /lib/systemd/systemd ] || skip "syste
 sd=$(command -v systemd 2>/dev/null || echo /lib/systemd/systemd)
 [ -d /sys/fs/cgroup/systemd ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "no cgroup hierarchy for systemd"
 if [ "${TETHER_SD_IN_NS:-}" != 1 ]; then
-    TETHER_SD_IN_NS=1 exec unshare -m --propagation private "$0" "$@" || skip "unshare -m failed"
+    err=$(unshare -m --propagation private true 2>&1) || skip "no mount namespace: $err"
+    TETHER_SD_IN_NS=1 exec unshare -m --propagation private "$0" "$@"
 fi
 hier=""
 for h in systemd unified; do
@@ -55,4 +58,7 @@ mount --bind "$log" /dev/console
 mount --bind "$log" /dev/kmsg
 export XDG_RUNTIME_DIR="$rt" XDG_CONFIG_HOME="$cfg"
 unset NOTIFY_SOCKET LISTEN_FDS LISTEN_PID LISTEN_FDNAMES
-exec setpriv --pdeathsig TERM "$sd" --user --log-target=console --log-color=no
+# From here on everything the manager says goes to LOG (console = its stderr).
+exec >>"$log" 2>&1
+exec setpriv --pdeathsig TERM "$sd" --user --log-target=console --log-color=no \
+    --log-level="${TETHER_TEST_SYSTEMD_LOG_LEVEL:-info}"

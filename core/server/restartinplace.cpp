@@ -138,8 +138,8 @@ void guardianSays(const char *text)
 /// not its child is alive (a zombie is not) whenever it re-evaluates the
 /// service, e.g. when ExecReload='s process ends (systemd/systemd
 /// src/core/service.c, main_pid_good() from service_enter_running()); seen
-/// here about once in twenty reloads under load before the barrier. A full queue (EAGAIN) is retried for a second. Without
-/// NOTIFY_SOCKET, nothing.
+/// here about once in twenty reloads under load before the barrier. A full
+/// queue (EAGAIN) is retried for a second. Without NOTIFY_SOCKET, nothing.
 void guardianTellsManager(long pid, bool ready)
 {
     const char *address = ::getenv(SystemdNotify::kSocketEnv);
@@ -520,8 +520,8 @@ void RestartInPlace::execNow()
             guardianEntry = QByteArray(kGuardianEnv) + '=' + QByteArray::number(guardPipe[1]) + ':'
                 + QByteArray::number(guardian);
             // Under systemd the guardian is the unit's main process until the
-            // new image has adopted the sessions (it says MAINPID= itself then,
-            // releaseGuardian()): were we still the main process when the new
+            // new image has adopted the sessions (the guardian hands it back
+            // then, guardIfAsked()): were we still the main process when the new
             // image dies, systemd would end the unit and kill the guardian
             // with it. Said before the exec, so that it is queued before any
             // death of the new image: systemd reads its notification socket

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -21,6 +22,25 @@
 
 using namespace Tether;
 using TestUtil::NotifyListener;
+
+namespace {
+/// A datagram socket bound at `path`, or at the abstract name `path` when
+/// `abstract` (unix(7)); -1 on failure.
+int boundDatagramSocket(const QByteArray &path, bool abstract = false)
+{
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    std::memcpy(sa.sun_path + (abstract ? 1 : 0), path.constData(), size_t(path.size()));
+    const socklen_t len = abstract ? socklen_t(offsetof(struct sockaddr_un, sun_path) + 1 + path.size()) : socklen_t(sizeof sa);
+    if (fd >= 0 && ::bind(fd, reinterpret_cast<struct sockaddr *>(&sa), len) == 0)
+        return fd;
+    if (fd >= 0)
+        ::close(fd);
+    return -1;
+}
+} // namespace
 
 class TestSystemdNotify : public QObject
 {
@@ -51,13 +71,8 @@ void TestSystemdNotify::sendsToAnAbstractName()
 {
     // "@name" is the abstract name "\0name" (unix(7)), as systemd writes it.
     const QByteArray name = "tether-test-notify-" + QByteArray::number(::getpid());
-    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const int fd = boundDatagramSocket(name, true);
     QVERIFY(fd >= 0);
-    struct sockaddr_un sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    std::memcpy(sa.sun_path + 1, name.constData(), size_t(name.size()));
-    QCOMPARE(::bind(fd, reinterpret_cast<struct sockaddr *>(&sa), socklen_t(offsetof(struct sockaddr_un, sun_path) + 1 + name.size())), 0);
     const QByteArray address = '@' + name;
     QCOMPARE(SystemdNotify::sendDatagram(address.constData(), "RELOADING=1", 11), 0);
     char buf[64] = {};
@@ -94,14 +109,9 @@ void TestSystemdNotify::nobodyListening()
     NotifyListener n; // for a private directory
     QVERIFY(n.isValid());
     const QByteArray p = QFile::encodeName(n.address());
-    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    QVERIFY(fd >= 0);
-    struct sockaddr_un sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
     const QByteArray stale = p + "-stale";
-    std::memcpy(sa.sun_path, stale.constData(), size_t(stale.size()));
-    QCOMPARE(::bind(fd, reinterpret_cast<struct sockaddr *>(&sa), sizeof sa), 0);
+    const int fd = boundDatagramSocket(stale);
+    QVERIFY(fd >= 0);
     ::close(fd); // the file stays, nobody reads it
     QCOMPARE(SystemdNotify::sendDatagram(stale.constData(), "READY=1", 7), ECONNREFUSED);
     ::unlink(stale.constData());
@@ -115,13 +125,8 @@ void TestSystemdNotify::barrierWaitsForTheManager()
     // the descriptor 200 ms after it got it.
     QTemporaryDir dir;
     const QByteArray path = QFile::encodeName(dir.filePath(QStringLiteral("notify")));
-    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const int fd = boundDatagramSocket(path);
     QVERIFY(fd >= 0);
-    struct sockaddr_un sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    std::memcpy(sa.sun_path, path.constData(), size_t(path.size()));
-    QCOMPARE(::bind(fd, reinterpret_cast<struct sockaddr *>(&sa), sizeof sa), 0);
     QCOMPARE(SystemdNotify::sendDatagram(path.constData(), "MAINPID=42", 10), 0);
     QList<QByteArray> got;
     int received = -1;

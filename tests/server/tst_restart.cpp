@@ -522,12 +522,7 @@ void TestRestart::failedExecCarriesOn()
     // closed. The old process must carry on exactly as before.
     ServeProcess s;
     const QString fake = s.dir.filePath(QStringLiteral("not-a-program"));
-    {
-        QFile f(fake);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("this is not a program\n");
-    }
-    QCOMPARE(::chmod(QFile::encodeName(fake).constData(), 0755), 0);
+    writeNotAProgram(fake);
     s.proc.setProcessEnvironment(s.environment({QStringLiteral("TETHER_RESTART_BINARY=") + fake}));
     QVERIFY(s.start());
     const qint64 pid = s.proc.processId();

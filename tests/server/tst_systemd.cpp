@@ -268,12 +268,7 @@ void TestSystemd::failedExecEndsTheReload()
     QVERIFY(n.isValid());
     ServeProcess s;
     const QString fake = s.dir.filePath(QStringLiteral("not-a-program"));
-    {
-        QFile f(fake);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("this is not a program\n");
-    }
-    QCOMPARE(::chmod(QFile::encodeName(fake).constData(), 0755), 0);
+    writeNotAProgram(fake);
     QVERIFY(startNotified(s, n, {QStringLiteral("TETHER_RESTART_BINARY=") + fake}));
     const qint64 pid = s.proc.processId();
     QVERIFY(n.wait("READY=1", 0, pid) >= 0);

@@ -64,6 +64,17 @@ inline void writeScript(const QString &path, const QByteArray &body)
     QCOMPARE(::rename(QFile::encodeName(f.fileName()).constData(), QFile::encodeName(path).constData()), 0);
 }
 
+/// Makes `path` a file that access(2) finds executable but execve(2)
+/// refuses (ENOEXEC: no #!, not ELF): a restart that fails at the exec.
+inline void writeNotAProgram(const QString &path)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("this is not a program\n");
+    f.close();
+    QCOMPARE(::chmod(QFile::encodeName(path).constData(), 0755), 0);
+}
+
 /// Ends a guardian that took over (it is no QProcess: SIGTERM, then reaped
 /// by pid as the subreaper's child) whatever happens to the test.
 struct GuardianStop {

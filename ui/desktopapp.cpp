@@ -19,6 +19,7 @@
 #include "settingsdialog.h"
 #include "signalpipe.h"
 #include "singleinstance.h"
+#include "systemdnotify.h"
 #include "terminalwindow.h"
 #include "upgradewatch.h"
 
@@ -169,6 +170,7 @@ bool DesktopApp::start(QString *error)
                         << qint64(otherServer.value(QStringLiteral("pid")).toDouble()) << otherServer.value(QStringLiteral("url")).toString()
                         << "): its runtime file is kept, so tether attach/list talk to that one";
     qCInfo(lcUi) << "serving on" << m_server->url();
+    SystemdNotify::notify("READY=1\nSTATUS=Serving " + m_server->url().toUtf8()); // under a Type=notify unit
     if (!m_server->startWarning().isEmpty()) // at every start, as `tether serve`
         qCWarning(lcUi).noquote() << m_server->startWarning();
 
@@ -930,6 +932,9 @@ int desktopMain(int argc, char **argv)
     // Before QApplication, which removes the arguments it knows (-platform).
     RestartInPlace::guardIfAsked(argv); // never returns in a restart's guardian
     RestartInPlace::recordStartup(argc, argv);
+    // As `tether serve`: NOTIFY_SOCKET is kept for READY=1 and restarts, and
+    // out of the environment the shells inherit.
+    SystemdNotify::takeFromEnvironment();
     // Before anything opens descriptors or starts a thread (it edits the
     // environment); the sessions get the limit we started with back.
     FdLimit::raiseSoftLimit();

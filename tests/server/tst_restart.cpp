@@ -7,6 +7,7 @@
 // shells never see SIGHUP; a hundred restarts in a row under a flood lose
 // and repeat no byte and leave no zombie, no extra fd and no extra memory;
 // and each way a restart can fail leaves every session alive.
+#include "restartutil.h"
 #include "serveprocess.h"
 #include "servertestutil.h"
 #include "testutil.h"
@@ -249,50 +250,6 @@ Snapshot snapshot(const ServeProcess &s, const QString &id, const QString &query
         return Snapshot();
     c.ws.close();
     return Snapshot{c.attachedMsg, c.bytes};
-}
-
-/// Makes the test process a child subreaper (prctl(2)) while it lives, as
-/// systemd --user or init is for a real Tether: the orphans of a process
-/// image that died (its shells, its restart guardian) become our children.
-/// The destructor reaps those left as zombies, by pid (never wait(-1), which
-/// would take QProcess's children), and stops being a subreaper.
-struct Subreaper {
-    Subreaper() { ok = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0; }
-    ~Subreaper()
-    {
-        ::prctl(PR_SET_CHILD_SUBREAPER, 0);
-        reapZombies();
-    }
-    static void reapZombies()
-    {
-        const QByteArray self = QByteArray::number(::getpid());
-        for (const QString &e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-            const QByteArray st = readFile(QStringLiteral("/proc/%1/stat").arg(e));
-            const QList<QByteArray> f = st.mid(st.lastIndexOf(')') + 2).split(' ');
-            if (f.size() > 1 && f.at(0) == "Z" && f.at(1) == self)
-                ::waitpid(pid_t(e.toInt()), nullptr, WNOHANG);
-        }
-    }
-    bool ok = false;
-};
-
-/// Parent pid of `pid` (-1 when it is gone).
-qint64 parentOf(qint64 pid)
-{
-    const QByteArray st = readFile(QStringLiteral("/proc/%1/stat").arg(pid));
-    const QList<QByteArray> f = st.mid(st.lastIndexOf(')') + 2).split(' ');
-    return f.size() > 1 ? f.at(1).toLongLong() : -1;
-}
-
-void writeScript(const QString &path, const QByteArray &body)
-{
-    QFile f(path + QStringLiteral(".new"));
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("#!/bin/sh\n" + body + "\n");
-    f.close();
-    QCOMPARE(::chmod(QFile::encodeName(f.fileName()).constData(), 0755), 0);
-    // Replaced by rename, as a package manager does: a running script is never rewritten.
-    QCOMPARE(::rename(QFile::encodeName(f.fileName()).constData(), QFile::encodeName(path).constData()), 0);
 }
 
 } // namespace
@@ -646,12 +603,7 @@ void TestRestart::failedExecCarriesOn()
     // closed. The old process must carry on exactly as before.
     ServeProcess s;
     const QString fake = s.dir.filePath(QStringLiteral("not-a-program"));
-    {
-        QFile f(fake);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("this is not a program\n");
-    }
-    QCOMPARE(::chmod(QFile::encodeName(fake).constData(), 0755), 0);
+    writeNotAProgram(fake);
     s.proc.setProcessEnvironment(s.environment({QStringLiteral("TETHER_RESTART_BINARY=") + fake}));
     QVERIFY(s.start());
     const qint64 pid = s.proc.processId();
@@ -814,17 +766,7 @@ void TestRestart::badSuccessorIsTakenOverByTheGuardian()
     QTRY_VERIFY_WITH_TIMEOUT((now = instanceOf(s), !now.isEmpty() && now != instance), 15000);
     const QJsonObject status = s.http("GET", "/api/restart").json();
     const qint64 guardian = qint64(status.value(QStringLiteral("pid")).toDouble());
-    struct Stop { // the guardian is no QProcess: end it whatever happens
-        qint64 pid;
-        ~Stop()
-        {
-            if (pid <= 0 || ::kill(pid_t(pid), SIGTERM) != 0)
-                return;
-            const bool reaped = QTest::qWaitFor([this]() { return ::waitpid(pid_t(pid), nullptr, WNOHANG) == pid_t(pid); }, 15000);
-            if (!reaped)
-                qWarning("the guardian %lld did not end", pid);
-        }
-    } stop{guardian};
+    GuardianStop stop{guardian}; // the guardian is no QProcess: end it whatever happens
     QVERIFY(guardian > 0 && guardian != pid);
     QCOMPARE(parentOf(guardian), qint64(::getpid())); // an orphan, now the subreaper's
     if (upgrade) { // the previous binary, whose file the upgrade replaced

@@ -856,6 +856,8 @@ private Q_SLOTS:
         QCOMPARE(raw.status, status);
         if (status == 400)
             QCOMPARE(s->viewerCount(), 0);
+    }
+
     void binaryFrameHeader_data()
     {
         QTest::addColumn<qlonglong>("size");

@@ -368,10 +368,13 @@ private Q_SLOTS:
         Handover::State st = sampleState();
         st.sessions = {st.sessions.first()};
         st.sessions.first().screen = Handover::ScreenRecord();
+        // The read-only links come after the name (appended later); with none
+        // they are one count of 0, left out with the name below.
+        st.sessions.first().shares.clear();
         const QByteArray v2 = Handover::encode(st);
         const int at = firstMetaOffset(st);
         const quint32 len = qFromLittleEndian<quint32>(v2.constData() + at);
-        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size());
+        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size()) + 4;
         const int flagAt = at + 4 + int(len) - nameBytes - 1;
         QCOMPARE(v2.at(flagAt), '\0');
 
@@ -387,7 +390,7 @@ private Q_SLOTS:
         QVERIFY(!back.sessions.first().screen.present);
 
         // Without a name (version 1 before names): the metadata ends after
-        // the margin resets.
+        // the margin resets (no name, no links).
         bytes = v2;
         bytes.remove(flagAt, 1 + nameBytes);
         qToLittleEndian<quint32>(len - 1 - quint32(nameBytes), bytes.data() + at);

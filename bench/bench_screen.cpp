@@ -12,6 +12,7 @@
 // Prints one `figure:` line per result (bench/run.sh collects them).
 //
 // Usage: bench_screen [MiB=64] [pairs=3] [sessions=20]; BENCH_SEQ=N: seq 1 N (2000000)
+#include "benchdata.h"
 #include "config.h"
 #include "registry.h"
 #include "server.h"
@@ -258,15 +259,8 @@ int main(int argc, char **argv)
     QTemporaryFile data;
     if (!data.open())
         return 1;
-    {
-        QByteArray chunk;
-        for (int i = 0; chunk.size() < (1 << 20); ++i)
-            chunk += QByteArray("line ") + QByteArray::number(i) + " the quick brown fox jumps over the lazy dog\n";
-        chunk.truncate(1 << 20);
-        for (qint64 i = 0; i < mib; ++i)
-            data.write(chunk);
-        data.flush();
-    }
+    if (!BenchData::writeTextLines(data, mib))
+        return 1;
     QTemporaryFile colours;
     if (!colours.open())
         return 1;

@@ -744,7 +744,7 @@ Server::ShareAccess Server::shareAccess(const HttpConnection *c, QString *token,
     // What a link grants, and nothing else: its session's info and watching it.
     const Route route = routeRequest(r);
     for (const ShareStore::Share &s : std::as_const(grants)) {
-        if (route.id != s.sessionId)
+        if (!shareCovers(s.sessionId, route.id))
             continue;
         if (route.kind == Route::Kind::GetSession) {
             *token = s.token;
@@ -761,6 +761,16 @@ Server::ShareAccess Server::shareAccess(const HttpConnection *c, QString *token,
     }
     *why = QStringLiteral("a read-only link can only watch its own session");
     return ShareAccess::Forbidden;
+}
+
+bool Server::shareCovers(const QString &sessionId, const QString &segment) const
+{
+    if (segment == sessionId)
+        return true;
+    if (!m_registry || segment.isEmpty() || m_registry->find(segment))
+        return false;
+    const Session *own = m_registry->find(sessionId);
+    return own && own->name() == segment;
 }
 
 void Server::onHead(HttpConnection *c)
@@ -852,10 +862,10 @@ void Server::serveApi(HttpConnection *c, const Route &route)
     if (!c->shareToken().isEmpty()) {
         // shareAccess() let only this through; checked again, so that no
         // later change of the routing can widen what a link grants.
-        Session *s = m_registry->find(route.id);
         ShareStore::Share share;
-        if (route.kind != Route::Kind::GetSession || !s || !m_shares->find(c->shareToken().toLatin1(), &share)
-            || share.sessionId != route.id) {
+        const bool found = m_shares->find(c->shareToken().toLatin1(), &share);
+        Session *s = found ? m_registry->find(share.sessionId) : nullptr;
+        if (route.kind != Route::Kind::GetSession || !s || !shareCovers(share.sessionId, route.id)) {
             c->respondError(403, QStringLiteral("a read-only link can only watch its own session"));
             return;
         }
@@ -1196,6 +1206,9 @@ void Server::handleUpgrade(HttpConnection *c)
     p.badQuery = route.badQuery;
     p.kind = r.hasHeader("origin") ? ViewerKind::Browser : ViewerKind::Cli;
     p.shareToken = c->shareToken();
+    ShareStore::Share share;
+    if (!p.shareToken.isEmpty() && m_shares->find(p.shareToken.toLatin1(), &share))
+        p.id = share.sessionId; // the segment may be its name (shareCovers)
 
     QTcpSocket *socket = c->socket();
     const QString key = peerKey(socket->peerAddress(), socket->peerPort());

@@ -241,6 +241,12 @@ private:
         Ended,     ///< a share token that was revoked or whose session ended: 401 (*why)
     };
     ShareAccess shareAccess(const HttpConnection *c, QString *token, QString *why) const;
+    /// Whether `segment` (the {id} of /api/sessions/{id} or /ws/{id}) names
+    /// the session of `share`: its id, or its name when no session has that
+    /// id (ids first, as clients resolve them, docs/protocol.md "Session
+    /// names"). Only the link's own session is ever looked up by name, so a
+    /// refusal does not tell whether another session has that name.
+    bool shareCovers(const QString &sessionId, const QString &segment) const;
     void serveShares(HttpConnection *c, const Route &route);
     void serveShareLink(HttpConnection *c);
     QJsonObject shareJson(const QString &token, const QString &sessionId, const QDateTime &created) const;

@@ -177,6 +177,52 @@ private Q_SLOTS:
         QVERIFY(f.http("GET", "/api/sessions/" + s->id().toLatin1()).json().contains(QStringLiteral("command")));
     }
 
+    void linkResolvesItsSessionsName()
+    {
+        Session *own = f.spawn();
+        Session *other = f.spawn();
+        QVERIFY(own && other);
+        QVERIFY(f.registry->rename(own, QStringLiteral("build")));
+        QVERIFY(f.registry->rename(other, QStringLiteral("deploy")));
+        const QByteArray token = share(own);
+        QVERIFY(!token.isEmpty());
+        // Its own session's name works where its id does.
+        HttpReply r = asShare(token, "GET", "/api/sessions/build");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("id")).toString(), own->id());
+        QCOMPARE(r.json().value(QStringLiteral("read_only")).toBool(), true);
+        QVERIFY(!r.json().contains(QStringLiteral("command")));
+        // Another session's name, and a name nobody has, get the same
+        // answer: a link does not tell which names exist.
+        const HttpReply otherName = asShare(token, "GET", "/api/sessions/deploy");
+        const HttpReply noName = asShare(token, "GET", "/api/sessions/nobody");
+        QCOMPARE(otherName.status, 403);
+        QCOMPARE(noName.status, 403);
+        QCOMPARE(otherName.body, noName.body);
+        QVERIFY(otherName.json().value(QStringLiteral("error")).toString().contains(QStringLiteral("its own session")));
+        // Still nothing but reading: the name does not widen what it grants.
+        QCOMPARE(asShare(token, "DELETE", "/api/sessions/build").status, 403);
+        QCOMPARE(asShare(token, "PATCH", "/api/sessions/build", "{\"name\":\"x\"}").status, 403);
+        QCOMPARE(own->name(), QStringLiteral("build"));
+        // Ids first: a name that is another session's id means that session.
+        QVERIFY(f.registry->rename(own, other->id()));
+        QCOMPARE(asShare(token, "GET", "/api/sessions/" + other->id().toLatin1()).status, 403);
+        QVERIFY(f.registry->rename(own, QStringLiteral("build")));
+
+        // Watching by name; control by name is refused as by id.
+        QCOMPARE(rawUntilAnswered(f.port, upgrade("/ws/build", token)).status, 403);
+        QCOMPARE(rawUntilAnswered(f.port, upgrade("/ws/deploy?mode=watch", token)).status, 403);
+        QCOMPARE(rawUntilAnswered(f.port, upgrade("/ws/nobody?mode=watch", token)).status, 403);
+        QCOMPARE(other->viewerCount(), 0);
+        WsClient watcher;
+        watcher.open(f.port, QStringLiteral("/ws/build?mode=watch"), token);
+        QTRY_VERIFY(watcher.gotAttached());
+        QCOMPARE(watcher.attachedMsg.value(QStringLiteral("mode")).toString(), QStringLiteral("watch"));
+        QCOMPARE(own->viewerCount(), 1);
+        QCOMPARE(f.server->shareViewerCount(QString::fromLatin1(token)), 1);
+        QVERIFY(!watcher.disconnected);
+    }
+
     void hostOriginAndQueryRulesApply()
     {
         Session *s = f.spawn();

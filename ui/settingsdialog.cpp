@@ -143,7 +143,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
 
     m_maxSessions = new QSpinBox(sessions);
     m_maxSessions->setObjectName(QStringLiteral("maxSessions"));
-    m_maxSessions->setRange(1, Config::kMaxSessionsLimit);
+    m_maxSessions->setRange(1, Config::maxSessionsLimit());
     sform->addRow(tr("Maximum sessions:"), m_maxSessions);
     sform->addRow(QString(), hint(tr("When full, a new session may end an exited session\n"
                                      "nobody watches; never a running one."), sessions));

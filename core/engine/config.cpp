@@ -3,6 +3,7 @@
 #include "logging.h"
 #include "shellwords.h"
 
+#include <QFile>
 #include <QFileInfo>
 #include <QSettings>
 #include <QStandardPaths>
@@ -22,6 +23,18 @@ T clamped(const char *key, T value, T lo, T hi)
 }
 } // namespace
 
+int Config::maxSessionsLimit(const QString &ptyMaxFile)
+{
+    QFile f(ptyMaxFile);
+    if (!f.open(QIODevice::ReadOnly))
+        return kDefaultPtyMax;
+    bool ok = false;
+    const qlonglong v = f.read(32).trimmed().toLongLong(&ok);
+    if (!ok || v < 1)
+        return kDefaultPtyMax;
+    return int(qMin(v, qlonglong(kPtyMaxCeiling)));
+}
+
 Config Config::load(QSettings &s)
 {
     Config c;
@@ -31,7 +44,7 @@ Config Config::load(QSettings &s)
         s.value(QStringLiteral("sessions/bufferSize"), qlonglong(c.limits.bufferCapacity)).toLongLong(),
         RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity);
     c.limits.screen = s.value(QStringLiteral("sessions/screen"), c.limits.screen).toBool();
-    c.limits.maxSessions = clamped("sessions/maxSessions", s.value(QStringLiteral("sessions/maxSessions"), c.limits.maxSessions).toInt(), 1, kMaxSessionsLimit);
+    c.limits.maxSessions = clamped("sessions/maxSessions", s.value(QStringLiteral("sessions/maxSessions"), c.limits.maxSessions).toInt(), 1, maxSessionsLimit());
     c.command = s.value(QStringLiteral("sessions/command"), c.command).toString();
     QString why;
     if (!ShellWords::split(c.command, &why))

@@ -17,7 +17,8 @@ namespace Tether {
  * Keys: sessions/ttl (seconds a detached running session is kept, 0 = never
  * expire, the default), sessions/exitedTtl (seconds an exited session is
  * kept, default 1800, 0 = never), sessions/bufferSize (bytes,
- * 64 KiB..64 MiB), sessions/maxSessions (1..1024), sessions/screen (bool,
+ * 64 KiB..64 MiB), sessions/maxSessions (1..maxSessionsLimit(),
+ * the kernel's PTY limit, 4096 by default), sessions/screen (bool,
  * default true: keep a server-side screen, Limits::screen), sessions/command (a
  * command line in shell words, ShellWords::split: quotes, no expansion;
  * empty = login shell; one that cannot be split, an open quote, is logged
@@ -35,10 +36,29 @@ namespace Tether {
  */
 struct Config {
     static constexpr quint16 kDefaultPort = 7420;
-    /// Bounds of sessions/ttl (a year) and sessions/maxSessions, shared by
-    /// every place that takes these values (file, options, dialog).
+    /// Bound of sessions/ttl (a year), shared by every place that takes the
+    /// value (file, options, dialog).
     static constexpr int kMaxTtlSeconds = 365 * 24 * 3600;
-    static constexpr int kMaxSessionsLimit = 1024;
+    /// Where Linux says how many pseudo-terminals may exist at once, all
+    /// devpts instances together (kernel.pty.max, pts(4)).
+    static constexpr const char *kPtyMaxFile = "/proc/sys/kernel/pty/max";
+    /// kernel.pty.max when the file cannot be read: the kernel's default.
+    static constexpr int kDefaultPtyMax = 4096;
+    /// The largest kernel.pty.max Linux accepts (NR_UNIX98_PTY_MAX, 1 << 20).
+    static constexpr int kPtyMaxCeiling = 1 << 20;
+    /**
+     * The upper bound of sessions/maxSessions (file, --max-sessions, the
+     * settings dialog): the kernel's limit on pseudo-terminals, read from
+     * `ptyMaxFile` (one per session: more sessions than that can never
+     * start). kDefaultPtyMax when the file cannot be read or does not hold
+     * a positive integer, at most kPtyMaxCeiling. Read at each call (a
+     * sysctl may change it; callers read it when they parse options or
+     * load settings). Fewer may be free in practice: other programs' PTYs
+     * count too, and a devpts instance other than the first (a container)
+     * gets kernel.pty.reserve fewer; POST /api/sessions then answers 503
+     * naming the limit (PtyProcess::StartFailure::Resources).
+     */
+    static int maxSessionsLimit(const QString &ptyMaxFile = QLatin1String(kPtyMaxFile));
 
     Limits limits;
     QString bind = QStringLiteral("127.0.0.1");

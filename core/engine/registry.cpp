@@ -133,7 +133,16 @@ Session *SessionRegistry::create(const SpawnOptions &options, const QString &nam
             *error = e;
         if (errorText)
             *errorText = text;
-        qCInfo(lcRegistry) << "create refused:" << text;
+        if (e == CreateError::OutOfResources) {
+            // Once per shortage, however often clients retry while it lasts
+            // (issue 10: logged once, not per attempt); the count follows
+            // when a session starts again.
+            if (m_refusedForResources++ == 0)
+                qCWarning(lcRegistry).noquote() << "cannot create sessions, out of resources:" << text
+                                                << "- further refusals are counted until one starts";
+        } else {
+            qCInfo(lcRegistry) << "create refused:" << text;
+        }
         return nullptr;
     };
     if (m_shuttingDown)
@@ -178,6 +187,11 @@ Session *SessionRegistry::create(const SpawnOptions &options, const QString &nam
         if (evictedId)
             *evictedId = evict->id();
         remove(evict, DetachReason::Killed);
+    }
+    if (m_refusedForResources > 0) {
+        qCInfo(lcRegistry).noquote() << QStringLiteral("sessions start again; %1 refused for lack of resources")
+                                            .arg(m_refusedForResources);
+        m_refusedForResources = 0;
     }
     track(s);
     if (error)

@@ -100,6 +100,9 @@ public:
 
     /// Creates and starts a session. On failure returns nullptr and sets
     /// *error (CreateError) and *errorText (human text, e.g. errno text).
+    /// A refusal for lack of resources (OutOfResources) is logged as a
+    /// warning once per shortage: later ones are counted, and the count is
+    /// logged when a session starts again.
     /// When the list is full, the session that made room (see the class
     /// doc) is ended only after the new one has started, and its id is put
     /// in *evictedId (empty when none was); a command that cannot start
@@ -240,6 +243,9 @@ private:
     int m_graceMs = 2000;
     qint64 m_warningLeadMs = -1; ///< -1: expiryWarningLeadMs(ttl)
     bool m_shuttingDown = false;
+    /// create() refusals for lack of resources since the last success: the
+    /// first is logged (a warning), the rest counted (issue 10).
+    int m_refusedForResources = 0;
     bool m_shutdownDone = false;
 };
 

@@ -67,10 +67,11 @@ void ServeOptions::addTo(QCommandLineParser &parser, const Config &defaults)
              .arg(defaults.limits.bufferCapacity),
          QStringLiteral("BYTES")},
         {kMaxSessions,
-         QStringLiteral("Live sessions at most, 1..%1 (default %2). When full, a new session ends the exited "
+         QStringLiteral("Live sessions at most, 1..%1 (the kernel's limit on pseudo-terminals, "
+                        "/proc/sys/kernel/pty/max) (default %2). When full, a new session ends the exited "
                         "session detached longest; a running session is never ended: with none exited, it is "
                         "refused.")
-             .arg(Config::kMaxSessionsLimit)
+             .arg(Config::maxSessionsLimit())
              .arg(defaults.limits.maxSessions),
          QStringLiteral("N")},
         {kCommand,
@@ -136,8 +137,10 @@ bool ServeOptions::read(const QCommandLineParser &parser, Config *config, QStrin
         config->limits.bufferCapacity = qsizetype(*bytes);
     }
     if (parser.isSet(kMaxSessions)) {
-        if (!readInt(parser, kMaxSessions, 1, Config::kMaxSessionsLimit,
-                     QStringLiteral("1..%1").arg(Config::kMaxSessionsLimit), &n, error))
+        const int most = Config::maxSessionsLimit();
+        if (!readInt(parser, kMaxSessions, 1, most,
+                     QStringLiteral("1..%1 (the kernel allows %1 pseudo-terminals, %2)").arg(most).arg(QLatin1String(Config::kPtyMaxFile)),
+                     &n, error))
             return false;
         config->limits.maxSessions = n;
     }

@@ -23,7 +23,8 @@ struct Config;
  *   --exited-ttl SECONDS Limits::exitedTtlSeconds, 0..31536000 (0 = until killed)
  *   --buffer-size BYTES  Limits::bufferCapacity, parseByteSize() (K, M, G are
  *                        units of 1024), RingBuffer::kMinCapacity..kMaxCapacity
- *   --max-sessions N     Limits::maxSessions, 1..1024
+ *   --max-sessions N     Limits::maxSessions, 1..Config::maxSessionsLimit() (the
+ *                        kernel's PTY limit, /proc/sys/kernel/pty/max)
  *   --command CMD        Config::command, shell words (ShellWords::split)
  *   --tls-cert FILE      Config::tlsCert (checked when listening: TlsContext)
  *   --tls-key FILE       Config::tlsKey

@@ -63,6 +63,47 @@ private Q_SLOTS:
         QVERIFY(QFileInfo(kTether).isExecutable());
     }
 
+    /// --max-sessions and sessions/maxSessions go up to the kernel's limit
+    /// on pseudo-terminals (one per session), read from /proc; beyond it
+    /// the option is a usage error naming that file, and the setting is
+    /// clamped with a warning (issue 10: 1024 cut a server short of the
+    /// 4096 PTYs Linux allows by default).
+    void maxSessionsGoesUpToTheKernelsPtyLimit()
+    {
+        bool ok = false;
+        const int ptyMax = readFile(QStringLiteral("/proc/sys/kernel/pty/max")).trimmed().toInt(&ok);
+        if (!ok || ptyMax < 2)
+            QSKIP("no /proc/sys/kernel/pty/max here");
+        {
+            Serve s;
+            QVERIFY2(s.start({QStringLiteral("--max-sessions"), QString::number(ptyMax)}), s.err.constData());
+            QVERIFY2(!s.err.contains("out of range"), s.err.constData());
+        }
+        {
+            Serve s;
+            QVERIFY(s.launch({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--max-sessions"),
+                              QString::number(ptyMax + 1)}));
+            QVERIFY(s.waitFinished());
+            QCOMPARE(s.proc.exitCode(), 2);
+            QVERIFY2(s.err.contains("--max-sessions must be 1.." + QByteArray::number(ptyMax) + " "), s.err.constData());
+            QVERIFY2(s.err.contains("/proc/sys/kernel/pty/max"), s.err.constData());
+        }
+        {
+            Serve s;
+            QVERIFY(s.launch({QStringLiteral("--help")}));
+            QVERIFY(s.waitFinished());
+            const QString entry = helpOptions(s.out).value(QStringLiteral("--max-sessions"));
+            QVERIFY2(entry.contains(QStringLiteral("1..%1 (the kernel's limit on pseudo-terminals").arg(ptyMax)), qPrintable(entry));
+        }
+        for (const int value : {ptyMax, ptyMax + 1}) {
+            Serve s("[sessions]\nmaxSessions=" + QByteArray::number(value) + "\n");
+            QVERIFY2(s.start(), s.err.constData());
+            QCOMPARE(s.err.contains("setting sessions/maxSessions out of range: " + QByteArray::number(value) + " using "
+                                    + QByteArray::number(ptyMax)),
+                     value > ptyMax);
+        }
+    }
+
     void helpVersionAndBadOptions()
     {
         {

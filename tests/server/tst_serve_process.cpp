@@ -138,6 +138,7 @@ private Q_SLOTS:
     void ptyLimitIsNamedIn503()
     {
         ServeProcess s;
+        s.proc.setProcessEnvironment(infoLogging(s));
         s.wrapper = QStringList{
             QStringLiteral("unshare"), QStringLiteral("-Urm"), QStringLiteral("sh"), QStringLiteral("-c"),
             QStringLiteral("mount -t devpts -o newinstance,ptmxmode=0666,max=2 devpts /dev/pts"
@@ -157,6 +158,29 @@ private Q_SLOTS:
                  qPrintable(error));
         QVERIFY2(error.contains(QStringLiteral("every pseudo-terminal is in use")), qPrintable(error));
         QVERIFY2(error.contains(QStringLiteral("/proc/sys/kernel/pty/max")), qPrintable(error));
+
+        // Logged once, a warning naming the limit, however often clients
+        // retry while the shortage lasts; the count follows when one starts.
+        for (int i = 0; i < 5; ++i)
+            QCOMPARE(post(s, sleeper).status, 503);
+        const QByteArray warning = "tether.registry: cannot create sessions, out of resources: cannot open a pseudo-terminal: ";
+        QTRY_VERIFY(s.err.contains(warning));
+        QCOMPARE(s.err.count(warning), 1);
+        QVERIFY2(!s.err.contains("create refused"), s.err.constData());
+        const QString first = QJsonDocument::fromJson(s.http("GET", "/api/sessions").body)
+                                  .object().value(QStringLiteral("sessions")).toArray().at(0).toObject()
+                                  .value(QStringLiteral("id")).toString();
+        QCOMPARE(s.http("DELETE", "/api/sessions/" + first.toLatin1()).status, 204);
+        // (Not QTRY_COMPARE: it posts once more after the success.)
+        int status = 0;
+        for (int i = 0; i < 50 && status != 201; ++i) {
+            status = post(s, sleeper).status;
+            if (status != 201)
+                QTest::qWait(100); // the killed session's PTY is freed as its program ends
+        }
+        QCOMPARE(status, 201);
+        QTRY_VERIFY(s.err.contains("tether.registry: sessions start again; "));
+        QCOMPARE(s.err.count(warning), 1);
     }
 
     /// The shutdown line names the signal, the pid that sent it and that

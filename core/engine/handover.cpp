@@ -93,7 +93,8 @@ bool encodeTo(const State &state, const Sink &sink)
 {
     ByteWriter head;
     head.raw(QByteArray::fromRawData(kMagic, sizeof kMagic));
-    head.u32(kVersion);
+    const bool tls = !state.tlsCertificatePem.isEmpty() || !state.tlsKeyPem.isEmpty();
+    head.u32(tls ? kVersion : kVersionWithoutTls);
     head.u32(state.restarts);
     head.text(state.key);
     head.i32(state.listenFd);
@@ -103,6 +104,10 @@ bool encodeTo(const State &state, const Sink &sink)
     head.u32(quint32(state.reap.size()));
     for (const pid_t pid : state.reap)
         head.i32(pid);
+    if (tls) { // version 3
+        head.bytes(state.tlsCertificatePem);
+        head.bytes(state.tlsKeyPem);
+    }
     head.u32(quint32(state.sessions.size()));
     if (!sink(head.data().constData(), head.data().size()))
         return false;
@@ -321,6 +326,10 @@ bool decodeState(const char *data, qsizetype size, bool borrow, State *state, QS
         return fail(QStringLiteral("state truncated (pids)"));
     for (quint32 i = 0; i < reap && r.ok(); ++i)
         s.reap.append(pid_t(r.i32()));
+    if (version >= 3) {
+        s.tlsCertificatePem = r.bytes();
+        s.tlsKeyPem = r.bytes();
+    }
     const quint32 sessions = r.u32();
     if (!r.ok() || sessions > quint32(r.remaining() / 12))
         return fail(QStringLiteral("state truncated (header)"));

@@ -38,12 +38,17 @@ inline constexpr char kListenEnv[] = "TETHER_HANDOVER_LISTEN";
 /// the format). Read only by the successor, only when a handover is present.
 inline constexpr char kIgnoreStateEnv[] = "TETHER_TEST_IGNORE_HANDOVER_STATE";
 
-/// Format version written by this build. read() accepts it and every older
-/// version down to kOldestVersion (a newer one falls back to the fd list).
-/// Fields appended at the end of a session's metadata do not change it:
-/// readers skip what they do not know. Version 2 added the server-side
-/// screen (ScreenRecord); a version 1 state is read without one.
-constexpr quint32 kVersion = 2;
+/// Newest format version: written by this build when the state carries a TLS
+/// pair, else kVersionWithoutTls (so that a build reading only up to that
+/// one, after a downgrade, keeps everything of a server without TLS). read()
+/// accepts every version from kOldestVersion to kVersion (a newer one falls
+/// back to the fd list). Fields appended at the end of a session's metadata
+/// do not change it: readers skip what they do not know. Version 2 added the
+/// server-side screen (ScreenRecord; a version 1 state is read without one),
+/// version 3 the TLS pair in use (State::tlsCertificatePem, tlsKeyPem; a
+/// version 1 or 2 state is read without one).
+constexpr quint32 kVersion = 3;
+constexpr quint32 kVersionWithoutTls = 2;
 constexpr quint32 kOldestVersion = 1;
 
 /// A resize the session's screen has not reached yet: it applies at `offset`.
@@ -121,6 +126,14 @@ struct State {
     QStringList issuedIds;    ///< every session id ever handed out (never reused)
     QList<pid_t> reap;        ///< children only waiting to be reaped
     QList<SessionRecord> sessions; ///< live sessions oldest first, then dying ones
+    /// The TLS certificate chain and private key the server had loaded (PEM,
+    /// the files' bytes), empty without TLS. The next image serves them when
+    /// it cannot read its certificate files (TlsContext::loadPem), so that a
+    /// restart with unreadable or damaged files keeps serving HTTPS (issue
+    /// 10). The state is a memfd readable only through the fd handed over,
+    /// closed once read; it holds the access key already.
+    QByteArray tlsCertificatePem;
+    QByteArray tlsKeyPem;
     /// read() only: the state's memory mapping, which the ring pieces point
     /// into; unmapped with the last copy of the State.
     std::shared_ptr<const void> mapping;

@@ -422,6 +422,9 @@ void RestartInPlace::execNow()
     for (Handover::SessionRecord &r : state.sessions)
         r.shares = r.dying ? QList<Handover::ShareRecord>() : m_server->shares()->records(r.id);
     state.listenFd = m_server->listeningSocketDescriptor();
+    // The next image serves these if it cannot read the files (issue 10).
+    state.tlsCertificatePem = m_server->tlsCertificatePem();
+    state.tlsKeyPem = m_server->tlsKeyPem();
     state.restarts = m_restarts + 1;
     // A `--version` probe of a new binary still running would be our child
     // unknown to the next image: killed, and handed over to be reaped.
@@ -583,18 +586,9 @@ RestartInPlace::Adoption RestartInPlace::adoptHandover(QString *report)
     if (!m_server || !m_registry)
         return Adoption::Failed;
 
-    Adoption result = Adoption::Adopted;
-    QStringList lines;
+    // The state first: it holds the TLS pair to serve with when the files
+    // cannot be read, needed as the listening socket is taken over.
     bool ok = false;
-    const int listenFd = listenVar.toInt(&ok);
-    QString error;
-    if (!ok || listenFd < 0 || !m_server->adoptListeningSocket(listenFd, &error)) {
-        lines.append(error.isEmpty() ? QStringLiteral("no listening socket was handed over") : error);
-        if (ok && listenFd >= 0)
-            ::close(listenFd); // so that listen() can bind the port again
-        result = Adoption::Failed;
-    }
-
     bool stateOk = false;
     const int stateFd = stateVar.toInt(&ok);
     Handover::State state;
@@ -607,6 +601,19 @@ RestartInPlace::Adoption RestartInPlace::adoptHandover(QString *report)
         else
             stateOk = Handover::read(stateFd, &state, &why);
         ::close(stateFd);
+    }
+    if (stateOk)
+        m_server->setHandedOverTls(state.tlsCertificatePem, state.tlsKeyPem);
+
+    Adoption result = Adoption::Adopted;
+    QStringList lines;
+    const int listenFd = listenVar.toInt(&ok);
+    QString error;
+    if (!ok || listenFd < 0 || !m_server->adoptListeningSocket(listenFd, &error)) {
+        lines.append(error.isEmpty() ? QStringLiteral("no listening socket was handed over") : error);
+        if (ok && listenFd >= 0)
+            ::close(listenFd); // so that listen() can bind the port again
+        result = Adoption::Failed;
     }
     QStringList problems;
     int adopted = 0;

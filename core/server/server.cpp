@@ -190,9 +190,28 @@ bool Server::prepareTransport(QString *error)
         why = BindPolicy::refusal(m_config.bind, m_config.port);
     } else if (m_config.tlsEnabled() && !m_tls) {
         auto *tls = new TlsContext(m_config.tlsCert, m_config.tlsKey, this);
-        if (!tls->load(&why)) {
+        bool loaded = tls->load(&why);
+        QString handedOverWhy;
+        if (!loaded && !m_handedOverCert.isEmpty()) {
+            // A restart in place while the files are unreadable or damaged:
+            // keep serving what the previous image served rather than stop
+            // serving HTTPS (issue 10); the watch set up below, or a SIGHUP,
+            // picks up good files later.
+            loaded = tls->loadPem(m_handedOverCert, m_handedOverKey, &handedOverWhy);
+            if (loaded)
+                qCWarning(lcServer).noquote()
+                    << "cannot use the TLS files (" + why
+                        + "); serving the certificate the previous process image had loaded until they can be "
+                          "read (SIGHUP or a change of the files reloads them)";
+            else
+                why += QStringLiteral("; the handed-over pair is not usable either: ") + handedOverWhy;
+        }
+        m_handedOverCert.clear();
+        m_handedOverKey.clear();
+        if (!loaded) {
             delete tls;
         } else {
+            why.clear();
             m_tls = tls;
             m_tls->watchFiles();
             // server.json names the certificate local clients trust.
@@ -1060,6 +1079,22 @@ bool Server::adoptListeningSocket(int fd, QString *error)
 int Server::listeningSocketDescriptor() const
 {
     return m_tcp && m_tcp->isListening() ? int(m_tcp->socketDescriptor()) : -1;
+}
+
+void Server::setHandedOverTls(const QByteArray &certificatePem, const QByteArray &keyPem)
+{
+    m_handedOverCert = certificatePem;
+    m_handedOverKey = keyPem;
+}
+
+QByteArray Server::tlsCertificatePem() const
+{
+    return m_tls ? m_tls->certificatePem() : QByteArray();
+}
+
+QByteArray Server::tlsKeyPem() const
+{
+    return m_tls ? m_tls->keyPem() : QByteArray();
 }
 
 bool Server::adoptAccessKey(const QString &key)

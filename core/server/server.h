@@ -196,6 +196,21 @@ public:
     /// well-formed key.
     bool adoptAccessKey(const QString &key);
     /**
+     * The TLS pair (PEM) the previous process image had loaded, handed over
+     * by a restart in place; call before adoptListeningSocket(). When the
+     * certificate files cannot be read then (removed, unreadable, replaced
+     * by something that is not a good pair), this pair is served instead,
+     * with a warning that names why the files were refused, and the files
+     * are watched as usual: the next SIGHUP (reloadTls()) or change of the
+     * files puts a good pair from them in use (issue 10). Without TLS, or
+     * when the files are good, it is not used.
+     */
+    void setHandedOverTls(const QByteArray &certificatePem, const QByteArray &keyPem);
+    /// The TLS pair in use (PEM, the files' bytes) for the next process
+    /// image; empty without TLS.
+    QByteArray tlsCertificatePem() const;
+    QByteArray tlsKeyPem() const;
+    /**
      * The first half of a restart in place: stops accepting connections (the
      * kernel keeps queueing them on the listening socket, for the next
      * process image), closes every WebSocket viewer with 1012 "server
@@ -299,6 +314,8 @@ private:
     Acceptor *m_acceptor = nullptr; ///< accepts on m_tcp's socket while listening
     QWebSocketServer *m_ws = nullptr;
     TlsContext *m_tls = nullptr; ///< set when serving TLS (prepareTransport)
+    QByteArray m_handedOverCert; ///< setHandedOverTls()
+    QByteArray m_handedOverKey;
     QString m_startWarning;
     WebSocketViewer::Options m_viewerOptions;
     int m_requestTimeoutMs = 10000;

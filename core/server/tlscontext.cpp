@@ -80,18 +80,14 @@ TlsContext::TlsContext(const QString &certFile, const QString &keyFile, QObject 
 
 TlsContext::~TlsContext() = default;
 
-bool TlsContext::readPair(const QString &certFile, const QString &keyFile, QSslConfiguration *out,
-                          QStringList *dnsNames, QByteArray *certificatePem, QString *error)
+bool TlsContext::parsePair(const QByteArray &certData, const QByteArray &keyData, const QString &certFile,
+                           const QString &keyFile, QSslConfiguration *out, QStringList *dnsNames, QString *error)
 {
     if (!QSslSocket::supportsSsl()) {
         *error = QStringLiteral("TLS is not available: Qt found no usable OpenSSL library (%1)")
                      .arg(QSslSocket::sslLibraryBuildVersionString());
         return false;
     }
-    QByteArray certData;
-    QByteArray keyData;
-    if (!readSmallFile(certFile, "certificate", &certData, error) || !readSmallFile(keyFile, "key", &keyData, error))
-        return false;
     const QList<QSslCertificate> chain = QSslCertificate::fromData(certData, QSsl::Pem);
     if (chain.isEmpty() || chain.first().isNull()) {
         *error = QStringLiteral("the TLS certificate %1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)").arg(certFile);
@@ -130,26 +126,50 @@ bool TlsContext::readPair(const QString &certFile, const QString &keyFile, QSslC
             names.append(it->trimmed().toLower());
     *out = config;
     *dnsNames = names;
-    *certificatePem = certData + keyData; // what "unchanged" compares
     return true;
 }
 
 bool TlsContext::load(QString *error)
 {
+    QByteArray certData;
+    QByteArray keyData;
     QSslConfiguration config;
     QStringList names;
-    QByteArray pem;
     QString why;
-    if (!readPair(m_certFile, m_keyFile, &config, &names, &pem, &why)) {
+    if (!readSmallFile(m_certFile, "certificate", &certData, &why) || !readSmallFile(m_keyFile, "key", &keyData, &why)
+        || !parsePair(certData, keyData, m_certFile, m_keyFile, &config, &names, &why)) {
         if (error)
             *error = why;
         return false;
     }
-    m_configuration = config;
-    m_dnsNames = names;
-    m_certificatePem = pem;
-    m_leafSha256 = QCryptographicHash::hash(config.localCertificate().toDer(), QCryptographicHash::Sha256).toHex();
+    use(config, names, certData, keyData);
     return true;
+}
+
+bool TlsContext::loadPem(const QByteArray &certificatePem, const QByteArray &keyPem, QString *error)
+{
+    QSslConfiguration config;
+    QStringList names;
+    QString why;
+    if (!parsePair(certificatePem, keyPem, m_certFile + QStringLiteral(" (as handed over)"),
+                   m_keyFile + QStringLiteral(" (as handed over)"), &config, &names, &why)) {
+        if (error)
+            *error = why;
+        return false;
+    }
+    use(config, names, certificatePem, keyPem);
+    return true;
+}
+
+void TlsContext::use(const QSslConfiguration &config, const QStringList &dnsNames, const QByteArray &certData,
+                     const QByteArray &keyData)
+{
+    m_configuration = config;
+    m_dnsNames = dnsNames;
+    m_certData = certData;
+    m_keyData = keyData;
+    m_certificatePem = certData + keyData;
+    m_leafSha256 = QCryptographicHash::hash(config.localCertificate().toDer(), QCryptographicHash::Sha256).toHex();
 }
 
 bool TlsContext::reload()

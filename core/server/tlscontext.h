@@ -53,6 +53,14 @@ public:
     /// belong to the certificate /c.pem: Private key does not certify
     /// public key"); the context is then unchanged.
     bool load(QString *error);
+    /// load() from the files' contents instead of the files: the pair the
+    /// previous process image had loaded, handed over by a restart in place
+    /// (Handover::State::tlsCertificatePem), for when the files cannot be
+    /// read or hold no good pair (issue 10). Checked as load() checks the
+    /// files; the files stay the ones reload() and watchFiles() read, so the
+    /// next SIGHUP or change of the files puts a good pair from them in use.
+    /// False with *error; the context is then unchanged.
+    bool loadPem(const QByteArray &certificatePem, const QByteArray &keyPem, QString *error);
     /// load(), logging the outcome; on failure the previous pair stays.
     /// A pair identical to the one in use is not logged.
     bool reload();
@@ -71,15 +79,19 @@ public:
     /// SHA-256 of the leaf certificate (DER), lower-case hex: local clients
     /// pin it (server.json `cert_sha256`).
     QByteArray leafSha256() const { return m_leafSha256; }
+    /// The certificate file's and the key file's bytes in use (PEM; empty
+    /// before a load): what a restart in place hands over.
+    QByteArray certificatePem() const { return m_certData; }
+    QByteArray keyPem() const { return m_keyData; }
 
     /**
-     * Reads `certFile` and `keyFile` into `*out` (TLS 1.2+, the chain, the
-     * key) and checks them (class comment). `*dnsNames` gets the leaf's DNS
-     * names, `*certificatePem` the bytes of both files (to tell a change).
-     * False with *error.
+     * Parses a certificate file's and a key file's contents into `*out`
+     * (TLS 1.2+, the chain, the key) and checks them (class comment);
+     * `*dnsNames` gets the leaf's DNS names. `certFile` and `keyFile` only
+     * name them in *error. False with *error.
      */
-    static bool readPair(const QString &certFile, const QString &keyFile, QSslConfiguration *out,
-                         QStringList *dnsNames, QByteArray *certificatePem, QString *error);
+    static bool parsePair(const QByteArray &certData, const QByteArray &keyData, const QString &certFile,
+                          const QString &keyFile, QSslConfiguration *out, QStringList *dnsNames, QString *error);
 
 Q_SIGNALS:
     /// A new pair is in use (after reload()).
@@ -87,12 +99,16 @@ Q_SIGNALS:
 
 private:
     void onPathChanged();
+    void use(const QSslConfiguration &config, const QStringList &dnsNames, const QByteArray &certData,
+             const QByteArray &keyData);
 
     QString m_certFile;
     QString m_keyFile;
     QSslConfiguration m_configuration;
     QStringList m_dnsNames;
-    QByteArray m_certificatePem;
+    QByteArray m_certificatePem; ///< m_certData + m_keyData: what "unchanged" compares
+    QByteArray m_certData;
+    QByteArray m_keyData;
     QByteArray m_leafSha256;
     QFileSystemWatcher *m_watcher = nullptr;
     QTimer m_reloadTimer; ///< single shot: coalesces a burst of changes

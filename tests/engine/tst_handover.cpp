@@ -84,6 +84,8 @@ void compareStates(const Handover::State &x, const Handover::State &y)
     QCOMPARE(x.listenFd, y.listenFd);
     QCOMPARE(x.issuedIds, y.issuedIds);
     QCOMPARE(x.reap, y.reap);
+    QCOMPARE(x.tlsCertificatePem, y.tlsCertificatePem);
+    QCOMPARE(x.tlsKeyPem, y.tlsKeyPem);
     QCOMPARE(x.sessions.size(), y.sessions.size());
     for (int i = 0; i < x.sessions.size(); ++i) {
         const Handover::SessionRecord &a = x.sessions.at(i);
@@ -261,6 +263,41 @@ private Q_SLOTS:
         Handover::State noPid = sampleState();
         noPid.sessions[1].pty.pid = 0;
         QVERIFY(refused(Handover::encode(noPid), "no pid"));
+    }
+
+    /// The TLS pair in use travels in format version 3; a state without
+    /// one is still written as version 2 (a downgraded build that reads
+    /// only up to 2 keeps everything of a server without TLS), and a
+    /// version 2 state reads as "no pair".
+    void tlsPairTravelsInVersion3()
+    {
+        Handover::State st = sampleState();
+        const QByteArray withoutTls = Handover::encode(st);
+        QCOMPARE(qFromLittleEndian<quint32>(withoutTls.constData() + 8), Handover::kVersionWithoutTls);
+        st.tlsCertificatePem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        st.tlsKeyPem = "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";
+        const QByteArray withTls = Handover::encode(st);
+        QCOMPARE(qFromLittleEndian<quint32>(withTls.constData() + 8), Handover::kVersion);
+        QCOMPARE(Handover::kVersion, 3u);
+        Handover::State back;
+        QString error;
+        QVERIFY2(Handover::decode(withTls.constData(), withTls.size(), &back, &error), qPrintable(error));
+        compareStates(back, st);
+        // Through a memfd, as a restart hands it over.
+        QString why;
+        const int fd = Handover::writeMemfd(st, &why);
+        QVERIFY2(fd >= 0, qPrintable(why));
+        Handover::State fromFd;
+        QVERIFY2(Handover::read(fd, &fromFd, &error), qPrintable(error));
+        ::close(fd);
+        compareStates(fromFd, st);
+        // Version 2 (written without a pair) reads as none.
+        QVERIFY2(Handover::decode(withoutTls.constData(), withoutTls.size(), &back, &error), qPrintable(error));
+        QVERIFY(back.tlsCertificatePem.isEmpty() && back.tlsKeyPem.isEmpty());
+        compareStates(back, sampleState());
+        // Every cut of a version 3 state is refused.
+        for (int n = 0; n < withTls.size(); ++n)
+            QVERIFY2(!Handover::decode(withTls.constData(), n, &back, &error), qPrintable(QString::number(n)));
     }
 
     void appendedFieldsAreSkipped()

@@ -200,6 +200,66 @@ private Q_SLOTS:
         QCOMPARE(plain.proc.exitCode(), 0);
     }
 
+    /// `tether restart` while the certificate files cannot be used (the
+    /// key removed, the certificate replaced by garbage): the new process
+    /// image serves the pair the old one had loaded, handed over in the
+    /// restart state, says so, and takes good files once they are back
+    /// (issue 10; before, the restart could not serve TLS at all).
+    void restartServesTheHandedOverPairWhenTheFilesAreBad()
+    {
+        QTemporaryDir d;
+        const QString cert = d.path() + QStringLiteral("/cert.pem");
+        const QString key = d.path() + QStringLiteral("/key.pem");
+        QVERIFY(QFile::copy(m_cert.cert, cert) && QFile::copy(m_cert.key, key));
+        ServeProcess s;
+        QVERIFY2(s.start({QStringLiteral("--tls-cert"), cert, QStringLiteral("--tls-key"), key}), s.err.constData());
+        const qint64 pid = s.proc.processId();
+        const TetherRun created = runTether(s, {QStringLiteral("new"), QStringLiteral("--"), QStringLiteral("sleep"),
+                                                QStringLiteral("600")});
+        QVERIFY2(created.code == 0, created.err.constData());
+        QCOMPARE(sha256Of(httpsExchange(s.port, QByteArray()).peer), sha256OfFile(m_cert.cert));
+
+        QVERIFY(QFile::remove(key));
+        {
+            QFile garbage(cert);
+            QVERIFY(garbage.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            garbage.write("this is not a certificate\n");
+        }
+        // The watch notices; the pair in use stays (as before).
+        QTRY_VERIFY_WITH_TIMEOUT(s.err.contains("TLS certificate not reloaded, the one in use is kept"), 10000);
+
+        const TetherRun restarted = runTether(s, {QStringLiteral("restart")});
+        QVERIFY2(restarted.code == 0, (restarted.err + s.err).constData());
+        QCOMPARE(s.proc.state(), QProcess::Running);
+        QCOMPARE(s.proc.processId(), pid);
+        QTRY_VERIFY_WITH_TIMEOUT(s.err.contains("restarted in place"), 10000);
+        QVERIFY2(s.err.contains("serving the certificate the previous process image had loaded"), s.err.constData());
+        QVERIFY2(s.err.contains("cannot read the TLS key " + QFile::encodeName(key)), s.err.constData());
+        const QByteArray list = "GET /api/sessions HTTP/1.1\r\nHost: localhost:" + QByteArray::number(s.port)
+            + "\r\nAuthorization: Bearer " + s.key + "\r\n\r\n";
+        TlsReply r = httpsExchange(s.port, list);
+        QCOMPARE(sha256Of(r.peer), sha256OfFile(m_cert.cert));
+        QCOMPARE(r.http.status, 200);
+        QVERIFY2(r.http.body.contains("sleep"), r.http.body.constData());
+        QCOMPARE(runtimeJson(s).value(QStringLiteral("cert_sha256")).toString().toLatin1(), sha256OfFile(m_cert.cert));
+        QVERIFY2(runTether(s, {QStringLiteral("list")}).code == 0, "local clients still trust it");
+
+        // Good files again (another pair): the watch takes them.
+        QVERIFY(QFile::copy(m_other.key, key));
+        QVERIFY(QFile::remove(cert) && QFile::copy(m_other.cert, cert));
+        QTRY_COMPARE_WITH_TIMEOUT(sha256Of(httpsExchange(s.port, QByteArray()).peer), sha256OfFile(m_other.cert), 10000);
+        QTRY_COMPARE(runtimeJson(s).value(QStringLiteral("cert_sha256")).toString().toLatin1(), sha256OfFile(m_other.cert));
+        r = httpsExchange(s.port, list);
+        QCOMPARE(r.http.status, 200);
+
+        // A second restart, files good: nothing handed over is needed.
+        const qsizetype warnings = s.err.count("serving the certificate the previous process image had loaded");
+        QVERIFY2(runTether(s, {QStringLiteral("restart")}).code == 0, s.err.constData());
+        QTRY_COMPARE_WITH_TIMEOUT(s.err.count("restarted in place"), qsizetype(2), 10000);
+        QCOMPARE(s.err.count("serving the certificate the previous process image had loaded"), warnings);
+        QCOMPARE(sha256Of(httpsExchange(s.port, QByteArray()).peer), sha256OfFile(m_other.cert));
+    }
+
     void badPairExitsWithAClearError()
     {
         ServeProcess s;

@@ -6,8 +6,6 @@
 // cannot start). In-process: the soft RLIMIT_NOFILE is lowered to just above
 // the descriptors in use and the rest is filled with /dev/null; both are
 // undone when each test ends, pass or fail.
-#include "logging.h"
-#include "repeatlimiter.h"
 #include "servertestutil.h"
 #include "testutil.h"
 
@@ -145,22 +143,6 @@ class TestServerFds : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        // Under UBSan (build-asan) every member call and downcast on a
-        // polymorphic object is checked against the object's type
-        // information, once per pair of types (then cached), and the runtime
-        // reads that information through a pipe() (compiler-rt's
-        // IsAccessibleMemoryRange, llvm/llvm-project#112665). With no
-        // descriptor free, as these tests make it, that read fails and a
-        // valid LimitedLog was reported as an "invalid vptr"; the runtime's
-        // suppression file cannot be read then either. So the rate-limited
-        // log that the EMFILE warning goes through is used once while
-        // descriptors are free. (A tool limit, not a finding: reproduced with
-        // a QPointer downcast after filling the descriptor table.)
-        logLimited(lcServer(), QtInfoMsg, QStringLiteral("tst_server_fds: descriptors will run out on purpose"));
-    }
-
     void acceptWhileOutOfDescriptors()
     {
         Fixture f;

@@ -28,7 +28,7 @@ shopt -s nullglob
 reports=("$dir"/report*)
 if [ ${#reports[@]} -gt 0 ]; then
     for r in "${reports[@]}"; do
-        # report.PID: name the process, if it is still known.
+        # report.PID: the process that wrote it.
         pid=${r##*.}
         echo "=== sanitizer report of pid $pid ($(basename "$r")):"
         cat "$r"

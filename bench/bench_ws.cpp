@@ -6,6 +6,7 @@
 // about 12 MB/s (shared/pitfalls.md).
 //
 // Usage: bench_ws [MiB]   (default 64)
+#include "benchdata.h"
 #include "config.h"
 #include "registry.h"
 #include "server.h"
@@ -43,15 +44,8 @@ int main(int argc, char **argv)
     QTemporaryFile data;
     if (!data.open())
         return 1;
-    {
-        QByteArray chunk;
-        for (int i = 0; chunk.size() < (1 << 20); ++i)
-            chunk += QByteArray("line ") + QByteArray::number(i) + " the quick brown fox jumps over the lazy dog\n";
-        chunk.truncate(1 << 20);
-        for (qint64 i = 0; i < mib; ++i)
-            data.write(chunk);
-        data.flush();
-    }
+    if (!BenchData::writeTextLines(data, mib))
+        return 1;
 
     Config config;
     config.port = 0;

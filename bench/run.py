@@ -265,6 +265,13 @@ class Bench:
         ratios = {s: [] for s in systems}
         complete = True
         cpu = {'server': [], 'client': [], 'frame': []}
+        # The client's own limit: the same bench client fed by a producer
+        # that does nothing but send the file's frames from memory
+        # (bench/trivial_producer.py), once per run, beside the others.
+        producer = subprocess.Popen([sys.executable, os.path.join(HERE, 'trivial_producer.py'), path],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        trivial_url = 'http://127.0.0.1:%d/' % int(producer.stdout.readline())
+        client_limit = []
         for r in range(RUNS):
             order = systems[r % len(systems):] + systems[:r % len(systems)]  # rotate: load drifts
             got = {}
@@ -285,11 +292,18 @@ class Bench:
                 if s in ('Tether', 'raw PTY') and out['bytes'] != size:
                     complete = False
                     log('INCOMPLETE: %s received %d of %d bytes' % (s, out['bytes'], size))
+            out = self.client_run(['cat', path, 'ws', trivial_url, 'none', '--', 'cat'])
+            if out['bytes'] != size:
+                raise RuntimeError('trivial producer: %d of %d bytes' % (out['bytes'], size))
+            client_limit.append(size / out['secs'] / 1e6)
             for s in systems:
                 ratios[s].append(got[s] / got['raw PTY'])
-            log('throughput run %d: %s' % (r + 1, ', '.join('%s %.1f MB/s' % (s, got[s]) for s in systems)))
+            log('throughput run %d: %s; the client alone (trivial producer) %.1f MB/s'
+                % (r + 1, ', '.join('%s %.1f MB/s' % (s, got[s]) for s in systems), client_limit[-1]))
+        producer.stdin.close()
+        producer.wait(30)
         self.fig['throughput'] = {'size': size, 'mbs': mbs, 'ratio': ratios, 'received': received,
-                                  'complete': complete, 'cpu': cpu}
+                                  'complete': complete, 'cpu': cpu, 'client_limit': client_limit}
 
     def latency(self, server, nagle_server):
         kinds = {'keys': (KEYS, 'stty raw -echo; printf @@GO@@; exec cat'), 'line': (LINES, "PS1='$ ' exec sh -i")}
@@ -604,6 +618,11 @@ def render(fig):
         w('- Where Tether\'s time went: the server used %s of a CPU and the client %s over the run '
           '(CPU seconds per second of wall time); %s bytes per WebSocket message.'
           % (fmt(stats(c['server']), '%.2f'), fmt(stats(c['client']), '%.2f'), fmt(stats(c['frame']), '%.0f')))
+        if t.get('client_limit'):
+            lim = stats(t['client_limit'])
+            w('- The client is not the limit: fed by a producer that only sends the file\'s frames from memory '
+              '(`bench/trivial_producer.py`), the same client received %s MB/s, %.1f× what it received through '
+              'Tether in the same runs.' % (fmt(lim), lim[0] / statistics.median(t['mbs']['Tether'])))
         w('')
     def sec_latency():
         lat = fig['latency']

@@ -19,6 +19,7 @@
 #include "settingsdialog.h"
 #include "signalpipe.h"
 #include "singleinstance.h"
+#include "systemdnotify.h"
 #include "terminalwindow.h"
 #include "upgradewatch.h"
 
@@ -169,6 +170,7 @@ bool DesktopApp::start(QString *error)
                         << qint64(otherServer.value(QStringLiteral("pid")).toDouble()) << otherServer.value(QStringLiteral("url")).toString()
                         << "): its runtime file is kept, so tether attach/list talk to that one";
     qCInfo(lcUi) << "serving on" << m_server->url();
+    SystemdNotify::notify("READY=1\nSTATUS=Serving " + m_server->url().toUtf8()); // under a Type=notify unit
     if (!m_server->startWarning().isEmpty()) // at every start, as `tether serve`
         qCWarning(lcUi).noquote() << m_server->startWarning();
 
@@ -770,6 +772,7 @@ QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &d
                        "  new      start a session\n"
                        "  kill     end a session\n"
                        "  rename   name a session, or rename it\n"
+                       "  share    print a read-only link to a session, list or revoke links\n"
                        "  key      print the dashboard link, or make a new key (--rotate)\n"
                        "  restart  restart Tether in place, keeping every session"));
     parser.addHelpOption();
@@ -822,7 +825,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, key or restart")
+        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, share, key or restart")
                                                       .arg(parser.positionalArguments().constFirst()));
     QString error;
     if (!ServeOptions::read(parser, config, &error))
@@ -929,6 +932,9 @@ int desktopMain(int argc, char **argv)
     // Before QApplication, which removes the arguments it knows (-platform).
     RestartInPlace::guardIfAsked(argv); // never returns in a restart's guardian
     RestartInPlace::recordStartup(argc, argv);
+    // As `tether serve`: NOTIFY_SOCKET is kept for READY=1 and restarts, and
+    // out of the environment the shells inherit.
+    SystemdNotify::takeFromEnvironment();
     // Before anything opens descriptors or starts a thread (it edits the
     // environment); the sessions get the limit we started with back.
     FdLimit::raiseSoftLimit();

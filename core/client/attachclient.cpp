@@ -8,6 +8,7 @@
 #include <QRandomGenerator>
 #include <QSslError>
 #include <QTcpSocket>
+#include <QUrlQuery>
 #include <QWebSocket>
 
 namespace Tether {
@@ -68,7 +69,14 @@ void AttachClient::connectSocket()
     });
     // No Origin header (empty origin): the server then treats us as a CLI
     // viewer and checks Host and key only (protocol.md section 2).
-    QNetworkRequest req(m_endpoint.webSocketUrl(m_id, m_mode, m_stream.hasOffset() ? qint64(m_stream.offset()) : -1));
+    QUrl url = m_endpoint.webSocketUrl(m_id, m_mode, m_stream.hasOffset() ? qint64(m_stream.offset()) : -1);
+    if (m_screenLines >= 0) {
+        QUrlQuery q(url);
+        q.addQueryItem(QStringLiteral("replay"), QStringLiteral("screen"));
+        q.addQueryItem(QStringLiteral("lines"), QString::number(m_screenLines));
+        url.setQuery(q);
+    }
+    QNetworkRequest req(url);
     req.setRawHeader("Authorization", "Bearer " + m_endpoint.key.toUtf8());
     qCDebug(lcClient) << "connecting" << req.url().toString();
     ws->open(req);

@@ -82,6 +82,10 @@ public:
     /// reconnect delay. No effect once finished() or during detach().
     void reattach();
     bool isPaused() const { return m_paused; }
+    /// Reset replays as the server's screen with `lines` scrollback lines
+    /// (`replay=screen&lines=N`, docs/protocol.md §5 "Screen replay"),
+    /// 0..1000; -1 (the default): the raw replay. For the next connection.
+    void setScreenReplay(int lines) { m_screenLines = lines; }
 
     /// Offset of the next output byte expected (bytes shown so far).
     quint64 offset() const { return m_stream.offset(); }
@@ -142,6 +146,7 @@ private:
     ServerEndpoint m_endpoint;
     QString m_id;
     ViewerMode m_mode;
+    int m_screenLines = -1;
     ApiClient *m_api = nullptr;
     QPointer<QWebSocket> m_socket;
     QTimer m_retryTimer;

@@ -14,6 +14,11 @@ bool AttachStream::begin(const AttachInfo &info)
     m_offset = info.replayFrom;
     m_preludeLeft = qMax<qint64>(0, info.preludeBytes);
     m_replayLeft = qMax<qint64>(0, info.replayBytes);
+    // A snapshot outside the replay's offsets cannot be placed: ignored.
+    const bool snapshot = info.snapshotAt && *info.snapshotAt >= info.replayFrom
+        && *info.snapshotAt <= info.replayFrom + quint64(m_replayLeft);
+    m_snapshotLeft = snapshot ? qMax<qint64>(0, info.snapshotBytes) : 0;
+    m_snapshotAt = snapshot ? *info.snapshotAt : 0;
     m_active = true;
     m_hasOffset = true;
     return pendingReplay() == 0;
@@ -24,6 +29,7 @@ void AttachStream::stop()
     m_active = false;
     m_preludeLeft = 0;
     m_replayLeft = 0;
+    m_snapshotLeft = 0;
 }
 
 void AttachStream::forget()
@@ -50,8 +56,19 @@ AttachStream::Split AttachStream::output(qsizetype size)
         s.pieces[s.count++] = {Part::Prelude, pos, n};
         pos += n;
     }
-    if (pos < size && m_replayLeft > 0) {
-        const qsizetype n = qsizetype(qMin<qint64>(size - pos, m_replayLeft));
+    // Replay, with the snapshot (no offsets) where it reaches snapshot_at.
+    while (pos < size && (m_replayLeft > 0 || m_snapshotLeft > 0)) {
+        if (m_snapshotLeft > 0 && m_offset == m_snapshotAt) {
+            const qsizetype n = qsizetype(qMin<qint64>(size - pos, m_snapshotLeft));
+            m_snapshotLeft -= n;
+            s.pieces[s.count++] = {Part::Snapshot, pos, n};
+            pos += n;
+            continue;
+        }
+        qint64 room = m_replayLeft;
+        if (m_snapshotLeft > 0)
+            room = qMin<qint64>(room, qint64(m_snapshotAt - m_offset));
+        const qsizetype n = qsizetype(qMin<qint64>(size - pos, room));
         m_replayLeft -= n;
         m_offset += quint64(n);
         s.pieces[s.count++] = {Part::Replay, pos, n};
@@ -84,6 +101,13 @@ AttachInfo AttachStream::parseAttached(const QJsonObject &m)
     info.preludeBytes = qsizetype(qMax(0.0, m.value(QStringLiteral("prelude_bytes")).toDouble()));
     info.replayBytes = qsizetype(qMax(0.0, m.value(QStringLiteral("replay_bytes")).toDouble()));
     info.offset = quint64(qMax(0.0, m.value(QStringLiteral("offset")).toDouble()));
+    // A server without a screen sends neither (or null): no snapshot.
+    const QJsonValue at = m.value(QStringLiteral("snapshot_at"));
+    if (at.isDouble() && at.toDouble() >= 0) {
+        info.snapshotAt = quint64(at.toDouble());
+        info.snapshotBytes = qsizetype(qMax(0.0, m.value(QStringLiteral("snapshot_bytes")).toDouble()));
+    }
+    info.screenReplay = m.value(QStringLiteral("replay_mode")).toString() == QLatin1String("screen");
     info.exited = m.value(QStringLiteral("state")).toString() == QLatin1String("exited");
     info.cols = m.value(QStringLiteral("cols")).toInt(info.cols);
     info.rows = m.value(QStringLiteral("rows")).toInt(info.rows);
@@ -135,6 +159,8 @@ AttachStream::Close AttachStream::closeMeaning(int code, const QString &reason)
         return Close::BadRequest;
     case Protocol::TooBig:
         return Close::TooBig;
+    case Protocol::Unauthorized:
+        return Close::Revoked;
     case Protocol::ServiceRestart:
         // Tether restarts in place; the next process image accepts on the
         // same socket (Qt 5.15 and 6.4 report 1002 for it: the default).
@@ -160,6 +186,7 @@ std::optional<AttachStream::End> AttachStream::closeEnd(Close meaning)
     case Close::TooManyViewers: return End::TooManyViewers;
     case Close::BadRequest: return End::ProtocolError;
     case Close::TooBig: return End::ProtocolError;
+    case Close::Revoked: return End::AuthFailed; // retrying meets 401
     }
     return std::nullopt;
 }
@@ -177,6 +204,7 @@ const char *AttachStream::closeName(Close meaning)
     case Close::TooManyViewers: return "too_many_viewers";
     case Close::BadRequest: return "bad_request";
     case Close::TooBig: return "too_big";
+    case Close::Revoked: return "revoked";
     }
     return "retry";
 }
@@ -205,6 +233,7 @@ const char *AttachStream::partName(Part part)
     case Part::Prelude: return "prelude";
     case Part::Replay: return "replay";
     case Part::Live: return "live";
+    case Part::Snapshot: return "snapshot";
     }
     return "live";
 }

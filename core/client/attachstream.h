@@ -26,7 +26,10 @@ namespace Tether {
  * After begin() (the `attached` message) the output is, in order:
  * `preludeBytes` bytes of prelude (mode-restoring sequences, outside the
  * offset space), `replayBytes` bytes of replay (offsets replayFrom ..<
- * offset), then live output continuing the same offsets. output() splits each
+ * offset), then live output continuing the same offsets. When the
+ * attached message has a `snapshot_at`, `snapshot_bytes` bytes of the
+ * server's screen snapshot (outside the offset space too) come where the
+ * replay reaches that offset (Part::Snapshot). output() splits each
  * received message into those parts and advances offset(); a `fixup`
  * message's sequence (terminal state a resize reset, no offsets) is written
  * in stream order where it arrives, as part of the replay or of the live
@@ -70,11 +73,12 @@ public:
         TooManyViewers, ///< 4429
         BadRequest,     ///< 4400 ("bad control message", "bad query")
         TooBig,         ///< 1009 (a message over 1 MiB)
+        Revoked,        ///< 4401: the read-only link attached with was revoked
     };
     Q_ENUM(Close)
 
     /// Which part of the stream bytes belong to.
-    enum class Part { Prelude, Replay, Live };
+    enum class Part { Prelude, Replay, Live, Snapshot };
     Q_ENUM(Part)
 
     /// Bytes [from, from + size) of one output message, all of one part.
@@ -83,10 +87,10 @@ public:
         qsizetype from = 0;
         qsizetype size = 0;
     };
-    /// One output message split into its parts, in order (at most one piece
-    /// each of prelude, replay, live).
+    /// One output message split into its parts, in order (at most: prelude,
+    /// replay, snapshot, replay, live).
     struct Split {
-        std::array<Piece, 3> pieces;
+        std::array<Piece, 5> pieces;
         int count = 0;
         /// The last prelude/replay byte of this attach is in this message:
         /// the replay is finished after piece replayEndsAfter.
@@ -121,8 +125,8 @@ public:
     bool hasOffset() const { return m_hasOffset; }
     /// Offset of the next output byte expected.
     quint64 offset() const { return m_offset; }
-    /// Prelude + replay bytes of the current attach not yet received.
-    qint64 pendingReplay() const { return m_preludeLeft + m_replayLeft; }
+    /// Prelude + replay + snapshot bytes of the current attach not yet received.
+    qint64 pendingReplay() const { return m_preludeLeft + m_replayLeft + m_snapshotLeft; }
     /// True while replay (or prelude) bytes are still expected.
     bool isReplaying() const { return pendingReplay() > 0; }
     /// The current attach's information (as given to begin()).
@@ -157,6 +161,8 @@ private:
     quint64 m_offset = 0;
     qint64 m_preludeLeft = 0;
     qint64 m_replayLeft = 0;
+    qint64 m_snapshotLeft = 0;
+    quint64 m_snapshotAt = 0;
     bool m_active = false;
     bool m_hasOffset = false;
 };

@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 #include <QElapsedTimer>
 #include <QTimer>
+#include <QUrlQuery>
 #include <QVector>
 
 #include <cstdio>
@@ -156,6 +157,24 @@ int terminalColumns(int fd)
     return ws.ws_col;
 }
 
+/// `rows` (the first one the header) as text: columns padded to their
+/// widest cell plus two spaces, the last one not padded.
+QString alignedColumns(const QList<QStringList> &rows)
+{
+    QVector<int> widths(rows.first().size(), 0);
+    for (const QStringList &r : rows)
+        for (int c = 0; c < r.size(); ++c)
+            widths[c] = qMax(widths[c], int(r[c].size()));
+    QString out;
+    for (const QStringList &r : rows) {
+        QString line;
+        for (int c = 0; c < r.size(); ++c)
+            line += c + 1 < r.size() ? r[c].leftJustified(widths[c] + 2) : r[c];
+        out += line + QLatin1Char('\n');
+    }
+    return out;
+}
+
 /// The `tether list` table. Only the last column (COMMAND/TITLE) is ever
 /// cut: to what is left of `columns` (the terminal's width) after the other
 /// columns, at least kMinLastColumn, or at kMaxLastColumn characters when
@@ -196,14 +215,7 @@ QString table(const QJsonArray &sessions, int columns)
     }
     for (QStringList &r : rows)
         r.last() = ellipsize(r.last(), lastLimit);
-    QString out;
-    for (const QStringList &r : rows) {
-        QString line;
-        for (int c = 0; c < r.size(); ++c)
-            line += c + 1 < r.size() ? r[c].leftJustified(widths[c] + 2) : r[c];
-        out += line + QLatin1Char('\n');
-    }
-    return out;
+    return alignedColumns(rows);
 }
 
 /// Finds the session `prefix` names: an exact id, else the session with
@@ -380,12 +392,13 @@ int checkTerminal(const QString &command)
     return kExitOk;
 }
 
-int runAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey)
+int runAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey, int screenLines = -1)
 {
     const int status = checkTerminal(QStringLiteral("attach"));
     if (status != kExitOk)
         return status;
     TtyAttach a(ep, id, mode, detachKey);
+    a.client()->setScreenReplay(screenLines);
     return a.run();
 }
 
@@ -431,13 +444,26 @@ int listCommand(const QStringList &args)
 /// exits), wants exactly `positionals` positional arguments (else
 /// `countError`, a usage error) and finds the server. False with *status
 /// when the command ends here.
+/// The options every command has without a value (help, version), plus `extra`.
+QStringList commonFlags(const QStringList &extra = {})
+{
+    return QStringList{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
+                       QStringLiteral("-v"), QStringLiteral("--version")}
+        + extra;
+}
+
+/// The options every command has with a value (Common), plus `extra`.
+QStringList commonValueOptions(const QStringList &extra = {})
+{
+    return QStringList{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert")} + extra;
+}
+
 bool setUpSessionCommand(QCommandLineParser &parser, const Common &common, const QString &command,
                          const QStringList &args, int positionals, const QString &countError, ServerEndpoint *ep,
                          int *status)
 {
-    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"), QStringLiteral("--help-all"),
-                            QStringLiteral("-v"), QStringLiteral("--version")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert")};
+    const QStringList flags = commonFlags();
+    const QStringList values = commonValueOptions();
     if (!parse(parser, common, command, idsAsPositional(args, flags, values), status))
         return false;
     if (parser.positionalArguments().size() != positionals) {
@@ -568,6 +594,135 @@ int keyCommand(const QStringList &args)
             QUrl url = ep.publicUrl.isEmpty() ? ep.url : ep.publicUrl;
             url.setQuery(QStringLiteral("key=") + ep.key);
             print(url.toString());
+            done(kExitOk);
+        });
+    });
+}
+
+/// The token of a read-only link given as the token itself or as the link
+/// that carries it (".../?share=TOKEN"); `arg` itself otherwise.
+QString shareTokenOf(const QString &arg)
+{
+    const QUrl url(arg);
+    if (url.isValid() && !url.scheme().isEmpty() && url.hasQuery()) {
+        const QString token = QUrlQuery(url).queryItemValue(QStringLiteral("share"));
+        if (!token.isEmpty())
+            return token;
+    }
+    return arg;
+}
+
+/// The `tether share --list` table: one read-only link per line.
+QString shareTable(const QJsonArray &shares)
+{
+    QList<QStringList> rows;
+    rows << QStringList{QStringLiteral("SESSION"), QStringLiteral("VIEWERS"), QStringLiteral("CREATED"), QStringLiteral("LINK")};
+    for (const QJsonValue &v : shares) {
+        const QJsonObject o = v.toObject();
+        rows << QStringList{o.value(QStringLiteral("session")).toString(),
+                            QString::number(o.value(QStringLiteral("viewers")).toInt()),
+                            o.value(QStringLiteral("created")).toString(), o.value(QStringLiteral("url")).toString()};
+    }
+    return alignedColumns(rows);
+}
+
+int shareCommand(const QStringList &args)
+{
+    const QString cmd = QStringLiteral("share");
+    QCommandLineParser parser;
+    Common common;
+    parser.setApplicationDescription(QStringLiteral(
+        "Prints a read-only link to a session: whoever opens it can watch that session (its output,\n"
+        "live) and nothing else: no typing, no resizing, no other session, no key. ID may be the\n"
+        "session's name or any unique prefix of its id. A link ends when it is revoked, when its\n"
+        "session ends, or when the key is rotated; it survives `tether restart`.\n\n"
+        "Exit status: 0 done; 1 Tether not running or another error; 2 usage error;\n"
+        "4 no session (or, with --revoke, no link) matches."));
+    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
+    const QCommandLineOption list(QStringLiteral("list"), QStringLiteral("List the read-only links (session, viewers, created, link)."));
+    const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("With --list: print the API's JSON ({\"shares\": [...]})."));
+    const QCommandLineOption revoke(QStringLiteral("revoke"),
+                                    QStringLiteral("Revoke a link (its token, or the link itself), or every link of a session "
+                                                   "(its ID or name): their viewers are closed at once."),
+                                    QStringLiteral("TOKEN|ID"));
+    parser.addOptions({list, json, revoke});
+    const QStringList flags = commonFlags({QStringLiteral("--list"), QStringLiteral("--json")});
+    const QStringList values = commonValueOptions({QStringLiteral("--revoke")});
+    int status = kExitOk;
+    if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
+        return status;
+    const QStringList positional = parser.positionalArguments();
+    const int modes = (parser.isSet(list) ? 1 : 0) + (parser.isSet(revoke) ? 1 : 0);
+    if (modes > 1 || (modes == 1 && !positional.isEmpty()) || (modes == 0 && positional.size() != 1))
+        return fail(cmd, QStringLiteral("expected one session ID, --list or --revoke TOKEN|ID (see --help)"), kExitUsage);
+    if (parser.isSet(json) && !parser.isSet(list))
+        return fail(cmd, QStringLiteral("--json goes with --list"), kExitUsage);
+    ServerEndpoint ep;
+    if (!endpoint(parser, common, cmd, &ep, &status))
+        return status;
+    ApiClient api(ep);
+    auto print = [](const QByteArray &text) {
+        std::fwrite(text.constData(), 1, size_t(text.size()), stdout);
+        std::fflush(stdout);
+    };
+    if (parser.isSet(list)) {
+        return runAsync([&](std::function<void(int)> done) {
+            api.get(QStringLiteral("api/shares"), [&, done](const ApiReply &r) {
+                if (r.status != 200)
+                    return done(apiFailure(cmd, r));
+                const QJsonArray shares = r.json().value(QStringLiteral("shares")).toArray();
+                if (parser.isSet(json))
+                    print(r.body.endsWith('\n') ? r.body : r.body + '\n');
+                else
+                    print(shares.isEmpty() ? QByteArray("no read-only links\n") : shareTable(shares).toUtf8());
+                done(kExitOk);
+            });
+        });
+    }
+    if (parser.isSet(revoke)) {
+        const QString target = parser.value(revoke);
+        const QString token = shareTokenOf(target);
+        auto revoked = [&](int n) {
+            print(QStringLiteral("revoked %1 read-only link%2\n").arg(n).arg(n == 1 ? QString() : QStringLiteral("s")).toUtf8());
+        };
+        return runAsync([&](std::function<void(int)> done) {
+            // A token (or link) first: a link's token is never a session's id or name.
+            api.get(QStringLiteral("api/shares"), [&, done](const ApiReply &r) {
+                if (r.status != 200)
+                    return done(apiFailure(cmd, r));
+                for (const QJsonValue &v : r.json().value(QStringLiteral("shares")).toArray()) {
+                    if (v.toObject().value(QStringLiteral("token")).toString() != token)
+                        continue;
+                    api.deleteResource(QStringLiteral("api/shares/") + token, [&, done](const ApiReply &d) {
+                        if (d.status != 204)
+                            return done(apiFailure(cmd, d));
+                        revoked(1);
+                        done(kExitOk);
+                    });
+                    return;
+                }
+                api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &l) {
+                    if (l.status != 200)
+                        return done(apiFailure(cmd, l));
+                    QString id, error;
+                    if (!resolveId(l.json().value(QStringLiteral("sessions")).toArray(), target, &id, &error))
+                        return done(fail(cmd, QStringLiteral("no read-only link has that token, and %1").arg(error), kExitNotFound));
+                    api.deleteResource(QStringLiteral("api/sessions/") + id + QStringLiteral("/shares"), [&, done](const ApiReply &d) {
+                        if (d.status != 200)
+                            return done(apiFailure(cmd, d));
+                        revoked(d.json().value(QStringLiteral("revoked")).toInt());
+                        done(kExitOk);
+                    });
+                });
+            });
+        });
+    }
+    return withSession(api, cmd, positional.first(), [&](const QString &id, std::function<void(int)> done) {
+        const QJsonObject body{{QStringLiteral("session"), id}};
+        api.post(QStringLiteral("api/shares"), QJsonDocument(body).toJson(QJsonDocument::Compact), [&, done](const ApiReply &r) {
+            if (r.status != 201)
+                return done(apiFailure(cmd, r));
+            print(r.json().value(QStringLiteral("url")).toString().toUtf8() + '\n');
             done(kExitOk);
         });
     });
@@ -729,17 +884,34 @@ int attachCommand(const QStringList &args)
         "\n") + QString::fromLatin1(kExitStatusHelp));
     const QCommandLineOption watch(QStringLiteral("watch"), QStringLiteral("Watch only: show output, send nothing, never take over."));
     const QCommandLineOption detachKey = detachKeyOption();
-    parser.addOptions({watch, detachKey});
+    const QCommandLineOption replay(QStringLiteral("replay"),
+        QStringLiteral("raw (default): replay all retained output; screen: the server's screen and --lines\n"
+                       "lines of scrollback instead (shorter on a large buffer)."), QStringLiteral("MODE"));
+    const QCommandLineOption lines(QStringLiteral("lines"),
+        QStringLiteral("With --replay=screen: scrollback lines to get, 0..1000 (default 0)."), QStringLiteral("N"));
+    parser.addOptions({watch, detachKey, replay, lines});
     parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."),
                                  QStringLiteral("[ID]"));
     int status = kExitOk;
     ServerEndpoint ep;
-    const QStringList flags{QStringLiteral("-h"), QStringLiteral("--help"), QStringLiteral("-?"),
-                            QStringLiteral("--help-all"), QStringLiteral("-v"), QStringLiteral("--version"),
-                            QStringLiteral("--watch")};
-    const QStringList values{QStringLiteral("--url"), QStringLiteral("--key"), QStringLiteral("--cacert"), QStringLiteral("--detach-key")};
+    const QStringList flags = commonFlags({QStringLiteral("--watch")});
+    const QStringList values = commonValueOptions({QStringLiteral("--detach-key"), QStringLiteral("--replay"), QStringLiteral("--lines")});
     if (!parse(parser, common, cmd, idsAsPositional(args, flags, values), &status))
         return status;
+    int screenLines = -1;
+    const QString replayMode = parser.value(replay);
+    if (parser.isSet(replay) && replayMode != QLatin1String("raw") && replayMode != QLatin1String("screen"))
+        return fail(cmd, QStringLiteral("bad --replay \"%1\" (raw or screen)").arg(replayMode), kExitUsage);
+    if (replayMode == QLatin1String("screen"))
+        screenLines = 0;
+    if (parser.isSet(lines)) {
+        bool ok = false;
+        const int n = parser.value(lines).toInt(&ok);
+        if (!ok || n < 0 || n > 1000 || screenLines < 0)
+            return fail(cmd, QStringLiteral("bad --lines \"%1\" (0..1000, with --replay=screen)").arg(parser.value(lines)),
+                        kExitUsage);
+        screenLines = n;
+    }
     if (parser.positionalArguments().size() > 1)
         return fail(cmd, QStringLiteral("expected at most one session ID (see --help)"), kExitUsage);
     if (parser.positionalArguments().size() == 1 && parser.positionalArguments().first().isEmpty())
@@ -785,7 +957,7 @@ int attachCommand(const QStringList &args)
     });
     if (status != kExitOk)
         return status;
-    return runAttach(ep, id, parser.isSet(watch) ? ViewerMode::Watch : ViewerMode::Control, key);
+    return runAttach(ep, id, parser.isSet(watch) ? ViewerMode::Watch : ViewerMode::Control, key, screenLines);
 }
 
 } // namespace
@@ -794,7 +966,7 @@ bool isClientCommand(const char *arg)
 {
     if (!arg)
         return false;
-    for (const char *c : {"attach", "list", "new", "kill", "rename", "key", "restart"}) {
+    for (const char *c : {"attach", "list", "new", "kill", "rename", "share", "key", "restart"}) {
         if (std::strcmp(arg, c) == 0)
             return true;
     }
@@ -822,6 +994,8 @@ int clientMain(int argc, char **argv)
         return attachCommand(args);
     if (command == QLatin1String("rename"))
         return renameCommand(args);
+    if (command == QLatin1String("share"))
+        return shareCommand(args);
     if (command == QLatin1String("key"))
         return keyCommand(args);
     if (command == QLatin1String("restart"))

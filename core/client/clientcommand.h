@@ -82,7 +82,7 @@ namespace Tether {
  */
 
 /// True when `arg` (argv[1]) names a client subcommand: attach, list, new,
-/// kill, rename, key, restart.
+/// kill, rename, share, key, restart.
 bool isClientCommand(const char *arg);
 
 /// Runs `tether <subcommand> ...`; returns the exit status.

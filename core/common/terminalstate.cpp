@@ -4,6 +4,10 @@
 
 #include <algorithm>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace Tether {
 
 namespace {
@@ -27,6 +31,55 @@ qsizetype completeUtf8Prefix(const char *s, qsizetype n)
     return n;
 }
 
+// True for the bytes byte() must see in the ground state with no character
+// pending: ESC, SO and SI (the only C0 controls executeC0() acts on; CAN
+// and SUB return to the ground state, where we already are) and the bytes
+// of UTF-8 characters (>= 0x80). Every other byte there changes nothing
+// tracked but lastPrintMayWrap().
+inline bool groundActs(unsigned char c)
+{
+    return c >= 0x80 || c == 0x1B || (c & 0xFE) == 0x0E;
+}
+
+// The first byte in [p, end) for which groundActs() is true, or end. With
+// SSE2 (every x86-64 CPU) 16 bytes per step: this scan is most of what the
+// server's output path costs in user space (a session parses every byte
+// twice: its head state, and its tail state as the bytes leave the ring;
+// docs/performance.md).
+const unsigned char *skipInert(const unsigned char *p, const unsigned char *end)
+{
+#if defined(__SSE2__)
+    const __m128i esc = _mm_set1_epi8(0x1B);
+    const __m128i shift = _mm_set1_epi8(0x0E);
+    const __m128i notLowBit = _mm_set1_epi8(char(0xFE));
+    while (end - p >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+        const __m128i controls = _mm_or_si128(_mm_cmpeq_epi8(v, esc),
+                                              _mm_cmpeq_epi8(_mm_and_si128(v, notLowBit), shift));
+        // movemask(v): the sign bits, i.e. the bytes >= 0x80.
+        const int hits = _mm_movemask_epi8(controls) | _mm_movemask_epi8(v);
+        if (hits)
+            return p + __builtin_ctz(unsigned(hits));
+        p += 16;
+    }
+#endif
+    while (p < end && !groundActs(*p))
+        ++p;
+    return p;
+}
+
+// Whether [begin, end) holds a printable ASCII character (0x20..0x7E).
+// Searched from the end: in text, the byte before a line's CR LF.
+bool anyPrintable(const unsigned char *begin, const unsigned char *end)
+{
+    while (end != begin) {
+        const unsigned char c = *--end;
+        if (c >= 0x20 && c < 0x7F)
+            return true;
+    }
+    return false;
+}
+
 } // namespace
 
 template<bool StopAtEvent>
@@ -36,14 +89,17 @@ qsizetype TerminalState::feedImpl(const char *data, qsizetype size)
     const unsigned char *p = begin;
     const unsigned char *const end = p + std::max<qsizetype>(0, size);
     while (p < end) {
-        // Fast path: printable ASCII in ground state changes nothing tracked
-        // but lastPrintMayWrap().
+        // Fast path: in the ground state, ASCII but ESC, SO and SI changes
+        // nothing tracked but lastPrintMayWrap() (see groundActs()).
         if (m_state == State::Ground && m_utf8Remaining == 0) {
             const unsigned char *const run = p;
-            while (p < end && *p >= 0x20 && *p < 0x7F)
-                ++p;
-            if (p != run) // printed; in the last column, a wrap is pending if autowrap is on
-                m_lastPrintMayWrap = !(m_modes & NoAutowrap);
+            p = skipInert(p, end);
+            // Printed; in the last column, a wrap is pending if autowrap is
+            // on. Controls in the run leave it as it is (only the screen
+            // knows whether they moved the cursor).
+            const bool wrap = !(m_modes & NoAutowrap);
+            if (m_lastPrintMayWrap != wrap && anyPrintable(run, p))
+                m_lastPrintMayWrap = wrap;
             if (p == end)
                 break;
         }
@@ -482,6 +538,9 @@ void TerminalState::csiDispatch(unsigned char final)
         }
         return;
     }
+    if ((m_csiMarker == 0 || m_csiMarker == '?') && m_intermediateCount == 0 && final == 'K'
+        && (m_paramCount == 0 || m_params[0] == 0))
+        m_events |= LineErasedRight; // the cursor stays: a pending wrap stays pending
     if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'J' && m_paramCount > 0 && m_params[0] == 2)
         m_events |= ScreenErased; // and the cursor stays: lastPrintMayWrap() is reset below
     if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'm')

@@ -192,6 +192,7 @@ public:
         FullReset        = 1u << 6, ///< RIS (ESC c)
         ModeList         = 1u << 7, ///< SM/RM or DEC SM/RM with more than one mode
         MarginsChanged   = 1u << 8, ///< DECSTBM ("CSI t ; b r"), set or reset
+        LineErasedRight  = 1u << 9, ///< EL 0 ("CSI K", "CSI 0 K") or DECSEL 0 ("CSI ? K", "CSI ? 0 K")
     };
     /// The parameters of the sequence that raised the last event (valid
     /// until more bytes are fed): for ModeList, the modes.
@@ -206,6 +207,16 @@ public:
     /// Screen feeds its emulator everything before it, looks at the screen
     /// as it was (the normal screen, the cursor), then feeds that byte.
     qsizetype feedUntilEvent(const char *data, qsizetype size, quint16 *events);
+    /// The Event bits raised by everything fed since the last call (feed()
+    /// and feedUntilEvent() alike), then forgets them. A session asks after
+    /// each read whether the normal screen may have changed under the
+    /// alternate one (AltScreenEntered, CursorSaved, FullReset).
+    quint16 takeEvents()
+    {
+        const quint16 e = m_events;
+        m_events = 0;
+        return e;
+    }
 
     /// The whole parser state as bytes, for the restart-in-place state
     /// (docs/architecture.md, "Restart in place"): a version byte, then every

@@ -30,6 +30,7 @@ Config Config::load(QSettings &s)
     c.limits.bufferCapacity = clamped<qsizetype>("sessions/bufferSize",
         s.value(QStringLiteral("sessions/bufferSize"), qlonglong(c.limits.bufferCapacity)).toLongLong(),
         RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity);
+    c.limits.screen = s.value(QStringLiteral("sessions/screen"), c.limits.screen).toBool();
     c.limits.maxSessions = clamped("sessions/maxSessions", s.value(QStringLiteral("sessions/maxSessions"), c.limits.maxSessions).toInt(), 1, kMaxSessionsLimit);
     c.command = s.value(QStringLiteral("sessions/command"), c.command).toString();
     QString why;
@@ -68,6 +69,7 @@ void Config::save(QSettings &s) const
     s.setValue(QStringLiteral("sessions/exitedTtl"), limits.exitedTtlSeconds);
     s.setValue(QStringLiteral("sessions/bufferSize"), qlonglong(limits.bufferCapacity));
     s.setValue(QStringLiteral("sessions/maxSessions"), limits.maxSessions);
+    s.setValue(QStringLiteral("sessions/screen"), limits.screen);
     s.setValue(QStringLiteral("sessions/command"), command);
     s.setValue(QStringLiteral("server/bind"), bind);
     s.setValue(QStringLiteral("server/port"), int(port));

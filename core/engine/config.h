@@ -17,7 +17,8 @@ namespace Tether {
  * Keys: sessions/ttl (seconds a detached running session is kept, 0 = never
  * expire, the default), sessions/exitedTtl (seconds an exited session is
  * kept, default 1800, 0 = never), sessions/bufferSize (bytes,
- * 64 KiB..64 MiB), sessions/maxSessions (1..1024), sessions/command (a
+ * 64 KiB..64 MiB), sessions/maxSessions (1..1024), sessions/screen (bool,
+ * default true: keep a server-side screen, Limits::screen), sessions/command (a
  * command line in shell words, ShellWords::split: quotes, no expansion;
  * empty = login shell; one that cannot be split, an open quote, is logged
  * and runs the login shell),

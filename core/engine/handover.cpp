@@ -60,8 +60,32 @@ QByteArray sessionMeta(const SessionRecord &s)
     w.u32(quint32(s.marginResets.size()));
     for (const quint64 r : s.marginResets)
         w.u64(r);
-    // Appended fields (same format version: readers skip what they do not know).
+    // Version 2: the screen.
+    const ScreenRecord &sc = s.screen;
+    w.boolean(sc.present);
+    if (sc.present) {
+        w.u64(sc.offset);
+        w.boolean(sc.synced);
+        w.i32(sc.cols);
+        w.i32(sc.rows);
+        w.bytes(sc.snapshot);
+        w.u32(quint32(sc.resizes.size()));
+        for (const ResizeRecord &rz : sc.resizes) {
+            w.u64(rz.offset);
+            w.i32(rz.cols);
+            w.i32(rz.rows);
+        }
+    }
+    // Appended fields (same format version: readers skip what they do not
+    // know). The name came after marginResets in version 1 and stays the
+    // last field, after the screen, in version 2: a reader of version 2
+    // without names still finds the screen where it expects it.
     w.text(s.name);
+    w.u32(quint32(s.shares.size()));
+    for (const ShareRecord &share : s.shares) {
+        w.text(share.token);
+        w.i64(share.createdMs);
+    }
     return w.take();
 }
 
@@ -96,7 +120,7 @@ bool encodeTo(const State &state, const Sink &sink)
 }
 
 /// `borrow`: ring pieces point into the decoded memory instead of copying it.
-bool decodeSession(ByteReader &r, SessionRecord *s, bool borrow, QString *why)
+bool decodeSession(ByteReader &r, quint32 version, SessionRecord *s, bool borrow, QString *why)
 {
     const char *metaData = nullptr;
     const qsizetype metaSize = r.view(&metaData);
@@ -139,10 +163,43 @@ bool decodeSession(ByteReader &r, SessionRecord *s, bool borrow, QString *why)
         m.fail();
     for (quint32 i = 0; i < resets && m.ok(); ++i)
         s->marginResets.append(m.u64());
-    // Fields appended later within format version 1; absent in a state
-    // written by an older build of it.
+    if (version >= 2) {
+        ScreenRecord &sc = s->screen;
+        sc.present = m.boolean();
+        if (sc.present) {
+            sc.offset = m.u64();
+            sc.synced = m.boolean();
+            sc.cols = m.i32();
+            sc.rows = m.i32();
+            sc.snapshot = m.bytes();
+            const quint32 n = m.u32();
+            if (n > quint32(m.remaining() / 16))
+                m.fail();
+            for (quint32 i = 0; i < n && m.ok(); ++i) {
+                ResizeRecord rz;
+                rz.offset = m.u64();
+                rz.cols = m.i32();
+                rz.rows = m.i32();
+                sc.resizes.append(rz);
+            }
+        }
+    }
+    // Fields appended later within a format version (after marginResets in
+    // version 1, after the screen in version 2); absent in a state written
+    // by an older build of it.
     if (m.ok() && m.remaining() > 0)
         s->name = m.text();
+    if (m.ok() && m.remaining() > 0) {
+        const quint32 shares = m.u32();
+        if (shares > quint32(m.remaining() / 12)) // each at least a length and a time
+            m.fail();
+        for (quint32 i = 0; i < shares && m.ok(); ++i) {
+            ShareRecord share;
+            share.token = m.text();
+            share.createdMs = m.i64();
+            s->shares.append(share);
+        }
+    }
     // Bytes past the fields known here were appended by a later build of the
     // same format version: skipped on purpose.
     if (!r.ok() || !m.ok()) {
@@ -150,8 +207,12 @@ bool decodeSession(ByteReader &r, SessionRecord *s, bool borrow, QString *why)
         return false;
     }
     const quint64 ringSize = r.u64();
+    const ScreenRecord &sc = s->screen;
+    const bool screenOk = !sc.present
+        || (sc.offset >= s->ringStart && sc.offset <= s->ringStart + ringSize && sc.cols >= 1 && sc.cols <= 1000
+            && sc.rows >= 1 && sc.rows <= 1000);
     if (s->pty.pid <= 0 || s->capacity < 1 || s->capacity > kMaxRing || ringSize > quint64(s->capacity)
-        || s->ringStart > std::numeric_limits<quint64>::max() - ringSize) {
+        || s->ringStart > std::numeric_limits<quint64>::max() - ringSize || !screenOk) {
         *why = QStringLiteral("session %1: a field is out of range").arg(s->id);
         return false;
     }
@@ -243,8 +304,9 @@ bool decodeState(const char *data, qsizetype size, bool borrow, State *state, QS
     if (!magic || std::memcmp(magic, kMagic, sizeof kMagic) != 0)
         return fail(QStringLiteral("not a Tether restart state"));
     const quint32 version = r.u32();
-    if (version != kVersion)
-        return fail(QStringLiteral("state format version %1, this build reads version %2").arg(version).arg(kVersion));
+    if (version < kOldestVersion || version > kVersion)
+        return fail(QStringLiteral("state format version %1, this build reads versions %2 to %3")
+                        .arg(version).arg(kOldestVersion).arg(kVersion));
     State s;
     s.restarts = r.u32();
     s.key = r.text();
@@ -265,7 +327,7 @@ bool decodeState(const char *data, qsizetype size, bool borrow, State *state, QS
     for (quint32 i = 0; i < sessions; ++i) {
         SessionRecord rec;
         QString why;
-        if (!decodeSession(r, &rec, borrow, &why))
+        if (!decodeSession(r, version, &rec, borrow, &why))
             return fail(why);
         s.sessions.append(std::move(rec));
     }

@@ -38,10 +38,41 @@ inline constexpr char kListenEnv[] = "TETHER_HANDOVER_LISTEN";
 /// the format). Read only by the successor, only when a handover is present.
 inline constexpr char kIgnoreStateEnv[] = "TETHER_TEST_IGNORE_HANDOVER_STATE";
 
-/// Format version written by this build; read() accepts exactly this one
-/// (any other falls back to the fd list). Fields appended at the end of a
-/// session's metadata do not change it: readers skip what they do not know.
-constexpr quint32 kVersion = 1;
+/// Format version written by this build. read() accepts it and every older
+/// version down to kOldestVersion (a newer one falls back to the fd list).
+/// Fields appended at the end of a session's metadata do not change it:
+/// readers skip what they do not know. Version 2 added the server-side
+/// screen (ScreenRecord); a version 1 state is read without one.
+constexpr quint32 kVersion = 2;
+constexpr quint32 kOldestVersion = 1;
+
+/// A resize the session's screen has not reached yet: it applies at `offset`.
+struct ResizeRecord {
+    quint64 offset = 0;
+    int cols = 0;
+    int rows = 0;
+};
+
+/// A session's server-side screen (Screen, screen.h) as the successor needs
+/// it to rebuild one: the state after parsing the output up to `offset`, as
+/// a snapshot with its scrollback (Screen::snapshot with scrollbackLines and
+/// inPlace = false) to feed into a fresh Screen of cols×rows.
+struct ScreenRecord {
+    bool present = false;     ///< false: the session had no screen (or a version 1 state)
+    quint64 offset = 0;       ///< S: output parsed up to here
+    bool synced = false;      ///< the screen is exact (see Session::screenSynced())
+    int cols = 0, rows = 0;   ///< the screen's size at `offset`
+    QByteArray snapshot;      ///< Screen::snapshot({scrollbackLines = kept, inPlace = false})
+    QList<ResizeRecord> resizes; ///< resizes at offsets > `offset`, ascending
+};
+
+/// A read-only link (share) of a session, kept across a restart in place.
+/// The engine only carries it: the server defines what it grants
+/// (docs/protocol.md, "Read-only links").
+struct ShareRecord {
+    QString token;            ///< the link's secret (base64url)
+    qint64 createdMs = 0;     ///< ms since the epoch, UTC
+};
 
 /// One session (or one being torn down, `dying`).
 struct SessionRecord {
@@ -65,9 +96,14 @@ struct SessionRecord {
     QByteArray headState;     ///< TerminalState::save() at the ring's end
     QByteArray tailState;     ///< TerminalState::save() at the ring's start
     QList<quint64> marginResets; ///< offsets where a resize reset the margins
-    /// Session::name() (empty: none). Appended to the metadata after
-    /// marginResets: a state from a build without names reads as "no name".
+    /// Session::name() (empty: none). Appended after the last field of the
+    /// metadata (marginResets in version 1, the screen in version 2): a
+    /// state from a build without names reads as "no name".
     QString name;
+    ScreenRecord screen;      ///< format version 2 on
+    /// The session's read-only links. Appended to the metadata after
+    /// `name`: a state from a build without them reads as none.
+    QList<ShareRecord> shares;
 
     qsizetype ringSize() const
     {
@@ -110,7 +146,8 @@ QByteArray encode(const State &state);
 /// mapping). The rings are not copied out of the mapping (a restart would
 /// otherwise hold each ring three times for a moment: the memfd, a decoded
 /// copy, the new ring). False with *error naming what is wrong: not a
-/// Tether state, another format version, truncated, or a field out of range.
+/// Tether state, a format version outside kOldestVersion..kVersion,
+/// truncated, or a field out of range.
 bool read(int fd, State *state, QString *error);
 /// Decodes an encoding in memory; see read().
 bool decode(const char *data, qsizetype size, State *state, QString *error);

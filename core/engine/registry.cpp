@@ -164,6 +164,7 @@ Session *SessionRegistry::create(const SpawnOptions &options, const QString &nam
 
     auto *s = new Session(newId(), options, m_limits.bufferCapacity, this);
     s->setName(name);
+    s->setScreenEnabled(m_limits.screen);
     s->process()->setTeardownGrace(m_graceMs);
     QString text;
     if (!s->start(&text)) {
@@ -346,9 +347,11 @@ void SessionRegistry::setLimits(const Limits &limits)
 {
     const bool capacityChanged = limits.bufferCapacity != m_limits.bufferCapacity;
     m_limits = limits;
-    if (capacityChanged)
-        for (Session *s : std::as_const(m_order))
+    for (Session *s : std::as_const(m_order)) {
+        if (capacityChanged)
             s->setBufferCapacity(limits.bufferCapacity);
+        s->setScreenEnabled(limits.screen);
+    }
     rescheduleExpiry();
 }
 
@@ -428,6 +431,7 @@ bool SessionRegistry::enlist(Session *s, bool dying)
     }
     if (s->buffer().capacity() != m_limits.bufferCapacity)
         s->setBufferCapacity(m_limits.bufferCapacity);
+    s->setScreenEnabled(m_limits.screen);
     track(s);
     Q_EMIT sessionAdded(s);
     return true;

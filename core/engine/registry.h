@@ -24,6 +24,12 @@ struct Limits {
     /// read what it printed. 0 = kept until killed.
     int exitedTtlSeconds = 1800;
     qsizetype bufferCapacity = RingBuffer::kDefaultCapacity; ///< bytes per session, 64 KiB..64 MiB
+    /// Whether sessions keep a server-side screen (Session::setScreenEnabled;
+    /// setting sessions/screen). Off: a reset replay after rollover is the raw
+    /// replay and `replay=screen` falls back to it; queries with no control
+    /// viewer go unanswered. For comparison (bench/, docs/performance.md) and
+    /// for a user who wants the bytes only.
+    bool screen = true;
 };
 
 /**

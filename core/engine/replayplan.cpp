@@ -121,7 +121,8 @@ void findSafeStart(ReplayPlan &plan, const RingBuffer &ring, const TerminalState
 } // namespace
 
 ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
-                      const QList<quint64> &marginResets, std::optional<quint64> resume)
+                      const QList<quint64> &marginResets, std::optional<quint64> resume,
+                      std::optional<SnapshotOffer> snapshot)
 {
     ReplayPlan plan;
     const quint64 start = ring.startOffset();
@@ -130,8 +131,23 @@ ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
     // The retained output begins mid-stream: skip to the first byte that is
     // not inside an escape sequence or a UTF-8 character, and restore the
     // modes in force there (martanne/abduco#32, jupyterlab/jupyterlab#12073).
-    if (plan.reset && start > 0)
+    const bool useSnapshot = plan.reset && snapshot && snapshot->at >= start && snapshot->at <= plan.offset
+        && (snapshot->screenReplay || start > 0);
+    if (useSnapshot && snapshot->screenReplay) {
+        plan.replayFrom = snapshot->at;
+        plan.screenReplay = true;
+    } else if (plan.reset && start > 0) {
         findSafeStart(plan, ring, tail, marginResets);
+    }
+    if (useSnapshot) {
+        plan.snapshotAt = snapshot->at;
+        if (snapshot->at < plan.replayFrom) {
+            // The screen is behind the safe start: it restores the modes and
+            // the screen itself, so the replay starts where it is.
+            plan.replayFrom = snapshot->at;
+            plan.prelude.clear();
+        }
+    }
     for (const quint64 reset : marginResets)
         if (reset >= plan.replayFrom && reset <= plan.offset)
             plan.fixups.append(reset);

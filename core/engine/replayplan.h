@@ -45,8 +45,25 @@ struct ReplayPlan {
     /// gets a fixup there. One at replayFrom itself is included: a resuming
     /// viewer may have been away when it happened (a second one is harmless).
     QList<quint64> fixups;
+    /// Where the screen snapshot goes (within [replayFrom, offset]), if one
+    /// is sent: after the replayed bytes before it and after a fixup at the
+    /// same offset (the snapshot is the state at that offset, fixup
+    /// included), before the bytes from it on.
+    std::optional<quint64> snapshotAt;
+    /// The snapshot is the whole replay's start (`replay=screen`): painted
+    /// from a reset terminal with scrollback, not in place.
+    bool screenReplay = false;
 
     qsizetype replayBytes() const { return qsizetype(offset - replayFrom); }
+};
+
+/// A snapshot the session can insert into a reset replay: its screen has
+/// parsed the output up to `at` (at a safe boundary) and is synced.
+struct SnapshotOffer {
+    quint64 at = 0;
+    /// `replay=screen`: replace the retained output before `at` by the
+    /// snapshot (from a reset terminal), even when nothing was dropped.
+    bool screenReplay = false;
 };
 
 /**
@@ -77,10 +94,21 @@ struct ReplayPlan {
  * restores the modes in force at that start. A reset replay from offset 0
  * needs neither (the viewer's reset gives the stream's initial state).
  *
+ * `snapshot` (the session's screen, synced, at a safe boundary; docs/
+ * protocol.md "Screen snapshot"), for reset replays only:
+ *  - default: used only when the beginning was dropped (startOffset > 0: a
+ *    replay from 0 is exact by itself). snapshotAt = at. When `at` is before
+ *    the safe start found above (the screen lags), the replay starts at `at`
+ *    instead and has no prelude: the snapshot restores everything.
+ *  - screenReplay: replayFrom = snapshotAt = at, no prelude, always.
+ * A resume (no reset) ignores it. Fixups keep their rule (within
+ * [replayFrom, offset]); one at `at` comes before the snapshot.
+ *
  * Cost: at most kMaxReplayBoundaryScan + kMaxReplayLineScan bytes parsed one
  * at a time; allocates the prelude and the fixup list only.
  */
 ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
-                      const QList<quint64> &marginResets, std::optional<quint64> resume);
+                      const QList<quint64> &marginResets, std::optional<quint64> resume,
+                      std::optional<SnapshotOffer> snapshot = std::nullopt);
 
 } // namespace Tether

@@ -17,8 +17,6 @@ namespace {
 
 /// The second half of a wide character (libvterm's internal marker).
 constexpr uint32_t kWideContinuation = uint32_t(-1);
-/// A blank run at least this long is written as ECH + CUF, not spaces.
-constexpr int kMinEraseRun = 6;
 /// libvterm's internal cell (ScreenCell: 6 code points, a pen of two colours
 /// and a bit field): what one cell costs in each of its two buffers.
 constexpr qsizetype kInternalCellBytes = 6 * 4 + 2 * 4 + 4;
@@ -52,16 +50,6 @@ bool samePen(const Pen &a, const Pen &b)
 {
     return a.bold == b.bold && a.underline == b.underline && a.italic == b.italic && a.blink == b.blink
         && a.reverse == b.reverse && a.strike == b.strike && a.font == b.font && sameColor(a.fg, b.fg)
-        && sameColor(a.bg, b.bg);
-}
-
-/// Two cells have the same attributes and colours (without building Pens:
-/// this runs for every cell of every line scrolled off the top).
-bool sameCellPen(const VTermScreenCell &a, const VTermScreenCell &b)
-{
-    return a.attrs.bold == b.attrs.bold && a.attrs.underline == b.attrs.underline
-        && a.attrs.italic == b.attrs.italic && a.attrs.blink == b.attrs.blink && a.attrs.reverse == b.attrs.reverse
-        && a.attrs.strike == b.attrs.strike && a.attrs.font == b.attrs.font && sameColor(a.fg, b.fg)
         && sameColor(a.bg, b.bg);
 }
 
@@ -245,14 +233,38 @@ void appendCup(QByteArray &out, int row, int col) // 0-based in, 1-based out
 }
 
 /// Code points no terminal draws two columns wide: below U+1100, general
-/// punctuation to the technical symbols but the emoji among them (U+231A,
-/// U+231B, U+23E9..), control pictures, box drawing, blocks and shapes
-/// (what TUIs and the DEC line-drawing set draw with). Anything else may
-/// be wide (CJK, emoji, ...).
+/// punctuation to the technical symbols but the wide ones among them
+/// (U+231A, U+231B, U+2329, U+232A, U+23E9..), control pictures, box
+/// drawing, blocks and shapes but U+25FD/U+25FE (what TUIs and the DEC
+/// line-drawing set draw with), the miscellaneous symbols and dingbats
+/// (U+2713 CHECK MARK, U+2714, U+2717, U+2605 ...) but their emoji, and the
+/// arrows, mathematical symbols and braille patterns up to U+2B1A. The wide
+/// ones excluded are those of East Asian Width W in xterm.js's Unicode 11
+/// table (@xterm/addon-unicode11, UnicodeV11.ts BMP_WIDE) and of width 2 in
+/// glibc's wcwidth() (Debian 12, what tmux uses): the two agree on every
+/// code point here. Anything else may be wide (CJK, emoji, ...).
 bool surelyNarrow(uint32_t c)
 {
-    return c < 0x1100 || (c >= 0x2010 && c <= 0x2319) || (c >= 0x231C && c <= 0x23E8)
-        || (c >= 0x2400 && c <= 0x25FF);
+    if (c < 0x1100)
+        return true;
+    if (c < 0x2010 || c > 0x2B1A)
+        return false;
+    // Emoji presentation (East Asian Width W) within U+2010..U+2B1A.
+    static constexpr uint32_t kWide[][2] = {
+        {0x231A, 0x231B}, {0x2329, 0x232A}, {0x23E9, 0x23FF}, {0x25FD, 0x25FE}, {0x2614, 0x2615},
+        {0x2648, 0x2653}, {0x267F, 0x267F}, {0x2693, 0x2693}, {0x26A1, 0x26A1}, {0x26AA, 0x26AB},
+        {0x26BD, 0x26BE}, {0x26C4, 0x26C5}, {0x26CE, 0x26CE}, {0x26D4, 0x26D4}, {0x26EA, 0x26EA},
+        {0x26F2, 0x26F3}, {0x26F5, 0x26F5}, {0x26FA, 0x26FA}, {0x26FD, 0x26FD}, {0x2705, 0x2705},
+        {0x270A, 0x270B}, {0x2728, 0x2728}, {0x274C, 0x274C}, {0x274E, 0x274E}, {0x2753, 0x2755},
+        {0x2757, 0x2757}, {0x2795, 0x2797}, {0x27B0, 0x27B0}, {0x27BF, 0x27BF},
+    };
+    for (const auto &range : kWide) {
+        if (c < range[0])
+            return true;
+        if (c <= range[1])
+            return false;
+    }
+    return true;
 }
 
 bool blank(const VTermScreenCell &c)
@@ -260,24 +272,38 @@ bool blank(const VTermScreenCell &c)
     return c.chars[0] == 0;
 }
 
+/// What an erased cell is painted with. libvterm erases with the whole pen
+/// (an erased cell reads back bold, underlined, reversed... as the pen
+/// was); xterm and xterm.js erase with the pen's background colour only
+/// (xterm.js eraseAttrData(), xterm's "background colour erase"), and that
+/// is what a viewer that saw the erase shows. So blank cells are painted
+/// the way they were made: by EL/ECH with only that background.
+Pen erasePen(const VTermScreenCell &c)
+{
+    Pen p;
+    p.bg = c.bg;
+    return p;
+}
+
+bool sameErase(const VTermScreenCell &a, const VTermScreenCell &b)
+{
+    return blank(a) && blank(b) && sameColor(a.bg, b.bg);
+}
+
 /**
  * The cells of one row, written from its first column with the cursor
  * there: glyphs (wide ones once, combining characters after their base),
- * blank runs as ECH + CUF, a blank rest of the row as EL. Erasing fills
- * with the pen in libvterm and with its background in xterm and xterm.js:
- * a run whose pen has reverse video is written as spaces instead (an erased
- * reversed cell would show differently there).
+ * blank (erased or never written) runs as ECH + CUF, a blank rest of the
+ * row as EL, each with only its background (erasePen()).
  */
 void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int cols, bool flipReverse,
                 bool onBlankLine = false)
 {
     int end = cols;
     const VTermScreenCell &lastCell = cells[cols - 1];
-    const Pen last = cellPen(lastCell, flipReverse);
-    if (!last.reverse) {
-        while (end > 0 && blank(cells[end - 1]) && sameCellPen(cells[end - 1], lastCell))
-            --end;
-    }
+    while (end > 0 && sameErase(cells[end - 1], lastCell))
+        --end;
+    const Pen last = erasePen(lastCell);
     for (int col = 0; col < end;) {
         VTermScreenCell c = cells[col];
         // A second half whose first half was overwritten (libvterm leaves
@@ -288,21 +314,18 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
         // (it would wrap, and scroll at the bottom): a blank too.
         if (c.chars[0] == kWideContinuation || (col == cols - 1 && !surelyNarrow(c.chars[0])))
             c.chars[0] = 0;
-        const Pen p = cellPen(c, flipReverse);
-        if (blank(c) && !p.reverse) {
+        if (blank(c)) {
             int run = 1;
-            while (col + run < end && blank(cells[col + run]) && sameCellPen(cells[col + run], cells[col]))
+            while (col + run < end && sameErase(cells[col + run], c))
                 ++run;
-            if (run >= kMinEraseRun) {
-                appendSgr(out, pen, p);
-                appendCsi(out, run, 'X');
-                if (col + run < cols) // more cells or the EL follow
-                    appendCsi(out, run, 'C');
-                col += run;
-                continue;
-            }
+            appendSgr(out, pen, erasePen(c));
+            appendCsi(out, run, 'X');
+            if (col + run < cols) // more cells or the EL follow
+                appendCsi(out, run, 'C');
+            col += run;
+            continue;
         }
-        appendSgr(out, pen, p);
+        appendSgr(out, pen, cellPen(c, flipReverse));
         appendGlyph(out, c);
         const int width = std::max(1, int(c.width));
         col += width;
@@ -385,12 +408,63 @@ struct Screen::Private
     int pushedSinceMark = 0;
     bool marginsWhileParsing = false;
 
+    /// An incomplete UTF-8 character at the end of the last write, held
+    /// back: libvterm 0.1.4 decodes each vterm_input_write() on its own and
+    /// turns a character split across two into U+FFFD (its on_text drops
+    /// the decoder's partial state), so the tail waits for the next write.
+    char utf8Tail[4] = {};
+    int utf8TailSize = 0;
+    int utf8TailNeed = 0;
+
+    /// The lead byte's sequence length (1 for ASCII and stray bytes).
+    static int utf8Length(unsigned char c)
+    {
+        return c >= 0xF0 && c < 0xF8 ? 4 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xC0 && c < 0xE0 ? 2 : 1;
+    }
+
     void write(const char *data, qsizetype size)
+    {
+        if (size <= 0)
+            return;
+        if (utf8TailSize > 0) {
+            // Complete the held-back character with the continuation bytes
+            // that follow (fewer: it is written as it is, malformed).
+            while (utf8TailSize < utf8TailNeed && size > 0 && (uchar(*data) & 0xC0) == 0x80) {
+                utf8Tail[utf8TailSize++] = *data++;
+                --size;
+            }
+            if (utf8TailSize < utf8TailNeed && size == 0)
+                return;
+            vterm_input_write(vt, utf8Tail, size_t(utf8TailSize));
+            utf8TailSize = 0;
+        }
+        // Hold back an incomplete character at the end (its lead byte is
+        // among the last three bytes).
+        for (int k = 1; k <= 3 && k <= size; ++k) {
+            const uchar c = uchar(data[size - k]);
+            if ((c & 0xC0) == 0x80)
+                continue;
+            const int need = utf8Length(c);
+            if (need > k) {
+                std::memcpy(utf8Tail, data + size - k, size_t(k));
+                utf8TailSize = k;
+                utf8TailNeed = need;
+                size -= k;
+            }
+            break;
+        }
+        if (size > 0)
+            vterm_input_write(vt, data, size_t(size));
+    }
+    /// Sequences of the Screen's own (not the stream's) go in as they are,
+    /// around a held-back character, as a terminal's decoder keeps one
+    /// across a resize.
+    void inject(const char *data, qsizetype size)
     {
         if (size > 0)
             vterm_input_write(vt, data, size_t(size));
     }
-    void write(const QByteArray &b) { write(b.constData(), b.size()); }
+    void inject(const QByteArray &b) { inject(b.constData(), b.size()); }
 
     VTermPos cursor() const
     {
@@ -476,7 +550,44 @@ struct Screen::Private
     /// hidden, shape 0), which DECRC or ?1049 l without a save would
     /// restore; a terminal restores home, the default pen, a visible cursor
     /// (xterm, xterm.js). Saving once right after a reset gives that.
-    void initSaveSlot() { write("\x1b" "7", 2); }
+    void initSaveSlot() { inject("\x1b" "7", 2); }
+
+    /// Paints the normal screen kept under the alternate one (blank if
+    /// unknown) from a terminal with no margins, origin or insert mode and G0
+    /// in GL, then enters the alternate screen as the program did, from
+    /// where it did (?1049 saves that).
+    void paintNormalUnderAlt(QByteArray &out, Pen &pen, bool with1049) const
+    {
+        if (!normal.empty()) {
+            for (int r = 0; r < rows; ++r) {
+                appendCup(out, r, 0);
+                paintCells(out, pen, normal.data() + size_t(r) * size_t(cols), cols, false);
+            }
+        } else {
+            appendSgr(out, pen, Pen());
+            out += "\x1b[2J";
+        }
+        const Saved &e = altEnter;
+        appendCup(out, std::min(e.pos.row, rows - 1), std::min(e.pos.col, cols - 1));
+        out += e.visible ? "\x1b[?25h" : "\x1b[?25l";
+        if (cursorStyled)
+            appendCursorStyle(out, e.shape, e.blink);
+        appendSgr(out, pen, e.pen);
+        out += with1049 ? "\x1b[?1049h" : "\x1b[?1047h";
+    }
+
+    /// Sets the cursor save slot (DECSC) to what the stream saved last, or
+    /// a reset terminal's (home, default pen, visible) if it never saved.
+    void paintSaveSlot(QByteArray &out, Pen &pen) const
+    {
+        const Saved s = slotValid ? slot : Saved();
+        appendCup(out, std::min(s.pos.row, rows - 1), std::min(s.pos.col, cols - 1));
+        out += s.visible ? "\x1b[?25h" : "\x1b[?25l";
+        if (cursorStyled)
+            appendCursorStyle(out, s.shape, s.blink);
+        appendSgr(out, pen, s.pen);
+        out += "\x1b" "7";
+    }
 
     /// Everything an event needs to see before its final byte reaches libvterm.
     void beforeEvent(quint16 ev)
@@ -526,7 +637,7 @@ struct Screen::Private
     /// sequence per mode (its CSI is aborted with CAN first).
     void writeModeList(char final)
     {
-        write("\x18", 1);
+        inject("\x18", 1);
         QByteArray seq;
         seq.reserve(16 * 8);
         for (int i = 0; i < ts.eventParamCount(); ++i) {
@@ -536,7 +647,7 @@ struct Screen::Private
             appendNumber(seq, ts.eventParam(i));
             seq += final;
         }
-        write(seq);
+        inject(seq);
     }
 
     /// libvterm ignores ?47 and leaves the alternate buffer active after RIS:
@@ -545,7 +656,7 @@ struct Screen::Private
     {
         const bool alt = ts.hasMode(TerminalState::AltScreen);
         if (alt != vtAlt)
-            write(alt ? QByteArrayLiteral("\x1b[?1047h") : QByteArrayLiteral("\x1b[?1047l"));
+            inject(alt ? QByteArrayLiteral("\x1b[?1047h") : QByteArrayLiteral("\x1b[?1047l"));
         if (!vtAlt && !normal.empty()) {
             // Back on the normal screen: the copy is stale, free it.
             std::vector<VTermScreenCell>().swap(normal);
@@ -594,6 +705,18 @@ struct Screen::Private
         if (pos.row != d->lastGlyph.row || pos.col != d->lastGlyph.start)
             d->movedSincePrint = true;
         return 1;
+    }
+    static int onMoveRect(VTermRect dest, VTermRect src, void *user)
+    {
+        // A scroll of the whole alternate screen (no margins) counts like
+        // lines pushed off the top of the normal one (sb_pushline, which
+        // libvterm calls for the normal screen only): less pages forward
+        // so and never erases its screen whole. 0: libvterm still damages.
+        auto *d = static_cast<Private *>(user);
+        if (d->vtAlt && dest.start_row == 0 && src.start_row > 0 && src.end_row == d->rows && dest.start_col == 0
+            && dest.end_col == d->cols)
+            d->pushedSinceMark += src.start_row;
+        return 0;
     }
     static int onSetTermProp(VTermProp prop, VTermValue *val, void *user)
     {
@@ -660,6 +783,7 @@ Screen::Screen(int cols, int rows)
     vterm_screen_enable_altscreen(d->vs, 1);
     d->callbacks.damage = &Private::onDamage;
     d->callbacks.movecursor = &Private::onMoveCursor;
+    d->callbacks.moverect = &Private::onMoveRect;
     d->callbacks.settermprop = &Private::onSetTermProp;
     d->callbacks.sb_pushline = &Private::onPushLine;
     vterm_screen_set_callbacks(d->vs, &d->callbacks, d.get());
@@ -689,6 +813,8 @@ void Screen::feed(const char *data, qsizetype size)
             d->beforeEvent(ev);
             if (ev & TerminalState::ModeList)
                 d->writeModeList(data[n - 1]);
+            else if ((ev & TerminalState::LineErasedRight) && d->pendingWrap())
+                d->inject("\x18", 1); // EL 0 pending a wrap erases nothing (screen.h): CAN aborts it
             else
                 d->write(data + n - 1, 1);
             d->afterEvent(ev);
@@ -741,27 +867,65 @@ void Screen::resize(int cols, int rows)
         const VTermPos p = d->cursor();
         QByteArray fix = "\x1b[r";
         appendCup(fix, p.row, p.col);
-        d->write(fix);
+        d->inject(fix);
     }
 }
 
-void Screen::reset(const TerminalState &state)
+void Screen::reset(const TerminalState &state, bool keepNormalScreen)
 {
-    d->write("\x1b" "c", 2);
+    // Kept: painted into libvterm's normal screen right after its RIS (a
+    // clean terminal: default pen, no margins, origin or insert mode, G0
+    // ASCII), the alternate screen entered from where the program entered
+    // it, the save slot set; then back to a reset terminal's cursor, pen
+    // and visibility for the modes below.
+    const bool keep = keepNormalScreen && d->vtAlt && state.hasMode(TerminalState::AltScreen);
+    QByteArray under;
+    std::vector<VTermScreenCell> normal;
+    const int normalCols = d->normalCols;
+    const int normalRows = d->normalRows;
+    const Private::Saved altEnter = d->altEnter;
+    const Private::Saved slot = d->slot;
+    const bool slotValid = d->slotValid;
+    const bool slotChangedInAlt = d->slotChangedInAlt;
+    if (keep) {
+        Pen pen;
+        const bool with1049 = state.hasMode(TerminalState::AltScreen1049);
+        d->paintNormalUnderAlt(under, pen, with1049);
+        if (!with1049 || slotChangedInAlt)
+            d->paintSaveSlot(under, pen);
+        under += "\x1b[0m\x1b[?25h\x1b[H";
+        normal.swap(d->normal);
+    }
+    d->utf8TailSize = 0; // a character cut by the skip: gone
+    d->inject("\x1b" "c", 2);
     d->initSaveSlot();
     d->ts = TerminalState();
     d->syncAlt();
-    d->write(state.restoreSequence());
-    d->write(state.charsetSequence());
+    d->inject(under);
+    // The modes: with the alternate screen already entered above, not again
+    // (libvterm's ?1049 h would save the cursor over the slot).
+    TerminalState modes = state;
+    if (keep)
+        modes.feed("\x1b[?1047l", 8);
+    d->inject(modes.restoreSequence());
+    d->inject(state.charsetSequence());
     if (state.hasMode(TerminalState::OriginMode))
-        d->write("\x1b[?6h", 5); // not in restoreSequence(): it homes the cursor
+        d->inject("\x1b[?6h", 5); // not in restoreSequence(): it homes the cursor
     if (state.hasMode(TerminalState::AltScreen) && !d->vtAlt)
-        d->write("\x1b[?1047h", 8);
+        d->inject("\x1b[?1047h", 8);
     d->ts = state;
-    d->normal.clear();
+    d->normal.swap(normal);
     d->tabsCustom = false;
     d->slotValid = false;
     d->slotChangedInAlt = false;
+    if (keep) {
+        d->normalCols = normalCols;
+        d->normalRows = normalRows;
+        d->altEnter = altEnter;
+        d->slot = slot;
+        d->slotValid = slotValid;
+        d->slotChangedInAlt = slotChangedInAlt;
+    }
     d->lastGlyph = Private::GlyphDamage();
     d->movedSincePrint = true;
     d->cursorStyled = false;
@@ -821,30 +985,17 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
         }
     };
     if (alt) {
-        if (!d->normal.empty()) {
-            for (int r = 0; r < rows; ++r) {
-                appendCup(out, r, 0);
-                paintCells(out, pen, d->normal.data() + size_t(r) * size_t(cols), cols, false);
-            }
-        } else {
-            appendSgr(out, pen, Pen());
-            out += "\x1b[2J";
-        }
-        // Enter as the program did, from where it did (?1049 saves that).
-        const Private::Saved &e = d->altEnter;
-        appendCup(out, std::min(e.pos.row, rows - 1), std::min(e.pos.col, cols - 1));
-        out += e.visible ? "\x1b[?25h" : "\x1b[?25l";
-        if (d->cursorStyled)
-            appendCursorStyle(out, e.shape, e.blink);
-        appendSgr(out, pen, e.pen);
-        out += ts.hasMode(TerminalState::AltScreen1049) ? "\x1b[?1049h" : "\x1b[?1047h";
+        d->paintNormalUnderAlt(out, pen, ts.hasMode(TerminalState::AltScreen1049));
         paintLive();
     } else {
         paintLive();
     }
 
-    // Tab stops: in place the viewer's may be anything, so always.
-    if (options.scrollbackLines <= 0 || d->tabsCustom) {
+    // Tab stops: in place the viewer's may be anything, so always; from a
+    // reset terminal (not in place, or with scrollback lines) only when the
+    // stream changed them.
+    const bool inPlace = options.inPlace && options.scrollbackLines <= 0;
+    if (inPlace || d->tabsCustom) {
         out += "\x1b[3g";
         for (int col = 0; col < cols; ++col) {
             if (d->tabsCustom ? d->tabs[size_t(col)] != 0 : col % 8 == 0) {
@@ -859,15 +1010,8 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
     // screen with ?1049 above already saved the right one unless the
     // program saved again after.
     const bool enteredSaving = alt && ts.hasMode(TerminalState::AltScreen1049);
-    if (!enteredSaving || d->slotChangedInAlt) {
-        const Private::Saved s = d->slotValid ? d->slot : Private::Saved();
-        appendCup(out, std::min(s.pos.row, rows - 1), std::min(s.pos.col, cols - 1));
-        out += s.visible ? "\x1b[?25h" : "\x1b[?25l";
-        if (d->cursorStyled)
-            appendCursorStyle(out, s.shape, s.blink);
-        appendSgr(out, pen, s.pen);
-        out += "\x1b" "7";
-    }
+    if (!enteredSaving || d->slotChangedInAlt)
+        d->paintSaveSlot(out, pen);
     if (ts.titleSerial() > 0) {
         out += "\x1b]2;";
         out += ts.title().toUtf8();

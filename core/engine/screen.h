@@ -35,6 +35,17 @@ namespace Tether {
  *    cursor movement sequence came, which ends it even in place). The
  *    snapshot then prints that glyph again, which leaves a real terminal in
  *    the same pending-wrap state;
+ *  - EL 0 ("CSI K", also after SGR 0 as top and ncurses write it) while
+ *    a wrap is pending: libvterm 0.1.4 erases the last column (as C xterm
+ *    does: util.c ClearRight() erases from cur_col, which stays on the last
+ *    column). The viewers keep it and the wrap stays pending: xterm.js
+ *    (src/common/InputHandler.ts eraseInLine(): _restrictCursor(cols) leaves
+ *    x at cols, so the erased range [cols, cols) is empty), tmux
+ *    (screen-write.c screen_write_clearendofline(): returns when cx > sx - 1)
+ *    and Konsole/QTermWidget (Screen::clearToEndOfLine() from _cuX ==
+ *    columns). feed() follows the viewers: such an EL does not reach
+ *    libvterm. ED 0 ("CSI J") pending a wrap is not treated so: libvterm
+ *    still erases the last cell of the cursor row there;
  *  - libvterm 0.1.4 applies only the first mode of "CSI ? a ; b h": feed()
  *    feeds such lists to it one mode per sequence; it ignores ?47 (only
  *    ?1047/?1049 switch screens): feed() switches it with ?1047 when the
@@ -102,7 +113,15 @@ public:
     /// charsets; the TerminalState becomes a copy of `state`). For the
     /// session's outrun path: the stream resumes at a safe boundary where
     /// `state` is exact. Clears the scrollback and mark().
-    void reset(const TerminalState &state);
+    ///
+    /// keepNormalScreen: the caller knows that the skipped bytes neither left
+    /// nor re-entered the alternate screen nor saved the cursor (so the
+    /// normal screen under it, the way it was entered and the save slot did
+    /// not change: only the alternate screen is stale). When this Screen and
+    /// `state` are both in the alternate screen, those are kept (and
+    /// libvterm's normal screen painted with them, for when the program
+    /// leaves the alternate one); otherwise ignored.
+    void reset(const TerminalState &state, bool keepNormalScreen = false);
 
     int cols() const;
     int rows() const;
@@ -177,7 +196,9 @@ public:
     /// true when, since the last mark(), the whole active screen was
     /// rewritten: a full erase (ED 2 "CSI 2 J", RIS, entering the alternate
     /// screen, which libvterm clears) or at least rows() lines scrolled off
-    /// the top of the normal screen while no scroll margins were set. ED 3
+    /// the top of the normal screen while no scroll margins were set, or the
+    /// whole alternate screen scrolled up by at least rows() lines (less
+    /// pages so; libvterm pushes no lines off the alternate screen). ED 3
     /// does not count (it erases only the scrollback in xterm and xterm.js).
     /// In the alternate screen the normal screen under it may still be stale.
     bool fullyRewrittenSinceMark() const;

@@ -3,16 +3,54 @@
 #include "logging.h"
 #include "replayplan.h"
 #include "procinfo.h"
+#include "screen.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 
 namespace Tether {
 
 namespace {
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+/// The flood detector's clock: CLOCK_MONOTONIC_COARSE (a vDSO read without
+/// a system call, a few ms of resolution, plenty for 100 ms windows).
+qint64 monotonicMs()
+{
+    timespec ts {};
+    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return qint64(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+/// Feeds `st` (at stream offset `at`) the bytes that follow, resetting its
+/// margins at the offsets in `resets` where a resize did (the viewers got a
+/// fixup there).
+void feedState(TerminalState &st, quint64 at, const char *data, qsizetype size, const QList<quint64> &resets)
+{
+    for (const quint64 reset : resets) {
+        if (reset <= at)
+            continue;
+        if (reset > at + quint64(size))
+            break;
+        const qsizetype n = qsizetype(reset - at);
+        st.feed(data, n);
+        data += n;
+        size -= n;
+        at = reset;
+        st.marginsResetByResize();
+    }
+    st.feed(data, size);
+}
+/// CPU time of this thread or process (clock_gettime(2)), ns.
+qint64 cpuNs(clockid_t clock)
+{
+    timespec ts {};
+    ::clock_gettime(clock, &ts);
+    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 QDateTime nowUtc() { return QDateTime::currentDateTimeUtc(); }
 } // namespace
 
@@ -33,6 +71,14 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     // the terminal modes in force at the first retained byte.
     m_ring.setEvictionHandler([this](const char *data, qsizetype size) { feedTail(data, size); });
 
+    // The screen's parse timer: a zero-timer, running only while the screen
+    // has output to catch up on (an idle session has no wakeups).
+    m_screenTimer.setInterval(0);
+    connect(&m_screenTimer, &QTimer::timeout, this, [this] { parseScreen(kScreenChunk, kScreenTurnUs); });
+    // While flooding only: looks at the rate once per window, so that the
+    // end of a flood is seen even when the output stops altogether.
+    m_floodTimer.setInterval(int(kFloodWindowMs));
+    connect(&m_floodTimer, &QTimer::timeout, this, [this] { measureRate(monotonicMs(), 0); });
     connect(&m_pty, &PtyProcess::outputReady, this, &Session::onOutput);
     connect(&m_pty, &PtyProcess::finished, this, &Session::onFinished);
     connect(&m_pty, &PtyProcess::tornDown, this, [this] {
@@ -58,6 +104,7 @@ bool Session::start(QString *error)
 {
     if (!m_pty.start(m_options, error))
         return false;
+    m_sizes = {SizeChange{0, m_pty.cols(), m_pty.rows()}};
     m_state = State::Running;
     qCInfo(lcSession) << "session" << m_id << "started pid" << m_pty.pid();
     return true;
@@ -78,27 +125,71 @@ void Session::feedTail(const char *data, qsizetype size)
     // Where a resize reset the margins, the tail state resets them too, at
     // that offset, so a reset replay's prelude has the margins really in
     // force at its first byte.
-    for (const quint64 reset : std::as_const(m_marginResets)) {
-        if (reset <= m_tailOffset)
-            continue;
-        if (reset > m_tailOffset + quint64(size))
-            break;
-        const qsizetype n = qsizetype(reset - m_tailOffset);
-        m_tail.feed(data, n);
-        data += n;
-        size -= n;
-        m_tailOffset = reset;
-        m_tail.marginsResetByResize();
-    }
-    m_tail.feed(data, size);
+    feedState(m_tail, m_tailOffset, data, size, m_marginResets);
     m_tailOffset += quint64(size);
+    // Bytes the screen never parsed are gone: it is outrun (it restarts
+    // when the flood ends, or at the ring's start when it next parses).
+    if (m_screen && m_screenOffset < m_tailOffset)
+        m_screenSynced = false;
 }
 
 void Session::onOutput(const char *data, qsizetype size)
 {
+    const quint64 from = m_ring.endOffset();
+    if (m_screenEnabled)
+        measureRate(monotonicMs(), size);
+    // The screen must not lose bytes it has nearly reached: a program that
+    // updates a few cells at a time (htop) would leave it unsynced for good.
+    // Made here, before the append, when the ring first reaches half its
+    // capacity (from offset 0: the stream is still whole), flood or not
+    // (the ring moves on: later is too late to start from offset 0).
+    const bool halfFull = m_screenRetryAt == 0 && m_ring.startOffset() == 0
+        && m_ring.size() + size >= m_ring.capacity() / 2;
+    // After a stretch with no safe boundary: again once it has left the ring.
+    const bool retry = m_screenRetryAt > 0 && m_ring.startOffset() >= m_screenRetryAt;
+    if (!m_screen && (halfFull || retry)) {
+        m_answerRanges.clear(); // queries before now were never meant for it
+        createScreenAtStart();
+    }
+    // Below the flood rate, what this read evicts unparsed is parsed first
+    // (bounded: a screen further behind than kScreenChunk is outrun). While
+    // flooding, nothing: the screen is off the output path.
+    if (m_screen && !m_flooding && m_screenOffset >= m_ring.startOffset()) {
+        const quint64 evictTo = m_ring.startOffset()
+            + quint64(std::max<qsizetype>(0, m_ring.size() + std::min(size, m_ring.capacity()) - m_ring.capacity()));
+        if (m_screenOffset < evictTo && evictTo - m_screenOffset <= quint64(kScreenChunk))
+            parseScreen(qsizetype(evictTo - m_screenOffset), std::numeric_limits<qint64>::max());
+    }
     m_ring.append(data, size);
+    const quint64 queries = m_head.queriesSeen();
     m_head.feed(data, size);
     m_lastActivityMs = nowMs();
+    if ((m_head.takeEvents() & (TerminalState::AltScreenEntered | TerminalState::CursorSaved | TerminalState::FullReset))
+        || !m_head.hasMode(TerminalState::AltScreen))
+        m_normalChangedAt = m_ring.endOffset();
+
+    // The screen (see hasScreen()): this path only records and schedules.
+    const quint64 end = m_ring.endOffset();
+    if (!m_control) {
+        // Queries in output no control viewer saw are the server's to answer.
+        if (!m_answerRanges.isEmpty() && m_answerRanges.last().second == from)
+            m_answerRanges.last().second = end;
+        else
+            m_answerRanges.append({from, end});
+        while (m_answerRanges.size() > kMaxAnswerRanges)
+            m_answerRanges.removeFirst();
+    }
+    if (!m_control && !m_flooding && m_head.queriesSeen() != queries) {
+        // A program waits for an answer now: parse up to it at once.
+        if (!m_screen && m_ring.startOffset() >= m_screenRetryAt) {
+            // Older queries were never meant for us: only this output's.
+            m_answerRanges = {{from, end}};
+            createScreenAtStart();
+        }
+        parseScreen(kScreenChunk, kScreenTurnUs);
+    } else if (m_screen) {
+        scheduleScreen();
+    }
 
     forEachViewer([=](Viewer *v) { v->output(data, size); });
 
@@ -109,6 +200,318 @@ void Session::onOutput(const char *data, qsizetype size)
         Q_EMIT titleChanged(t);
     }
     Q_EMIT outputArrived(size);
+}
+
+// --- the server-side screen ---------------------------------------------------
+
+qsizetype Session::screenBytes() const
+{
+    return m_screen ? m_screen->memoryBytes() : 0;
+}
+
+Session::SizeChange Session::sizeAt(quint64 offset) const
+{
+    SizeChange in{offset, m_pty.cols(), m_pty.rows()};
+    for (const SizeChange &c : m_sizes) {
+        if (c.offset > offset)
+            break;
+        in = c;
+    }
+    return in;
+}
+
+void Session::recordSize(int cols, int rows)
+{
+    const quint64 at = m_ring.endOffset();
+    if (!m_sizes.isEmpty() && m_sizes.last().offset == at)
+        m_sizes.last() = SizeChange{at, cols, rows};
+    else
+        m_sizes.append(SizeChange{at, cols, rows});
+    // Keep the size in force at the ring's start (or at S, if lower).
+    const quint64 keepFrom = m_screen ? std::min(m_screenOffset, m_ring.startOffset()) : m_ring.startOffset();
+    while (m_sizes.size() >= 2 && m_sizes.at(1).offset <= keepFrom)
+        m_sizes.removeFirst();
+}
+
+void Session::createScreen(quint64 at, const TerminalState &modes, int cols, int rows)
+{
+    m_screen = std::make_unique<Screen>(cols, rows);
+    m_screen->setAnswerHandler([this](const char *data, qsizetype size) {
+        // Only answers to queries in output no control viewer saw (a
+        // viewer's terminal answers the rest; replays are never answered).
+        if (m_screenAnswering && m_state == State::Running && m_pty.acceptsInput())
+            m_pty.write(data, size);
+    });
+    m_screenOffset = at;
+    m_screenAnswering = false;
+    // The modes in force there (Screen::reset; also mark()s).
+    m_screen->reset(modes);
+}
+
+void Session::setScreenEnabled(bool enabled)
+{
+    m_screenEnabled = enabled;
+    if (enabled)
+        return;
+    m_flooding = false;
+    m_floodTimer.stop();
+    m_floodWindowBytes = 0;
+    if (!m_screen)
+        return;
+    m_screen.reset();
+    m_screenTimer.stop();
+    m_screenOffset = 0;
+    m_screenSynced = false;
+}
+
+void Session::createScreenAtStart()
+{
+    if (!m_screenEnabled)
+        return;
+    const quint64 start = m_ring.startOffset();
+    if (start == 0) {
+        const SizeChange size = sizeAt(0);
+        createScreen(0, TerminalState(), size.cols, size.rows);
+        m_screenSynced = true;
+        applyScreenEventsAt(0);
+        return;
+    }
+    resyncScreen();
+}
+
+void Session::resyncScreen(quint64 from)
+{
+    // Skip to the first safe boundary at the ring's start (or at `from`),
+    // with the modes in force there: the tail state is exact at the ring's
+    // start, and moved on to `from` (a TerminalState parses `seq` 20 to 60
+    // times faster than libvterm scrolls it).
+    TerminalState st = m_tail;
+    quint64 at = m_ring.startOffset();
+    const quint64 end = m_ring.endOffset();
+    from = std::min(from, end);
+    while (at < from) {
+        const RingBuffer::Span sp = m_ring.spans(at, qsizetype(from - at)).first;
+        if (sp.size <= 0)
+            break;
+        feedState(st, at, sp.data, sp.size, m_marginResets);
+        at += quint64(sp.size);
+    }
+    quint64 scanned = 0;
+    while (!st.atSafeBoundary() && at < end && scanned < kMaxReplayBoundaryScan) {
+        const char c = m_ring.at(at);
+        st.feed(&c, 1);
+        ++at;
+        ++scanned;
+    }
+    if (!st.atSafeBoundary()) {
+        // Stuck inside a string longer than the scan (an unterminated DCS):
+        // no screen can start here. None until that has left the ring.
+        m_screen.reset();
+        m_screenOffset = 0;
+        m_screenSynced = false;
+        m_screenRetryAt = end;
+        m_screenTimer.stop();
+        qCDebug(lcSession) << "session" << m_id << "screen dropped: no safe boundary in" << scanned << "bytes";
+        return;
+    }
+    const SizeChange size = sizeAt(at);
+    if (m_screen)
+        ++m_screenOutruns;
+    if (m_screen) {
+        // A reset terminal in the modes in force there (Screen::reset).
+        // A program that stayed in the alternate screen all along (less
+        // paging, a monitor) left the normal screen under it as the screen
+        // has it: kept, so once the alternate screen has been rewritten the
+        // whole snapshot is exact again.
+        const bool keepNormal = m_normalChangedAt <= m_screenOffset;
+        m_screen->resize(size.cols, size.rows);
+        m_screen->reset(st, keepNormal);
+        m_screenOffset = at;
+    } else {
+        createScreen(at, st, size.cols, size.rows);
+    }
+    m_screenSynced = false;
+    qCDebug(lcSession) << "session" << m_id << "screen outrun: resumes unsynced at" << at;
+}
+
+void Session::scheduleScreen()
+{
+    if (m_screen && !m_flooding && m_screenOffset < m_ring.endOffset() && !m_screenTimer.isActive())
+        m_screenTimer.start();
+}
+
+void Session::measureRate(qint64 now, qsizetype bytes)
+{
+    bool start = false;
+    if (now - m_floodWindowStart >= kFloodWindowMs) {
+        // A window ended (once per window while output flows: the process's
+        // CPU clock is read here, not per read).
+        const qint64 cpu = cpuNs(CLOCK_PROCESS_CPUTIME_ID);
+        const bool adjacent = now - m_floodWindowStart < 2 * kFloodWindowMs;
+        if (m_flooding) {
+            // The flood ends with the first window whose output the screen
+            // could parse in kFloodParseMs of CPU (at the speed it last
+            // parsed this stream), or with a window of no output at all.
+            const double parsable = m_parseBytesPerMs * double(kFloodParseMs);
+            if (!adjacent || (m_floodWindowBytes < kFloodBytes && double(m_floodWindowBytes) <= parsable))
+                floodEnded();
+        } else {
+            // Also a flood: the screen took kFloodParseMs of CPU or more in
+            // the window and at least half of what the process took. CPU
+            // time, not wall time: on a loaded machine the output comes
+            // slower (the wall-clock rate is low) but costs the same.
+            start = adjacent && m_floodWindowParseNs >= kFloodParseMs * 1000000
+                && 2 * m_floodWindowParseNs >= cpu - m_floodWindowCpuNs;
+        }
+        m_floodWindowStart = now;
+        m_floodWindowBytes = 0;
+        m_floodWindowParseNs = 0;
+        m_floodWindowCpuNs = cpu;
+    }
+    m_floodWindowBytes += bytes;
+    if (!m_flooding && (start || m_floodWindowBytes >= kFloodBytes))
+        startFlood();
+}
+
+void Session::startFlood()
+{
+    // Off the output path until it ends: no slices, no rescue.
+    m_flooding = true;
+    m_screenTimer.stop();
+    m_floodTimer.start();
+    qCDebug(lcSession) << "session" << m_id << "output flood: the screen pauses at" << m_screenOffset;
+}
+
+void Session::floodEnded()
+{
+    m_flooding = false;
+    m_floodTimer.stop();
+    if (!m_screen)
+        return;
+    // Still retained: the screen resumes where it paused, synced. Else it
+    // restarts, unsynced, at a safe boundary near the end.
+    if (m_screenOffset < m_ring.startOffset()) {
+        // Outrun: the last bytes of a flood (scrolling output) rewrite the
+        // screen; parsing the whole ring again would cost far more.
+        const quint64 end = m_ring.endOffset();
+        resyncScreen(end > quint64(kFloodResyncBytes) ? end - quint64(kFloodResyncBytes) : 0);
+    }
+    qCDebug(lcSession) << "session" << m_id << "output flood ended: the screen resumes at" << m_screenOffset;
+    scheduleScreen();
+}
+
+void Session::applyScreenEventsAt(quint64 at)
+{
+    for (const SizeChange &c : std::as_const(m_sizes)) {
+        if (c.offset == at && (c.cols != m_screen->cols() || c.rows != m_screen->rows()))
+            m_screen->resize(c.cols, c.rows);
+        if (c.offset > at)
+            break;
+    }
+    // Where a resize reset the margins, the screen does what the viewers'
+    // terminals did (libvterm keeps them): the same fixup.
+    if (m_marginResets.contains(at)) {
+        const QByteArray fix = TerminalState::marginResetSequence();
+        m_screenAnswering = false;
+        m_screen->feed(fix.constData(), fix.size());
+    }
+}
+
+void Session::feedScreen(quint64 to, bool answering)
+{
+    m_screenAnswering = answering;
+    while (m_screenOffset < to) {
+        const auto spans = m_ring.spans(m_screenOffset, qsizetype(to - m_screenOffset));
+        const RingBuffer::Span &sp = spans.first;
+        if (sp.size <= 0)
+            break;
+        m_screen->feed(sp.data, sp.size);
+        m_screenOffset += quint64(sp.size);
+    }
+    m_screenAnswering = false;
+}
+
+void Session::parseScreen(qsizetype maxBytes, qint64 maxUs)
+{
+    if (!m_screen)
+        return;
+    if (m_screenOffset < m_ring.startOffset())
+        resyncScreen();
+    if (!m_screen)
+        return;
+    QElapsedTimer clock;
+    clock.start();
+    const qint64 cpu0 = cpuNs(CLOCK_THREAD_CPUTIME_ID);
+    const quint64 from = m_screenOffset;
+    const quint64 end = m_ring.endOffset();
+    const quint64 limit = std::min(end, m_screenOffset + quint64(std::max<qsizetype>(maxBytes, 0)));
+    // Pieces of at most 4 KiB between clock checks.
+    constexpr quint64 kPiece = 4096;
+    while (m_screenOffset < limit) {
+        quint64 stop = std::min(limit, m_screenOffset + kPiece);
+        for (const SizeChange &c : std::as_const(m_sizes))
+            if (c.offset > m_screenOffset) {
+                stop = std::min(stop, c.offset);
+                break;
+            }
+        for (const quint64 r : std::as_const(m_marginResets))
+            if (r > m_screenOffset) {
+                stop = std::min(stop, r);
+                break;
+            }
+        while (!m_answerRanges.isEmpty() && m_answerRanges.first().second <= m_screenOffset)
+            m_answerRanges.removeFirst();
+        bool answering = false;
+        if (!m_answerRanges.isEmpty()) {
+            const auto &r = m_answerRanges.first();
+            answering = r.first <= m_screenOffset;
+            stop = std::min(stop, answering ? r.second : r.first);
+        }
+        feedScreen(stop, answering);
+        applyScreenEventsAt(m_screenOffset);
+        if (!m_screenSynced && m_screen->fullyRewrittenSinceMark()) {
+            m_screenSynced = true;
+            qCDebug(lcSession) << "session" << m_id << "screen synced again at" << m_screenOffset;
+        }
+        if (clock.nsecsElapsed() / 1000 >= maxUs)
+            break;
+    }
+    // What the parse cost (the flood detector's measure, measureRate()).
+    const qint64 spent = cpuNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    const bool crossed = m_floodWindowParseNs < kFloodParseMs * 1000000
+        && m_floodWindowParseNs + spent >= kFloodParseMs * 1000000;
+    m_floodWindowParseNs += spent;
+    const quint64 parsed = m_screenOffset > from ? m_screenOffset - from : 0;
+    if (parsed >= 4096 && spent > 0)
+        m_parseBytesPerMs = (3 * m_parseBytesPerMs + double(parsed) * 1e6 / double(spent)) / 4;
+    if (crossed && m_screenEnabled && !m_flooding
+        && 2 * m_floodWindowParseNs >= cpuNs(CLOCK_PROCESS_CPUTIME_ID) - m_floodWindowCpuNs) {
+        // The CPU rule of measureRate(), as soon as the screen's share
+        // crosses it (once per window), not only when the window ends.
+        startFlood();
+        return;
+    }
+    if (m_screenOffset >= end)
+        m_screenTimer.stop();
+    else
+        scheduleScreen();
+}
+
+bool Session::screenToSafeBoundary()
+{
+    const quint64 end = m_ring.endOffset();
+    quint64 scanned = 0;
+    while (!m_screen->modes().atSafeBoundary()) {
+        if (m_screenOffset >= end || scanned >= quint64(kMaxSnapshotBoundaryScan))
+            return false;
+        bool answering = false;
+        for (const auto &r : std::as_const(m_answerRanges))
+            answering = answering || (r.first <= m_screenOffset && m_screenOffset < r.second);
+        feedScreen(m_screenOffset + 1, answering);
+        applyScreenEventsAt(m_screenOffset);
+        ++scanned;
+    }
+    return true;
 }
 
 void Session::onFinished(const ExitStatus &status)
@@ -124,8 +527,9 @@ void Session::onFinished(const ExitStatus &status)
     Q_EMIT exited(status);
 }
 
-void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> resume)
+void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request)
 {
+    const std::optional<quint64> resume = request.resume;
     if (!viewer)
         return;
     if (viewer == m_control || m_watchers.contains(viewer))
@@ -139,7 +543,42 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
         old->detached(DetachReason::Superseded);
     }
 
-    const ReplayPlan plan = planReplay(m_ring, m_tail, m_marginResets, resume);
+    // The screen snapshot (see the header): only for a reset replay, of a
+    // stream whose beginning was dropped or on request.
+    const bool reset = !resume || *resume < m_ring.startOffset() || *resume > m_ring.endOffset();
+    std::optional<SnapshotOffer> offer;
+    QByteArray snapshot;
+    if (reset && (request.screen || m_ring.startOffset() > 0)) {
+        bool fallBack = false;
+        if (!m_screen && request.screen && m_ring.startOffset() >= m_screenRetryAt) {
+            // Made now, so the next such attach finds it; parsed at once only
+            // when that is cheap, else this attach gets the raw replay.
+            createScreenAtStart();
+            if (!m_screen)
+                ; // no safe boundary to start at: raw replay
+            else if (m_ring.endOffset() - m_screenOffset <= quint64(kMaxSyncScreenParse))
+                parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
+            else
+                fallBack = true; // parsed in the background, for the next attach
+        } else if (m_screen) {
+            parseScreen(kScreenChunk, kScreenTurnUs);
+        }
+        if (m_screen && m_screenOffset < m_ring.startOffset())
+            resyncScreen();
+        if (!fallBack && screenSynced() && screenToSafeBoundary()) {
+            offer = SnapshotOffer{m_screenOffset, request.screen};
+            Screen::SnapshotOptions o;
+            if (request.screen) {
+                o.inPlace = false;
+                o.scrollbackLines = std::clamp(request.lines, 0, kMaxReplayLines);
+            }
+            snapshot = m_screen->snapshot(o);
+        }
+        scheduleScreen();
+    }
+    const ReplayPlan plan = planReplay(m_ring, m_tail, m_marginResets, resume, offer);
+    if (!plan.snapshotAt)
+        snapshot.clear();
     AttachInfo info;
     info.mode = mode;
     info.reset = plan.reset;
@@ -148,6 +587,9 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
     info.preludeBytes = plan.prelude.size();
     info.replayBytes = plan.replayBytes();
     info.offset = plan.offset;
+    info.snapshotAt = plan.snapshotAt;
+    info.snapshotBytes = plan.snapshotAt ? snapshot.size() : 0;
+    info.screenReplay = plan.screenReplay;
     info.exited = m_state == State::Exited;
     info.cols = m_pty.cols();
     info.rows = m_pty.rows();
@@ -176,11 +618,23 @@ void Session::attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> res
             viewer->output(spans.second.data, spans.second.size);
         at = to;
     };
+    // The snapshot goes at its offset, after a fixup there.
+    bool snapshotSent = !plan.snapshotAt;
+    auto sendSnapshotBefore = [&](quint64 next, bool inclusive) {
+        if (snapshotSent || (inclusive ? *plan.snapshotAt > next : *plan.snapshotAt >= next))
+            return;
+        replayUpTo(*plan.snapshotAt);
+        if (stillAttached() && !snapshot.isEmpty())
+            viewer->output(snapshot.constData(), snapshot.size());
+        snapshotSent = true;
+    };
     for (const quint64 fixup : plan.fixups) {
+        sendSnapshotBefore(fixup, false);
         replayUpTo(fixup);
         if (stillAttached())
             viewer->fixup(fix);
     }
+    sendSnapshotBefore(plan.offset, true);
     replayUpTo(plan.offset);
     if (stillAttached() && info.exited)
         viewer->exited(m_pty.exitStatus());
@@ -240,6 +694,13 @@ bool Session::resize(Viewer *from, int cols, int rows)
         m_marginResets.append(m_ring.endOffset());
         const QByteArray fix = TerminalState::marginResetSequence();
         forEachViewer([&fix](Viewer *v) { v->fixup(fix); });
+    }
+    if (changed) {
+        // The screen applies it when its parse reaches this offset (output
+        // before it was made at the old size); now, if it has caught up.
+        recordSize(cols, rows);
+        if (m_screen && m_screenOffset == m_ring.endOffset())
+            applyScreenEventsAt(m_screenOffset);
     }
     Q_EMIT sizeChanged(cols, rows);
     return true;
@@ -329,6 +790,27 @@ Handover::SessionRecord Session::handover() const
     r.headState = m_head.save();
     r.tailState = m_tail.save();
     r.marginResets = m_marginResets;
+    if (m_screen) {
+        // The successor feeds this into a fresh Screen: the state at S with
+        // the scrollback it keeps, then parses on from S.
+        Handover::ScreenRecord &sc = r.screen;
+        sc.present = true;
+        sc.offset = m_screenOffset;
+        sc.synced = screenSynced();
+        sc.cols = m_screen->cols();
+        sc.rows = m_screen->rows();
+        Screen::SnapshotOptions o;
+        o.inPlace = false;
+        o.synchronized = false;
+        // From a reset terminal (not in place: no tab stops unless the
+        // program set some, which the successor's Screen would otherwise
+        // count as set by the program).
+        o.scrollbackLines = int(m_screen->scrollbackLineCount());
+        sc.snapshot = m_screen->snapshot(o);
+        for (const SizeChange &c : m_sizes)
+            if (c.offset > m_screenOffset)
+                sc.resizes.append({c.offset, c.cols, c.rows});
+    }
     return r;
 }
 
@@ -370,6 +852,21 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     s->m_tailOffset = r.ringStart;
     s->m_titleSerial = head.titleSerial();
     s->m_marginResets = r.marginResets;
+    s->m_normalChangedAt = s->m_ring.endOffset(); // unknown before: not kept on an outrun
+    s->m_sizes = {SizeChange{r.ringStart, r.pty.cols, r.pty.rows}};
+    const Handover::ScreenRecord &sc = r.screen;
+    if (sc.present && sc.offset >= r.ringStart && sc.offset <= s->m_ring.endOffset()) {
+        // The screen as it was at S: its snapshot fed into a fresh one.
+        s->m_sizes = {SizeChange{std::min(r.ringStart, sc.offset), sc.cols, sc.rows}};
+        for (const Handover::ResizeRecord &rz : sc.resizes)
+            if (rz.offset > sc.offset && rz.offset <= s->m_ring.endOffset())
+                s->m_sizes.append(SizeChange{rz.offset, rz.cols, rz.rows});
+        s->createScreen(sc.offset, TerminalState(), sc.cols, sc.rows);
+        s->m_screen->feed(sc.snapshot.constData(), sc.snapshot.size());
+        s->m_screen->mark();
+        s->m_screenSynced = sc.synced;
+        s->scheduleScreen();
+    }
     qCInfo(lcSession) << "session" << r.id << "adopted pid" << r.pty.pid << "offset" << s->offset();
     return s;
 }
@@ -406,6 +903,7 @@ Session *Session::adoptBare(const Handover::FdEntry &e, qsizetype bufferCapacity
         return nullptr;
     }
     s->m_command = options.argv;
+    s->m_sizes = {SizeChange{0, h.cols, h.rows}};
     s->m_state = ours ? State::Running : State::Exited;
     if (!ours)
         s->m_exitedAt = s->m_created;

@@ -8,12 +8,31 @@
 #include "viewer.h"
 
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QList>
 #include <QObject>
 #include <QPointer>
+#include <QTimer>
+#include <memory>
 #include <optional>
 
 namespace Tether {
+
+class Screen;
+
+/**
+ * What an attaching viewer asks to be replayed (docs/protocol.md §5).
+ * `resume`: the offset it already has (nullopt: none). `screen`: the
+ * `replay=screen` query: a reset replay is then the server's screen with
+ * `lines` lines of its scrollback (Screen::snapshot, painted from a reset
+ * terminal) followed by the output the screen has not parsed yet, instead of
+ * all retained output (Session::attach says when it falls back).
+ */
+struct ReplayRequest {
+    std::optional<quint64> resume;
+    bool screen = false;
+    int lines = 0; ///< 0..kMaxReplayLines
+};
 
 /**
  * One PTY session that outlives whoever is watching it.
@@ -92,7 +111,36 @@ public:
      * process already exited, exited(). A control attach supersedes the current
      * control viewer first.
      */
-    void attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> resume);
+    void attach(Viewer *viewer, ViewerMode mode, std::optional<quint64> resume)
+    {
+        attach(viewer, mode, ReplayRequest{resume, false, 0});
+    }
+    /**
+     * The same with a ReplayRequest. The server-side screen (below) changes
+     * reset replays of a stream whose beginning was dropped:
+     *  - default (request.screen false): when the screen is synced, its
+     *    snapshot (Screen::snapshot, in place, synchronized output) is
+     *    inserted at S = screenOffset(): the viewer gets the prelude, the
+     *    retained bytes [replayFrom, S), a fixup at S if there is one, the
+     *    snapshot, then [S, end). AttachInfo::snapshotAt/snapshotBytes say
+     *    where and how long; the snapshot has no offsets. Unsynced or absent
+     *    screen: the raw replay as before.
+     *  - request.screen: the snapshot with request.lines scrollback lines
+     *    from a reset terminal (snapshotAt = replayFrom = S, no prelude), then
+     *    [S, end). Without a screen one is made; it is parsed up to the end
+     *    at once only when at most kMaxSyncScreenParse bytes are retained,
+     *    else (and while the screen is unsynced) the raw replay is sent and
+     *    AttachInfo::screenReplay is false. A resume inside the retained
+     *    range is never affected.
+     * Before the snapshot is taken the screen parses what it has not yet
+     * (bounded like one turn of its timer) and then up to the next safe
+     * boundary (at most kMaxSnapshotBoundaryScan bytes; none found: no
+     * snapshot).
+     */
+    void attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request);
+    /// Most scrollback lines a `replay=screen` attach asks for
+    /// (Screen::kMaxScrollbackLines, the lines a screen keeps).
+    static constexpr int kMaxReplayLines = 1000;
     /// Removes `viewer` (no callback to it). Safe to call for an unknown viewer.
     void detach(Viewer *viewer);
     Viewer *controlViewer() const { return m_control; }
@@ -140,6 +188,105 @@ public:
     bool isTornDown() const { return m_tornDown; }
     PtyProcess *process() { return &m_pty; }
 
+    // --- the server-side screen (screen.h, docs/architecture.md) -------------
+    /**
+     * The session's terminal screen, kept by the server (issue 9): a Screen
+     * fed from the ring, lazily. None until the ring first reaches half its
+     * capacity (it then parses from the start of the stream, still retained),
+     * a terminal query needs answering with no control viewer attached, or a
+     * `replay=screen` attach asks for it. It parses [S, end) from the ring on
+     * a zero-timer, in bounded slices, and the timer stops when it has caught
+     * up: an idle session costs no wakeups, and the PTY read path only
+     * appends to the ring and schedules. A slice is up to kScreenChunk bytes
+     * and kScreenTurnUs µs per turn of the event loop; bytes about to leave
+     * the ring unparsed are parsed before the append (at most kScreenChunk:
+     * more and the screen is outrun).
+     * Floods: output is measured per window of kFloodWindowMs (one coarse
+     * monotonic clock read per PTY read; the process's CPU clock once per
+     * window while output flows; nothing while idle). A flood is a window
+     * that brings kFloodBytes or more, or one in which the screen's parsing
+     * took kFloodParseMs of CPU and at least half of the process's (the
+     * emulator would set the pace). While flooding the screen does not
+     * parse at all (no slice, no rescue): the output runs as fast as with
+     * no screen; the ring moves on and evicts what the screen has not
+     * parsed (outrun: screenSynced() false, reset replays are raw, which is
+     * exact for scrolling output). A timer of kFloodWindowMs runs only
+     * while flooding; the first window whose output the screen could parse
+     * in kFloodParseMs ends the flood, and the screen resumes where it
+     * paused if that is still retained (synced), else at a safe boundary
+     * at most kFloodResyncBytes before the end, in the modes in force there
+     * (the tail TerminalState advanced to it): resyncScreen(), unsynced
+     * until the screen is rewritten, which scrolling output does within
+     * those bytes. Below that, a program (a TUI, a monitor, a shell) is never
+     * outrun however loaded the machine: what it writes is parsed before
+     * it leaves the ring, up to kScreenChunk bytes at once.
+     * Exited sessions keep their screen (freed with the session).
+     */
+    bool hasScreen() const { return m_screen != nullptr; }
+    /**
+     * Switches the server-side screen on (the default) or off (setting
+     * sessions/screen, Limits::screen). Off drops a screen the session has
+     * and makes none until switched on again; reset replays are then raw.
+     */
+    void setScreenEnabled(bool enabled);
+    bool screenEnabled() const { return m_screenEnabled; }
+    const Screen *screen() const { return m_screen.get(); }
+    /// S: the offset the screen has parsed up to (ringStart <= S <= end); 0
+    /// without a screen.
+    quint64 screenOffset() const { return m_screenOffset; }
+    /**
+     * The screen shows exactly what a viewer that never left would show at
+     * S. False after a flood outran it (bytes were evicted from the ring
+     * before it parsed them): it then skipped to a safe boundary at the
+     * ring's start, restored the modes in force there (the tail
+     * TerminalState) and is synced again once the whole screen has been
+     * rewritten since (Screen::fullyRewrittenSinceMark(): a full erase,
+     * RIS, entering the alternate screen with a clear, or a screenful of
+     * lines scrolled off a full-screen scroll region).
+     */
+    bool screenSynced() const { return m_screen && m_screenSynced; }
+    /// How many times a flood outran the screen (see screenSynced()).
+    quint64 screenOutruns() const { return m_screenOutruns; }
+    /// Memory the screen holds (Screen::memoryBytes(), bytes); 0 without one.
+    qsizetype screenBytes() const;
+    /// Largest output a `replay=screen` attach parses at once to make a
+    /// screen that did not exist (bytes): about 50 ms of libvterm at its
+    /// slowest (a `seq` flood at 1.2 MB/s).
+    static constexpr qsizetype kMaxSyncScreenParse = 64 * 1024;
+    static constexpr qsizetype kScreenChunk = 64 * 1024;
+    static constexpr qint64 kScreenTurnUs = 4000;
+    /// The flood detector's window (ms, monotonic clock) and the output
+    /// per window that is a flood (bytes; 256 KiB per 100 ms is 2.6 MB/s,
+    /// about twice what libvterm parses of `seq` at 200x50, and far above
+    /// a TUI: `htop -d 10` at 200x50 wrote about 6 KB a second here).
+    static constexpr qint64 kFloodWindowMs = 100;
+    static constexpr qsizetype kFloodBytes = 256 * 1024;
+    /// Also a flood: a window in which the screen's parsing took this much
+    /// CPU (ms) and at least half the process's CPU (the output is slowed
+    /// to the emulator's speed, so its rate alone would not tell). A flood
+    /// ends with a window whose output the screen could parse in this much
+    /// CPU (ms), at the speed it last parsed.
+    static constexpr qint64 kFloodParseMs = 5;
+    /// After a flood outran the screen, it restarts this many bytes before
+    /// the end (or at the ring's start, if later), not at the ring's start:
+    /// libvterm parses `seq` at 1.2-4 MB/s, so a 1 MiB ring would cost a
+    /// quarter to a whole second; the modes there come from a
+    /// TerminalState (about 75 MB/s on `seq` here, 20-60 times faster).
+    static constexpr qsizetype kFloodResyncBytes = 64 * 1024;
+    /// Whether the output is a flood now (see hasScreen()); only measured
+    /// while the screen is enabled.
+    bool flooding() const { return m_flooding; }
+    static constexpr qsizetype kMaxSnapshotBoundaryScan = 4096;
+    /// Most ranges of output that arrived with no control viewer kept for
+    /// query answers (older ones are dropped: their queries go unanswered).
+    static constexpr int kMaxAnswerRanges = 64;
+    /// A resize queued for the screen: it applies at `offset`.
+    struct SizeChange {
+        quint64 offset = 0;
+        int cols = 0;
+        int rows = 0;
+    };
+
     // --- restart in place (handover.h, docs/architecture.md) -----------------
     /// This session as the next process image needs it: id, command, cwd,
     /// times (so TTL deadlines are kept), state, the PTY (PtyProcess::
@@ -184,6 +331,33 @@ Q_SIGNALS:
     void tornDown();
 
 private:
+    // The screen (see hasScreen()).
+    void createScreen(quint64 at, const TerminalState &modes, int cols, int rows);
+    /// Makes a screen at the ring's start (offset 0 when still retained:
+    /// synced; else unsynced at the first safe boundary).
+    void createScreenAtStart();
+    bool m_screenEnabled = true;
+    /// Parses [S, end) for at most `maxBytes` bytes and `maxUs` µs; starts or
+    /// stops the timer as work remains.
+    void parseScreen(qsizetype maxBytes, qint64 maxUs);
+    /// Feeds [S, to) to the screen, answering queries when `answering`.
+    void feedScreen(quint64 to, bool answering);
+    /// Applies the resize and margin reset recorded at S.
+    void applyScreenEventsAt(quint64 at);
+    /// The flood outran the screen: restart it (unsynced) at the first safe
+    /// boundary at or after max(ring start, `from`).
+    void resyncScreen(quint64 from = 0);
+    /// Feeds the screen byte by byte to the next safe boundary. False when
+    /// none comes within kMaxSnapshotBoundaryScan bytes.
+    bool screenToSafeBoundary();
+    void scheduleScreen();
+    /// Counts `bytes` of output at `nowMs` (monotonic) into the flood
+    /// detector's window; starts or ends a flood.
+    void measureRate(qint64 nowMs, qsizetype bytes);
+    void startFlood();
+    void floodEnded();
+    SizeChange sizeAt(quint64 offset) const;
+    void recordSize(int cols, int rows);
     void onOutput(const char *data, qsizetype size);
     /// The ring's eviction handler: moves m_tail over evicted bytes, applying
     /// the margin resets recorded inside them.
@@ -234,6 +408,35 @@ private:
     quint64 m_titleSerial = 0;
     Viewer *m_control = nullptr;
     QList<Viewer *> m_watchers;
+
+    std::unique_ptr<Screen> m_screen;
+    quint64 m_screenOffset = 0;   ///< S
+    bool m_screenSynced = false;
+    bool m_screenAnswering = false; ///< the bytes being fed arrived with no control viewer
+    // The flood detector (see hasScreen()).
+    qint64 m_floodWindowStart = 0; ///< ms, monotonic
+    qsizetype m_floodWindowBytes = 0;
+    qint64 m_floodWindowParseNs = 0; ///< thread CPU the screen's parsing took in the window
+    qint64 m_floodWindowCpuNs = 0;   ///< process CPU time at the window's start
+    double m_parseBytesPerMs = 1000; ///< the screen's speed on this stream, bytes per CPU ms (estimate)
+    bool m_flooding = false;
+    QTimer m_floodTimer; ///< runs only while flooding
+    /// No screen is made before the ring starts here (resyncScreen() found
+    /// no safe boundary to start at below it).
+    quint64 m_screenRetryAt = 0;
+    quint64 m_screenOutruns = 0;
+    /// The end of the last read in which the normal screen may have changed
+    /// under the alternate one (not in it at the read's end, or it entered
+    /// it, saved the cursor or reset): a screen outrun at S >= this, in the
+    /// alternate screen, keeps its normal screen (resyncScreen()).
+    quint64 m_normalChangedAt = 0;
+    QTimer m_screenTimer;
+    /// Sizes in force from each offset on, ascending; the first entry holds
+    /// the size at the ring's start (or the screen's S, whichever is lower).
+    QList<SizeChange> m_sizes;
+    /// [from, to) ranges of output that arrived with no control viewer,
+    /// ascending, not yet parsed by the screen: queries in them are answered.
+    QList<QPair<quint64, quint64>> m_answerRanges;
 };
 
 } // namespace Tether

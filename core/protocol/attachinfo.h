@@ -3,6 +3,7 @@
 
 #include <QMetaType>
 #include <QtGlobal>
+#include <optional>
 
 /// The types both ends of an attachment speak in: what the session tells a
 /// viewer when it attaches (the `attached` message of docs/protocol.md §5),
@@ -44,6 +45,9 @@ enum class ReplayReason {
 /// sequences (not part of the offset space), then `replayBytes` bytes of output
 /// (offsets replayFrom ..< offset; with fixup() calls at the offsets where a
 /// resize reset the scroll margins), then live output from `offset` on.
+/// When `snapshotAt` is set, `snapshotBytes` bytes of the server's screen
+/// snapshot (no offsets either) come where the replay reaches that offset:
+/// after the replayed bytes before it (and a fixup there), before the rest.
 struct AttachInfo {
     ViewerMode mode = ViewerMode::Control;
     bool reset = true;          ///< the viewer must reset its terminal first
@@ -52,6 +56,13 @@ struct AttachInfo {
     qsizetype preludeBytes = 0; ///< mode-restoring bytes before the replay
     qsizetype replayBytes = 0;  ///< = offset - replayFrom
     quint64 offset = 0;         ///< absolute offset where live output continues
+    /// Where the screen snapshot is inserted (an offset in [replayFrom,
+    /// offset]); nullopt: none (protocol: `snapshot_at`, null).
+    std::optional<quint64> snapshotAt;
+    qsizetype snapshotBytes = 0; ///< its length (protocol: `snapshot_bytes`)
+    /// The replay is the screen replay a `replay=screen` attach asked for
+    /// (protocol: `replay_mode` "screen"); false: the raw replay ("raw").
+    bool screenReplay = false;
     bool exited = false;        ///< the process has already exited
     int cols = 80;              ///< session window size, columns
     int rows = 24;              ///< session window size, rows

@@ -25,6 +25,9 @@ enum CloseCode : int {
     ServiceRestart = 1012,
     TryAgainLater = 1013,  ///< "input stalled" or "too far behind": resume later
     BadRequest = 4400,     ///< "bad control message" / "bad query"
+    /// "read-only link revoked": the share token this watcher attached with
+    /// was revoked (or the key rotated); its later uses are answered 401.
+    Unauthorized = 4401,
     NotFound = 4404,       ///< "no such session": unknown or expired id
     Superseded = 4409,     ///< a newer control viewer attached
     Exited = 4410,         ///< "process exited", after the `exit` message
@@ -48,6 +51,7 @@ inline constexpr char NoSuchSession[] = "no such session";
 inline constexpr char Superseded[] = "superseded";
 inline constexpr char ProcessExited[] = "process exited";
 inline constexpr char TooManyViewers[] = "too many viewers";
+inline constexpr char ShareRevoked[] = "read-only link revoked";
 } // namespace CloseReason
 
 /// The protocol field "reason" of the `attached` message for `reason`

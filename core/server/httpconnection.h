@@ -77,6 +77,15 @@ public:
      */
     void setTrusted(bool trusted) { m_trusted = trusted; }
     bool isTrusted() const { return m_trusted; }
+    /**
+     * Marks the request as authenticated by a read-only link (a share token)
+     * instead of the key: the server then grants only what such a link may
+     * (docs/protocol.md, "Read-only links"). Not trusted (setTrusted): the
+     * connection bound protects key holders, and a link holder is not one.
+     */
+    void setShareToken(const QString &token) { m_shareToken = token; }
+    /// The share token the request was authenticated with; empty for the key.
+    QString shareToken() const { return m_shareToken; }
     /// Order of acceptance (strictly increasing per process): smaller = older.
     quint64 serial() const { return m_serial; }
 
@@ -120,6 +129,7 @@ private:
     bool m_headConsumed = false;
     qint64 m_discarded = 0;
     bool m_trusted = false;
+    QString m_shareToken;
     quint64 m_serial = 0;
 };
 

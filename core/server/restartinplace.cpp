@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "restartinplace.h"
+#include "sharestore.h"
 #include "commandline.h"
 #include "fdlimit.h"
 #include "handover.h"
@@ -7,6 +8,7 @@
 #include "ptyprocess.h"
 #include "registry.h"
 #include "server.h"
+#include "systemdnotify.h"
 #include "upgradewatch.h"
 
 #include <QFile>
@@ -128,6 +130,47 @@ void guardianSays(const char *text)
     }
 }
 
+/// Under systemd, tells the manager that `pid` is the unit's main process
+/// and, with `ready`, that the reload is over (the guardian, Qt-free), and
+/// waits until it has read that (a barrier, sd_notify_barrier(3), 5 s at
+/// most) before the guardian may exit. A manager that still took the
+/// exited guardian for the main process when it next looks would stop the
+/// unit and kill every shell: systemd checks that a main process which is
+/// not its child is alive (a zombie is not) whenever it re-evaluates the
+/// service, e.g. when ExecReload='s process ends (systemd/systemd
+/// src/core/service.c, main_pid_good() from service_enter_running()); seen
+/// here about once in twenty reloads under load before the barrier. A full
+/// queue (EAGAIN) is retried for a second. Without NOTIFY_SOCKET, nothing.
+void guardianTellsManager(long pid, bool ready)
+{
+    const char *address = ::getenv(SystemdNotify::kSocketEnv);
+    char state[64];
+    const int n = std::snprintf(state, sizeof state, "MAINPID=%ld%s", pid, ready ? "\nREADY=1" : "");
+    int err = EINVAL;
+    for (int tries = 0; tries < 100; ++tries) {
+        err = SystemdNotify::sendDatagram(address, state, size_t(n));
+        if (err != EAGAIN)
+            break;
+        ::usleep(10000);
+    }
+    if (err == 0)
+        err = SystemdNotify::barrier(address, 5000);
+    if (err != 0 && err != EINVAL) {
+        char msg[160];
+        std::snprintf(msg, sizeof msg, "cannot tell the service manager %s: %s", state, std::strerror(err));
+        guardianSays(msg);
+    }
+}
+
+/// Tells the service manager (systemd, NOTIFY_SOCKET) `state`; a failure is
+/// logged, never fatal: Tether serves the same without a manager.
+void tellManager(const QByteArray &state)
+{
+    QString why;
+    if (!SystemdNotify::notify(state, &why))
+        qCWarning(lcServer).noquote() << "cannot tell the service manager" << QByteArray(state).replace('\n', ' ') << why;
+}
+
 /// Tells a guardian that the sessions are held (by the new image, or still
 /// by us after a failed exec) and hands it to the reaper: it is our child.
 void releaseGuardian(int fd, pid_t pid)
@@ -181,14 +224,26 @@ void RestartInPlace::guardIfAsked(char **argv)
             std::snprintf(msg, sizeof msg, "no word from the new image (pid %ld) in %d s; guarding no longer",
                           guarded, kGuardianPatienceMs / 1000);
             guardianSays(msg);
+            // Under systemd we are the unit's main process for the restart
+            // (execNow()): hand that back to the image we guarded before we
+            // go, and end the reload (an older Tether says neither itself).
+            guardianTellsManager(guarded, true);
             ::_exit(0);
         }
         char c = 0;
         const ssize_t n = r > 0 ? ::read(fd, &c, 1) : -1;
         if (n < 0 && errno == EINTR)
             continue;
-        if (n == 1 && c == kAdopted)
-            ::_exit(0); // the sessions are held: nothing to say
+        if (n == 1 && c == kAdopted) {
+            // The sessions are held (by the new image, or by the old one
+            // after a failed exec; the same pid): under systemd it is the
+            // main process again. Said by us, the main process until now, so
+            // that even NotifyAccess=main would take it; the image says
+            // READY=1 itself once it serves. We are its child: systemd does
+            // not see us exit.
+            guardianTellsManager(guarded, false);
+            ::_exit(0);
+        }
         break;          // the other end closed without the word: it died
     }
     std::snprintf(msg, sizeof msg,
@@ -297,6 +352,9 @@ bool RestartInPlace::request(QString *why)
     m_restarting = true;
     m_lastError.clear();
     qCInfo(lcServer).noquote() << "restart in place requested:" << binary();
+    // systemd shows the unit "reloading" until the image that then holds
+    // the sessions says READY=1 (sd_notify(3)).
+    tellManager("RELOADING=1\n" + SystemdNotify::monotonicUsec());
     // On the next pass, so that the caller's answer (202) is queued first.
     QTimer::singleShot(0, this, [this]() {
         if (!m_server || !m_registry) {
@@ -334,6 +392,7 @@ void RestartInPlace::fail(const QString &why)
     qCWarning(lcServer).noquote() << "restart in place failed, carrying on:" << why;
     if (m_server)
         m_server->cancelRestart();
+    tellManager("READY=1"); // the reload is over: this image carries on
     Q_EMIT failed(why);
     Q_EMIT statusChanged(); // last_error, for open dashboards
 }
@@ -358,6 +417,10 @@ void RestartInPlace::execNow()
 
     Handover::State state = m_registry->handover();
     state.key = m_server->accessKey();
+    // Read-only links go with their sessions (open share viewers reconnect
+    // with their cookies and resume, as every viewer does).
+    for (Handover::SessionRecord &r : state.sessions)
+        r.shares = r.dying ? QList<Handover::ShareRecord>() : m_server->shares()->records(r.id);
     state.listenFd = m_server->listeningSocketDescriptor();
     state.restarts = m_restarts + 1;
     // A `--version` probe of a new binary still running would be our child
@@ -398,6 +461,15 @@ void RestartInPlace::execNow()
     // execve keeps our raised descriptor limit: the next image must still
     // give the sessions the one we were started with.
     env.append(FdLimit::handoverEnvEntry());
+    // The service manager's socket, taken out of our environment at start
+    // (the shells must not see it), for the next image and the guardian.
+    const QByteArray notifyEntry = SystemdNotify::environmentEntry();
+    if (!notifyEntry.isEmpty()) {
+        env.erase(std::remove_if(env.begin(), env.end(),
+                                 [](const QByteArray &e) { return e.startsWith(QByteArray(SystemdNotify::kSocketEnv) + '='); }),
+                  env.end());
+        env.append(notifyEntry);
+    }
     QList<QByteArray> args = g_argv;
     if (args.isEmpty())
         args.append(QFile::encodeName(bin));
@@ -452,6 +524,14 @@ void RestartInPlace::execNow()
             ::fcntl(guardPipe[1], F_SETFD, 0);
             guardianEntry = QByteArray(kGuardianEnv) + '=' + QByteArray::number(guardPipe[1]) + ':'
                 + QByteArray::number(guardian);
+            // Under systemd the guardian is the unit's main process until the
+            // new image has adopted the sessions (the guardian hands it back
+            // then, guardIfAsked()): were we still the main process when the new
+            // image dies, systemd would end the unit and kill the guardian
+            // with it. Said before the exec, so that it is queued before any
+            // death of the new image: systemd reads its notification socket
+            // before it handles SIGCHLD. Needs NotifyAccess=all.
+            tellManager("MAINPID=" + QByteArray::number(qint64(guardian)));
         }
     }
     envp.pop_back(); // the terminating null
@@ -532,6 +612,10 @@ RestartInPlace::Adoption RestartInPlace::adoptHandover(QString *report)
     int adopted = 0;
     if (stateOk) {
         adopted = m_registry->adopt(state, &problems);
+        for (const Handover::SessionRecord &r : std::as_const(state.sessions)) {
+            if (!r.dying && !r.shares.isEmpty() && m_registry->find(r.id))
+                m_server->shares()->adopt(r.id, r.shares);
+        }
         if (!m_server->adoptAccessKey(state.key))
             problems.append(QStringLiteral("the handed-over key is malformed; using the stored one"));
         m_restarts = state.restarts;

@@ -55,6 +55,13 @@ class UpgradeWatch;
  * has adopted everything (adoptHandover()), and it exits; when the pipe's
  * other end closes without that word, it takes over (guardIfAsked()).
  *
+ * Under systemd (NOTIFY_SOCKET, SystemdNotify; docs/architecture.md "Under
+ * systemd"): request() says RELOADING=1; the old image says MAINPID=G for
+ * the guardian G just before the exec, so that the death of the new image
+ * does not end the unit; the guardian hands it back (MAINPID=P, then a
+ * barrier) before it stands down, and the image that then holds the
+ * sessions says READY=1 (a failed exec: fail()). Needs NotifyAccess=all.
+ *
  * The next image calls adoptHandover() before listening: it takes the
  * listening socket, reads the state (or, when it cannot, adopts every PTY
  * from the bare fd list with empty buffers), and removes the handover

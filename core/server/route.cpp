@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "route.h"
 #include "httprequest.h"
+#include "session.h"
 
 #include <QStringList>
 #include <initializer_list>
@@ -68,6 +69,20 @@ Route routeUpgrade(const HttpRequest &request)
         if (!r.resume)
             r.resume = std::numeric_limits<quint64>::max();
     }
+    if (q.hasQueryItem(QStringLiteral("replay"))) {
+        const QString replay = q.queryItemValue(QStringLiteral("replay"), QUrl::FullyDecoded);
+        if (replay == QLatin1String("screen"))
+            r.screen = true;
+        else if (replay != QLatin1String("raw"))
+            r.badRequest = QStringLiteral("bad replay: \"raw\" or \"screen\"");
+    }
+    if (r.badRequest.isEmpty() && q.hasQueryItem(QStringLiteral("lines"))) {
+        const std::optional<quint64> lines = parseOffset(q.queryItemValue(QStringLiteral("lines"), QUrl::FullyDecoded));
+        if (!lines || *lines > quint64(Session::kMaxReplayLines) || !r.screen)
+            r.badRequest = QStringLiteral("bad lines: an integer 0..%1, with replay=screen").arg(Session::kMaxReplayLines);
+        else
+            r.lines = int(*lines);
+    }
     return r;
 }
 
@@ -82,6 +97,20 @@ Route routeApi(const HttpRequest &request)
     if (parts.size() == 3 && endpoint == QLatin1String("sessions")) {
         Route r = apiByMethod(method, {{"GET", K::GetSession}, {"PATCH", K::PatchSession}, {"DELETE", K::DeleteSession}},
                               "GET, PATCH, DELETE");
+        if (r.kind != K::MethodNotAllowed)
+            r.id = parts.at(2);
+        return r;
+    }
+    if (parts.size() == 4 && endpoint == QLatin1String("sessions") && parts.at(3) == QLatin1String("shares")) {
+        Route r = apiByMethod(method, {{"DELETE", K::RevokeSessionShares}}, "DELETE");
+        if (r.kind != K::MethodNotAllowed)
+            r.id = parts.at(2);
+        return r;
+    }
+    if (parts.size() == 2 && endpoint == QLatin1String("shares"))
+        return apiByMethod(method, {{"GET", K::ListShares}, {"POST", K::CreateShare}}, "GET, POST");
+    if (parts.size() == 3 && endpoint == QLatin1String("shares")) {
+        Route r = apiByMethod(method, {{"DELETE", K::RevokeShare}}, "DELETE");
         if (r.kind != K::MethodNotAllowed)
             r.id = parts.at(2);
         return r;
@@ -106,6 +135,10 @@ Route routeStatic(const HttpRequest &request)
     if (path == QLatin1String("/")) {
         if (request.hasQuery() && request.query().hasQueryItem(QStringLiteral("key"))) {
             r.kind = Route::Kind::KeyLink;
+            return r;
+        }
+        if (request.hasQuery() && request.query().hasQueryItem(QStringLiteral("share"))) {
+            r.kind = Route::Kind::ShareLink;
             return r;
         }
         path = QStringLiteral("/index.html");

@@ -23,7 +23,7 @@ struct Route {
         NotFound,         ///< 404
         MethodNotAllowed, ///< 405 with `allow`
         // A WebSocket upgrade (Upgrade: websocket).
-        Upgrade,          ///< GET /ws/{id}: `id`, `mode`, `resume`, `badQuery`
+        Upgrade,          ///< GET /ws/{id}: `id`, `mode`, `resume`, `badQuery`, `screen`, `lines`, `badRequest`
         // Plain requests.
         UpgradeRequired,  ///< /ws or /ws/...: 400 "WebSocket upgrade required"
         ListSessions,     ///< GET /api/sessions
@@ -34,6 +34,11 @@ struct Route {
         RotateKey,        ///< POST /api/key
         Restart,          ///< GET or POST /api/restart
         Events,           ///< GET /api/events
+        ListShares,       ///< GET /api/shares
+        CreateShare,      ///< POST /api/shares
+        RevokeShare,      ///< DELETE /api/shares/{token}: `id` is the token
+        RevokeSessionShares, ///< DELETE /api/sessions/{id}/shares: `id`
+        ShareLink,        ///< GET/HEAD / with a `share` query item: 303 to the watch-only view
         KeyLink,          ///< GET/HEAD / with a `key` query item: 303 to /, the cookie if it is right
         StaticFile,       ///< GET/HEAD of `file` (":/dashboard/..."), 404 if it does not exist
     };
@@ -42,7 +47,7 @@ struct Route {
     /// 503 instead while it has no registry (shutting down).
     bool api = false;
     QByteArray allow;         ///< MethodNotAllowed: the Allow header
-    QString id;               ///< session id (Upgrade, GetSession, DeleteSession, PatchSession)
+    QString id;               ///< session id (Upgrade, GetSession, DeleteSession, PatchSession, RevokeSessionShares); RevokeShare: the token
     QString file;             ///< StaticFile: the Qt resource path
     // Upgrade: the query (docs/protocol.md, "WebSocket").
     ViewerMode mode = ViewerMode::Control;
@@ -50,6 +55,15 @@ struct Route {
     /// beyond the end (reset, "ahead"): the maximum.
     std::optional<quint64> resume;
     bool badQuery = false;    ///< mode= other than control or watch: closed 4400 after the upgrade
+    /// replay=screen (docs/protocol.md §5, "Screen replay"); replay=raw or
+    /// none: false.
+    bool screen = false;
+    int lines = 0;            ///< lines=N: 0..Session::kMaxReplayLines, only with replay=screen
+    /// Not empty: replay= is neither raw nor screen, or lines= is not an
+    /// integer in range or comes without replay=screen. Server answers 400
+    /// with this text, as plain HTTP, before the upgrade (unlike mode=,
+    /// which a WebSocket close reports).
+    QString badRequest;
 };
 
 /// The paths that need the access key (and an allowed Origin): /api, /api/...,

@@ -10,6 +10,7 @@
 #include "server.h"
 #include "serveoptions.h"
 #include "signalpipe.h"
+#include "systemdnotify.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -27,6 +28,9 @@ int serveMain(int argc, char **argv)
 {
     RestartInPlace::guardIfAsked(argv); // never returns in a restart's guardian
     RestartInPlace::recordStartup(argc, argv);
+    // Under systemd (Type=notify): kept for READY=1 and the restarts, and
+    // out of the environment the shells inherit.
+    SystemdNotify::takeFromEnvironment();
     // Before anything opens descriptors or starts a thread (it edits the
     // environment); the sessions get the limit we started with back.
     FdLimit::raiseSoftLimit();
@@ -142,6 +146,7 @@ int serveMain(int argc, char **argv)
             // Who sent it: a shutdown caused from outside (a launcher killing
             // its process group, `timeout`, a logout) is otherwise a mystery.
             qCInfo(lcServer).noquote() << "signal received:" << info.describe() << "- shutting down";
+            SystemdNotify::notify("STOPPING=1");
             server.close();
             registry.shutdown();
         });
@@ -150,6 +155,11 @@ int serveMain(int argc, char **argv)
             std::fprintf(stdout, "Tether is serving %s\n", qPrintable(server.keyedUrl()));
             std::fflush(stdout);
         }
+        // Type=notify: started (systemctl start returns), or the restart in
+        // place that sent RELOADING=1 is over. The key stays out of STATUS=.
+        QString notifyError;
+        if (!SystemdNotify::notify("READY=1\nSTATUS=Serving " + server.url().toUtf8(), &notifyError))
+            qCWarning(lcServer).noquote() << "cannot tell the service manager READY=1:" << notifyError;
         status = app.exec();
     }
     server.close();

@@ -13,11 +13,13 @@
 #include "runtimefile.h"
 #include "serversocket.h"
 #include "sessionjson.h"
+#include "sharestore.h"
 #include "spawnrequest.h"
 #include "tlscontext.h"
 
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QNetworkInterface>
 #include <QTcpServer>
@@ -42,6 +44,10 @@ constexpr int kMaxUpgradeHeaderLine = 8000;
 namespace {
 constexpr int kEventCoalesceMs = 100;
 const QByteArray kCookieName = QByteArrayLiteral("tether_key");
+/// A read-only link's cookie is this + the session id (base64url, so a valid
+/// cookie name): one per session, so links to several sessions coexist in
+/// one browser.
+const QByteArray kShareCookiePrefix = QByteArrayLiteral("tether_share_");
 
 using Headers = HttpConnection::Headers;
 
@@ -129,7 +135,20 @@ Server::Server(SessionRegistry *registry, const Config &config, QObject *parent)
             c->writeStream(QByteArrayLiteral(": keepalive\n\n"));
     });
 
+    m_shares = new ShareStore(this);
+    // Revoked: its viewers are closed at once (their sessions live on).
+    connect(m_shares, &ShareStore::revoked, this, [this](const QStringList &tokens) {
+        const auto viewers = m_shareViewers; // each close may leave the hash
+        for (auto it = viewers.cbegin(); it != viewers.cend(); ++it) {
+            if (tokens.contains(it.value()))
+                it.key()->closeWith(Protocol::Unauthorized, QString::fromLatin1(Protocol::CloseReason::ShareRevoked));
+        }
+    });
+
     if (registry) {
+        // A share ends with its session (its viewers get the session's 1001).
+        connect(registry, &SessionRegistry::sessionRemoved, m_shares,
+                [this](Session *s) { m_shares->sessionEnded(s->id()); });
         connect(registry, &SessionRegistry::sessionAdded, this, &Server::scheduleEvents);
         connect(registry, &SessionRegistry::sessionRemoved, this, &Server::scheduleEvents);
         connect(registry, &SessionRegistry::sessionChanged, this, &Server::scheduleEvents);
@@ -348,6 +367,9 @@ bool Server::rotateAccessKey(QString *error)
         return false;
     m_key = key;
     qCInfo(lcServer) << "access key rotated";
+    // A rotation is what one does when the key may have leaked: the links
+    // made with it go too (whoever held the key could have made some).
+    m_shares->revokeAll();
     if (m_wroteRuntimeFile) {
         QString ignored;
         if (!writeRuntimeFile(&ignored))
@@ -646,13 +668,99 @@ bool Server::checkHostOriginAuth(HttpConnection *c, bool apiOrWs, QByteArray *ho
             return false;
         }
     }
-    if (!authorized(c)) {
-        c->respondError(401, QStringLiteral("missing or wrong access key"),
-                        header("WWW-Authenticate", "Bearer realm=\"tether\""));
-        return false;
+    if (authorized(c)) {
+        c->setTrusted(true);
+        return true;
     }
-    c->setTrusted(true);
-    return true;
+    QString token, why;
+    switch (shareAccess(c, &token, &why)) {
+    case ShareAccess::Granted:
+        c->setShareToken(token);
+        return true;
+    case ShareAccess::Forbidden:
+        logLimited(lcServer(), QtInfoMsg, QStringLiteral("refused: beyond what a read-only link grants"));
+        c->respondError(403, why);
+        return false;
+    case ShareAccess::Ended:
+        c->respondError(401, why, header("WWW-Authenticate", "Bearer realm=\"tether\""));
+        return false;
+    case ShareAccess::None:
+        break;
+    }
+    c->respondError(401, QStringLiteral("missing or wrong access key"),
+                    header("WWW-Authenticate", "Bearer realm=\"tether\""));
+    return false;
+}
+
+Server::ShareAccess Server::shareAccess(const HttpConnection *c, QString *token, QString *why) const
+{
+    // The credentials a link holder can present: the bearer token (scripts,
+    // any WebSocket client) and the cookies links set. Each is looked up in
+    // constant time against every live token, so a peer without the key
+    // gets only kMaxCandidates lookups per request, however many cookies
+    // it sends.
+    constexpr int kMaxCandidates = 8;
+    const HttpRequest &r = c->request();
+    QList<QByteArray> candidates;
+    const QByteArray auth = r.header("authorization");
+    if (auth.size() > 7 && auth.left(7).toLower() == "bearer ")
+        candidates.append(auth.mid(7).trimmed());
+    bool shareCookie = false;
+    for (const auto &h : r.headers()) {
+        if (h.first != "cookie")
+            continue;
+        for (const QByteArray &part : h.second.split(';')) {
+            const int eq = part.indexOf('=');
+            if (eq > 0 && part.left(eq).trimmed().startsWith(kShareCookiePrefix) && candidates.size() < kMaxCandidates) {
+                candidates.append(part.mid(eq + 1).trimmed());
+                shareCookie = true;
+            }
+        }
+    }
+    QList<ShareStore::Share> grants;
+    ShareStore::Ended ended = ShareStore::Ended::Unknown;
+    for (const QByteArray &candidate : std::as_const(candidates)) {
+        ShareStore::Share s;
+        if (m_shares->find(candidate, &s))
+            grants.append(s);
+        else if (ended == ShareStore::Ended::Unknown)
+            ended = m_shares->whyEnded(candidate);
+    }
+    if (grants.isEmpty()) {
+        if (ended == ShareStore::Ended::Revoked) {
+            *why = QStringLiteral("this read-only link was revoked");
+            return ShareAccess::Ended;
+        }
+        if (ended == ShareStore::Ended::SessionEnded) {
+            *why = QStringLiteral("this read-only link has ended: its session is gone");
+            return ShareAccess::Ended;
+        }
+        if (shareCookie) {
+            *why = QStringLiteral("this read-only link is not valid (any more): it was revoked, or its session ended");
+            return ShareAccess::Ended;
+        }
+        return ShareAccess::None;
+    }
+    // What a link grants, and nothing else: its session's info and watching it.
+    const Route route = routeRequest(r);
+    for (const ShareStore::Share &s : std::as_const(grants)) {
+        if (route.id != s.sessionId)
+            continue;
+        if (route.kind == Route::Kind::GetSession) {
+            *token = s.token;
+            return ShareAccess::Granted;
+        }
+        if (route.kind == Route::Kind::Upgrade) {
+            if (route.mode == ViewerMode::Watch && !route.badQuery) {
+                *token = s.token;
+                return ShareAccess::Granted;
+            }
+            *why = QStringLiteral("a read-only link can only watch (mode=watch)");
+            return ShareAccess::Forbidden;
+        }
+    }
+    *why = QStringLiteral("a read-only link can only watch its own session");
+    return ShareAccess::Forbidden;
 }
 
 void Server::onHead(HttpConnection *c)
@@ -678,6 +786,9 @@ void Server::onRequest(HttpConnection *c)
         return;
     case Route::Kind::MethodNotAllowed:
         c->respondError(405, QStringLiteral("method not allowed"), header("Allow", route.allow));
+        return;
+    case Route::Kind::ShareLink:
+        serveShareLink(c);
         return;
     case Route::Kind::KeyLink:
     case Route::Kind::StaticFile:
@@ -738,7 +849,34 @@ void Server::serveApi(HttpConnection *c, const Route &route)
         c->respondError(503, QStringLiteral("server shutting down"));
         return;
     }
+    if (!c->shareToken().isEmpty()) {
+        // shareAccess() let only this through; checked again, so that no
+        // later change of the routing can widen what a link grants.
+        Session *s = m_registry->find(route.id);
+        ShareStore::Share share;
+        if (route.kind != Route::Kind::GetSession || !s || !m_shares->find(c->shareToken().toLatin1(), &share)
+            || share.sessionId != route.id) {
+            c->respondError(403, QStringLiteral("a read-only link can only watch its own session"));
+            return;
+        }
+        // What a watcher needs to show the session, not how it runs (the
+        // command line, directory and processes may hold what the owner
+        // did not mean to show).
+        const QJsonObject full = sessionToJson(s, m_registry);
+        QJsonObject o;
+        for (const char *field : {"id", "name", "title", "created", "state", "exit_code", "exit_signal", "cols", "rows"})
+            o.insert(QLatin1String(field), full.value(QLatin1String(field)));
+        o.insert(QStringLiteral("read_only"), true);
+        c->respondJson(200, o);
+        return;
+    }
     switch (route.kind) {
+    case Route::Kind::ListShares:
+    case Route::Kind::CreateShare:
+    case Route::Kind::RevokeShare:
+    case Route::Kind::RevokeSessionShares:
+        serveShares(c, route);
+        return;
     case Route::Kind::ListSessions:
         c->respondJson(200, sessionListJson(m_registry));
         return;
@@ -1045,12 +1183,19 @@ void Server::handleUpgrade(HttpConnection *c)
                                  .arg(kMaxUpgradeHeaders).arg(kMaxUpgradeHeaderLine));
         return;
     }
+    if (!route.badRequest.isEmpty()) {
+        c->respondError(400, route.badRequest);
+        return;
+    }
     PendingUpgrade p;
     p.id = route.id;
     p.mode = route.mode;
-    p.resume = route.resume;
+    p.replay.resume = route.resume;
+    p.replay.screen = route.screen;
+    p.replay.lines = route.lines;
     p.badQuery = route.badQuery;
     p.kind = r.hasHeader("origin") ? ViewerKind::Browser : ViewerKind::Cli;
+    p.shareToken = c->shareToken();
 
     QTcpSocket *socket = c->socket();
     const QString key = peerKey(socket->peerAddress(), socket->peerPort());
@@ -1155,8 +1300,138 @@ void Server::onWebSocket()
             continue;
         }
         Session *session = (m_registry && !p.id.isEmpty() && !m_closed) ? m_registry->find(p.id) : nullptr;
-        v->start(session, p.mode, p.resume, p.badQuery);
+        if (!p.shareToken.isEmpty()) {
+            // Revoked between the check and now: as if it had been open.
+            if (!m_shares->find(p.shareToken.toLatin1(), nullptr)) {
+                v->closeWith(Protocol::Unauthorized, QString::fromLatin1(Protocol::CloseReason::ShareRevoked));
+                continue;
+            }
+            int sameSession = 0;
+            for (auto it = m_shareViewers.cbegin(); it != m_shareViewers.cend(); ++it)
+                sameSession += it.key()->session() == session && !it.key()->isClosing() ? 1 : 0;
+            if (session && sameSession >= kMaxShareViewersPerSession) {
+                v->closeWith(Protocol::TooManyViewers, QString::fromLatin1(Protocol::CloseReason::TooManyViewers));
+                continue;
+            }
+            m_shareViewers.insert(v, p.shareToken);
+            connect(v, &WebSocketViewer::finished, this, [this, v]() { m_shareViewers.remove(v); });
+            v->start(session, ViewerMode::Watch, p.replay, false); // a link only ever watches
+            continue;
+        }
+        v->start(session, p.mode, p.replay, p.badQuery);
     }
+}
+
+} // namespace Tether
+
+// --- read-only links ------------------------------------------------------------
+
+namespace Tether {
+
+QString Server::shareUrl(const QString &token) const
+{
+    return publicUrl() + QStringLiteral("?share=") + token;
+}
+
+int Server::shareViewerCount(const QString &token) const
+{
+    int n = 0;
+    for (auto it = m_shareViewers.cbegin(); it != m_shareViewers.cend(); ++it)
+        n += it.value() == token && !it.key()->isClosing() ? 1 : 0;
+    return n;
+}
+
+QJsonObject Server::shareJson(const QString &token, const QString &sessionId, const QDateTime &created) const
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("token"), token);
+    o.insert(QStringLiteral("session"), sessionId);
+    o.insert(QStringLiteral("created"), created.toUTC().toString(Qt::ISODate));
+    o.insert(QStringLiteral("url"), shareUrl(token));
+    o.insert(QStringLiteral("viewers"), shareViewerCount(token));
+    return o;
+}
+
+void Server::serveShares(HttpConnection *c, const Route &route)
+{
+    switch (route.kind) {
+    case Route::Kind::ListShares: {
+        QJsonArray list;
+        for (const ShareStore::Share &s : m_shares->list())
+            list.append(shareJson(s.token, s.sessionId, s.created));
+        c->respondJson(200, QJsonObject{{QStringLiteral("shares"), list}});
+        return;
+    }
+    case Route::Kind::CreateShare: {
+        QJsonParseError err;
+        const QJsonDocument doc = QJsonDocument::fromJson(c->request().body().trimmed(), &err);
+        if (err.error != QJsonParseError::NoError || !doc.isObject()) {
+            c->respondError(400, QStringLiteral("body must be a JSON object {\"session\": \"ID\"}"));
+            return;
+        }
+        const QJsonValue id = doc.object().value(QStringLiteral("session"));
+        if (!id.isString()) {
+            c->respondError(400, QStringLiteral("session must be a string (the session's id)"));
+            return;
+        }
+        Session *s = m_registry->find(id.toString());
+        if (!s) {
+            c->respondError(404, QStringLiteral("no such session"));
+            return;
+        }
+        ShareStore::Share share;
+        if (!m_shares->create(s->id(), &share)) {
+            c->respondError(409, QStringLiteral("session %1 has %2 read-only links (the limit); revoke some with "
+                                                "`tether share --revoke %1`")
+                                     .arg(s->id()).arg(ShareStore::kMaxPerSession));
+            return;
+        }
+        qCInfo(lcServer) << "read-only link made for session" << s->id();
+        c->respondJson(201, shareJson(share.token, share.sessionId, share.created));
+        return;
+    }
+    case Route::Kind::RevokeShare:
+        if (m_shares->revoke(route.id)) {
+            qCInfo(lcServer) << "read-only link revoked";
+            c->respond(204, Headers(), QByteArray());
+        } else {
+            c->respondError(404, QStringLiteral("no such read-only link"));
+        }
+        return;
+    case Route::Kind::RevokeSessionShares: {
+        if (!m_registry->find(route.id)) {
+            c->respondError(404, QStringLiteral("no such session"));
+            return;
+        }
+        const int n = m_shares->revokeSession(route.id);
+        qCInfo(lcServer) << "read-only links revoked for session" << route.id << n;
+        c->respondJson(200, QJsonObject{{QStringLiteral("revoked"), n}});
+        return;
+    }
+    default:
+        c->respondError(404, QStringLiteral("not found"));
+        return;
+    }
+}
+
+void Server::serveShareLink(HttpConnection *c)
+{
+    // The link a share prints: trade the token for a cookie named after its
+    // session and open the watch-only view (#/share/ID); as for the key link
+    // the token leaves the address bar at once. A dead token sets nothing
+    // and the page says the link is not valid.
+    const QByteArray given = c->request().query().queryItemValue(QStringLiteral("share"), QUrl::FullyDecoded).toUtf8();
+    ShareStore::Share s;
+    if (!m_shares->find(given, &s)) {
+        logLimited(lcServer(), QtInfoMsg, QStringLiteral("dead read-only link opened: no cookie set"));
+        c->respond(303, header("Location", "/#/share"), QByteArray());
+        return;
+    }
+    Headers h = header("Location", "/#/share/" + s.sessionId.toLatin1());
+    h.append(qMakePair(QByteArray("Set-Cookie"),
+                       kShareCookiePrefix + s.sessionId.toLatin1() + '=' + s.token.toLatin1()
+                           + "; HttpOnly; SameSite=Strict; Path=/" + (m_tls ? "; Secure" : "")));
+    c->respond(303, h, QByteArray());
 }
 
 } // namespace Tether

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "websocketviewer.h"
 
+#include <QDateTime>
 #include <QHash>
 #include <QHostAddress>
 #include <QJsonObject>
@@ -25,6 +26,7 @@ class HttpConnection;
 struct Route;
 class TlsContext;
 class SessionRegistry;
+class ShareStore;
 
 /**
  * Tether's one TCP port: the dashboard (static files from Qt resources under
@@ -124,6 +126,20 @@ public:
     /// keyedUrl() + "#/s/<id>": the dashboard opens that session.
     QString sessionUrl(const QString &id) const;
 
+    // --- read-only links (docs/protocol.md, "Read-only links") --------------
+    /// Live share viewers of one session at most: a link holder must not be
+    /// able to fill a session's Session::kMaxViewers and lock its owner out.
+    static constexpr int kMaxShareViewersPerSession = 8;
+    /// The read-only links: made, listed and revoked through /api/shares
+    /// with the key; a share ends with its session, and all are revoked
+    /// when the key is rotated.
+    ShareStore *shares() const { return m_shares; }
+    /// publicUrl() + "?share=" + token: opening it sets the share's cookie
+    /// and shows the watch-only view of its session.
+    QString shareUrl(const QString &token) const;
+    /// Open WebSocket viewers that attached with `token`.
+    int shareViewerCount(const QString &token) const;
+
     /// Writes $XDG_RUNTIME_DIR/tether/server.json (RuntimeFile) with url,
     /// port, pid and key. False with *error on failure. When the file names
     /// another running server it is kept (RuntimeFile::write): true, and its
@@ -211,11 +227,23 @@ private:
     struct PendingUpgrade {
         QString id;
         ViewerMode mode = ViewerMode::Control;
-        std::optional<quint64> resume;
+        ReplayRequest replay;
         bool badQuery = false;
         ViewerKind kind = ViewerKind::Cli;
+        QString shareToken; ///< attached with a read-only link (watch only)
         QPointer<QTcpSocket> tcp;
     };
+    /// How a request that does not carry the key fares with read-only links.
+    enum class ShareAccess {
+        None,      ///< no live share token: 401 as for a wrong key
+        Granted,   ///< a live share covers this request (*token)
+        Forbidden, ///< a live share, but not for this: 403 (*why)
+        Ended,     ///< a share token that was revoked or whose session ended: 401 (*why)
+    };
+    ShareAccess shareAccess(const HttpConnection *c, QString *token, QString *why) const;
+    void serveShares(HttpConnection *c, const Route &route);
+    void serveShareLink(HttpConnection *c);
+    QJsonObject shareJson(const QString &token, const QString &sessionId, const QDateTime &created) const;
 
     /// A connection Acceptor took: `fd` becomes a QTcpSocket (TCP_NODELAY)
     /// and an HttpConnection, within kMaxHttpConnections (class comment).
@@ -277,6 +305,8 @@ private:
     bool m_closed = false;
     bool m_restarting = false;
     RestartHooks m_restartHooks;
+    ShareStore *m_shares = nullptr;
+    QHash<WebSocketViewer *, QString> m_shareViewers; ///< viewer → the share token it attached with
 };
 
 } // namespace Tether

@@ -62,6 +62,13 @@ QJsonObject sessionToJson(const Session *s, const SessionRegistry *registry)
     o.insert(QStringLiteral("offset"), double(s->offset()));
     o.insert(QStringLiteral("buffer_bytes"), double(s->buffer().size()));
     o.insert(QStringLiteral("buffer_capacity"), double(s->buffer().capacity()));
+    // The server-side screen (docs/protocol.md): its memory, and whether a
+    // reset replay gets a snapshot (synced) and from where (offset = S).
+    o.insert(QStringLiteral("screen_bytes"), double(s->screenBytes()));
+    o.insert(QStringLiteral("screen"), s->hasScreen()
+             ? QJsonValue(QJsonObject{{QStringLiteral("synced"), s->screenSynced()},
+                                      {QStringLiteral("offset"), double(s->screenOffset())}})
+             : QJsonValue(QJsonValue::Null));
     return o;
 }
 

@@ -9,10 +9,17 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QWebSocket>
+#include <QtEndian>
 
+#include <cstring>
+
+#include <cerrno>
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace Tether {
@@ -25,6 +32,24 @@ struct CallbackGuard {
     ~CallbackGuard() { --m_depth; }
     int &m_depth;
 };
+/// sendmsg(2) of a frame's header and payload, MSG_DONTWAIT: the bytes the
+/// kernel took, 0 when it took none (EAGAIN) or on an error, which the
+/// socket's own next write then reports through Qt as usual. MSG_NOSIGNAL:
+/// a peer that went away is EPIPE here, never SIGPIPE.
+qint64 sendNoWait(int fd, const char *head, int headSize, const char *body, qsizetype bodySize)
+{
+    iovec iov[2] = {{const_cast<char *>(head), size_t(headSize)}, {const_cast<char *>(body), size_t(bodySize)}};
+    msghdr msg = {};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    for (;;) {
+        const ssize_t n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n >= 0)
+            return n;
+        if (errno != EINTR)
+            return 0;
+    }
+}
 } // namespace
 
 WebSocketViewer::WebSocketViewer(QWebSocket *socket, ViewerKind kind, const Options &options,
@@ -81,7 +106,7 @@ WebSocketViewer::~WebSocketViewer()
         ::close(m_lingerFd);
 }
 
-void WebSocketViewer::start(Session *session, ViewerMode mode, std::optional<quint64> resume, bool badQuery)
+void WebSocketViewer::start(Session *session, ViewerMode mode, const ReplayRequest &request, bool badQuery)
 {
     m_mode = mode;
     m_lastSeen.start();
@@ -108,7 +133,7 @@ void WebSocketViewer::start(Session *session, ViewerMode mode, std::optional<qui
     }
     {
         CallbackGuard guard(m_inCallback);
-        session->attach(this, mode, resume);
+        session->attach(this, mode, request);
     }
     qCDebug(lcServer) << m_describe << "attached to" << session->id()
                       << (mode == ViewerMode::Control ? "control" : "watch");
@@ -119,7 +144,7 @@ void WebSocketViewer::attached(Session *session, const AttachInfo &info)
 {
     m_session = session;
     m_mode = info.mode;
-    m_replayAllowance = qint64(info.preludeBytes) + qint64(info.replayBytes);
+    m_replayAllowance = qint64(info.preludeBytes) + qint64(info.replayBytes) + qint64(info.snapshotBytes);
     QJsonObject o;
     o.insert(QStringLiteral("type"), QStringLiteral("attached"));
     o.insert(QStringLiteral("id"), session->id());
@@ -130,6 +155,10 @@ void WebSocketViewer::attached(Session *session, const AttachInfo &info)
     o.insert(QStringLiteral("prelude_bytes"), double(info.preludeBytes));
     o.insert(QStringLiteral("replay_bytes"), double(info.replayBytes));
     o.insert(QStringLiteral("offset"), double(info.offset));
+    o.insert(QStringLiteral("snapshot_at"), info.snapshotAt ? QJsonValue(double(*info.snapshotAt))
+                                                            : QJsonValue(QJsonValue::Null));
+    o.insert(QStringLiteral("snapshot_bytes"), double(info.snapshotBytes));
+    o.insert(QStringLiteral("replay_mode"), info.screenReplay ? QStringLiteral("screen") : QStringLiteral("raw"));
     o.insert(QStringLiteral("state"), info.exited ? QStringLiteral("exited") : QStringLiteral("running"));
     o.insert(QStringLiteral("cols"), info.cols);
     o.insert(QStringLiteral("rows"), info.rows);
@@ -137,18 +166,72 @@ void WebSocketViewer::attached(Session *session, const AttachInfo &info)
     sendText(o);
 }
 
+int WebSocketViewer::binaryFrameHeader(qsizetype payloadSize, char out[kMaxFrameHeader])
+{
+    const quint64 n = quint64(qMax<qsizetype>(0, payloadSize));
+    out[0] = char(0x82); // FIN, opcode 2 (binary)
+    if (n <= 125) {
+        out[1] = char(n);
+        return 2;
+    }
+    if (n <= 0xFFFF) {
+        out[1] = char(126);
+        qToBigEndian<quint16>(quint16(n), reinterpret_cast<uchar *>(out) + 2);
+        return 4;
+    }
+    out[1] = char(127);
+    qToBigEndian<quint64>(n, reinterpret_cast<uchar *>(out) + 2);
+    return 10;
+}
+
 void WebSocketViewer::output(const char *data, qsizetype size)
 {
     if (m_closing || m_pendingClose || m_finished || size <= 0)
         return;
     CallbackGuard guard(m_inCallback);
-    // QWebSocket copies each message into the socket's write buffer; split
-    // large spans (replay) into bounded frames so a client can start
+    // Without the TCP socket (or once QWebSocket no longer sends: it refuses
+    // data frames outside ConnectedState, e.g. after a close frame) the
+    // QWebSocket path keeps its own checks.
+    const bool framed = m_tcp && m_socket->state() == QAbstractSocket::ConnectedState;
+    // Straight to the kernel only on a plain TCP socket (TLS must encrypt).
+    const int fd = framed && !qobject_cast<QSslSocket *>(m_tcp.data()) ? int(m_tcp->socketDescriptor()) : -1;
+    qint64 sentNow = 0;
+    // Large spans (replay) go in bounded frames so a client can start
     // rendering before the whole replay has arrived.
     for (qsizetype off = 0; off < size; off += kMaxSendChunk) {
         const qsizetype n = qMin(kMaxSendChunk, size - off);
-        m_socket->sendBinaryMessage(QByteArray::fromRawData(data + off, int(n)));
+        if (!framed) {
+            m_socket->sendBinaryMessage(QByteArray::fromRawData(data + off, int(n)));
+            continue;
+        }
+        char header[kMaxFrameHeader];
+        const int h = binaryFrameHeader(n, header);
+        // Nothing queued ahead: the kernel takes what it can from where the
+        // bytes are, without a copy and without blocking.
+        qint64 sent = 0;
+        if (fd >= 0 && m_tcp->bytesToWrite() == 0)
+            sent = sendNoWait(fd, header, h, data + off, n);
+        sentNow += sent;
+        if (sent == h + n)
+            continue;
+        // The rest goes behind whatever is queued, for the write notifier.
+        // Reuse the last buffer unless the socket still holds it (Qt 6
+        // queues a written QByteArray by reference, not by copy).
+        const qsizetype headLeft = qMax<qint64>(0, h - sent);
+        const qsizetype bodyFrom = qMax<qint64>(0, sent - h);
+        if (!m_frame.isDetached())
+            m_frame = QByteArray();
+        m_frame.resize(int(headLeft + n - bodyFrom));
+        std::memcpy(m_frame.data(), header + (h - headLeft), size_t(headLeft));
+        std::memcpy(m_frame.data() + headLeft, data + off + bodyFrom, size_t(n - bodyFrom));
+        m_tcp->write(m_frame);
     }
+    // What QWebSocket queued ahead of these frames (a text message), or
+    // what was queued above, leaves now as far as the kernel takes it.
+    if (framed && m_tcp->bytesToWrite() > 0)
+        m_tcp->flush();
+    // The socket's bytesWritten never hears of the bytes sent directly.
+    m_replayAllowance = qMax<qint64>(0, m_replayAllowance - sentNow);
     checkBackpressure();
 }
 
@@ -274,12 +357,17 @@ void WebSocketViewer::setTcpSocket(QTcpSocket *socket)
     // re-checks below follow the ciphertext actually sent.)
 }
 
+qint64 WebSocketViewer::queuedBytes() const
+{
+    // With TLS, also the ciphertext waiting in the inner socket.
+    return m_tcp ? pendingWriteBytes(m_tcp) : m_socket->bytesToWrite();
+}
+
 void WebSocketViewer::checkBackpressure()
 {
     if (!m_session || m_closing || m_pendingClose)
         return;
-    // With TLS, also the ciphertext waiting in the inner socket.
-    const qint64 queued = m_tcp ? pendingWriteBytes(m_tcp) : m_socket->bytesToWrite();
+    const qint64 queued = queuedBytes();
     // Hard bound for every viewer: output alone stays near the high watermark
     // (a control viewer pauses the PTY there, a watcher is dropped there), so
     // a queue far past it is client-induced: the client does not read.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include "session.h"
 #include "viewer.h"
 
 #include <QElapsedTimer>
@@ -27,6 +28,24 @@ namespace Tether {
  * of its replay therefore leaves the session detached and reapable
  * (NousResearch/hermes-agent#110849); a reader that died never keeps the
  * PTY's fds (NousResearch/hermes-agent#54028).
+ *
+ * Output path: each output() becomes binary frames of at most kMaxSendChunk
+ * bytes, framed here (RFC 6455 §5.2) and written to the TCP socket under the
+ * QWebSocket, in order with everything QWebSocket writes there itself (text
+ * messages, pings, close). When nothing is queued in that socket, a plain
+ * TCP frame goes to the kernel at once with one sendmsg(2) (MSG_DONTWAIT),
+ * header and payload straight from the caller's buffer; what the kernel
+ * does not take is copied once into the socket's queue and leaves on its
+ * write notifier, as everything does under TLS. Anything queued is flushed
+ * (non-blocking) before output() returns. So a frame leaves in the
+ * event-loop turn that produced it (a lone keystroke echo is not held for
+ * another turn), in one segment train, without a copy while the client
+ * keeps up. QWebSocket::sendBinaryMessage instead copied the payload twice
+ * (it detaches its argument, the socket copies it again) and queued the
+ * header as a block of its own: a separate 10-byte TCP segment under
+ * TCP_NODELAY, and one more event-loop turn per frame (QAbstractSocket
+ * writes one queued block per write notification). Figures in
+ * docs/performance.md ("What each optimisation bought").
  *
  * Backpressure (control viewer): bytes queued in the socket
  * (QWebSocket::bytesToWrite) above the high watermark make the session pause
@@ -57,6 +76,18 @@ public:
     };
     /// Largest binary message sent (bytes): replay is split into frames this size.
     static constexpr qsizetype kMaxSendChunk = 64 * 1024;
+    /// Largest header of a server frame (bytes): RFC 6455 §5.2, 2 bytes plus
+    /// an 8-byte extended length; a server never masks.
+    static constexpr int kMaxFrameHeader = 10;
+
+    /**
+     * Writes the header of one unfragmented, unmasked binary frame (FIN set,
+     * opcode 2) carrying `payloadSize` bytes into `out` and returns its
+     * length: 2 bytes for payloads up to 125 bytes, 4 up to 65,535, else 10
+     * (RFC 6455 §5.2: the minimal length encoding is mandatory). A negative
+     * size counts as 0.
+     */
+    static int binaryFrameHeader(qsizetype payloadSize, char out[kMaxFrameHeader]);
     /// Largest frame and message accepted from the client (bytes); bigger → 1009.
     static constexpr qint64 kMaxIncoming = 1024 * 1024;
 
@@ -71,16 +102,20 @@ public:
     void setTcpSocket(QTcpSocket *socket);
 
     /**
-     * Attaches to `session` in `mode` with the client's resume offset
-     * (nullopt: none). A null session closes 4404; `badQuery` closes 4400;
-     * a session without room (Session::hasRoomFor) closes 4429.
+     * Attaches to `session` in `mode` with the client's replay request
+     * (resume offset, `replay=screen`). A null session closes 4404;
+     * `badQuery` closes 4400; a session without room
+     * (Session::hasRoomFor) closes 4429.
      */
-    void start(Session *session, ViewerMode mode, std::optional<quint64> resume, bool badQuery);
+    void start(Session *session, ViewerMode mode, const ReplayRequest &request, bool badQuery);
 
     /// Detaches (if attached) and closes the socket with `code` and `reason`.
     void closeWith(int code, const QString &reason);
 
     Session *session() const { return m_session; }
+    /// Bytes written to this viewer's socket that the kernel has not taken
+    /// yet (what the watermarks compare; with TLS, ciphertext included).
+    qint64 queuedBytes() const;
     bool isClosing() const { return m_closing; }
 
     // Viewer
@@ -124,6 +159,10 @@ private:
     bool m_finished = false;
     bool m_pendingClose = false;
     qint64 m_replayAllowance = 0; ///< watcher: replay bytes not yet written
+    /// The last output frame (or its unsent rest) queued in the socket,
+    /// reused for the next one once the socket no longer shares it: no
+    /// allocation per read.
+    QByteArray m_frame;
     QElapsedTimer m_lastSeen;
     QElapsedTimer m_lastTick;    ///< last ping tick: detects our own stalls
     QTimer m_pingTimer;

@@ -5,10 +5,10 @@
 # Commands, their options and the ids of live sessions. The options are read
 # from `tether COMMAND --help` (once per shell and command), so they follow the
 # binary; the session ids come from `tether list --json` (with the --url and
-# --key typed on the line, if any), for attach, kill and rename. Works without the
+# --key typed on the line, if any), for attach, kill, rename and share. Works without the
 # bash-completion package's helpers.
 
-_tether_commands="serve attach list new kill rename key restart"
+_tether_commands="serve attach list new kill rename share key restart"
 
 # The options of `tether $2 --help` ($2 empty: the desktop app), one a line,
 # "NAME" or "NAME=" for one that takes a value. $1 is the binary.
@@ -56,7 +56,7 @@ _tether() {
         elif [[ $valued == *" $w "* ]]; then
             [[ $w == --url || $w == --key || $w == --cacert ]] && conn+=("$w" "${COMP_WORDS[i+1]}")
             ((i++))
-        elif [[ $w == -* && ( -z $cmd || ( $cmd != attach && $cmd != kill && $cmd != rename ) ) ]]; then
+        elif [[ $w == -* && ( -z $cmd || ( $cmd != attach && $cmd != kill && $cmd != rename && $cmd != share ) ) ]]; then
             :
         elif [[ -z $cmd ]]; then
             cmd=$w
@@ -93,7 +93,7 @@ _tether() {
     [[ $cur == -* ]] && words=$(_tether_options "$tether" "$cmd" | sed 's/=$//')
     if [[ -z $cmd ]]; then
         words+=" $_tether_commands"
-    elif [[ ($cmd == attach || $cmd == kill || $cmd == rename) && $positional -eq 0 ]]; then
+    elif [[ ($cmd == attach || $cmd == kill || $cmd == rename || $cmd == share) && $positional -eq 0 ]]; then
         words+=" $(_tether_session_ids "$tether" "${conn[@]}")"
     fi
     mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")

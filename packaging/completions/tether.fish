@@ -5,9 +5,9 @@
 # Commands, their options with their descriptions (read from
 # `tether COMMAND --help`, so they follow the binary) and the live sessions,
 # ids with their titles as descriptions (`tether list --json`), for attach,
-# kill and rename.
+# kill, rename and share.
 
-set -g __tether_commands serve attach list new kill rename key restart
+set -g __tether_commands serve attach list new kill rename share key restart
 
 # The command given so far on the line ("" for none).
 function __tether_command
@@ -88,9 +88,10 @@ complete -c tether -n 'test -z (__tether_command)' -a list -d 'list sessions'
 complete -c tether -n 'test -z (__tether_command)' -a new -d 'start a session'
 complete -c tether -n 'test -z (__tether_command)' -a kill -d 'end a session'
 complete -c tether -n 'test -z (__tether_command)' -a rename -d 'name a session, or rename it'
+complete -c tether -n 'test -z (__tether_command)' -a share -d 'print a read-only link to a session, list or revoke links'
 complete -c tether -n 'test -z (__tether_command)' -a key -d 'print the dashboard link with the access key'
 complete -c tether -n 'test -z (__tether_command)' -a restart -d 'restart Tether in place, keeping every session'
 complete -c tether -a '(__tether_complete_options)'
-complete -c tether -n '__fish_seen_subcommand_from attach kill rename' -a '(__tether_sessions)'
+complete -c tether -n '__fish_seen_subcommand_from attach kill rename share' -a '(__tether_sessions)'
 complete -c tether -n '__fish_seen_subcommand_from new; and __fish_prev_arg_in --cwd' -x -a '(__fish_complete_directories)'
 complete -c tether -n '__fish_seen_subcommand_from new; and contains -- -- (commandline -opc)' -F

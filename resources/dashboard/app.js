@@ -4,7 +4,9 @@
 // its attachment (attachment.js). Protocol: docs/protocol.md.
 //
 // Address: #/s/<id> attaches in control mode, #/s/<id>/watch read-only, so a
-// reload or a bookmark reattaches. Per-tab state lives in sessionStorage, never
+// reload or a bookmark reattaches. #/share/<id> is the watch-only view a
+// read-only link opens (docs/protocol.md "Read-only links"): that one session,
+// no list, no input, no resize. Per-tab state lives in sessionStorage, never
 // localStorage: two tabs sharing one key collapsed onto one PTY (NousResearch/hermes-agent#115304).
 
 import { Terminal } from './vendor/xterm.js';
@@ -13,7 +15,7 @@ import { SearchAddon } from './vendor/addon-search.js';
 import { WebLinksAddon } from './vendor/addon-web-links.js';
 import { Unicode11Addon } from './vendor/addon-unicode11.js';
 import { WebglAddon } from './vendor/addon-webgl.js';
-import { Attachment } from './attachment.js';
+import { Attachment, screenReplayLines } from './attachment.js';
 import {
   commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
 } from './util.js';
@@ -80,6 +82,8 @@ const app = {
   /** The open session: { id, mode, view, attachment, ended } or null. */
   current: null,
   lastSentSize: null,
+  /** The page is the watch-only view of a read-only link: { id } (id may be ''), else null. */
+  share: null,
 };
 
 // ---------------------------------------------------------------------------
@@ -97,6 +101,8 @@ window.tether = {
   get search() { return app.current ? app.current.view.search : null; },
   /** 'webgl' (the GPU renderer) or 'dom' (its fallback). */
   get renderer() { return app.current ? app.current.view.renderer : null; },
+  /** The read-only link's view: { id }, or null. */
+  get share() { return app.share; },
 };
 
 // ---------------------------------------------------------------------------
@@ -120,13 +126,14 @@ function renderIndicator() {
   } else if (app.current) {
     state = app.current.attachment.state;
     if (state === 'idle') state = 'connecting';
-    if (state === 'connected' && app.current.mode === 'watch') text = 'Watching';
+    if (state === 'connected' && app.current.mode === 'watch') text = app.share ? 'Watching (read-only)' : 'Watching';
     if (state === 'offline' && app.listState === 'connected') state = 'reconnecting';
   } else {
     state = app.listState;
   }
   const el = $('conn');
   el.dataset.state = state;
+  if (state === 'unauthorized' && app.share) text = 'Link ended';
   $('conn-text').textContent = text || STATE_TEXT[state] || state;
   el.title = {
     connected: 'Connected to Tether: output is live.',
@@ -154,7 +161,10 @@ async function api(method, path, body) {
   }
   const r = await fetch(path, init);
   if (r.status === 401) {
-    showUnauthorized();
+    // The server says why (a read-only link: revoked, or its session ended).
+    let why = '';
+    try { why = (await r.json()).error || ''; } catch { why = ''; }
+    showUnauthorized(why);
     throw new Error('no key');
   }
   noteAuthorized();
@@ -185,8 +195,13 @@ function noteAuthorized() {
  * the key and never lost the server had its cookie replaced (another Tether's
  * link opened in this browser: cookies do not separate ports).
  */
-function showUnauthorized() {
+function showUnauthorized(why = '') {
   if (app.unauthorized) return;
+  if (app.share) {
+    showShareEnded('This read-only link no longer works',
+      why || 'It was revoked, or the session it showed has ended.');
+    return;
+  }
   app.unauthorized = true;
   if (app.keyRotated) {
     $('nokey-title').textContent = 'Tether\'s access key was changed';
@@ -588,6 +603,125 @@ async function renameSession(id) {
 }
 
 // ---------------------------------------------------------------------------
+// Read-only links (docs/protocol.md "Read-only links"): Share makes one and
+// shows it (copied when the browser allows); Revoke ends every link to the
+// session, and whoever watches through one is disconnected at once.
+
+async function shareSession(id) {
+  const e = app.sessions.get(id);
+  const label = e ? sessionLabel(e.s) : id;
+  const dlg = $('share-dialog');
+  dlg.dataset.id = id;
+  $('share-what').textContent = `Whoever opens this link can watch “${label}” live, and nothing else: `
+    + 'no typing, no resizing, no other session, no key. It works until you revoke it, the session ends '
+    + 'or the key is rotated.';
+  $('share-url').value = '';
+  $('share-status').textContent = 'Making a link…';
+  $('share-error').hidden = true;
+  $('share-revoke').disabled = false;
+  if (!dlg.open) dlg.showModal();
+  try {
+    const made = await api('POST', '/api/shares', { session: id });
+    $('share-url').value = made.url;
+    $('share-url').focus();
+    $('share-url').select();
+    $('share-status').textContent = (await copyShareLink()) ? 'Link copied to the clipboard.'
+      : 'Copy the link above and send it to whoever should watch.';
+  } catch (err) {
+    if (app.unauthorized) { dlg.close(); return; }
+    $('share-status').textContent = '';
+    $('share-error').textContent = `Could not make a link: ${err.message}`;
+    $('share-error').hidden = false;
+  }
+}
+
+/** Puts the dialog's link on the clipboard; true when that worked. */
+async function copyShareLink() {
+  const url = $('share-url').value;
+  if (!url) return false;
+  if (navigator.clipboard && window.isSecureContext) {
+    try { await navigator.clipboard.writeText(url); return true; } catch { /* below */ }
+  }
+  // The Async Clipboard API needs a secure context (see copySelection).
+  $('share-url').select();
+  try { return document.execCommand('copy'); } catch { return false; }
+}
+
+async function revokeShares() {
+  const id = $('share-dialog').dataset.id;
+  $('share-error').hidden = true;
+  try {
+    const r = await api('DELETE', `/api/sessions/${encodeURIComponent(id)}/shares`);
+    $('share-url').value = '';
+    $('share-revoke').disabled = true;
+    $('share-status').textContent = r.revoked === 1
+      ? 'Revoked 1 link: whoever watched through it was disconnected.'
+      : `Revoked ${r.revoked} links: whoever watched through them was disconnected.`;
+  } catch (err) {
+    if (app.unauthorized) { $('share-dialog').close(); return; }
+    $('share-error').textContent = `Could not revoke: ${err.message}`;
+    $('share-error').hidden = false;
+  }
+}
+
+function initShareDialog() {
+  $('share').addEventListener('click', () => { if (app.current) shareSession(app.current.id); });
+  $('share-copy').addEventListener('click', async () => {
+    $('share-status').textContent = (await copyShareLink()) ? 'Link copied to the clipboard.'
+      : 'The browser did not allow copying: select the link and copy it.';
+  });
+  $('share-revoke').addEventListener('click', revokeShares);
+  $('share-close').addEventListener('click', () => $('share-dialog').close());
+  $('share-dialog').addEventListener('close', () => app.current?.view.term.focus());
+}
+
+/**
+ * The page of a read-only link (#/share/ID; the server's link /?share=TOKEN
+ * set the cookie and sent the browser here): that session, watched, and
+ * nothing else. The server grants the link no more than that; the page
+ * shows no list and sends no input or size either, and says it is read-only.
+ */
+async function initShare(id) {
+  app.share = { id };
+  document.body.classList.add('share-view');
+  $('share-note').hidden = false;
+  $('current-mode').textContent = 'read-only';
+  $('empty').hidden = true;
+  renderIndicator();
+  if (!id) {
+    showShareEnded('This read-only link is not valid',
+      'It was revoked, or the session it showed has ended. Ask whoever shared it for a new link.');
+    return;
+  }
+  let s;
+  try {
+    s = await api('GET', `/api/sessions/${encodeURIComponent(id)}`);
+  } catch (err) {
+    if (!app.unauthorized) showShareEnded('This read-only link does not work', err.message);
+    return;
+  }
+  // A link is not told the command line (protocol.md): name or title, else this.
+  if (!s.name && !s.title) s.name = 'Shared session';
+  app.sessions.set(s.id, { s, at: performance.now() });
+  openSession(s.id, 'watch');
+}
+
+/** The read-only link's page when there is nothing (more) to watch. */
+function showShareEnded(title, text) {
+  app.unauthorized = true;
+  closeCurrent();
+  document.body.classList.add('unauthorized');
+  $('share-note').hidden = true;
+  $('nokey-title').textContent = title;
+  $('nokey-text').textContent = text;
+  $('nokey-text').hidden = false;
+  $('nokey-how').textContent = 'Ask whoever shared it for a new link.';
+  $('nokey').hidden = false;
+  $('empty').hidden = true;
+  renderIndicator();
+}
+
+// ---------------------------------------------------------------------------
 // Search in the scrollback (@xterm/addon-search) and font size
 
 function isSearchShortcut(e) {
@@ -911,7 +1045,8 @@ function openSession(id, mode, preparedView) {
   const entry = { id, mode, view, attachment: null, endReason: null };
   app.current = entry;
   app.lastSentSize = null;
-  sessionStorage.setItem(TAB_KEY, JSON.stringify({ id, mode }));
+  // A link's view is not a session to reopen in this tab's dashboard.
+  if (!app.share) sessionStorage.setItem(TAB_KEY, JSON.stringify({ id, mode }));
   const e = app.sessions.get(id);
   setCurrentTitle(e ? sessionLabel(e.s) : id);
   $('current').hidden = false;
@@ -923,6 +1058,8 @@ function openSession(id, mode, preparedView) {
     id,
     mode,
     term: view.term,
+    // A large buffer: the server's screen + 200 lines, not the whole ring.
+    screenLines: screenReplayLines(e ? e.s : null),
     onState: (state, detail) => onAttachmentState(entry, state, detail),
     onAttached: (msg) => {
       if (app.current !== entry) return;
@@ -1019,6 +1156,26 @@ function exitText(exit) {
 }
 
 function showEndBanner(entry, detail) {
+  if (app.share) {
+    // A link's viewer can do nothing about an ending but read it.
+    switch (detail.reason) {
+      case 'exited':
+        showBanner('info', exitText(detail.exit), 'The program ended; its output stays here.', []);
+        return;
+      case 'expired':
+      case 'closed':
+        showBanner('warn', 'Session ended', 'The session this link showed is gone.', []);
+        return;
+      case 'revoked':
+        showShareEnded('This read-only link was revoked', 'The person who shared this session ended the link.');
+        return;
+      case 'unauthorized':
+        showUnauthorized();
+        return;
+      default:
+        break;
+    }
+  }
   const newSession = { label: 'New session', run: () => createSession($('new-command').value) };
   switch (detail.reason) {
     case 'superseded':
@@ -1042,6 +1199,7 @@ function showEndBanner(entry, detail) {
         [newSession, { label: 'Close', run: () => { location.hash = '#/'; } }]);
       break;
     case 'unauthorized':
+    case 'revoked':
       showUnauthorized();
       break;
     default:
@@ -1141,6 +1299,7 @@ function resolveId(id) {
 }
 
 function route() {
+  if (app.share) return; // a link's page shows its one session only
   const target = parseHash();
   if (target) {
     const r = resolveId(target.id);
@@ -1186,7 +1345,7 @@ function isListShortcut(e) {
 
 /** Keyboard: moves focus to the session list (the open session's entry first). */
 function focusList() {
-  if (app.unauthorized) return;
+  if (app.unauthorized || app.share) return;
   setSidebar(true);
   const target = document.querySelector('.session.is-current .session-open')
     || document.querySelector('.session-open') || $('new-command');
@@ -1199,6 +1358,7 @@ function focusList() {
 function init() {
   initSearch();
   initFontSize();
+  initShareDialog();
   $('rename').addEventListener('click', () => { if (app.current) renameSession(app.current.id); });
   initNotifications();
   $('new-form').addEventListener('submit', (e) => {
@@ -1232,7 +1392,7 @@ function init() {
     const a = e.target.closest('a.session-open, a.watch, a.attach');
     if (a && NARROW.matches) setSidebar(false);
   });
-  NARROW.addEventListener('change', () => setSidebar(!NARROW.matches || !app.current));
+  NARROW.addEventListener('change', () => setSidebar(!app.share && (!NARROW.matches || !app.current)));
   window.addEventListener('hashchange', route);
   window.addEventListener('popstate', route);
 
@@ -1240,7 +1400,7 @@ function init() {
   const kick = () => app.current?.attachment.kick();
   window.addEventListener('online', () => {
     kick();
-    if (!app.events && !app.unauthorized) startEvents();
+    if (!app.events && !app.unauthorized && !app.share) startEvents();
   });
   // The pane's ResizeObserver is the main trigger; the window's own resize is
   // a second one (headless Chromium has been seen to deliver the observer's
@@ -1260,6 +1420,14 @@ function init() {
     else app.current?.attachment.stop();
   });
 
+  const share = /^#\/share(?:\/([^/]*))?$/.exec(location.hash);
+  if (share) {
+    // A read-only link's page: no list, no events, no routing (a changed
+    // address is the dashboard again on the next load, and needs the key).
+    setSidebar(false);
+    initShare(share[1] ? decodeURIComponent(share[1]) : '');
+    return;
+  }
   setSidebar(!NARROW.matches);
   // No address but this tab had a session open (same tab, e.g. after the key
   // redirect dropped the fragment): reopen it. A new tab starts empty.

@@ -6,7 +6,10 @@
 // Offsets: every output byte of a session has an offset. After the `attached`
 // message the server sends `prelude_bytes` bytes of mode-restoring sequences
 // (outside the offset space), then `replay_bytes` bytes (offsets
-// replay_from ..< offset), then live output continuing the same offsets. The
+// replay_from ..< offset), then live output continuing the same offsets; when
+// the `attached` message has a `snapshot_at` offset, `snapshot_bytes` bytes of
+// the server's screen snapshot (no offsets either) come where the replay
+// reaches it (docs/protocol.md, "Screen snapshot"). The
 // page counts the offset of what it has *received* (all of it is queued into
 // xterm.js in order), so after a blip it asks for exactly the bytes it misses:
 // nothing lost, nothing shown twice.
@@ -35,6 +38,7 @@ export const CloseCode = Object.freeze({
   SERVICE_RESTART: 1012, // "server restarting": Tether restarts in place; resume
   TRY_AGAIN: 1013,    // input stalled / watcher too far behind
   BAD_MESSAGE: 4400,
+  REVOKED: 4401,      // the read-only link this page watches with was revoked
   NO_SESSION: 4404,
   SUPERSEDED: 4409,
   EXITED: 4410,
@@ -54,6 +58,7 @@ export const CloseReason = Object.freeze({
   PROCESS_EXITED: 'process exited',
   TOO_MANY_VIEWERS: 'too many viewers',
   SERVICE_RESTART: 'server restarting',
+  SHARE_REVOKED: 'read-only link revoked',
 });
 
 /**
@@ -61,7 +66,7 @@ export const CloseReason = Object.freeze({
  * too (AttachStream::closeMeaning; shared vectors in
  * tests/vectors/attach-stream.json): 'taken_over', 'exited', 'not_found',
  * 'session_killed', 'server_shutdown', 'going_away' (1001 with another text),
- * 'too_many_viewers', 'bad_request', 'too_big', or 'retry' (no close frame,
+ * 'too_many_viewers', 'bad_request', 'too_big', 'revoked', or 'retry' (no close frame,
  * 1012, 1013, anything else: resume).
  */
 export function closeMeaning(code, reason) {
@@ -76,8 +81,28 @@ export function closeMeaning(code, reason) {
     case CloseCode.TOO_MANY_VIEWERS: return 'too_many_viewers';
     case CloseCode.BAD_MESSAGE: return 'bad_request';
     case CloseCode.TOO_BIG: return 'too_big';
+    case CloseCode.REVOKED: return 'revoked';
     default: return 'retry';
   }
+}
+
+/** Retained output above which the dashboard asks for the screen replay. */
+export const SCREEN_REPLAY_ABOVE_BYTES = 256 * 1024;
+/** Scrollback lines the dashboard asks for with the screen replay. */
+export const SCREEN_REPLAY_LINES = 200;
+
+/**
+ * The dashboard's replay rule (docs/protocol.md section 5, "Screen replay"):
+ * for a session retaining more than 256 KiB of output (`buffer_bytes` of its
+ * SESSION object), attach with `replay=screen&lines=200` (the screen and 200
+ * lines of scrollback instead of up to the whole buffer: a reattach over a
+ * slow link and xterm.js's parsing stay short); else the raw replay, which
+ * brings the whole retained scrollback. Returns the lines to ask for, or
+ * null for the raw replay.
+ */
+export function screenReplayLines(session) {
+  const retained = Number(session?.buffer_bytes) || 0;
+  return retained > SCREEN_REPLAY_ABOVE_BYTES ? SCREEN_REPLAY_LINES : null;
 }
 
 /**
@@ -87,7 +112,7 @@ export function closeMeaning(code, reason) {
  *  - 'reconnecting'  connection lost; retrying with backoff (detail.retryInMs)
  *  - 'offline'       the server cannot be reached (or the browser is offline); retrying
  *  - 'ended'         no more automatic retries: detail.reason is one of
- *                    'superseded' | 'exited' | 'expired' | 'closed' | 'unauthorized' | 'error',
+ *                    'superseded' | 'exited' | 'expired' | 'closed' | 'unauthorized' | 'revoked' | 'error',
  *                    detail.closeReason the server's close reason text, detail.exit for 'exited'
  */
 export class Attachment {
@@ -102,12 +127,15 @@ export class Attachment {
    * @param {(title: string) => void} [o.onTitle]
    * @param {(exit: {code: ?number, signal: ?number}) => void} [o.onExit]
    * @param {(cols: number, rows: number) => void} [o.onSize] the session's size changed
+   * @param {?number} [o.screenLines] ask reset replays for the server's screen
+   *   with this many scrollback lines (`replay=screen`); null: the raw replay
    */
   constructor(o) {
     this.id = o.id;
     this.mode = o.mode === 'watch' ? 'watch' : 'control';
     this.term = o.term;
     this.cb = o;
+    this.screenLines = Number.isInteger(o.screenLines) ? o.screenLines : null;
     /** Offset of the next output byte expected; null until a first attach. */
     this.offset = null;
     this.exit = null;            // last `exit` message
@@ -123,6 +151,8 @@ export class Attachment {
     this.inputEnabled = false;
     this.preludeLeft = 0;
     this.replayLeft = 0;
+    this.snapshotAt = 0;         // offset where the snapshot goes ...
+    this.snapshotLeft = 0;       // ... and its bytes still expected
     this.received = 0;           // bytes handed to xterm.js ...
     this.parsed = 0;             // ... and bytes it has parsed
     this.pausedForBacklog = false;
@@ -220,14 +250,23 @@ export class Attachment {
     if (this.cb.onState) this.cb.onState(state, detail);
   }
 
+  /** The attach URL's query: mode, resume, and replay=screen&lines=N if asked. */
+  query() {
+    const params = new URLSearchParams({ mode: this.mode });
+    if (this.offset !== null) params.set('resume', String(this.offset));
+    if (this.screenLines !== null) {
+      params.set('replay', 'screen');
+      params.set('lines', String(this.screenLines));
+    }
+    return params.toString();
+  }
+
   connectNow() {
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.stopped || this.ws) return;
-    const params = new URLSearchParams({ mode: this.mode });
-    if (this.offset !== null) params.set('resume', String(this.offset));
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const url = `${scheme}//${location.host}/ws/${encodeURIComponent(this.id)}?${params}`;
+    const url = `${scheme}//${location.host}/ws/${encodeURIComponent(this.id)}?${this.query()}`;
     const ws = new WebSocket(url);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
@@ -266,9 +305,14 @@ export class Attachment {
         this.offset = Number(msg.replay_from);
         this.preludeLeft = Number(msg.prelude_bytes) || 0;
         this.replayLeft = Number(msg.replay_bytes) || 0;
+        // A snapshot outside the replay's offsets cannot be placed: ignored.
+        const at = msg.snapshot_at;
+        const placed = typeof at === 'number' && at >= this.offset && at <= this.offset + this.replayLeft;
+        this.snapshotAt = placed ? at : 0;
+        this.snapshotLeft = placed ? (Number(msg.snapshot_bytes) || 0) : 0;
         this.setState('connected', { msg });
         if (this.cb.onAttached) this.cb.onAttached(msg);
-        if (this.preludeLeft + this.replayLeft === 0) this.goLive();
+        if (this.pendingReplay() === 0) this.goLive();
         break;
       }
       case 'title':
@@ -296,21 +340,40 @@ export class Attachment {
     }
   }
 
+  /** Prelude, replay and snapshot bytes of the current attach still expected. */
+  pendingReplay() {
+    return this.preludeLeft + this.replayLeft + this.snapshotLeft;
+  }
+
   onOutput(bytes) {
     let n = bytes.length;
     // A prelude with nothing after it is a replay too: it must end in goLive()
     // (input stayed disabled after a prelude-only attach).
-    const inReplay = this.preludeLeft + this.replayLeft > 0;
+    const inReplay = this.pendingReplay() > 0;
     if (this.preludeLeft > 0) {
       // Mode-restoring sequences: written, but not part of the offset space.
       const take = Math.min(n, this.preludeLeft);
       this.preludeLeft -= take;
       n -= take;
     }
+    // The replay, with the snapshot (no offsets) where it reaches snapshot_at.
+    while (n > 0 && (this.replayLeft > 0 || this.snapshotLeft > 0)) {
+      if (this.snapshotLeft > 0 && this.offset === this.snapshotAt) {
+        const take = Math.min(n, this.snapshotLeft);
+        this.snapshotLeft -= take;
+        n -= take;
+        continue;
+      }
+      let room = this.replayLeft;
+      if (this.snapshotLeft > 0) room = Math.min(room, this.snapshotAt - this.offset);
+      const take = Math.min(n, room);
+      this.replayLeft -= take;
+      this.offset += take;
+      n -= take;
+    }
     this.offset += n;
-    if (this.replayLeft > 0) this.replayLeft = Math.max(0, this.replayLeft - n);
     this.write(bytes);
-    if (inReplay && this.replayLeft === 0 && this.preludeLeft === 0) this.goLive();
+    if (inReplay && this.pendingReplay() === 0) this.goLive();
     if (this.received - this.parsed > PENDING_HIGH_BYTES && !this.pausedForBacklog) {
       // Let go of the socket; the callback in write() reconnects once parsed.
       this.pausedForBacklog = true;
@@ -366,6 +429,9 @@ export class Attachment {
         return this.end('expired', { closeReason });
       case 'bad_request':
         return this.end('error', { code, closeReason });
+      case 'revoked':
+        // A read-only link that was revoked: retrying would meet 401.
+        return this.end('revoked', { closeReason });
       case 'too_many_viewers':
         // Retrying would only be refused again while the others stay.
         return this.end('error', { code, closeReason: 'Too many viewers on this session' });

@@ -441,9 +441,12 @@ describe('dashboard', { timeout: 240000 }, () => {
     // browser is attached, then reads a line. Answers produced by xterm.js
     // while replaying would arrive in that line (microsoft/vscode#123803).
     // ESC in what was read is shown as '~', or the terminal would swallow it.
-    const script = `printf 'Q\\033[6n\\033[cQ\\n'; IFS= read -r line; `
+    // With no viewer attached the server answers both queries at once
+    // (docs/protocol.md, "Queries while detached"): the program reads those
+    // answers first, as programs do.
+    const script = `printf 'Q\\033[6n\\033[cQ\\n'; IFS= read -rsd R -t 5 a; IFS= read -rsd c -t 5 b; IFS= read -r line; `
       + `printf 'GOT[%s]\\n' "$(printf '%s' "$line" | tr '\\033' '~')"; exec sleep 600`;
-    const created = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', script] });
+    const created = await api(server, 'POST', '/api/sessions', { command: ['/bin/bash', '-c', script] });
     assert.equal(created.status, 201);
     const { id } = created.body;
     await until(async () => (await api(server, 'GET', `/api/sessions/${id}`)).body.offset >= 4, 10000, 'output');

@@ -26,14 +26,17 @@ if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
 fi
 export TETHER_BIN="$bin"
 cd "$here"
-# Without files: every test but the terminal's own features, which ctest runs
-# on their own (browser/terminal: clipboard, search, meter, names), so that no
-# one run nears ctest's timeout.
+# Without files: every test but those ctest runs on their own, so that no one
+# run nears ctest's timeout: the terminal's own features (browser/terminal:
+# clipboard, search, meter, names) and the fidelity corpus (browser/fidelity:
+# a minute of programs rolling rings over) and the read-only links
+# (browser/share).
 if [ $# -eq 0 ]; then
-  set -- $(ls *.test.mjs | grep -vx 'terminal.test.mjs')
+  set -- $(ls *.test.mjs | grep -vx -e 'terminal.test.mjs' -e 'fidelity.test.mjs' -e 'share.test.mjs')
 fi
 # The report of a run of one file is kept under that file's name (ctest runs
-# browser/terminal beside browser/dashboard in the same build).
+# browser/terminal and browser/fidelity beside browser/dashboard in the same
+# build).
 suffix=""
 [ $# -eq 1 ] && suffix="-$(basename "$1" .test.mjs)"
 # One file at a time: each starts its own tether and Chromium, on a shared 2-core machine.

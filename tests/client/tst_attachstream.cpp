@@ -167,7 +167,8 @@ private Q_SLOTS:
                                 QLatin1String(Protocol::CloseReason::NoSuchSession),
                                 QLatin1String(Protocol::CloseReason::Superseded),
                                 QLatin1String(Protocol::CloseReason::ProcessExited),
-                                QLatin1String(Protocol::CloseReason::TooManyViewers)};
+                                QLatin1String(Protocol::CloseReason::TooManyViewers),
+                                QLatin1String(Protocol::CloseReason::ShareRevoked)};
         QSet<QString> seen;
         for (const QJsonValue &c : vectors().value(QStringLiteral("close")).toArray()) {
             const QJsonObject o = c.toObject();

@@ -5,6 +5,7 @@
 // HOME. Typing, detach key, terminal restored, resize, takeover (4409), exit
 // (4410), kill (1001), a forced reconnect with nothing lost or twice,
 // list/--json/new/kill, id prefixes and the not-running message.
+#include "accesskey.h"
 #include "apiclient.h"
 #include "attachclient.h"
 #include "clientcommand.h"
@@ -238,6 +239,7 @@ private Q_SLOTS:
             {QStringLiteral("list"), "Usage: tether list [options]"},
             {QStringLiteral("new"), "Usage: tether new [options]"},
             {QStringLiteral("kill"), "Usage: tether kill [options] ID"},
+            {QStringLiteral("share"), "Usage: tether share [options] ID"},
         };
         for (const auto &c : cases) {
             const Run r = tether(s, {c.first, QStringLiteral("--help")});
@@ -256,7 +258,7 @@ private Q_SLOTS:
         QVERIFY(s.start());
         const QByteArray expected = "tether " TETHER_PROJECT_VERSION "\n";
         const QStringList commands{QString(), QStringLiteral("serve"), QStringLiteral("attach"), QStringLiteral("list"),
-                                   QStringLiteral("new"), QStringLiteral("kill"), QStringLiteral("key"),
+                                   QStringLiteral("new"), QStringLiteral("kill"), QStringLiteral("share"), QStringLiteral("key"),
                                    QStringLiteral("restart")};
         const QString instance = s.http("GET", "/api/restart").json().value(QStringLiteral("instance")).toString();
         QVERIFY(!instance.isEmpty());
@@ -523,6 +525,85 @@ private Q_SLOTS:
         QCOMPARE(sessionCount(s), 1);
     }
 
+    void shareListRevoke()
+    {
+        // `tether share` against a real server: a link that only watches,
+        // listed, revoked by token, by link and by session (docs/protocol.md,
+        // "Read-only links").
+        Serve s;
+        QVERIFY(s.start());
+        Run r = tether(s, {QStringLiteral("new"), QStringLiteral("-n"), QStringLiteral("build"), QStringLiteral("--"),
+                           QStringLiteral("/bin/cat")});
+        QCOMPARE(r.code, 0);
+        const QString id = QString::fromLatin1(r.out.trimmed());
+        const QString prefix = QStringLiteral("http://127.0.0.1:%1/?share=").arg(s.port);
+
+        auto share = [&](const QString &target) {
+            const Run made = tether(s, {QStringLiteral("share"), target});
+            const QString link = QString::fromUtf8(made.out);
+            if (made.code != 0 || !link.startsWith(prefix) || !link.endsWith(QLatin1Char('\n'))
+                || link.count(QLatin1Char('\n')) != 1)
+                qWarning() << made.code << made.out << made.err;
+            return link.trimmed();
+        };
+        const QString linkA = share(QStringLiteral("build")); // by name
+        const QString linkB = share(id.left(10));              // by id prefix
+        const QString linkC = share(id);
+        QVERIFY(!linkA.isEmpty() && !linkB.isEmpty() && !linkC.isEmpty());
+        const QByteArray tokenA = linkA.mid(prefix.size()).toLatin1();
+        QVERIFY(Tether::isWellFormedAccessKey(QString::fromLatin1(tokenA)));
+        QVERIFY(tokenA != s.key);
+
+        // The link watches (its token as the credential) and does nothing else.
+        WsClient watcher;
+        watcher.open(s.port, QStringLiteral("/ws/%1?mode=watch").arg(id), tokenA);
+        QTRY_VERIFY(watcher.gotAttached());
+        const QByteArray asLink = "Host: 127.0.0.1:" + QByteArray::number(s.port) + "\r\nAuthorization: Bearer " + tokenA + "\r\n\r\n";
+        QCOMPARE(rawHttp(s.port, "GET /api/sessions HTTP/1.1\r\n" + asLink).status, 403);
+
+        // --list: a table, and the API's JSON.
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--list")});
+        QCOMPARE(r.code, 0);
+        QStringList lines = QString::fromUtf8(r.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 4);
+        QVERIFY2(lines.at(0).startsWith(QStringLiteral("SESSION")) && lines.at(0).contains(QStringLiteral("LINK")), r.out.constData());
+        QVERIFY2(lines.at(1).startsWith(id) && lines.at(1).endsWith(linkA), r.out.constData());
+        QVERIFY2(lines.at(1).contains(QStringLiteral("  1  ")), r.out.constData()); // one viewer
+        QVERIFY(lines.at(3).endsWith(linkC));
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--list"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("shares")).toArray().size(), 3);
+
+        // --revoke TOKEN: its viewer is closed at once, the link is dead.
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--revoke"), QString::fromLatin1(tokenA)});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out, QByteArray("revoked 1 read-only link\n"));
+        QTRY_VERIFY(watcher.disconnected);
+        QCOMPARE(watcher.closeCode, 4401);
+        QCOMPARE(rawHttp(s.port, "GET /api/sessions/" + id.toLatin1() + " HTTP/1.1\r\n" + asLink).status, 401);
+        // --revoke LINK, then --revoke ID|NAME: every link of the session.
+        QCOMPARE(tether(s, {QStringLiteral("share"), QStringLiteral("--revoke"), linkB}).code, 0);
+        QVERIFY(!share(QStringLiteral("build")).isEmpty());
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--revoke"), QStringLiteral("build")});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out, QByteArray("revoked 2 read-only links\n"));
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--list")});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out, QByteArray("no read-only links\n"));
+        QCOMPARE(sessionCount(s), 1); // the session lives on
+
+        // Errors.
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("nobody")});
+        QCOMPARE(r.code, 4);
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--revoke"), QString::fromLatin1(tokenA)});
+        QCOMPARE(r.code, 4); // revoked already, and no session is called that
+        QVERIFY2(r.err.contains("no read-only link has that token"), r.err.constData());
+        QCOMPARE(tether(s, {QStringLiteral("share")}).code, 2);
+        QCOMPARE(tether(s, {QStringLiteral("share"), QStringLiteral("--list"), id}).code, 2);
+        QCOMPARE(tether(s, {QStringLiteral("share"), QStringLiteral("--json"), id}).code, 2);
+        QCOMPARE(s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray().size(), 0);
+    }
+
     void lateAnswersToReplayedQueriesAreDropped()
     {
         // A terminal behind a slow link (ssh) answers the queries in a replay
@@ -531,7 +612,11 @@ private Q_SLOTS:
         Serve s;
         QVERIFY(s.start());
         const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
-                                     QStringLiteral("printf 'asking\\033[6n\\n'; exec cat -v")});
+                                     // The server answers the query (no viewer yet:
+                                     // docs/protocol.md, "Queries while detached"),
+                                     // and the program reads that answer, as programs do.
+                                     QStringLiteral("exec bash -c 'printf \"asking\\033[6n\\n\"; "
+                                                    "IFS= read -rsd R -t 5 x; exec cat -v'")});
         QVERIFY(!id.isEmpty());
         QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toInt() >= 12);
         Term t; // this test is the terminal: it answers when it likes
@@ -618,6 +703,36 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(t2.out.contains("rc="), 10000);
         QCOMPARE(t2.rc(), 0);
         QVERIFY(t2.out.contains("[detached from "));
+    }
+
+    void attachWithScreenReplay()
+    {
+        // --replay=screen --lines N: the server's screen instead of all the
+        // retained output (docs/protocol.md §5, "Screen replay").
+        Serve s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                     QStringLiteral("seq 1 3000; printf 'screen-end'; exec sleep 60")});
+        QVERIFY(!id.isEmpty());
+        QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toDouble() > 14000);
+        Run r = tether(s, {QStringLiteral("attach"), QStringLiteral("--replay"), QStringLiteral("all"), id});
+        QVERIFY2(r.code == 2 && r.err.contains("bad --replay"), r.err.constData());
+        r = tether(s, {QStringLiteral("attach"), QStringLiteral("--lines"), QStringLiteral("5"), id});
+        QVERIFY2(r.code == 2 && r.err.contains("bad --lines"), r.err.constData());
+        r = tether(s, {QStringLiteral("attach"), QStringLiteral("--replay=screen"), QStringLiteral("--lines"),
+                       QStringLiteral("1001"), id});
+        QVERIFY2(r.code == 2 && r.err.contains("bad --lines"), r.err.constData());
+
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("attach"), QStringLiteral("--replay=screen"), QStringLiteral("--lines"),
+                            QStringLiteral("5"), id}));
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("screen-end"), 10000);
+        // The screen (and 5 lines above it), not the 3000 lines retained.
+        QVERIFY2(!t.out.contains("\r\n100\r\n"), t.out.left(200).constData());
+        QVERIFY(t.out.contains("2999"));
+        t.type("\x1c");
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
+        QCOMPARE(t.rc(), 0);
     }
 
     void attachNeedsATerminalOnBothEnds()

@@ -73,6 +73,7 @@ private slots:
     void initialState();
     void splitAtEveryPosition();
     void randomSplitsAndCopies();
+    void wholeRunsMatchBytewise();
     void safeBoundary_data();
     void safeBoundary();
     void safeBoundaryEveryPrefix();
@@ -174,6 +175,36 @@ void TestTerminalState::randomSplitsAndCopies()
         copy.feed(all.constData() + copyAt, all.size() - copyAt);
         QCOMPARE(summary(s), summary(whole));
         QCOMPARE(summary(copy), summary(whole));
+    }
+}
+
+void TestTerminalState::wholeRunsMatchBytewise()
+{
+    // The ground state skips what changes nothing 16 bytes at a time (SSE2):
+    // the byte that ends a skip may sit at any position of a block, and the
+    // skipped run may hold controls but no printable character (where
+    // lastPrintMayWrap() must stay). Fed whole (blocks), and byte by byte
+    // (never a block), the state must be the same, to the last saved field.
+    const QList<QByteArray> pieces = {
+        "a", "the quick brown fox ", "\r\n", "\n", "\t", "\x07", "\x08", "\x7f", "\x18", "\x1a", "\x0e",
+        "\x0f", "\x1b", "\x1b[", "\x1b[?7l", "\x1b[?7h", "\x1b[?2004h", "\x1b[H", "\x1b]0;t\x07", "\x1b(0",
+        "\xc3\xa9", "\xe2\x82", "\xac", "\xc2\x9b", "\xff", "\x1bP", "\x1b\\", QByteArray(40, ' '),
+        QByteArray(33, 'x') + "\r\n\r\n",
+    };
+    QRandomGenerator rng(11);
+    for (int round = 0; round < 3000; ++round) {
+        QByteArray all;
+        const int n = rng.bounded(1, 24);
+        for (int i = 0; i < n; ++i)
+            all += pieces.at(rng.bounded(int(pieces.size())));
+        TerminalState whole;
+        whole.feed(all.constData(), all.size());
+        TerminalState bytewise;
+        for (char c : std::as_const(all))
+            bytewise.feed(&c, 1);
+        if (whole.save() != bytewise.save())
+            QFAIL(qPrintable(QStringLiteral("differs for %1").arg(QString::fromLatin1(all.toHex()))));
+        QCOMPARE(summary(whole), summary(bytewise));
     }
 }
 
@@ -820,6 +851,11 @@ void TestTerminalState::lastPrintMayWrap_data()
     QTest::newRow("autowrap on after the print") << QByteArray("\x1b[?7lx\x1b[?7h") << false;
     QTest::newRow("autowrap off after the print") << QByteArray("x\x1b[?7l") << true;
     QTest::newRow("REP") << QByteArray("x\x1b[H\x1b[5b") << true;
+    // Controls (and DEL) print nothing, also in a long run of them.
+    QTest::newRow("controls after a move") << QByteArray("abc\x1b[H\r\n\t\x07\x18\x1a") << false;
+    QTest::newRow("DEL after a move") << QByteArray("abc\x1b[H\x7f") << false;
+    QTest::newRow("autowrap off after the print, then controls")
+        << (QByteArray("x\x1b[?7l") + QByteArray(40, '\n')) << true;
     QTest::newRow("REP with autowrap off") << QByteArray("\x1b[?7lx\x1b[H\x1b[5b") << false;
 }
 
@@ -853,6 +889,11 @@ void TestTerminalState::feedUntilEvent_data()
     QTest::newRow("mode list entering") << QByteArray("\x1b[?2004;1049h") << 13
                                         << int(T::ModeList | T::AltScreenEntered | T::CursorSaved);
     QTest::newRow("DECSTBM") << QByteArray("\x1b[2;5r") << 6 << int(T::MarginsChanged);
+    QTest::newRow("EL") << QByteArray("ab\x1b[Kc") << 5 << int(T::LineErasedRight);
+    QTest::newRow("EL 0") << QByteArray("\x1b[0K") << 4 << int(T::LineErasedRight);
+    QTest::newRow("DECSEL 0") << QByteArray("\x1b[?K") << 4 << int(T::LineErasedRight);
+    QTest::newRow("EL 1 is not") << QByteArray("\x1b[1K") << 4 << 0;
+    QTest::newRow("EL 2 is not") << QByteArray("\x1b[2K") << 4 << 0;
 }
 
 void TestTerminalState::feedUntilEvent()

@@ -50,6 +50,15 @@ Handover::State sampleState()
     a.tailState = QByteArray("\x01tail", 5);
     a.marginResets = QList<quint64>{1003, 1010};
     a.name = QStringLiteral("build h\u00e9");
+    a.screen.present = true;
+    a.screen.offset = 1012;
+    a.screen.synced = true;
+    a.screen.cols = 132;
+    a.screen.rows = 43;
+    a.screen.snapshot = QByteArray("\x1b[H\x1b[2Jscreen", 14);
+    a.screen.resizes = {Handover::ResizeRecord{1015, 80, 24}, Handover::ResizeRecord{1017, 100, 30}};
+    a.shares = {{QStringLiteral("tok1tok1tok1tok1tok1tok1tok1tok1tok1tok1tok"), 1714564800000},
+                {QStringLiteral("tok2tok2tok2tok2tok2tok2tok2tok2tok2tok2tok"), 1714564801000}};
     Handover::SessionRecord b;
     b.id = QStringLiteral("BBBB");
     b.command = QStringList{QStringLiteral("true")};
@@ -108,6 +117,23 @@ void compareStates(const Handover::State &x, const Handover::State &y)
         QCOMPARE(a.tailState, b.tailState);
         QCOMPARE(a.marginResets, b.marginResets);
         QCOMPARE(a.name, b.name);
+        QCOMPARE(a.screen.present, b.screen.present);
+        QCOMPARE(a.screen.offset, b.screen.offset);
+        QCOMPARE(a.screen.synced, b.screen.synced);
+        QCOMPARE(a.screen.cols, b.screen.cols);
+        QCOMPARE(a.screen.rows, b.screen.rows);
+        QCOMPARE(a.screen.snapshot, b.screen.snapshot);
+        QCOMPARE(a.screen.resizes.size(), b.screen.resizes.size());
+        for (int r = 0; r < a.screen.resizes.size(); ++r) {
+            QCOMPARE(a.screen.resizes.at(r).offset, b.screen.resizes.at(r).offset);
+            QCOMPARE(a.screen.resizes.at(r).cols, b.screen.resizes.at(r).cols);
+            QCOMPARE(a.screen.resizes.at(r).rows, b.screen.resizes.at(r).rows);
+        }
+        QCOMPARE(a.shares.size(), b.shares.size());
+        for (int j = 0; j < a.shares.size(); ++j) {
+            QCOMPARE(a.shares.at(j).token, b.shares.at(j).token);
+            QCOMPARE(a.shares.at(j).createdMs, b.shares.at(j).createdMs);
+        }
     }
 }
 
@@ -215,12 +241,16 @@ private Q_SLOTS:
         };
         QVERIFY(refused(QByteArray(), "empty"));
         QVERIFY(refused("not a state at all", "magic"));
-        QByteArray v2 = good;
-        qToLittleEndian<quint32>(2, v2.data() + 8);
+        // A newer format (and one older than any reader knows) is refused.
+        QByteArray newer = good;
+        qToLittleEndian<quint32>(Handover::kVersion + 1, newer.data() + 8);
         Handover::State st;
         QString error;
-        QVERIFY(!Handover::decode(v2.constData(), v2.size(), &st, &error));
-        QVERIFY2(error.contains(QStringLiteral("version 2")), qPrintable(error));
+        QVERIFY(!Handover::decode(newer.constData(), newer.size(), &st, &error));
+        QVERIFY2(error.contains(QStringLiteral("version %1").arg(Handover::kVersion + 1)), qPrintable(error));
+        QByteArray v0 = good;
+        qToLittleEndian<quint32>(0, v0.data() + 8);
+        QVERIFY(!Handover::decode(v0.constData(), v0.size(), &st, &error));
         for (int n = 0; n < good.size(); ++n)
             QVERIFY2(refused(good.left(n), "truncated"), qPrintable(QString::number(n)));
         QVERIFY(refused(good + "x", "trailing byte"));
@@ -249,16 +279,48 @@ private Q_SLOTS:
         compareStates(back, st);
     }
 
+    /// Bytes of the first session's read-only links at the end of its
+    /// metadata (a u32 count, then per link a text and an i64).
+    static int shareBytes(const Handover::State &st)
+    {
+        int n = 4;
+        for (const Handover::ShareRecord &r : st.sessions.first().shares)
+            n += 4 + int(r.token.toUtf8().size()) + 8;
+        return n;
+    }
+
+    void stateWithoutSharesReadsAsNone()
+    {
+        // A state from a build of format version 1 before read-only links:
+        // the metadata ends after the name. Cut the links off the first
+        // session (the last field).
+        const Handover::State st = sampleState();
+        QVERIFY(!st.sessions.first().shares.isEmpty());
+        QByteArray bytes = Handover::encode(st);
+        const int at = firstMetaOffset(st);
+        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
+        const int cut = shareBytes(st);
+        bytes.remove(at + 4 + int(len) - cut, cut);
+        qToLittleEndian<quint32>(len - quint32(cut), bytes.data() + at);
+        Handover::State back;
+        QString error;
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        Handover::State want = st;
+        want.sessions.first().shares.clear();
+        compareStates(back, want);
+    }
+
     void stateWithoutNamesReadsAsUnnamed()
     {
         // A state from a build of format version 1 before names: the
-        // metadata ends after the margin resets. Cut the name off the first
-        // session (u32 length + its UTF-8 bytes, the last field).
+        // metadata ends after the margin resets. Cut the name (u32 length +
+        // its UTF-8 bytes) and the read-only links after it off the first
+        // session.
         const Handover::State st = sampleState();
         QByteArray bytes = Handover::encode(st);
         const int at = firstMetaOffset(st);
         const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
-        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size());
+        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size()) + shareBytes(st);
         bytes.remove(at + 4 + int(len) - nameBytes, nameBytes);
         qToLittleEndian<quint32>(len - quint32(nameBytes), bytes.data() + at);
         Handover::State back;
@@ -266,6 +328,7 @@ private Q_SLOTS:
         QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
         Handover::State want = st;
         want.sessions.first().name.clear();
+        want.sessions.first().shares.clear();
         compareStates(back, want);
     }
 
@@ -295,6 +358,64 @@ private Q_SLOTS:
         QVERIFY(Handover::parseFdList(QByteArray()).isEmpty());
     }
 
+    void version1StateIsRead()
+    {
+        // A state written by a build of format version 1 (no screen) is
+        // still read: its sessions come without a screen. Version 1 is
+        // version 2 without the screen's flag byte, which comes just before
+        // the name (the last field: appended within version 1 by the builds
+        // with session names, after the screen in version 2).
+        Handover::State st = sampleState();
+        st.sessions = {st.sessions.first()};
+        st.sessions.first().screen = Handover::ScreenRecord();
+        // The read-only links come after the name (appended later); with none
+        // they are one count of 0, left out with the name below.
+        st.sessions.first().shares.clear();
+        const QByteArray v2 = Handover::encode(st);
+        const int at = firstMetaOffset(st);
+        const quint32 len = qFromLittleEndian<quint32>(v2.constData() + at);
+        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size()) + 4;
+        const int flagAt = at + 4 + int(len) - nameBytes - 1;
+        QCOMPARE(v2.at(flagAt), '\0');
+
+        // With a name (version 1 with names).
+        QByteArray bytes = v2;
+        bytes.remove(flagAt, 1);
+        qToLittleEndian<quint32>(len - 1, bytes.data() + at);
+        qToLittleEndian<quint32>(1, bytes.data() + 8);
+        Handover::State back;
+        QString error;
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        compareStates(back, st);
+        QVERIFY(!back.sessions.first().screen.present);
+
+        // Without a name (version 1 before names): the metadata ends after
+        // the margin resets (no name, no links).
+        bytes = v2;
+        bytes.remove(flagAt, 1 + nameBytes);
+        qToLittleEndian<quint32>(len - 1 - quint32(nameBytes), bytes.data() + at);
+        qToLittleEndian<quint32>(1, bytes.data() + 8);
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        Handover::State unnamed = st;
+        unnamed.sessions.first().name.clear();
+        compareStates(back, unnamed);
+        QVERIFY(!back.sessions.first().screen.present);
+        // The same bytes as version 2 lack a field: refused as truncated.
+        qToLittleEndian<quint32>(2, bytes.data() + 8);
+        QVERIFY(!Handover::decode(bytes.constData(), bytes.size(), &back, &error));
+    }
+
+    void screenOutOfRangeIsRefused()
+    {
+        Handover::State st = sampleState();
+        st.sessions.first().screen.offset = 5; // before the ring's start
+        const QByteArray bytes = Handover::encode(st);
+        Handover::State back;
+        QString error;
+        QVERIFY(!Handover::decode(bytes.constData(), bytes.size(), &back, &error));
+        QVERIFY2(error.contains(QStringLiteral("out of range")), qPrintable(error));
+    }
+
     void registryHandsOverEverything()
     {
         SessionRegistry a(limits());
@@ -312,11 +433,17 @@ private Q_SLOTS:
         QTRY_VERIFY(done->state() == Session::State::Exited);
         QTRY_VERIFY(ringBytes(flood).contains("end"));
         QVERIFY(flood->buffer().startOffset() > 0);
+        // Its screen was outrun by the flood (and nothing rewrote the whole
+        // alternate screen since): unsynced, so no snapshot, before and after.
+        QTRY_VERIFY(flood->hasScreen() && flood->screenOffset() == flood->offset());
+        const bool floodSynced = flood->screenSynced();
+        const quint64 floodScreenAt = flood->screenOffset();
         RecordingViewer before;
         flood->attach(&before, ViewerMode::Watch, std::nullopt);
         flood->detach(&before);
         const AttachInfo floodInfo = before.attachInfos.first();
         QVERIFY(before.received.startsWith("\x1b[?1049h"));
+        QCOMPARE(bool(floodInfo.snapshotAt), floodSynced);
         const QString floodId = flood->id();
         const QString dead = a.sessions().at(1)->id();
         RecordingViewer v;
@@ -376,6 +503,12 @@ private Q_SLOTS:
         b.find(floodId)->attach(&after, ViewerMode::Watch, std::nullopt);
         QCOMPARE(after.attachInfos.first().replayFrom, floodInfo.replayFrom);
         QCOMPARE(after.attachInfos.first().preludeBytes, floodInfo.preludeBytes);
+        // ... and the screen came along: the same snapshot at the same S.
+        QVERIFY(b.find(floodId)->hasScreen());
+        QCOMPARE(b.find(floodId)->screenSynced(), floodSynced);
+        QCOMPARE(b.find(floodId)->screenOffset(), floodScreenAt);
+        QCOMPARE(after.attachInfos.first().snapshotAt, floodInfo.snapshotAt);
+        QCOMPARE(after.attachInfos.first().snapshotBytes, floodInfo.snapshotBytes);
         QCOMPARE(after.received, before.received);
         b.find(floodId)->detach(&after);
 

@@ -27,6 +27,8 @@ class TestReplayPlan : public QObject
 private Q_SLOTS:
     void plan_data();
     void plan();
+    void snapshot_data();
+    void snapshot();
 };
 
 void TestReplayPlan::plan_data()
@@ -301,4 +303,77 @@ void TestReplayPlan::plan()
 }
 
 QTEST_GUILESS_MAIN(TestReplayPlan)
+
+void TestReplayPlan::snapshot_data()
+{
+    // The session's screen offers a snapshot at `at` (its S). stream: as in
+    // plan(); with the ring holding all but `dropped` bytes.
+    QTest::addColumn<QByteArray>("stream");
+    QTest::addColumn<int>("dropped");
+    QTest::addColumn<quint64>("resume");
+    QTest::addColumn<Offsets>("resets");
+    QTest::addColumn<quint64>("at");
+    QTest::addColumn<bool>("screenReplay");
+    QTest::addColumn<quint64>("snapshotAt"); // kNone: no snapshot
+    QTest::addColumn<quint64>("replayFrom");
+    QTest::addColumn<QByteArray>("prelude");
+    QTest::addColumn<Offsets>("fixups");
+    // Offsets: ESC[?2004h is 0..7, a=8 b=9 \n=10 c=11 d=12 \n=13 e=14 f=15, end 16.
+    const QByteArray s = QByteArrayLiteral("\x1b[?2004h" "ab\ncd\nef");
+    const QByteArray paste = QByteArrayLiteral("\x1b[?2004h");
+    QTest::newRow("nothing dropped: the raw replay is exact, no snapshot")
+        << s << 0 << kNone << Offsets() << quint64(16) << false << kNone << quint64(0) << QByteArray() << Offsets();
+    QTest::newRow("nothing dropped, replay=screen: the snapshot, then from S")
+        << s << 0 << kNone << Offsets() << quint64(14) << true << quint64(14) << quint64(14) << QByteArray() << Offsets();
+    QTest::newRow("dropped: the raw replay as before, the snapshot at S")
+        << s << 9 << kNone << Offsets() << quint64(14) << false << quint64(14) << quint64(11) << paste << Offsets();
+    QTest::newRow("dropped, S at the end")
+        << s << 9 << kNone << Offsets() << quint64(16) << false << quint64(16) << quint64(11) << paste << Offsets();
+    QTest::newRow("S before the safe line start: the replay starts at S, no prelude")
+        << s << 9 << kNone << Offsets() << quint64(10) << false << quint64(10) << quint64(10) << QByteArray() << Offsets();
+    QTest::newRow("a fixup at S is kept (the viewer writes it before the snapshot)")
+        << s << 9 << kNone << Offsets{12, 14} << quint64(14) << false << quint64(14) << quint64(11) << paste
+        << Offsets{12, 14};
+    QTest::newRow("replay=screen: fixups before S are not replayed, one at S is")
+        << s << 9 << kNone << Offsets{12, 14} << quint64(14) << true << quint64(14) << quint64(14) << QByteArray()
+        << Offsets{14};
+    QTest::newRow("a resume inside the ring: no snapshot, even with replay=screen")
+        << s << 9 << quint64(12) << Offsets() << quint64(14) << true << kNone << quint64(12) << QByteArray() << Offsets();
+    QTest::newRow("rolled out, replay=screen")
+        << s << 9 << quint64(2) << Offsets() << quint64(14) << true << quint64(14) << quint64(14) << QByteArray() << Offsets();
+    QTest::newRow("ahead, default: the snapshot at S")
+        << s << 9 << kMax << Offsets() << quint64(16) << false << quint64(16) << quint64(11) << paste << Offsets();
+    QTest::newRow("an offer below the ring's start is ignored")
+        << s << 9 << kNone << Offsets() << quint64(5) << false << kNone << quint64(11) << paste << Offsets();
+}
+
+void TestReplayPlan::snapshot()
+{
+    QFETCH(QByteArray, stream);
+    QFETCH(int, dropped);
+    QFETCH(quint64, resume);
+    QFETCH(Offsets, resets);
+    QFETCH(quint64, at);
+    QFETCH(bool, screenReplay);
+    QFETCH(quint64, snapshotAt);
+    QFETCH(quint64, replayFrom);
+    QFETCH(QByteArray, prelude);
+    QFETCH(Offsets, fixups);
+    RingBuffer ring(std::max<qsizetype>(1, stream.size() - dropped));
+    TerminalState tail;
+    ring.setEvictionHandler([&](const char *data, qsizetype size) { tail.feed(data, size); });
+    ring.append(stream.constData(), stream.size());
+    QCOMPARE(ring.startOffset(), quint64(dropped));
+    const ReplayPlan plan = planReplay(ring, tail, resets, resume == kNone ? std::nullopt : std::optional<quint64>(resume),
+                                       SnapshotOffer{at, screenReplay});
+    QCOMPARE(plan.snapshotAt.has_value(), snapshotAt != kNone);
+    if (plan.snapshotAt)
+        QCOMPARE(*plan.snapshotAt, snapshotAt);
+    QCOMPARE(plan.screenReplay, screenReplay && snapshotAt != kNone);
+    QCOMPARE(plan.replayFrom, replayFrom);
+    QCOMPARE(plan.offset, quint64(stream.size()));
+    QCOMPARE(plan.prelude, prelude);
+    QCOMPARE(plan.fixups, fixups);
+}
+
 #include "tst_replayplan.moc"

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "alloccounter.h"
+#include "xtermerase.h"
 
 using Tether::Screen;
 using Tether::TerminalState;
@@ -33,6 +34,7 @@ struct Term
     VTermState *st;
     VTermScreenCallbacks cbs{};
     TerminalState ts; // fed the same stream
+    TestUtil::XtermEraseRule eraseRule;
     bool visible = true;
     bool alt = false;
     bool blink = true;
@@ -62,6 +64,15 @@ struct Term
                 t->reverse = val->boolean;
             return 1;
         };
+        cbs.damage = [](VTermRect rect, void *user) {
+            auto *t = static_cast<Term *>(user);
+            t->eraseRule.damage(t->vs, rect, t->cols());
+            return 1;
+        };
+        cbs.movecursor = [](VTermPos pos, VTermPos, int, void *user) {
+            static_cast<Term *>(user)->eraseRule.moveCursor(pos);
+            return 1;
+        };
         cbs.sb_pushline = [](int cols, const VTermScreenCell *cells, void *user) {
             static_cast<Term *>(user)->pushed.append(QVector<VTermScreenCell>(cells, cells + cols));
             return 1;
@@ -80,11 +91,8 @@ struct Term
     Term(const Term &) = delete;
     Term &operator=(const Term &) = delete;
 
-    void feed(const QByteArray &b)
-    {
-        vterm_input_write(vt, b.constData(), size_t(b.size()));
-        ts.feed(b);
-    }
+    /// As a viewer parses: EL 0 pending a wrap erases nothing (xtermerase.h).
+    void feed(const QByteArray &b) { eraseRule.feed(vt, ts, b.constData(), b.size()); }
     int rows() const
     {
         int r, c;
@@ -121,10 +129,24 @@ QString colorText(const VTermColor &c)
     return QStringLiteral("rgb(%1,%2,%3)").arg(c.rgb.red).arg(c.rgb.green).arg(c.rgb.blue);
 }
 
-/// Everything of a cell. A blank (never written or erased) cell and a space
-/// are the same here: the snapshot writes short blank runs as spaces.
-QString cellText(const VTermScreenCell &c)
+/// An erased cell as xterm and xterm.js have it: libvterm erases with the
+/// whole pen, they with its background only (the snapshot erases that way:
+/// Screen's erasePen()). Applied to both terminals compared.
+VTermScreenCell asErased(VTermScreenCell c)
 {
+    if (c.chars[0] == 0) {
+        std::memset(&c.attrs, 0, sizeof c.attrs);
+        c.fg.type = VTERM_COLOR_DEFAULT_FG;
+        c.fg.rgb.red = c.fg.rgb.green = c.fg.rgb.blue = 0;
+    }
+    return c;
+}
+
+/// Everything of a cell. A blank (never written or erased) cell and a space
+/// are the same here (a program may have written either).
+QString cellText(const VTermScreenCell &cell)
+{
+    const VTermScreenCell c = asErased(cell);
     QString chars;
     for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && c.chars[i]; ++i) {
         if (c.chars[i] == uint32_t(-1)) {
@@ -152,8 +174,10 @@ QString cellText(const VTermScreenCell &c)
 
 /// Cells equal in everything, without building text (cellText() decides
 /// when this says no).
-bool sameCell(const VTermScreenCell &x, const VTermScreenCell &y)
+bool sameCell(const VTermScreenCell &cx, const VTermScreenCell &cy)
 {
+    const VTermScreenCell x = asErased(cx);
+    const VTermScreenCell y = asErased(cy);
     for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL; ++i) {
         if (x.chars[i] != y.chars[i])
             return false;
@@ -297,7 +321,13 @@ private slots:
     void memoryBytes();
     void rewrittenSinceMark();
     void resetToState();
+    void resetKeepingTheNormalScreen();
     void noAllocationPerByte();
+    void utf8SplitAcrossFeeds();
+    void erasedCellsTakeOnlyTheBackground();
+    void tabStopsOnlyWhereNeeded();
+    void eraseRightPendingWrap_data();
+    void eraseRightPendingWrap();
 };
 
 void TestScreen::snapshotRenders_data()
@@ -364,6 +394,12 @@ void TestScreen::snapshotRenders_data()
     row("pending wrap in insert mode with line drawing",
         "\x1b[4h\x1b(0" + QByteArray(39, 'q') + "\x1b(B\xe2\x94\x80\x1b(0", QByteArrayLiteral("qY"));
     row("last column then CR", QByteArray(40, 'x') + "\r", QByteArrayLiteral("Y"));
+    // top paints its column header to the last column, then SGR 0 + EL.
+    row("EL pending a wrap", "\x1b[7m" + QByteArray(40, 'h') + "\x1b[m\x1b[K", QByteArrayLiteral("Y\x1b[K"));
+    row("EL pending a wrap at the bottom", text + QByteArray(40, 'z') + "\x1b[0K\x1b[?K", QByteArrayLiteral("Y"));
+    // Narrow in xterm.js (Unicode 11) and wcwidth: painted in the last column.
+    row("check mark in the last column", "\x1b[1;40H\xe2\x9c\x93\x1b[2;40H\xe2\x9c\x94\x1b[3;40H\xe2\xa3\xbf\x1b[5;1Hx");
+    row("check mark pending a wrap", QByteArray(39, 'x') + "\xe2\x9c\x93", QByteArrayLiteral("Y"));
     row("last column then cursor moved to it", QByteArray(40, 'x') + "\x1b[40G", QByteArrayLiteral("Y"));
 
     QTest::newRow("resize then more output") << 40 << 12 << text << 30 << 16
@@ -699,6 +735,15 @@ void TestScreen::rewrittenSinceMark()
     screen.mark();
     screen.feed("\x1b" "c");
     QVERIFY(screen.fullyRewrittenSinceMark());
+    // The alternate screen scrolled whole by a screenful (less paging).
+    screen.feed("\x1b[?1049h");
+    screen.mark();
+    screen.feed("\x1b[5;1H\n\n\n\n");
+    QVERIFY(!screen.fullyRewrittenSinceMark());
+    screen.feed("\x1b[2;5r\x1b[5;1H\n\n\n\n\n\n\x1b[r"); // in a region: not the whole screen
+    QVERIFY(!screen.fullyRewrittenSinceMark());
+    screen.feed("\x1b[5;1H\n");
+    QVERIFY(screen.fullyRewrittenSinceMark());
 }
 
 void TestScreen::resetToState()
@@ -723,6 +768,47 @@ void TestScreen::resetToState()
     QCOMPARE(screen.cursorRow(), 7);
 }
 
+void TestScreen::resetKeepingTheNormalScreen()
+{
+    // Outrun in the alternate screen, nothing left or saved since: the
+    // normal screen under it, the way it was entered and the save slot stay.
+    TerminalState tail;
+    tail.feed("\x1b[?1049h\x1b[?1h");
+    for (const bool keep : {true, false}) {
+        Screen screen(20, 6);
+        screen.feed("\x1b[31mnormal\x1b[0m\r\nsecond\x1b[3;4H\x1b[1m\x1b[?1049h\x1b[0mstale alt");
+        screen.reset(tail, keep);
+        QCOMPARE(screen.modes().modes(), tail.modes());
+        screen.feed("\x1b[2;2Hnew alt"); // the program goes on
+        Term viewer(20, 6);
+        viewer.feed(garbage());
+        viewer.feed(screen.snapshot());
+        QVERIFY(viewer.alt);
+        QCOMPARE(viewer.cell(1, 1).chars[0], uint32_t('n'));
+        QCOMPARE(viewer.cell(0, 0).chars[0], uint32_t(0)); // the alternate screen's stale content is gone
+        // The program leaves: the normal screen and the cursor and pen it
+        // entered from come back.
+        viewer.feed("\x1b[?1049lX");
+        // (Not kept: a blank normal screen, the cursor restored home.)
+        QCOMPARE(viewer.cell(1, 0).chars[0], uint32_t(keep ? 's' : 0));
+        if (keep) {
+            QCOMPARE(viewer.cell(0, 0).chars[0], uint32_t('n'));
+            VTermScreenCell red = viewer.cell(0, 0);
+            QVERIFY(VTERM_COLOR_IS_INDEXED(&red.fg) && red.fg.indexed.idx == 1);
+            QCOMPARE(viewer.cell(2, 3).chars[0], uint32_t('X'));
+            QVERIFY(viewer.cell(2, 3).attrs.bold);
+        }
+        // The Screen itself is back on that normal screen too (libvterm's).
+        screen.feed("\x1b[?1049lX");
+        Term again(20, 6);
+        again.feed(screen.snapshot());
+        if (keep) {
+            QCOMPARE(again.cell(1, 0).chars[0], uint32_t('s'));
+            QCOMPARE(again.cell(2, 3).chars[0], uint32_t('X'));
+        }
+    }
+}
+
 void TestScreen::noAllocationPerByte()
 {
 #ifdef TETHER_COUNT_ALLOCS
@@ -742,6 +828,134 @@ void TestScreen::noAllocationPerByte()
 #else
     QSKIP("allocation counting needs glibc or AddressSanitizer");
 #endif
+}
+
+void TestScreen::utf8SplitAcrossFeeds()
+{
+    // libvterm 0.1.4 turns a character split across two vterm_input_write()
+    // calls into U+FFFD; a PTY read splits them anywhere (terminado #94).
+    // Every split of 2-, 3- and 4-byte characters gives the whole's screen.
+    const QByteArray input = "ab\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80" "cd\xe2\x82\xac";
+    Screen whole(20, 3);
+    whole.feed(input);
+    Term rendered(20, 3);
+    rendered.feed(whole.snapshot());
+    QCOMPARE(rendered.cell(0, 2).chars[0], uint32_t(0xE9));
+    QCOMPARE(rendered.cell(0, 3).chars[0], uint32_t(0x4E2D));
+    QCOMPARE(rendered.cell(0, 5).chars[0], uint32_t(0x1F600));
+    QCOMPARE(rendered.cell(0, 9).chars[0], uint32_t(0x20AC));
+    const QByteArray expected = whole.snapshot();
+    for (int i = 1; i < input.size(); ++i) {
+        Screen split(20, 3);
+        split.feed(input.constData(), i);
+        split.feed(input.constData() + i, input.size() - i);
+        QVERIFY2(split.snapshot() == expected, qPrintable(QStringLiteral("split at %1").arg(i)));
+    }
+    Screen bytewise(20, 3);
+    for (const char c : input)
+        bytewise.feed(&c, 1);
+    QCOMPARE(bytewise.snapshot(), expected);
+    // A resize between the halves (the Screen's own sequences) keeps it too.
+    Screen resized(20, 3);
+    resized.feed("ab\xe4\xb8", 4);
+    resized.resize(22, 3);
+    resized.feed("\xad", 1);
+    Term r(22, 3);
+    r.feed(resized.snapshot());
+    QCOMPARE(r.cell(0, 2).chars[0], uint32_t(0x4E2D));
+}
+
+void TestScreen::erasedCellsTakeOnlyTheBackground()
+{
+    // libvterm erases with the whole pen; xterm and xterm.js with its
+    // background only, and that is what a viewer that saw the erase shows.
+    // The snapshot erases the same way (EL/ECH with only the background),
+    // never paints erased cells with bold, underline or reverse.
+    Screen screen(20, 3);
+    screen.feed("\x1b[1;4;7;32;44mX\x1b[5X\x1b[7GY\x1b[K\r\n\x1b[3X\x1b[3Cab\x1b[0m");
+    const QByteArray snap = screen.snapshot();
+    // Row 0: X in the pen, 5 erased cells, Y, the erased rest.
+    QVERIFY2(snap.contains("X\x1b[0;44m\x1b[5X\x1b[5C"), snap.toHex(' ').constData());
+    QVERIFY2(snap.contains("Y\x1b[0;44m\x1b[K"), snap.toHex(' ').constData());
+    // Row 1: 3 erased cells before "ab" (in the pen again).
+    QVERIFY2(snap.contains("\x1b[2;1H\x1b[3X\x1b[3C\x1b[1;4;7;32mab"), snap.toHex(' ').constData());
+    // Rendered where erasing takes the background only (as libvterm does
+    // with a plain pen): the erased cells are plain on blue.
+    Term viewer(20, 3);
+    viewer.feed(snap);
+    const VTermScreenCell c = viewer.cell(0, 3);
+    QCOMPARE(c.chars[0], uint32_t(0));
+    QCOMPARE(int(c.attrs.bold), 0);
+    QCOMPARE(int(c.attrs.underline), 0);
+    QCOMPARE(int(c.attrs.reverse), 0);
+    QVERIFY(VTERM_COLOR_IS_INDEXED(&c.bg) && c.bg.indexed.idx == 4);
+    QCOMPARE(viewer.cell(1, 3).chars[0], uint32_t('a'));
+    QCOMPARE(int(viewer.cell(1, 3).attrs.underline), 1);
+}
+
+void TestScreen::tabStopsOnlyWhereNeeded()
+{
+    // In place, the viewer's tab stops may be anything: always written.
+    // From a reset terminal (not in place), only when the stream changed them.
+    Screen screen(40, 3);
+    screen.feed("plain");
+    Screen::SnapshotOptions inPlace;
+    QVERIFY(screen.snapshot(inPlace).contains("\x1b[3g"));
+    Screen::SnapshotOptions fromReset;
+    fromReset.inPlace = false;
+    QVERIFY2(!screen.snapshot(fromReset).contains("\x1b[3g"), screen.snapshot(fromReset).constData());
+    fromReset.scrollbackLines = 10;
+    QVERIFY(!screen.snapshot(fromReset).contains("\x1b[3g"));
+    screen.feed("\x1b[3G\x1bH");
+    fromReset.scrollbackLines = 0;
+    QVERIFY(screen.snapshot(fromReset).contains("\x1b[3g"));
+}
+
+
+void TestScreen::eraseRightPendingWrap_data()
+{
+    QTest::addColumn<QByteArray>("erase");
+    QTest::addColumn<bool>("pending"); // a wrap pending at the erase
+    QTest::newRow("EL") << QByteArray("\x1b[K") << true;
+    QTest::newRow("SGR 0 + EL 0") << QByteArray("\x1b[m\x1b[0K") << true;
+    QTest::newRow("DECSEL") << QByteArray("\x1b[?K") << true;
+    QTest::newRow("cursor put back on the column") << QByteArray("\x1b[40G\x1b[K") << false;
+    QTest::newRow("EL 2 erases the row") << QByteArray("\x1b[2K") << true;
+}
+
+void TestScreen::eraseRightPendingWrap()
+{
+    // xterm.js (InputHandler.ts eraseInLine: _restrictCursor(cols)), tmux
+    // and Konsole erase nothing with EL 0 while a wrap is pending and keep
+    // it pending; libvterm 0.1.4 erases the last cell. The viewers decide:
+    // checked here against fixed expectations, not a reference libvterm.
+    QFETCH(QByteArray, erase);
+    QFETCH(bool, pending);
+    Screen screen(40, 12);
+    screen.feed("\x1b[7m" + QByteArray(39, 'h') + "E" + erase);
+    const bool wholeRow = erase.contains("2K");
+    QCOMPARE(screen.pendingWrap(), pending);
+    Term viewer(40, 12);
+    viewer.feed(screen.snapshot());
+    const VTermScreenCell last = viewer.cell(0, 39);
+    if (wholeRow) {
+        // Blank (the pending wrap is reproduced by printing a space there).
+        QVERIFY(last.chars[0] == 0 || last.chars[0] == ' ');
+        QCOMPARE(viewer.cell(0, 38).chars[0], uint32_t(0));
+    } else {
+        QCOMPARE(last.chars[0], uint32_t(pending ? 'E' : 0));
+        QCOMPARE(bool(last.attrs.reverse), pending);
+        QCOMPARE(viewer.cell(0, 38).chars[0], uint32_t('h'));
+    }
+    // The next character wraps when the wrap was pending, else it lands in
+    // the last column.
+    viewer.feed("Y");
+    if (pending) {
+        QCOMPARE(viewer.cell(1, 0).chars[0], uint32_t('Y'));
+    } else {
+        QCOMPARE(viewer.cell(0, 39).chars[0], uint32_t('Y'));
+        QCOMPARE(viewer.cell(1, 0).chars[0], uint32_t(0));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestScreen)

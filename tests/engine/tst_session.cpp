@@ -6,7 +6,12 @@
 #include "session.h"
 #include "terminalstate.h"
 #include "testutil.h"
+#include "vtrender.h"
 
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QLoggingCategory>
+#include <QThread>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -125,7 +130,10 @@ private Q_SLOTS:
         QCOMPARE(prelude, st.restoreSequence());
         QVERIFY(prelude.contains("\x1b[?1049h"));
         QVERIFY(prelude.contains("\x1b[?2004h"));
-        QCOMPARE(late.received.mid(int(i.preludeBytes)), full.received.mid(int(i.replayFrom)));
+        // Then the stream as it was (with the snapshot, if the screen is
+        // synced, cut out: since a scroll of the whole alternate screen
+        // counts as rewriting it, the screen may be synced here).
+        QCOMPARE(withoutSnapshot(late).mid(int(i.preludeBytes)), full.received.mid(int(i.replayFrom)));
         QCOMPARE(s.title(), QStringLiteral("t399"));
         s.detach(&full);
         s.detach(&late);
@@ -401,6 +409,476 @@ private Q_SLOTS:
         s.detach(&v);
         QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
         QCOMPARE(processName(-1), QString());
+    }
+
+    // --- the server-side screen -------------------------------------------
+
+    /// Empty when `reference` and `other`, rendered in 80×24 terminals,
+    /// show the same screen; else what differs.
+    static QString screenDiff(const QByteArray &reference, const QByteArray &other)
+    {
+        TestUtil::VtRender ref(80, 24), got(80, 24);
+        ref.feed(reference);
+        got.feed(other);
+        return got.diff(ref);
+    }
+
+    /// Attaches a late watch viewer (a reset replay) and compares its screen
+    /// with `always`'s, then again after both got `then`; empty when equal
+    /// and the replay had a snapshot. Detaches it.
+    static QString lateViewerDiff(Session &s, const RecordingViewer &always, const QByteArray &then = QByteArray())
+    {
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, std::nullopt);
+        QString d = late.attachInfos.first().snapshotAt ? QString() : QStringLiteral("no snapshot");
+        if (d.isEmpty())
+            d = screenDiff(always.received, late.received);
+        if (d.isEmpty() && !then.isEmpty())
+            d = screenDiff(always.received + then, late.received + then);
+        s.detach(&late);
+        return d;
+    }
+
+    /// Runs `script` in a session with a 64 KiB ring, watched from the
+    /// start, until it printed "fin" and the screen parsed it all; a flood
+    /// must have outrun the screen, `gone` (if any) left the ring, and the
+    /// screen be synced again; then lateViewerDiff(`then`). Empty when all
+    /// that held, else what did not. Tears the session down.
+    static QString floodThenLateViewer(const QString &script, const QByteArray &gone = QByteArray(),
+                                       const QByteArray &then = QByteArray())
+    {
+        Session s(QStringLiteral("flood"), sh(script), 65536);
+        QString err;
+        if (!s.start(&err))
+            return err;
+        RecordingViewer always;
+        s.attach(&always, ViewerMode::Watch, std::nullopt);
+        QString d;
+        if (!settle(s, "fin", 60000))
+            d = QStringLiteral("no fin, or the screen did not catch up");
+        else if (s.screenOutruns() == 0)
+            d = QStringLiteral("the flood never outran the screen");
+        else if (!gone.isEmpty() && ringContent(s).contains(gone))
+            d = QStringLiteral("still in the ring: ") + QString::fromUtf8(gone);
+        else if (!s.screenSynced())
+            d = QStringLiteral("the screen is not synced");
+        else
+            d = lateViewerDiff(s, always, then);
+        if (!finish(s, {&always}))
+            d += QStringLiteral(" (and no teardown)");
+        return d;
+    }
+
+    /// Detaches `viewers`, kills the session and waits for its teardown.
+    static bool finish(Session &s, std::initializer_list<Viewer *> viewers)
+    {
+        for (Viewer *v : viewers)
+            s.detach(v);
+        s.kill();
+        return QTest::qWaitFor([&s] { return s.isTornDown(); }, 10000);
+    }
+
+    /// Waits until the session's output stops at a marker and its screen
+    /// has parsed all of it.
+    static bool settle(Session &s, const QByteArray &marker, int timeoutMs = 20000)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < timeoutMs) {
+            QTest::qWait(20);
+            if (ringContent(s).contains(marker) && s.hasScreen() && s.screenOffset() == s.offset())
+                return true;
+        }
+        return false;
+    }
+
+    /// The late viewer's stream with the snapshot cut out (what a raw replay
+    /// would have sent), to show the snapshot is what makes it exact.
+    static QByteArray withoutSnapshot(const RecordingViewer &v)
+    {
+        const AttachInfo &i = v.attachInfos.first();
+        if (!i.snapshotAt)
+            return v.received;
+        const qsizetype at = i.preludeBytes + qsizetype(*i.snapshotAt - i.replayFrom);
+        return v.received.left(at) + v.received.mid(at + i.snapshotBytes);
+    }
+
+    void screenIsLazy()
+    {
+        // A session whose output never reaches half the ring has no screen.
+        Session s(QStringLiteral("lazy"), sh(QStringLiteral("printf 'small\\n'; exec sleep 30")), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY(ringContent(s).contains("small"));
+        QTest::qWait(100);
+        QVERIFY(!s.hasScreen());
+        QCOMPARE(s.screenBytes(), qsizetype(0));
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Watch, std::nullopt);
+        QVERIFY(!v.attachInfos.first().snapshotAt); // nothing dropped: the raw replay is exact
+        QVERIFY(!s.hasScreen());
+        QVERIFY(finish(s, {&v}));
+    }
+
+    void screenSwitchedOff()
+    {
+        // sessions/screen=false (Limits::screen): no screen even after the
+        // ring rolled over; a late attach, `replay=screen` included, gets the
+        // raw replay. Switching it on again makes one on the next request.
+        Session s(QStringLiteral("noscreen"), sh(QStringLiteral("seq 1 40000; printf 'END\\n'; exec sleep 30")), 65536);
+        s.setScreenEnabled(false);
+        QVERIFY(!s.screenEnabled());
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains("END"), 20000);
+        QVERIFY(s.buffer().startOffset() > 0);
+        QVERIFY(!s.hasScreen());
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 100});
+        QVERIFY(!late.attachInfos.first().snapshotAt);
+        QVERIFY(!late.attachInfos.first().screenReplay);
+        QVERIFY(!s.hasScreen());
+        s.detach(&late);
+        s.setScreenEnabled(true);
+        RecordingViewer again;
+        s.attach(&again, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 100});
+        QVERIFY(s.hasScreen());
+        s.detach(&again);
+        s.setScreenEnabled(false); // drops it
+        QVERIFY(!s.hasScreen());
+        QCOMPARE(s.screenBytes(), qsizetype(0));
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void rolloverSnapshotMatchesNeverDetachedViewer()
+    {
+        // A program that draws a screen once and then updates only a few
+        // cells (in bursts, as a monitor does: a shell loop writing flat out
+        // is a flood, which may outrun the screen on a loaded machine),
+        // long enough for the 64 KiB ring to roll over: a raw replay
+        // loses the header; with the snapshot at S the late viewer's screen
+        // equals that of a viewer attached from the start.
+        const QString script = QStringLiteral(
+            "printf '\\033[?1049h\\033[2J\\033[H\\033[1;44m HEADER: counters \\033[0m\\n';"
+            "printf '\\033[3;1Hlabel one:\\n\\033[4;1H\\033[38;5;202mlabel two:\\033[0m\\n';"
+            "printf '\\033[24;1H\\033[7mF1 Help  F10 Quit\\033[0m';"
+            "i=0; while [ $i -lt 4000 ]; do i=$((i+1)); [ $((i%50)) -ne 0 ] || sleep 0.01; printf '\\033[3;12H%05d\\033[4;12H\\033[32m%05d\\033[0m' $i $((i*3)); done;"
+            "printf '\\033[10;5Hdone\\033[2;1H'; exec sleep 30");
+        Session s(QStringLiteral("roll"), sh(script), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer always;
+        s.attach(&always, ViewerMode::Watch, std::nullopt); // before any output is read
+        QVERIFY2(settle(s, "done"), qPrintable(QString::number(s.screenOffset())));
+        QVERIFY(s.buffer().startOffset() > 0);
+        QVERIFY(s.screenSynced());
+        QVERIFY(s.screenBytes() > 0);
+        QCOMPARE(always.received.size(), qsizetype(s.offset()));
+
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, std::nullopt);
+        const AttachInfo i = late.attachInfos.first();
+        QVERIFY(i.reset);
+        QVERIFY(i.snapshotAt);
+        QCOMPARE(*i.snapshotAt, s.offset());
+        QVERIFY(i.snapshotBytes > 0);
+        QVERIFY(!i.screenReplay);
+        QCOMPARE(late.received.size(), i.preludeBytes + i.replayBytes + i.snapshotBytes);
+
+        TestUtil::VtRender ref(80, 24), got(80, 24), raw(80, 24);
+        ref.feed(always.received);
+        got.feed(late.received);
+        raw.feed(withoutSnapshot(late));
+        QVERIFY(ref.text().contains(QStringLiteral("HEADER")));
+        QVERIFY2(got.diff(ref).isEmpty(), qPrintable(got.diff(ref)));
+        QVERIFY(raw.differingCells(ref) > 0); // the raw replay alone lost the header
+        // Leaving the alternate screen shows the same normal screen too.
+        ref.feed("\x1b[?1049l");
+        got.feed("\x1b[?1049l");
+        QVERIFY2(got.diff(ref).isEmpty(), qPrintable(got.diff(ref)));
+
+        QVERIFY(finish(s, {&always, &late}));
+    }
+
+    void screenReplayOnRequest()
+    {
+        // replay=screen: the snapshot from a reset terminal (with scrollback
+        // lines), then what the screen has not parsed; replay_from = S.
+        const QString script = QStringLiteral(
+            "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); printf 'line %d \\033[1;3%dmcolour\\033[0m\\n' $i $((i%8)); done;"
+            "printf 'prompt$ '; exec sleep 30");
+        Session s(QStringLiteral("scr"), sh(script), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer always;
+        s.attach(&always, ViewerMode::Watch, std::nullopt);
+        QVERIFY(settle(s, "prompt$ "));
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 100});
+        const AttachInfo i = late.attachInfos.first();
+        QVERIFY(i.screenReplay);
+        QVERIFY(i.reset);
+        QCOMPARE(i.preludeBytes, qsizetype(0));
+        QVERIFY(i.snapshotAt);
+        QCOMPARE(*i.snapshotAt, i.replayFrom);
+        QCOMPARE(i.replayFrom, s.screenOffset());
+        QVERIFY(late.received.size() < always.received.size() / 4); // short: 100 lines, not the ring
+        {
+            const QString d = screenDiff(always.received, late.received);
+            QVERIFY2(d.isEmpty(), qPrintable(d));
+        }
+
+        // A resume inside the retained range is not affected.
+        RecordingViewer resumed;
+        s.attach(&resumed, ViewerMode::Watch, ReplayRequest{s.offset() - 5, true, 100});
+        QVERIFY(!resumed.attachInfos.first().reset);
+        QVERIFY(!resumed.attachInfos.first().snapshotAt);
+        QCOMPARE(resumed.received.size(), qsizetype(5));
+
+        QVERIFY(finish(s, {&always, &late, &resumed}));
+    }
+
+    void screenReplayFallsBackWhenTooMuchToParse()
+    {
+        // No screen yet (the 1 MiB ring is not half full) and more than
+        // kMaxSyncScreenParse retained: this attach gets the raw replay
+        // (replay_mode "raw"); the screen made for it serves the next one.
+        Session s(QStringLiteral("fb"),
+                  sh(QStringLiteral("seq 1 30000; printf 'end$ '; exec sleep 30")), 1024 * 1024);
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains("end$ "), 10000);
+        QVERIFY(s.offset() > quint64(Session::kMaxSyncScreenParse));
+        QVERIFY(!s.hasScreen());
+        RecordingViewer first;
+        s.attach(&first, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 10});
+        QVERIFY(!first.attachInfos.first().screenReplay);
+        QVERIFY(!first.attachInfos.first().snapshotAt);
+        QCOMPARE(first.received, ringContent(s));
+        QVERIFY(s.hasScreen());
+        QTRY_COMPARE_WITH_TIMEOUT(s.screenOffset(), s.offset(), 10000);
+        RecordingViewer second;
+        s.attach(&second, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 10});
+        QVERIFY(second.attachInfos.first().screenReplay);
+        {
+            const QString d = screenDiff(first.received, second.received);
+            QVERIFY2(d.isEmpty(), qPrintable(d));
+        }
+        QVERIFY(finish(s, {&first, &second}));
+    }
+
+    void fixupAtTheSnapshotOffsetComesFirst()
+    {
+        // A resize that reset the program's margins at S: the fixup there
+        // comes before the snapshot (which is the state after it). Long
+        // lines: libvterm's cost is per scrolled line, and a fast enough
+        // scroll in the margins would outrun the screen for good (nothing
+        // rewrites the whole screen after it).
+        const QString script = QStringLiteral("pad=$(printf '%070d' 0);"
+            "printf '\\033[2;20r'; i=0; while [ $i -lt 1500 ]; do i=$((i+1)); [ $((i%50)) -ne 0 ] || sleep 0.01; printf 'row %d %s\\n' $i $pad; done;"
+            "printf 'ready'; exec sleep 30");
+        Session s(QStringLiteral("fix"), sh(script), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer control;
+        s.attach(&control, ViewerMode::Control, std::nullopt);
+        QVERIFY(settle(s, "ready"));
+        QVERIFY(s.resize(&control, 100, 30));
+        QCOMPARE(control.fixups.size(), 1);
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, std::nullopt);
+        const AttachInfo i = late.attachInfos.first();
+        QVERIFY2(i.snapshotAt, qPrintable(QStringLiteral("synced %1 S %2 end %3").arg(s.screenSynced())
+                                             .arg(s.screenOffset()).arg(s.offset())));
+        QCOMPARE(*i.snapshotAt, s.offset());
+        QCOMPARE(late.fixups.size(), 1);
+        const qsizetype snapshotStart = i.preludeBytes + qsizetype(*i.snapshotAt - i.replayFrom);
+        QCOMPARE(late.fixupAt.first(), snapshotStart);
+        QCOMPARE(late.received.size(), snapshotStart + i.snapshotBytes);
+        // Rendered with the fixup where it came: the same screen as the viewer
+        // that was there (its terminal was resized at the resize's offset).
+        TestUtil::VtRender ref(80, 24), got(100, 30);
+        ref.feed(control.received);
+        ref.resize(100, 30);
+        ref.feed(control.fixups.first());
+        got.feed(late.received.left(snapshotStart));
+        got.feed(late.fixups.first());
+        got.feed(late.received.mid(snapshotStart));
+        QVERIFY2(got.diff(ref).isEmpty(), qPrintable(got.diff(ref)));
+        QVERIFY(finish(s, {&control, &late}));
+    }
+
+    void floodOutrunsTheScreenThenItSyncsAgain()
+    {
+        // seq floods faster than libvterm parses: the screen is outrun,
+        // resumes unsynced near the end after the flood (64 KiB before it,
+        // here the ring's start), and is synced again once the
+        // screen has been rewritten; then a full-screen program is exact.
+        const QString script = QStringLiteral(
+            "seq 1 400000; sleep 0.5;"
+            "printf '\\033[?1049h\\033[2J\\033[H\\033[1mTOP\\033[0m\\033[12;30Hmiddle\\033[24;1Hbottom';"
+            "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); [ $((i%50)) -ne 0 ] || sleep 0.01; printf '\\033[5;5H%05d' $i; done; printf '\\033[6;1Hfin'; exec sleep 30");
+        const QString d = floodThenLateViewer(script);
+        QVERIFY2(d.isEmpty(), qPrintable(d));
+    }
+
+    void floodInTheAlternateScreenKeepsTheNormalScreen()
+    {
+        // A program in the alternate screen that only ever scrolls it (less
+        // paging, here seq) and is outrun by a flood: it never erases the
+        // screen whole, so the resync point is the alternate screen scrolled
+        // a screenful, and the normal screen under it (painted before the
+        // ring's start) is the one the screen had: kept across the resync.
+        // Without either the late viewer got no snapshot, or a blank normal
+        // screen when the program left the alternate one.
+        const QString script = QStringLiteral(
+            "printf 'normal one\\r\\n\\033[1;32mnormal two\\033[0m\\r\\n$ less long.txt';"
+            "printf '\\033[?1049h\\033[2J\\033[H'; seq -f 'page line %g' 1 4000; sleep 0.5;"
+            "seq 1 400000; sleep 0.5; printf 'fin'; exec sleep 30");
+        // Also the normal screen, once the program leaves the alternate one.
+        const QString d = floodThenLateViewer(script, "normal two", "\x1b[?1049l");
+        QVERIFY2(d.isEmpty(), qPrintable(d));
+    }
+
+    void screenKeepsUpWithAStalledEventLoop()
+    {
+        // A loaded machine: the server gets a turn only every 150 ms, and
+        // each turn reads what piled up in the PTY meanwhile (tens of KiB
+        // at once). The program updates a few cells in bursts, far below a
+        // flood's rate: its output must be parsed before it leaves the 64
+        // KiB ring, never outrun (else only a full erase, which it never
+        // writes, would bring the screen back: rows that need it flipped).
+        const QString script = QStringLiteral(
+            "printf '\\033[?1049h\\033[2J\\033[H\\033[1;44m HEADER \\033[0m\\n\\033[24;1H\\033[7mF1 Help\\033[0m';"
+            "i=0; while [ $i -lt 6000 ]; do i=$((i+1)); [ $((i%100)) -ne 0 ] || sleep 0.01; printf '\\033[3;12H%05d\\033[4;12H\\033[32m%05d\\033[0m' $i $((i*3)); done;"
+            "printf '\\033[10;5Hdone\\033[2;1H'; exec sleep 30");
+        Session s(QStringLiteral("stall"), sh(script), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer always;
+        s.attach(&always, ViewerMode::Watch, std::nullopt);
+        QElapsedTimer t;
+        t.start();
+        int stalls = 0;
+        while (!ringContent(s).contains("done") && t.elapsed() < 60000) {
+            QThread::msleep(150);
+            QCoreApplication::processEvents();
+            ++stalls;
+        }
+        QVERIFY2(settle(s, "done"), qPrintable(QString::number(s.screenOffset())));
+        QVERIFY(stalls > 3);
+        QVERIFY(s.buffer().startOffset() > 0);
+        QCOMPARE(s.screenOutruns(), quint64(0));
+        QVERIFY(s.screenSynced());
+        const QString d = lateViewerDiff(s, always);
+        QVERIFY2(d.isEmpty(), qPrintable(d));
+        QVERIFY(finish(s, {&always}));
+    }
+
+    void floodPausesTheScreen()
+    {
+        // A flood (by rate: kFloodBytes in a kFloodWindowMs window) stops
+        // the screen's parsing altogether; it resumes after the flood.
+        Session s(QStringLiteral("fl"), sh(QStringLiteral("seq 1 3000000; printf 'end$ '; exec sleep 30")),
+                  1024 * 1024);
+        QString err;
+        QVERIFY(s.start(&err));
+        // Sampled synchronously at each output (a timer in the test would
+        // miss, under load, a flood that ended, let the screen parse, and
+        // started again in between); the stretches are told apart by the
+        // session's "output flood:" debug line, counted here.
+        // (A category filter, not filter rules: ctest sets QT_LOGGING_RULES,
+        // which overrides rules set here.)
+        static int floodStarts = 0;
+        static QLoggingCategory::CategoryFilter previousFilter = nullptr;
+        floodStarts = 0;
+        previousFilter = QLoggingCategory::installFilter([](QLoggingCategory *c) {
+            if (previousFilter)
+                previousFilter(c);
+            if (qstrcmp(c->categoryName(), "tether.session") == 0)
+                c->setEnabled(QtDebugMsg, true);
+        });
+        const QtMessageHandler previous = qInstallMessageHandler(
+            [](QtMsgType, const QMessageLogContext &, const QString &msg) {
+                if (msg.contains(QLatin1String("output flood: the screen pauses")))
+                    ++floodStarts;
+            });
+        bool sawFlood = false;
+        bool parsedWhileFlooding = false;
+        int stretch = -1;
+        quint64 pausedAt = 0;
+        connect(&s, &Session::outputArrived, this, [&] {
+            if (!s.flooding() || !s.hasScreen()) {
+                stretch = -1;
+                return;
+            }
+            // Within one stretch of flood, S does not move.
+            if (stretch != floodStarts) {
+                stretch = floodStarts;
+                pausedAt = s.screenOffset();
+            } else if (s.screenOffset() != pausedAt) {
+                parsedWhileFlooding = true;
+            }
+            sawFlood = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains("end$ "), 60000);
+        qInstallMessageHandler(previous);
+        QLoggingCategory::installFilter(previousFilter);
+        QVERIFY(floodStarts > 0); // the stretches were counted
+        QVERIFY(sawFlood);
+        QVERIFY(!parsedWhileFlooding);
+        QTRY_VERIFY_WITH_TIMEOUT(!s.flooding(), 5000);
+        QVERIFY(s.screenOutruns() > 0);
+        QTRY_COMPARE_WITH_TIMEOUT(s.screenOffset(), s.offset(), 20000);
+        QVERIFY(s.screenSynced()); // seq scrolled a screenful after the resync
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void queriesAnsweredWhileDetached()
+    {
+        // A program started with no viewer asks for the cursor position and
+        // device attributes: the server's screen answers at once.
+        const QString script = QStringLiteral(
+            "exec bash -c 'printf \"\\033[3;7H\\033[6n\"; IFS= read -rsd R -t 5 cpr < /dev/tty;"
+            " printf \"\\033[c\"; IFS= read -rsd c -t 5 da < /dev/tty;"
+            " printf \"\\r\\ncpr=%s da=%s.\\r\\n\" \"${cpr#*[}\" \"${da#*[}\"; exec sleep 30'");
+        Session s(QStringLiteral("q"), sh(script), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        QElapsedTimer t;
+        t.start();
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains(" da="), 15000);
+        QVERIFY2(ringContent(s).contains("cpr=3;7 da=?1;2."), ringContent(s).constData());
+        QVERIFY2(t.elapsed() < 4000, "answered only after a timeout");
+        QVERIFY(s.hasScreen()); // made for the query, though the ring is nearly empty
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void queriesNotAnsweredWithAControlViewer()
+    {
+        // With a control viewer attached its terminal answers, not the server
+        // (this viewer does not: the program times out with nothing).
+        const QString script = QStringLiteral(
+            "exec bash -c 'read -r go; printf \"\\033[6n\"; IFS= read -rsd R -t 2 cpr < /dev/tty;"
+            " printf \"\\r\\ncpr=[%s].\\r\\n\" \"$cpr\"; exec sleep 30'");
+        Session s(QStringLiteral("q2"), sh(script), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer control;
+        s.attach(&control, ViewerMode::Control, std::nullopt);
+        QVERIFY(s.sendInput(&control, QByteArrayLiteral("go\n")));
+        QTRY_VERIFY_WITH_TIMEOUT(control.received.contains("cpr=["), 10000);
+        QVERIFY2(control.received.contains("cpr=[]."), control.received.constData());
+        // Replayed to a late viewer, the query is not answered either.
+        s.detach(&control);
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Control, std::nullopt);
+        QTest::qWait(200);
+        QVERIFY(!ringContent(s).contains("cpr=[\x1b"));
+        QVERIFY(finish(s, {&late}));
     }
 };
 

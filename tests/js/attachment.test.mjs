@@ -47,7 +47,7 @@ test('close codes are protocol.h\'s', () => {
   assert.deepEqual(Object.values(mod.CloseCode).sort(), Object.values(cpp).sort());
   // And the names agree where they mean the same (JS names are older: a map).
   const names = { GOING_AWAY: 'GoingAway', TOO_BIG: 'TooBig', SERVICE_RESTART: 'ServiceRestart',
-    TRY_AGAIN: 'TryAgainLater', BAD_MESSAGE: 'BadRequest',
+    TRY_AGAIN: 'TryAgainLater', BAD_MESSAGE: 'BadRequest', REVOKED: 'Unauthorized',
     NO_SESSION: 'NotFound', SUPERSEDED: 'Superseded', EXITED: 'Exited', TOO_MANY_VIEWERS: 'TooManyViewers' };
   for (const [js, value] of Object.entries(mod.CloseCode)) {
     assert.ok(names[js], `CloseCode.${js} has no counterpart in protocol.h`);
@@ -133,9 +133,23 @@ for (const s of vectors.streams) {
       const wrote = Buffer.concat(term.writes.slice(writesBefore)).toString('latin1');
       assert.equal(wrote, e.writes.map(([, data]) => data).join(''), `${where} writes`);
       assert.equal(a.offset, e.offset, `${where} offset`);
-      assert.equal(a.preludeLeft + a.replayLeft, e.pending, `${where} pending`);
+      assert.equal(a.pendingReplay(), e.pending, `${where} pending`);
       assert.equal(live() - liveBefore, e.replay_finished ? 1 : 0, `${where} replay finished`);
-      assert.equal(a.inputEnabled, a.preludeLeft + a.replayLeft === 0, `${where} input enabled after the replay only`);
+      assert.equal(a.inputEnabled, a.pendingReplay() === 0, `${where} input enabled after the replay only`);
     });
   });
 }
+
+test('dashboard replay rule: replay=screen&lines=200 above 256 KiB retained', () => {
+  assert.equal(mod.screenReplayLines({ buffer_bytes: 0 }), null);
+  assert.equal(mod.screenReplayLines({ buffer_bytes: 256 * 1024 }), null);
+  assert.equal(mod.screenReplayLines({ buffer_bytes: 256 * 1024 + 1 }), 200);
+  assert.equal(mod.screenReplayLines(null), null);
+  const term = fakeTerm();
+  const raw = new mod.Attachment({ id: 'x', mode: 'watch', term });
+  assert.equal(raw.query(), 'mode=watch');
+  const screen = new mod.Attachment({ id: 'x', mode: 'control', term, screenLines: 200 });
+  assert.equal(screen.query(), 'mode=control&replay=screen&lines=200');
+  screen.offset = 42; // a resume inside the buffer is not affected by replay=screen (server side)
+  assert.equal(screen.query(), 'mode=control&resume=42&replay=screen&lines=200');
+});

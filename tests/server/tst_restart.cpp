@@ -7,9 +7,11 @@
 // shells never see SIGHUP; a hundred restarts in a row under a flood lose
 // and repeat no byte and leave no zombie, no extra fd and no extra memory;
 // and each way a restart can fail leaves every session alive.
+#include "restartutil.h"
 #include "serveprocess.h"
 #include "servertestutil.h"
 #include "testutil.h"
+#include "vtrender.h"
 
 #include <QDir>
 #include <QJsonArray>
@@ -237,60 +239,17 @@ struct Snapshot {
     QJsonObject attached;
     QByteArray bytes;
 };
-Snapshot snapshot(const ServeProcess &s, const QString &id)
+Snapshot snapshot(const ServeProcess &s, const QString &id, const QString &query = QString())
 {
     WsClient c;
-    c.open(s.port, QStringLiteral("/ws/%1?mode=watch").arg(id), s.key);
+    c.open(s.port, QStringLiteral("/ws/%1?mode=watch").arg(id) + query, s.key);
     if (!QTest::qWaitFor([&]() {
-            return c.gotAttached() && c.bytes.size() >= c.num("prelude_bytes") + c.num("replay_bytes");
+            return c.gotAttached()
+                && c.bytes.size() >= c.num("prelude_bytes") + c.num("replay_bytes") + qMax<qint64>(0, c.num("snapshot_bytes"));
         }, 10000))
         return Snapshot();
     c.ws.close();
     return Snapshot{c.attachedMsg, c.bytes};
-}
-
-/// Makes the test process a child subreaper (prctl(2)) while it lives, as
-/// systemd --user or init is for a real Tether: the orphans of a process
-/// image that died (its shells, its restart guardian) become our children.
-/// The destructor reaps those left as zombies, by pid (never wait(-1), which
-/// would take QProcess's children), and stops being a subreaper.
-struct Subreaper {
-    Subreaper() { ok = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0; }
-    ~Subreaper()
-    {
-        ::prctl(PR_SET_CHILD_SUBREAPER, 0);
-        reapZombies();
-    }
-    static void reapZombies()
-    {
-        const QByteArray self = QByteArray::number(::getpid());
-        for (const QString &e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-            const QByteArray st = readFile(QStringLiteral("/proc/%1/stat").arg(e));
-            const QList<QByteArray> f = st.mid(st.lastIndexOf(')') + 2).split(' ');
-            if (f.size() > 1 && f.at(0) == "Z" && f.at(1) == self)
-                ::waitpid(pid_t(e.toInt()), nullptr, WNOHANG);
-        }
-    }
-    bool ok = false;
-};
-
-/// Parent pid of `pid` (-1 when it is gone).
-qint64 parentOf(qint64 pid)
-{
-    const QByteArray st = readFile(QStringLiteral("/proc/%1/stat").arg(pid));
-    const QList<QByteArray> f = st.mid(st.lastIndexOf(')') + 2).split(' ');
-    return f.size() > 1 ? f.at(1).toLongLong() : -1;
-}
-
-void writeScript(const QString &path, const QByteArray &body)
-{
-    QFile f(path + QStringLiteral(".new"));
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("#!/bin/sh\n" + body + "\n");
-    f.close();
-    QCOMPARE(::chmod(QFile::encodeName(f.fileName()).constData(), 0755), 0);
-    // Replaced by rename, as a package manager does: a running script is never rewritten.
-    QCOMPARE(::rename(QFile::encodeName(f.fileName()).constData(), QFile::encodeName(path).constData()), 0);
 }
 
 } // namespace
@@ -307,6 +266,7 @@ private Q_SLOTS:
     void keepsEverything_data();
     void keepsEverything();
     void restartsInARowWhileFlooding();
+    void screenSurvivesTheRestart();
     void missingBinaryIsRefusedWithTheReason();
     void failedExecCarriesOn();
     void unreadableStateAdoptsThePtys();
@@ -359,6 +319,12 @@ void TestRestart::keepsEverything()
     QTRY_VERIFY(floodViewer.stream.size() > 10000);
     RawWs raw;
     QVERIFY(raw.handshake(s.port, "/ws/" + shell.toLatin1() + "?mode=watch", s.key));
+    // A read-only link of the shell, watched through it (its token, not the key).
+    const QJsonObject shareBefore = s.http("POST", "/api/shares", "{\"session\":\"" + shell.toLatin1() + "\"}").json();
+    const QByteArray shareToken = shareBefore.value(QStringLiteral("token")).toString().toLatin1();
+    QVERIFY(!shareToken.isEmpty());
+    ResumingViewer linkViewer(s.port, shareToken, shell, QStringLiteral("watch"));
+    QTRY_VERIFY(linkViewer.live());
 
     const Snapshot altBefore = snapshot(s, alt);
     QVERIFY(!altBefore.bytes.isEmpty());
@@ -447,6 +413,22 @@ void TestRestart::keepsEverything()
     QTRY_VERIFY(shellViewer.live());
     shellViewer.type("after restart\r");
     QTRY_VERIFY(shellViewer.stream.contains("got:after restart"));
+
+    // The read-only link was kept (same token, session and time) and its
+    // viewer resumed through it; the link still grants only what it did.
+    const QJsonArray sharesAfter = s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray();
+    QCOMPARE(sharesAfter.size(), 1);
+    for (const char *field : {"token", "session", "created", "url"})
+        QCOMPARE(sharesAfter.at(0).toObject().value(QLatin1String(field)), shareBefore.value(QLatin1String(field)));
+    QTRY_VERIFY(linkViewer.live());
+    QVERIFY(linkViewer.attaches.size() >= 2);
+    QCOMPARE(linkViewer.attaches.last().value(QStringLiteral("reason")).toString(), QStringLiteral("resume"));
+    QTRY_VERIFY(linkViewer.stream.contains("got:after restart"));
+    QCOMPARE(linkViewer.stream.count("ready"), 1);
+    const QByteArray asLink = "Host: 127.0.0.1:" + QByteArray::number(s.port) + "\r\nAuthorization: Bearer " + shareToken + "\r\n\r\n";
+    QCOMPARE(rawHttp(s.port, "GET /api/sessions/" + shell.toLatin1() + " HTTP/1.1\r\n" + asLink).status, 200);
+    QCOMPARE(rawHttp(s.port, "GET /api/sessions HTTP/1.1\r\n" + asLink).status, 403);
+    linkViewer.stop();
     QVERIFY(shellViewer.stream.startsWith("ready\r\n"));
     QCOMPARE(shellViewer.stream.count("ready"), 1);
     QVERIFY(!QFile::exists(hup));
@@ -460,6 +442,62 @@ void TestRestart::keepsEverything()
     s.proc.terminate();
     QVERIFY(s.waitFinished());
     QTRY_VERIFY(QFile::exists(hup));
+}
+
+void TestRestart::screenSurvivesTheRestart()
+{
+    // A program that draws once and then updates a few cells, past the
+    // 64 KiB ring: after a restart in place the server's screen is the same
+    // (carried in the state), so a reattach gets the same exact snapshot.
+    ServeProcess s;
+    QVERIFY(s.start({QStringLiteral("--buffer-size"), QStringLiteral("64K")}));
+    const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral(
+        "printf '\\033[?1049h\\033[2J\\033[H\\033[1;44m TOP \\033[0m\\033[24;1H\\033[7mbar\\033[0m\\033]2;drawn\\007';"
+        "i=0; while [ $i -lt 6000 ]; do i=$((i+1)); [ $((i%50)) -ne 0 ] || sleep 0.01; printf '\\033[5;3H\\033[33m%05d\\033[0m' $i; done;"
+        "printf '\\033[7;1Hdone'; exec sleep 1000")});
+    QVERIFY(!id.isEmpty());
+    auto caughtUp = [&]() {
+        const QJsonObject o = s.session(id);
+        const QJsonObject scr = o.value(QStringLiteral("screen")).toObject();
+        return o.value(QStringLiteral("offset")).toDouble() > 100000 && scr.value(QStringLiteral("synced")).toBool()
+            && scr.value(QStringLiteral("offset")) == o.value(QStringLiteral("offset"));
+    };
+    // Caught up with all of it: the program has finished writing.
+    QTRY_VERIFY_WITH_TIMEOUT(caughtUp() && [&] {
+        const double at = s.session(id).value(QStringLiteral("offset")).toDouble();
+        QTest::qWait(300);
+        return s.session(id).value(QStringLiteral("offset")).toDouble() == at && caughtUp();
+    }(), 30000);
+    const QJsonObject before = s.session(id);
+    QVERIFY(before.value(QStringLiteral("screen_bytes")).toDouble() > 0);
+    const Snapshot rawBefore = snapshot(s, id);
+    const Snapshot screenBefore = snapshot(s, id, QStringLiteral("&replay=screen&lines=10"));
+    QVERIFY(rawBefore.attached.value(QStringLiteral("snapshot_at")).isDouble());
+    QCOMPARE(screenBefore.attached.value(QStringLiteral("replay_mode")).toString(), QStringLiteral("screen"));
+
+    QVERIFY(restart(s, QStringLiteral("SIGUSR2")));
+
+    const QJsonObject after = s.session(id);
+    QCOMPARE(after.value(QStringLiteral("screen")), before.value(QStringLiteral("screen")));
+    const Snapshot rawAfter = snapshot(s, id);
+    const Snapshot screenAfter = snapshot(s, id, QStringLiteral("&replay=screen&lines=10"));
+    for (const char *field : {"replay_from", "prelude_bytes", "replay_bytes", "offset", "snapshot_at", "snapshot_bytes",
+                              "replay_mode"}) {
+        QCOMPARE(rawAfter.attached.value(QLatin1String(field)), rawBefore.attached.value(QLatin1String(field)));
+        QCOMPARE(screenAfter.attached.value(QLatin1String(field)), screenBefore.attached.value(QLatin1String(field)));
+    }
+    QCOMPARE(rawAfter.bytes, rawBefore.bytes);
+    QCOMPARE(screenAfter.bytes, screenBefore.bytes);
+    // And what they show is the program's screen.
+    TestUtil::VtRender shown(80, 24);
+    shown.feed(screenAfter.bytes);
+    QCOMPARE(shown.rowText(0), QStringLiteral(" TOP"));
+    QCOMPARE(shown.rowText(4), QStringLiteral("  06000"));
+    QCOMPARE(shown.rowText(6), QStringLiteral("done"));
+    QCOMPARE(shown.rowText(23), QStringLiteral("bar"));
+    QCOMPARE(shown.title(), QStringLiteral("drawn"));
+    s.proc.terminate();
+    QVERIFY(s.waitFinished());
 }
 
 void TestRestart::restartsInARowWhileFlooding()
@@ -565,12 +603,7 @@ void TestRestart::failedExecCarriesOn()
     // closed. The old process must carry on exactly as before.
     ServeProcess s;
     const QString fake = s.dir.filePath(QStringLiteral("not-a-program"));
-    {
-        QFile f(fake);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("this is not a program\n");
-    }
-    QCOMPARE(::chmod(QFile::encodeName(fake).constData(), 0755), 0);
+    writeNotAProgram(fake);
     s.proc.setProcessEnvironment(s.environment({QStringLiteral("TETHER_RESTART_BINARY=") + fake}));
     QVERIFY(s.start());
     const qint64 pid = s.proc.processId();
@@ -733,17 +766,7 @@ void TestRestart::badSuccessorIsTakenOverByTheGuardian()
     QTRY_VERIFY_WITH_TIMEOUT((now = instanceOf(s), !now.isEmpty() && now != instance), 15000);
     const QJsonObject status = s.http("GET", "/api/restart").json();
     const qint64 guardian = qint64(status.value(QStringLiteral("pid")).toDouble());
-    struct Stop { // the guardian is no QProcess: end it whatever happens
-        qint64 pid;
-        ~Stop()
-        {
-            if (pid <= 0 || ::kill(pid_t(pid), SIGTERM) != 0)
-                return;
-            const bool reaped = QTest::qWaitFor([this]() { return ::waitpid(pid_t(pid), nullptr, WNOHANG) == pid_t(pid); }, 15000);
-            if (!reaped)
-                qWarning("the guardian %lld did not end", pid);
-        }
-    } stop{guardian};
+    GuardianStop stop{guardian}; // the guardian is no QProcess: end it whatever happens
     QVERIFY(guardian > 0 && guardian != pid);
     QCOMPARE(parentOf(guardian), qint64(::getpid())); // an orphan, now the subreaper's
     if (upgrade) { // the previous binary, whose file the upgrade replaced

@@ -12,6 +12,20 @@ using namespace Tether;
 
 Q_DECLARE_METATYPE(Route::Kind)
 
+namespace {
+/// The route of a WebSocket upgrade of /ws/x with `query`; false if the head did not parse.
+bool upgradeRoute(const QByteArray &query, Route *route)
+{
+    const QByteArray head = "GET /ws/x" + (query.isEmpty() ? QByteArray() : "?" + query)
+        + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+    HttpRequest r;
+    if (r.feedHead(head.constData(), head.size()) == HttpRequest::Phase::Error)
+        return false;
+    *route = routeRequest(r);
+    return true;
+}
+} // namespace
+
 class TestRoute : public QObject
 {
     Q_OBJECT
@@ -20,6 +34,8 @@ private Q_SLOTS:
     void route();
     void upgradeQuery_data();
     void upgradeQuery();
+    void upgradeReplay_data();
+    void upgradeReplay();
     void needsKey_data();
     void needsKey();
 };
@@ -71,6 +87,18 @@ void TestRoute::route_data()
     QTest::newRow("events") << QByteArray("GET") << QByteArray("/api/events") << false << K::Events << true << none;
     QTest::newRow("events: POST") << QByteArray("POST") << QByteArray("/api/events") << false << K::MethodNotAllowed << true
                                   << "GET";
+    QTest::newRow("shares") << QByteArray("GET") << QByteArray("/api/shares") << false << K::ListShares << true << none;
+    QTest::newRow("share") << QByteArray("POST") << QByteArray("/api/shares") << false << K::CreateShare << true << none;
+    QTest::newRow("shares: PUT") << QByteArray("PUT") << QByteArray("/api/shares") << false << K::MethodNotAllowed
+                                 << true << "GET, POST";
+    QTest::newRow("revoke") << QByteArray("DELETE") << QByteArray("/api/shares/T0k") << false << K::RevokeShare << true << "T0k";
+    QTest::newRow("revoke: GET") << QByteArray("GET") << QByteArray("/api/shares/T0k") << false << K::MethodNotAllowed
+                                 << true << "DELETE";
+    QTest::newRow("revoke a session's") << QByteArray("DELETE") << QByteArray("/api/sessions/Ab_1/shares") << false
+                                        << K::RevokeSessionShares << true << "Ab_1";
+    QTest::newRow("a session's shares: GET") << QByteArray("GET") << QByteArray("/api/sessions/Ab_1/shares") << false
+                                             << K::MethodNotAllowed << true << "DELETE";
+    QTest::newRow("share link") << QByteArray("GET") << QByteArray("/?share=abc") << false << K::ShareLink << false << none;
     QTest::newRow("api root") << QByteArray("GET") << QByteArray("/api") << false << K::NotFound << true << none;
     QTest::newRow("api unknown") << QByteArray("GET") << QByteArray("/api/nope") << false << K::NotFound << true << none;
     QTest::newRow("too deep") << QByteArray("GET") << QByteArray("/api/sessions/a/b") << false << K::NotFound << true << none;
@@ -139,11 +167,8 @@ void TestRoute::upgradeQuery()
     QFETCH(bool, watch);
     QFETCH(bool, badQuery);
     QFETCH(qint64, resume);
-    const QByteArray head = "GET /ws/x" + (query.isEmpty() ? QByteArray() : "?" + query)
-        + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
-    HttpRequest r;
-    QVERIFY(r.feedHead(head.constData(), head.size()) != HttpRequest::Phase::Error);
-    const Route route = routeRequest(r);
+    Route route;
+    QVERIFY(upgradeRoute(query, &route));
     QCOMPARE(route.kind, Route::Kind::Upgrade);
     QCOMPARE(route.mode, watch ? ViewerMode::Watch : ViewerMode::Control);
     QCOMPARE(route.badQuery, badQuery);
@@ -151,6 +176,57 @@ void TestRoute::upgradeQuery()
     QCOMPARE(route.resume.has_value(), hasResume);
     if (hasResume)
         QCOMPARE(*route.resume, quint64(resume));
+}
+
+void TestRoute::upgradeReplay_data()
+{
+    // replay=raw|screen and lines=N (docs/protocol.md §5, "Screen replay"):
+    // a bad value is a 400 before the upgrade (badRequest), never a silent default.
+    QTest::addColumn<QByteArray>("query");
+    QTest::addColumn<bool>("screen");
+    QTest::addColumn<int>("lines");
+    QTest::addColumn<QString>("bad"); // what badRequest starts with; empty: accepted
+    const QString none;
+    const QString badReplay = QStringLiteral("bad replay");
+    const QString badLines = QStringLiteral("bad lines");
+    QTest::newRow("none") << QByteArray() << false << 0 << none;
+    QTest::newRow("raw") << QByteArray("replay=raw") << false << 0 << none;
+    QTest::newRow("screen") << QByteArray("replay=screen") << true << 0 << none;
+    QTest::newRow("screen, lines") << QByteArray("replay=screen&lines=200") << true << 200 << none;
+    QTest::newRow("lines before replay") << QByteArray("lines=5&replay=screen&mode=watch") << true << 5 << none;
+    QTest::newRow("screen, lines 0") << QByteArray("replay=screen&lines=0") << true << 0 << none;
+    QTest::newRow("screen, the most lines") << QByteArray("replay=screen&lines=1000") << true << 1000 << none;
+    QTest::newRow("screen, resume") << QByteArray("replay=screen&resume=10") << true << 0 << none;
+    QTest::newRow("replay: unknown") << QByteArray("replay=all") << false << 0 << badReplay;
+    QTest::newRow("replay: empty") << QByteArray("replay=") << false << 0 << badReplay;
+    QTest::newRow("replay: case") << QByteArray("replay=Screen") << false << 0 << badReplay;
+    QTest::newRow("lines: too many") << QByteArray("replay=screen&lines=1001") << true << 0 << badLines;
+    QTest::newRow("lines: negative") << QByteArray("replay=screen&lines=-1") << true << 0 << badLines;
+    QTest::newRow("lines: not a number") << QByteArray("replay=screen&lines=ten") << true << 0 << badLines;
+    QTest::newRow("lines: empty") << QByteArray("replay=screen&lines=") << true << 0 << badLines;
+    QTest::newRow("lines: beyond quint64") << QByteArray("replay=screen&lines=18446744073709551616") << true << 0
+                                           << badLines;
+    QTest::newRow("lines without screen") << QByteArray("lines=10") << false << 0 << badLines;
+    QTest::newRow("lines with raw") << QByteArray("replay=raw&lines=10") << false << 0 << badLines;
+    QTest::newRow("bad replay and lines") << QByteArray("replay=x&lines=10") << false << 0 << badReplay;
+}
+
+void TestRoute::upgradeReplay()
+{
+    QFETCH(QByteArray, query);
+    QFETCH(bool, screen);
+    QFETCH(int, lines);
+    QFETCH(QString, bad);
+    Route route;
+    QVERIFY(upgradeRoute(query, &route));
+    QCOMPARE(route.kind, Route::Kind::Upgrade);
+    QCOMPARE(route.id, QStringLiteral("x"));
+    QCOMPARE(route.screen, screen);
+    QCOMPARE(route.lines, lines);
+    if (bad.isEmpty())
+        QCOMPARE(route.badRequest, QString());
+    else
+        QVERIFY2(route.badRequest.startsWith(bad), qPrintable(route.badRequest));
 }
 
 void TestRoute::needsKey_data()

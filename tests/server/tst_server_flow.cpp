@@ -188,6 +188,17 @@ private Q_SLOTS:
         raw.pump();
         YesChecker check;
         qint64 replayFrom = -1;
+        // The server's screen snapshot (no offsets, not `yes` output) is cut
+        // out: it comes at snapshot_at, snapshot_bytes long.
+        qint64 binary = 0, snapshotFrom = -1, snapshotBytes = 0;
+        auto feed = [&](const QByteArray &d) {
+            // The part of [binary, binary + size) outside the snapshot.
+            const qint64 cutFrom = qBound<qint64>(0, snapshotFrom - binary, d.size());
+            const qint64 cutTo = qBound<qint64>(0, snapshotFrom + snapshotBytes - binary, d.size());
+            check.feed(d.left(int(cutFrom)));
+            check.feed(d.mid(int(qMax(cutFrom, cutTo))));
+            binary += d.size();
+        };
         auto drain = [&]() {
             raw.pump();
             RawWs::Frame fr;
@@ -198,9 +209,13 @@ private Q_SLOTS:
                         replayFrom = qint64(o.value(QStringLiteral("replay_from")).toDouble());
                         if (o.value(QStringLiteral("prelude_bytes")).toInt() != 0)
                             check.ok = false;
+                        if (o.value(QStringLiteral("snapshot_at")).isDouble()) {
+                            snapshotFrom = qint64(o.value(QStringLiteral("snapshot_at")).toDouble()) - replayFrom;
+                            snapshotBytes = qint64(o.value(QStringLiteral("snapshot_bytes")).toDouble());
+                        }
                     }
                 } else if (fr.opcode == 0x2 || fr.opcode == 0x0) {
-                    check.feed(fr.payload);
+                    feed(fr.payload);
                 }
             }
             return replayFrom >= 0 && quint64(replayFrom + check.seen) > paused + 4 * 1024 * 1024;

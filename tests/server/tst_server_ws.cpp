@@ -7,8 +7,11 @@
 #include "recordingviewer.h"
 #include "servertestutil.h"
 #include "testutil.h"
+#include "vtrender.h"
+#include "websocketviewer.h"
 
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QTemporaryDir>
 
 #include <memory>
@@ -29,6 +32,19 @@ QByteArray ringBytes(const Session *s, quint64 from, quint64 to)
 QString wsPath(const Session *s, const QString &query = QString())
 {
     return QStringLiteral("/ws/") + s->id() + (query.isEmpty() ? QString() : QStringLiteral("?") + query);
+}
+
+/// Waits up to `ms` for the next complete frame from the server.
+bool waitFrame(RawWs &raw, RawWs::Frame *frame, int ms = 5000)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!raw.nextFrame(frame)) {
+        if (t.elapsed() > ms)
+            return false;
+        QTest::qWait(5);
+    }
+    return true;
 }
 
 bool writeFile(const QString &path, const QByteArray &data)
@@ -256,6 +272,9 @@ private Q_SLOTS:
         QTRY_COMPARE(s->offset(), quint64(content.size()));
         const quint64 start = s->buffer().startOffset();
         QVERIFY(start > quint64(modes.size()));
+        // The server's screen (if it is synced, its snapshot goes at the end:
+        // the raw replay below is unchanged) has parsed everything.
+        QTRY_VERIFY_WITH_TIMEOUT(s->hasScreen() && s->screenOffset() == s->offset(), 10000);
 
         for (int round = 0; round < 2; ++round) {
             WsClient c;
@@ -273,7 +292,7 @@ private Q_SLOTS:
             QCOMPARE(quint64(c.num("replay_bytes")), quint64(content.size()) - from);
             QCOMPARE(c.num("offset"), qint64(content.size()));
             QVERIFY(prelude > 0);
-            QTRY_COMPARE(qint64(c.bytes.size()), prelude + c.num("replay_bytes"));
+            QTRY_COMPARE(qint64(c.bytes.size()), prelude + c.num("replay_bytes") + qMax<qint64>(0, c.num("snapshot_bytes")));
             const QByteArray pre = c.bytes.left(int(prelude));
             QVERIFY2(pre.contains("\x1b[?1049h"), pre.toHex().constData());
             QVERIFY(pre.contains("\x1b[?2004h"));
@@ -743,6 +762,210 @@ private Q_SLOTS:
         }
         QVERIFY(seen);
         QCOMPARE(quint64(before), at);
+    }
+
+    void screenSnapshotAndScreenReplay()
+    {
+        // A program that draws once and then updates a few cells until the
+        // 64 KiB ring rolls over. A viewer attached from the start, a late
+        // default one (snapshot inserted at S) and a late replay=screen one
+        // all end on the same screen, rendered by libvterm.
+        f.stop();
+        Limits limits;
+        limits.bufferCapacity = RingBuffer::kMinCapacity; // 64 KiB
+        QVERIFY(f.start(limits));
+        const QString script = QStringLiteral(
+            "sleep 0.5; printf '\\033[?1049h\\033[2J\\033[H\\033[1;44m TOP \\033[0m\\033[24;1H\\033[7mbar\\033[0m';"
+            "i=0; while [ $i -lt 5000 ]; do i=$((i+1)); [ $((i%50)) -ne 0 ] || sleep 0.01; printf '\\033[5;3H\\033[33m%05d\\033[0m' $i; done;"
+            "printf '\\033[7;1Hdone'; exec sleep 60");
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
+        QVERIFY(s);
+        WsClient always;
+        always.open(f.port, wsPath(s, QStringLiteral("mode=watch")), f.key);
+        QTRY_VERIFY(always.gotAttached());
+        QCOMPARE(always.num("replay_bytes"), 0); // attached before the first byte
+        QTRY_VERIFY_WITH_TIMEOUT(always.bytes.contains("done"), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(s->screenOffset() == s->offset() && s->screenSynced(), 10000);
+        QVERIFY(s->buffer().startOffset() > 0);
+
+        // The API publishes the screen.
+        const HttpReply api = f.http("GET", "/api/sessions/" + s->id().toLatin1());
+        QCOMPARE(api.status, 200);
+        const QJsonObject so = QJsonDocument::fromJson(api.body).object();
+        QVERIFY(so.value(QStringLiteral("screen_bytes")).toDouble() > 0);
+        QCOMPARE(so.value(QStringLiteral("screen")).toObject().value(QStringLiteral("synced")).toBool(), true);
+        QCOMPARE(quint64(so.value(QStringLiteral("screen")).toObject().value(QStringLiteral("offset")).toDouble()),
+                 s->offset());
+
+        TestUtil::VtRender ref(80, 24);
+        ref.feed(always.bytes);
+
+        WsClient late;
+        late.open(f.port, wsPath(s, QStringLiteral("mode=watch")), f.key);
+        QTRY_VERIFY(late.gotAttached());
+        QCOMPARE(late.attachedMsg.value(QStringLiteral("replay_mode")).toString(), QStringLiteral("raw"));
+        QVERIFY(late.attachedMsg.value(QStringLiteral("snapshot_at")).isDouble());
+        QCOMPARE(quint64(late.num("snapshot_at")), s->offset());
+        const qint64 expected = late.num("prelude_bytes") + late.num("replay_bytes") + late.num("snapshot_bytes");
+        QVERIFY(late.num("snapshot_bytes") > 0);
+        QTRY_COMPARE(qint64(late.bytes.size()), expected);
+        TestUtil::VtRender got(80, 24);
+        got.feed(late.bytes);
+        QVERIFY2(got.diff(ref).isEmpty(), qPrintable(got.diff(ref)));
+
+        WsClient screen;
+        screen.open(f.port, wsPath(s, QStringLiteral("mode=watch&replay=screen&lines=20")), f.key);
+        QTRY_VERIFY(screen.gotAttached());
+        QCOMPARE(screen.attachedMsg.value(QStringLiteral("replay_mode")).toString(), QStringLiteral("screen"));
+        QCOMPARE(screen.num("snapshot_at"), screen.num("replay_from"));
+        QCOMPARE(quint64(screen.num("replay_from")), s->offset());
+        QCOMPARE(screen.num("prelude_bytes"), 0);
+        QTRY_COMPARE(qint64(screen.bytes.size()), screen.num("snapshot_bytes"));
+        QVERIFY(screen.bytes.size() < late.bytes.size() / 4); // the screen, not the ring
+        TestUtil::VtRender scr(80, 24);
+        scr.feed(screen.bytes);
+        QVERIFY2(scr.diff(ref).isEmpty(), qPrintable(scr.diff(ref)));
+    }
+
+    void screenReplayQueryRefusedBeforeUpgrade_data()
+    {
+        QTest::addColumn<QString>("query");
+        QTest::addColumn<int>("status");
+        QTest::newRow("replay raw") << QStringLiteral("replay=raw") << 101;
+        QTest::newRow("replay screen") << QStringLiteral("replay=screen") << 101;
+        QTest::newRow("screen, 0 lines") << QStringLiteral("replay=screen&lines=0") << 101;
+        QTest::newRow("screen, 1000 lines") << QStringLiteral("replay=screen&lines=1000") << 101;
+        QTest::newRow("unknown replay") << QStringLiteral("replay=all") << 400;
+        QTest::newRow("empty replay") << QStringLiteral("replay=") << 400;
+        QTest::newRow("lines 1001") << QStringLiteral("replay=screen&lines=1001") << 400;
+        QTest::newRow("lines negative") << QStringLiteral("replay=screen&lines=-1") << 400;
+        QTest::newRow("lines not a number") << QStringLiteral("replay=screen&lines=ten") << 400;
+        QTest::newRow("lines empty") << QStringLiteral("replay=screen&lines=") << 400;
+        QTest::newRow("lines huge") << QStringLiteral("replay=screen&lines=99999999999999999999999") << 400;
+        QTest::newRow("lines without replay=screen") << QStringLiteral("lines=10") << 400;
+    }
+
+    void screenReplayQueryRefusedBeforeUpgrade()
+    {
+        QFETCH(QString, query);
+        QFETCH(int, status);
+        Session *s = f.spawn();
+        QVERIFY(s);
+        RawWs raw;
+        raw.handshake(f.port, wsPath(s, query).toLatin1(), f.key);
+        QCOMPARE(raw.status, status);
+        if (status == 400)
+            QCOMPARE(s->viewerCount(), 0);
+    }
+
+    void binaryFrameHeader_data()
+    {
+        QTest::addColumn<qlonglong>("size");
+        QTest::addColumn<QByteArray>("header");
+        // RFC 6455 §5.2: FIN + opcode 2, unmasked, the minimal length form.
+        QTest::newRow("empty") << 0LL << QByteArray::fromHex("8200");
+        QTest::newRow("one byte") << 1LL << QByteArray::fromHex("8201");
+        QTest::newRow("125, last 7-bit length") << 125LL << QByteArray::fromHex("827d");
+        QTest::newRow("126, first 16-bit length") << 126LL << QByteArray::fromHex("827e007e");
+        QTest::newRow("65535, last 16-bit length") << 65535LL << QByteArray::fromHex("827effff");
+        QTest::newRow("65536 (kMaxSendChunk), 64-bit length") << 65536LL << QByteArray::fromHex("827f0000000000010000");
+        QTest::newRow("negative counts as 0") << -5LL << QByteArray::fromHex("8200");
+    }
+    void binaryFrameHeader()
+    {
+        QFETCH(qlonglong, size);
+        QFETCH(QByteArray, header);
+        char out[WebSocketViewer::kMaxFrameHeader];
+        const int n = WebSocketViewer::binaryFrameHeader(qsizetype(size), out);
+        QCOMPARE(QByteArray(out, n).toHex(), header.toHex());
+    }
+
+    void loneOutputLeavesAtOnce()
+    {
+        // A keystroke's echo must not wait for another event-loop turn (nor
+        // be split into a header segment and a payload segment): it is in
+        // the kernel when output() returns, as one frame.
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 600")});
+        QVERIFY(s);
+        RawWs raw;
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        RawWs::Frame fr;
+        QVERIFY(waitFrame(raw, &fr));
+        QCOMPARE(fr.opcode, 0x1);
+        QVERIFY(fr.payload.contains("\"type\":\"attached\""));
+        auto *v = dynamic_cast<WebSocketViewer *>(s->controlViewer());
+        QVERIFY(v);
+        QTRY_COMPARE(v->queuedBytes(), 0); // the attach message has left
+        v->output("x", 1);
+        QCOMPARE(v->queuedBytes(), 0);
+        QTRY_COMPARE(raw.in.size(), 3);
+        QCOMPARE(raw.in.toHex(), QByteArray("820178"));
+    }
+
+    void outputFramesKeepOrder()
+    {
+        // Output written behind a backlog (the kernel did not take it all)
+        // and live output interleaved with text messages: every byte once,
+        // in order, in frames of at most kMaxSendChunk, and a title message
+        // after the bytes that set it.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QByteArray text;
+        for (int i = 0; text.size() < 300000; ++i)
+            text += "row " + QByteArray::number(i) + " " + QByteArray(i % 97, char('a' + i % 26)) + "\n";
+        const QString file = dir.filePath(QStringLiteral("text"));
+        QVERIFY(writeFile(file, text));
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("stty raw -echo; head -c 1 >/dev/null; cat '%1'; printf '\\033]0;done\\007'; exec sleep 600").arg(file)});
+        QVERIFY(s);
+        f.server->setFlowWatermarks(4 * 1024 * 1024, 1024 * 1024);
+        RawWs raw;
+        raw.sock.setReadBufferSize(64 * 1024);
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        QTRY_VERIFY(s->controlViewer());
+        auto *v = dynamic_cast<WebSocketViewer *>(s->controlViewer());
+        QVERIFY(v);
+        // A backlog first: 6 MiB in one call while the client reads nothing
+        // (more than the kernel's buffers take: tcp_wmem's 4 MiB at most,
+        // the client's unread window), so the rest of a frame and the frames
+        // after it wait in the socket's queue; the watermarks are raised so
+        // that the hard bound (4 x high) does not close this client.
+        raw.reading = false;
+        QByteArray big(6 * 1024 * 1024, '\0');
+        for (int i = 0; i < big.size(); ++i)
+            big[i] = char('A' + (i / 7) % 26);
+        v->output(big.constData(), big.size());
+        v->output("|", 1);
+        QVERIFY(v->queuedBytes() > 0);
+        QTRY_VERIFY(s->offset() == 0); // the program waits for its byte
+        raw.reading = true;
+        raw.pump();
+        raw.sendFrame(0x2, "g");
+
+        QByteArray bytes;
+        int titleAt = -1;
+        int maxFrame = 0;
+        QElapsedTimer t;
+        t.start();
+        RawWs::Frame fr;
+        while (titleAt < 0 && t.elapsed() < 20000) {
+            if (!waitFrame(raw, &fr, 100))
+                continue;
+            if (fr.opcode == 0x2) {
+                bytes += fr.payload;
+                maxFrame = qMax(maxFrame, int(fr.payload.size()));
+            } else if (fr.opcode == 0x1 && fr.payload.contains("\"type\":\"title\"")) {
+                titleAt = bytes.size();
+            }
+        }
+        QVERIFY(titleAt >= 0);
+        QVERIFY(maxFrame <= WebSocketViewer::kMaxSendChunk);
+        const QByteArray live = text + "\033]0;done\007";
+        QCOMPARE(bytes.size(), big.size() + 1 + live.size());
+        QVERIFY(bytes.startsWith(big + "|"));
+        QVERIFY(bytes.mid(big.size() + 1) == live);
+        QCOMPARE(bytes.mid(big.size() + 1), ringBytes(s, 0, s->offset()));
+        QCOMPARE(titleAt, bytes.size());
     }
 
     void titles()

@@ -267,8 +267,15 @@ public:
     }
     bool gotAttached() const { return !attachedMsg.isEmpty(); }
     qint64 num(const char *field) const { return qint64(attachedMsg.value(QLatin1String(field)).toDouble(-1)); }
-    /// Binary payload after the prelude (the replay and live bytes).
-    QByteArray stream() const { return bytes.mid(int(num("prelude_bytes"))); }
+    /// Binary payload after the prelude (the replay and live bytes), the
+    /// screen snapshot (at `snapshot_at`, no offsets either) cut out.
+    QByteArray stream() const
+    {
+        QByteArray out = bytes.mid(int(num("prelude_bytes")));
+        if (attachedMsg.value(QStringLiteral("snapshot_at")).isDouble())
+            out.remove(int(num("snapshot_at") - num("replay_from")), int(num("snapshot_bytes")));
+        return out;
+    }
     QList<QJsonObject> texts() const
     {
         QList<QJsonObject> out;

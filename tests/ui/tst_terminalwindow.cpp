@@ -198,7 +198,10 @@ void TestTerminalWindow::replayAnswersAreNotTyped()
     // Before any window exists, the program asks for the cursor position
     // (DSR 6). A terminal rendering that replay answers "ESC[row;colR"; the
     // answer must not be typed into the program (microsoft/vscode#123803).
-    Session *s = registry.create(shellOptions(QStringLiteral("printf 'query:\\033[6n\\n'; exec /bin/sh")));
+    // The server answers the query (no viewer yet: docs/protocol.md, "Queries
+    // while detached"); the program reads that answer, as programs do.
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "exec bash -c 'printf \"query:\\033[6n\\n\"; IFS= read -rsd R -t 5 x; exec env \"PS1=$ \" /bin/sh'")));
     QVERIFY(s);
     QTRY_VERIFY(ringText(s).contains("query:"));
     QTRY_VERIFY(ringText(s).contains("$ "));
@@ -235,7 +238,10 @@ void TestTerminalWindow::widgetAnswersTheReplayFence()
     // fallback timeout.
     SessionRegistry registry;
     registry.setTeardownGrace(200);
-    Session *s = registry.create(shellOptions(QStringLiteral("printf 'q:\\033[6n\\033[c\\n'; exec /bin/sh")));
+    // The server answers both (no viewer yet); the program reads them.
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "exec bash -c 'printf \"q:\\033[6n\\033[c\\n\"; IFS= read -rsd R -t 5 x; IFS= read -rsd c -t 5 y;"
+        " exec env \"PS1=$ \" /bin/sh'")));
     QVERIFY(s);
     QTRY_VERIFY(ringText(s).contains("$ "));
     TerminalWindow w(&registry, s, ViewerMode::Control);

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Reattach fidelity in the CLI (issue 9): the corpus of
+// tests/vectors/fidelity-corpus.json (the rows of server/tst_fidelity) seen
+// through `tether attach` inside tmux. For each row, a `tether attach --watch`
+// in one tmux session follows the session from the start (the reference);
+// the steps drive the program through a control WebSocket; once the ring has
+// rolled over, the program is frozen (SIGSTOP to the terminal's foreground
+// process group: the stream stops at one offset), and a second `tether
+// attach --watch` starts in another tmux session of the session's size (the
+// late viewer). Once tmux shows, in both panes, the title of a barrier
+// written to the session's terminal after that (tests/support/fidelity.h,
+// RowRun::writeBarrier), both panes are read back with `tmux capture-pane -p -e`
+// (text and SGR), `capture-pane -a` (the normal screen under the alternate
+// one) and tmux's cursor and mode flags, and must be the same.
+//
+// Real shell (bash) in a real PTY, the real `tether` binary, real tmux (a
+// private server on its own socket). The rows run side by side.
+#include "fidelity.h"
+#include "servertestutil.h"
+
+#include <QDir>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include <csignal>
+
+using namespace Tether;
+using namespace ServerTest;
+
+namespace {
+/// Attributes of a cell as capture-pane -e gives them (SGR).
+struct Pen {
+    bool bold = false, dim = false, italic = false, blink = false, reverse = false, hidden = false, strike = false,
+         overline = false;
+    int underline = 0;
+    QString fg, bg; ///< "" default, "iN" indexed, "rR;G;B" true colour
+
+    /// SGR parameters ("1;38;5;208", sub-parameters with ':').
+    void apply(const QString &params)
+    {
+        const QStringList p = params.split(QLatin1Char(';'));
+        for (int i = 0; i < p.size(); ++i) {
+            const QStringList sub = p.at(i).split(QLatin1Char(':'));
+            const int n = sub.first().toInt();
+            const auto colour = [&](QString *c) { // 38;5;N / 38;2;R;G;B / 38:5:N
+                QStringList args = sub.mid(1);
+                if (args.isEmpty()) {
+                    args = p.mid(i + 1, p.value(i + 1) == QLatin1String("2") ? 4 : 2);
+                    i += int(args.size());
+                }
+                if (args.value(0) == QLatin1String("5"))
+                    *c = QStringLiteral("i") + args.value(1);
+                else if (args.value(0) == QLatin1String("2"))
+                    *c = QStringLiteral("r%1;%2;%3").arg(args.value(args.size() - 3), args.value(args.size() - 2), args.value(args.size() - 1));
+            };
+            switch (n) {
+            case 0: *this = Pen(); break;
+            case 1: bold = true; break;
+            case 2: dim = true; break;
+            case 3: italic = true; break;
+            case 4: underline = sub.size() > 1 ? sub.at(1).toInt() : 1; break;
+            case 5: blink = true; break;
+            case 7: reverse = true; break;
+            case 8: hidden = true; break;
+            case 9: strike = true; break;
+            case 21: underline = 2; break;
+            case 22: bold = dim = false; break;
+            case 23: italic = false; break;
+            case 24: underline = 0; break;
+            case 25: blink = false; break;
+            case 27: reverse = false; break;
+            case 28: hidden = false; break;
+            case 29: strike = false; break;
+            case 38: colour(&fg); break;
+            case 39: fg.clear(); break;
+            case 48: colour(&bg); break;
+            case 49: bg.clear(); break;
+            case 53: overline = true; break;
+            case 55: overline = false; break;
+            default:
+                if (n >= 30 && n <= 37)
+                    fg = QStringLiteral("i%1").arg(n - 30);
+                else if (n >= 90 && n <= 97)
+                    fg = QStringLiteral("i%1").arg(n - 90 + 8);
+                else if (n >= 40 && n <= 47)
+                    bg = QStringLiteral("i%1").arg(n - 40);
+                else if (n >= 100 && n <= 107)
+                    bg = QStringLiteral("i%1").arg(n - 100 + 8);
+                break;
+            }
+        }
+    }
+    /// How a cell showing `ch` with this pen looks. A blank shows only its
+    /// background (with reverse video, its foreground), its underline,
+    /// strike-out and overline: the rest is dropped, so a blank written with
+    /// a pen and one erased compare equal (terminals differ in what an erase
+    /// keeps: tmux and xterm keep the background only, libvterm the whole
+    /// pen, and the server's snapshot paints what libvterm has).
+    QString describe(const QString &ch) const
+    {
+        const bool blank = ch == QLatin1String(" ");
+        QString a = QStringLiteral("%1|u%2%3%4").arg(ch).arg(underline).arg(strike ? "s" : "").arg(overline ? "o" : "");
+        if (!blank || reverse)
+            a += QStringLiteral("|fg%1").arg(fg);
+        a += QStringLiteral("|bg%1").arg(bg) + (reverse ? "|rev" : "");
+        if (!blank)
+            a += QStringLiteral("%1%2%3%4%5").arg(bold ? "|b" : "", dim ? "|d" : "", italic ? "|i" : "", blink ? "|k" : "",
+                                                  hidden ? "|h" : "");
+        return a;
+    }
+};
+
+/// A capture of capture-pane -p -e (text with SGR sequences; the attributes
+/// carry from one line to the next) as rows of cells, `cols` cells a row
+/// (a wide character is one cell, combining characters join theirs; rows are
+/// padded with default blanks).
+QList<QStringList> paneCells(const QString &capture, int cols)
+{
+    QList<QStringList> rows;
+    Pen pen;
+    for (const QString &line : capture.split(QLatin1Char('\n'))) {
+        QStringList cells;
+        for (int i = 0; i < line.size(); ++i) {
+            const QChar c = line.at(i);
+            if (c == QLatin1Char('\x1b') && i + 1 < line.size() && line.at(i + 1) == QLatin1Char('[')) {
+                int end = i + 2;
+                while (end < line.size() && !(line.at(end).unicode() >= 0x40 && line.at(end).unicode() <= 0x7e))
+                    ++end;
+                if (end < line.size() && line.at(end) == QLatin1Char('m'))
+                    pen.apply(line.mid(i + 2, end - i - 2));
+                i = end;
+                continue;
+            }
+            QString ch = c;
+            if (c.isHighSurrogate() && i + 1 < line.size())
+                ch += line.at(++i);
+            if (!cells.isEmpty() && QChar::category(ch.toUcs4().value(0)) == QChar::Mark_NonSpacing) {
+                cells.last().insert(cells.last().indexOf(QLatin1Char('|')), ch);
+                continue;
+            }
+            cells << pen.describe(ch);
+        }
+        while (cells.size() < cols)
+            cells << Pen().describe(QStringLiteral(" "));
+        rows << cells;
+    }
+    // Trailing blank rows (capture-pane ends with a newline) are dropped.
+    const QString blank = Pen().describe(QStringLiteral(" "));
+    while (!rows.isEmpty() && std::all_of(rows.last().begin(), rows.last().end(), [&](const QString &c) { return c == blank; }))
+        rows.removeLast();
+    return rows;
+}
+
+/// What a pane shows: tmux's cursor and mode flags, the screen and the
+/// normal screen under the alternate one (capture-pane -e, with SGR).
+struct PaneView {
+    QString flags, screen, normal;
+};
+
+/// How `late` differs from `ref` (empty when they show the same): the flags,
+/// the first differing cells, and both screens as text.
+QString paneDiff(const PaneView &ref, const PaneView &late, int cols)
+{
+    QStringList out;
+    if (ref.flags != late.flags)
+        out << QStringLiteral("flags: %1\n   vs: %2").arg(ref.flags.trimmed(), late.flags.trimmed());
+    const auto text = [](const QString &capture) {
+        return QString(capture).remove(QRegularExpression(QStringLiteral("\x1b\\[[0-9;:]*[@-~]")));
+    };
+    for (const auto &[name, a, b] : {std::make_tuple(QStringLiteral("screen"), ref.screen, late.screen),
+                                      std::make_tuple(QStringLiteral("normal screen under the alternate one"), ref.normal, late.normal)}) {
+        const QList<QStringList> x = paneCells(a, cols), y = paneCells(b, cols);
+        int cells = 0;
+        QStringList shown;
+        for (int r = 0; r < qMax(x.size(), y.size()); ++r) {
+            for (int c = 0; c < qMax(x.value(r).size(), y.value(r).size()); ++c) {
+                if (x.value(r).value(c) == y.value(r).value(c))
+                    continue;
+                if (++cells <= 8)
+                    shown << QStringLiteral("  cell (%1,%2): %3 vs %4").arg(r).arg(c).arg(x.value(r).value(c), y.value(r).value(c));
+            }
+        }
+        if (cells)
+            out << QStringLiteral("%1: %2 cells differ (character|underline|fg|bg|attributes)").arg(name).arg(cells) << shown
+                << QStringLiteral("--- reference pane:\n") + text(a) << QStringLiteral("--- late pane:\n") + text(b);
+    }
+    return out.join(QLatin1Char('\n'));
+}
+
+/// The private tmux server of the test (its own socket, no config file).
+class Tmux
+{
+public:
+    QString socket;
+
+    /// Runs a tmux command; its standard output (ok: exit status 0).
+    QString run(const QStringList &args, bool *ok = nullptr) const
+    {
+        QProcess p;
+        p.start(QStringLiteral("tmux"), QStringList{QStringLiteral("-S"), socket, QStringLiteral("-f"), QStringLiteral("/dev/null")} + args);
+        const bool done = p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+        if (ok)
+            *ok = done;
+        if (!done)
+            qWarning() << "tmux" << args << "failed:" << p.readAllStandardError();
+        return QString::fromUtf8(p.readAllStandardOutput());
+    }
+    /// Starts reading what panes `panes` show, in one tmux command (the
+    /// test's event loop also runs the server: it is never blocked for a
+    /// read). capturedPanes() parses the output once `p` has finished.
+    /// capture-pane -N: without it tmux drops a line's trailing spaces
+    /// whatever their attributes when nothing follows them (top's reversed
+    /// header, padded to the last column, then erased there by EL with the
+    /// wrap pending, lost its last reversed blanks in one pane and not in
+    /// the other, where the same cells were painted one by one).
+    void startCapture(QProcess *p, const QStringList &panes) const
+    {
+        QStringList args{QStringLiteral("-S"), socket, QStringLiteral("-f"), QStringLiteral("/dev/null")};
+        for (const QString &name : panes) {
+            args << QStringLiteral("display-message") << QStringLiteral("-p") << QStringLiteral("-t") << name
+                 << QStringLiteral("size #{pane_width}x#{pane_height} cursor #{cursor_x},#{cursor_y} visible #{cursor_flag} "
+                                   "alternate #{alternate_on} insert #{insert_flag} keypad #{keypad_cursor_flag},#{keypad_flag} "
+                                   "mouse #{mouse_any_flag},#{mouse_button_flag},#{mouse_standard_flag},#{mouse_sgr_flag},#{mouse_utf8_flag} "
+                                   "origin #{origin_flag} wrap #{wrap_flag} region #{scroll_region_upper},#{scroll_region_lower} "
+                                   "title #{pane_title}")
+                 << QStringLiteral(";") << separator() << QStringLiteral(";")
+                 << QStringLiteral("capture-pane") << QStringLiteral("-p") << QStringLiteral("-e") << QStringLiteral("-N")
+                 << QStringLiteral("-t") << name << QStringLiteral(";") << separator() << QStringLiteral(";")
+                 << QStringLiteral("capture-pane") << QStringLiteral("-p") << QStringLiteral("-e") << QStringLiteral("-N") << QStringLiteral("-a")
+                 << QStringLiteral("-q") << QStringLiteral("-t") << name << QStringLiteral(";") << separator() << QStringLiteral(";");
+        }
+        args.removeLast(); // the last ";"
+        p->start(QStringLiteral("tmux"), args);
+    }
+    /// The panes read by a finished startCapture(), in order; empty when it failed.
+    static QList<PaneView> capturedPanes(QProcess *p)
+    {
+        QList<PaneView> out;
+        if (p->exitStatus() != QProcess::NormalExit || p->exitCode() != 0)
+            return out;
+        const QStringList parts = QString::fromUtf8(p->readAllStandardOutput()).split(QStringLiteral("@@fidelity@@\n"));
+        for (int i = 0; i + 2 < parts.size(); i += 3)
+            out.append(PaneView{parts.at(i), parts.at(i + 1), parts.at(i + 2)});
+        return out;
+    }
+
+private:
+    static QStringList separator()
+    {
+        return {QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("@@fidelity@@")};
+    }
+};
+
+/// A row whose viewers are `tether attach --watch` in tmux panes: "ref-NAME"
+/// from the start, "late-NAME" once the program is frozen.
+class CliRow : public Fidelity::RowRun
+{
+public:
+    CliRow(Fixture &f, const QJsonObject &def, const QString &home, quint64 capacity, const Tmux &tmux)
+        : RowRun(f, def, home, capacity, true), m_tmux(tmux)
+    {
+        if (session && !startAttach(QStringLiteral("ref-") + name))
+            finish(QStringLiteral("cannot start the reference pane"));
+    }
+
+protected:
+    // Both viewers there before the program writes a byte it needs.
+    bool referenceReady() override { return session->viewerCount() >= 2; }
+    // The reference pane follows the session's size (tether attach --watch
+    // cannot resize its terminal).
+    void resized(int cols, int rows) override
+    {
+        m_tmux.run({QStringLiteral("resize-window"), QStringLiteral("-t"), QStringLiteral("ref-") + name,
+                    QStringLiteral("-x"), QString::number(cols), QStringLiteral("-y"), QString::number(rows)});
+    }
+    bool startLate() override { return startAttach(QStringLiteral("late-") + name); }
+    /// Once the late pane's `tether attach` is counted as a viewer, the
+    /// barrier is written (RowRun::writeBarrier); the panes are read
+    /// (without waiting: one tmux command in the background) every 100 ms
+    /// until both show the barrier's title: tmux has then parsed everything
+    /// the program wrote and the late viewer's whole replay, and the panes
+    /// are compared once.
+    void pollLate() override
+    {
+        if (m_reading.state() != QProcess::NotRunning)
+            return;
+        if (m_readStarted) {
+            m_readStarted = false;
+            const QList<PaneView> panes = Tmux::capturedPanes(&m_reading);
+            const QString title = QStringLiteral("title ") + barrierTitle() + QLatin1Char('\n');
+            if (panes.size() == 2 && panes.at(0).flags.endsWith(title) && panes.at(1).flags.endsWith(title))
+                compare(panes.at(0), panes.at(1));
+            return;
+        }
+        if (session->viewerCount() < 3 || !writeBarrier() || clock.elapsed() < m_nextRead)
+            return;
+        m_nextRead = clock.elapsed() + 100;
+        m_tmux.startCapture(&m_reading, {QStringLiteral("ref-") + name, QStringLiteral("late-") + name});
+        m_readStarted = true;
+    }
+
+private:
+    void compare(const PaneView &ref, const PaneView &late)
+    {
+        const QString diff = paneDiff(ref, late, session->cols());
+        if (diff.isEmpty())
+            return finish();
+        finish(QStringLiteral("%1: the late pane differs from the reference pane (session offset %2, ring start %3, "
+                              "program started at %4):\n%5")
+                   .arg(name).arg(session->offset()).arg(session->buffer().startOffset()).arg(driver->mark()).arg(diff));
+    }
+
+private:
+    /// A tmux session `pane` of the session's size running `tether attach --watch` on it.
+    bool startAttach(const QString &pane)
+    {
+        const QString cmd = QStringLiteral("exec '%1' attach --watch --url http://127.0.0.1:%2/ --key %3 %4")
+                                .arg(QStringLiteral(TETHER_BINARY)).arg(m_fixture.port)
+                                .arg(QString::fromLatin1(m_fixture.key), session->id());
+        bool ok = false;
+        m_tmux.run({QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-s"), pane, QStringLiteral("-x"),
+                    QString::number(session->cols()), QStringLiteral("-y"), QString::number(session->rows()), cmd}, &ok);
+        return ok;
+    }
+
+    const Tmux &m_tmux;
+    qint64 m_nextRead = 0;    ///< ms on clock of the next read of the panes
+    QProcess m_reading;       ///< the tmux command reading both panes
+    bool m_readStarted = false;
+};
+} // namespace
+
+class TestFidelityCli : public QObject
+{
+    Q_OBJECT
+private:
+    Fixture f;
+    QJsonObject m_corpus;
+    QTemporaryDir m_home;
+    Tmux m_tmux;
+    std::vector<std::unique_ptr<Fidelity::RowRun>> m_rows;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (QStandardPaths::findExecutable(QStringLiteral("tmux")).isEmpty())
+            QSKIP("tmux is not installed (scripts/install-deps.sh installs it)");
+        QVERIFY(m_home.isValid());
+        // A private tmux server: no status line (the pane is the whole
+        // window), panes kept when `tether attach` exits (its last words stay
+        // readable).
+        m_tmux.socket = m_home.path() + QStringLiteral("/tmux.sock");
+        bool ok = false;
+        m_tmux.run({QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-s"), QStringLiteral("keep"),
+                    QStringLiteral("-x"), QStringLiteral("80"), QStringLiteral("-y"), QStringLiteral("24"), QStringLiteral(";"),
+                    QStringLiteral("set-option"), QStringLiteral("-g"), QStringLiteral("status"), QStringLiteral("off"), QStringLiteral(";"),
+                    QStringLiteral("set-option"), QStringLiteral("-g"), QStringLiteral("remain-on-exit"), QStringLiteral("on")}, &ok);
+        QVERIFY(ok);
+        Fidelity::RowRun::startAll<CliRow>(f, &m_corpus, m_home.path(), &m_rows, m_tmux);
+    }
+    void cleanupTestCase()
+    {
+        if (!m_tmux.socket.isEmpty())
+            m_tmux.run({QStringLiteral("kill-server")});
+        m_rows.clear();
+        f.stop();
+    }
+
+    void lateAttachSeesTheSameScreen_data()
+    {
+        Fidelity::RowRun::addDataRows(m_corpus);
+    }
+    void lateAttachSeesTheSameScreen()
+    {
+        QFETCH(QString, name);
+        Fidelity::RowRun::verify(m_rows, name);
+    }
+};
+
+QTEST_MAIN(TestFidelityCli)
+#include "tst_fidelitycli.moc"

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Reattach fidelity in the local terminal window (issue 9): the corpus of
+// tests/vectors/fidelity-corpus.json (the rows of server/tst_fidelity) seen
+// in QTermWidget. For each row a watch window follows the session from the
+// start (the reference); the steps drive the program through a control
+// WebSocket; once the ring has rolled over the program is frozen (SIGSTOP to
+// the terminal's foreground process group: the stream stops at one offset)
+// and a second watch window attaches (the late viewer). Once both show the
+// title of a barrier written to the session's terminal after that
+// (tests/support/fidelity.h, RowRun::writeBarrier), their screens' text
+// (what QTermWidget gives: characters, no attributes) and sizes must be the
+// same. Qt 5 only: QTermWidget 1.x exists for Qt 5 here.
+#include "fidelity.h"
+#include "servertestutil.h"
+
+#ifdef TETHER_HAVE_QTERMWIDGET
+#include "terminalwindow.h"
+#if TETHER_QTERMWIDGET_MAJOR == 6
+#include <qtermwidget6/qtermwidget.h>
+#else
+#include <qtermwidget5/qtermwidget.h>
+#endif
+#endif
+
+#include <QTemporaryDir>
+
+#include <memory>
+#include <vector>
+
+using namespace Tether;
+using namespace ServerTest;
+
+#ifdef TETHER_HAVE_QTERMWIDGET
+namespace {
+/// The text of the screen `w` shows, after its size: each row on its own,
+/// read through a selection of that row (the history text joins rows a
+/// line wrapped across, and whether a line wrapped is not something a late
+/// viewer can be told), trailing blanks dropped.
+QString screenOf(const TerminalWindow &w)
+{
+    QTermWidget *t = w.terminal();
+    const int cols = t->screenColumnsCount();
+    const int rows = t->screenLinesCount();
+    const int top = t->historyLinesCount(); // selection rows count from the oldest history line
+    QStringList lines;
+    for (int r = 0; r < rows; ++r) {
+        t->setSelectionStart(top + r, 0);
+        t->setSelectionEnd(top + r, cols - 1);
+        QString l = t->selectedText(false);
+        while (l.endsWith(QLatin1Char(' ')) || l.endsWith(QLatin1Char('\n')))
+            l.chop(1);
+        lines << l;
+    }
+    t->setSelectionStart(-1, -1); // nothing selected
+    t->setSelectionEnd(-1, -1);
+    return QStringLiteral("%1x%2\n").arg(cols).arg(rows) + lines.join(QLatin1Char('\n'));
+}
+
+/// A row whose viewers are watch windows: one from the start, one late.
+class WindowRow : public Fidelity::RowRun
+{
+public:
+    WindowRow(Fixture &f, const QJsonObject &def, const QString &home, quint64 capacity)
+        : RowRun(f, def, home, capacity, true)
+    {
+        if (session)
+            m_ref = open();
+    }
+
+protected:
+    bool referenceReady() override { return m_ref && m_ref->isAttached() && session->viewerCount() >= 2; }
+    bool startLate() override
+    {
+        m_late = open();
+        return m_late && m_late->isAttached();
+    }
+    /// Once the late window is attached, the barrier is written
+    /// (RowRun::writeBarrier); when both windows' terminals show its title,
+    /// each has parsed everything the program wrote (and the late one its
+    /// whole replay): the screens are compared once.
+    void pollLate() override
+    {
+        if (!m_late->isAttached() || !writeBarrier())
+            return;
+        if (m_ref->terminal()->title() != barrierTitle() || m_late->terminal()->title() != barrierTitle())
+            return;
+        const QString ref = screenOf(*m_ref);
+        const QString late = screenOf(*m_late);
+        if (ref == late)
+            return finish();
+        finish(QStringLiteral("%1: the late window differs from the reference window (session offset %2, ring start %3, "
+                              "program started at %4):\n--- reference window:\n%5\n--- late window:\n%6")
+                   .arg(name).arg(session->offset()).arg(session->buffer().startOffset()).arg(driver->mark())
+                   .arg(ref, late));
+    }
+
+private:
+    std::unique_ptr<TerminalWindow> open()
+    {
+        auto w = std::make_unique<TerminalWindow>(m_fixture.registry.get(), session, ViewerMode::Watch);
+        // A watch window sizes itself to the session's cells within the
+        // screen (the offscreen platform's is 800x600): a small font lets
+        // 100x30 cells fit.
+        QFont font = w->terminal()->getTerminalFont();
+        font.setPixelSize(6);
+        w->terminal()->setTerminalFont(font);
+        w->show();
+        if (!w->attachSession())
+            finish(QStringLiteral("a watch window cannot attach"));
+        return w;
+    }
+
+    std::unique_ptr<TerminalWindow> m_ref, m_late;
+};
+} // namespace
+#endif
+
+class TestFidelityWindow : public QObject
+{
+    Q_OBJECT
+private:
+    Fixture f;
+    QJsonObject m_corpus;
+    QTemporaryDir m_home;
+    std::vector<std::unique_ptr<Fidelity::RowRun>> m_rows;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+#ifndef TETHER_HAVE_QTERMWIDGET
+        QSKIP("built without QTermWidget (none for this Qt version here): the window has no screen to compare");
+#else
+        QVERIFY(m_home.isValid());
+        Fidelity::RowRun::startAll<WindowRow>(f, &m_corpus, m_home.path(), &m_rows);
+#endif
+    }
+    void cleanupTestCase()
+    {
+        m_rows.clear();
+        f.stop();
+    }
+
+    void lateWindowSeesTheSameScreen_data() { Fidelity::RowRun::addDataRows(m_corpus); }
+    void lateWindowSeesTheSameScreen()
+    {
+        QFETCH(QString, name);
+        Fidelity::RowRun::verify(m_rows, name);
+    }
+};
+
+QTEST_MAIN(TestFidelityWindow)
+#include "tst_fidelitywindow.moc"

@@ -7,7 +7,7 @@
 // whole cell buffer with memmove on every scrolled line, so a flood through
 // the server's screen, or the tests' reference renderer, spent 87-91 % of its
 // CPU there (perf, tst_session) and the screen tests failed on time
-// (docs/reliability.md, "Why not in make test yet"). An executable's
+// (docs/reliability.md, "The screen's tests and libasan's memmove"). An executable's
 // definition comes first in symbol lookup, libasan's and libc's after it.
 //
 // Built on memcpy of chunks that do not overlap, through a bounce buffer:

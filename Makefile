@@ -31,23 +31,19 @@ run: deps build-$(RUN_VARIANT)/CMakeCache.txt
 	cmake --build build-$(RUN_VARIANT) -j $(JOBS) --target tether
 	@scripts/run.sh build-$(RUN_VARIANT)
 
-# The Qt 6 suite again under AddressSanitizer and UndefinedBehaviorSanitizer
-# (issue 10): every report is fatal; the runtime options and the leak
-# suppressions (Qt and system libraries only) are in tests/sanitizers/, set
-# on every ctest test of this tree. Not the whole suite: the tests of the
-# protocol, common, engine, server and client layers and the fuzz corpora,
-# not the desktop ui's (for time, once it joins make test: 25 minutes on 2 cores);
-# the tether executable they start is sanitized too. What it costs:
-# docs/reliability.md, "Sanitizers".
+# The Qt 6 variant again under AddressSanitizer and UndefinedBehaviorSanitizer
+# (issue 10), every test of every layer: meant to replace build-qt6 in make
+# test (a third tree would not fit its 25 minutes on 2 cores), not yet: a
+# screen test is still outrun here under load, and the budget is tight
+# (docs/reliability.md, "Sanitizers").
+# A report fails its test: every report is fatal (-fno-sanitize-recover,
+# halt_on_error), and tests/sanitizers/run.sh fails a test when any process
+# it started (the tether server, a restarted image, a client) wrote one. Runtime options and
+# leak suppressions (library-owned memory only) are in tests/sanitizers/.
 build-asan/CMakeCache.txt:
-	cmake -S . -B build-asan $(CMAKE_GEN) $(CMAKE_LAUNCHER) -DTETHER_QT_MAJOR=6 -DTETHER_SANITIZE=address,undefined \
-	  -DTETHER_TEST_LAYERS="protocol;common;engine;server;client"
+	cmake -S . -B build-asan $(CMAKE_GEN) $(CMAKE_LAUNCHER) -DTETHER_QT_MAJOR=6 -DTETHER_SANITIZE=address,undefined
 build-asan: deps build-asan/CMakeCache.txt
 	cmake --build build-asan -j $(JOBS)
-# Not under the sanitizers: the browser test (Chromium and JavaScript; the
-# server it drives is the Qt 6 build's), the dashboard's node tests, the
-# layering compile probes and the Debian package checks.
-ASAN_CTEST_EXCLUDE := ^(browser|js|layering|packaging)/
 
 # Both trees always run; the target fails at the end if any failed.
 test: build-qt6 build-qt5
@@ -60,12 +56,9 @@ test: build-qt6 build-qt5
 	else echo "make test: FAILED (see above)"; fi; \
 	exit $$rc
 
-# The sanitizer tree's tests. Not yet part of `make test`: it still reports
-# findings that are not fixed (docs/reliability.md, "Sanitizers": a
-# use-after-free in a test helper, an invalid vptr in the fd tests, a leak
-# inside Qt to attribute), and its cost on a clean machine is not measured.
+# The sanitized tree's tests (every test of the Qt 6 variant).
 test-asan: build-asan
-	cd build-asan && ctest --output-on-failure -j 2 --timeout 600 -E '$(ASAN_CTEST_EXCLUDE)'
+	cd build-asan && ctest --output-on-failure -j 2 --timeout 300
 
 # Longer than `make test` wants: restarts in place in a row while a session
 # floods output and two viewers read it (make test runs 100 of them, in
@@ -127,4 +120,4 @@ package-check: package
 	packaging/check-install.sh $$(ls -t build-$(RUN_VARIANT)/tether_*.deb | head -1)
 
 clean:
-	rm -rf build-qt6 build-qt5
+	rm -rf build-qt6 build-qt5 build-asan

@@ -67,10 +67,15 @@ QString SessionRegistry::nameProblem(const QString &name)
     int points = 0;
     for (int i = 0; i < name.size(); ++i, ++points) {
         uint c = name.at(i).unicode();
-        if (QChar::isHighSurrogate(c) && i + 1 < name.size() && name.at(i + 1).isLowSurrogate())
-            c = QChar::surrogateToUcs4(name.at(i), name.at(++i));
-        else if (QChar::isSurrogate(c))
+        // Not surrogateToUcs4(name.at(i), name.at(++i)): the order in which
+        // arguments are evaluated is unspecified, and GCC (-Wsequence-point)
+        // may read the low surrogate twice.
+        if (QChar::isHighSurrogate(c) && i + 1 < name.size() && name.at(i + 1).isLowSurrogate()) {
+            c = QChar::surrogateToUcs4(name.at(i), name.at(i + 1));
+            ++i;
+        } else if (QChar::isSurrogate(c)) {
             return QStringLiteral("name must be valid Unicode");
+        }
         const QChar::Category cat = QChar::category(c);
         if (cat == QChar::Other_Control || cat == QChar::Separator_Line || cat == QChar::Separator_Paragraph)
             return QStringLiteral("name must not contain control characters or line breaks");

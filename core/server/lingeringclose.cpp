@@ -10,15 +10,16 @@
 
 namespace Tether {
 
-void LingeringClose::start(int fd, int timeoutMs, qint64 maxBytes)
+void LingeringClose::start(int fd, QObject *owner, int timeoutMs, qint64 maxBytes)
 {
     if (fd < 0)
         return;
-    new LingeringClose(fd, timeoutMs, maxBytes);
+    new LingeringClose(fd, owner, timeoutMs, maxBytes);
 }
 
-LingeringClose::LingeringClose(int fd, int timeoutMs, qint64 maxBytes)
-    : m_fd(fd)
+LingeringClose::LingeringClose(int fd, QObject *owner, int timeoutMs, qint64 maxBytes)
+    : QObject(owner)
+    , m_fd(fd)
     , m_left(maxBytes)
 {
     ++s_pending;

@@ -22,20 +22,25 @@ namespace Tether {
  * most `timeoutMs` or `maxBytes`, then the descriptor is closed.
  *
  * Deletes itself when done. Never blocks: the descriptor is non-blocking and
- * read on a QSocketNotifier.
+ * read on a QSocketNotifier. A close still pending when its owner goes (the
+ * server at exit) is deleted with it and closes the descriptor then, as the
+ * process's exit would: nothing is left to nobody (LeakSanitizer reported
+ * every lingering close a shutdown interrupted, tst_restart).
  */
 class LingeringClose : public QObject
 {
     Q_OBJECT
 public:
-    /// Takes ownership of `fd`.
-    static void start(int fd, int timeoutMs = 5000, qint64 maxBytes = 4 * 1024 * 1024);
+    /// Takes ownership of `fd`; `owner` (the server) deletes the close if it
+    /// is still pending when the owner is destroyed. `timeoutMs`: how long to
+    /// wait for the peer's FIN; `maxBytes`: how much to read and drop meanwhile.
+    static void start(int fd, QObject *owner, int timeoutMs = 5000, qint64 maxBytes = 4 * 1024 * 1024);
     /// Connections still being finished (a restart in place waits for them,
     /// bounded: closing one with unread data would send a reset).
     static int pending() { return s_pending; }
 
 private:
-    LingeringClose(int fd, int timeoutMs, qint64 maxBytes);
+    LingeringClose(int fd, QObject *owner, int timeoutMs, qint64 maxBytes);
     ~LingeringClose() override;
     void onReadable();
     void finish();

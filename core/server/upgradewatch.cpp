@@ -52,7 +52,22 @@ UpgradeWatch::UpgradeWatch(std::function<QString()> binary, QObject *parent)
 
 UpgradeWatch::~UpgradeWatch()
 {
-    killProbe();
+    // Not killProbe(): it leaves the probe to delete itself once it has
+    // ended, through the event loop, and at exit there is none any more: the
+    // QProcess, its notifiers and its pipes leaked (LeakSanitizer in
+    // tst_systemd, a `tether` stopped while its probe ran) and the child was
+    // left unreaped. SIGKILL cannot be caught, so the wait below is for the
+    // kernel to tear the process down, not for the program; bounded anyway.
+    m_probeTimeout.stop();
+    if (QProcess *p = m_probe) {
+        m_probe = nullptr;
+        p->disconnect(this);
+        if (p->state() != QProcess::NotRunning) {
+            p->kill();
+            p->waitForFinished(1000);
+        }
+        delete p;
+    }
     if (m_inotify >= 0)
         ::close(m_inotify);
 }

@@ -478,7 +478,9 @@ void WebSocketViewer::onDisconnected()
         if (m_aborted)
             ::close(m_lingerFd);
         else
-            LingeringClose::start(m_lingerFd, qMin(5000, qMax(1, m_options.pingTimeoutMs)));
+            // Owned by our owner (the server), which outlives us: freed with
+            // it if the process exits before the peer closes.
+            LingeringClose::start(m_lingerFd, parent(), qMin(5000, qMax(1, m_options.pingTimeoutMs)));
         m_lingerFd = -1;
     }
     // Inside a session callback the detach is left to the destructor

@@ -341,7 +341,7 @@ private Q_SLOTS:
         // (no allocation); at most a deque node.
         QVERIFY2(refill <= 1, QByteArray::number(qint64(refill)).constData());
 #else
-        QSKIP("allocation counting needs glibc, without AddressSanitizer");
+        QSKIP("allocation counting needs glibc or AddressSanitizer");
 #endif
     }
 

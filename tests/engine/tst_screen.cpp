@@ -826,7 +826,7 @@ void TestScreen::noAllocationPerByte()
     });
     QCOMPARE(n, 0L);
 #else
-    QSKIP("allocation counting needs glibc, without AddressSanitizer");
+    QSKIP("allocation counting needs glibc or AddressSanitizer");
 #endif
 }
 

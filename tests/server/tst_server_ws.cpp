@@ -3,6 +3,7 @@
 // bytes, safe-boundary replay with mode restoration, exit ordering, the
 // supersede race, watchers, bad control frames, oversized frames, resize.
 #include "attachclient.h"
+#include "lingeringclose.h"
 #include "procinfo.h"
 #include "recordingviewer.h"
 #include "servertestutil.h"
@@ -12,10 +13,13 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 
 #include <memory>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace Tether;
 using namespace ServerTest;
@@ -558,6 +562,43 @@ private Q_SLOTS:
         raw.sock.write(frame);
         QTRY_VERIFY(raw.in.contains("unmasked-42"));
         QCOMPARE(s->viewerCount(), 1);
+    }
+
+    void lingeringCloseEndsWithTheServer()
+    {
+        // The server finishes a viewer's close gracefully (LingeringClose:
+        // FIN, then read and drop until the peer closes too, bounded). A peer
+        // that never closes its side keeps it pending; the server going away
+        // (the process exiting) must end it with the descriptor closed and
+        // the object freed. Before, it belonged to nothing and outlived the
+        // server: LeakSanitizer reported it at the exit of a `tether` in
+        // tst_restart (1,348 bytes, with its QTimer and QSocketNotifier).
+        Session *s = f.spawn();
+        QVERIFY(s);
+        const int before = LingeringClose::pending();
+        // A plain socket: it never reads and never closes, unlike a
+        // QTcpSocket, which closes at the server's FIN.
+        const int peer = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        QVERIFY(peer >= 0);
+        const auto closePeer = qScopeGuard([peer]() { ::close(peer); });
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(f.port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        QCOMPARE(::connect(peer, reinterpret_cast<const sockaddr *>(&a), sizeof a), 0);
+        const QByteArray request = "GET " + wsPath(s).toLatin1() + " HTTP/1.1\r\nHost: " + f.host()
+            + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer " + f.key + "\r\n\r\n";
+        QCOMPARE(::write(peer, request.constData(), size_t(request.size())), ssize_t(request.size()));
+        QTRY_COMPARE(s->viewerCount(), 1);
+        const quint16 peerPort = tcpLocalPort(peer);
+
+        f.server->close(); // every viewer closed with 1001, as at shutdown
+        QTRY_COMPARE(LingeringClose::pending(), before + 1);
+        QCOMPARE(tcpSocketFds(f.port, peerPort).size(), 1); // the lingering descriptor
+        f.server.reset();
+        QCOMPARE(LingeringClose::pending(), before);
+        QCOMPARE(tcpSocketFds(f.port, peerPort).size(), 0);
     }
 
     void clientCloseCodes_data()

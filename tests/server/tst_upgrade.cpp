@@ -9,14 +9,17 @@
 #include "serveprocess.h"
 #include "servertestutil.h"
 #include "testutil.h"
+#include "upgradewatch.h"
 
 #include <QDir>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <csignal>
+#include <memory>
 #include <sys/stat.h>
 
 using namespace ServerTest;
@@ -179,6 +182,26 @@ private Q_SLOTS:
         QVERIFY(status(s).value(QStringLiteral("update")).isNull());
         QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
         QCOMPARE(childrenOf(pid, 'Z'), 0);
+    }
+
+    void probeRunningAtExitIsEnded()
+    {
+        // The watch goes away (the server exits) while its --version probe
+        // runs: the probe is killed, reaped and freed then, not left to a
+        // deleteLater no event loop would run any more (LeakSanitizer in
+        // tst_systemd; the child stayed a zombie until the process ended).
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(install(dir.path(), QStringLiteral("tether"), "#!/bin/sh\nexec sleep 30\n"));
+        const QString binary = dir.filePath(QStringLiteral("tether"));
+        const qint64 self = QCoreApplication::applicationPid();
+        auto watch = std::make_unique<Tether::UpgradeWatch>([binary]() { return binary; });
+        QString error;
+        QVERIFY2(watch->start(&error), qPrintable(error));
+        QTRY_COMPARE(childrenOf(self, 0, "30"), 1); // the probe runs (sleep 30 --version)
+        watch.reset(); // no event processed after this
+        QCOMPARE(childrenOf(self, 0, "30"), 0);
+        QCOMPARE(childrenOf(self, 'Z'), 0);
     }
 
     void probeRunningAtRestartIsReaped()

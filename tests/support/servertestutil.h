@@ -17,6 +17,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QNetworkRequest>
+#include <QPointer>
 #include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QSslSocket>
@@ -204,8 +205,11 @@ struct Fixture {
 };
 
 /// Detaches a stack-allocated test viewer when the test returns, even early.
+/// The session is watched, not owned: the registry may have deleted it by
+/// then (an exited session evicted to make room, tst_server_http
+/// tooManySessions; a plain pointer was a heap-use-after-free under ASan).
 struct DetachGuard {
-    Tether::Session *session;
+    QPointer<Tether::Session> session;
     Tether::Viewer *viewer;
     ~DetachGuard() { if (session) session->detach(viewer); }
 };
@@ -247,6 +251,13 @@ public:
             bytes += m;
         });
     }
+    /// `ws` is destroyed last of the members, and ~QWebSocket closes a socket
+    /// still open: its `disconnected` would reach the slot above while
+    /// ~QObject has not yet cut this object's connections, and the slot would
+    /// assign closeReason after it was destroyed (LeakSanitizer in
+    /// tst_server_flow: the 52-byte "Connection closed" QString of every
+    /// client still open at the end of a test). Cut them first.
+    ~WsClient() override { ws.disconnect(this); }
     void open(quint16 port, const QString &pathAndQuery, const QByteArray &key)
     {
         QNetworkRequest req(QUrl(QStringLiteral("ws://127.0.0.1:%1%2").arg(port).arg(pathAndQuery)));

@@ -32,29 +32,33 @@ SpawnOptions shell(const QStringList &argv = {QStringLiteral("/bin/sh")})
     return o;
 }
 
+/// One try of answerNextMessageBox(): clicks or, with no box open yet, tries
+/// again in 10 ms. A plain function, not a lambda that holds a shared pointer
+/// to itself: that cycle leaked each try (LeakSanitizer in build-asan).
+void answerMessageBoxAttempt(const QString &text, QString *seen)
+{
+    auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+    if (!box) {
+        QTimer::singleShot(10, [text, seen] { answerMessageBoxAttempt(text, seen); });
+        return;
+    }
+    if (seen)
+        *seen = box->text() + QLatin1Char('\n') + box->informativeText();
+    for (QAbstractButton *b : box->buttons()) {
+        if (b->text() == text) {
+            b->click();
+            return;
+        }
+    }
+    qWarning("no button %s", qPrintable(text));
+    box->reject();
+}
+
 /// Clicks the button with `text` in the next modal message box, from the
 /// event loop (exec() blocks the caller). Records the box's text.
 void answerNextMessageBox(const QString &text, QString *seen = nullptr)
 {
-    auto attempt = std::make_shared<std::function<void()>>();
-    *attempt = [=] {
-        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
-        if (!box) {
-            QTimer::singleShot(10, *attempt);
-            return;
-        }
-        if (seen)
-            *seen = box->text() + QLatin1Char('\n') + box->informativeText();
-        for (QAbstractButton *b : box->buttons()) {
-            if (b->text() == text) {
-                b->click();
-                return;
-            }
-        }
-        qWarning("no button %s", qPrintable(text));
-        box->reject();
-    };
-    QTimer::singleShot(0, *attempt);
+    QTimer::singleShot(0, [text, seen] { answerMessageBoxAttempt(text, seen); });
 }
 
 } // namespace

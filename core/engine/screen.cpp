@@ -931,6 +931,12 @@ void Screen::reset(const TerminalState &state, bool keepNormalScreen)
         normal.swap(d->normal);
     }
     d->utf8TailSize = 0; // a character cut by the skip: gone
+    // libvterm's RIS erases only the buffer in use and stays in it: from
+    // the alternate screen, its normal buffer kept the content from before
+    // the reset, which a later ?1049 l showed. Leave first (the alternate
+    // buffer is erased when entered again).
+    if (d->vtAlt)
+        d->inject("\x1b[?1047l", 8);
     d->inject("\x1b" "c", 2);
     d->initSaveSlot();
     d->ts = TerminalState();
@@ -952,6 +958,10 @@ void Screen::reset(const TerminalState &state, bool keepNormalScreen)
     d->tabsCustom = false;
     d->slotValid = false;
     d->slotChangedInAlt = false;
+    // Not kept, an alternate screen in `state` was entered just above from
+    // a reset terminal's cursor and pen (home, default), as a raw replay's
+    // prelude enters it in a viewer: not from where the stream once did.
+    d->altEnter = Private::Saved();
     if (keep) {
         d->normalCols = normalCols;
         d->normalRows = normalRows;

@@ -124,7 +124,10 @@ public:
     /// not change: only the alternate screen is stale). When this Screen and
     /// `state` are both in the alternate screen, those are kept (and
     /// libvterm's normal screen painted with them, for when the program
-    /// leaves the alternate one); otherwise ignored.
+    /// leaves the alternate one); otherwise ignored. Not kept, the normal
+    /// screen is blank and an alternate screen in `state` entered from home
+    /// with the default pen, as a raw replay's prelude leaves a viewer
+    /// (libvterm's own normal buffer from before is erased too).
     void reset(const TerminalState &state, bool keepNormalScreen = false);
 
     int cols() const;

@@ -802,8 +802,11 @@ void TestScreen::resetKeepingTheNormalScreen()
         // The program leaves: the normal screen and the cursor and pen it
         // entered from come back.
         viewer.feed("\x1b[?1049lX");
-        // (Not kept: a blank normal screen, the cursor restored home.)
+        // (Not kept: a blank normal screen, the cursor restored home, as
+        // after a raw replay's prelude.)
         QCOMPARE(viewer.cell(1, 0).chars[0], uint32_t(keep ? 's' : 0));
+        if (!keep)
+            QCOMPARE(viewer.cell(0, 0).chars[0], uint32_t('X'));
         if (keep) {
             QCOMPARE(viewer.cell(0, 0).chars[0], uint32_t('n'));
             VTermScreenCell red = viewer.cell(0, 0);
@@ -811,14 +814,21 @@ void TestScreen::resetKeepingTheNormalScreen()
             QCOMPARE(viewer.cell(2, 3).chars[0], uint32_t('X'));
             QVERIFY(viewer.cell(2, 3).attrs.bold);
         }
-        // The Screen itself is back on that normal screen too (libvterm's).
+        // The Screen itself is back on that normal screen too (libvterm's),
+        // the one the viewer shows: not kept, blank, not libvterm's old
+        // normal screen from before the reset ("normal", "second").
         screen.feed("\x1b[?1049lX");
         Term again(20, 6);
         again.feed(screen.snapshot());
         if (keep) {
             QCOMPARE(again.cell(1, 0).chars[0], uint32_t('s'));
             QCOMPARE(again.cell(2, 3).chars[0], uint32_t('X'));
+        } else {
+            QCOMPARE(again.cell(1, 0).chars[0], uint32_t(0));
+            QCOMPARE(again.cell(0, 1).chars[0], uint32_t(0));
         }
+        const QString diff = difference(viewer, again, false);
+        QVERIFY2(diff.isEmpty(), qPrintable(diff));
     }
 }
 

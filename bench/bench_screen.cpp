@@ -11,7 +11,8 @@
 //    off: RSS delta per session and Session::screenBytes().
 // Prints one `figure:` line per result (bench/run.sh collects them).
 //
-// Usage: bench_screen [MiB=64] [pairs=3] [sessions=20]; BENCH_SEQ=N: seq 1 N (2000000)
+// Usage: bench_screen [MiB=64] [pairs=3] [sessions=20]; BENCH_SEQ=N: seq 1 N (2000000);
+// BENCH_ECHO_ROUNDS=N: only the keystroke echo, N rounds (e.g. bench_screen 1)
 #include "benchdata.h"
 #include "config.h"
 #include "registry.h"
@@ -142,11 +143,15 @@ struct Bench {
     /// Keystroke echo: a control viewer sends one byte at a time to `cat`
     /// on a raw PTY (it echoes each byte back) and times each echo, from
     /// the send to the byte's arrival; returns the latencies in µs.
-    std::vector<double> echo(bool screen, int keys)
+    /// `prefill`: a file printed first, so that the session has a screen
+    /// (made once the ring is half full) which parses every echo; without
+    /// it the screen is never made and "on" measures only the rate meter.
+    std::vector<double> echo(bool screen, int keys, const QString &prefill = QString(), double *cpuPerKeyUs = nullptr)
     {
         SpawnOptions options;
+        const QString first = prefill.isEmpty() ? QString() : QStringLiteral("cat '%1'; ").arg(prefill);
         options.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
-                                   QStringLiteral("stty raw -echo; printf R; exec cat")};
+                                   QStringLiteral("stty raw -echo; %1printf R; exec cat").arg(first)};
         Session *s = registry->create(options);
         std::vector<double> us;
         if (!s)
@@ -157,8 +162,13 @@ struct Bench {
         QElapsedTimer clock;
         int sent = 0;
         bool ready = false;
+        double cpu0 = 0;
         auto next = [&] {
+            if (sent == 0)
+                cpu0 = cpuSeconds();
             if (sent == keys) {
+                if (cpuPerKeyUs)
+                    *cpuPerKeyUs = (cpuSeconds() - cpu0) / keys * 1e6;
                 loop.quit();
                 return;
             }
@@ -168,9 +178,10 @@ struct Bench {
         };
         QObject::connect(&ws, &QWebSocket::binaryMessageReceived, [&](const QByteArray &b) {
             if (!ready) {
-                if (b.contains('R')) { // cat runs with the PTY raw
+                if (b.endsWith('R')) { // cat runs with the PTY raw
                     ready = true;
-                    next();
+                    // The screen (if any) parsed up to here first.
+                    QTimer::singleShot(prefill.isEmpty() ? 0 : 300, next);
                 }
                 return;
             }
@@ -181,6 +192,8 @@ struct Bench {
         ws.open(request(url(s)));
         loop.exec();
         ws.close();
+        if (!prefill.isEmpty() && screen && !s->hasScreen())
+            us.clear(); // not what was asked for
         registry->kill(s->id());
         QEventLoop settle;
         QTimer::singleShot(200, &settle, &QEventLoop::quit);
@@ -278,6 +291,41 @@ int main(int argc, char **argv)
     }
     Bench b{&registry, &server};
 
+    // Keystroke echo, screen off and on, alternating (the order flips every
+    // round), without and with a screen made first (prefill): p50 and p99
+    // per round, then their medians. BENCH_ECHO_ROUNDS=N runs only this.
+    const auto echoRounds = [&](int rounds) {
+        for (const bool prefilled : {false, true}) {
+            std::vector<double> p50[2], p99[2], cpu[2];
+            for (int r = 0; r < rounds; ++r) {
+                for (int i = 0; i < 2; ++i) {
+                    const bool screen = (r % 2) ? i == 0 : i == 1;
+                    double cpuUs = 0;
+                    std::vector<double> us = b.echo(screen, 500, prefilled ? colours.fileName() : QString(), &cpuUs);
+                    if (us.empty())
+                        return false;
+                    std::sort(us.begin(), us.end());
+                    p50[screen].push_back(us[us.size() / 2]);
+                    p99[screen].push_back(us[us.size() * 99 / 100]);
+                    cpu[screen].push_back(cpuUs);
+                    std::printf("bench_screen: echo round %d, %s, screen %s: p50 %.0f us, p99 %.0f us, max %.0f us, "
+                                "process CPU %.1f us a key\n", r,
+                                prefilled ? "screen made first" : "no screen made", screen ? "on" : "off", us[us.size() / 2],
+                                us[us.size() * 99 / 100], us.back(), cpuUs);
+                    std::fflush(stdout);
+                }
+            }
+            std::printf("figure: keystroke echo (cat on a raw PTY) through the WebSocket, %s, medians over %d rounds of 500 keys: "
+                        "screen on p50 %.0f us, p99 %.0f us, CPU %.1f us a key; off p50 %.0f us, p99 %.0f us, CPU %.1f us a key\n",
+                        prefilled ? "1.5 MiB printed first (the session has a screen)" : "no output before (no screen is made)",
+                        rounds, median(p50[1]), median(p99[1]), median(cpu[1]), median(p50[0]), median(p99[0]), median(cpu[0]));
+            std::fflush(stdout);
+        }
+        return true;
+    };
+    if (qEnvironmentVariableIntValue("BENCH_ECHO_ROUNDS") > 0)
+        return echoRounds(qEnvironmentVariableIntValue("BENCH_ECHO_ROUNDS")) ? 0 : 1;
+
     // --- throughput, on/off alternating (the order flips every pair) -------
     struct Workload {
         const char *name;
@@ -330,15 +378,8 @@ int main(int argc, char **argv)
     }
 
     // --- keystroke echo latency through the WebSocket, screen off and on ---
-    for (bool screen : {false, true}) {
-        std::vector<double> us = b.echo(screen, 500);
-        if (us.empty())
-            return 1;
-        std::sort(us.begin(), us.end());
-        std::printf("figure: keystroke echo (cat on a raw PTY) through the WebSocket, screen %s: p50 %.0f us, p99 %.0f us, max %.0f us over %zu keys\n",
-                    screen ? "on" : "off", us[us.size() / 2], us[us.size() * 99 / 100], us.back(), us.size());
-        std::fflush(stdout);
-    }
+    if (!echoRounds(3))
+        return 1;
 
     // --- reattach to a full 1 MiB ring: raw vs replay=screen&lines=200 -----
     {

@@ -541,6 +541,9 @@ void TerminalState::csiDispatch(unsigned char final)
     if ((m_csiMarker == 0 || m_csiMarker == '?') && m_intermediateCount == 0 && final == 'K'
         && (m_paramCount == 0 || m_params[0] == 0))
         m_events |= LineErasedRight; // the cursor stays: a pending wrap stays pending
+    if ((m_csiMarker == 0 || m_csiMarker == '?') && m_intermediateCount == 0 && final == 'J'
+        && (m_paramCount == 0 || m_params[0] == 0))
+        m_events |= ScreenErasedBelow; // likewise
     if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'J' && m_paramCount > 0 && m_params[0] == 2)
         m_events |= ScreenErased; // and the cursor stays: lastPrintMayWrap() is reset below
     if (m_csiMarker == 0 && m_intermediateCount == 0 && final == 'm')

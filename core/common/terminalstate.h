@@ -193,6 +193,7 @@ public:
         ModeList         = 1u << 7, ///< SM/RM or DEC SM/RM with more than one mode
         MarginsChanged   = 1u << 8, ///< DECSTBM ("CSI t ; b r"), set or reset
         LineErasedRight  = 1u << 9, ///< EL 0 ("CSI K", "CSI 0 K") or DECSEL 0 ("CSI ? K", "CSI ? 0 K")
+        ScreenErasedBelow = 1u << 10, ///< ED 0 ("CSI J", "CSI 0 J") or DECSED 0 ("CSI ? J", "CSI ? 0 J")
     };
     /// The parameters of the sequence that raised the last event (valid
     /// until more bytes are fed): for ModeList, the modes.

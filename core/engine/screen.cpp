@@ -633,6 +633,38 @@ struct Screen::Private
         }
     }
 
+    /// ED 0 (DECSED 0) while a wrap is pending: libvterm erases from the
+    /// cursor, the glyph pending the wrap included; the viewers erase only
+    /// the rows below and keep the wrap pending (screen.h). So libvterm
+    /// erases, then the glyph is printed again where it was, with its own
+    /// pen and G0 ASCII in GL (the cell holds what the charset made of it),
+    /// which leaves libvterm pending the wrap on it as before; the pen,
+    /// insert mode and charsets are put back.
+    void eraseBelowPendingWrap(char final)
+    {
+        const VTermPos at = cursor();
+        VTermScreenCell glyph;
+        std::memset(&glyph, 0, sizeof glyph);
+        vterm_screen_get_cell(vs, at, &glyph);
+        const Pen inForce = currentPen();
+        write(&final, 1);
+        QByteArray fix;
+        const int top = ts.hasMode(TerminalState::OriginMode) && ts.marginsSet() && ts.marginTop() > 0 ? ts.marginTop() - 1 : 0;
+        appendCup(fix, at.row - top, at.col);
+        fix += "\x1b(B\x0f";
+        const bool insert = ts.hasMode(TerminalState::InsertMode);
+        if (insert)
+            fix += "\x1b[4l";
+        Pen pen = inForce;
+        appendSgr(fix, pen, cellPen(glyph, reverseScreen));
+        appendGlyph(fix, glyph);
+        appendSgr(fix, pen, inForce);
+        if (insert)
+            fix += "\x1b[4h";
+        fix += ts.charsetSequence();
+        inject(fix);
+    }
+
     /// libvterm 0.1.4 applies only the first mode of a list: give it one
     /// sequence per mode (its CSI is aborted with CAN first).
     void writeModeList(char final)
@@ -815,6 +847,8 @@ void Screen::feed(const char *data, qsizetype size)
                 d->writeModeList(data[n - 1]);
             else if ((ev & TerminalState::LineErasedRight) && d->pendingWrap())
                 d->inject("\x18", 1); // EL 0 pending a wrap erases nothing (screen.h): CAN aborts it
+            else if ((ev & TerminalState::ScreenErasedBelow) && d->pendingWrap())
+                d->eraseBelowPendingWrap(data[n - 1]);
             else
                 d->write(data + n - 1, 1);
             d->afterEvent(ev);
@@ -897,6 +931,12 @@ void Screen::reset(const TerminalState &state, bool keepNormalScreen)
         normal.swap(d->normal);
     }
     d->utf8TailSize = 0; // a character cut by the skip: gone
+    // libvterm's RIS erases only the buffer in use and stays in it: from
+    // the alternate screen, its normal buffer kept the content from before
+    // the reset, which a later ?1049 l showed. Leave first (the alternate
+    // buffer is erased when entered again).
+    if (d->vtAlt)
+        d->inject("\x1b[?1047l", 8);
     d->inject("\x1b" "c", 2);
     d->initSaveSlot();
     d->ts = TerminalState();
@@ -918,6 +958,10 @@ void Screen::reset(const TerminalState &state, bool keepNormalScreen)
     d->tabsCustom = false;
     d->slotValid = false;
     d->slotChangedInAlt = false;
+    // Not kept, an alternate screen in `state` was entered just above from
+    // a reset terminal's cursor and pen (home, default), as a raw replay's
+    // prelude enters it in a viewer: not from where the stream once did.
+    d->altEnter = Private::Saved();
     if (keep) {
         d->normalCols = normalCols;
         d->normalRows = normalRows;

@@ -44,8 +44,12 @@ namespace Tether {
  *    (screen-write.c screen_write_clearendofline(): returns when cx > sx - 1)
  *    and Konsole/QTermWidget (Screen::clearToEndOfLine() from _cuX ==
  *    columns). feed() follows the viewers: such an EL does not reach
- *    libvterm. ED 0 ("CSI J") pending a wrap is not treated so: libvterm
- *    still erases the last cell of the cursor row there;
+ *    libvterm. ED 0 ("CSI J", DECSED "CSI ? J") pending a wrap likewise
+ *    erases only the rows below in the viewers (xterm.js eraseInDisplay()
+ *    after _restrictCursor(cols); tmux screen_write_clearendofscreen()
+ *    clears the cursor row only when cx <= sx - 1) and the wrap stays
+ *    pending: feed() lets libvterm erase, then prints the glyph pending the
+ *    wrap again where it was, with its pen;
  *  - libvterm 0.1.4 applies only the first mode of "CSI ? a ; b h": feed()
  *    feeds such lists to it one mode per sequence; it ignores ?47 (only
  *    ?1047/?1049 switch screens): feed() switches it with ?1047 when the
@@ -120,7 +124,10 @@ public:
     /// not change: only the alternate screen is stale). When this Screen and
     /// `state` are both in the alternate screen, those are kept (and
     /// libvterm's normal screen painted with them, for when the program
-    /// leaves the alternate one); otherwise ignored.
+    /// leaves the alternate one); otherwise ignored. Not kept, the normal
+    /// screen is blank and an alternate screen in `state` entered from home
+    /// with the default pen, as a raw replay's prelude leaves a viewer
+    /// (libvterm's own normal buffer from before is erased too).
     void reset(const TerminalState &state, bool keepNormalScreen = false);
 
     int cols() const;

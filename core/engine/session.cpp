@@ -71,9 +71,11 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     // the terminal modes in force at the first retained byte.
     m_ring.setEvictionHandler([this](const char *data, qsizetype size) { feedTail(data, size); });
 
-    // The screen's parse timer: a zero-timer, running only while the screen
-    // has output to catch up on (an idle session has no wakeups).
-    m_screenTimer.setInterval(0);
+    // The screen's parse timer: running only while the screen has output
+    // to catch up on (an idle session has no wakeups); a zero-timer while
+    // it catches up, kScreenSettleMs after output that found it caught up.
+    m_screenTimer.setSingleShot(true);
+    m_screenTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_screenTimer, &QTimer::timeout, this, [this] { parseScreen(kScreenChunk, kScreenTurnUs); });
     // While flooding only: looks at the rate once per window, so that the
     // end of a flood is seen even when the output stops altogether.
@@ -187,11 +189,12 @@ void Session::onOutput(const char *data, qsizetype size)
             createScreenAtStart();
         }
         parseScreen(kScreenChunk, kScreenTurnUs);
-    } else if (m_screen) {
-        scheduleScreen();
     }
 
     forEachViewer([=](Viewer *v) { v->output(data, size); });
+    // The screen's turn comes after the viewers have the bytes, and not in
+    // this turn of the event loop (scheduleScreen(kScreenSettleMs)).
+    scheduleScreen(kScreenSettleMs);
 
     if (m_head.titleSerial() != m_titleSerial) {
         m_titleSerial = m_head.titleSerial();
@@ -334,10 +337,10 @@ void Session::resyncScreen(quint64 from)
     qCDebug(lcSession) << "session" << m_id << "screen outrun: resumes unsynced at" << at;
 }
 
-void Session::scheduleScreen()
+void Session::scheduleScreen(int delayMs)
 {
     if (m_screen && !m_flooding && m_screenOffset < m_ring.endOffset() && !m_screenTimer.isActive())
-        m_screenTimer.start();
+        m_screenTimer.start(delayMs);
 }
 
 void Session::measureRate(qint64 now, qsizetype bytes)

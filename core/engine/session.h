@@ -195,9 +195,10 @@ public:
      * capacity (it then parses from the start of the stream, still retained),
      * a terminal query needs answering with no control viewer attached, or a
      * `replay=screen` attach asks for it. It parses [S, end) from the ring on
-     * a zero-timer, in bounded slices, and the timer stops when it has caught
+     * a timer (kScreenSettleMs after output that found it caught up, then
+     * zero-timers), in bounded slices, and the timer stops when it has caught
      * up: an idle session costs no wakeups, and the PTY read path only
-     * appends to the ring and schedules. A slice is up to kScreenChunk bytes
+     * appends to the ring, hands the bytes to the viewers and schedules. A slice is up to kScreenChunk bytes
      * and kScreenTurnUs µs per turn of the event loop; bytes about to leave
      * the ring unparsed are parsed before the append (at most kScreenChunk:
      * more and the screen is outrun).
@@ -255,6 +256,14 @@ public:
     static constexpr qsizetype kMaxSyncScreenParse = 64 * 1024;
     static constexpr qsizetype kScreenChunk = 64 * 1024;
     static constexpr qint64 kScreenTurnUs = 4000;
+    /// Output that finds the screen caught up is parsed this long after it
+    /// arrived (ms), not in the same turn of the event loop: a zero-timer
+    /// fires in the turn that read the PTY, after the socket notifiers, so a
+    /// viewer in the same event loop (the desktop window, which reads its
+    /// own PTY on the GUI thread) got a keystroke's echo only after the
+    /// screen had parsed it. Later, the parse also takes what several small
+    /// reads brought in one slice.
+    static constexpr int kScreenSettleMs = 1;
     /// The flood detector's window (ms, monotonic clock) and the output
     /// per window that is a flood (bytes; 256 KiB per 100 ms is 2.6 MB/s,
     /// about twice what libvterm parses of `seq` at 200x50, and far above
@@ -350,7 +359,10 @@ private:
     /// Feeds the screen byte by byte to the next safe boundary. False when
     /// none comes within kMaxSnapshotBoundaryScan bytes.
     bool screenToSafeBoundary();
-    void scheduleScreen();
+    /// Arms the screen's parse timer (unless it is armed already) when there
+    /// is output to parse: `delayMs` 0 while catching up, kScreenSettleMs
+    /// from the output path.
+    void scheduleScreen(int delayMs = 0);
     /// Counts `bytes` of output at `nowMs` (monotonic) into the flood
     /// detector's window; starts or ends a flood.
     void measureRate(qint64 nowMs, qsizetype bytes);

@@ -894,6 +894,10 @@ void TestTerminalState::feedUntilEvent_data()
     QTest::newRow("DECSEL 0") << QByteArray("\x1b[?K") << 4 << int(T::LineErasedRight);
     QTest::newRow("EL 1 is not") << QByteArray("\x1b[1K") << 4 << 0;
     QTest::newRow("EL 2 is not") << QByteArray("\x1b[2K") << 4 << 0;
+    QTest::newRow("ED") << QByteArray("ab\x1b[Jc") << 5 << int(T::ScreenErasedBelow);
+    QTest::newRow("ED 0") << QByteArray("\x1b[0J") << 4 << int(T::ScreenErasedBelow);
+    QTest::newRow("DECSED 0") << QByteArray("\x1b[?J") << 4 << int(T::ScreenErasedBelow);
+    QTest::newRow("ED 1 is not") << QByteArray("\x1b[1J") << 4 << 0;
 }
 
 void TestTerminalState::feedUntilEvent()

@@ -326,7 +326,10 @@ private:
         case VTERM_PROP_CURSORVISIBLE: self->m_cursorVisible = val->boolean; break;
         case VTERM_PROP_ALTSCREEN: self->m_altScreen = val->boolean; break;
         case VTERM_PROP_MOUSE: self->m_mouse = val->number; break;
-        case VTERM_PROP_REVERSE: self->m_reverse = val->boolean; break;
+        case VTERM_PROP_REVERSE:
+            self->m_reverse = val->boolean;
+            self->m_eraseRule.setReverseScreen(val->boolean);
+            break;
         case VTERM_PROP_TITLE: self->m_title = QString::fromUtf8(val->string); break;
         default: break;
         }

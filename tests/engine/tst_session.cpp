@@ -888,8 +888,7 @@ private Q_SLOTS:
         QVERIFY(i.reset && i.replayFrom >= i.offset - quint64(a.ring.size()));
         QCOMPARE(a.viewer.received.mid(int(i.preludeBytes)),
                  a.ring.mid(int(i.replayFrom - (i.offset - quint64(a.ring.size())))));
-        s.kill();
-        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+        QVERIFY(finish(s, {}));
     }
 
     void attachToASyncedScreenParsesNothing()

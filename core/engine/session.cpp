@@ -563,10 +563,22 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
                 parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
             else
                 fallBack = true; // parsed in the background, for the next attach
-        } else if (m_screen) {
+        } else if (m_screen && !m_flooding && (request.screen || !screenSynced())) {
+            // A slice of the timer's work (up to kScreenTurnUs), only where
+            // it changes what this viewer gets: a replay=screen reply is the
+            // shorter the nearer S is to the end, and an unsynced screen may
+            // sync. A synced screen's snapshot at S followed by [S, end)
+            // shows what one at the end would; the timer parses the rest.
             parseScreen(kScreenChunk, kScreenTurnUs);
         }
-        if (m_screen && m_screenOffset < m_ring.startOffset())
+        // While flooding the screen parses nothing, here too: an outrun
+        // screen would restart at the ring's start and parse a slice (4 ms
+        // of libvterm) on every attach, only to be outrun again. It gets no
+        // snapshot (raw replay, exact for the scrolling output a flood is)
+        // and resyncs near the end once the flood is over (floodEnded()).
+        // That parse was make bench's reattach regression: 5.76 ms for a
+        // full 1 MiB ring at c6f41fd, 0.92 ms before the screen.
+        if (m_screen && !m_flooding && m_screenOffset < m_ring.startOffset())
             resyncScreen();
         if (!fallBack && screenSynced() && screenToSafeBoundary()) {
             offer = SnapshotOffer{m_screenOffset, request.screen};

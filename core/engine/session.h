@@ -132,10 +132,13 @@ public:
      *    else (and while the screen is unsynced) the raw replay is sent and
      *    AttachInfo::screenReplay is false. A resume inside the retained
      *    range is never affected.
-     * Before the snapshot is taken the screen parses what it has not yet
-     * (bounded like one turn of its timer) and then up to the next safe
-     * boundary (at most kMaxSnapshotBoundaryScan bytes; none found: no
-     * snapshot).
+     * Before the snapshot is taken, for request.screen or an unsynced
+     * screen, the screen parses what it has not yet (bounded like one turn
+     * of its timer; a synced screen's snapshot is exact at any S), then up
+     * to the next safe boundary (at most kMaxSnapshotBoundaryScan bytes;
+     * none found: no snapshot). While flooding a screen it has parses
+     * nothing here either, not even an outrun one (no snapshot then: the
+     * raw replay).
      */
     void attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request);
     /// Most scrollback lines a `replay=screen` attach asks for

@@ -15,6 +15,8 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <functional>
+
 using namespace Tether;
 using TestUtil::RecordingViewer;
 
@@ -29,6 +31,31 @@ class TestSession : public QObject
         QByteArray out(int(s.buffer().size()), '\0');
         s.buffer().read(s.buffer().startOffset(), out.data(), out.size());
         return out;
+    }
+
+    /// What the screen looked like around one attach made from inside the
+    /// session's outputArrived, at the first output for which `when` holds.
+    struct AttachInside {
+        bool done = false;
+        quint64 screenBefore = 0, screenAfter = 0;
+        quint64 outrunsBefore = 0, outrunsAfter = 0;
+        RecordingViewer viewer;
+        QByteArray ring; ///< the ring's bytes right after the attach
+    };
+    static void attachInside(Session &s, AttachInside &a, const std::function<bool()> &when)
+    {
+        QObject::connect(&s, &Session::outputArrived, &s, [&s, &a, when] {
+            if (a.done || !when())
+                return;
+            a.done = true;
+            a.screenBefore = s.screenOffset();
+            a.outrunsBefore = s.screenOutruns();
+            s.attach(&a.viewer, ViewerMode::Watch, std::nullopt);
+            a.screenAfter = s.screenOffset();
+            a.outrunsAfter = s.screenOutruns();
+            a.ring = ringContent(s);
+            s.detach(&a.viewer);
+        });
     }
 
 private Q_SLOTS:
@@ -839,6 +866,63 @@ private Q_SLOTS:
         QVERIFY(s.screenSynced()); // seq scrolled a screenful after the resync
         s.kill();
         QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void attachWhileFloodingParsesNothing()
+    {
+        // make bench's reattach regression (5.76 ms for a full 1 MiB ring,
+        // 0.92 ms before the screen): a viewer attaching during a flood
+        // that had outrun the screen made it restart at the ring's start
+        // and parse a 4 ms slice, on every attach. While flooding the
+        // screen parses nothing, attach or not: the raw replay, as
+        // without a screen.
+        Session s(QStringLiteral("fa"), sh(QStringLiteral("seq 1 3000000; printf 'end$ '; exec sleep 30")),
+                  1024 * 1024);
+        AttachInside a;
+        attachInside(s, a, [&s] {
+            return s.flooding() && s.hasScreen() && s.screenOffset() < s.buffer().startOffset();
+        });
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY_WITH_TIMEOUT(a.done || ringContent(s).contains("end$ "), 60000);
+        QVERIFY2(a.done, "the flood never outran the screen");
+        QCOMPARE(a.screenAfter, a.screenBefore);
+        QCOMPARE(a.outrunsAfter, a.outrunsBefore);
+        const AttachInfo &i = a.viewer.attachInfos.first();
+        QVERIFY(!i.snapshotAt);
+        QVERIFY(i.reset && i.replayFrom >= i.offset - quint64(a.ring.size()));
+        QCOMPARE(a.viewer.received.mid(int(i.preludeBytes)),
+                 a.ring.mid(int(i.replayFrom - (i.offset - quint64(a.ring.size())))));
+        QVERIFY(finish(s, {}));
+    }
+
+    void attachToASyncedScreenParsesNothing()
+    {
+        // A synced screen behind the end (its timer has not run yet): the
+        // snapshot at S, then [S, end), shows what a viewer that never
+        // left shows, with no parsing on the attach path.
+        const QString script = QStringLiteral(
+            "seq 1 12000; i=0; while [ $i -lt 300 ]; do i=$((i+1)); printf '\\033[%d;1Hrow %d' $((i%24+1)) $i;"
+            " [ $((i%10)) -ne 0 ] || sleep 0.02; done; printf 'fin'; exec sleep 30");
+        Session s(QStringLiteral("sy"), sh(script), 65536);
+        RecordingViewer always;
+        s.attach(&always, ViewerMode::Watch, std::nullopt);
+        AttachInside a;
+        attachInside(s, a, [&s] {
+            return !s.flooding() && s.screenSynced() && s.buffer().startOffset() > 0
+                && s.screenOffset() < s.offset();
+        });
+        QString err;
+        QVERIFY(s.start(&err));
+        QTRY_VERIFY_WITH_TIMEOUT(a.done || ringContent(s).contains("fin"), 30000);
+        QVERIFY2(a.done, "the screen was never synced and behind");
+        QCOMPARE(a.screenAfter, a.screenBefore);
+        const AttachInfo &i = a.viewer.attachInfos.first();
+        QVERIFY(i.snapshotAt);
+        QCOMPARE(*i.snapshotAt, a.screenBefore);
+        const QString d = screenDiff(always.received.left(int(i.offset)), a.viewer.received);
+        QVERIFY2(d.isEmpty(), qPrintable(d));
+        QVERIFY(finish(s, {&always}));
     }
 
     void queriesAnsweredWhileDetached()

@@ -148,8 +148,8 @@ QString vtermBackground(const VTermScreenCell &c)
 /// background cells after it (from BCE)"). So the same screen reads back
 /// differently depending on what the line held before: `htop -d 1` erasing
 /// the rest of its selection bar over a longer command line than its own,
-/// against the snapshot erasing it on a fresh line (the flaky htop row,
-/// /work/ci-flake-htop-fidelitycli.log). Those cells are blank: they get
+/// against the snapshot erasing it on a fresh line (the htop row that
+/// failed once in a CI run of session 7, issue 9). Those cells are blank: they get
 /// the display's character (a space) and background.
 QList<QStringList> paneCells(const QString &capture, int cols, const TestUtil::VtRender *display = nullptr)
 {
@@ -560,7 +560,7 @@ private Q_SLOTS:
         Fidelity::RowRun::verify(m_rows, name);
     }
 
-    // The flaky htop row (/work/ci-flake-htop-fidelitycli.log: 6 cells of
+    // The flaky htop row (issue 9, a CI run of session 7: 6 cells of
     // htop's selection bar, after "htop -d 1", read back cyan in the
     // reference pane and default in the late one). htop (ncurses, bce)
     // erases the rest of its black-on-cyan bar with EL; the snapshot paints

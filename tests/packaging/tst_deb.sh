@@ -113,6 +113,13 @@ owner() { # the package that ships library path $1 (dpkg knows /lib and /usr/lib
 }
 for lib in $(objdump -p "$bin" | awk '$1 == "NEEDED" {print $2}'); do
   path=$(awk -v l="$lib" '$1 == l && $2 == "=>" {print $3}' "$tmp/ldd.log")
+  # The dynamic loader has no "=>" in ldd's output, only its path (NEEDED
+  # once the binary calls into it, e.g. __tls_get_addr for thread_local).
+  [ -n "$path" ] || path=$(awk -v l="/$lib" 'substr($1, length($1) - length(l) + 1) == l {print $1}' "$tmp/ldd.log")
+  if [ -z "$path" ]; then
+    fail "$lib: ldd names no path for it"
+    continue
+  fi
   pkg=$(owner "$path")
   if [ -z "$pkg" ]; then
     fail "$lib ($path) belongs to no package"

@@ -805,7 +805,11 @@ Handover::SessionRecord Session::handover() const
     r.headState = m_head.save();
     r.tailState = m_tail.save();
     r.marginResets = m_marginResets;
-    if (m_screen) {
+    // An outrun screen paused by a flood (its offset already left the ring)
+    // is not handed over: the successor could not parse on from it, and the
+    // reader refuses the whole state for an offset outside the ring. The
+    // successor makes a screen again as a new session does.
+    if (m_screen && m_screenOffset >= m_ring.startOffset()) {
         // The successor feeds this into a fresh Screen: the state at S with
         // the scrollback it keeps, then parses on from S.
         Handover::ScreenRecord &sc = r.screen;
@@ -880,6 +884,13 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
         s->m_screen->feed(sc.snapshot.constData(), sc.snapshot.size());
         s->m_screen->mark();
         s->m_screenSynced = sc.synced;
+        s->scheduleScreen();
+    } else if (r.ringStart > 0 && !r.exited) {
+        // No screen handed over (none made, or one outrun by a flood) and the
+        // ring has rolled over: a screen can no longer start at offset 0,
+        // which is when a new session makes one. It starts now, unsynced, at
+        // the ring's first safe boundary, as after an outrun.
+        s->createScreenAtStart();
         s->scheduleScreen();
     }
     qCInfo(lcSession) << "session" << r.id << "adopted pid" << r.pty.pid << "offset" << s->offset();

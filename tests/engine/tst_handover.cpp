@@ -564,6 +564,43 @@ private Q_SLOTS:
         shutdownAndWait(b);
     }
 
+    void screenOutrunByAFloodStartsAgainAfterTheRestart()
+    {
+        // A restart while `yes` floods: the screen paused at the flood's
+        // start and its offset has left the ring. Handed over as it was, the
+        // reader refused the whole state ("a field is out of range") and
+        // every session lost its output (tst_restart keepsEverything). Now
+        // it is left out, and the successor starts a screen at the ring's
+        // first safe boundary, unsynced, as after an outrun.
+        SessionRegistry a(limits());
+        a.setTeardownGrace(200);
+        Session *flood = spawn(a, QStringLiteral("exec yes"));
+        QVERIFY(flood);
+        QTRY_VERIFY(flood->hasScreen() && flood->screenOffset() < flood->buffer().startOffset());
+        const QString id = flood->id();
+        const Handover::State st = a.handover();
+        const quint64 ringStart = st.sessions.first().ringStart;
+        Handover::State back;
+        QString error;
+        const QByteArray bytes = Handover::encode(st);
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        QVERIFY(!back.sessions.first().screen.present);
+        a.releaseAll();
+
+        SessionRegistry b(limits());
+        b.setTeardownGrace(200);
+        QStringList problems;
+        QCOMPARE(b.adopt(back, &problems), 1);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
+        Session *s = b.find(id);
+        QVERIFY(s);
+        QVERIFY(s->buffer().startOffset() >= ringStart);
+        QVERIFY(s->hasScreen());
+        QVERIFY(!s->screenSynced());
+        QVERIFY(s->screenOffset() >= ringStart);
+        shutdownAndWait(b);
+    }
+
     void bareAdoptionKeepsTheProcesses()
     {
         SessionRegistry a(limits());

@@ -79,7 +79,7 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     connect(&m_screenTimer, &QTimer::timeout, this, [this] { parseScreen(kScreenChunk, kScreenTurnUs); });
     // While flooding only: looks at the rate once per window, so that the
     // end of a flood is seen even when the output stops altogether.
-    m_floodTimer.setInterval(int(kFloodWindowMs));
+    m_floodTimer.setInterval(int(FloodMeter::kWindowMs));
     connect(&m_floodTimer, &QTimer::timeout, this, [this] { measureRate(monotonicMs(), 0); });
     connect(&m_pty, &PtyProcess::outputReady, this, &Session::onOutput);
     connect(&m_pty, &PtyProcess::finished, this, &Session::onFinished);
@@ -156,11 +156,11 @@ void Session::onOutput(const char *data, qsizetype size)
     // Below the flood rate, what this read evicts unparsed is parsed first
     // (bounded: a screen further behind than kScreenChunk is outrun). While
     // flooding, nothing: the screen is off the output path.
-    if (m_screen && !m_flooding && m_screenOffset >= m_ring.startOffset()) {
+    if (m_screen && !m_flood.flooding() && m_screenOffset >= m_ring.startOffset()) {
         const quint64 evictTo = m_ring.startOffset()
             + quint64(std::max<qsizetype>(0, m_ring.size() + std::min(size, m_ring.capacity()) - m_ring.capacity()));
         if (m_screenOffset < evictTo && evictTo - m_screenOffset <= quint64(kScreenChunk))
-            parseScreen(qsizetype(evictTo - m_screenOffset), std::numeric_limits<qint64>::max());
+            parseScreen(qsizetype(evictTo - m_screenOffset), std::numeric_limits<qint64>::max(), true);
     }
     m_ring.append(data, size);
     const quint64 queries = m_head.queriesSeen();
@@ -181,7 +181,7 @@ void Session::onOutput(const char *data, qsizetype size)
         while (m_answerRanges.size() > kMaxAnswerRanges)
             m_answerRanges.removeFirst();
     }
-    if (!m_control && !m_flooding && m_head.queriesSeen() != queries) {
+    if (!m_control && !m_flood.flooding() && m_head.queriesSeen() != queries) {
         // A program waits for an answer now: parse up to it at once.
         if (!m_screen && m_ring.startOffset() >= m_screenRetryAt) {
             // Older queries were never meant for us: only this output's.
@@ -256,9 +256,8 @@ void Session::setScreenEnabled(bool enabled)
     m_screenEnabled = enabled;
     if (enabled)
         return;
-    m_flooding = false;
+    m_flood.reset();
     m_floodTimer.stop();
-    m_floodWindowBytes = 0;
     if (!m_screen)
         return;
     m_screen.reset();
@@ -339,47 +338,24 @@ void Session::resyncScreen(quint64 from)
 
 void Session::scheduleScreen(int delayMs)
 {
-    if (m_screen && !m_flooding && m_screenOffset < m_ring.endOffset() && !m_screenTimer.isActive())
+    if (m_screen && !m_flood.flooding() && m_screenOffset < m_ring.endOffset() && !m_screenTimer.isActive())
         m_screenTimer.start(delayMs);
 }
 
 void Session::measureRate(qint64 now, qsizetype bytes)
 {
-    bool start = false;
-    if (now - m_floodWindowStart >= kFloodWindowMs) {
-        // A window ended (once per window while output flows: the process's
-        // CPU clock is read here, not per read).
-        const qint64 cpu = cpuNs(CLOCK_PROCESS_CPUTIME_ID);
-        const bool adjacent = now - m_floodWindowStart < 2 * kFloodWindowMs;
-        if (m_flooding) {
-            // The flood ends with the first window whose output the screen
-            // could parse in kFloodParseMs of CPU (at the speed it last
-            // parsed this stream), or with a window of no output at all.
-            const double parsable = m_parseBytesPerMs * double(kFloodParseMs);
-            if (!adjacent || (m_floodWindowBytes < kFloodBytes && double(m_floodWindowBytes) <= parsable))
-                floodEnded();
-        } else {
-            // Also a flood: the screen took kFloodParseMs of CPU or more in
-            // the window and at least half of what the process took. CPU
-            // time, not wall time: on a loaded machine the output comes
-            // slower (the wall-clock rate is low) but costs the same.
-            start = adjacent && m_floodWindowParseNs >= kFloodParseMs * 1000000
-                && 2 * m_floodWindowParseNs >= cpu - m_floodWindowCpuNs;
-        }
-        m_floodWindowStart = now;
-        m_floodWindowBytes = 0;
-        m_floodWindowParseNs = 0;
-        m_floodWindowCpuNs = cpu;
-    }
-    m_floodWindowBytes += bytes;
-    if (!m_flooding && (start || m_floodWindowBytes >= kFloodBytes))
+    // The process's CPU clock only when a window ends (FloodMeter::windowDue).
+    const qint64 cpu = m_flood.windowDue(now) ? cpuNs(CLOCK_PROCESS_CPUTIME_ID) : -1;
+    const FloodMeter::Change change = m_flood.output(now, bytes, cpu);
+    if (change == FloodMeter::Change::Started)
         startFlood();
+    else if (change == FloodMeter::Change::Ended)
+        floodEnded();
 }
 
 void Session::startFlood()
 {
     // Off the output path until it ends: no slices, no rescue.
-    m_flooding = true;
     m_screenTimer.stop();
     m_floodTimer.start();
     qCDebug(lcSession) << "session" << m_id << "output flood: the screen pauses at" << m_screenOffset;
@@ -387,7 +363,6 @@ void Session::startFlood()
 
 void Session::floodEnded()
 {
-    m_flooding = false;
     m_floodTimer.stop();
     if (!m_screen)
         return;
@@ -434,7 +409,7 @@ void Session::feedScreen(quint64 to, bool answering)
     m_screenAnswering = false;
 }
 
-void Session::parseScreen(qsizetype maxBytes, qint64 maxUs)
+void Session::parseScreen(qsizetype maxBytes, qint64 maxUs, bool onOutputPath)
 {
     if (!m_screen)
         return;
@@ -479,18 +454,12 @@ void Session::parseScreen(qsizetype maxBytes, qint64 maxUs)
         if (clock.nsecsElapsed() / 1000 >= maxUs)
             break;
     }
-    // What the parse cost (the flood detector's measure, measureRate()).
+    // What the parse cost (the flood detector's measure, FloodMeter): on
+    // the output path it is drawn from the screen's budget there.
     const qint64 spent = cpuNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-    const bool crossed = m_floodWindowParseNs < kFloodParseMs * 1000000
-        && m_floodWindowParseNs + spent >= kFloodParseMs * 1000000;
-    m_floodWindowParseNs += spent;
     const quint64 parsed = m_screenOffset > from ? m_screenOffset - from : 0;
-    if (parsed >= 4096 && spent > 0)
-        m_parseBytesPerMs = (3 * m_parseBytesPerMs + double(parsed) * 1e6 / double(spent)) / 4;
-    if (crossed && m_screenEnabled && !m_flooding
-        && 2 * m_floodWindowParseNs >= cpuNs(CLOCK_PROCESS_CPUTIME_ID) - m_floodWindowCpuNs) {
-        // The CPU rule of measureRate(), as soon as the screen's share
-        // crosses it (once per window), not only when the window ends.
+    const FloodMeter::Change change = m_flood.parsed(spent, qsizetype(parsed), onOutputPath);
+    if (change == FloodMeter::Change::Started) {
         startFlood();
         return;
     }
@@ -563,7 +532,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
                 parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
             else
                 fallBack = true; // parsed in the background, for the next attach
-        } else if (m_screen && !m_flooding && (request.screen || !screenSynced())) {
+        } else if (m_screen && !m_flood.flooding() && (request.screen || !screenSynced())) {
             // A slice of the timer's work (up to kScreenTurnUs), only where
             // it changes what this viewer gets: a replay=screen reply is the
             // shorter the nearer S is to the end, and an unsynced screen may
@@ -578,7 +547,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         // and resyncs near the end once the flood is over (floodEnded()).
         // That parse was make bench's reattach regression: 5.76 ms for a
         // full 1 MiB ring at c6f41fd, 0.92 ms before the screen.
-        if (m_screen && !m_flooding && m_screenOffset < m_ring.startOffset())
+        if (m_screen && !m_flood.flooding() && m_screenOffset < m_ring.startOffset())
             resyncScreen();
         if (!fallBack && screenSynced() && screenToSafeBoundary()) {
             offer = SnapshotOffer{m_screenOffset, request.screen};

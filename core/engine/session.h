@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include "floodmeter.h"
 #include "handover.h"
 #include "ptyprocess.h"
 #include "ringbuffer.h"
@@ -205,25 +206,31 @@ public:
      * and kScreenTurnUs µs per turn of the event loop; bytes about to leave
      * the ring unparsed are parsed before the append (at most kScreenChunk:
      * more and the screen is outrun).
-     * Floods: output is measured per window of kFloodWindowMs (one coarse
-     * monotonic clock read per PTY read; the process's CPU clock once per
-     * window while output flows; nothing while idle). A flood is a window
-     * that brings kFloodBytes or more, or one in which the screen's parsing
-     * took kFloodParseMs of CPU and at least half of the process's (the
-     * emulator would set the pace). While flooding the screen does not
+     * Floods (FloodMeter, which says why): output is measured per window of
+     * FloodMeter::kWindowMs (one coarse monotonic clock read per PTY read;
+     * the process's CPU clock once per window while output flows; nothing
+     * while idle). A flood is a window that brings FloodMeter::kFloodBytes
+     * or more, or output that keeps the screen on the output path (parsing
+     * bytes the ring is about to evict unparsed, so the read waits for it)
+     * beyond its budget there: FloodMeter::kBurstNs of CPU, refilled at
+     * FloodMeter::kSharePercent of the process's CPU (a burst of TUI output
+     * is not a flood however slow the CPU; output sustained faster than the
+     * screen parses is). While flooding the screen does not
      * parse at all (no slice, no rescue): the output runs as fast as with
      * no screen; the ring moves on and evicts what the screen has not
      * parsed (outrun: screenSynced() false, reset replays are raw, which is
-     * exact for scrolling output). A timer of kFloodWindowMs runs only
-     * while flooding; the first window whose output the screen could parse
-     * in kFloodParseMs ends the flood, and the screen resumes where it
+     * exact for scrolling output). A timer of FloodMeter::kWindowMs runs
+     * only while flooding; the first window whose output the screen could
+     * parse in FloodMeter::kSharePercent of a window (or one with no output)
+     * ends the flood, and the screen resumes where it
      * paused if that is still retained (synced), else at a safe boundary
      * at most kFloodResyncBytes before the end, in the modes in force there
      * (the tail TerminalState advanced to it): resyncScreen(), unsynced
      * until the screen is rewritten, which scrolling output does within
      * those bytes. Below that, a program (a TUI, a monitor, a shell) is never
-     * outrun however loaded the machine: what it writes is parsed before
-     * it leaves the ring, up to kScreenChunk bytes at once.
+     * outrun however loaded or slow the machine: what it writes is parsed
+     * before it leaves the ring, up to kScreenChunk bytes at once, and its
+     * bursts stay within the budget.
      * Exited sessions keep their screen (freed with the session).
      */
     bool hasScreen() const { return m_screen != nullptr; }
@@ -267,18 +274,6 @@ public:
     /// screen had parsed it. Later, the parse also takes what several small
     /// reads brought in one slice.
     static constexpr int kScreenSettleMs = 1;
-    /// The flood detector's window (ms, monotonic clock) and the output
-    /// per window that is a flood (bytes; 256 KiB per 100 ms is 2.6 MB/s,
-    /// about twice what libvterm parses of `seq` at 200x50, and far above
-    /// a TUI: `htop -d 10` at 200x50 wrote about 6 KB a second here).
-    static constexpr qint64 kFloodWindowMs = 100;
-    static constexpr qsizetype kFloodBytes = 256 * 1024;
-    /// Also a flood: a window in which the screen's parsing took this much
-    /// CPU (ms) and at least half the process's CPU (the output is slowed
-    /// to the emulator's speed, so its rate alone would not tell). A flood
-    /// ends with a window whose output the screen could parse in this much
-    /// CPU (ms), at the speed it last parsed.
-    static constexpr qint64 kFloodParseMs = 5;
     /// After a flood outran the screen, it restarts this many bytes before
     /// the end (or at the ring's start, if later), not at the ring's start:
     /// libvterm parses `seq` at 1.2-4 MB/s, so a 1 MiB ring would cost a
@@ -287,7 +282,7 @@ public:
     static constexpr qsizetype kFloodResyncBytes = 64 * 1024;
     /// Whether the output is a flood now (see hasScreen()); only measured
     /// while the screen is enabled.
-    bool flooding() const { return m_flooding; }
+    bool flooding() const { return m_flood.flooding(); }
     static constexpr qsizetype kMaxSnapshotBoundaryScan = 4096;
     /// Most ranges of output that arrived with no control viewer kept for
     /// query answers (older ones are dropped: their queries go unanswered).
@@ -350,8 +345,10 @@ private:
     void createScreenAtStart();
     bool m_screenEnabled = true;
     /// Parses [S, end) for at most `maxBytes` bytes and `maxUs` µs; starts or
-    /// stops the timer as work remains.
-    void parseScreen(qsizetype maxBytes, qint64 maxUs);
+    /// stops the timer as work remains. `onOutputPath`: the output waits
+    /// for this parse (bytes about to leave the ring unparsed): its CPU is
+    /// drawn from the flood detector's budget (FloodMeter::parsed).
+    void parseScreen(qsizetype maxBytes, qint64 maxUs, bool onOutputPath = false);
     /// Feeds [S, to) to the screen, answering queries when `answering`.
     void feedScreen(quint64 to, bool answering);
     /// Applies the resize and margin reset recorded at S.
@@ -367,7 +364,8 @@ private:
     /// from the output path.
     void scheduleScreen(int delayMs = 0);
     /// Counts `bytes` of output at `nowMs` (monotonic) into the flood
-    /// detector's window; starts or ends a flood.
+    /// detector (FloodMeter::output; the process's CPU clock is read only
+    /// when a window ends); starts or ends a flood.
     void measureRate(qint64 nowMs, qsizetype bytes);
     void startFlood();
     void floodEnded();
@@ -429,12 +427,7 @@ private:
     bool m_screenSynced = false;
     bool m_screenAnswering = false; ///< the bytes being fed arrived with no control viewer
     // The flood detector (see hasScreen()).
-    qint64 m_floodWindowStart = 0; ///< ms, monotonic
-    qsizetype m_floodWindowBytes = 0;
-    qint64 m_floodWindowParseNs = 0; ///< thread CPU the screen's parsing took in the window
-    qint64 m_floodWindowCpuNs = 0;   ///< process CPU time at the window's start
-    double m_parseBytesPerMs = 1000; ///< the screen's speed on this stream, bytes per CPU ms (estimate)
-    bool m_flooding = false;
+    FloodMeter m_flood;
     QTimer m_floodTimer; ///< runs only while flooding
     /// No screen is made before the ring starts here (resyncScreen() found
     /// no safe boundary to start at below it).

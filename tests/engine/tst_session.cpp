@@ -701,10 +701,11 @@ private Q_SLOTS:
         // comes before the snapshot (which is the state after it). Mostly
         // rewrites of one row inside the margins, a scroll of them every
         // 50: libvterm's cost is per scrolled line, and scrolling fast
-        // enough to take kFloodParseMs of CPU per window (on a slow or
-        // sanitized build, 2 runs in 8 with a scroll per row) starts a
-        // flood, after which the screen resumes unsynced and, with nothing
-        // rewriting the whole screen, stays so. libvterm itself is not
+        // enough to take 5 ms of CPU per window (on a slow or sanitized
+        // build, 2 runs in 8 with a scroll per row) started a flood under
+        // the rule before FloodMeter's budget, after which the screen
+        // resumed unsynced and, with nothing rewriting the whole screen,
+        // stayed so. The test is about the fixup. libvterm itself is not
         // sanitized; its memmove was (tests/sanitizers/memmove.c).
         const QString script = QStringLiteral("pad=$(printf '%070d' 0);"
             "printf '\\033[2;20r'; i=0; while [ $i -lt 600 ]; do i=$((i+1)); [ $((i%50)) -ne 0 ] || { sleep 0.01; printf '\\033[20;1H\\n'; }; printf '\\033[10;1Hrow %d %s' $i $pad; done;"
@@ -808,9 +809,41 @@ private Q_SLOTS:
         QVERIFY(finish(s, {&always}));
     }
 
+    void costlyBurstKeepsTheScreenSynced()
+    {
+        // A burst that is not a flood: 15,000 rows scrolled inside margins
+        // (about 90 KB, a third of kFloodBytes) in one go, through a 16 KiB
+        // ring. libvterm's cost is per scrolled row, so parsing it takes
+        // tens of ms of CPU (more on a slow CPU or under the sanitizers) and
+        // the ring overflows: the screen must parse what leaves it. The old
+        // CPU rule (5 ms of parse in a 100 ms window: a flood) paused the
+        // screen there and the ring outran it; the header and footer outside
+        // the margins are never written again, so it stayed unsynced and a
+        // late viewer got a raw replay without them (issue 9, the
+        // wide-redraw and progress-cr fidelity rows under ASan). The
+        // screen's budget for holding up the output (FloodMeter::kBurstNs of
+        // CPU) takes such a burst.
+        const QString script = QStringLiteral(
+            "printf '\\033[2J\\033[H\\033[1;44m HEADER \\033[0m\\033[24;1H\\033[7m F1 Help \\033[0m\\033[2;23r\\033[23;1H';"
+            "seq -f '%05g' 1 25000; printf '\\033[10;40Hfin'; exec sleep 30");
+        Session s(QStringLiteral("burst"), sh(script), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer always;
+        s.attach(&always, ViewerMode::Watch, std::nullopt);
+        QVERIFY(settle(s, "fin", 60000));
+        QVERIFY(s.buffer().startOffset() > 0); // the ring rolled over
+        QVERIFY(!s.flooding());
+        QCOMPARE(s.screenOutruns(), quint64(0));
+        QVERIFY(s.screenSynced());
+        const QString d = lateViewerDiff(s, always);
+        QVERIFY2(d.isEmpty(), qPrintable(d));
+        QVERIFY(finish(s, {&always}));
+    }
+
     void floodPausesTheScreen()
     {
-        // A flood (by rate: kFloodBytes in a kFloodWindowMs window) stops
+        // A flood (by rate: FloodMeter::kFloodBytes in a window) stops
         // the screen's parsing altogether; it resumes after the flood.
         Session s(QStringLiteral("fl"), sh(QStringLiteral("seq 1 3000000; printf 'end$ '; exec sleep 30")),
                   1024 * 1024);

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import {
   mkdtempSync, mkdirSync, rmSync, chmodSync, copyFileSync, renameSync, writeFileSync,
 } from 'node:fs';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,9 +30,13 @@ export function tetherBinary() {
 /**
  * Starts `tether serve --port 0` with a temporary HOME, XDG_RUNTIME_DIR and
  * XDG_CONFIG_HOME, and waits for its line
- * "Tether is serving http://127.0.0.1:PORT/?key=KEY".
- * @param {{command?: string, args?: string[], env?: object, homeFiles?: object, copyBinary?: boolean}} [opts]
+ * "Tether is serving http://127.0.0.1:PORT/?key=KEY" (https:// when `args`
+ * give it a certificate: then `base` is https:// too).
+ * @param {{command?: string, args?: string[], env?: object, homeFiles?: object, copyBinary?: boolean,
+ *   ca?: string}} [opts]
  *   command: the default session command line (default /bin/bash);
+ *   ca: PEM certificate(s) api() trusts for an https:// server (its own
+ *   self-signed certificate), and nothing else;
  *   homeFiles: { name: text } written into the temporary HOME (e.g. .bashrc);
  *   copyBinary: run a copy of the binary in the temporary directory
  *   (`binary` in the result), which a test may replace as an upgrade would
@@ -75,7 +80,7 @@ export async function startTether(opts = {}) {
     const timer = setTimeout(() => reject(new Error(`tether serve printed no URL in 20 s\nstdout: ${out}\nstderr: ${err}`)), 20000);
     proc.stdout.on('data', (d) => {
       out += d;
-      const m = /Tether is serving (http:\/\/127\.0\.0\.1:(\d+)\/\?key=([A-Za-z0-9_-]+))/.exec(out);
+      const m = /Tether is serving ((https?):\/\/127\.0\.0\.1:(\d+)\/\?key=([A-Za-z0-9_-]+))/.exec(out);
       if (m) { clearTimeout(timer); resolve(m); }
     });
     proc.on('exit', (code, signal) => {
@@ -83,12 +88,13 @@ export async function startTether(opts = {}) {
       reject(new Error(`tether serve exited (${code ?? signal}) before serving\nstdout: ${out}\nstderr: ${err}`));
     });
   });
-  const port = Number(line[2]);
+  const port = Number(line[3]);
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
   return {
-    base: `http://127.0.0.1:${port}/`,
+    base: `${line[2]}://127.0.0.1:${port}/`,
     port,
-    key: line[3],
+    key: line[4],
+    ca: opts.ca,
     keyedUrl: line[1],
     home,
     binary,
@@ -116,17 +122,37 @@ export function replaceBinary(file, text) {
   renameSync(tmp, file);
 }
 
-/** REST call with the bearer key. Returns { status, body }. */
+/**
+ * REST call with the bearer key. Returns { status, body }. Over https:// it
+ * trusts only `server.ca` (node's fetch takes no CA of its own).
+ */
 export async function api(server, method, urlPath, body) {
   const headers = { Authorization: `Bearer ${server.key}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const r = await fetch(new URL(urlPath, server.base), {
-    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const url = new URL(urlPath, server.base);
+  let status;
+  let text;
+  if (url.protocol === 'https:') {
+    ({ status, text } = await new Promise((resolve, reject) => {
+      const req = https.request(url, { method, headers, ca: server.ca }, (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => { data += d; });
+        res.on('end', () => resolve({ status: res.statusCode, text: data }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(payload);
+    }));
+  } else {
+    const r = await fetch(url, { method, headers, body: payload });
+    status = r.status;
+    text = await r.text();
+  }
   let json = null;
   try { json = text ? JSON.parse(text) : null; } catch { json = text; }
-  return { status: r.status, body: json };
+  return { status, body: json };
 }
 
 /**
@@ -136,11 +162,11 @@ export async function api(server, method, urlPath, body) {
  * 300 s with it, under load). So the dashboard's GPU renderer
  * (@xterm/addon-webgl) is switched off unless `opts.webgl`, and the dashboard
  * falls back to xterm.js's DOM renderer, as on a machine without WebGL2.
- * terminal.test.mjs runs with it.
+ * terminal.test.mjs runs with it. `opts.args`: more command-line switches.
  */
 export async function launchBrowser(opts = {}) {
   const args = ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'];
+    '--disable-component-update', '--disable-sync', '--no-first-run', ...(opts.args || [])];
   if (!opts.webgl) args.push('--disable-webgl');
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -280,8 +306,14 @@ export async function until(fn, timeout = 15000, what = 'condition') {
  * that bytes pass untouched (WebSocket frames). cutAll() destroys every proxied
  * connection on both sides, as a network drop would; hold() makes new
  * connections wait (the network stays down) until release().
+ * `opts.passThrough`: no rewriting at all (TLS, whose bytes cannot be
+ * rewritten: tether then accepts the proxy's port through
+ * `--allow-host 127.0.0.1:PORT`, as for a reverse proxy). `targetPort` may be
+ * set later through `proxy.target` (before the first connection), for a
+ * tether started after the proxy with the proxy's port in its arguments.
  */
-export async function startProxy(targetPort) {
+export async function startProxy(targetPort, opts = {}) {
+  let target = targetPort;
   const conns = new Set();
   let held = [];
   let holding = false;
@@ -289,19 +321,19 @@ export async function startProxy(targetPort) {
   const server = net.createServer((client) => {
     connections++;
     const start = () => {
-      const upstream = net.connect(targetPort, '127.0.0.1');
+      const upstream = net.connect(target, '127.0.0.1');
       const pair = { client, upstream };
       conns.add(pair);
       let head = Buffer.alloc(0);
-      let rewritten = false;
+      let rewritten = !!opts.passThrough;
       client.on('data', (d) => {
         if (rewritten) { upstream.write(d); return; }
         head = Buffer.concat([head, d]);
         const end = head.indexOf('\r\n\r\n');
         if (end < 0) return;
         const text = head.subarray(0, end).toString('latin1')
-          .replace(/^(host:\s*[^:\r\n]+):\d+/im, `$1:${targetPort}`)
-          .replace(/^(origin:\s*http:\/\/[^:\r\n]+):\d+/im, `$1:${targetPort}`);
+          .replace(/^(host:\s*[^:\r\n]+):\d+/im, `$1:${target}`)
+          .replace(/^(origin:\s*http:\/\/[^:\r\n]+):\d+/im, `$1:${target}`);
         upstream.write(Buffer.concat([Buffer.from(text, 'latin1'), head.subarray(end)]));
         rewritten = true;
       });
@@ -326,6 +358,8 @@ export async function startProxy(targetPort) {
   return {
     port,
     base: `http://127.0.0.1:${port}/`,
+    get target() { return target; },
+    set target(p) { target = p; },
     get connections() { return connections; },
     get open() { return conns.size; },
     cutAll() {

@@ -9,7 +9,8 @@
 // cookie is Secure, HttpOnly, SameSite=Strict (section 3); the page's policy
 // and its WebSockets say wss://; a session made, typed into, reloaded and
 // resumed after a network drop; plain HTTP on the TLS port gets no answer,
-// and the open page carries on.
+// and the open page carries on; off loopback, the printed https://NAME link
+// (section 7, "The printed address") works as printed.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,16 +27,17 @@ import {
 } from './lib.mjs';
 
 /**
- * A self-signed certificate for localhost and 127.0.0.1 (EC P-256: quick to
- * make) in `dir`/`name`-cert.pem and -key.pem; returns the file names and the
- * certificate's PEM text.
+ * A self-signed certificate (EC P-256: quick to make) for tether.test (the
+ * name a remote user opens; the browser resolves it to 127.0.0.1), localhost
+ * and 127.0.0.1, in `dir`/`name`-cert.pem and -key.pem; returns the file
+ * names and the certificate's PEM text.
  */
 function makeCertificate(dir, name) {
   const cert = path.join(dir, `${name}-cert.pem`);
   const key = path.join(dir, `${name}-key.pem`);
   execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1',
     '-sha256', '-days', '2', '-nodes', '-keyout', key, '-out', cert, '-subj', '/CN=localhost',
-    '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    '-addext', 'subjectAltName=DNS:tether.test,DNS:localhost,IP:127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'] });
   return { cert, key, pem: readFileSync(cert, 'utf8') };
 }
 
@@ -80,7 +82,9 @@ describe('dashboard over https', { timeout: 180000 }, () => {
       ca: tls.pem,
     });
     proxy.target = server.port;
-    browser = await launchBrowser({ args: [`--ignore-certificate-errors-spki-list=${spkiHash(tls.pem)}`] });
+    browser = await launchBrowser({
+      args: [`--ignore-certificate-errors-spki-list=${spkiHash(tls.pem)}`, '--host-resolver-rules=MAP tether.test 127.0.0.1'],
+    });
   });
 
   after(async () => {
@@ -224,5 +228,34 @@ describe('dashboard over https', { timeout: 180000 }, () => {
     assert.deepEqual(ticks, Array.from({ length: total }, (_, i) => `TICK-${i + 1}`));
     assert.deepEqual(networkErrorsAside(page.errors), []);
     await page.context().close();
+  });
+
+  test('off loopback, the printed https://NAME:PORT link opens a working dashboard', async () => {
+    const remote = await startTether({ args: ['--bind', '0.0.0.0', '--tls-cert', tls.cert, '--tls-key', tls.key] });
+    try {
+      // The certificate's first DNS name that is not localhost.
+      assert.equal(remote.base, `https://tether.test:${remote.port}/`);
+      const page = await newPage(browser);
+      const sockets = [];
+      page.on('websocket', (ws) => sockets.push(ws.url()));
+      await page.goto(remote.keyedUrl);
+      await page.waitForFunction(() => window.tether !== undefined);
+      assert.equal(page.url(), remote.base);
+      // The name passes the Host and Origin checks (a certificate name),
+      // and the cookie is the name's, Secure.
+      const cookies = await page.context().cookies();
+      assert.deepEqual(cookies.map((c) => [c.name, c.domain, c.secure, c.httpOnly, c.sameSite]),
+        [['tether_key', 'tether.test', true, true, 'Strict']]);
+      const id = await createSessionInPage(page);
+      await typeLine(page, 'echo remote-$((6*7))');
+      await waitForLine(page, /^remote-42$/);
+      const wsPrefix = `wss://tether.test:${remote.port}/ws/${encodeURIComponent(id)}?`;
+      assert.ok(sockets.length >= 1 && sockets.every((u) => u.startsWith(wsPrefix)), sockets.join('\n'));
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    } finally {
+      const r = await remote.stop();
+      assert.equal(r.code, 0, `tether serve should exit 0 on SIGTERM\n${remote.output()}`);
+    }
   });
 });

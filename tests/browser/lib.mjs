@@ -31,7 +31,8 @@ export function tetherBinary() {
  * Starts `tether serve --port 0` with a temporary HOME, XDG_RUNTIME_DIR and
  * XDG_CONFIG_HOME, and waits for its line
  * "Tether is serving http://127.0.0.1:PORT/?key=KEY" (https:// when `args`
- * give it a certificate: then `base` is https:// too).
+ * give it a certificate; off loopback the name a remote user opens): `base`
+ * is that address without the key.
  * @param {{command?: string, args?: string[], env?: object, homeFiles?: object, copyBinary?: boolean,
  *   ca?: string}} [opts]
  *   command: the default session command line (default /bin/bash);
@@ -80,7 +81,7 @@ export async function startTether(opts = {}) {
     const timer = setTimeout(() => reject(new Error(`tether serve printed no URL in 20 s\nstdout: ${out}\nstderr: ${err}`)), 20000);
     proc.stdout.on('data', (d) => {
       out += d;
-      const m = /Tether is serving ((https?):\/\/127\.0\.0\.1:(\d+)\/\?key=([A-Za-z0-9_-]+))/.exec(out);
+      const m = /Tether is serving ((https?):\/\/([^:/\s]+):(\d+)\/\?key=([A-Za-z0-9_-]+))/.exec(out);
       if (m) { clearTimeout(timer); resolve(m); }
     });
     proc.on('exit', (code, signal) => {
@@ -88,12 +89,12 @@ export async function startTether(opts = {}) {
       reject(new Error(`tether serve exited (${code ?? signal}) before serving\nstdout: ${out}\nstderr: ${err}`));
     });
   });
-  const port = Number(line[3]);
+  const port = Number(line[4]);
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
   return {
-    base: `${line[2]}://127.0.0.1:${port}/`,
+    base: `${line[2]}://${line[3]}:${port}/`,
     port,
-    key: line[4],
+    key: line[5],
     ca: opts.ca,
     keyedUrl: line[1],
     home,

@@ -485,6 +485,41 @@ describe('dashboard', { timeout: 240000 }, () => {
     }
   });
 
+  test('a key rotated while the page is still connecting does not read as a restart', async () => {
+    const own = await startTether();
+    try {
+      const page = await newPage(browser);
+      // The page's event stream waits here until the key is rotated: the
+      // page had its list (an answer with the key), its stream was still
+      // connecting, so it never gets the `key` event and meets a 401.
+      let release;
+      const rotated = new Promise((r) => { release = r; });
+      let held = 0;
+      await page.route('**/api/events', async (route) => {
+        held++;
+        await rotated;
+        await route.continue();
+      });
+      await openDashboard(page, own);
+      await until(() => held > 0, 10000, 'the event stream request');
+      assert.equal(await page.evaluate(() => window.tether.state), 'connecting');
+      const r = await api(own, 'POST', '/api/key');
+      assert.equal(r.status, 200);
+      release();
+      await page.waitForSelector('#nokey:not([hidden])', { timeout: 20000 });
+      // Before: "Tether was restarted ... the sessions that ran before the
+      // restart are gone", though the server never went away.
+      assert.equal(await page.locator('#nokey-title').textContent(), 'Tether\'s key changed');
+      assert.match(await page.locator('#nokey-text').textContent(), /tether key --rotate/);
+      assert.doesNotMatch(await page.locator('#nokey').textContent(), /restart/i);
+      assert.equal(await page.locator('#conn-text').textContent(), 'No key');
+      assert.match(await page.locator('#nokey').textContent(), /tether key prints it again/);
+      await page.context().close();
+    } finally {
+      await own.stop();
+    }
+  });
+
   test('a restarted Tether: the list goes stale while it is away, then the page says it restarted', async () => {
     const page = await newPage(browser);
     await openDashboard(page, server);

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  api, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, startTether,
+  api, assertReloadReattaches, bufferLines, createSessionInPage, newPage, openDashboard, startTether, startTetherAndBrowser,
   typeLine, until, waitForLine, waitForLive, waitForState,
   closeAll,
 } from './lib.mjs';
@@ -17,10 +17,7 @@ describe('dashboard', { timeout: 240000 }, () => {
   let server;
   let browser;
 
-  before(async () => {
-    server = await startTether();
-    browser = await launchBrowser();
-  });
+  before(async () => ({ server, browser } = await startTetherAndBrowser()));
 
   after(() => closeAll(server, browser));
 
@@ -90,19 +87,7 @@ describe('dashboard', { timeout: 240000 }, () => {
     const id = await createSessionInPage(page);
     await typeLine(page, 'echo before-reload-$((6*7))');
     await waitForLine(page, /^before-reload-42$/);
-    const count = (await api(server, 'GET', '/api/sessions')).body.sessions.length;
-
-    await page.reload();
-    await waitForLive(page);
-    assert.equal(await page.evaluate(() => location.hash), `#/s/${id}`);
-    await waitForLine(page, /^before-reload-42$/);
-    const lines = await bufferLines(page);
-    assert.equal(lines.filter((l) => l === 'before-reload-42').length, 1, lines.join('\n'));
-
-    await typeLine(page, 'echo after-reload');
-    await waitForLine(page, /^after-reload$/);
-    assert.equal((await api(server, 'GET', '/api/sessions')).body.sessions.length, count,
-      'a reload must not create a session');
+    await assertReloadReattaches(page, server, id, 'before-reload-42');
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

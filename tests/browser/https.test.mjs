@@ -22,8 +22,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  api, bufferLines, closeAll, createSessionInPage, launchBrowser, networkErrorsAside, newPage, openDashboard,
-  startProxy, startTether, typeLine, until, waitForLine, waitForLive,
+  api, assertDropResumes, assertReloadReattaches, closeAll, createSessionInPage, launchBrowser, networkErrorsAside,
+  newPage, openDashboard, startProxy, startTether, typeLine, until, waitForLine,
 } from './lib.mjs';
 
 /**
@@ -149,23 +149,13 @@ describe('dashboard over https', { timeout: 180000 }, () => {
     assert.equal(made.status, 200);
     assert.equal(made.body.attached, true);
     assert.equal(made.body.state, 'running');
-    const count = (await api(server, 'GET', '/api/sessions')).body.sessions.length;
 
     // A reload: the cookie alone opens the page again, and it reattaches to
-    // the same session with its earlier output, once.
+    // the same session with its earlier output, once, over wss:// again.
     const before = sockets.length;
-    await page.reload();
-    await waitForLive(page);
-    assert.equal(await page.evaluate(() => location.hash), `#/s/${id}`);
-    await waitForLine(page, /^over-tls-42$/);
-    const lines = await bufferLines(page);
-    assert.equal(lines.filter((l) => l === 'over-tls-42').length, 1, lines.join('\n'));
+    await assertReloadReattaches(page, server, id, 'over-tls-42');
     assert.ok(sockets.length > before && sockets.slice(before).every((u) => u.startsWith(wsPrefix)),
       sockets.join('\n'));
-    await typeLine(page, 'echo after-reload');
-    await waitForLine(page, /^after-reload$/);
-    assert.equal((await api(server, 'GET', '/api/sessions')).body.sessions.length, count,
-      'a reload must not create a session');
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });
@@ -204,28 +194,7 @@ describe('dashboard over https', { timeout: 180000 }, () => {
     const page = await newPage(browser);
     await openDashboard(page, server, '', `https://127.0.0.1:${proxy.port}/`);
     const id = await createSessionInPage(page);
-    const total = 40;
-    await typeLine(page, `for i in $(seq 1 ${total}); do echo TICK-$i; sleep 0.05; done; echo TICKS-DONE`);
-    await waitForLine(page, /^TICK-3$/);
-
-    // The network goes down while the program writes on.
-    proxy.hold();
-    proxy.cutAll();
-    await page.waitForFunction(() => ['reconnecting', 'offline'].includes(window.tether.state), null, { timeout: 10000 });
-    const pageOffset = await page.evaluate(() => window.tether.attachment.offset);
-    await until(async () => (await api(server, 'GET', `/api/sessions/${id}`)).body.offset > pageOffset + 50,
-      10000, 'output while disconnected');
-    await until(() => proxy.heldCount > 0, 10000, 'a reconnection attempt');
-
-    proxy.release();
-    await waitForLive(page);
-    const attached = await page.evaluate(() => window.tether.attachment.lastAttached);
-    assert.equal(attached.reason, 'resume');
-    assert.equal(attached.reset, false);
-    assert.equal(attached.replay_from, pageOffset);
-    await waitForLine(page, /^TICKS-DONE$/, 20000);
-    const ticks = (await bufferLines(page)).filter((l) => /^TICK-\d+$/.test(l));
-    assert.deepEqual(ticks, Array.from({ length: total }, (_, i) => `TICK-${i + 1}`));
+    await assertDropResumes(page, server, proxy, id, 40);
     assert.deepEqual(networkErrorsAside(page.errors), []);
     await page.context().close();
   });

@@ -289,6 +289,68 @@ export async function createSessionInPage(page, command = '') {
   return id;
 }
 
+/**
+ * Reloads `page` (open on session `id`, showing the line `line`) and checks
+ * that it reattaches to the same session with that earlier output exactly
+ * once, that typing works after, and that no session was created.
+ */
+export async function assertReloadReattaches(page, server, id, line) {
+  const count = (await api(server, 'GET', '/api/sessions')).body.sessions.length;
+  await page.reload();
+  await waitForLive(page);
+  assert.equal(await page.evaluate(() => location.hash), `#/s/${id}`);
+  await waitForLine(page, new RegExp(`^${line}$`));
+  const lines = await bufferLines(page);
+  assert.equal(lines.filter((l) => l === line).length, 1, lines.join('\n'));
+
+  await typeLine(page, 'echo after-reload');
+  await waitForLine(page, /^after-reload$/);
+  assert.equal((await api(server, 'GET', '/api/sessions')).body.sessions.length, count,
+    'a reload must not create a session');
+}
+
+/**
+ * A network drop under a page attached to session `id` through `proxy`
+ * (startProxy): the session prints `total` numbered lines while every
+ * connection is cut and new ones are held; once released, the page must
+ * resume (`resume=` at its own offset, no reset) with every line exactly once
+ * and end at the session's offset, attached.
+ */
+export async function assertDropResumes(page, server, proxy, id, total = 60) {
+  await typeLine(page, `for i in $(seq 1 ${total}); do echo MARK-$i; sleep 0.05; done; echo MARKS-DONE`);
+  await waitForLine(page, /^MARK-5$/);
+
+  // The network goes down: every connection cut, new ones held.
+  proxy.hold();
+  proxy.cutAll();
+  await page.waitForFunction(() => ['reconnecting', 'offline'].includes(window.tether.state), null, { timeout: 10000 });
+  const indicator = await page.locator('#conn').getAttribute('data-state');
+  assert.ok(['reconnecting', 'offline'].includes(indicator), indicator);
+  // The program keeps writing while the page is away.
+  const pageOffset = await page.evaluate(() => window.tether.attachment.offset);
+  await until(async () => (await api(server, 'GET', `/api/sessions/${id}`)).body.offset > pageOffset + 100,
+    10000, 'output while disconnected');
+  // The page keeps trying (its attempts wait in the proxy).
+  await until(() => proxy.heldCount > 0, 10000, 'a reconnection attempt');
+
+  proxy.release();
+  await waitForLive(page);
+  const attached = await page.evaluate(() => window.tether.attachment.lastAttached);
+  assert.equal(attached.reason, 'resume');
+  assert.equal(attached.reset, false);
+  assert.equal(attached.replay_from, pageOffset);
+  await waitForLine(page, /^MARKS-DONE$/, 20000);
+
+  const marks = (await bufferLines(page)).filter((l) => /^MARK-\d+$/.test(l));
+  const expected = Array.from({ length: total }, (_, i) => `MARK-${i + 1}`);
+  assert.deepEqual(marks, expected);
+  // And the page's offset is exactly the session's.
+  const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
+  await until(async () => (await page.evaluate(() => window.tether.attachment.offset))
+    === (await api(server, 'GET', `/api/sessions/${id}`)).body.offset, 10000, 'offsets to match');
+  assert.equal(s.attached, true);
+}
+
 /** Polls fn() (async ok) until it returns a truthy value; throws after timeout ms. */
 export async function until(fn, timeout = 15000, what = 'condition') {
   const deadline = Date.now() + timeout;
@@ -384,6 +446,23 @@ export async function startProxy(targetPort, opts = {}) {
       return new Promise((r) => server.close(r));
     },
   };
+}
+
+/**
+ * The start-up the browser tests share: startTether(opts.tether), then
+ * launchBrowser(opts.browser). When the browser cannot start, the server is
+ * stopped before the error is thrown, so nothing is left running.
+ * @returns {Promise<{server: object, browser: import('playwright-core').Browser}>}
+ *   both to be stopped with closeAll(server, browser)
+ */
+export async function startTetherAndBrowser(opts = {}) {
+  const server = await startTether(opts.tether);
+  try {
+    return { server, browser: await launchBrowser(opts.browser) };
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
 }
 
 /// Closes the browser, then stops `tether serve` with SIGTERM and checks it

@@ -6,11 +6,12 @@
 // `--ignore-certificate-errors-spki-list` with the SHA-256 of its public key
 // (not `ignoreHTTPSErrors`, which would accept any certificate and so could
 // not notice the server presenting the wrong one). Checked: the key link's
-// cookie is Secure, HttpOnly, SameSite=Strict (section 3); the page's policy
-// and its WebSockets say wss://; a session made, typed into, reloaded and
-// resumed after a network drop; plain HTTP on the TLS port gets no answer,
-// and the open page carries on; off loopback, the printed https://NAME link
-// (section 7, "The printed address") works as printed.
+// cookie is Secure, HttpOnly, SameSite=Strict (section 3), and so is a
+// read-only link's; the page's policy and its WebSockets say wss://; a
+// session made, typed into, reloaded and resumed after a network drop; plain
+// HTTP on the TLS port gets no answer, and the open page carries on; off
+// loopback, the printed https://NAME link (section 7, "The printed address")
+// works as printed.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   api, assertDropResumes, assertReloadReattaches, closeAll, createSessionInPage, launchBrowser, networkErrorsAside,
-  newPage, openDashboard, startProxy, startTether, typeLine, until, waitForLine,
+  newPage, openDashboard, startProxy, startTether, typeLine, until, waitForLine, waitForLive,
 } from './lib.mjs';
 
 /**
@@ -158,6 +159,36 @@ describe('dashboard over https', { timeout: 180000 }, () => {
       sockets.join('\n'));
     assert.deepEqual(page.errors, []);
     await page.context().close();
+  });
+
+  test('a read-only link is https://, its cookie Secure, and it watches over wss://', async () => {
+    const made = await api(server, 'POST', '/api/sessions',
+      { command: ['/bin/sh', '-c', 'echo SHARED-$((6*7)); exec cat'] });
+    assert.equal(made.status, 201);
+    const id = made.body.id;
+    const link = await api(server, 'POST', '/api/shares', { session: id });
+    assert.equal(link.status, 201);
+    assert.equal(link.body.url, `${server.base}?share=${link.body.token}`);
+
+    const viewer = await newPage(browser);
+    const sockets = [];
+    viewer.on('websocket', (ws) => sockets.push(ws.url()));
+    const shared = viewer.waitForResponse((r) => r.url() === link.body.url);
+    await viewer.goto(link.body.url);
+    // Section 3: one cookie per session, Secure under TLS.
+    assert.equal(await (await shared).headerValue('set-cookie'),
+      `tether_share_${id}=${link.body.token}; HttpOnly; SameSite=Strict; Path=/; Secure`);
+    assert.deepEqual((await viewer.context().cookies()).map((c) => [c.name, c.secure, c.httpOnly, c.sameSite]),
+      [[`tether_share_${id}`, true, true, 'Strict']]);
+    await viewer.waitForFunction(() => window.tether !== undefined);
+    await waitForLine(viewer, /^SHARED-42$/);
+    await waitForLive(viewer);
+    assert.equal(await viewer.evaluate(() => window.tether.attachment.mode), 'watch');
+    assert.ok(sockets.length >= 1
+      && sockets.every((u) => u.startsWith(`wss://127.0.0.1:${server.port}/ws/${encodeURIComponent(id)}?`)),
+    sockets.join('\n'));
+    assert.deepEqual(viewer.errors, []);
+    await viewer.context().close();
   });
 
   test('plain http:// on the TLS port gets no answer, and the open page carries on', async () => {

@@ -299,7 +299,7 @@ export async function assertReloadReattaches(page, server, id, line) {
   await page.reload();
   await waitForLive(page);
   assert.equal(await page.evaluate(() => location.hash), `#/s/${id}`);
-  await waitForLine(page, new RegExp(`^${line}$`));
+  await waitForLine(page, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
   const lines = await bufferLines(page);
   assert.equal(lines.filter((l) => l === line).length, 1, lines.join('\n'));
 

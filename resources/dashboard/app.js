@@ -159,7 +159,13 @@ async function api(method, path, body) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
-  const r = await fetch(path, init);
+  let r;
+  try {
+    r = await fetch(path, init);
+  } catch (e) {
+    app.lostContact = true; // no answer at all: the server is out of reach
+    throw e;
+  }
   if (r.status === 401) {
     // The server says why (a read-only link: revoked, or its session ended).
     let why = '';
@@ -192,8 +198,10 @@ function noteAuthorized() {
  * a `key` event) says that. A page that held the key and then lost the server
  * met a Tether restarted with another key (the key is kept across restarts,
  * protocol.md section 3, unless its file could not be kept). A page that held
- * the key and never lost the server had its cookie replaced (another Tether's
- * link opened in this browser: cookies do not separate ports).
+ * the key and never lost the server either missed the `key` event (the key
+ * was rotated before its event stream opened) or had its cookie replaced
+ * (another Tether's link opened in this browser: cookies do not separate
+ * ports); it cannot tell which, and says both.
  */
 function showUnauthorized(why = '') {
   if (app.unauthorized) return;
@@ -211,7 +219,7 @@ function showUnauthorized(why = '') {
     $('nokey-text').textContent = 'It has another key, and the sessions that ran before the restart are gone.';
   } else if (app.authorized) {
     $('nokey-title').textContent = 'Tether\'s key changed';
-    $('nokey-text').textContent = 'This browser now holds another key: another Tether\'s link was opened here, or Tether restarted.';
+    $('nokey-text').textContent = 'The key this page held no longer works: someone ran tether key --rotate, or another Tether\'s link was opened in this browser.';
   }
   $('nokey-text').hidden = !app.authorized;
   if (app.authorized) $('nokey-how').textContent = 'Open the new link that Tether printed (it ends in ?key=…; tether key prints it again) or use its tray menu: Open dashboard.';
@@ -250,9 +258,11 @@ function startEvents() {
   es.onopen = () => { app.listState = 'connected'; renderIndicator(); };
   es.onerror = () => {
     if (es !== app.events) return;
-    app.lostContact = true;
     if (es.readyState === EventSource.CLOSED) {
       // The browser gave up (HTTP error such as 401): find out, then retry ourselves.
+      // The server answered, so this is no lost contact: a 401 here, on a
+      // stream still connecting when the key was rotated (it never got the
+      // `key` event), read as "Tether was restarted".
       es.close();
       app.events = null;
       app.listState = 'offline';
@@ -263,6 +273,8 @@ function startEvents() {
         setTimeout(() => { if (!app.events) startEvents(); }, delay / 2 + Math.random() * delay / 2);
       });
     } else {
+      // The stream dropped or could not connect; the browser retries.
+      app.lostContact = true;
       app.listState = navigator.onLine === false ? 'offline' : 'reconnecting';
       renderIndicator();
     }

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  api, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, startTether,
+  api, assertReloadReattaches, bufferLines, createSessionInPage, newPage, openDashboard, startTether, startTetherAndBrowser,
   typeLine, until, waitForLine, waitForLive, waitForState,
   closeAll,
 } from './lib.mjs';
@@ -17,10 +17,7 @@ describe('dashboard', { timeout: 240000 }, () => {
   let server;
   let browser;
 
-  before(async () => {
-    server = await startTether();
-    browser = await launchBrowser();
-  });
+  before(async () => ({ server, browser } = await startTetherAndBrowser()));
 
   after(() => closeAll(server, browser));
 
@@ -90,19 +87,7 @@ describe('dashboard', { timeout: 240000 }, () => {
     const id = await createSessionInPage(page);
     await typeLine(page, 'echo before-reload-$((6*7))');
     await waitForLine(page, /^before-reload-42$/);
-    const count = (await api(server, 'GET', '/api/sessions')).body.sessions.length;
-
-    await page.reload();
-    await waitForLive(page);
-    assert.equal(await page.evaluate(() => location.hash), `#/s/${id}`);
-    await waitForLine(page, /^before-reload-42$/);
-    const lines = await bufferLines(page);
-    assert.equal(lines.filter((l) => l === 'before-reload-42').length, 1, lines.join('\n'));
-
-    await typeLine(page, 'echo after-reload');
-    await waitForLine(page, /^after-reload$/);
-    assert.equal((await api(server, 'GET', '/api/sessions')).body.sessions.length, count,
-      'a reload must not create a session');
+    await assertReloadReattaches(page, server, id, 'before-reload-42');
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });
@@ -478,6 +463,41 @@ describe('dashboard', { timeout: 240000 }, () => {
       assert.notEqual(r.body.key, own.key);
       await page.waitForSelector('#nokey:not([hidden])', { timeout: 20000 });
       assert.equal(await page.locator('#nokey-title').textContent(), 'Tether\'s access key was changed');
+      assert.match(await page.locator('#nokey').textContent(), /tether key prints it again/);
+      await page.context().close();
+    } finally {
+      await own.stop();
+    }
+  });
+
+  test('a key rotated while the page is still connecting does not read as a restart', async () => {
+    const own = await startTether();
+    try {
+      const page = await newPage(browser);
+      // The page's event stream waits here until the key is rotated: the
+      // page had its list (an answer with the key), its stream was still
+      // connecting, so it never gets the `key` event and meets a 401.
+      let release;
+      const rotated = new Promise((r) => { release = r; });
+      let held = 0;
+      await page.route('**/api/events', async (route) => {
+        held++;
+        await rotated;
+        await route.continue();
+      });
+      await openDashboard(page, own);
+      await until(() => held > 0, 10000, 'the event stream request');
+      assert.equal(await page.evaluate(() => window.tether.state), 'connecting');
+      const r = await api(own, 'POST', '/api/key');
+      assert.equal(r.status, 200);
+      release();
+      await page.waitForSelector('#nokey:not([hidden])', { timeout: 20000 });
+      // Before: "Tether was restarted ... the sessions that ran before the
+      // restart are gone", though the server never went away.
+      assert.equal(await page.locator('#nokey-title').textContent(), 'Tether\'s key changed');
+      assert.match(await page.locator('#nokey-text').textContent(), /tether key --rotate/);
+      assert.doesNotMatch(await page.locator('#nokey').textContent(), /restart/i);
+      assert.equal(await page.locator('#conn-text').textContent(), 'No key');
       assert.match(await page.locator('#nokey').textContent(), /tether key prints it again/);
       await page.context().close();
     } finally {

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import {
   mkdtempSync, mkdirSync, rmSync, chmodSync, copyFileSync, renameSync, writeFileSync,
 } from 'node:fs';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,9 +30,14 @@ export function tetherBinary() {
 /**
  * Starts `tether serve --port 0` with a temporary HOME, XDG_RUNTIME_DIR and
  * XDG_CONFIG_HOME, and waits for its line
- * "Tether is serving http://127.0.0.1:PORT/?key=KEY".
- * @param {{command?: string, args?: string[], env?: object, homeFiles?: object, copyBinary?: boolean}} [opts]
+ * "Tether is serving http://127.0.0.1:PORT/?key=KEY" (https:// when `args`
+ * give it a certificate; off loopback the name a remote user opens): `base`
+ * is that address without the key.
+ * @param {{command?: string, args?: string[], env?: object, homeFiles?: object, copyBinary?: boolean,
+ *   ca?: string}} [opts]
  *   command: the default session command line (default /bin/bash);
+ *   ca: PEM certificate(s) api() trusts for an https:// server (its own
+ *   self-signed certificate), and nothing else;
  *   homeFiles: { name: text } written into the temporary HOME (e.g. .bashrc);
  *   copyBinary: run a copy of the binary in the temporary directory
  *   (`binary` in the result), which a test may replace as an upgrade would
@@ -75,7 +81,7 @@ export async function startTether(opts = {}) {
     const timer = setTimeout(() => reject(new Error(`tether serve printed no URL in 20 s\nstdout: ${out}\nstderr: ${err}`)), 20000);
     proc.stdout.on('data', (d) => {
       out += d;
-      const m = /Tether is serving (http:\/\/127\.0\.0\.1:(\d+)\/\?key=([A-Za-z0-9_-]+))/.exec(out);
+      const m = /Tether is serving ((https?):\/\/([^:/\s]+):(\d+)\/\?key=([A-Za-z0-9_-]+))/.exec(out);
       if (m) { clearTimeout(timer); resolve(m); }
     });
     proc.on('exit', (code, signal) => {
@@ -83,12 +89,13 @@ export async function startTether(opts = {}) {
       reject(new Error(`tether serve exited (${code ?? signal}) before serving\nstdout: ${out}\nstderr: ${err}`));
     });
   });
-  const port = Number(line[2]);
+  const port = Number(line[4]);
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
   return {
-    base: `http://127.0.0.1:${port}/`,
+    base: `${line[2]}://${line[3]}:${port}/`,
     port,
-    key: line[3],
+    key: line[5],
+    ca: opts.ca,
     keyedUrl: line[1],
     home,
     binary,
@@ -116,17 +123,37 @@ export function replaceBinary(file, text) {
   renameSync(tmp, file);
 }
 
-/** REST call with the bearer key. Returns { status, body }. */
+/**
+ * REST call with the bearer key. Returns { status, body }. Over https:// it
+ * trusts only `server.ca` (node's fetch takes no CA of its own).
+ */
 export async function api(server, method, urlPath, body) {
   const headers = { Authorization: `Bearer ${server.key}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const r = await fetch(new URL(urlPath, server.base), {
-    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const url = new URL(urlPath, server.base);
+  let status;
+  let text;
+  if (url.protocol === 'https:') {
+    ({ status, text } = await new Promise((resolve, reject) => {
+      const req = https.request(url, { method, headers, ca: server.ca }, (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => { data += d; });
+        res.on('end', () => resolve({ status: res.statusCode, text: data }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(payload);
+    }));
+  } else {
+    const r = await fetch(url, { method, headers, body: payload });
+    status = r.status;
+    text = await r.text();
+  }
   let json = null;
   try { json = text ? JSON.parse(text) : null; } catch { json = text; }
-  return { status: r.status, body: json };
+  return { status, body: json };
 }
 
 /**
@@ -136,11 +163,11 @@ export async function api(server, method, urlPath, body) {
  * 300 s with it, under load). So the dashboard's GPU renderer
  * (@xterm/addon-webgl) is switched off unless `opts.webgl`, and the dashboard
  * falls back to xterm.js's DOM renderer, as on a machine without WebGL2.
- * terminal.test.mjs runs with it.
+ * terminal.test.mjs runs with it. `opts.args`: more command-line switches.
  */
 export async function launchBrowser(opts = {}) {
   const args = ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'];
+    '--disable-component-update', '--disable-sync', '--no-first-run', ...(opts.args || [])];
   if (!opts.webgl) args.push('--disable-webgl');
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -262,6 +289,68 @@ export async function createSessionInPage(page, command = '') {
   return id;
 }
 
+/**
+ * Reloads `page` (open on session `id`, showing the line `line`) and checks
+ * that it reattaches to the same session with that earlier output exactly
+ * once, that typing works after, and that no session was created.
+ */
+export async function assertReloadReattaches(page, server, id, line) {
+  const count = (await api(server, 'GET', '/api/sessions')).body.sessions.length;
+  await page.reload();
+  await waitForLive(page);
+  assert.equal(await page.evaluate(() => location.hash), `#/s/${id}`);
+  await waitForLine(page, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+  const lines = await bufferLines(page);
+  assert.equal(lines.filter((l) => l === line).length, 1, lines.join('\n'));
+
+  await typeLine(page, 'echo after-reload');
+  await waitForLine(page, /^after-reload$/);
+  assert.equal((await api(server, 'GET', '/api/sessions')).body.sessions.length, count,
+    'a reload must not create a session');
+}
+
+/**
+ * A network drop under a page attached to session `id` through `proxy`
+ * (startProxy): the session prints `total` numbered lines while every
+ * connection is cut and new ones are held; once released, the page must
+ * resume (`resume=` at its own offset, no reset) with every line exactly once
+ * and end at the session's offset, attached.
+ */
+export async function assertDropResumes(page, server, proxy, id, total = 60) {
+  await typeLine(page, `for i in $(seq 1 ${total}); do echo MARK-$i; sleep 0.05; done; echo MARKS-DONE`);
+  await waitForLine(page, /^MARK-5$/);
+
+  // The network goes down: every connection cut, new ones held.
+  proxy.hold();
+  proxy.cutAll();
+  await page.waitForFunction(() => ['reconnecting', 'offline'].includes(window.tether.state), null, { timeout: 10000 });
+  const indicator = await page.locator('#conn').getAttribute('data-state');
+  assert.ok(['reconnecting', 'offline'].includes(indicator), indicator);
+  // The program keeps writing while the page is away.
+  const pageOffset = await page.evaluate(() => window.tether.attachment.offset);
+  await until(async () => (await api(server, 'GET', `/api/sessions/${id}`)).body.offset > pageOffset + 100,
+    10000, 'output while disconnected');
+  // The page keeps trying (its attempts wait in the proxy).
+  await until(() => proxy.heldCount > 0, 10000, 'a reconnection attempt');
+
+  proxy.release();
+  await waitForLive(page);
+  const attached = await page.evaluate(() => window.tether.attachment.lastAttached);
+  assert.equal(attached.reason, 'resume');
+  assert.equal(attached.reset, false);
+  assert.equal(attached.replay_from, pageOffset);
+  await waitForLine(page, /^MARKS-DONE$/, 20000);
+
+  const marks = (await bufferLines(page)).filter((l) => /^MARK-\d+$/.test(l));
+  const expected = Array.from({ length: total }, (_, i) => `MARK-${i + 1}`);
+  assert.deepEqual(marks, expected);
+  // And the page's offset is exactly the session's.
+  const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
+  await until(async () => (await page.evaluate(() => window.tether.attachment.offset))
+    === (await api(server, 'GET', `/api/sessions/${id}`)).body.offset, 10000, 'offsets to match');
+  assert.equal(s.attached, true);
+}
+
 /** Polls fn() (async ok) until it returns a truthy value; throws after timeout ms. */
 export async function until(fn, timeout = 15000, what = 'condition') {
   const deadline = Date.now() + timeout;
@@ -280,8 +369,14 @@ export async function until(fn, timeout = 15000, what = 'condition') {
  * that bytes pass untouched (WebSocket frames). cutAll() destroys every proxied
  * connection on both sides, as a network drop would; hold() makes new
  * connections wait (the network stays down) until release().
+ * `opts.passThrough`: no rewriting at all (TLS, whose bytes cannot be
+ * rewritten: tether then accepts the proxy's port through
+ * `--allow-host 127.0.0.1:PORT`, as for a reverse proxy). `targetPort` may be
+ * set later through `proxy.target` (before the first connection), for a
+ * tether started after the proxy with the proxy's port in its arguments.
  */
-export async function startProxy(targetPort) {
+export async function startProxy(targetPort, opts = {}) {
+  let target = targetPort;
   const conns = new Set();
   let held = [];
   let holding = false;
@@ -289,19 +384,19 @@ export async function startProxy(targetPort) {
   const server = net.createServer((client) => {
     connections++;
     const start = () => {
-      const upstream = net.connect(targetPort, '127.0.0.1');
+      const upstream = net.connect(target, '127.0.0.1');
       const pair = { client, upstream };
       conns.add(pair);
       let head = Buffer.alloc(0);
-      let rewritten = false;
+      let rewritten = !!opts.passThrough;
       client.on('data', (d) => {
         if (rewritten) { upstream.write(d); return; }
         head = Buffer.concat([head, d]);
         const end = head.indexOf('\r\n\r\n');
         if (end < 0) return;
         const text = head.subarray(0, end).toString('latin1')
-          .replace(/^(host:\s*[^:\r\n]+):\d+/im, `$1:${targetPort}`)
-          .replace(/^(origin:\s*http:\/\/[^:\r\n]+):\d+/im, `$1:${targetPort}`);
+          .replace(/^(host:\s*[^:\r\n]+):\d+/im, `$1:${target}`)
+          .replace(/^(origin:\s*http:\/\/[^:\r\n]+):\d+/im, `$1:${target}`);
         upstream.write(Buffer.concat([Buffer.from(text, 'latin1'), head.subarray(end)]));
         rewritten = true;
       });
@@ -326,6 +421,8 @@ export async function startProxy(targetPort) {
   return {
     port,
     base: `http://127.0.0.1:${port}/`,
+    get target() { return target; },
+    set target(p) { target = p; },
     get connections() { return connections; },
     get open() { return conns.size; },
     cutAll() {
@@ -349,6 +446,23 @@ export async function startProxy(targetPort) {
       return new Promise((r) => server.close(r));
     },
   };
+}
+
+/**
+ * The start-up the browser tests share: startTether(opts.tether), then
+ * launchBrowser(opts.browser). When the browser cannot start, the server is
+ * stopped before the error is thrown, so nothing is left running.
+ * @returns {Promise<{server: object, browser: import('playwright-core').Browser}>}
+ *   both to be stopped with closeAll(server, browser)
+ */
+export async function startTetherAndBrowser(opts = {}) {
+  const server = await startTether(opts.tether);
+  try {
+    return { server, browser: await launchBrowser(opts.browser) };
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
 }
 
 /// Closes the browser, then stops `tether serve` with SIGTERM and checks it

@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  api, networkErrorsAside, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, screenLines,
+  api, assertDropResumes, networkErrorsAside, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, screenLines,
   startProxy, startTether, typeLine, until, waitForLine, waitForLive,
   closeAll,
 } from './lib.mjs';
@@ -32,39 +32,7 @@ describe('reconnect', { timeout: 240000 }, () => {
       const page = await newPage(browser);
       await openDashboard(page, server, '', proxy.base);
       const id = await createSessionInPage(page);
-      const total = 60;
-      await typeLine(page, `for i in $(seq 1 ${total}); do echo MARK-$i; sleep 0.05; done; echo MARKS-DONE`);
-      await waitForLine(page, /^MARK-5$/);
-
-      // The network goes down: every connection cut, new ones held.
-      proxy.hold();
-      proxy.cutAll();
-      await page.waitForFunction(() => ['reconnecting', 'offline'].includes(window.tether.state), null, { timeout: 10000 });
-      const indicator = await page.locator('#conn').getAttribute('data-state');
-      assert.ok(['reconnecting', 'offline'].includes(indicator), indicator);
-      // The program keeps writing while the page is away.
-      const pageOffset = await page.evaluate(() => window.tether.attachment.offset);
-      await until(async () => (await api(server, 'GET', `/api/sessions/${id}`)).body.offset > pageOffset + 100,
-        10000, 'output while disconnected');
-      // The page keeps trying (its attempts wait in the proxy).
-      await until(() => proxy.heldCount > 0, 10000, 'a reconnection attempt');
-
-      proxy.release();
-      await waitForLive(page);
-      const attached = await page.evaluate(() => window.tether.attachment.lastAttached);
-      assert.equal(attached.reason, 'resume');
-      assert.equal(attached.reset, false);
-      assert.equal(attached.replay_from, pageOffset);
-      await waitForLine(page, /^MARKS-DONE$/, 20000);
-
-      const marks = (await bufferLines(page)).filter((l) => /^MARK-\d+$/.test(l));
-      const expected = Array.from({ length: total }, (_, i) => `MARK-${i + 1}`);
-      assert.deepEqual(marks, expected);
-      // And the page's offset is exactly the session's.
-      const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
-      await until(async () => (await page.evaluate(() => window.tether.attachment.offset))
-        === (await api(server, 'GET', `/api/sessions/${id}`)).body.offset, 10000, 'offsets to match');
-      assert.equal(s.attached, true);
+      await assertDropResumes(page, server, proxy, id, 60);
 
       // Typing works after the resume.
       await typeLine(page, 'echo after-blip');

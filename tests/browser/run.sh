@@ -29,10 +29,11 @@ cd "$here"
 # Without files: every test but those ctest runs on their own, so that no one
 # run nears ctest's timeout: the terminal's own features (browser/terminal:
 # clipboard, search, meter, names) and the fidelity corpus (browser/fidelity:
-# a minute of programs rolling rings over) and the read-only links
-# (browser/share).
+# a minute of programs rolling rings over), the read-only links
+# (browser/share) and the dashboard over TLS (browser/https).
 if [ $# -eq 0 ]; then
-  set -- $(ls *.test.mjs | grep -vx -e 'terminal.test.mjs' -e 'fidelity.test.mjs' -e 'share.test.mjs')
+  set -- $(ls *.test.mjs | grep -vx -e 'terminal.test.mjs' -e 'fidelity.test.mjs' -e 'share.test.mjs' \
+    -e 'https.test.mjs')
 fi
 # The report of a run of one file is kept under that file's name (ctest runs
 # browser/terminal and browser/fidelity beside browser/dashboard in the same

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  api, closeAll, launchBrowser, newPage, openDashboard, networkErrorsAside, startTether, typeLine, until,
+  api, closeAll, newPage, openDashboard, networkErrorsAside, startTetherAndBrowser, typeLine, until,
   waitForLine, waitForLive,
 } from './lib.mjs';
 
@@ -21,10 +21,7 @@ describe('read-only links', { timeout: 180000 }, () => {
   let server;
   let browser;
 
-  before(async () => {
-    server = await startTether();
-    browser = await launchBrowser();
-  });
+  before(async () => ({ server, browser } = await startTetherAndBrowser()));
 
   after(() => closeAll(server, browser));
 

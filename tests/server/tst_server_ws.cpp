@@ -943,6 +943,45 @@ private Q_SLOTS:
         QCOMPARE(raw.in.toHex(), QByteArray("820178"));
     }
 
+    void largeReplayFollowsTheAttachedMessage()
+    {
+        // A replay larger than the kernel's first helping: the upgrade reply
+        // and the `attached` message, still queued in the socket when the
+        // replay starts, are flushed first so that the replay's frames go
+        // straight to the kernel (issue 11). Every byte of the ring once, in
+        // order, after the `attached` message, in frames of at most
+        // kMaxSendChunk.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QByteArray text;
+        for (int i = 0; text.size() < 700000; ++i)
+            text += "line " + QByteArray::number(i) + " the quick brown fox jumps over the lazy dog\n";
+        const QString file = dir.filePath(QStringLiteral("text"));
+        QVERIFY(writeFile(file, text));
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("stty raw -echo; cat '%1'; exec sleep 600").arg(file)});
+        QVERIFY(s);
+        QTRY_COMPARE_WITH_TIMEOUT(s->offset(), quint64(text.size()), 10000);
+        RawWs raw;
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        RawWs::Frame fr;
+        QVERIFY(waitFrame(raw, &fr));
+        QCOMPARE(fr.opcode, 0x1);
+        QVERIFY(fr.payload.contains("\"type\":\"attached\""));
+        QVERIFY(fr.payload.contains("\"replay_bytes\":" + QByteArray::number(text.size())));
+        QByteArray bytes;
+        int maxFrame = 0;
+        while (bytes.size() < text.size() && waitFrame(raw, &fr)) {
+            QCOMPARE(fr.opcode, 0x2);
+            bytes += fr.payload;
+            maxFrame = qMax(maxFrame, int(fr.payload.size()));
+        }
+        QCOMPARE(bytes.size(), text.size());
+        QVERIFY(bytes == text);
+        QVERIFY(bytes == ringBytes(s, 0, s->offset()));
+        QVERIFY(maxFrame <= WebSocketViewer::kMaxSendChunk);
+    }
+
     void outputFramesKeepOrder()
     {
         // Output written behind a backlog (the kernel did not take it all)

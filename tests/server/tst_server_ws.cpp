@@ -19,6 +19,9 @@
 #include <memory>
 #include <vector>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace Tether;
@@ -941,6 +944,46 @@ private Q_SLOTS:
         QCOMPARE(v->queuedBytes(), 0);
         QTRY_COMPARE(raw.in.size(), 3);
         QCOMPARE(raw.in.toHex(), QByteArray("820178"));
+    }
+
+    void fullChunkFitsOneLoopbackSegment()
+    {
+        // A full PTY read chunk leaves as one frame; on loopback (the
+        // dashboard's and `tether attach`'s usual path) that frame must fit
+        // one TCP segment, or TCP_NODELAY sends a 63-byte second segment
+        // after each (issue 11). The MSS is the kernel's, read from the
+        // server's end of a real connection.
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 600")});
+        QVERIFY(s);
+        RawWs raw;
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        const QList<int> serverEnd = tcpSocketFds(f.port, raw.sock.localPort());
+        QCOMPARE(serverEnd.size(), 1);
+        // The MSS in use grows with the peer's window (Linux bounds it by
+        // half the largest window seen): read it after some output.
+        auto *v = dynamic_cast<WebSocketViewer *>(s->controlViewer());
+        QVERIFY(v);
+        const QByteArray block(kReadChunk, 'm');
+        qsizetype received = 0;
+        for (int i = 0; i < 64; ++i) {
+            v->output(block.constData(), block.size());
+            RawWs::Frame fr;
+            while (waitFrame(raw, &fr, 2000)) {
+                if (fr.opcode == 0x2)
+                    received += fr.payload.size();
+                if (received == qsizetype(i + 1) * block.size())
+                    break;
+            }
+        }
+        QCOMPARE(received, 64 * block.size());
+        int mss = 0;
+        socklen_t len = sizeof mss;
+        QCOMPARE(::getsockopt(serverEnd.first(), IPPROTO_TCP, TCP_MAXSEG, &mss, &len), 0);
+        char header[WebSocketViewer::kMaxFrameHeader];
+        const qsizetype frame = WebSocketViewer::binaryFrameHeader(kReadChunk, header) + kReadChunk;
+        QVERIFY2(frame <= mss, qPrintable(QStringLiteral("frame %1, MSS %2").arg(frame).arg(mss)));
+        // Not smaller than it need be: the next 64-byte step would not fit.
+        QVERIFY(WebSocketViewer::binaryFrameHeader(kReadChunk + 64, header) + kReadChunk + 64 > mss);
     }
 
     void largeReplayFollowsTheAttachedMessage()

@@ -54,6 +54,14 @@ bool waitFrame(RawWs &raw, RawWs::Frame *frame, int ms = 5000)
     return true;
 }
 
+/// Upgrades `raw` to a WebSocket on session `s` (control viewer) and reads
+/// the first frame into `attached`: true when that is the `attached` message.
+bool rawAttach(RawWs &raw, quint16 port, const QByteArray &key, Session *s, RawWs::Frame *attached)
+{
+    return raw.handshake(port, wsPath(s).toLatin1(), key) && waitFrame(raw, attached) && attached->opcode == 0x1
+        && attached->payload.contains("\"type\":\"attached\"");
+}
+
 bool writeFile(const QString &path, const QByteArray &data)
 {
     QFile f(path);
@@ -932,11 +940,8 @@ private Q_SLOTS:
         Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 600")});
         QVERIFY(s);
         RawWs raw;
-        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
         RawWs::Frame fr;
-        QVERIFY(waitFrame(raw, &fr));
-        QCOMPARE(fr.opcode, 0x1);
-        QVERIFY(fr.payload.contains("\"type\":\"attached\""));
+        QVERIFY(rawAttach(raw, f.port, f.key, s, &fr));
         auto *v = dynamic_cast<WebSocketViewer *>(s->controlViewer());
         QVERIFY(v);
         QTRY_COMPARE(v->queuedBytes(), 0); // the attach message has left
@@ -1006,11 +1011,8 @@ private Q_SLOTS:
         QVERIFY(s);
         QTRY_COMPARE_WITH_TIMEOUT(s->offset(), quint64(text.size()), 10000);
         RawWs raw;
-        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
         RawWs::Frame fr;
-        QVERIFY(waitFrame(raw, &fr));
-        QCOMPARE(fr.opcode, 0x1);
-        QVERIFY(fr.payload.contains("\"type\":\"attached\""));
+        QVERIFY(rawAttach(raw, f.port, f.key, s, &fr));
         QVERIFY(fr.payload.contains("\"replay_bytes\":" + QByteArray::number(text.size())));
         QByteArray bytes;
         int maxFrame = 0;

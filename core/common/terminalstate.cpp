@@ -94,12 +94,7 @@ qsizetype TerminalState::feedImpl(const char *data, qsizetype size)
         if (m_state == State::Ground && m_utf8Remaining == 0) {
             const unsigned char *const run = p;
             p = skipInert(p, end);
-            // Printed; in the last column, a wrap is pending if autowrap is
-            // on. Controls in the run leave it as it is (only the screen
-            // knows whether they moved the cursor).
-            const bool wrap = !(m_modes & NoAutowrap);
-            if (m_lastPrintMayWrap != wrap && anyPrintable(run, p))
-                m_lastPrintMayWrap = wrap;
+            printedInert(run, p);
             if (p == end)
                 break;
         }
@@ -115,6 +110,45 @@ qsizetype TerminalState::feedImpl(const char *data, qsizetype size)
 void TerminalState::feed(const char *data, qsizetype size)
 {
     feedImpl<false>(data, size);
+}
+
+void TerminalState::printedInert(const unsigned char *begin, const unsigned char *end)
+{
+    // Printed; in the last column, a wrap is pending if autowrap is on.
+    // Controls in the run leave it as it is (only the screen knows whether
+    // they moved the cursor).
+    const bool wrap = !(m_modes & NoAutowrap);
+    if (m_lastPrintMayWrap != wrap && anyPrintable(begin, end))
+        m_lastPrintMayWrap = wrap;
+}
+
+qsizetype TerminalState::feedReportingInert(const char *data, qsizetype size)
+{
+    if (size <= 0)
+        return 0;
+    qsizetype inert = 0;
+    if (m_state == State::Ground && m_utf8Remaining == 0) {
+        const unsigned char *const b = reinterpret_cast<const unsigned char *>(data);
+        const unsigned char *const e = skipInert(b, b + size);
+        printedInert(b, e);
+        inert = e - b;
+    }
+    feedImpl<false>(data + inert, size - inert);
+    return inert;
+}
+
+void TerminalState::feedInert(const char *data, qsizetype size)
+{
+    if (size <= 0)
+        return;
+    if (m_state != State::Ground || m_utf8Remaining != 0) {
+        // Not where the bytes were found inert: parse them (the contract
+        // was broken; this keeps the state exact rather than guessing).
+        feedImpl<false>(data, size);
+        return;
+    }
+    const unsigned char *const b = reinterpret_cast<const unsigned char *>(data);
+    printedInert(b, b + size);
 }
 
 qsizetype TerminalState::feedUntilEvent(const char *data, qsizetype size, quint16 *events)

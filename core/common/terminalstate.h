@@ -82,6 +82,22 @@ public:
     /// size <= 0 does nothing.
     void feed(const char *data, qsizetype size);
     void feed(const QByteArray &data) { feed(data.constData(), data.size()); }
+    /// Like feed(), and returns the length of the inert prefix of `data`:
+    /// the bytes taken in the ground state with no character pending that
+    /// the parser does not act on there (ASCII but ESC, SO and SI; see
+    /// groundActs() in terminalstate.cpp). Only lastPrintMayWrap() can
+    /// change over them. 0 when the state was not at a safe boundary at the
+    /// start, or the first byte acts. A session's head state reports this
+    /// so its tail state can take the same bytes later without scanning them
+    /// (InertRuns; issue 11: every output byte was parsed twice).
+    qsizetype feedReportingInert(const char *data, qsizetype size);
+    /// Takes bytes that feedReportingInert() found inert at the same point
+    /// of the same stream (or any bytes in [0x00, 0x7F] but ESC, SO and SI)
+    /// with the same result as feed(), without scanning them: only a
+    /// printable byte is looked for, from the end (O(1) for text). When this
+    /// state is not at a safe boundary the bytes were not inert here: they
+    /// are fed as by feed(). Bytes outside that set give a wrong state.
+    void feedInert(const char *data, qsizetype size);
 
     /// True between sequences and characters (ground state, no UTF-8
     /// continuation byte pending): a replay may start here.
@@ -231,6 +247,8 @@ public:
 
 private:
     template<bool StopAtEvent> qsizetype feedImpl(const char *data, qsizetype size);
+    /// [begin, end) was inert (see feedReportingInert()): lastPrintMayWrap().
+    void printedInert(const unsigned char *begin, const unsigned char *end);
     /// A C0 control executed (outside strings): SI/SO, and lastPrintMayWrap().
     void executeC0(unsigned char c);
     /// One byte of the stream: UTF-8 decoding, then the "anywhere"

@@ -45,7 +45,14 @@ constexpr int kMaxCells = 1000;
 /// its stdin plus a large paste must not block us or grow memory (jupyter/terminado#189).
 constexpr qsizetype kMaxPendingInput = 1024 * 1024;
 /// The read buffer (bytes): what one outputReady() hands out at most.
-constexpr qsizetype kReadChunk = 64 * 1024;
+/// 64 bytes short of 64 KiB so that a full chunk, sent as one WebSocket
+/// frame (4-byte header for payloads up to 65,535 bytes, RFC 6455 §5.2),
+/// fits one TCP segment on loopback, where the MSS is 65,483 bytes (the
+/// 65,536-byte MTU less 20 of IP, 20 of TCP and 12 of timestamps): a full
+/// 64 KiB chunk was a 65,546-byte frame, which TCP_NODELAY sent as two
+/// segments, 65,483 and 63 bytes, each a trip through the loopback receive
+/// path and a wakeup of the client (issue 11).
+constexpr qsizetype kReadChunk = 64 * 1024 - 64;
 /// Most bytes read per notifier wakeup (bytes, kReadChunk at a time) by the
 /// one PTY that is busy (its last wakeup ended with output still pending)
 /// while no other is; each of several busy PTYs reads one kReadChunk per

@@ -27,8 +27,9 @@ qint64 monotonicMs()
 }
 /// Feeds `st` (at stream offset `at`) the bytes that follow, resetting its
 /// margins at the offsets in `resets` where a resize did (the viewers got a
-/// fixup there).
-void feedState(TerminalState &st, quint64 at, const char *data, qsizetype size, const QList<quint64> &resets)
+/// fixup there). The parts in `inert` are taken without a scan.
+void feedState(TerminalState &st, quint64 at, const char *data, qsizetype size, const QList<quint64> &resets,
+               const InertRuns &inert)
 {
     for (const quint64 reset : resets) {
         if (reset <= at)
@@ -36,13 +37,13 @@ void feedState(TerminalState &st, quint64 at, const char *data, qsizetype size, 
         if (reset > at + quint64(size))
             break;
         const qsizetype n = qsizetype(reset - at);
-        st.feed(data, n);
+        inert.feed(st, at, data, n);
         data += n;
         size -= n;
         at = reset;
         st.marginsResetByResize();
     }
-    st.feed(data, size);
+    inert.feed(st, at, data, size);
 }
 /// CPU time of this thread or process (clock_gettime(2)), ns.
 qint64 cpuNs(clockid_t clock)
@@ -127,8 +128,9 @@ void Session::feedTail(const char *data, qsizetype size)
     // Where a resize reset the margins, the tail state resets them too, at
     // that offset, so a reset replay's prelude has the margins really in
     // force at its first byte.
-    feedState(m_tail, m_tailOffset, data, size, m_marginResets);
+    feedState(m_tail, m_tailOffset, data, size, m_marginResets, m_inertRuns);
     m_tailOffset += quint64(size);
+    m_inertRuns.dropBefore(m_tailOffset);
     // Bytes the screen never parsed are gone: it is outrun (it restarts
     // when the flood ends, or at the ring's start when it next parses).
     if (m_screen && m_screenOffset < m_tailOffset)
@@ -164,7 +166,9 @@ void Session::onOutput(const char *data, qsizetype size)
     }
     m_ring.append(data, size);
     const quint64 queries = m_head.queriesSeen();
-    m_head.feed(data, size);
+    // What the head finds inert, the tail takes unscanned when it leaves
+    // the ring (InertRuns).
+    m_inertRuns.add(from, from + quint64(m_head.feedReportingInert(data, size)));
     m_lastActivityMs = nowMs();
     if ((m_head.takeEvents() & (TerminalState::AltScreenEntered | TerminalState::CursorSaved | TerminalState::FullReset))
         || !m_head.hasMode(TerminalState::AltScreen))
@@ -295,7 +299,7 @@ void Session::resyncScreen(quint64 from)
         const RingBuffer::Span sp = m_ring.spans(at, qsizetype(from - at)).first;
         if (sp.size <= 0)
             break;
-        feedState(st, at, sp.data, sp.size, m_marginResets);
+        feedState(st, at, sp.data, sp.size, m_marginResets, m_inertRuns);
         at += quint64(sp.size);
     }
     quint64 scanned = 0;

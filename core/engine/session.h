@@ -3,6 +3,7 @@
 
 #include "floodmeter.h"
 #include "handover.h"
+#include "inertruns.h"
 #include "ptyprocess.h"
 #include "ringbuffer.h"
 #include "terminalstate.h"
@@ -418,6 +419,9 @@ private:
     TerminalState m_head;  ///< state at endOffset(): title, scroll margins
     TerminalState m_tail;  ///< state at startOffset(): modes for a reset replay
     quint64 m_tailOffset = 0; ///< offset m_tail has been fed up to (= ring start)
+    /// Ranges of the ring the head found inert: the tail skips their scan.
+    /// Not handed over on a restart (the successor's tail scans them).
+    InertRuns m_inertRuns;
     quint64 m_titleSerial = 0;
     Viewer *m_control = nullptr;
     QList<Viewer *> m_watchers;

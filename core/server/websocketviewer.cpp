@@ -196,6 +196,13 @@ void WebSocketViewer::output(const char *data, qsizetype size)
     // Straight to the kernel only on a plain TCP socket (TLS must encrypt).
     const int fd = framed && !qobject_cast<QSslSocket *>(m_tcp.data()) ? int(m_tcp->socketDescriptor()) : -1;
     qint64 sentNow = 0;
+    // What is queued ahead (before a replay: the upgrade reply and the
+    // `attached` message) goes to the kernel first, so that the frames after
+    // it can go there directly too, rather than each be copied into the
+    // queue behind it (up to what the kernel takes, ~0.5-1 MiB of a replay:
+    // issue 11).
+    if (fd >= 0 && m_tcp->bytesToWrite() > 0)
+        m_tcp->flush();
     // Large spans (replay) go in bounded frames so a client can start
     // rendering before the whole replay has arrived.
     for (qsizetype off = 0; off < size; off += kMaxSendChunk) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // TerminalState: safe replay boundaries, DEC private modes, restore
 // sequences, titles; results independent of how the stream is split.
+#include "inertruns.h"
 #include "terminalstate.h"
 
 #include <QRandomGenerator>
@@ -11,6 +12,7 @@
 
 #include "alloccounter.h"
 
+using Tether::InertRuns;
 using Tether::TerminalState;
 
 namespace {
@@ -103,6 +105,11 @@ private slots:
     void lastPrintMayWrap();
     void feedUntilEvent_data();
     void feedUntilEvent();
+    void inertPrefix_data();
+    void inertPrefix();
+    void tailSkippingInertRunsMatches_data();
+    void tailSkippingInertRunsMatches();
+    void inertRunsAreBounded();
 };
 
 void TestTerminalState::initialState()
@@ -919,6 +926,128 @@ void TestTerminalState::feedUntilEvent()
     QCOMPARE(summary(stepped), summary(all));
     QCOMPARE(s.feedUntilEvent(nullptr, 0, &got), qsizetype(0));
     QCOMPARE(int(got), 0);
+}
+
+void TestTerminalState::inertPrefix_data()
+{
+    QTest::addColumn<QByteArray>("before");
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<int>("inert");
+    QTest::newRow("text") << QByteArray() << QByteArray("hello\r\n") << 7;
+    QTest::newRow("controls") << QByteArray() << QByteArray("\x07\x08\t\r\n\x7f\x18\x1a") << 8;
+    QTest::newRow("up to ESC") << QByteArray() << QByteArray("ab\x1b[1mcd") << 2;
+    QTest::newRow("up to SO") << QByteArray() << QByteArray("ab\x0e" "cd") << 2;
+    QTest::newRow("up to SI") << QByteArray() << QByteArray("ab\x0f" "cd") << 2;
+    QTest::newRow("up to UTF-8") << QByteArray() << QByteArray("ab\xc3\xa9") << 2;
+    QTest::newRow("ESC first") << QByteArray() << QByteArray("\x1b[H") << 0;
+    QTest::newRow("inside CSI") << QByteArray("\x1b[") << QByteArray("12;3") << 0;
+    QTest::newRow("inside OSC") << QByteArray("\x1b]0;") << QByteArray("title") << 0;
+    QTest::newRow("inside a character") << QByteArray("\xe2\x82") << QByteArray("abc") << 0;
+    QTest::newRow("after a sequence") << QByteArray("\x1b[?1049h") << QByteArray("abc\x1b") << 3;
+    QTest::newRow("past 16 bytes") << QByteArray() << QByteArray(37, 'x') + "\x1b" << 37;
+}
+
+void TestTerminalState::inertPrefix()
+{
+    // The prefix the head reports is exactly what the tail may take unscanned:
+    // bytes taken in the ground state that change nothing but lastPrintMayWrap.
+    QFETCH(QByteArray, before);
+    QFETCH(QByteArray, bytes);
+    QFETCH(int, inert);
+    TerminalState reporting = fed(before);
+    QCOMPARE(reporting.feedReportingInert(bytes.constData(), bytes.size()), qsizetype(inert));
+    TerminalState plain = fed(before + bytes);
+    QCOMPARE(reporting.save(), plain.save());
+    // The tail's way: the prefix unscanned, the rest parsed.
+    TerminalState tail = fed(before);
+    tail.feedInert(bytes.constData(), inert);
+    tail.feed(bytes.constData() + inert, bytes.size() - inert);
+    QCOMPARE(tail.save(), plain.save());
+    QCOMPARE(summary(tail), summary(plain));
+}
+
+void TestTerminalState::tailSkippingInertRunsMatches_data()
+{
+    QTest::addColumn<QList<QByteArray>>("pieces");
+    QTest::addColumn<int>("seed");
+    const QByteArray line = "line 1 the quick brown fox jumps over the lazy dog\n";
+    QTest::newRow("cat of text") << QList<QByteArray>{line} << 1;
+    QTest::newRow("text, autowrap off") << QList<QByteArray>{line, line + "\x1b[?7l", "\x1b[?7h"} << 2;
+    QTest::newRow("controls only") << QList<QByteArray>{"\r\n", "\x07", "\x08\x08", "\t"} << 3;
+    QTest::newRow("colours") << QList<QByteArray>{line, "\x1b[31m", "\x1b[0m", QByteArray(300, 'x')} << 4;
+    QTest::newRow("UTF-8 and charsets")
+        << QList<QByteArray>{line, "\xc3\xa9", "\xe2\x82", "\xac", "\x0e", "\x0f", "\x1b(0", "\x1b(B"} << 5;
+    QTest::newRow("titles and strings")
+        << QList<QByteArray>{line, "\x1b]0;a title", "\x07", "\x1bP", QByteArray(400, 'q'), "\x1b\\"} << 6;
+    QTest::newRow("modes") << QList<QByteArray>{QByteArray(700, 'y'), "\x1b[?1049h", "\x1b[?1049l", "\x1b[?2004h",
+                                                "\x1b[?1000h", "\x1b[?25l", "\x1b[2;20r", "\x1b[r", "\x1b"} << 7;
+}
+
+void TestTerminalState::tailSkippingInertRunsMatches()
+{
+    // A session's head reports inert ranges as the output arrives (chunks of
+    // any size); its tail takes the same stream later, in other pieces (what
+    // each append evicts), skipping the recorded ranges. At every piece the
+    // tail must equal a state that parsed everything, to the last saved
+    // field (modes, margins, title, charsets, pending wrap, queries).
+    QFETCH(QList<QByteArray>, pieces);
+    QFETCH(int, seed);
+    QRandomGenerator rng{quint32(seed)};
+    for (int round = 0; round < 200; ++round) {
+        QByteArray all;
+        while (all.size() < 20000)
+            all += pieces.at(rng.bounded(int(pieces.size())));
+        TerminalState head;
+        InertRuns runs;
+        for (qsizetype at = 0; at < all.size();) {
+            const qsizetype n = std::min<qsizetype>(all.size() - at, rng.bounded(1, 5000));
+            runs.add(quint64(at), quint64(at) + quint64(head.feedReportingInert(all.constData() + at, n)));
+            at += n;
+        }
+        QCOMPARE(head.save(), fed(all).save());
+        TerminalState tail;
+        TerminalState reference;
+        for (qsizetype at = 0; at < all.size();) {
+            const qsizetype n = std::min<qsizetype>(all.size() - at, rng.bounded(1, 5000));
+            runs.feed(tail, quint64(at), all.constData() + at, n);
+            reference.feed(all.constData() + at, n);
+            at += n;
+            runs.dropBefore(quint64(at));
+            if (tail.save() != reference.save())
+                QFAIL(qPrintable(QStringLiteral("round %1: differs at offset %2").arg(round).arg(at)));
+        }
+        QCOMPARE(summary(tail), summary(reference));
+        QCOMPARE(runs.count(), 0);
+    }
+}
+
+void TestTerminalState::inertRunsAreBounded()
+{
+    InertRuns runs;
+    // A short range alone is not worth a slot (a keystroke's echo)...
+    runs.add(0, 1);
+    QCOMPARE(runs.count(), 0);
+    // ...but once one is kept, what continues it merges into it however
+    // short (a `cat`: one range that grows).
+    runs.add(1, 1 + quint64(InertRuns::kMinRun));
+    for (quint64 at = 1 + quint64(InertRuns::kMinRun); at < 1000; ++at)
+        runs.add(at, at + 1);
+    QCOMPARE(runs.count(), 1);
+    // A short range apart from the last is not worth a slot.
+    runs.add(1001, 1001 + quint64(InertRuns::kMinRun) - 1);
+    QCOMPARE(runs.count(), 1);
+    // At most kMaxRuns: the oldest go first.
+    for (int i = 0; i < 2 * InertRuns::kMaxRuns; ++i)
+        runs.add(2000 + quint64(i) * 1000, 2000 + quint64(i) * 1000 + 500);
+    QCOMPARE(runs.count(), InertRuns::kMaxRuns);
+    runs.dropBefore(2000 + quint64(InertRuns::kMaxRuns + 1) * 1000 + 250);
+    QCOMPARE(runs.count(), InertRuns::kMaxRuns - 1);
+    // What is forgotten is parsed: still exact. "\x1b[?1049h" is not inert,
+    // but after dropBefore() no range claims it.
+    TerminalState st;
+    const QByteArray bytes("\x1b[?1049h");
+    runs.feed(st, 0, bytes.constData(), bytes.size());
+    QVERIFY(st.hasMode(TerminalState::AltScreen));
 }
 
 QTEST_GUILESS_MAIN(TestTerminalState)

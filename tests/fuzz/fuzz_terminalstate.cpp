@@ -6,16 +6,21 @@
 //    saved bytes compare equal);
 //  - feedUntilEvent() in a loop ends in the same state as feed();
 //  - restore(save()) continues exactly like the original, also mid-sequence;
+//  - a head reporting inert prefixes (feedReportingInert(), in two chunks at
+//    the split) and a tail taking those ranges unscanned (InertRuns, in two
+//    other pieces) end in the same state as feed();
 //  - restore() of damaged saved bytes either refuses them or gives a state
 //    that can be fed anything.
 // Input: byte 0 picks the split point (as a fraction of the rest), byte 1 the
 // damage mode; the rest is the stream. tests/fuzz/README.md.
+#include "inertruns.h"
 #include "terminalstate.h"
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
 
+using Tether::InertRuns;
 using Tether::TerminalState;
 
 namespace {
@@ -62,6 +67,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         at += used;
     }
     check(events.save() == saved, "feedUntilEvent differs from feed");
+
+    TerminalState head;
+    InertRuns runs;
+    runs.add(0, quint64(head.feedReportingInert(stream, qsizetype(split))));
+    runs.add(split, split + quint64(head.feedReportingInert(stream + split, qsizetype(n - split))));
+    check(head.save() == saved, "feedReportingInert differs from feed");
+    TerminalState tail;
+    const size_t other = n - split; // the tail's pieces differ from the head's
+    runs.feed(tail, 0, stream, qsizetype(other));
+    runs.feed(tail, other, stream + other, qsizetype(n - other));
+    check(tail.save() == saved, "a tail skipping inert runs differs from feed");
 
     TerminalState resumed;
     check(resumed.restore(middle), "restore refused its own save");

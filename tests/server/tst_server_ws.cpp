@@ -19,6 +19,9 @@
 #include <memory>
 #include <vector>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace Tether;
@@ -49,6 +52,14 @@ bool waitFrame(RawWs &raw, RawWs::Frame *frame, int ms = 5000)
         QTest::qWait(5);
     }
     return true;
+}
+
+/// Upgrades `raw` to a WebSocket on session `s` (control viewer) and reads
+/// the first frame into `attached`: true when that is the `attached` message.
+bool rawAttach(RawWs &raw, quint16 port, const QByteArray &key, Session *s, RawWs::Frame *attached)
+{
+    return raw.handshake(port, wsPath(s).toLatin1(), key) && waitFrame(raw, attached) && attached->opcode == 0x1
+        && attached->payload.contains("\"type\":\"attached\"");
 }
 
 bool writeFile(const QString &path, const QByteArray &data)
@@ -929,11 +940,8 @@ private Q_SLOTS:
         Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 600")});
         QVERIFY(s);
         RawWs raw;
-        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
         RawWs::Frame fr;
-        QVERIFY(waitFrame(raw, &fr));
-        QCOMPARE(fr.opcode, 0x1);
-        QVERIFY(fr.payload.contains("\"type\":\"attached\""));
+        QVERIFY(rawAttach(raw, f.port, f.key, s, &fr));
         auto *v = dynamic_cast<WebSocketViewer *>(s->controlViewer());
         QVERIFY(v);
         QTRY_COMPARE(v->queuedBytes(), 0); // the attach message has left
@@ -941,6 +949,82 @@ private Q_SLOTS:
         QCOMPARE(v->queuedBytes(), 0);
         QTRY_COMPARE(raw.in.size(), 3);
         QCOMPARE(raw.in.toHex(), QByteArray("820178"));
+    }
+
+    void fullChunkFitsOneLoopbackSegment()
+    {
+        // A full PTY read chunk leaves as one frame; on loopback (the
+        // dashboard's and `tether attach`'s usual path) that frame must fit
+        // one TCP segment, or TCP_NODELAY sends a 63-byte second segment
+        // after each (issue 11). The MSS is the kernel's, read from the
+        // server's end of a real connection.
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 600")});
+        QVERIFY(s);
+        RawWs raw;
+        QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+        const QList<int> serverEnd = tcpSocketFds(f.port, raw.sock.localPort());
+        QCOMPARE(serverEnd.size(), 1);
+        // The MSS in use grows with the peer's window (Linux bounds it by
+        // half the largest window seen): read it after some output.
+        auto *v = dynamic_cast<WebSocketViewer *>(s->controlViewer());
+        QVERIFY(v);
+        const QByteArray block(kReadChunk, 'm');
+        qsizetype received = 0;
+        for (int i = 0; i < 64; ++i) {
+            v->output(block.constData(), block.size());
+            RawWs::Frame fr;
+            while (waitFrame(raw, &fr, 2000)) {
+                if (fr.opcode == 0x2)
+                    received += fr.payload.size();
+                if (received == qsizetype(i + 1) * block.size())
+                    break;
+            }
+        }
+        QCOMPARE(received, 64 * block.size());
+        int mss = 0;
+        socklen_t len = sizeof mss;
+        QCOMPARE(::getsockopt(serverEnd.first(), IPPROTO_TCP, TCP_MAXSEG, &mss, &len), 0);
+        char header[WebSocketViewer::kMaxFrameHeader];
+        const qsizetype frame = WebSocketViewer::binaryFrameHeader(kReadChunk, header) + kReadChunk;
+        QVERIFY2(frame <= mss, qPrintable(QStringLiteral("frame %1, MSS %2").arg(frame).arg(mss)));
+        // Not smaller than it need be: the next 64-byte step would not fit.
+        QVERIFY(WebSocketViewer::binaryFrameHeader(kReadChunk + 64, header) + kReadChunk + 64 > mss);
+    }
+
+    void largeReplayFollowsTheAttachedMessage()
+    {
+        // A replay larger than the kernel's first helping: the upgrade reply
+        // and the `attached` message, still queued in the socket when the
+        // replay starts, are flushed first so that the replay's frames go
+        // straight to the kernel (issue 11). Every byte of the ring once, in
+        // order, after the `attached` message, in frames of at most
+        // kMaxSendChunk.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QByteArray text;
+        for (int i = 0; text.size() < 700000; ++i)
+            text += "line " + QByteArray::number(i) + " the quick brown fox jumps over the lazy dog\n";
+        const QString file = dir.filePath(QStringLiteral("text"));
+        QVERIFY(writeFile(file, text));
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("stty raw -echo; cat '%1'; exec sleep 600").arg(file)});
+        QVERIFY(s);
+        QTRY_COMPARE_WITH_TIMEOUT(s->offset(), quint64(text.size()), 10000);
+        RawWs raw;
+        RawWs::Frame fr;
+        QVERIFY(rawAttach(raw, f.port, f.key, s, &fr));
+        QVERIFY(fr.payload.contains("\"replay_bytes\":" + QByteArray::number(text.size())));
+        QByteArray bytes;
+        int maxFrame = 0;
+        while (bytes.size() < text.size() && waitFrame(raw, &fr)) {
+            QCOMPARE(fr.opcode, 0x2);
+            bytes += fr.payload;
+            maxFrame = qMax(maxFrame, int(fr.payload.size()));
+        }
+        QCOMPARE(bytes.size(), text.size());
+        QVERIFY(bytes == text);
+        QVERIFY(bytes == ringBytes(s, 0, s->offset()));
+        QVERIFY(maxFrame <= WebSocketViewer::kMaxSendChunk);
     }
 
     void outputFramesKeepOrder()

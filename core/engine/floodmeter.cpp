@@ -24,8 +24,13 @@ FloodMeter::Change FloodMeter::output(qint64 nowMs, qsizetype bytes, qint64 proc
         if (m_flooding) {
             // Parsable in kSharePercent of a window, at the last speed.
             const double parsable = m_parseBytesPerMs * double(kWindowMs * kSharePercent) / 100;
-            if (!adjacent || (m_windowBytes < kFloodBytes && double(m_windowBytes) <= parsable)) {
+            if (m_paced && adjacent) {
+                // This window's bytes came at the screen's pace: the next
+                // window decides.
+                m_paced = false;
+            } else if (!adjacent || (m_windowBytes < kFloodBytes && double(m_windowBytes) <= parsable)) {
                 m_flooding = false;
+                m_paced = false;
                 change = Change::Ended;
             }
         }
@@ -45,12 +50,15 @@ FloodMeter::Change FloodMeter::parsed(qint64 cpuNs, qsizetype bytes, bool onOutp
 {
     if (bytes >= kMinTimedParse && cpuNs > 0)
         m_parseBytesPerMs = (3 * m_parseBytesPerMs + double(bytes) * 1e6 / double(cpuNs)) / 4;
-    if (!onOutputPath || cpuNs <= 0)
+    if (!onOutputPath)
         return Change::None;
-    m_budgetNs = std::max<qint64>(0, m_budgetNs - cpuNs);
-    if (m_flooding || m_budgetNs > 0)
+    m_budgetNs = std::max<qint64>(0, m_budgetNs - std::max<qint64>(cpuNs, 0));
+    m_rescueBytes += std::max<qsizetype>(bytes, 0);
+    if (m_flooding || (m_budgetNs > 0 && m_rescueBytes < kRescueBytes))
         return Change::None;
     m_flooding = true;
+    m_paced = true;
+    m_rescueBytes = 0;
     return Change::Started;
 }
 

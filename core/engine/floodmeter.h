@@ -51,10 +51,26 @@ namespace Tether {
  * of the budget: such a flood is paced by the screen for up to kBurstNs
  * before it pauses (the bytes arm has no such delay).
  *
+ *  - **Rescue bytes**: kRescueBytes parsed on the output path since the
+ *    screen last caught up with the end of the ring (caughtUp()), whatever
+ *    they cost. The budget alone is not enough under load: its refill
+ *    counts a gap of two windows between reads as a pause of the output,
+ *    and on a loaded machine one rescue parse of 64 KiB of `yes` can take
+ *    that long in wall time, so the budget refilled at every read and the
+ *    screen paced `yes` for good (tst_handover
+ *    screenOutrunByAFloodStartsAgainAfterTheRestart under three CPU hogs:
+ *    no flood in 20 s). A screen that keeps up catches up between bursts; a
+ *    TUI burst through the smallest ring (150 KB of the fidelity corpus
+ *    through 64 KiB) rescues well under this.
+ *
  * A flood ends at the end of the first window that brought less than
  * kFloodBytes and no more than the screen parses in kSharePercent of a
  * window (at the speed it last parsed: parseBytesPerMs()), or after a
- * window with no output at all.
+ * window with no output at all. A flood started by the budget or by rescue
+ * bytes, mid-window, is not ended by that window: its bytes came at the
+ * pace the screen set, so they say nothing about the output's own rate;
+ * the first window wholly in the flood decides (without this the flood
+ * ended at once and started again, many times a second, under load).
  *
  * Costs: no allocation; the caller reads its coarse monotonic clock once per
  * PTY read and the process's CPU clock only when windowDue() says a window
@@ -80,6 +96,9 @@ public:
     /// may take (percent), and the share of a window the screen may need to
     /// parse a window's output for a flood to end.
     static constexpr int kSharePercent = 25;
+    /// Bytes parsed on the output path since the screen last caught up
+    /// that are a flood.
+    static constexpr qsizetype kRescueBytes = 256 * 1024;
     /// Parses shorter than this (bytes) do not update the speed estimate
     /// (too short to time).
     static constexpr qsizetype kMinTimedParse = 4096;
@@ -110,6 +129,10 @@ public:
      */
     Change parsed(qint64 cpuNs, qsizetype bytes, bool onOutputPath);
 
+    /// The screen has parsed everything the ring holds: the rescue bytes
+    /// start again from zero.
+    void caughtUp() { m_rescueBytes = 0; }
+
     /// Back to the initial state (no flood, a full budget): the screen was
     /// switched off.
     void reset() { *this = FloodMeter(); }
@@ -128,7 +151,10 @@ private:
     qint64 m_windowCpuNs = -1;   ///< process CPU at the window's start; -1 unknown
     qint64 m_budgetNs = kBurstNs;
     double m_parseBytesPerMs = 1000;
+    qsizetype m_rescueBytes = 0;
     bool m_flooding = false;
+    bool m_paced = false; ///< flooding since mid-window by budget or rescue
+
 };
 
 } // namespace Tether

@@ -467,10 +467,12 @@ void Session::parseScreen(qsizetype maxBytes, qint64 maxUs, bool onOutputPath)
         startFlood();
         return;
     }
-    if (m_screenOffset >= end)
+    if (m_screenOffset >= end) {
         m_screenTimer.stop();
-    else
+        m_flood.caughtUp();
+    } else {
         scheduleScreen();
+    }
 }
 
 bool Session::screenToSafeBoundary()

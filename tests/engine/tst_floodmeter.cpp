@@ -21,6 +21,7 @@ class TestFloodMeter : public QObject
     ///  - "r N B": the screen parsed B bytes on the output path in N ms of
     ///    CPU (fractions allowed);
     ///  - "s N B": the same off the output path (a timer slice);
+    ///  - "c": the screen caught up with the end of the ring;
     ///  - "x K T DT DC B N": K rounds, every DT ms from T ms: a read of B
     ///    bytes (the process's CPU at DC ms a round), then, when N > 0,
     ///    its parse on the output path in N ms of CPU (two events).
@@ -46,6 +47,8 @@ class TestFloodMeter : public QObject
                 output(f.at(1).toDouble(), f.at(2).toLongLong(), f.at(3).toDouble());
             } else if (f.first() == QLatin1String("r") || f.first() == QLatin1String("s")) {
                 note(m.parsed(qint64(f.at(1).toDouble() * 1e6), f.at(2).toLongLong(), f.first() == QLatin1String("r")));
+            } else if (f.first() == QLatin1String("c")) {
+                m.caughtUp();
             } else if (f.first() == QLatin1String("x")) {
                 const double n = f.at(6).toDouble();
                 for (int k = 0; k < f.at(1).toInt(); ++k) {
@@ -92,14 +95,41 @@ private Q_SLOTS:
         QTest::newRow("slices taking a whole core")
             << "x 30 1000 100 100 20000 0; s 2900 200000; o 4000 10 3000" << "" << false;
         // The budget refills at 25 % of the process's CPU: rescue taking
-        // a fifth of the process's CPU never empties it.
+        // a fifth of the process's CPU does not empty it (200 KB: below
+        // the rescue bytes).
         QTest::newRow("rescue within the sustained share")
-            << "x 40 1000 50 50 10000 10" << "" << false;
+            << "x 20 1000 50 50 10000 10" << "" << false;
         // A pause of a window or more refills it: bursts apart are bursts.
         QTest::newRow("a pause refills the budget")
             << "o 1000 65536 0; r 140 65536; o 1300 65536 141; r 140 65536; o 1600 10 282" << "" << false;
         QTest::newRow("no pause: the second burst floods")
             << "o 1000 65536 0; r 140 65536; o 1150 65536 141; r 140 65536" << "S3" << true;
+        // Rescue bytes: 256 KiB parsed on the output path without the
+        // screen catching up is a flood however cheap, here at 0.1 ms a
+        // read: on a loaded machine a rescue takes long in wall time, and
+        // the gaps it makes between reads refill the budget (tst_handover
+        // under CPU hogs). 32 rounds of 8 KiB: the 32nd parse, event 63.
+        QTest::newRow("rescue bytes without catching up")
+            << "x 40 1000 10 10 8192 0.1" << "S63" << true;
+        // Gaps of two windows between the reads (a rescue that long in wall
+        // time, under load) refill the budget, not the rescue bytes; the
+        // flood then ends at the next read after such a gap.
+        QTest::newRow("gaps between rescues refill no rescue bytes")
+            << "x 33 1000 250 10 8192 0.1" << "S63 E64" << false;
+        // Catching up (the burst ended) starts the count again.
+        QTest::newRow("catching up between bursts")
+            << "x 20 1000 10 10 8192 0.1; c; x 20 1300 10 10 8192 0.1" << "" << false;
+        // A flood started mid-window by rescue is not ended by that window,
+        // whose bytes came at the screen's pace (they are far below what it
+        // parses in 25 ms); the first window wholly in the flood decides:
+        // here `yes` unpaced, 300 KiB in it, so the flood goes on ...
+        QTest::newRow("a paced window does not end the flood")
+            << "s 1 4096; x 32 1000 4 2 8192 0.1; o 1200 100000 70; o 1250 200000 80; o 1300 100 90"
+            << "S64" << true;
+        // ... and a quiet one ends it.
+        QTest::newRow("the next window does")
+            << "s 1 4096; x 32 1000 4 2 8192 0.1; o 1200 100 70; o 1300 100 90"
+            << "S64 E66" << false;
         // The bytes arm: kFloodBytes in a window, whatever the CPU.
         QTest::newRow("bytes in a window")
             << "o 1000 131072 0; o 1050 131072 1" << "S1" << true;

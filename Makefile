@@ -32,11 +32,14 @@ run: deps build-$(RUN_VARIANT)/CMakeCache.txt
 	@scripts/run.sh build-$(RUN_VARIANT)
 
 # make test's Qt 6 variant is this tree: built with AddressSanitizer and
-# UndefinedBehaviorSanitizer (at -O1 -g1, without vptr, and with a memmove of
-# its own: CMakeLists.txt says why), every test of every layer run in it
+# UndefinedBehaviorSanitizer (at -O1 -g1, the tests' own objects at -O0,
+# without vptr, and with a memmove of its own: CMakeLists.txt and
+# tests/CMakeLists.txt say why), every test of every layer run in it
 # (issue 10). Instead of a plain Qt 6 tree, not beside it: a third tree would
 # not fit make test's 25 minutes on 2 cores. The Qt 5 tree stays plain (what
-# make package ships); build-qt6 stays plain for make run and make bench. A
+# make package ships) and runs every test but three browser tests, which run
+# here (tests/CMakeLists.txt says why); build-qt6 stays plain for make run
+# and make bench. A
 # report fails its test: every report is fatal (-fno-sanitize-recover,
 # halt_on_error), and tests/sanitizers/run.sh fails a test when any process
 # it started (the tether server, a restarted image, a client) wrote one.

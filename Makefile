@@ -31,32 +31,38 @@ run: deps build-$(RUN_VARIANT)/CMakeCache.txt
 	cmake --build build-$(RUN_VARIANT) -j $(JOBS) --target tether
 	@scripts/run.sh build-$(RUN_VARIANT)
 
-# The Qt 6 variant again under AddressSanitizer and UndefinedBehaviorSanitizer
-# (issue 10), every test of every layer: meant to replace build-qt6 in make
-# test (a third tree would not fit its 25 minutes on 2 cores), not yet: a
-# screen test is still outrun here under load, and the budget is tight
-# (docs/reliability.md, "Sanitizers").
-# A report fails its test: every report is fatal (-fno-sanitize-recover,
+# make test's Qt 6 variant is this tree: built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (at -O1 -g1, the tests' own objects at -O0,
+# without vptr, and with a memmove of its own: CMakeLists.txt and
+# tests/CMakeLists.txt say why), every test of every layer run in it
+# (issue 10). Instead of a plain Qt 6 tree, not beside it: a third tree would
+# not fit make test's 25 minutes on 2 cores. The Qt 5 tree stays plain (what
+# make package ships) and runs every test but three browser tests, which run
+# here (tests/CMakeLists.txt says why); build-qt6 stays plain for make run
+# and make bench. A
+# report fails its test: every report is fatal (-fno-sanitize-recover,
 # halt_on_error), and tests/sanitizers/run.sh fails a test when any process
-# it started (the tether server, a restarted image, a client) wrote one. Runtime options and
-# leak suppressions (library-owned memory only) are in tests/sanitizers/.
+# it started (the tether server, a restarted image, a client) wrote one.
+# Runtime options and leak suppressions (library-owned memory only) are in
+# tests/sanitizers/. What runs where and what it costs: docs/reliability.md,
+# "Sanitizers".
 build-asan/CMakeCache.txt:
 	cmake -S . -B build-asan $(CMAKE_GEN) $(CMAKE_LAUNCHER) -DTETHER_QT_MAJOR=6 -DTETHER_SANITIZE=address,undefined
 build-asan: deps build-asan/CMakeCache.txt
 	cmake --build build-asan -j $(JOBS)
 
 # Both trees always run; the target fails at the end if any failed.
-test: build-qt6 build-qt5
+test: build-asan build-qt5
 	@rc=0; \
-	for v in qt6 qt5; do \
+	for v in asan qt5; do \
 	  echo "=== ctest: build-$$v"; \
 	  (cd build-$$v && ctest --output-on-failure -j 2 --timeout 300) || rc=1; \
 	done; \
-	if [ $$rc -eq 0 ]; then echo "make test: all tests passed in both Qt variants"; \
+	if [ $$rc -eq 0 ]; then echo "make test: all tests passed in both Qt variants (Qt 6 under ASan and UBSan)"; \
 	else echo "make test: FAILED (see above)"; fi; \
 	exit $$rc
 
-# The sanitized tree's tests (every test of the Qt 6 variant).
+# The sanitized tree's tests alone.
 test-asan: build-asan
 	cd build-asan && ctest --output-on-failure -j 2 --timeout 300
 

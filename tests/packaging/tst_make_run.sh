@@ -19,7 +19,8 @@ for v in qt6 qt5; do
   grep -q "scripts/run.sh build-$v" <<<"$run" && pass "make run ($v) then runs it" || fail "make run ($v) does not run scripts/run.sh: $run"
 done
 
-test_builds=$(make -s -n -C "$src" test 2>&1 | grep -E "^cmake --build build-qt[56]")
+# The Qt 6 variant of make test is the sanitized tree, build-asan.
+test_builds=$(make -s -n -C "$src" test 2>&1 | grep -E "^cmake --build build-(asan|qt5)( |$)")
 if [ "$(grep -c -- '--target' <<<"$test_builds")" -eq 0 ] && [ "$(grep -c . <<<"$test_builds")" -eq 2 ]; then
   pass "make test builds everything in both variants"
 else

@@ -13,6 +13,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QFile>
 #include <QScopeGuard>
 #include <QTemporaryDir>
 
@@ -957,7 +958,14 @@ private Q_SLOTS:
         // dashboard's and `tether attach`'s usual path) that frame must fit
         // one TCP segment, or TCP_NODELAY sends a 63-byte second segment
         // after each (issue 11). The MSS is the kernel's, read from the
-        // server's end of a real connection.
+        // server's end of a real connection. The chunk is sized for Linux's
+        // loopback MTU since 3.6 (65,536, net/loopback.c); a kernel set up
+        // otherwise is not what the size was chosen for: skipped, named.
+        QFile mtuFile(QStringLiteral("/sys/class/net/lo/mtu"));
+        const QByteArray mtu = mtuFile.open(QIODevice::ReadOnly) ? mtuFile.readAll().trimmed() : QByteArray();
+        if (mtu != "65536")
+            QSKIP(qPrintable(QStringLiteral("loopback MTU is %1, not Linux's default 65536")
+                                 .arg(QString::fromLatin1(mtu.isEmpty() ? QByteArray("unknown") : mtu))));
         Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 600")});
         QVERIFY(s);
         RawWs raw;

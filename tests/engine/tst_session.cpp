@@ -811,8 +811,8 @@ private Q_SLOTS:
 
     void costlyBurstKeepsTheScreenSynced()
     {
-        // A burst that is not a flood: 15,000 rows scrolled inside margins
-        // (about 90 KB, a third of kFloodBytes) in one go, through a 16 KiB
+        // A burst that is not a flood: 25,000 rows scrolled inside margins
+        // (about 150 KB, under kFloodBytes) in one go, through a 64 KiB
         // ring. libvterm's cost is per scrolled row, so parsing it takes
         // tens of ms of CPU (more on a slow CPU or under the sanitizers) and
         // the ring overflows: the screen must parse what leaves it. The old
@@ -822,7 +822,8 @@ private Q_SLOTS:
         // late viewer got a raw replay without them (issue 9, the
         // wide-redraw and progress-cr fidelity rows under ASan). The
         // screen's budget for holding up the output (FloodMeter::kBurstNs of
-        // CPU) takes such a burst.
+        // CPU, and kRescueBytes: about 86 KB are parsed on the output path
+        // here) takes such a burst.
         const QString script = QStringLiteral(
             "printf '\\033[2J\\033[H\\033[1;44m HEADER \\033[0m\\033[24;1H\\033[7m F1 Help \\033[0m\\033[2;23r\\033[23;1H';"
             "seq -f '%05g' 1 25000; printf '\\033[10;40Hfin'; exec sleep 30");

@@ -120,6 +120,14 @@ void AttachClient::onText(const QString &text)
         if (m_finished || !m_attached)
             return;
         sendSize();
+        if (!m_pendingInput.isEmpty()) {
+            // Keys typed while the connection was let go or made again.
+            if (m_pendingSince.elapsed() <= kMaxPendingInputMs)
+                m_socket->sendBinaryMessage(m_pendingInput);
+            else
+                qCDebug(lcClient) << "input typed while reconnecting dropped (too old):" << m_pendingInput.size() << "bytes";
+            m_pendingInput.clear();
+        }
         if (nothingToReplay)
             Q_EMIT replayFinished();
     } else if (type == QLatin1String("title")) {
@@ -162,9 +170,20 @@ void AttachClient::onBinary(const QByteArray &data)
 
 void AttachClient::sendInput(const char *data, qsizetype size)
 {
-    if (!m_attached || m_mode != ViewerMode::Control || !m_socket || size <= 0)
+    if (m_mode != ViewerMode::Control || m_finished || m_detaching || size <= 0)
         return;
-    m_socket->sendBinaryMessage(QByteArray(data, int(size)));
+    if (m_attached && m_socket && !m_paused && !m_closing) {
+        m_socket->sendBinaryMessage(QByteArray(data, int(size)));
+        return;
+    }
+    // Let go or reconnecting: kept for the next attach (see the header).
+    if (m_pendingInput.isEmpty())
+        m_pendingSince.start();
+    const qsizetype room = kMaxPendingInput - m_pendingInput.size();
+    if (room < size)
+        qCDebug(lcClient) << "input kept while reconnecting is full:" << (size - std::max<qsizetype>(room, 0)) << "bytes dropped";
+    if (room > 0)
+        m_pendingInput.append(data, int(std::min(room, size)));
 }
 
 void AttachClient::setWindowSize(int cols, int rows)

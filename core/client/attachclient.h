@@ -62,9 +62,26 @@ public:
 
     /// Connects (first attach: no resume, a reset replay of all retained output).
     void open();
-    /// Sends input bytes (one binary message). Dropped unless attached in
-    /// control mode: keys typed while reconnecting would otherwise arrive late.
+    /**
+     * Sends input bytes (one binary message) in control mode. While the
+     * connection is let go (setPaused(), the terminal not keeping up) or
+     * being made again (a restart in place, a dropped network), input is
+     * kept, up to kMaxPendingInput bytes, and sent after the next
+     * `attached` if the first kept key is at most kMaxPendingInputMs old
+     * (a reset replay too: a pause under a flood lets the ring roll past
+     * the client's offset, and the Ctrl-C typed then is the key that
+     * matters). Older input is dropped: keys typed long ago at a screen
+     * that has changed since would do harm. Late but bounded, as mosh
+     * delivers keys typed while its link is down. Before, every such
+     * key was dropped, Ctrl-C included (a user's `yes` ran on after Ctrl-C
+     * pressed during the client's own backpressure pause). Watch mode
+     * sends nothing.
+     */
     void sendInput(const char *data, qsizetype size);
+    /// Input kept while not connected (bytes); more is dropped.
+    static constexpr qsizetype kMaxPendingInput = 64 * 1024;
+    /// Oldest kept input still sent on a resume (ms, monotonic).
+    static constexpr qint64 kMaxPendingInputMs = 5000;
     /// The window size in cells (1..1000 each). Sent now if attached in
     /// control mode, and after every (re)attach. Out-of-range sizes are
     /// ignored (the protocol would ignore them too).
@@ -168,6 +185,8 @@ private:
     int m_cols = 0;
     int m_rows = 0;
     QJsonObject m_exit;
+    QByteArray m_pendingInput;      ///< see sendInput()
+    QElapsedTimer m_pendingSince;   ///< when m_pendingInput's first byte was kept
     QString m_closeReason;      ///< reason text of an unexpected close (ProtocolError)
 };
 

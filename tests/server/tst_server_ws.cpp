@@ -117,6 +117,49 @@ private Q_SLOTS:
         QCOMPARE(tcpNoDelay(serverEnd.first()), 1);
     }
 
+    void inputWhileLetGoIsSentOnTheNextAttach()
+    {
+        // `tether attach` lets its connection go while the terminal cannot
+        // keep up (AttachClient::setPaused) and makes it again after a
+        // restart in place. Keys typed meanwhile were dropped, Ctrl-C
+        // included: a user's `yes` ran on. Now they are kept and sent after
+        // the next `attached` (AttachClient::sendInput).
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("stty -echo; exec cat")});
+        QVERIFY(s);
+        ServerEndpoint ep;
+        QString error;
+        QVERIFY2(ServerEndpoint::resolve(QStringLiteral("http://127.0.0.1:%1/").arg(f.port), QString::fromLatin1(f.key), &ep, &error),
+                 qPrintable(error));
+        AttachClient c(ep, s->id(), ViewerMode::Control);
+        QSignalSpy attached(&c, &AttachClient::attached);
+        QByteArray out;
+        connect(&c, &AttachClient::output, this, [&](const QByteArray &d, bool) { out += d; });
+        c.open();
+        QTRY_COMPARE(attached.size(), 1);
+        c.sendInput("live\n", 5);
+        QTRY_VERIFY(out.contains("live"));
+        // Typed in the same turn as the pause (the socket still closing),
+        // and while no connection exists.
+        c.setPaused(true);
+        c.sendInput("closing\n", 8);
+        QTRY_COMPARE(s->viewerCount(), 0);
+        c.sendInput("paused\n", 7);
+        QTest::qWait(50);
+        QVERIFY(!out.contains("closing") && !out.contains("paused"));
+        c.setPaused(false);
+        QTRY_COMPARE(attached.size(), 2);
+        QTRY_VERIFY(out.contains("closing\r\npaused"));
+        // Watch mode sends nothing, then or later.
+        AttachClient w(ep, s->id(), ViewerMode::Watch);
+        QSignalSpy watching(&w, &AttachClient::attached);
+        w.sendInput("watcher\n", 8);
+        w.open();
+        QTRY_COMPARE(watching.size(), 1);
+        c.sendInput("after\n", 6);
+        QTRY_VERIFY(out.contains("after"));
+        QVERIFY(!out.contains("watcher"));
+    }
+
     void unknownIdAndBadQuery()
     {
         WsClient none;

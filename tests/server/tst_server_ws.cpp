@@ -76,6 +76,16 @@ class TestServerWs : public QObject
 private:
     Fixture f;
 
+    /// The fixture's server as `tether attach` finds it (--url, --key).
+    bool endpoint(ServerEndpoint *ep)
+    {
+        QString error;
+        if (ServerEndpoint::resolve(QStringLiteral("http://127.0.0.1:%1/").arg(f.port), QString::fromLatin1(f.key), ep, &error))
+            return true;
+        qWarning("%s", qPrintable(error));
+        return false;
+    }
+
 private Q_SLOTS:
     void init() { QVERIFY(f.start()); }
     void cleanup() { f.stop(); }
@@ -102,9 +112,7 @@ private Q_SLOTS:
         Session *s = f.spawn();
         QVERIFY(s);
         ServerEndpoint ep;
-        QString error;
-        QVERIFY2(ServerEndpoint::resolve(QStringLiteral("http://127.0.0.1:%1/").arg(f.port), QString::fromLatin1(f.key), &ep, &error),
-                 qPrintable(error));
+        QVERIFY(endpoint(&ep));
         AttachClient c(ep, s->id(), ViewerMode::Control);
         QSignalSpy attached(&c, &AttachClient::attached);
         c.open();
@@ -127,9 +135,7 @@ private Q_SLOTS:
         Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("stty -echo; exec cat")});
         QVERIFY(s);
         ServerEndpoint ep;
-        QString error;
-        QVERIFY2(ServerEndpoint::resolve(QStringLiteral("http://127.0.0.1:%1/").arg(f.port), QString::fromLatin1(f.key), &ep, &error),
-                 qPrintable(error));
+        QVERIFY(endpoint(&ep));
         AttachClient c(ep, s->id(), ViewerMode::Control);
         QSignalSpy attached(&c, &AttachClient::attached);
         QByteArray out;

@@ -214,9 +214,10 @@ public:
      * or more, or output that keeps the screen on the output path (parsing
      * bytes the ring is about to evict unparsed, so the read waits for it)
      * beyond its budget there: FloodMeter::kBurstNs of CPU, refilled at
-     * FloodMeter::kSharePercent of the process's CPU (a burst of TUI output
-     * is not a flood however slow the CPU; output sustained faster than the
-     * screen parses is). While flooding the screen does not
+     * FloodMeter::kSharePercent of the process's CPU, or beyond
+     * FloodMeter::kRescueBytes parsed there since it last caught up (a
+     * burst of TUI output is not a flood however slow the CPU; output
+     * sustained faster than the screen parses is). While flooding the screen does not
      * parse at all (no slice, no rescue): the output runs as fast as with
      * no screen; the ring moves on and evicts what the screen has not
      * parsed (outrun: screenSynced() false, reset replays are raw, which is

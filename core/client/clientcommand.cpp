@@ -957,6 +957,14 @@ int attachCommand(const QStringList &args)
     });
     if (status != kExitOk)
         return status;
+    // Inside the session itself (Session::start sets TETHER_SESSION), its
+    // output would come back as its own output, without end, and the only
+    // keyboard that could stop it would be the session's: refused, as tmux
+    // refuses a nested attach through $TMUX.
+    if (qEnvironmentVariable("TETHER_SESSION") == id)
+        return fail(cmd, QStringLiteral("session %1 is the one this shell runs in: attaching it here would feed its "
+                                        "output back into it (unset TETHER_SESSION to force)").arg(id),
+                    kExitUsage);
     return runAttach(ep, id, parser.isSet(watch) ? ViewerMode::Watch : ViewerMode::Control, key, screenLines);
 }
 

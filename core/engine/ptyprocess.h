@@ -24,7 +24,8 @@ struct SpawnOptions {
     int cols = 80;   ///< 1..1000
     int rows = 24;   ///< 1..1000
     /// "NAME=value" entries added to (or replacing in) the inherited environment.
-    /// TERM=xterm-256color and COLORTERM=truecolor are always set.
+    /// TERM=xterm-256color and COLORTERM=truecolor are always set; a
+    /// Session adds TETHER_SESSION=its id.
     QStringList extraEnv;
     /// Start argv[0] as a login shell: exec(3) receives "-" + basename as argv[0].
     /// Set by resolveSpawnOptions() for the default command.

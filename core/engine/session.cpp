@@ -105,7 +105,12 @@ Session::~Session()
 
 bool Session::start(QString *error)
 {
-    if (!m_pty.start(m_options, error))
+    // The session's id in its environment, as tmux sets $TMUX: `tether
+    // attach` run inside the session refuses to attach it (its output would
+    // loop back into it).
+    SpawnOptions options = m_options;
+    options.extraEnv.prepend(QStringLiteral("TETHER_SESSION=") + m_id);
+    if (!m_pty.start(options, error))
         return false;
     m_sizes = {SizeChange{0, m_pty.cols(), m_pty.rows()}};
     m_state = State::Running;

@@ -735,6 +735,29 @@ private Q_SLOTS:
         QCOMPARE(t.rc(), 0);
     }
 
+    void attachFromInsideTheSessionIsRefused()
+    {
+        // `tether attach ID` run inside session ID: its output came back as
+        // its own output (4.5 MB/s, found by a new user's tryout) and only
+        // the session's own keyboard could have stopped it. Refused, as tmux
+        // refuses through $TMUX, before anything is attached.
+        Serve s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/sh")});
+        QVERIFY(!id.isEmpty());
+        for (const QStringList &args : {QStringList{QStringLiteral("attach"), id},
+                                        QStringList{QStringLiteral("attach"), QStringLiteral("--watch"), id}}) {
+            Run r = tether(s, args, {QStringLiteral("TETHER_SESSION=") + id});
+            QCOMPARE(r.code, 2);
+            QVERIFY2(r.err.contains("tether attach: session " + id.toLatin1() + " is the one this shell runs in"), r.err.constData());
+            QCOMPARE(s.session(id).value(QStringLiteral("viewers")).toInt(), 0);
+        }
+        // Another session's shell may attach it (here it then needs a terminal).
+        Run other = tether(s, {QStringLiteral("attach"), id}, {QStringLiteral("TETHER_SESSION=someotherid")});
+        QCOMPARE(other.code, 2);
+        QVERIFY2(other.err.contains("standard input is not a terminal"), other.err.constData());
+    }
+
     void attachNeedsATerminalOnBothEnds()
     {
         // One session, and room for no other: a `tether new` would end it.

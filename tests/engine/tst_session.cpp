@@ -809,6 +809,21 @@ private Q_SLOTS:
         QVERIFY(finish(s, {&always}));
     }
 
+    void environmentNamesTheSession()
+    {
+        // TETHER_SESSION is the session's id (as tmux sets $TMUX), also when
+        // Tether itself runs inside another session: `tether attach`
+        // refuses to attach a session from inside itself (tst_cli).
+        qputenv("TETHER_SESSION", "outer");
+        Session s(QStringLiteral("envid"), sh(QStringLiteral("printf 'in:%s:\\n' \"$TETHER_SESSION\"; exec sleep 30")), 65536);
+        qunsetenv("TETHER_SESSION");
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QTRY_VERIFY(ringContent(s).contains(":\r\n"));
+        QCOMPARE(ringContent(s).trimmed(), QByteArray("in:envid:"));
+        QVERIFY(finish(s, {}));
+    }
+
     void costlyBurstKeepsTheScreenSynced()
     {
         // A burst that is not a flood: 25,000 rows scrolled inside margins

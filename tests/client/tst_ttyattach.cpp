@@ -126,9 +126,12 @@ private Q_SLOTS:
         // Before anyone attaches, the program asks for the cursor position
         // (the server answers it: no viewer yet, docs/protocol.md "Queries
         // while detached"; the program reads that answer, as programs do).
+        // Echo is off before the query: the server answers at once, and read
+        // -s turns echo off only when it starts, so the tty could echo the
+        // answer ("^[[1;7R") first, which this test must not see.
         Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
-                              QStringLiteral("exec bash -c 'printf \"asking\\033[6n\\n\"; "
-                                             "IFS= read -rsd R -t 5 x; exec env \"PS1=$ \" /bin/sh'")});
+                              QStringLiteral("exec bash -c 'stty -echo; printf \"asking\\033[6n\\n\"; "
+                                             "IFS= read -rsd R -t 5 x; stty echo; exec env \"PS1=$ \" /bin/sh'")});
         QVERIFY(s);
         QTRY_VERIFY2(ringText(s).contains("$ "), ringText(s).toPercentEncoding().constData());
 

@@ -111,6 +111,10 @@ void AttachClient::onText(const QString &text)
     if (type == QLatin1String("attached")) {
         m_attached = true;
         m_everAttached = true;
+        // Only a server that says so takes pause/resume: an older one closes
+        // 4400 on an unknown type (protocol.md "Flow control").
+        m_flowControl = m.value(QStringLiteral("flow_control")).toBool();
+        m_pauseSent = false;
         m_refusedSince.invalidate();
         m_attempt = 0;
         m_delayMs = 0;
@@ -172,7 +176,8 @@ void AttachClient::sendInput(const char *data, qsizetype size)
 {
     if (m_mode != ViewerMode::Control || m_finished || m_detaching || size <= 0)
         return;
-    if (m_attached && m_socket && !m_paused && !m_closing) {
+    // Paused through flow control the connection stays: input goes at once.
+    if (m_attached && m_socket && (!m_paused || m_pauseSent) && !m_closing) {
         m_socket->sendBinaryMessage(QByteArray(data, int(size)));
         return;
     }
@@ -201,10 +206,20 @@ void AttachClient::sendSize()
 {
     if (!m_attached || m_mode != ViewerMode::Control || !m_socket || m_cols <= 0)
         return;
-    const QJsonObject o{{QStringLiteral("type"), QStringLiteral("resize")},
-                        {QStringLiteral("cols"), m_cols},
-                        {QStringLiteral("rows"), m_rows}};
-    m_socket->sendTextMessage(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)));
+    sendControl(QJsonObject{{QStringLiteral("type"), QStringLiteral("resize")},
+                            {QStringLiteral("cols"), m_cols},
+                            {QStringLiteral("rows"), m_rows}});
+}
+
+void AttachClient::sendControl(const QJsonObject &message)
+{
+    m_socket->sendTextMessage(QString::fromUtf8(QJsonDocument(message).toJson(QJsonDocument::Compact)));
+}
+
+bool AttachClient::usesFlowControl() const
+{
+    return m_flowControl && m_mode == ViewerMode::Control && m_attached && !m_closing && m_socket
+        && m_socket->state() == QAbstractSocket::ConnectedState;
 }
 
 void AttachClient::detach()
@@ -232,6 +247,23 @@ void AttachClient::setPaused(bool paused)
     if (m_finished || paused == m_paused)
         return;
     m_paused = paused;
+    if (paused && usesFlowControl()) {
+        // The server stops reading the program's output (it blocks in
+        // write); what it had queued still comes and is delivered.
+        m_pauseSent = true;
+        sendControl(QJsonObject{{QStringLiteral("type"), QStringLiteral("pause")}});
+        // Now, not on the socket's next write notification: everything the
+        // server reads from the program until the pause arrives still comes.
+        m_socket->flush();
+        return;
+    }
+    if (!paused && m_pauseSent) {
+        m_pauseSent = false;
+        if (usesFlowControl())
+            sendControl(QJsonObject{{QStringLiteral("type"), QStringLiteral("resume")}});
+        return;
+    }
+    // An older server (no flow_control), or not attached: let go.
     if (paused) {
         m_retryTimer.stop();
         if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
@@ -249,6 +281,7 @@ void AttachClient::reattach()
     if (m_finished || m_detaching)
         return;
     m_paused = false;
+    m_pauseSent = false; // the next connection starts unpaused (a new viewer)
     m_stream.forget();  // the next URL carries no resume=: a reset replay
     m_attached = false; // from now on this connection's output and input are dropped
     m_retryTimer.stop();
@@ -274,6 +307,11 @@ void AttachClient::onSocketGone()
     const QString error = ws->errorString();
     const bool wasAttached = m_attached;
     m_attached = false;
+    m_flowControl = false;
+    // A pause dies with its connection (the server forgets it); while still
+    // paused, no new connection is made until setPaused(false), as after a
+    // let-go.
+    m_pauseSent = false;
     m_stream.stop();
     m_reattaching = false;
     m_socket = nullptr;

@@ -131,7 +131,9 @@ private Q_SLOTS:
         // keep up (AttachClient::setPaused) and makes it again after a
         // restart in place. Keys typed meanwhile were dropped, Ctrl-C
         // included: a user's `yes` ran on. Now they are kept and sent after
-        // the next `attached` (AttachClient::sendInput).
+        // the next `attached` (AttachClient::sendInput). Letting go is what
+        // it does with a server without flow control (an older one).
+        f.server->setFlowControl(false);
         Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("stty -echo; exec cat")});
         QVERIFY(s);
         ServerEndpoint ep;
@@ -164,6 +166,60 @@ private Q_SLOTS:
         c.sendInput("after\n", 6);
         QTRY_VERIFY(out.contains("after"));
         QVERIFY(!out.contains("watcher"));
+    }
+
+    void pauseWithFlowControlKeepsTheConnection()
+    {
+        // With a server that advertises flow control, AttachClient::setPaused
+        // pauses the session instead of letting go: the connection stays, the
+        // program waits, input still goes at once, and resume lets it go on.
+        // (Letting go lost output once the ring rolled past the client.)
+        // The program notes each line it reads in a file, then echoes it.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString seen = dir.filePath(QStringLiteral("seen"));
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("stty -echo; while IFS= read -r l; do printf '%s\\n' \"$l\" >> '%1'; "
+                                             "printf '%s\\n' \"$l\"; done").arg(seen)});
+        QVERIFY(s);
+        ServerEndpoint ep;
+        QVERIFY(endpoint(&ep));
+        AttachClient c(ep, s->id(), ViewerMode::Control);
+        QSignalSpy attached(&c, &AttachClient::attached);
+        QByteArray out;
+        connect(&c, &AttachClient::output, this, [&](const QByteArray &d, bool) { out += d; });
+        c.open();
+        QTRY_COMPARE(attached.size(), 1);
+        QCOMPARE(attached.at(0).at(0).toJsonObject().value(QStringLiteral("flow_control")), QJsonValue(true));
+        c.setPaused(true);
+        QVERIFY(c.isPaused());
+        QVERIFY(c.isFlowPaused());
+        QTRY_VERIFY(!s->process()->isReadEnabled());
+        QCOMPARE(s->viewerCount(), 1);
+        // Typed while paused: reaches the program at once; its echo waits.
+        c.sendInput("typed\n", 6);
+        QTRY_VERIFY(readFile(seen).contains("typed\n"));
+        QTest::qWait(100);
+        QVERIFY(!out.contains("typed"));
+        QCOMPARE(s->viewerCount(), 1);
+        c.setPaused(false);
+        QVERIFY(!c.isFlowPaused());
+        QTRY_VERIFY(out.contains("typed\r\n"));
+        QVERIFY(s->process()->isReadEnabled());
+        QCOMPARE(attached.size(), 1); // never let go, never attached again
+
+        // A watcher's pause would be ignored by the server: it lets go.
+        AttachClient w(ep, s->id(), ViewerMode::Watch);
+        QSignalSpy watching(&w, &AttachClient::attached);
+        w.open();
+        QTRY_COMPARE(watching.size(), 1);
+        QCOMPARE(s->viewerCount(), 2);
+        w.setPaused(true);
+        QVERIFY(!w.isFlowPaused());
+        QTRY_COMPARE(s->viewerCount(), 1);
+        QVERIFY(s->process()->isReadEnabled());
+        w.setPaused(false);
+        QTRY_COMPARE(watching.size(), 2);
     }
 
     void unknownIdAndBadQuery()

@@ -25,7 +25,7 @@ AttachClient::AttachClient(const ServerEndpoint &endpoint, const QString &id, Vi
 {
     m_retryTimer.setSingleShot(true);
     connect(&m_retryTimer, &QTimer::timeout, this, [this]() {
-        if (!m_paused && !m_finished && !m_socket)
+        if (!m_letGo && !m_finished && !m_socket)
             connectSocket();
     });
 }
@@ -114,6 +114,7 @@ void AttachClient::onText(const QString &text)
         // Only a server that says so takes pause/resume: an older one closes
         // 4400 on an unknown type (protocol.md "Flow control").
         m_flowControl = m.value(QStringLiteral("flow_control")).toBool();
+        m_serverFlowControl = m_flowControl;
         m_pauseSent = false;
         m_refusedSince.invalidate();
         m_attempt = 0;
@@ -131,6 +132,13 @@ void AttachClient::onText(const QString &text)
             else
                 qCDebug(lcClient) << "input typed while reconnecting dropped (too old):" << m_pendingInput.size() << "bytes";
             m_pendingInput.clear();
+        }
+        if (m_paused) {
+            // Still paused from before this connection (it was lost, or
+            // made while paused): pause this one at once, or let it go.
+            pauseConnection();
+            if (m_finished || !m_attached || m_closing)
+                return;
         }
         if (nothingToReplay)
             Q_EMIT replayFinished();
@@ -177,7 +185,7 @@ void AttachClient::sendInput(const char *data, qsizetype size)
     if (m_mode != ViewerMode::Control || m_finished || m_detaching || size <= 0)
         return;
     // Paused through flow control the connection stays: input goes at once.
-    if (m_attached && m_socket && (!m_paused || m_pauseSent) && !m_closing) {
+    if (m_attached && m_socket && !m_closing) {
         m_socket->sendBinaryMessage(QByteArray(data, int(size)));
         return;
     }
@@ -247,7 +255,29 @@ void AttachClient::setPaused(bool paused)
     if (m_finished || paused == m_paused)
         return;
     m_paused = paused;
-    if (paused && usesFlowControl()) {
+    if (paused) {
+        // Not attached (connecting, or waiting to reconnect) to a server that
+        // had flow control: the next `attached` decides (pauseConnection()).
+        if (m_attached || !m_serverFlowControl)
+            pauseConnection();
+        return;
+    }
+    if (m_pauseSent) {
+        m_pauseSent = false;
+        if (usesFlowControl())
+            sendControl(QJsonObject{{QStringLiteral("type"), QStringLiteral("resume")}});
+    }
+    if (m_letGo) {
+        m_letGo = false;
+        if (!m_socket)
+            connectSocket();
+        // else: the socket is still closing; onSocketGone() reconnects.
+    }
+}
+
+void AttachClient::pauseConnection()
+{
+    if (usesFlowControl()) {
         // The server stops reading the program's output (it blocks in
         // write); what it had queued still comes and is delivered.
         m_pauseSent = true;
@@ -257,23 +287,13 @@ void AttachClient::setPaused(bool paused)
         m_socket->flush();
         return;
     }
-    if (!paused && m_pauseSent) {
-        m_pauseSent = false;
-        if (usesFlowControl())
-            sendControl(QJsonObject{{QStringLiteral("type"), QStringLiteral("resume")}});
-        return;
+    // An older server (no flow_control), or a watcher: let go.
+    m_letGo = true;
+    m_retryTimer.stop();
+    if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
+        m_closing = true;
+        m_socket->close(QWebSocketProtocol::CloseCodeNormal, QStringLiteral("paused"));
     }
-    // An older server (no flow_control), or not attached: let go.
-    if (paused) {
-        m_retryTimer.stop();
-        if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
-            m_closing = true;
-            m_socket->close(QWebSocketProtocol::CloseCodeNormal, QStringLiteral("paused"));
-        }
-    } else if (!m_socket) {
-        connectSocket();
-    }
-    // else: the socket is still closing; onSocketGone() reconnects.
 }
 
 void AttachClient::reattach()
@@ -281,6 +301,7 @@ void AttachClient::reattach()
     if (m_finished || m_detaching)
         return;
     m_paused = false;
+    m_letGo = false;
     m_pauseSent = false; // the next connection starts unpaused (a new viewer)
     m_stream.forget();  // the next URL carries no resume=: a reset replay
     m_attached = false; // from now on this connection's output and input are dropped
@@ -308,9 +329,10 @@ void AttachClient::onSocketGone()
     const bool wasAttached = m_attached;
     m_attached = false;
     m_flowControl = false;
-    // A pause dies with its connection (the server forgets it); while still
-    // paused, no new connection is made until setPaused(false), as after a
-    // let-go.
+    // A pause dies with its connection (the server forgets it): while still
+    // paused the next connection is paused as soon as it is attached
+    // (pauseConnection()), so a restart in place does not let the session
+    // drain past us.
     m_pauseSent = false;
     m_stream.stop();
     m_reattaching = false;
@@ -325,7 +347,7 @@ void AttachClient::onSocketGone()
     }
     if (m_closing) {
         m_closing = false;
-        if (!m_paused)
+        if (!m_letGo)
             connectSocket();
         return;
     }
@@ -382,7 +404,7 @@ void AttachClient::probeThenRetry()
 
 void AttachClient::scheduleRetry()
 {
-    if (m_finished || m_paused)
+    if (m_finished || m_letGo)
         return;
     ++m_attempt;
     m_delayMs = m_delayMs == 0 ? m_firstDelayMs : qMin(m_maxDelayMs, m_delayMs * 2);

@@ -109,8 +109,9 @@ public:
      * when the server advertised flow control and this connection is
      * attached in control mode, else lets go of the connection; resume
      * sends `{"type":"resume"}`, or reconnects with resume=OFFSET after a
-     * let-go (or after the paused connection was lost meanwhile: no new
-     * connection is made while paused). Idempotent.
+     * let-go. A connection made while paused (the paused one was lost: a
+     * restart in place, the network) is paused as soon as it is attached,
+     * the same way. Idempotent.
      */
     void setPaused(bool paused);
     /// Starts over as open() does, for a holder whose screen no longer shows
@@ -189,6 +190,9 @@ private:
     /// The current connection takes pause/resume: attached in control mode
     /// to a server whose `attached` had `"flow_control": true`, connected.
     bool usesFlowControl() const;
+    /// Pauses the attached connection: `pause` when it takes flow control,
+    /// else lets it go (m_letGo: no connection until setPaused(false)).
+    void pauseConnection();
 
     ServerEndpoint m_endpoint;
     QString m_id;
@@ -204,6 +208,8 @@ private:
     bool m_paused = false;
     bool m_flowControl = false; ///< this connection's `attached` advertised flow control
     bool m_pauseSent = false;   ///< `pause` sent on this connection, no `resume` yet
+    bool m_serverFlowControl = false; ///< the last `attached` (of any connection) advertised it
+    bool m_letGo = false;       ///< paused by letting go: no connection until setPaused(false)
     bool m_finished = false;
     bool m_closing = false;     ///< we closed the socket on purpose (detach/pause)
     bool m_detaching = false;   ///< detach() called; finished() once the close completes

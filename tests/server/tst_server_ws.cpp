@@ -222,6 +222,39 @@ private Q_SLOTS:
         QTRY_COMPARE(watching.size(), 2);
     }
 
+    void pauseOutlivesALostConnection()
+    {
+        // The server forgets a pause with its connection. A client still
+        // paused when its connection is lost (a restart in place closes
+        // 1012) pauses the next one as soon as it is attached, so the
+        // program does not drain past it meanwhile.
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec yes")});
+        QVERIFY(s);
+        ServerEndpoint ep;
+        QVERIFY(endpoint(&ep));
+        AttachClient c(ep, s->id(), ViewerMode::Control);
+        c.setBackoff(10, 10);
+        QSignalSpy attached(&c, &AttachClient::attached);
+        qint64 received = 0;
+        connect(&c, &AttachClient::output, this, [&](const QByteArray &d, bool) { received += d.size(); });
+        c.open();
+        QTRY_COMPARE(attached.size(), 1);
+        c.setPaused(true);
+        QTRY_VERIFY(!s->process()->isReadEnabled());
+        auto *viewer = dynamic_cast<WebSocketViewer *>(s->controlViewer());
+        QVERIFY(viewer);
+        viewer->closeWith(1012, QStringLiteral("server restarting"));
+        QTRY_COMPARE(attached.size(), 2);
+        QVERIFY(c.isPaused());
+        QTRY_VERIFY(c.isFlowPaused());
+        QTRY_VERIFY(!s->process()->isReadEnabled());
+        QCOMPARE(s->viewerCount(), 1);
+        c.setPaused(false);
+        QTRY_VERIFY(s->process()->isReadEnabled());
+        const qint64 at = received;
+        QTRY_VERIFY(received > at + 1024 * 1024);
+    }
+
     void unknownIdAndBadQuery()
     {
         WsClient none;

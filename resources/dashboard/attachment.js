@@ -334,6 +334,9 @@ export class Attachment {
         this.snapshotAt = placed ? at : 0;
         this.snapshotLeft = placed ? (Number(msg.snapshot_bytes) || 0) : 0;
         this.setState('connected', { msg });
+        // Still behind from before this socket (the last one was lost while
+        // paused): pause this one at once.
+        if (this.flowControl) this.checkBacklog();
         if (this.cb.onAttached) this.cb.onAttached(msg);
         if (this.pendingReplay() === 0) this.goLive();
         break;
@@ -397,6 +400,11 @@ export class Attachment {
     this.offset += n;
     this.write(bytes);
     if (inReplay && this.pendingReplay() === 0) this.goLive();
+    this.checkBacklog();
+  }
+
+  /** Over the high mark: pause the session (flow control) or let go of the socket. */
+  checkBacklog() {
     if (this.received - this.parsed > this.pendingHighBytes && !this.pausedForBacklog) {
       this.pausedForBacklog = true;
       if (this.flowControl && this.ws && this.ws.readyState === WebSocket.OPEN) {

@@ -86,6 +86,38 @@ private:
         return false;
     }
 
+    /// An AttachClient of a session with what it receives recorded.
+    struct RecordedAttach {
+        AttachClient client;
+        QSignalSpy attached;
+        QByteArray out;
+        qint64 received = 0;
+        RecordedAttach(const ServerEndpoint &ep, const Session *s)
+            : client(ep, s->id(), ViewerMode::Control)
+            , attached(&client, &AttachClient::attached)
+        {
+            QObject::connect(&client, &AttachClient::output, &client, [this](const QByteArray &d, bool) {
+                received += d.size();
+                if (out.size() < 1024 * 1024) // a flood is counted, not kept
+                    out += d;
+            });
+        }
+    };
+    /// A RecordedAttach of `s` (reconnecting after 10 ms), once attached;
+    /// null when it does not attach.
+    std::unique_ptr<RecordedAttach> openRecorded(const Session *s)
+    {
+        ServerEndpoint ep;
+        if (!endpoint(&ep))
+            return nullptr;
+        auto r = std::make_unique<RecordedAttach>(ep, s);
+        r->client.setBackoff(10, 10);
+        r->client.open();
+        if (!QTest::qWaitFor([&]() { return r->attached.size() == 1; }, 5000))
+            return nullptr;
+        return r;
+    }
+
 private Q_SLOTS:
     void init() { QVERIFY(f.start()); }
     void cleanup() { f.stop(); }
@@ -182,14 +214,11 @@ private Q_SLOTS:
                               QStringLiteral("stty -echo; while IFS= read -r l; do printf '%s\\n' \"$l\" >> '%1'; "
                                              "printf '%s\\n' \"$l\"; done").arg(seen)});
         QVERIFY(s);
-        ServerEndpoint ep;
-        QVERIFY(endpoint(&ep));
-        AttachClient c(ep, s->id(), ViewerMode::Control);
-        QSignalSpy attached(&c, &AttachClient::attached);
-        QByteArray out;
-        connect(&c, &AttachClient::output, this, [&](const QByteArray &d, bool) { out += d; });
-        c.open();
-        QTRY_COMPARE(attached.size(), 1);
+        const auto r = openRecorded(s);
+        QVERIFY(r);
+        AttachClient &c = r->client;
+        const QSignalSpy &attached = r->attached;
+        const QByteArray &out = r->out;
         QCOMPARE(attached.at(0).at(0).toJsonObject().value(QStringLiteral("flow_control")), QJsonValue(true));
         c.setPaused(true);
         QVERIFY(c.isPaused());
@@ -209,6 +238,8 @@ private Q_SLOTS:
         QCOMPARE(attached.size(), 1); // never let go, never attached again
 
         // A watcher's pause would be ignored by the server: it lets go.
+        ServerEndpoint ep;
+        QVERIFY(endpoint(&ep));
         AttachClient w(ep, s->id(), ViewerMode::Watch);
         QSignalSpy watching(&w, &AttachClient::attached);
         w.open();
@@ -230,29 +261,22 @@ private Q_SLOTS:
         // program does not drain past it meanwhile.
         Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec yes")});
         QVERIFY(s);
-        ServerEndpoint ep;
-        QVERIFY(endpoint(&ep));
-        AttachClient c(ep, s->id(), ViewerMode::Control);
-        c.setBackoff(10, 10);
-        QSignalSpy attached(&c, &AttachClient::attached);
-        qint64 received = 0;
-        connect(&c, &AttachClient::output, this, [&](const QByteArray &d, bool) { received += d.size(); });
-        c.open();
-        QTRY_COMPARE(attached.size(), 1);
-        c.setPaused(true);
+        const auto r = openRecorded(s);
+        QVERIFY(r);
+        r->client.setPaused(true);
         QTRY_VERIFY(!s->process()->isReadEnabled());
         auto *viewer = dynamic_cast<WebSocketViewer *>(s->controlViewer());
         QVERIFY(viewer);
         viewer->closeWith(1012, QStringLiteral("server restarting"));
-        QTRY_COMPARE(attached.size(), 2);
-        QVERIFY(c.isPaused());
-        QTRY_VERIFY(c.isFlowPaused());
+        QTRY_COMPARE(r->attached.size(), 2);
+        QVERIFY(r->client.isPaused());
+        QTRY_VERIFY(r->client.isFlowPaused());
         QTRY_VERIFY(!s->process()->isReadEnabled());
         QCOMPARE(s->viewerCount(), 1);
-        c.setPaused(false);
+        r->client.setPaused(false);
         QTRY_VERIFY(s->process()->isReadEnabled());
-        const qint64 at = received;
-        QTRY_VERIFY(received > at + 1024 * 1024);
+        const qint64 at = r->received;
+        QTRY_VERIFY(r->received > at + 1024 * 1024);
     }
 
     void unknownIdAndBadQuery()

@@ -238,6 +238,12 @@ private Q_SLOTS:
         QVERIFY(a.start());
         // Nothing to replay (the program has written nothing): input is open.
         QVERIFY(term.until([&]() { return attached.size() == 1 && a.inputGate()->isOpen(); }));
+        // The program has switched echo off (tcgetattr of a Linux PTY master
+        // reads the slave's modes): "go" is not echoed into the stream.
+        QTRY_VERIFY([&]() {
+            termios m {};
+            return ::tcgetattr(s->process()->masterFd(), &m) == 0 && !(m.c_lflag & ECHO);
+        }());
         term.type("go\r");
 
         // The terminal falls behind: it takes bytes (32 KiB a turn) only

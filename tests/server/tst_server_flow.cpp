@@ -10,6 +10,8 @@
 #include <QElapsedTimer>
 #include <QTimer>
 
+#include <termios.h>
+
 using namespace Tether;
 using namespace ServerTest;
 
@@ -118,6 +120,15 @@ struct YesClient : QObject {
 /// `yes` once a line of input comes (see YesClient).
 const QStringList kYesOnInput = {QStringLiteral("/bin/sh"), QStringLiteral("-c"),
                                  QStringLiteral("stty -echo; read x; exec yes")};
+
+/// The session's terminal no longer echoes (its program ran `stty -echo`):
+/// input sent from now on does not appear in the output. tcgetattr(3) of a
+/// Linux PTY master reads the slave's modes.
+bool echoOff(Session *s)
+{
+    termios t {};
+    return ::tcgetattr(s->process()->masterFd(), &t) == 0 && !(t.c_lflag & ECHO);
+}
 
 /// Runs the event loop until `s`'s offset has not moved for `quietMs`
 /// (false after `timeoutMs`).
@@ -417,6 +428,7 @@ private Q_SLOTS:
         QVERIFY(c.open(f.port, wsPath(s), f.key));
         QCOMPARE(c.attached.value(QStringLiteral("flow_control")), QJsonValue(true));
         QCOMPARE(c.attached.value(QStringLiteral("replay_bytes")).toInt(-1), 0);
+        QTRY_VERIFY(echoOff(s));
         c.raw.sendFrame(0x2, "go\n");
         QTRY_VERIFY_WITH_TIMEOUT(c.bytes > 1024 * 1024, 10000);
 
@@ -461,6 +473,7 @@ private Q_SLOTS:
         WsClient control;
         control.open(f.port, wsPath(s), f.key);
         QTRY_VERIFY(control.gotAttached());
+        QTRY_VERIFY(echoOff(s));
         control.sendInput("go\n");
         control.ws.close();
         QTRY_COMPARE(s->viewerCount(), 1);
@@ -484,6 +497,7 @@ private Q_SLOTS:
             a.sendText(R"({"type":"pause"})");
             QVERIFY(offsetSettles(s));
             QVERIFY(!s->process()->isReadEnabled());
+            QTRY_VERIFY(echoOff(s));
             a.raw.sendFrame(0x2, "go\n"); // input while paused is still taken
             spin(200);
             QVERIFY(!s->process()->isReadEnabled());

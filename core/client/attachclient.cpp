@@ -25,7 +25,7 @@ AttachClient::AttachClient(const ServerEndpoint &endpoint, const QString &id, Vi
 {
     m_retryTimer.setSingleShot(true);
     connect(&m_retryTimer, &QTimer::timeout, this, [this]() {
-        if (!m_paused && !m_finished && !m_socket)
+        if (!m_letGo && !m_finished && !m_socket)
             connectSocket();
     });
 }
@@ -111,6 +111,11 @@ void AttachClient::onText(const QString &text)
     if (type == QLatin1String("attached")) {
         m_attached = true;
         m_everAttached = true;
+        // Only a server that says so takes pause/resume: an older one closes
+        // 4400 on an unknown type (protocol.md "Flow control").
+        m_flowControl = m.value(QStringLiteral("flow_control")).toBool();
+        m_serverFlowControl = m_flowControl;
+        m_pauseSent = false;
         m_refusedSince.invalidate();
         m_attempt = 0;
         m_delayMs = 0;
@@ -127,6 +132,13 @@ void AttachClient::onText(const QString &text)
             else
                 qCDebug(lcClient) << "input typed while reconnecting dropped (too old):" << m_pendingInput.size() << "bytes";
             m_pendingInput.clear();
+        }
+        if (m_paused) {
+            // Still paused from before this connection (it was lost, or
+            // made while paused): pause this one at once, or let it go.
+            pauseConnection();
+            if (m_finished || !m_attached || m_closing)
+                return;
         }
         if (nothingToReplay)
             Q_EMIT replayFinished();
@@ -172,7 +184,8 @@ void AttachClient::sendInput(const char *data, qsizetype size)
 {
     if (m_mode != ViewerMode::Control || m_finished || m_detaching || size <= 0)
         return;
-    if (m_attached && m_socket && !m_paused && !m_closing) {
+    // Paused through flow control the connection stays: input goes at once.
+    if (m_attached && m_socket && !m_closing) {
         m_socket->sendBinaryMessage(QByteArray(data, int(size)));
         return;
     }
@@ -201,10 +214,20 @@ void AttachClient::sendSize()
 {
     if (!m_attached || m_mode != ViewerMode::Control || !m_socket || m_cols <= 0)
         return;
-    const QJsonObject o{{QStringLiteral("type"), QStringLiteral("resize")},
-                        {QStringLiteral("cols"), m_cols},
-                        {QStringLiteral("rows"), m_rows}};
-    m_socket->sendTextMessage(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)));
+    sendControl(QJsonObject{{QStringLiteral("type"), QStringLiteral("resize")},
+                            {QStringLiteral("cols"), m_cols},
+                            {QStringLiteral("rows"), m_rows}});
+}
+
+void AttachClient::sendControl(const QJsonObject &message)
+{
+    m_socket->sendTextMessage(QString::fromUtf8(QJsonDocument(message).toJson(QJsonDocument::Compact)));
+}
+
+bool AttachClient::usesFlowControl() const
+{
+    return m_flowControl && m_mode == ViewerMode::Control && m_attached && !m_closing && m_socket
+        && m_socket->state() == QAbstractSocket::ConnectedState;
 }
 
 void AttachClient::detach()
@@ -233,15 +256,44 @@ void AttachClient::setPaused(bool paused)
         return;
     m_paused = paused;
     if (paused) {
-        m_retryTimer.stop();
-        if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
-            m_closing = true;
-            m_socket->close(QWebSocketProtocol::CloseCodeNormal, QStringLiteral("paused"));
-        }
-    } else if (!m_socket) {
-        connectSocket();
+        // Not attached (connecting, or waiting to reconnect) to a server that
+        // had flow control: the next `attached` decides (pauseConnection()).
+        if (m_attached || !m_serverFlowControl)
+            pauseConnection();
+        return;
     }
-    // else: the socket is still closing; onSocketGone() reconnects.
+    if (m_pauseSent) {
+        m_pauseSent = false;
+        if (usesFlowControl())
+            sendControl(QJsonObject{{QStringLiteral("type"), QStringLiteral("resume")}});
+    }
+    if (m_letGo) {
+        m_letGo = false;
+        if (!m_socket)
+            connectSocket();
+        // else: the socket is still closing; onSocketGone() reconnects.
+    }
+}
+
+void AttachClient::pauseConnection()
+{
+    if (usesFlowControl()) {
+        // The server stops reading the program's output (it blocks in
+        // write); what it had queued still comes and is delivered.
+        m_pauseSent = true;
+        sendControl(QJsonObject{{QStringLiteral("type"), QStringLiteral("pause")}});
+        // Now, not on the socket's next write notification: everything the
+        // server reads from the program until the pause arrives still comes.
+        m_socket->flush();
+        return;
+    }
+    // An older server (no flow_control), or a watcher: let go.
+    m_letGo = true;
+    m_retryTimer.stop();
+    if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
+        m_closing = true;
+        m_socket->close(QWebSocketProtocol::CloseCodeNormal, QStringLiteral("paused"));
+    }
 }
 
 void AttachClient::reattach()
@@ -249,6 +301,8 @@ void AttachClient::reattach()
     if (m_finished || m_detaching)
         return;
     m_paused = false;
+    m_letGo = false;
+    m_pauseSent = false; // the next connection starts unpaused (a new viewer)
     m_stream.forget();  // the next URL carries no resume=: a reset replay
     m_attached = false; // from now on this connection's output and input are dropped
     m_retryTimer.stop();
@@ -274,6 +328,12 @@ void AttachClient::onSocketGone()
     const QString error = ws->errorString();
     const bool wasAttached = m_attached;
     m_attached = false;
+    m_flowControl = false;
+    // A pause dies with its connection (the server forgets it): while still
+    // paused the next connection is paused as soon as it is attached
+    // (pauseConnection()), so a restart in place does not let the session
+    // drain past us.
+    m_pauseSent = false;
     m_stream.stop();
     m_reattaching = false;
     m_socket = nullptr;
@@ -287,7 +347,7 @@ void AttachClient::onSocketGone()
     }
     if (m_closing) {
         m_closing = false;
-        if (!m_paused)
+        if (!m_letGo)
             connectSocket();
         return;
     }
@@ -344,7 +404,7 @@ void AttachClient::probeThenRetry()
 
 void AttachClient::scheduleRetry()
 {
-    if (m_finished || m_paused)
+    if (m_finished || m_letGo)
         return;
     ++m_attempt;
     m_delayMs = m_delayMs == 0 ? m_firstDelayMs : qMin(m_maxDelayMs, m_delayMs * 2);

@@ -38,11 +38,26 @@ namespace Tether {
  * `GET /api/sessions/ID` why, as the dashboard does: 401 → AuthFailed,
  * 404 → NotFound, no listener → NotRunning (first attempt) or a retry.
  *
- * Backpressure: QWebSocket cannot stop reading its socket, so setPaused(true)
- * lets go of the connection (close 1000; Qt discards frames still in flight,
- * which were not counted) and setPaused(false) reconnects with resume=OFFSET:
- * the holder's memory stays bounded, and the output is lossless while the
- * session's ring still holds the gap (else the server sends a reset replay).
+ * Backpressure: QWebSocket cannot stop reading its socket, so the holder
+ * that cannot keep up (its terminal is slow) calls setPaused(true). When the
+ * server's `attached` said `"flow_control": true` (control mode), that
+ * sends `{"type":"pause"}`: the server stops reading the program's output
+ * (the program blocks in write(2)) and setPaused(false) sends
+ * `{"type":"resume"}` (docs/protocol.md "Flow control"; the watermarks and
+ * PAUSE/RESUME of xterm.js's flow-control guide,
+ * xtermjs.org/docs/guides/flowcontrol). The connection stays open: what the
+ * server had queued and what is in the TCP buffers still arrives and is
+ * delivered by output() (at most the server's 1 MiB queue plus the kernel's
+ * socket buffers, a few MiB: the holder's memory stays bounded), input is
+ * sent at once, and nothing is lost however small the session's ring.
+ * Otherwise (an older server, which closes 4400 on an unknown message type,
+ * e.g. an old server still running or during an upgrade; or a watcher,
+ * whose pause the server ignores) setPaused(true) lets go of the connection
+ * (close 1000; Qt discards frames still in flight, which were not counted)
+ * and setPaused(false) reconnects with resume=OFFSET: memory stays bounded,
+ * and the output is lossless only while the session's ring still holds the
+ * gap (else the server sends a reset replay and the lines in between are
+ * gone: with no control viewer the session drains at full speed).
  *
  * Close codes end the attachment (finished()) with a plain message, as
  * AttachStream::closeMeaning() and closeEnd() say: 4410 after `exit` →
@@ -63,8 +78,9 @@ public:
     /// Connects (first attach: no resume, a reset replay of all retained output).
     void open();
     /**
-     * Sends input bytes (one binary message) in control mode. While the
-     * connection is let go (setPaused(), the terminal not keeping up) or
+     * Sends input bytes (one binary message) in control mode, at once also
+     * while paused through flow control (the connection stays). While the
+     * connection is let go (setPaused() with an older server) or
      * being made again (a restart in place, a dropped network), input is
      * kept, up to kMaxPendingInput bytes, and sent after the next
      * `attached` if the first kept key is at most kMaxPendingInputMs old
@@ -88,7 +104,15 @@ public:
     void setWindowSize(int cols, int rows);
     /// Closes cleanly (1000) and emits finished(Detached). The session lives on.
     void detach();
-    /// See the class comment (backpressure). Idempotent.
+    /**
+     * Backpressure (see the class comment): pause sends `{"type":"pause"}`
+     * when the server advertised flow control and this connection is
+     * attached in control mode, else lets go of the connection; resume
+     * sends `{"type":"resume"}`, or reconnects with resume=OFFSET after a
+     * let-go. A connection made while paused (the paused one was lost: a
+     * restart in place, the network) is paused as soon as it is attached,
+     * the same way. Idempotent.
+     */
     void setPaused(bool paused);
     /// Starts over as open() does, for a holder whose screen no longer shows
     /// the session (`tether attach` resumed after SIGTSTP): lets go of the
@@ -99,6 +123,8 @@ public:
     /// reconnect delay. No effect once finished() or during detach().
     void reattach();
     bool isPaused() const { return m_paused; }
+    /// Paused with the connection kept (`pause` sent on it, no `resume` yet).
+    bool isFlowPaused() const { return m_pauseSent; }
     /// Reset replays as the server's screen with `lines` scrollback lines
     /// (`replay=screen&lines=N`, docs/protocol.md §5 "Screen replay"),
     /// 0..1000; -1 (the default): the raw replay. For the next connection.
@@ -159,6 +185,14 @@ private:
     void scheduleRetry();
     void finish(End end);
     void sendSize();
+    /// One JSON control message on m_socket (which must exist).
+    void sendControl(const QJsonObject &message);
+    /// The current connection takes pause/resume: attached in control mode
+    /// to a server whose `attached` had `"flow_control": true`, connected.
+    bool usesFlowControl() const;
+    /// Pauses the attached connection: `pause` when it takes flow control,
+    /// else lets it go (m_letGo: no connection until setPaused(false)).
+    void pauseConnection();
 
     ServerEndpoint m_endpoint;
     QString m_id;
@@ -172,6 +206,10 @@ private:
     bool m_attached = false;
     bool m_everAttached = false;
     bool m_paused = false;
+    bool m_flowControl = false; ///< this connection's `attached` advertised flow control
+    bool m_pauseSent = false;   ///< `pause` sent on this connection, no `resume` yet
+    bool m_serverFlowControl = false; ///< the last `attached` (of any connection) advertised it
+    bool m_letGo = false;       ///< paused by letting go: no connection until setPaused(false)
     bool m_finished = false;
     bool m_closing = false;     ///< we closed the socket on purpose (detach/pause)
     bool m_detaching = false;   ///< detach() called; finished() once the close completes

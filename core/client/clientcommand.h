@@ -46,7 +46,8 @@ namespace Tether {
  * to a separate non-blocking open file description of stdout behind a write
  * notifier (stdin's description is shared with the shell and must not
  * become O_NONBLOCK). More than 4 MiB waiting for stdout pauses the
- * attachment (AttachClient::setPaused) until under 256 KiB. The window size
+ * session (AttachClient::setPaused: the program waits, nothing is lost; an
+ * older server: the connection is let go) until under 256 KiB. The window size
  * is sent at attach and on SIGWINCH. After a replay a Device Status Report
  * (CSI 5 n) is written; while the replay is being written and until the
  * terminal's answer to that DSR arrives (at most 3 s), input that starts

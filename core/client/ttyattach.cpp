@@ -65,9 +65,10 @@ bool TtyAttach::start()
         if (!S_ISREG(st.st_mode))
             m_raw.setNonBlocking(m_outFd);
     }
-    m_out = new WriteQueue(m_outFd, kHighWater, kLowWater, this);
+    m_out = new WriteQueue(m_outFd, m_highWater, m_lowWater, this);
     connect(m_out, &WriteQueue::blockedChanged, this, [this](bool blocked) {
-        // Backpressure: let go of the connection, resume from the offset later.
+        // Backpressure: pause the session's output (flow control), or let go
+        // of the connection and resume from the offset later (older server).
         if (m_ending || m_suspending || blocked == m_client.isPaused())
             return;
         m_client.setPaused(blocked);

@@ -42,7 +42,10 @@ constexpr int Killed = 5;
  *   non-blocking open file description of the output fd (stdout's
  *   description is shared with the shell and stdin, and must not become
  *   O_NONBLOCK); more than kHighWater bytes queued pause the attachment
- *   (AttachClient::setPaused) until under kLowWater. Everything written is
+ *   (AttachClient::setPaused) until under kLowWater: the server stops
+ *   reading the program's output (flow control; the program waits, nothing
+ *   is lost, typed keys still go), or with an older server the connection
+ *   is let go and made again with resume=. Everything written is
  *   also fed to a TerminalState, whose leaveSequence() gives the terminal
  *   back on exit.
  * - After each replay, ReplayInputGate::kQuery is written (the DSR fence)
@@ -76,6 +79,15 @@ public:
     TtyAttach(const ServerEndpoint &endpoint, const QString &id, ViewerMode mode, int detachKey,
               int inFd = STDIN_FILENO, int outFd = STDOUT_FILENO, QObject *parent = nullptr);
     ~TtyAttach() override;
+
+    /// The output queue's watermarks (bytes; low < high), default kHighWater
+    /// and kLowWater. Before start() (tests use small ones to reach them
+    /// with little output).
+    void setOutputWatermarks(qsizetype high, qsizetype low)
+    {
+        m_highWater = high;
+        m_lowWater = low;
+    }
 
     /// Sets up (signals, raw mode, notifiers) and connects. False, with a
     /// message on stderr, when signals cannot be handled.
@@ -135,6 +147,8 @@ private:
     bool m_leaving = false;     ///< draining the terminal's late answers
     bool m_exited = false;      ///< finished() emitted
     int m_signal = 0;
+    qsizetype m_highWater = kHighWater;
+    qsizetype m_lowWater = kLowWater;
     int m_status = ClientExit::Error;
     QString m_message;
 };

@@ -15,7 +15,12 @@ ControlMessage parseControlMessage(const QByteArray &utf8)
     if (err.error != QJsonParseError::NoError || !doc.isObject())
         return m;
     const QJsonObject o = doc.object();
-    if (o.value(QStringLiteral("type")).toString() != QLatin1String("resize"))
+    const QString type = o.value(QStringLiteral("type")).toString();
+    if (type == QLatin1String("pause") || type == QLatin1String("resume")) {
+        m.type = type == QLatin1String("pause") ? ControlMessage::Type::Pause : ControlMessage::Type::Resume;
+        return m;
+    }
+    if (type != QLatin1String("resize"))
         return m;
     const QJsonValue c = o.value(QStringLiteral("cols"));
     const QJsonValue r = o.value(QStringLiteral("rows"));

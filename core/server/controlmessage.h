@@ -15,6 +15,12 @@ struct ControlMessage {
     enum class Type {
         Invalid, ///< close the viewer 4400: bad JSON, not an object, no or unknown type, non-number size
         Resize,  ///< {"type":"resize","cols":C,"rows":R} with C and R JSON numbers
+        /// {"type":"pause"}: the control viewer cannot keep up; stop reading
+        /// the program's output until Resume (docs/protocol.md "Flow
+        /// control"; the consumer-side watermarks of xterm.js's flow-control
+        /// guide, xtermjs.org/docs/guides/flowcontrol). Other fields ignored.
+        Pause,
+        Resume,  ///< {"type":"resume"}: read the program's output again
     };
     Type type = Type::Invalid;
     /// Resize: both numbers are integers kMinCells..kMaxCells (cellCount(),

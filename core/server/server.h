@@ -154,6 +154,12 @@ public:
     /// Backpressure watermarks (bytes queued to one viewer's socket);
     /// default 1 MiB / 256 KiB. Applies to viewers connecting afterwards.
     void setFlowWatermarks(qint64 highBytes, qint64 lowBytes);
+    /// Whether viewers may pause and resume the session's output
+    /// (`{"type":"pause"}`, docs/protocol.md "Flow control"; default true).
+    /// False serves as a server before that existed did (no `flow_control`
+    /// in `attached`, pause closed 4400): for tests of the clients' fallback.
+    /// Applies to viewers connecting afterwards.
+    void setFlowControl(bool enabled) { m_viewerOptions.flowControl = enabled; }
     /// Time allowed for a whole HTTP request (head + body), ms; default 10000.
     void setRequestTimeout(int msec) { m_requestTimeoutMs = msec; }
     /// Interval of the keep-alive comment on /api/events, ms; default 20000.

@@ -163,6 +163,8 @@ void WebSocketViewer::attached(Session *session, const AttachInfo &info)
     o.insert(QStringLiteral("cols"), info.cols);
     o.insert(QStringLiteral("rows"), info.rows);
     o.insert(QStringLiteral("title"), session->title());
+    if (m_options.flowControl)
+        o.insert(QStringLiteral("flow_control"), true);
     sendText(o);
 }
 
@@ -388,16 +390,21 @@ void WebSocketViewer::checkBackpressure()
             closeLater(Protocol::TryAgainLater, QString::fromLatin1(Protocol::CloseReason::TooFarBehind));
         return;
     }
-    bool changed = false;
-    if (!m_blocked && queued > m_options.highWatermark) {
-        m_blocked = true;
-        changed = true;
-    } else if (m_blocked && queued < m_options.lowWatermark) {
-        m_blocked = false;
-        changed = true;
-    }
-    if (!changed)
+    if (!m_queueBlocked && queued > m_options.highWatermark)
+        m_queueBlocked = true;
+    else if (m_queueBlocked && queued < m_options.lowWatermark)
+        m_queueBlocked = false;
+    updateBlocked();
+}
+
+void WebSocketViewer::updateBlocked()
+{
+    if (!m_session || m_mode != ViewerMode::Control)
         return;
+    const bool blocked = m_queueBlocked || m_clientPaused;
+    if (blocked == m_blocked)
+        return;
+    m_blocked = blocked;
     if (m_inCallback > 0) {
         QMetaObject::invokeMethod(this, [this]() {
             if (m_session)
@@ -417,8 +424,21 @@ void WebSocketViewer::onText(const QString &message)
         closeWith(Protocol::BadRequest, QString::fromLatin1(Protocol::CloseReason::BadControlMessage));
         return;
     }
-    // Resize, the only other type: out-of-range sizes are ignored (see
-    // ControlMessage::sizeInRange), and so is a watcher's.
+    if (m.type == ControlMessage::Type::Pause || m.type == ControlMessage::Type::Resume) {
+        if (!m_options.flowControl) {
+            closeWith(Protocol::BadRequest, QString::fromLatin1(Protocol::CloseReason::BadControlMessage));
+            return;
+        }
+        // A watcher's is ignored: watchers never slow the session down.
+        if (m_mode != ViewerMode::Control)
+            return;
+        m_clientPaused = m.type == ControlMessage::Type::Pause;
+        qCDebug(lcServer) << m_describe << (m_clientPaused ? "paused by the client" : "resumed by the client");
+        updateBlocked();
+        return;
+    }
+    // Resize: out-of-range sizes are ignored (see ControlMessage::sizeInRange),
+    // and so is a watcher's.
     if (m_mode == ViewerMode::Control && m.sizeInRange)
         m_session->resize(this, m.cols, m.rows);
 }

@@ -54,6 +54,21 @@ namespace Tether {
  * pauses the session: once its queue exceeds the high watermark plus what is
  * left of its initial replay it is closed 1013 "too far behind".
  *
+ * Client flow control (docs/protocol.md "Flow control"): a control viewer's
+ * `{"type":"pause"}` holds PTY reads paused the same way until its
+ * `{"type":"resume"}`, whatever the queue; what is queued is still sent. It
+ * is for a client that reads its socket at once but cannot show the output
+ * as fast (a slow terminal, xterm.js parsing): the consumer-side watermarks
+ * of xterm.js's flow-control guide (xtermjs.org/docs/guides/flowcontrol).
+ * Before it existed, such a client could only close its socket, and the
+ * session then drained into the ring past the client's offset (lost output
+ * for `tether attach` under `script`). Ignored from watchers (they never slow
+ * a session). A pause dies with the attachment: the session forgets the
+ * viewer's blocked state when it detaches (Session::detach), and a takeover
+ * is a new viewer, unpaused. The `attached` message says `"flow_control":
+ * true` so that clients know they may send these (an older server closes
+ * 4400 on them).
+ *
  * Keepalive: a ping every pingIntervalMs; a client that has not answered a
  * ping with a pong for pingTimeoutMs is aborted without a close handshake, so
  * "attached" never lies about a dead client (NousResearch/hermes-agent#96418). The verdict is
@@ -73,6 +88,11 @@ public:
         qint64 lowWatermark = 256 * 1024;   ///< bytes queued → resume
         int pingIntervalMs = 20000;
         int pingTimeoutMs = 60000;          ///< also the bound on a close that makes no progress
+        /// Understand and advertise pause/resume (see the class comment).
+        /// False: as a server before they existed (no `flow_control` in
+        /// `attached`, both closed 4400 as unknown types): what the tests of
+        /// the clients' fallback talk to.
+        bool flowControl = true;
     };
     /// Largest binary message sent (bytes): replay is split into frames this size.
     static constexpr qsizetype kMaxSendChunk = 64 * 1024;
@@ -141,6 +161,9 @@ private:
     void onPingTimer();
     void sendText(const QJsonObject &o);
     void checkBackpressure();
+    /// Tells the session the control viewer's blocked state (queue over the
+    /// watermark or paused by the client) when it changed.
+    void updateBlocked();
     void closeSocket(int code, const QString &reason);
     void closeLater(int code, const QString &reason);
 
@@ -155,6 +178,8 @@ private:
     ViewerMode m_mode = ViewerMode::Control;
     int m_inCallback = 0;        ///< > 0 while the session calls us
     bool m_blocked = false;      ///< we told the session we are blocked
+    bool m_queueBlocked = false; ///< the queue passed the high watermark, not yet under the low one
+    bool m_clientPaused = false; ///< the control viewer sent pause, not yet resume
     bool m_closing = false;
     bool m_finished = false;
     bool m_pendingClose = false;

@@ -19,13 +19,23 @@ const BACKOFF_MAX_MS = 5000;
 // xterm.js parses about 5-35 MB/s (headless Chromium here: under 3 MB/s) and
 // throws away writes once 50 MB are pending; the browser keeps reading the
 // socket meanwhile (a 79 MB `seq` flood left 24 MB queued in the page). Past
-// this many received-but-unparsed bytes the page lets go of the socket (the
-// server then drains the program into its ring at full speed) and resumes from
-// its offset once xterm.js has caught up below the low mark: lossless when the
-// ring still holds the gap, else a redraw from the ring (reason "rolled_out"),
-// as tmux redraws a client that fell behind. Memory stays bounded either way.
-const PENDING_HIGH_BYTES = 4 * 1024 * 1024;
-const PENDING_LOW_BYTES = 256 * 1024;
+// this many received-but-unparsed bytes the page pauses the session and
+// resumes it once xterm.js has caught up below the low mark: the watermarks
+// and PAUSE/RESUME messages of xterm.js's own flow-control guide
+// (xtermjs.org/docs/guides/flowcontrol; docs/protocol.md "Flow control").
+// The server then stops reading the program's output (it blocks in write),
+// the socket stays open, what the server had queued still comes (its queue is
+// at most about 1 MiB, plus TCP buffers), typed keys still go, and nothing is
+// lost. A server that does not say `"flow_control": true` in `attached` (an
+// older one, which closes 4400 on an unknown message type), and watching
+// (the server ignores a watcher's pause), get the fallback: the page lets go
+// of the socket (the server then drains the program into its ring at full
+// speed) and resumes from its offset below the low mark: lossless only when
+// the ring still holds the gap, else a redraw from the ring (reason
+// "rolled_out"), as tmux redraws a client that fell behind. Memory stays
+// bounded either way.
+export const PENDING_HIGH_BYTES = 4 * 1024 * 1024;
+export const PENDING_LOW_BYTES = 256 * 1024;
 
 /**
  * Close codes of protocol v1 (docs/protocol.md section 5 "Close codes"). The
@@ -155,7 +165,12 @@ export class Attachment {
     this.snapshotLeft = 0;       // ... and its bytes still expected
     this.received = 0;           // bytes handed to xterm.js ...
     this.parsed = 0;             // ... and bytes it has parsed
-    this.pausedForBacklog = false;
+    this.pausedForBacklog = false; // over the high mark, not yet under the low one
+    this.flowControl = false;    // this socket's `attached` said "flow_control": true
+    this.flowPaused = false;     // `pause` sent on this socket, no `resume` yet
+    /** The marks (bytes received but not yet parsed by xterm.js); tests lower them. */
+    this.pendingHighBytes = PENDING_HIGH_BYTES;
+    this.pendingLowBytes = PENDING_LOW_BYTES;
     this.encoder = new TextEncoder();
 
     this.disposers = [
@@ -271,6 +286,13 @@ export class Attachment {
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     this.gotAttached = false;
+    this.flowControl = false;
+    if (this.flowPaused) {
+      // The pause died with its socket; the new one starts unpaused, and is
+      // paused again if xterm.js is still behind when output comes.
+      this.flowPaused = false;
+      this.pausedForBacklog = false;
+    }
     this.inputEnabled = false;
     if (this.state !== 'reconnecting' && this.state !== 'offline')
       this.setState(this.offset === null ? 'connecting' : 'reconnecting', { retryInMs: 0 });
@@ -293,6 +315,7 @@ export class Attachment {
       case 'attached': {
         this.gotAttached = true;
         this.lastAttached = msg;
+        this.flowControl = msg.flow_control === true && this.mode === 'control';
         this.attaches++;
         this.attempt = 0;
         this.exit = null;
@@ -311,6 +334,9 @@ export class Attachment {
         this.snapshotAt = placed ? at : 0;
         this.snapshotLeft = placed ? (Number(msg.snapshot_bytes) || 0) : 0;
         this.setState('connected', { msg });
+        // Still behind from before this socket (the last one was lost while
+        // paused): pause this one at once.
+        if (this.flowControl) this.checkBacklog();
         if (this.cb.onAttached) this.cb.onAttached(msg);
         if (this.pendingReplay() === 0) this.goLive();
         break;
@@ -374,9 +400,21 @@ export class Attachment {
     this.offset += n;
     this.write(bytes);
     if (inReplay && this.pendingReplay() === 0) this.goLive();
-    if (this.received - this.parsed > PENDING_HIGH_BYTES && !this.pausedForBacklog) {
-      // Let go of the socket; the callback in write() reconnects once parsed.
+    this.checkBacklog();
+  }
+
+  /** Over the high mark: pause the session (flow control) or let go of the socket. */
+  checkBacklog() {
+    if (this.received - this.parsed > this.pendingHighBytes && !this.pausedForBacklog) {
       this.pausedForBacklog = true;
+      if (this.flowControl && this.ws && this.ws.readyState === WebSocket.OPEN) {
+        // The server stops reading the program's output until `resume`
+        // (sent by the callback in write() once parsed); the socket stays.
+        this.flowPaused = true;
+        this.ws.send(JSON.stringify({ type: 'pause' }));
+        return;
+      }
+      // Let go of the socket; the callback in write() reconnects once parsed.
       const ws = this.ws;
       this.ws = null;
       this.inputEnabled = false;
@@ -390,9 +428,14 @@ export class Attachment {
     this.received += n;
     this.term.write(bytes, () => {
       this.parsed += n;
-      if (this.pausedForBacklog && this.received - this.parsed < PENDING_LOW_BYTES) {
+      if (this.pausedForBacklog && this.received - this.parsed < this.pendingLowBytes) {
         this.pausedForBacklog = false;
-        if (!this.stopped && !this.ws) this.connectNow();
+        if (this.flowPaused) {
+          this.flowPaused = false;
+          if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: 'resume' }));
+        } else if (!this.stopped && !this.ws) {
+          this.connectNow();
+        }
       }
     });
   }

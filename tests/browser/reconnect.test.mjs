@@ -110,9 +110,9 @@ describe('reconnect', { timeout: 240000 }, () => {
 
   test('a flood of output keeps the page responsive and ends in order', async () => {
     // About 11 MB as fast as seq can write it: faster than xterm.js parses.
-    // The page lets go of the socket while xterm.js is over 4 MiB behind and
-    // resumes from its offset (a redraw from the ring if it rolled over), so
-    // xterm.js never reaches its 50 MB discard limit.
+    // The page pauses the session while xterm.js is over 4 MiB behind
+    // (flow control; an older server: it lets go of the socket and resumes
+    // from its offset), so xterm.js never reaches its 50 MB discard limit.
     const page = await newPage(browser);
     await openDashboard(page, server);
     const id = await createSessionInPage(page);
@@ -131,6 +131,63 @@ describe('reconnect', { timeout: 240000 }, () => {
     await waitForLine(page, /^after-flood$/);
     const attaches = await page.evaluate(() => window.tether.attachment.attaches);
     console.log(`flood: ${elapsed} ms, ${attaches} attach(es)`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('a flood with a small ring loses no line: the page pauses the session (flow control)', async () => {
+    // The page used to let go of its socket when xterm.js fell behind; the
+    // session then drained into its 64 KiB ring at full speed and the page
+    // came back to a redraw from the ring: the lines in between were gone.
+    // Now it pauses the session. The page's marks are lowered (64/16 KiB)
+    // so that a short flood passes the high mark several times.
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    await createSessionInPage(page);
+    const total = 150000; // about 1 MB
+    const before = await page.evaluate(() => {
+      const a = window.tether.attachment;
+      a.pendingHighBytes = 64 * 1024;
+      a.pendingLowBytes = 16 * 1024;
+      // Everything the page receives, as text, and the control messages it sends.
+      const flow = { text: '', sent: [], maxBehind: 0 };
+      window.flowTest = flow;
+      const decoder = new TextDecoder();
+      const onOutput = a.onOutput.bind(a);
+      a.onOutput = (bytes) => {
+        flow.text += decoder.decode(bytes, { stream: true });
+        onOutput(bytes);
+        flow.maxBehind = Math.max(flow.maxBehind, a.received - a.parsed);
+      };
+      const send = WebSocket.prototype.send;
+      WebSocket.prototype.send = function (data) {
+        if (typeof data === 'string') flow.sent.push(data);
+        return send.call(this, data);
+      };
+      return { attaches: a.attaches, flowControl: a.flowControl };
+    });
+    assert.equal(before.flowControl, true);
+    await typeLine(page, `seq 1 ${total}; echo FLOOD-DONE`);
+    await waitForLine(page, /^FLOOD-DONE$/, 60000);
+    const after = await page.evaluate(() => {
+      const a = window.tether.attachment;
+      const flow = window.flowTest;
+      return { attaches: a.attaches, sent: flow.sent, text: flow.text, maxBehind: flow.maxBehind };
+    });
+    const pauses = after.sent.filter((m) => m === '{"type":"pause"}').length;
+    console.log(`flow-controlled flood: ${pauses} pauses, at most ${after.maxBehind} bytes behind`);
+    assert.ok(pauses >= 1, 'the page paused the session');
+    assert.equal(after.sent.filter((m) => m === '{"type":"resume"}').length, pauses);
+    assert.equal(after.attaches, before.attaches, 'never let go, no reset replay');
+    // Every line exactly once, in order.
+    const expected = Array.from({ length: total }, (_, i) => `${i + 1}\r\n`).join('') + 'FLOOD-DONE\r\n';
+    const first = /(?<![0-9])1\r\n2\r\n3\r\n/.exec(after.text);
+    assert.ok(first, 'the stream has the first lines');
+    const at = first.index;
+    assert.ok(after.text.slice(at, at + expected.length) === expected, 'every line once, in order');
+    // Still interactive.
+    await typeLine(page, 'echo after-flow');
+    await waitForLine(page, /^after-flow$/);
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

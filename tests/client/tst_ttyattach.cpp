@@ -213,6 +213,89 @@ private Q_SLOTS:
         QCOMPARE(errno, EAGAIN);
     }
 
+    void slowTerminalLosesNothing()
+    {
+        // A new user's `tether attach` to `seq 1 6000000` under `script` (a
+        // terminal slower than the program) lost about 2 million lines:
+        // over its high mark the client closed its socket, the session
+        // drained into its ring at full speed, and on resume the client's
+        // offset had rolled out (a reset replay). With flow control it
+        // pauses the session instead. Small marks and a 64 KiB ring: a
+        // let-go would lose lines at every pause.
+        Limits limits;
+        limits.bufferCapacity = 64 * 1024;
+        Fixture f;
+        QVERIFY(f.start(limits));
+        constexpr int kLines = 250000; // 1.7 MB: the high mark 13 times over
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("stty -echo; read x; seq 1 %1; echo SEQ-DONE; exec cat").arg(kLines)});
+        QVERIFY(s);
+
+        Terminal term;
+        TtyAttach a(endpointOf(f), s->id(), ViewerMode::Control, -1, term.slave, term.slave);
+        a.setOutputWatermarks(128 * 1024, 32 * 1024);
+        QSignalSpy attached(a.client(), &AttachClient::attached);
+        QVERIFY(a.start());
+        // Nothing to replay (the program has written nothing): input is open.
+        QVERIFY(term.until([&]() { return attached.size() == 1 && a.inputGate()->isOpen(); }));
+        // The program has switched echo off (tcgetattr of a Linux PTY master
+        // reads the slave's modes): "go" is not echoed into the stream.
+        QTRY_VERIFY([&]() {
+            termios m {};
+            return ::tcgetattr(s->process()->masterFd(), &m) == 0 && !(m.c_lflag & ECHO);
+        }());
+        term.type("go\r");
+
+        // The terminal falls behind: it takes bytes (32 KiB a turn) only
+        // while the client is paused, and at the end, once the program has
+        // written everything; it counts the pauses it caused.
+        int pauses = 0;
+        bool wasPaused = false;
+        QElapsedTimer t;
+        t.start();
+        char buf[32 * 1024];
+        while (!term.screen.contains("SEQ-DONE") && t.elapsed() < 60000) {
+            const bool paused = a.client()->isPaused();
+            if (paused && !wasPaused)
+                ++pauses;
+            wasPaused = paused;
+            if (paused || ringText(s).contains("SEQ-DONE")) {
+                const ssize_t n = ::read(term.master, buf, sizeof buf);
+                if (n > 0)
+                    term.screen.append(buf, int(n));
+            }
+            QTest::qWait(1);
+        }
+        qInfo("%d pauses in %lld ms", pauses, t.elapsed());
+        QVERIFY(term.screen.contains("SEQ-DONE"));
+        // How many depends on what was in flight at each pause (the server's
+        // queue and the kernel's socket buffers, up to a few MiB): 2 to 17
+        // here. One let-go was enough to lose lines.
+        QVERIFY(pauses >= 1);
+        QCOMPARE(attached.size(), 1); // never let go: no reset replay
+        QVERIFY(a.client()->isAttached());
+
+        // Every line exactly once, in order, right after the screen was
+        // cleared for the (empty) initial replay.
+        QByteArray expected;
+        expected.reserve(kLines * 8);
+        for (int i = 1; i <= kLines; ++i)
+            expected += QByteArray::number(i) + "\r\n";
+        expected += "SEQ-DONE\r\n";
+        const int from = term.screen.indexOf("\x1b" "c") + 2;
+        QVERIFY(from >= 2);
+        const QByteArray got = term.screen.mid(from, expected.size());
+        if (got != expected) {
+            int i = 0;
+            while (i < got.size() && got.at(i) == expected.at(i))
+                ++i;
+            QFAIL(qPrintable(QStringLiteral("the stream differs at byte %1: got \"%2\", expected \"%3\"")
+                                 .arg(i)
+                                 .arg(QString::fromLatin1(got.mid(i, 40).toPercentEncoding()),
+                                      QString::fromLatin1(expected.mid(i, 40).toPercentEncoding()))));
+        }
+    }
+
     void takenOverExitsThree()
     {
         Fixture f;

@@ -153,3 +153,80 @@ test('dashboard replay rule: replay=screen&lines=200 above 256 KiB retained', ()
   screen.offset = 42; // a resume inside the buffer is not affected by replay=screen (server side)
   assert.equal(screen.query(), 'mode=control&resume=42&replay=screen&lines=200');
 });
+
+/**
+ * A page under a flood: an xterm.js stand-in whose write callbacks run only
+ * when parse() is called (xterm.js falling behind), and a socket that
+ * records what the page sends and whether it closed.
+ */
+function floodedPage(mode, attachedExtra) {
+  // Node 20 has no WebSocket global; the page only reads WebSocket.OPEN.
+  globalThis.WebSocket ??= { OPEN: 1 };
+  const callbacks = [];
+  const term = {
+    onData: () => ({ dispose() {} }),
+    onBinary: () => ({ dispose() {} }),
+    write(data, cb) { if (cb) callbacks.push(cb); },
+  };
+  const parse = () => { while (callbacks.length) callbacks.shift()(); };
+  const a = new mod.Attachment({ id: 'x', mode, term });
+  a.setState = () => {};
+  let reconnects = 0;
+  a.connectNow = () => { reconnects++; };
+  const ws = { readyState: 1, sent: [], closed: null, send(m) { this.sent.push(m); }, close(code, reason) { this.closed = { code, reason }; } };
+  a.ws = ws;
+  a.pendingHighBytes = 1000;
+  a.pendingLowBytes = 100;
+  a.onControl({ type: 'attached', id: 'x', mode, reset: true, reason: 'initial', replay_from: 0, prelude_bytes: 0,
+    replay_bytes: 0, offset: 0, snapshot_at: null, snapshot_bytes: 0, state: 'running', ...attachedExtra });
+  parse(); // the (empty) replay is written: input enabled
+  return { a, ws, parse, reconnects: () => reconnects };
+}
+
+const texts = (ws) => ws.sent.filter((m) => typeof m === 'string');
+
+test('flow control: over the high mark the page pauses the session and keeps the socket', () => {
+  const { a, ws, parse, reconnects } = floodedPage('control', { flow_control: true });
+  assert.equal(a.inputEnabled, true);
+  a.onOutput(new Uint8Array(600));
+  assert.deepEqual(texts(ws), []);
+  a.onOutput(new Uint8Array(600)); // 1200 unparsed > 1000
+  assert.deepEqual(texts(ws), ['{"type":"pause"}']);
+  assert.equal(ws.closed, null);
+  assert.equal(a.ws, ws);
+  // What was in flight still comes and is kept; no second pause.
+  a.onOutput(new Uint8Array(5000));
+  assert.equal(a.offset, 6200);
+  assert.deepEqual(texts(ws), ['{"type":"pause"}']);
+  // Typing while paused goes out at once.
+  a.sendInput(new Uint8Array([0x03]));
+  assert.deepEqual(ws.sent.filter((m) => typeof m !== 'string'), [new Uint8Array([0x03])]);
+  // xterm.js catches up: resume, on the same socket.
+  parse();
+  assert.deepEqual(texts(ws), ['{"type":"pause"}', '{"type":"resume"}']);
+  assert.equal(ws.closed, null);
+  assert.equal(reconnects(), 0);
+  assert.equal(a.attaches, 1);
+  // And again at the next flood.
+  a.onOutput(new Uint8Array(1500));
+  assert.deepEqual(texts(ws).slice(2), ['{"type":"pause"}']);
+});
+
+test('flow control: an older server (no flow_control) gets the let-go, not a pause it would close 4400', () => {
+  const { a, ws, parse, reconnects } = floodedPage('control', {});
+  a.onOutput(new Uint8Array(1200));
+  assert.deepEqual(texts(ws), []);
+  assert.deepEqual(ws.closed, { code: 1000, reason: 'client catching up' });
+  assert.equal(a.ws, null);
+  parse();
+  assert.equal(reconnects(), 1); // resumes from its offset
+});
+
+test('flow control: a watcher lets go (the server ignores a watcher\'s pause)', () => {
+  const { a, ws, parse, reconnects } = floodedPage('watch', { flow_control: true });
+  a.onOutput(new Uint8Array(1200));
+  assert.deepEqual(texts(ws), []);
+  assert.deepEqual(ws.closed, { code: 1000, reason: 'client catching up' });
+  parse();
+  assert.equal(reconnects(), 1);
+});

@@ -9,12 +9,16 @@
 
 using namespace Tether;
 
+Q_DECLARE_METATYPE(Tether::ControlMessage::Type)
+
 class TestControlMessage : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
     void parse_data();
     void parse();
+    void flowControl_data();
+    void flowControl();
 };
 
 void TestControlMessage::parse_data()
@@ -69,6 +73,28 @@ void TestControlMessage::parse()
         QCOMPARE(m.cols, cols);
         QCOMPARE(m.rows, rows);
     }
+}
+
+void TestControlMessage::flowControl_data()
+{
+    QTest::addColumn<QByteArray>("message");
+    QTest::addColumn<ControlMessage::Type>("type");
+    QTest::newRow("pause") << QByteArray(R"({"type":"pause"})") << ControlMessage::Type::Pause;
+    QTest::newRow("resume") << QByteArray(R"({"type":"resume"})") << ControlMessage::Type::Resume;
+    QTest::newRow("pause: extra fields ignored") << QByteArray(R"({"x":1,"type":"pause","cols":"no"})")
+                                                 << ControlMessage::Type::Pause;
+    QTest::newRow("Pause: case matters") << QByteArray(R"({"type":"Pause"})") << ControlMessage::Type::Invalid;
+    QTest::newRow("paused") << QByteArray(R"({"type":"paused"})") << ControlMessage::Type::Invalid;
+    QTest::newRow("pause as a string") << QByteArray(R"("pause")") << ControlMessage::Type::Invalid;
+}
+
+void TestControlMessage::flowControl()
+{
+    QFETCH(QByteArray, message);
+    QFETCH(ControlMessage::Type, type);
+    const ControlMessage m = parseControlMessage(message);
+    QCOMPARE(m.type, type);
+    QVERIFY(!m.sizeInRange);
 }
 
 QTEST_GUILESS_MAIN(TestControlMessage)

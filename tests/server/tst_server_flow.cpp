@@ -10,6 +10,8 @@
 #include <QElapsedTimer>
 #include <QTimer>
 
+#include <termios.h>
+
 using namespace Tether;
 using namespace ServerTest;
 
@@ -65,6 +67,88 @@ struct YesChecker {
         }
     }
 };
+
+/// A WebSocket client of a session whose program writes `yes` once it gets a
+/// line of input (`stty -echo; read x; exec yes`: attached before the first
+/// byte, so its stream is `yes` output only, no replay). It reads as fast as
+/// it can, checks the stream as it arrives and keeps none of it; it can send
+/// the flow-control messages (docs/protocol.md "Flow control").
+struct YesClient : QObject {
+    RawWs raw;
+    YesChecker check;
+    QJsonObject attached;
+    qint64 bytes = 0;   ///< output received (= the client's offset: nothing replayed)
+    int closeCode = -1;
+    QByteArray closeReason;
+
+    YesClient()
+    {
+        // Parsed as it comes (after RawWs's own pump): the buffer stays small.
+        connect(&raw.sock, &QTcpSocket::readyRead, this, &YesClient::poll);
+    }
+    /// Connects, upgrades and waits for `attached`; false when any fails.
+    bool open(quint16 port, const QString &path, const QByteArray &key)
+    {
+        if (!raw.handshake(port, path.toLatin1(), key))
+            return false;
+        poll();
+        return QTest::qWaitFor([this]() { return !attached.isEmpty(); }, 5000);
+    }
+    void poll()
+    {
+        if (!raw.upgraded)
+            return; // the handshake reads its answer itself
+        raw.pump();
+        RawWs::Frame fr;
+        while (raw.nextFrame(&fr)) {
+            if (fr.opcode == 0x1) {
+                const QJsonObject o = QJsonDocument::fromJson(fr.payload).object();
+                if (o.value(QStringLiteral("type")).toString() == QLatin1String("attached"))
+                    attached = o;
+            } else if (fr.opcode == 0x2 || fr.opcode == 0x0) {
+                check.feed(fr.payload);
+                bytes += fr.payload.size();
+            } else if (fr.opcode == 0x8 && fr.payload.size() >= 2) {
+                closeCode = (uchar(fr.payload.at(0)) << 8) | uchar(fr.payload.at(1));
+                closeReason = fr.payload.mid(2);
+            }
+        }
+    }
+    void sendText(const QByteArray &json) { raw.sendFrame(0x1, json); }
+};
+
+/// `yes` once a line of input comes (see YesClient).
+const QStringList kYesOnInput = {QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                 QStringLiteral("stty -echo; read x; exec yes")};
+
+/// The session's terminal no longer echoes (its program ran `stty -echo`):
+/// input sent from now on does not appear in the output. tcgetattr(3) of a
+/// Linux PTY master reads the slave's modes.
+bool echoOff(Session *s)
+{
+    termios t {};
+    return ::tcgetattr(s->process()->masterFd(), &t) == 0 && !(t.c_lflag & ECHO);
+}
+
+/// Runs the event loop until `s`'s offset has not moved for `quietMs`
+/// (false after `timeoutMs`).
+bool offsetSettles(const Session *s, int quietMs = 300, int timeoutMs = 10000)
+{
+    quint64 last = s->offset();
+    QElapsedTimer total, quiet;
+    total.start();
+    quiet.start();
+    while (total.elapsed() < timeoutMs) {
+        spin(20);
+        if (s->offset() != last) {
+            last = s->offset();
+            quiet.restart();
+        } else if (quiet.elapsed() >= quietMs) {
+            return true;
+        }
+    }
+    return false;
+}
 } // namespace
 
 class TestServerFlow : public QObject
@@ -327,6 +411,134 @@ private Q_SLOTS:
         stalled.sock.abort();
         QTRY_COMPARE(stalledSession->viewerCount(), 0);
         QTRY_VERIFY(stalledSession->process()->isReadEnabled());
+    }
+
+    void clientPauseBlocksTheProgram()
+    {
+        // A control viewer that reads its socket at once but cannot show the
+        // output as fast (`tether attach` in a slow terminal, xterm.js)
+        // pauses the session: the server stops reading the PTY and `yes`
+        // blocks in write(2), what was queued still arrives, and resume lets
+        // it go on. Before, such a client could only close its socket (an
+        // unknown type was closed 4400), and the session drained into the
+        // ring past the client's offset: lost output.
+        Session *s = f.spawn(kYesOnInput);
+        QVERIFY(s);
+        YesClient c;
+        QVERIFY(c.open(f.port, wsPath(s), f.key));
+        QCOMPARE(c.attached.value(QStringLiteral("flow_control")), QJsonValue(true));
+        QCOMPARE(c.attached.value(QStringLiteral("replay_bytes")).toInt(-1), 0);
+        QTRY_VERIFY(echoOff(s));
+        c.raw.sendFrame(0x2, "go\n");
+        QTRY_VERIFY_WITH_TIMEOUT(c.bytes > 1024 * 1024, 10000);
+
+        c.sendText(R"({"type":"pause"})");
+        QVERIFY(offsetSettles(s));
+        const quint64 paused = s->offset();
+        QVERIFY(!s->process()->isReadEnabled());
+        // What was queued is still sent: the client gets up to the offset.
+        QTRY_COMPARE(quint64(c.bytes), s->offset());
+        // And stays blocked: not a byte more is read, however long (the
+        // kernel's PTY buffer, a few KiB, is full and `yes` waits in write).
+        spin(500);
+        QCOMPARE(s->offset(), paused);
+        QCOMPARE(quint64(c.bytes), paused);
+        QCOMPARE(s->viewerCount(), 1);
+        QCOMPARE(c.closeCode, -1);
+
+        // A resize while paused is still a resize (the session is not stuck).
+        c.sendText(R"({"type":"resize","cols":90,"rows":30})");
+        QTRY_COMPARE(s->cols(), 90);
+        QCOMPARE(s->offset(), paused);
+
+        c.sendText(R"({"type":"resume"})");
+        QTRY_VERIFY_WITH_TIMEOUT(c.bytes > qint64(paused) + 2 * 1024 * 1024, 10000);
+        QVERIFY(s->process()->isReadEnabled());
+        QVERIFY(c.check.ok); // in order, nothing lost, nothing twice
+        QCOMPARE(c.closeCode, -1);
+    }
+
+    void watcherPauseIsIgnored()
+    {
+        // Watchers never slow a session down: a watcher's pause is ignored,
+        // like its resize, and it is not closed for it either.
+        f.server->setFlowWatermarks(8 * 1024 * 1024, 2 * 1024 * 1024); // the reader is in this thread
+        Session *s = f.spawn(kYesOnInput);
+        QVERIFY(s);
+        YesClient w;
+        QVERIFY(w.open(f.port, wsPath(s, QStringLiteral("mode=watch")), f.key));
+        QCOMPARE(w.attached.value(QStringLiteral("flow_control")), QJsonValue(true));
+        w.sendText(R"({"type":"pause"})");
+        // Only a control viewer types: one says go and leaves.
+        WsClient control;
+        control.open(f.port, wsPath(s), f.key);
+        QTRY_VERIFY(control.gotAttached());
+        QTRY_VERIFY(echoOff(s));
+        control.sendInput("go\n");
+        control.ws.close();
+        QTRY_COMPARE(s->viewerCount(), 1);
+        // Far more than a blocked program could write into the PTY's buffer.
+        QTRY_VERIFY_WITH_TIMEOUT(s->offset() > 8 * 1024 * 1024, 15000);
+        QVERIFY(s->process()->isReadEnabled());
+        QCOMPARE(s->viewerCount(), 1);
+        QCOMPARE(w.closeCode, -1);
+    }
+
+    void pausedViewerThatGoesUnblocksTheSession()
+    {
+        // A paused control viewer that disconnects (or is taken over) must
+        // not leave the session paused: it drains into the ring as with no
+        // control viewer, and a new control viewer starts unpaused.
+        Session *s = f.spawn(kYesOnInput);
+        QVERIFY(s);
+        {
+            YesClient a;
+            QVERIFY(a.open(f.port, wsPath(s), f.key));
+            a.sendText(R"({"type":"pause"})");
+            QVERIFY(offsetSettles(s));
+            QVERIFY(!s->process()->isReadEnabled());
+            QTRY_VERIFY(echoOff(s));
+            a.raw.sendFrame(0x2, "go\n"); // input while paused is still taken
+            spin(200);
+            QVERIFY(!s->process()->isReadEnabled());
+            // Taken over: the new control viewer has not paused.
+            YesClient b;
+            QVERIFY(b.open(f.port, wsPath(s, QStringLiteral("resume=%1").arg(s->offset())), f.key));
+            QTRY_COMPARE(a.closeCode, 4409);
+            const quint64 at = s->offset();
+            QTRY_VERIFY_WITH_TIMEOUT(s->offset() > at + 2 * 1024 * 1024, 10000);
+            QVERIFY(s->process()->isReadEnabled());
+            QVERIFY(b.check.ok);
+            // b pauses, then goes away without a word.
+            b.sendText(R"({"type":"pause"})");
+            QVERIFY(offsetSettles(s));
+            QVERIFY(!s->process()->isReadEnabled());
+            b.raw.sock.abort();
+        }
+        QTRY_COMPARE(s->viewerCount(), 0);
+        QVERIFY(s->process()->isReadEnabled());
+        const quint64 at = s->offset();
+        QTRY_VERIFY_WITH_TIMEOUT(s->offset() > at + 2 * 1024 * 1024, 10000);
+    }
+
+    void serverWithoutFlowControl()
+    {
+        // A server from before flow control (Server::setFlowControl(false)):
+        // no `flow_control` in `attached`, and a pause is an unknown type,
+        // closed 4400: what clients must not send it (they let go instead).
+        f.server->setFlowControl(false);
+        Session *s = f.spawn();
+        QVERIFY(s);
+        WsClient c;
+        c.open(f.port, wsPath(s), f.key);
+        QTRY_VERIFY(c.gotAttached());
+        QVERIFY(!c.attachedMsg.contains(QStringLiteral("flow_control")));
+        c.sendText(R"({"type":"pause"})");
+        QTRY_VERIFY(c.disconnected);
+        QCOMPARE(c.closeCode, 4400);
+        QCOMPARE(c.closeReason, QStringLiteral("bad control message"));
+        QCOMPARE(s->state(), Session::State::Running);
+        QTRY_COMPARE(s->viewerCount(), 0);
     }
 
     void tenMiBPasteIntoProgramThatNeverReads()

@@ -86,6 +86,38 @@ private:
         return false;
     }
 
+    /// An AttachClient of a session with what it receives recorded.
+    struct RecordedAttach {
+        AttachClient client;
+        QSignalSpy attached;
+        QByteArray out;
+        qint64 received = 0;
+        RecordedAttach(const ServerEndpoint &ep, const Session *s)
+            : client(ep, s->id(), ViewerMode::Control)
+            , attached(&client, &AttachClient::attached)
+        {
+            QObject::connect(&client, &AttachClient::output, &client, [this](const QByteArray &d, bool) {
+                received += d.size();
+                if (out.size() < 1024 * 1024) // a flood is counted, not kept
+                    out += d;
+            });
+        }
+    };
+    /// A RecordedAttach of `s` (reconnecting after 10 ms), once attached;
+    /// null when it does not attach.
+    std::unique_ptr<RecordedAttach> openRecorded(const Session *s)
+    {
+        ServerEndpoint ep;
+        if (!endpoint(&ep))
+            return nullptr;
+        auto r = std::make_unique<RecordedAttach>(ep, s);
+        r->client.setBackoff(10, 10);
+        r->client.open();
+        if (!QTest::qWaitFor([&]() { return r->attached.size() == 1; }, 5000))
+            return nullptr;
+        return r;
+    }
+
 private Q_SLOTS:
     void init() { QVERIFY(f.start()); }
     void cleanup() { f.stop(); }
@@ -131,7 +163,9 @@ private Q_SLOTS:
         // keep up (AttachClient::setPaused) and makes it again after a
         // restart in place. Keys typed meanwhile were dropped, Ctrl-C
         // included: a user's `yes` ran on. Now they are kept and sent after
-        // the next `attached` (AttachClient::sendInput).
+        // the next `attached` (AttachClient::sendInput). Letting go is what
+        // it does with a server without flow control (an older one).
+        f.server->setFlowControl(false);
         Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("stty -echo; exec cat")});
         QVERIFY(s);
         ServerEndpoint ep;
@@ -164,6 +198,85 @@ private Q_SLOTS:
         c.sendInput("after\n", 6);
         QTRY_VERIFY(out.contains("after"));
         QVERIFY(!out.contains("watcher"));
+    }
+
+    void pauseWithFlowControlKeepsTheConnection()
+    {
+        // With a server that advertises flow control, AttachClient::setPaused
+        // pauses the session instead of letting go: the connection stays, the
+        // program waits, input still goes at once, and resume lets it go on.
+        // (Letting go lost output once the ring rolled past the client.)
+        // The program notes each line it reads in a file, then echoes it.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString seen = dir.filePath(QStringLiteral("seen"));
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("stty -echo; while IFS= read -r l; do printf '%s\\n' \"$l\" >> '%1'; "
+                                             "printf '%s\\n' \"$l\"; done").arg(seen)});
+        QVERIFY(s);
+        const auto r = openRecorded(s);
+        QVERIFY(r);
+        AttachClient &c = r->client;
+        const QSignalSpy &attached = r->attached;
+        const QByteArray &out = r->out;
+        QCOMPARE(attached.at(0).at(0).toJsonObject().value(QStringLiteral("flow_control")), QJsonValue(true));
+        c.setPaused(true);
+        QVERIFY(c.isPaused());
+        QVERIFY(c.isFlowPaused());
+        QTRY_VERIFY(!s->process()->isReadEnabled());
+        QCOMPARE(s->viewerCount(), 1);
+        // Typed while paused: reaches the program at once; its echo waits.
+        c.sendInput("typed\n", 6);
+        QTRY_VERIFY(readFile(seen).contains("typed\n"));
+        QTest::qWait(100);
+        QVERIFY(!out.contains("typed"));
+        QCOMPARE(s->viewerCount(), 1);
+        c.setPaused(false);
+        QVERIFY(!c.isFlowPaused());
+        QTRY_VERIFY(out.contains("typed\r\n"));
+        QVERIFY(s->process()->isReadEnabled());
+        QCOMPARE(attached.size(), 1); // never let go, never attached again
+
+        // A watcher's pause would be ignored by the server: it lets go.
+        ServerEndpoint ep;
+        QVERIFY(endpoint(&ep));
+        AttachClient w(ep, s->id(), ViewerMode::Watch);
+        QSignalSpy watching(&w, &AttachClient::attached);
+        w.open();
+        QTRY_COMPARE(watching.size(), 1);
+        QCOMPARE(s->viewerCount(), 2);
+        w.setPaused(true);
+        QVERIFY(!w.isFlowPaused());
+        QTRY_COMPARE(s->viewerCount(), 1);
+        QVERIFY(s->process()->isReadEnabled());
+        w.setPaused(false);
+        QTRY_COMPARE(watching.size(), 2);
+    }
+
+    void pauseOutlivesALostConnection()
+    {
+        // The server forgets a pause with its connection. A client still
+        // paused when its connection is lost (a restart in place closes
+        // 1012) pauses the next one as soon as it is attached, so the
+        // program does not drain past it meanwhile.
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec yes")});
+        QVERIFY(s);
+        const auto r = openRecorded(s);
+        QVERIFY(r);
+        r->client.setPaused(true);
+        QTRY_VERIFY(!s->process()->isReadEnabled());
+        auto *viewer = dynamic_cast<WebSocketViewer *>(s->controlViewer());
+        QVERIFY(viewer);
+        viewer->closeWith(1012, QStringLiteral("server restarting"));
+        QTRY_COMPARE(r->attached.size(), 2);
+        QVERIFY(r->client.isPaused());
+        QTRY_VERIFY(r->client.isFlowPaused());
+        QTRY_VERIFY(!s->process()->isReadEnabled());
+        QCOMPARE(s->viewerCount(), 1);
+        r->client.setPaused(false);
+        QTRY_VERIFY(s->process()->isReadEnabled());
+        const qint64 at = r->received;
+        QTRY_VERIFY(r->received > at + 1024 * 1024);
     }
 
     void unknownIdAndBadQuery()

@@ -52,7 +52,8 @@ struct ReplayRequest {
  * Backpressure: while the control viewer reports itself blocked
  * (setViewerBlocked), PTY reads pause; watchers never pause the session (a
  * watcher too far behind closes itself). With no control viewer, output
- * drains at full speed.
+ * drains at full speed, except while a restart in place holds it for the
+ * control viewer it closed (holdOutput(), at most kOutputHoldGraceMs).
  */
 class Session : public QObject
 {

@@ -321,17 +321,25 @@ private Q_SLOTS:
         compareStates(back, st);
     }
 
+    /// encode(st) as a build that did not write the last `cut` bytes of the
+    /// first session's metadata (fields appended since) would have written it.
+    static QByteArray encodeWithoutMetaTail(const Handover::State &st, int cut)
+    {
+        QByteArray bytes = Handover::encode(st);
+        const int at = firstMetaOffset(st);
+        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
+        bytes.remove(at + 4 + int(len) - cut, cut);
+        qToLittleEndian<quint32>(len - quint32(cut), bytes.data() + at);
+        return bytes;
+    }
+
     void stateWithoutHoldReadsAsNone()
     {
         // A state from a build before the output hold: the metadata ends
         // after the read-only links. Its sessions hold nothing.
         const Handover::State st = sampleState();
         QVERIFY(st.sessions.first().outputHold);
-        QByteArray bytes = Handover::encode(st);
-        const int at = firstMetaOffset(st);
-        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
-        bytes.remove(at + 4 + int(len) - kHoldBytes, kHoldBytes);
-        qToLittleEndian<quint32>(len - quint32(kHoldBytes), bytes.data() + at);
+        const QByteArray bytes = encodeWithoutMetaTail(st, kHoldBytes);
         Handover::State back;
         QString error;
         QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
@@ -340,6 +348,8 @@ private Q_SLOTS:
         compareStates(back, want);
         // No hold is written as -1, and read back as none.
         const QByteArray none = Handover::encode(want);
+        const int at = firstMetaOffset(want);
+        const quint32 len = qFromLittleEndian<quint32>(none.constData() + at);
         QCOMPARE(qFromLittleEndian<qint64>(none.constData() + at + 4 + int(len) - kHoldBytes), qint64(-1));
         QVERIFY2(Handover::decode(none.constData(), none.size(), &back, &error), qPrintable(error));
         compareStates(back, want);
@@ -363,12 +373,7 @@ private Q_SLOTS:
         // session (the last field).
         const Handover::State st = sampleState();
         QVERIFY(!st.sessions.first().shares.isEmpty());
-        QByteArray bytes = Handover::encode(st);
-        const int at = firstMetaOffset(st);
-        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
-        const int cut = shareBytes(st);
-        bytes.remove(at + 4 + int(len) - cut, cut);
-        qToLittleEndian<quint32>(len - quint32(cut), bytes.data() + at);
+        const QByteArray bytes = encodeWithoutMetaTail(st, shareBytes(st));
         Handover::State back;
         QString error;
         QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
@@ -385,12 +390,8 @@ private Q_SLOTS:
         // its UTF-8 bytes) and the read-only links after it off the first
         // session.
         const Handover::State st = sampleState();
-        QByteArray bytes = Handover::encode(st);
-        const int at = firstMetaOffset(st);
-        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
         const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size()) + shareBytes(st);
-        bytes.remove(at + 4 + int(len) - nameBytes, nameBytes);
-        qToLittleEndian<quint32>(len - quint32(nameBytes), bytes.data() + at);
+        const QByteArray bytes = encodeWithoutMetaTail(st, nameBytes);
         Handover::State back;
         QString error;
         QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));

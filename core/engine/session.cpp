@@ -762,9 +762,11 @@ void Session::updateReadLimit()
     }
     // Reading n bytes evicts max(0, size + n - capacity) from the ring's
     // start; none of [keep, end) may go, so n <= capacity - (end - keep).
-    // A hold before the ring's start (the client is further behind than the
-    // ring reaches: its resume is a reset replay whatever we do) keeps what
-    // is retained; one past the end (a damaged state) keeps nothing yet.
+    // A hold before the ring's start keeps what is retained: it is a lower
+    // bound (WebSocketViewer::closeForRestart) that the closing socket's
+    // drain may still raise into the ring; if it stays below, the client's
+    // resume is a reset replay whatever we do. One past the end (a damaged
+    // state) keeps nothing yet.
     const quint64 end = m_ring.endOffset();
     const quint64 keep = std::clamp(*m_hold, m_ring.startOffset(), end);
     m_pty.setReadLimit(std::max<qsizetype>(0, m_ring.capacity() - qsizetype(end - keep)));

@@ -85,6 +85,10 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     // The output hold's grace period (holdOutput()): armed only while held.
     m_holdTimer.setSingleShot(true);
     m_holdTimer.setInterval(kOutputHoldGraceMs);
+    // Not early: a coarse timer may fire 5 % before its time (Qt::CoarseTimer),
+    // and the grace is a promise to the client (protocol.md). One timer per
+    // restart costs nothing.
+    m_holdTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_holdTimer, &QTimer::timeout, this, [this] {
         qCInfo(lcSession) << "session" << m_id << "output hold released: no control viewer came back within"
                           << kOutputHoldGraceMs << "ms";

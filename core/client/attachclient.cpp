@@ -351,7 +351,9 @@ void AttachClient::onSocketGone()
             connectSocket();
         return;
     }
-    qCDebug(lcClient) << "connection ended" << code << reason << error;
+    // In words: a restart in place (1012) reaches Qt clients as 1002
+    // "Invalid close code 1002 detected.", which is no protocol error.
+    qCDebug(lcClient).noquote() << "connection ended:" << AttachStream::closeText(code, reason) << "-" << error;
     const AttachStream::Close meaning = AttachStream::closeMeaning(code, reason);
     if (const std::optional<End> end = AttachStream::closeEnd(meaning)) {
         if (*end == End::ProtocolError)
@@ -359,8 +361,11 @@ void AttachClient::onSocketGone()
         finish(*end);
         return;
     }
-    // No close frame (Qt reports 1000 or 1006), 1013, or Qt's 1002 for a
-    // 1013 close: retry with resume=OFFSET.
+    // No close frame (Qt reports 1000 or 1006), 1012, 1013, or Qt's 1002
+    // for them: retry with resume=OFFSET, silently (a restart in place
+    // loses nothing: the server holds the output for us, protocol.md).
+    if (m_stream.hasOffset())
+        qCDebug(lcClient) << "resuming at" << m_stream.offset();
     if (wasAttached)
         scheduleRetry();
     else

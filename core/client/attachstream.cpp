@@ -173,6 +173,23 @@ AttachStream::Close AttachStream::closeMeaning(int code, const QString &reason)
     }
 }
 
+bool AttachStream::isQtRefusedCode(int code, const QString &reason)
+{
+    // QWebSocketDataProcessor's text (Qt 5.15 and 6.4): it formats the code
+    // after replacing it by 1002, so the code sent is not in it.
+    return code == 1002 /* RFC 6455 §7.4.1, protocol error */ && reason.startsWith(QLatin1String("Invalid close code "))
+        && reason.endsWith(QLatin1String(" detected."));
+}
+
+QString AttachStream::closeText(int code, const QString &reason)
+{
+    if (isQtRefusedCode(code, reason))
+        return QStringLiteral("1012 or 1013 (the server restarts in place or is busy; Qt reports them as 1002)");
+    if ((code == 1000 || code == 1006) && reason.isEmpty())
+        return QStringLiteral("no close frame");
+    return reason.isEmpty() ? QString::number(code) : QStringLiteral("%1 \"%2\"").arg(code).arg(reason);
+}
+
 std::optional<AttachStream::End> AttachStream::closeEnd(Close meaning)
 {
     switch (meaning) {

@@ -145,6 +145,20 @@ public:
 
     /// What a close with `code` and `reason` says (docs/protocol.md §5).
     static Close closeMeaning(int code, const QString &reason);
+    /**
+     * A close in words, for the log: "1012 \"server restarting\"" as sent.
+     * Qt 5.15 and 6.4 refuse the registered codes 1012-1014 and report such
+     * a close as 1002 "Invalid close code 1002 detected." (protocol.md,
+     * "Note for Qt clients"); that reads like a protocol error, so it is
+     * said as what it is: "1012 or 1013 (the server restarts in place or
+     * is busy; Qt reports them as 1002)". 1000 and 1006 without a close
+     * frame are "no close frame".
+     */
+    static QString closeText(int code, const QString &reason);
+    /// Whether `code` and `reason` are Qt's report of a close code it
+    /// refused (1002 "Invalid close code ... detected."), which from
+    /// Tether means 1012 or 1013 (see closeText()).
+    static bool isQtRefusedCode(int code, const QString &reason);
     /// How a C++ client ends on such a close; nullopt: retry with resume=.
     /// GoingAway ends as SessionKilled (only "server shutting down" says
     /// the server is going); BadRequest and TooBig as ProtocolError.

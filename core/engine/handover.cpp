@@ -86,6 +86,8 @@ QByteArray sessionMeta(const SessionRecord &s)
         w.text(share.token);
         w.i64(share.createdMs);
     }
+    // Appended after the links: the output hold (-1: none).
+    w.i64(s.outputHold && *s.outputHold <= quint64(std::numeric_limits<qint64>::max()) ? qint64(*s.outputHold) : -1);
     return w.take();
 }
 
@@ -204,6 +206,11 @@ bool decodeSession(ByteReader &r, quint32 version, SessionRecord *s, bool borrow
             share.createdMs = m.i64();
             s->shares.append(share);
         }
+    }
+    if (m.ok() && m.remaining() > 0) {
+        const qint64 hold = m.i64();
+        if (hold >= 0)
+            s->outputHold = quint64(hold);
     }
     // Bytes past the fields known here were appended by a later build of the
     // same format version: skipped on purpose.

@@ -9,6 +9,7 @@
 #include <QStringList>
 
 #include <memory>
+#include <optional>
 
 /**
  * The state one Tether process image hands to the next when Tether restarts
@@ -109,6 +110,14 @@ struct SessionRecord {
     /// The session's read-only links. Appended to the metadata after
     /// `name`: a state from a build without them reads as none.
     QList<ShareRecord> shares;
+    /// Session::outputHold(): the output offset from which the control
+    /// viewer the restart closed may be missing bytes (the first byte the
+    /// old image had not handed to the kernel for it, or a lower bound);
+    /// the successor keeps the ring from there until it comes back
+    /// (Session::holdOutput). nullopt: no hold. Appended to the metadata
+    /// after `shares` (an i64, -1 for none): a state from a build without
+    /// it reads as no hold.
+    std::optional<quint64> outputHold;
 
     qsizetype ringSize() const
     {

@@ -733,7 +733,7 @@ void PtyProcess::watchMaster()
 {
     m_readNotifier = new QSocketNotifier(m_master, QSocketNotifier::Read, this);
     connect(m_readNotifier, &QSocketNotifier::activated, this, [this] { onReadable(); });
-    m_readNotifier->setEnabled(m_readEnabled);
+    m_readNotifier->setEnabled(!readPaused());
     m_writeNotifier = new QSocketNotifier(m_master, QSocketNotifier::Write, this);
     m_writeNotifier->setEnabled(pendingInput() > 0); // enabled only while input waits
     connect(m_writeNotifier, &QSocketNotifier::activated, this, [this] { onWritable(); });
@@ -784,7 +784,7 @@ void PtyProcess::onReadable()
     ReadResult r = ReadResult::More;
     for (qsizetype budget = alone ? kReadBudget : kReadChunk; budget > 0; budget -= kReadChunk) {
         r = readChunk();
-        if (r != ReadResult::More || !m_readEnabled || (m_leaderExited && m_exitDrained))
+        if (r != ReadResult::More || readPaused() || (m_leaderExited && m_exitDrained))
             break;
     }
     if (r == ReadResult::Deleted)
@@ -804,13 +804,18 @@ PtyProcess::ReadResult PtyProcess::readChunk()
 {
     if (m_master < 0 || m_masterEof)
         return ReadResult::Eof;
+    // The read limit (setReadLimit) cuts the chunk; teardown reads past it.
+    const bool limited = m_readLimit >= 0 && m_teardownStep == 0 && !m_tornDownEmitted;
+    const qsizetype want = limited ? qMin(kReadChunk, m_readLimit) : kReadChunk;
+    if (want <= 0)
+        return ReadResult::WouldBlock; // nothing read: not the end of an exit's drain either
     char *buf = m_readBuffer.data();
     qsizetype total = 0;
     ReadResult result = ReadResult::More;
     // Several read(2)s per wakeup (one returns at most the line discipline's
     // 4 KiB), bounded by kReadChunk for fairness between sessions.
-    while (total < kReadChunk) {
-        const ssize_t n = ::read(m_master, buf + total, size_t(kReadChunk - total));
+    while (total < want) {
+        const ssize_t n = ::read(m_master, buf + total, size_t(want - total));
         if (n > 0) {
             total += n;
             continue;
@@ -835,6 +840,11 @@ PtyProcess::ReadResult PtyProcess::readChunk()
         m_drainedSinceExit += total;
         if (result != ReadResult::More || m_drainedSinceExit >= kExitDrainBudget)
             m_exitDrained = true;
+    }
+    if (limited && total > 0) {
+        m_readLimit -= total;
+        if (m_readLimit == 0)
+            updateReadNotifier(); // used up: no wakeups until the next setReadLimit()
     }
     if (total > 0) {
         QPointer<PtyProcess> self(this);
@@ -876,10 +886,19 @@ void PtyProcess::setReadEnabled(bool enabled)
         scheduleProgress(); // the deferred drain + finished()
 }
 
+void PtyProcess::setReadLimit(qsizetype bytes)
+{
+    const bool wasPaused = readPaused();
+    m_readLimit = bytes < 0 ? -1 : bytes;
+    updateReadNotifier();
+    if (wasPaused && !readPaused() && m_leaderExited && !m_finishedEmitted)
+        scheduleProgress(); // the deferred drain + finished()
+}
+
 void PtyProcess::updateReadNotifier()
 {
     if (m_readNotifier)
-        m_readNotifier->setEnabled(m_readEnabled || m_teardownStep > 0);
+        m_readNotifier->setEnabled(!readPaused() || m_teardownStep > 0);
 }
 
 void PtyProcess::scheduleProgress()
@@ -1052,8 +1071,8 @@ void PtyProcess::tryFinish()
         emitFinished();
         return;
     }
-    if (!m_readEnabled && m_teardownStep == 0)
-        return; // deferred until setReadEnabled(true)
+    if (readPaused() && m_teardownStep == 0)
+        return; // deferred until setReadEnabled(true) or setReadLimit()
     // Drain: finished() follows the first EAGAIN/EIO seen after the reap. A
     // full chunk leaves the rest to the (level-triggered) read notifier.
     afterRead(readChunk());

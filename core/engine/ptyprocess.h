@@ -220,6 +220,20 @@ public:
     /// in write(2). finished() is deferred until reading resumes and drains.
     void setReadEnabled(bool enabled);
     bool isReadEnabled() const { return m_readEnabled; }
+    /**
+     * Bounds what is read from the master from now on to `bytes` in all
+     * (negative: no bound, the default; each call replaces the last bound).
+     * Reads are cut to fit (one read(2) asks for no more than what is left),
+     * and once the bound is used up the read notifier is off (no wakeups)
+     * until the next call: the kernel's buffer fills and the child blocks
+     * in write(2), as with setReadEnabled(false). finished() is deferred
+     * the same way. Teardown ignores it (dying processes must not stay
+     * blocked). Session's output hold (Session::holdOutput) keeps a restart's
+     * control viewer's bytes in the ring with it.
+     */
+    void setReadLimit(qsizetype bytes);
+    /// What is left of the bound set by setReadLimit() (bytes); -1 for none.
+    qsizetype readLimit() const { return m_readLimit; }
 
     /// Starts teardown (see class doc). Idempotent; does nothing before a
     /// successful start(). tornDown() follows (never from inside this call).
@@ -284,6 +298,9 @@ private:
     int m_graceMs = 2000;
     int m_teardownStep = 0;      ///< 0 none, 1 SIGHUP sent, 2 SIGTERM sent, 3 SIGKILL sent
     bool m_readEnabled = true;
+    qsizetype m_readLimit = -1;  ///< setReadLimit(): bytes still to read; -1 no bound
+    /// Reading is off (a blocked viewer, or the read limit used up); teardown reads anyway.
+    bool readPaused() const { return !m_readEnabled || m_readLimit == 0; }
     bool m_leaderExited = false; ///< leader reaped, m_exitStatus valid
     bool m_exitDrained = false;  ///< master read to EAGAIN/EIO after the leader was reaped
     bool m_finishedEmitted = false;

@@ -82,6 +82,18 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     // end of a flood is seen even when the output stops altogether.
     m_floodTimer.setInterval(int(FloodMeter::kWindowMs));
     connect(&m_floodTimer, &QTimer::timeout, this, [this] { measureRate(monotonicMs(), 0); });
+    // The output hold's grace period (holdOutput()): armed only while held.
+    m_holdTimer.setSingleShot(true);
+    m_holdTimer.setInterval(kOutputHoldGraceMs);
+    // Not early: a coarse timer may fire 5 % before its time (Qt::CoarseTimer),
+    // and the grace is a promise to the client (protocol.md). One timer per
+    // restart costs nothing.
+    m_holdTimer.setTimerType(Qt::PreciseTimer);
+    connect(&m_holdTimer, &QTimer::timeout, this, [this] {
+        qCInfo(lcSession) << "session" << m_id << "output hold released: no control viewer came back within"
+                          << kOutputHoldGraceMs << "ms";
+        releaseOutputHold(nullptr);
+    });
     connect(&m_pty, &PtyProcess::outputReady, this, &Session::onOutput);
     connect(&m_pty, &PtyProcess::finished, this, &Session::onFinished);
     connect(&m_pty, &PtyProcess::tornDown, this, [this] {
@@ -126,6 +138,7 @@ QDateTime Session::lastActivity() const
 void Session::setBufferCapacity(qsizetype bytes)
 {
     m_ring.setCapacity(bytes);
+    updateReadLimit();
 }
 
 void Session::feedTail(const char *data, qsizetype size)
@@ -200,6 +213,8 @@ void Session::onOutput(const char *data, qsizetype size)
         parseScreen(kScreenChunk, kScreenTurnUs);
     }
 
+    if (m_hold)
+        updateReadLimit(); // what is left of the room this read used
     forEachViewer([=](Viewer *v) { v->output(data, size); });
     // The screen's turn comes after the viewers have the bytes, and not in
     // this turn of the event loop (scheduleScreen(kScreenSettleMs)).
@@ -593,6 +608,10 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         m_control = viewer;
     else
         m_watchers.append(viewer);
+    // A control viewer holds the program back itself (backpressure): the
+    // restart's hold is over, whether this is the viewer it was for or not.
+    if (mode == ViewerMode::Control && m_hold)
+        releaseOutputHold("a control viewer attached");
     updateDetached();
     updatePause();
 
@@ -716,6 +735,52 @@ void Session::updatePause()
     m_pty.setReadEnabled(!(m_control && m_controlBlocked));
 }
 
+void Session::holdOutput(quint64 offset)
+{
+    m_hold = offset;
+    m_holdTimer.start();
+    updateReadLimit();
+    qCDebug(lcSession) << "session" << m_id << "output held from" << offset << "(ring" << m_ring.startOffset()
+                       << "to" << m_ring.endOffset() << ")";
+}
+
+void Session::advanceOutputHold(quint64 offset)
+{
+    if (!m_hold || offset <= *m_hold)
+        return;
+    m_hold = offset;
+    updateReadLimit();
+}
+
+void Session::releaseOutputHold(const char *why)
+{
+    if (!m_hold)
+        return;
+    m_hold.reset();
+    m_holdTimer.stop();
+    updateReadLimit();
+    if (why)
+        qCDebug(lcSession) << "session" << m_id << "output hold released:" << why;
+}
+
+void Session::updateReadLimit()
+{
+    if (!m_hold) {
+        m_pty.setReadLimit(-1);
+        return;
+    }
+    // Reading n bytes evicts max(0, size + n - capacity) from the ring's
+    // start; none of [keep, end) may go, so n <= capacity - (end - keep).
+    // A hold before the ring's start keeps what is retained: it is a lower
+    // bound (WebSocketViewer::closeForRestart) that the closing socket's
+    // drain may still raise into the ring; if it stays below, the client's
+    // resume is a reset replay whatever we do. One past the end (a damaged
+    // state) keeps nothing yet.
+    const quint64 end = m_ring.endOffset();
+    const quint64 keep = std::clamp(*m_hold, m_ring.startOffset(), end);
+    m_pty.setReadLimit(std::max<qsizetype>(0, m_ring.capacity() - qsizetype(end - keep)));
+}
+
 void Session::updateDetached()
 {
     if (viewerCount() == 0) {
@@ -728,6 +793,7 @@ void Session::updateDetached()
 
 void Session::kill(DetachReason reason)
 {
+    releaseOutputHold("killed");
     QList<Viewer *> all = m_watchers;
     if (m_control)
         all.prepend(m_control);
@@ -785,6 +851,7 @@ Handover::SessionRecord Session::handover() const
     r.headState = m_head.save();
     r.tailState = m_tail.save();
     r.marginResets = m_marginResets;
+    r.outputHold = m_hold;
     // An outrun screen paused by a flood (its offset already left the ring)
     // is not handed over: the successor could not parse on from it, and the
     // reader refuses the whole state for an offset outside the ring. The
@@ -873,6 +940,11 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
         s->createScreenAtStart();
         s->scheduleScreen();
     }
+    // The control viewer the restart closed comes back with resume=: its
+    // bytes stay in the ring until then (holdOutput()). An older
+    // predecessor hands over no hold: none.
+    if (r.outputHold && !r.exited && !r.dying)
+        s->holdOutput(*r.outputHold);
     qCInfo(lcSession) << "session" << r.id << "adopted pid" << r.pty.pid << "offset" << s->offset();
     return s;
 }

@@ -52,7 +52,8 @@ struct ReplayRequest {
  * Backpressure: while the control viewer reports itself blocked
  * (setViewerBlocked), PTY reads pause; watchers never pause the session (a
  * watcher too far behind closes itself). With no control viewer, output
- * drains at full speed.
+ * drains at full speed, except while a restart in place holds it for the
+ * control viewer it closed (holdOutput(), at most kOutputHoldGraceMs).
  */
 class Session : public QObject
 {
@@ -187,6 +188,40 @@ public:
     /// its watermark. Only the control viewer's state pauses PTY reads.
     void setViewerBlocked(Viewer *viewer, bool blocked);
 
+    // --- the output hold of a restart in place ---------------------------------
+    /**
+     * Keeps the output from `offset` on in the ring for a control viewer
+     * that a restart in place closed (1012) and that will come back with
+     * resume=OFFSET (docs/protocol.md, "Restart in place"): between the
+     * close and its return no control viewer holds the program back, so
+     * without a hold the session drained the PTY at full speed and rolled
+     * the viewer's offset out of the ring (a new user lost ~2,400 lines of
+     * `seq 1 3000000` through a 64 KiB ring, 2 runs of 2). While held, PTY
+     * reads are cut to what fits in the ring without evicting a byte at or
+     * after max(offset, ring start) (PtyProcess::setReadLimit): a quiet
+     * session reads on as usual, a flood fills the ring and then blocks in
+     * write(2), with the read notifier off (no wakeups, never a busy loop).
+     * The hold ends when a control viewer attaches (the resume, or anyone
+     * else: backpressure is then that viewer's) or kOutputHoldGraceMs after
+     * this call (a single-shot timer; a client that never comes back does
+     * not block the program for good), or with kill(). A second call moves
+     * the hold to `offset` and starts the grace period again. Watchers
+     * never hold output (protocol.md, "Flow control").
+     */
+    void holdOutput(quint64 offset);
+    /// Moves an existing hold forward to `offset` (never back; nothing
+    /// without a hold), keeping its grace period: the old image learns, as
+    /// the closed viewer's socket drains, that its client has more.
+    void advanceOutputHold(quint64 offset);
+    /// The held offset (holdOutput()); nullopt when output is not held.
+    std::optional<quint64> outputHold() const { return m_hold; }
+    /// How long a hold lasts without a control viewer (ms): the client's
+    /// reconnect (250 ms backoff, AttachClient; the dashboard likewise)
+    /// plus the start of the next process image, with room for a loaded
+    /// or sanitized build. A program is blocked at most this long (plus
+    /// the old image's drain, at most RestartInPlace's 1 s, and the exec).
+    static constexpr int kOutputHoldGraceMs = 5000;
+
     /// Detaches every viewer with `reason` and starts teardown of the processes.
     /// tornDown() follows (bounded: 2 s + 2 s grace, then SIGKILL).
     void kill(DetachReason reason = DetachReason::Killed);
@@ -300,8 +335,9 @@ public:
     /// This session as the next process image needs it: id, command, cwd,
     /// times (so TTL deadlines are kept), state, the PTY (PtyProcess::
     /// handover), the ring (capacity, start offset, bytes), both terminal
-    /// states and the margin resets. The ring pieces point into this
-    /// session's ring: valid until its next output.
+    /// states, the margin resets and the output hold (outputHold()). The
+    /// ring pieces point into this session's ring: valid until its next
+    /// output.
     Handover::SessionRecord handover() const;
     /**
      * Rebuilds a session from a record that handover() made in the process
@@ -309,6 +345,9 @@ public:
      * (offsets and bytes: a viewer resuming at its offset gets exactly what
      * it missed), terminal states (title, modes for a reset replay), margin
      * resets and exit status; the PTY is taken over with PtyProcess::adopt().
+     * A running session whose record carries an output hold holds its
+     * output again from there (holdOutput(), a fresh grace period: the
+     * viewer can only come back once this image serves).
      * Returns nullptr with *error when the record cannot be used (a terminal
      * state or a ring that does not restore, or the adoption fails): nothing
      * of it is taken then, so the caller can still adopt the PTY bare.
@@ -379,6 +418,11 @@ private:
     void feedTail(const char *data, qsizetype size);
     void onFinished(const ExitStatus &status);
     void updatePause();
+    /// Sets the PTY's read limit from the hold (none without one): the
+    /// bytes that fit in the ring without evicting the held ones.
+    void updateReadLimit();
+    /// Ends the hold (`why` for the log).
+    void releaseOutputHold(const char *why);
     void updateDetached();
     /// Calls f for the control viewer, then each watcher. A viewer may detach
     /// itself (or others) inside f, e.g. a watcher too far behind closes
@@ -426,6 +470,8 @@ private:
     quint64 m_titleSerial = 0;
     Viewer *m_control = nullptr;
     QList<Viewer *> m_watchers;
+    std::optional<quint64> m_hold; ///< holdOutput(): keep [m_hold, end) in the ring
+    QTimer m_holdTimer;            ///< the hold's grace period; runs only while held
 
     std::unique_ptr<Screen> m_screen;
     quint64 m_screenOffset = 0;   ///< S

@@ -1111,7 +1111,11 @@ void Server::beginRestart()
     // Not accepted any more: the kernel queues them for the next image.
     delete m_acceptor;
     m_acceptor = nullptr;
-    closeViewers(Protocol::ServiceRestart, Protocol::CloseReason::ServiceRestart);
+    // Each control viewer's session keeps its client's bytes until it
+    // comes back with resume= (WebSocketViewer::closeForRestart).
+    const auto viewers = m_viewers; // each close may leave the set
+    for (WebSocketViewer *v : viewers)
+        v->closeForRestart();
     const auto streams = m_eventStreams;
     for (HttpConnection *c : streams)
         c->endStream();

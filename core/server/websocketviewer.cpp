@@ -322,6 +322,27 @@ void WebSocketViewer::closeWith(int code, const QString &reason)
     closeSocket(code, reason);
 }
 
+void WebSocketViewer::closeForRestart()
+{
+    // Only a control viewer holds output, and only one that was handed
+    // everything up to the end (none is dropped before the close begins).
+    if (m_session && m_mode == ViewerMode::Control && !m_closing && !m_pendingClose && !m_finished) {
+        m_heldSession = m_session;
+        m_heldEnd = m_session->offset();
+        const quint64 queued = quint64(qMax<qint64>(0, queuedBytes()));
+        m_session->holdOutput(m_heldEnd - qMin(queued, m_heldEnd));
+    }
+    closeWith(Protocol::ServiceRestart, QString::fromLatin1(Protocol::CloseReason::ServiceRestart));
+}
+
+void WebSocketViewer::advanceHold()
+{
+    if (!m_heldSession)
+        return;
+    const quint64 queued = quint64(qMax<qint64>(0, queuedBytes()));
+    m_heldSession->advanceOutputHold(m_heldEnd - qMin(queued, m_heldEnd));
+}
+
 void WebSocketViewer::closeLater(int code, const QString &reason)
 {
     if (m_pendingClose || m_closing)
@@ -459,6 +480,7 @@ void WebSocketViewer::onBytesWritten(qint64 bytes)
     m_replayAllowance = qMax<qint64>(0, m_replayAllowance - bytes);
     if (m_closing) {
         m_lingerTimer.start(); // progress: restart the no-progress bound
+        advanceHold();         // the client will have these bytes
         return;
     }
     checkBackpressure();

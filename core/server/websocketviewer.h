@@ -131,6 +131,18 @@ public:
 
     /// Detaches (if attached) and closes the socket with `code` and `reason`.
     void closeWith(int code, const QString &reason);
+    /**
+     * Closes 1012 "server restarting" for a restart in place. A control
+     * viewer first makes its session hold the output from the first byte
+     * its client may not get (Session::holdOutput): everything up to the
+     * session's end was handed to this viewer, less what still waits in
+     * the socket's queue (queuedBytes(), frame headers and text messages
+     * included: a lower bound on what reached the kernel, which delivers
+     * it before the close). As the queue drains the hold moves forward
+     * (Session::advanceOutputHold); drained, it is the end exactly. The
+     * session hands the hold to the next process image with its state.
+     */
+    void closeForRestart();
 
     Session *session() const { return m_session; }
     /// Bytes written to this viewer's socket that the kernel has not taken
@@ -184,6 +196,12 @@ private:
     bool m_finished = false;
     bool m_pendingClose = false;
     qint64 m_replayAllowance = 0; ///< watcher: replay bytes not yet written
+    /// closeForRestart(): the session holding output for this client, and
+    /// the offset of the end of what it was handed.
+    QPointer<Session> m_heldSession;
+    quint64 m_heldEnd = 0;
+    /// Moves m_heldSession's hold to what has left the socket's queue.
+    void advanceHold();
     /// The last output frame (or its unsent rest) queued in the socket,
     /// reused for the next one once the socket no longer shares it: no
     /// allocation per read.

@@ -153,6 +153,37 @@ private Q_SLOTS:
         QCOMPARE(e ? QString::fromLatin1(AttachStream::endName(*e)) : QString(), end);
     }
 
+    void closeText_data()
+    {
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QString>("reason");
+        QTest::addColumn<bool>("refused");
+        QTest::addColumn<QString>("text");
+        const QString restartOrBusy = QStringLiteral("1012 or 1013 (the server restarts in place or is busy; Qt reports them as 1002)");
+        // What QWebSocket (Qt 5.15, 6.4) reports for a 1012 or 1013 close.
+        QTest::newRow("Qt's 1002 for 1012") << 1002 << QStringLiteral("Invalid close code 1002 detected.") << true
+                                             << restartOrBusy;
+        QTest::newRow("a real 1002") << 1002 << QStringLiteral("invalid close code 999") << false
+                                     << QStringLiteral("1002 \"invalid close code 999\"");
+        QTest::newRow("1012 as sent") << 1012 << QStringLiteral("server restarting") << false
+                                      << QStringLiteral("1012 \"server restarting\"");
+        QTest::newRow("no close frame") << 1006 << QString() << false << QStringLiteral("no close frame");
+        QTest::newRow("4409") << 4409 << QStringLiteral("superseded") << false << QStringLiteral("4409 \"superseded\"");
+        QTest::newRow("code only") << 4000 << QString() << false << QStringLiteral("4000");
+    }
+
+    void closeText()
+    {
+        // tether attach's log says what a close means: a restart in place is
+        // not Qt's "Invalid close code 1002 detected.".
+        QFETCH(int, code);
+        QFETCH(QString, reason);
+        QFETCH(bool, refused);
+        QFETCH(QString, text);
+        QCOMPARE(AttachStream::isQtRefusedCode(code, reason), refused);
+        QCOMPARE(AttachStream::closeText(code, reason), text);
+    }
+
     void closeReasonsAreTheProtocols()
     {
         // Every reason text the vectors name for a Tether close is one of

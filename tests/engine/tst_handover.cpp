@@ -59,6 +59,7 @@ Handover::State sampleState()
     a.screen.resizes = {Handover::ResizeRecord{1015, 80, 24}, Handover::ResizeRecord{1017, 100, 30}};
     a.shares = {{QStringLiteral("tok1tok1tok1tok1tok1tok1tok1tok1tok1tok1tok"), 1714564800000},
                 {QStringLiteral("tok2tok2tok2tok2tok2tok2tok2tok2tok2tok2tok"), 1714564801000}};
+    a.outputHold = 1005;
     Handover::SessionRecord b;
     b.id = QStringLiteral("BBBB");
     b.command = QStringList{QStringLiteral("true")};
@@ -136,8 +137,12 @@ void compareStates(const Handover::State &x, const Handover::State &y)
             QCOMPARE(a.shares.at(j).token, b.shares.at(j).token);
             QCOMPARE(a.shares.at(j).createdMs, b.shares.at(j).createdMs);
         }
+        QCOMPARE(a.outputHold, b.outputHold);
     }
 }
+
+/// Bytes of a session's output hold at the very end of its metadata (an i64).
+constexpr int kHoldBytes = 8;
 
 /// Offset of the first session's metadata length in encode(sampleState()).
 int firstMetaOffset(const Handover::State &st)
@@ -316,11 +321,46 @@ private Q_SLOTS:
         compareStates(back, st);
     }
 
+    /// encode(st) as a build that did not write the last `cut` bytes of the
+    /// first session's metadata (fields appended since) would have written it.
+    static QByteArray encodeWithoutMetaTail(const Handover::State &st, int cut)
+    {
+        QByteArray bytes = Handover::encode(st);
+        const int at = firstMetaOffset(st);
+        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
+        bytes.remove(at + 4 + int(len) - cut, cut);
+        qToLittleEndian<quint32>(len - quint32(cut), bytes.data() + at);
+        return bytes;
+    }
+
+    void stateWithoutHoldReadsAsNone()
+    {
+        // A state from a build before the output hold: the metadata ends
+        // after the read-only links. Its sessions hold nothing.
+        const Handover::State st = sampleState();
+        QVERIFY(st.sessions.first().outputHold);
+        const QByteArray bytes = encodeWithoutMetaTail(st, kHoldBytes);
+        Handover::State back;
+        QString error;
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        Handover::State want = st;
+        want.sessions.first().outputHold.reset();
+        compareStates(back, want);
+        // No hold is written as -1, and read back as none.
+        const QByteArray none = Handover::encode(want);
+        const int at = firstMetaOffset(want);
+        const quint32 len = qFromLittleEndian<quint32>(none.constData() + at);
+        QCOMPARE(qFromLittleEndian<qint64>(none.constData() + at + 4 + int(len) - kHoldBytes), qint64(-1));
+        QVERIFY2(Handover::decode(none.constData(), none.size(), &back, &error), qPrintable(error));
+        compareStates(back, want);
+    }
+
     /// Bytes of the first session's read-only links at the end of its
-    /// metadata (a u32 count, then per link a text and an i64).
+    /// metadata (a u32 count, then per link a text and an i64), with the
+    /// output hold appended after them (a build before links had neither).
     static int shareBytes(const Handover::State &st)
     {
-        int n = 4;
+        int n = 4 + kHoldBytes;
         for (const Handover::ShareRecord &r : st.sessions.first().shares)
             n += 4 + int(r.token.toUtf8().size()) + 8;
         return n;
@@ -333,17 +373,13 @@ private Q_SLOTS:
         // session (the last field).
         const Handover::State st = sampleState();
         QVERIFY(!st.sessions.first().shares.isEmpty());
-        QByteArray bytes = Handover::encode(st);
-        const int at = firstMetaOffset(st);
-        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
-        const int cut = shareBytes(st);
-        bytes.remove(at + 4 + int(len) - cut, cut);
-        qToLittleEndian<quint32>(len - quint32(cut), bytes.data() + at);
+        const QByteArray bytes = encodeWithoutMetaTail(st, shareBytes(st));
         Handover::State back;
         QString error;
         QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
         Handover::State want = st;
         want.sessions.first().shares.clear();
+        want.sessions.first().outputHold.reset();
         compareStates(back, want);
     }
 
@@ -354,18 +390,15 @@ private Q_SLOTS:
         // its UTF-8 bytes) and the read-only links after it off the first
         // session.
         const Handover::State st = sampleState();
-        QByteArray bytes = Handover::encode(st);
-        const int at = firstMetaOffset(st);
-        const quint32 len = qFromLittleEndian<quint32>(bytes.constData() + at);
         const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size()) + shareBytes(st);
-        bytes.remove(at + 4 + int(len) - nameBytes, nameBytes);
-        qToLittleEndian<quint32>(len - quint32(nameBytes), bytes.data() + at);
+        const QByteArray bytes = encodeWithoutMetaTail(st, nameBytes);
         Handover::State back;
         QString error;
         QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
         Handover::State want = st;
         want.sessions.first().name.clear();
         want.sessions.first().shares.clear();
+        want.sessions.first().outputHold.reset();
         compareStates(back, want);
     }
 
@@ -406,12 +439,13 @@ private Q_SLOTS:
         st.sessions = {st.sessions.first()};
         st.sessions.first().screen = Handover::ScreenRecord();
         // The read-only links come after the name (appended later); with none
-        // they are one count of 0, left out with the name below.
+        // they are one count of 0, left out with the name below, as is the
+        // output hold after them (appended later still).
         st.sessions.first().shares.clear();
         const QByteArray v2 = Handover::encode(st);
         const int at = firstMetaOffset(st);
         const quint32 len = qFromLittleEndian<quint32>(v2.constData() + at);
-        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size()) + 4;
+        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size()) + 4 + kHoldBytes;
         const int flagAt = at + 4 + int(len) - nameBytes - 1;
         QCOMPARE(v2.at(flagAt), '\0');
 
@@ -435,6 +469,7 @@ private Q_SLOTS:
         QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
         Handover::State unnamed = st;
         unnamed.sessions.first().name.clear();
+        unnamed.sessions.first().outputHold.reset();
         compareStates(back, unnamed);
         QVERIFY(!back.sessions.first().screen.present);
         // The same bytes as version 2 lack a field: refused as truncated.
@@ -561,6 +596,55 @@ private Q_SLOTS:
         Session *fresh = spawn(b, QStringLiteral("exit 0"));
         QVERIFY(fresh && fresh->id() != shellId && fresh->id() != dead);
 
+        shutdownAndWait(b);
+    }
+
+    void outputHoldIsHandedOver()
+    {
+        // The old image held a flood's output for the control viewer the
+        // restart closed; the next image holds it from the same offset (a
+        // fresh grace period), so the viewer's resume finds its bytes. An
+        // exited session's hold is not taken on (nothing more to read).
+        SessionRegistry a(limits());
+        a.setTeardownGrace(200);
+        Session *flood = spawn(a, QStringLiteral("exec seq 1 100000000"));
+        Session *quiet = spawn(a, QStringLiteral("exec sleep 60"));
+        Session *done = spawn(a, QStringLiteral("echo bye; exit 0"));
+        QVERIFY(flood && quiet && done);
+        QTRY_VERIFY(flood->buffer().startOffset() > 0);
+        QTRY_VERIFY(done->state() == Session::State::Exited);
+        const quint64 held = flood->offset();
+        flood->holdOutput(held);
+        done->holdOutput(done->offset());
+        QTRY_COMPARE(flood->offset(), held + 64 * 1024);
+        const QString floodId = flood->id(), quietId = quiet->id(), doneId = done->id();
+
+        const Handover::State st = a.handover();
+        Handover::State back;
+        QString error;
+        const QByteArray bytes = Handover::encode(st);
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        a.releaseAll();
+        QCOMPARE(back.sessions.at(0).outputHold, std::optional<quint64>(held));
+        QVERIFY(!back.sessions.at(1).outputHold);
+
+        SessionRegistry b(limits());
+        b.setTeardownGrace(200);
+        QCOMPARE(b.adopt(back, nullptr), 3);
+        Session *s = b.find(floodId);
+        QVERIFY(s);
+        QCOMPARE(s->outputHold(), std::optional<quint64>(held));
+        QVERIFY(!b.find(quietId)->outputHold());
+        QVERIFY(!b.find(doneId)->outputHold());
+        // The ring is full from `held` on: nothing more is read.
+        QTest::qWait(300);
+        QCOMPARE(s->offset(), held + 64 * 1024);
+        RecordingViewer v;
+        s->attach(&v, ViewerMode::Control, held);
+        QCOMPARE(v.attachInfos.first().reason, ReplayReason::Resume);
+        QVERIFY(!s->outputHold());
+        QTRY_VERIFY(s->offset() > held + 200000);
+        s->detach(&v);
         shutdownAndWait(b);
     }
 

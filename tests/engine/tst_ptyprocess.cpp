@@ -134,6 +134,7 @@ private Q_SLOTS:
     void teardownContinuesAfterLeaderDied();
     void leaderExitsWhileBackgroundHoldsSlave();
     void pausedReadingDefersFinished();
+    void readLimitCutsReads();
     void utf8SplitAcrossReads();
     void inputOverflowStalls();
     void largeInputDrained();
@@ -529,6 +530,36 @@ void TestPtyProcess::pausedReadingDefersFinished()
     QTRY_COMPARE(r.finished, 1);
     QVERIFY(r.data.left(r.bytesAtFinish).contains("paused-output"));
     QCOMPARE(r.status.code, 4);
+    QTRY_COMPARE(r.tornDown, 1);
+}
+
+void TestPtyProcess::readLimitCutsReads()
+{
+    // Session's output hold: a bound on the bytes read, cut to the byte,
+    // then no reads (the program blocks) until the bound is raised or
+    // lifted; finished() waits for the rest, which arrives whole.
+    PtyProcess p;
+    Recorder r(p);
+    SpawnOptions o;
+    o.argv = sh(QStringLiteral("head -c 300000 /dev/zero | tr '\\0' x; exit 5"));
+    p.setReadLimit(1000);
+    QCOMPARE(p.readLimit(), qsizetype(1000));
+    QString err;
+    QVERIFY2(p.start(o, &err), qPrintable(err));
+    QTRY_COMPARE(int(r.data.size()), 1000);
+    QCOMPARE(p.readLimit(), qsizetype(0));
+    QTest::qWait(200); // the program is blocked: nothing more is read
+    QCOMPARE(int(r.data.size()), 1000);
+    QCOMPARE(r.finished, 0);
+    p.setReadLimit(70000); // more than one read's chunk: read in two
+    QTRY_COMPARE(int(r.data.size()), 71000);
+    QTest::qWait(100);
+    QCOMPARE(int(r.data.size()), 71000);
+    p.setReadLimit(-1);
+    QTRY_COMPARE_WITH_TIMEOUT(r.finished, 1, 20000);
+    QCOMPARE(r.bytesAtFinish, qsizetype(300000));
+    QCOMPARE(int(r.data.count('x')), 300000);
+    QCOMPARE(r.status.code, 5);
     QTRY_COMPARE(r.tornDown, 1);
 }
 

@@ -256,6 +256,111 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
     }
 
+    /// Numbers "N\r\n" in `stream` after its first line break run on by
+    /// one each (seq's output from anywhere); returns how many, 0 when not.
+    static int consecutiveFrom(const QByteArray &stream)
+    {
+        const QList<QByteArray> lines = stream.mid(stream.indexOf('\n') + 1).split('\n');
+        qint64 expected = -1;
+        int n = 0;
+        for (int i = 0; i + 1 < lines.size(); ++i) { // the last piece may be partial
+            const qint64 v = lines.at(i).trimmed().toLongLong();
+            if (expected >= 0 && v != expected) {
+                qWarning("line %d is \"%s\", expected %lld", i, lines.at(i).constData(), expected);
+                return 0;
+            }
+            expected = v + 1;
+            ++n;
+        }
+        return n;
+    }
+
+    void outputHoldKeepsTheResumingViewersBytes()
+    {
+        // A restart in place closed the control viewer of a flood; it comes
+        // back with resume=H. Meanwhile the session reads only what fits in
+        // the ring without evicting H (the program blocks), so the resume
+        // finds H retained; the viewer's return ends the hold. Without it
+        // the flood rolled H out of the 64 KiB ring at once.
+        Session s(QStringLiteral("hold"), sh(QStringLiteral("exec seq 1 100000000")), 65536);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QTRY_VERIFY(s.buffer().startOffset() > 0); // flooding, rolled over
+        QVERIFY(!s.outputHold());
+        const quint64 held = s.offset() - 1000; // the viewer is 1000 bytes behind
+        s.holdOutput(held);
+        QCOMPARE(s.outputHold(), std::optional<quint64>(held));
+        s.advanceOutputHold(held - 10); // never back
+        QCOMPARE(s.outputHold(), std::optional<quint64>(held));
+        // Reads stop where the next byte would evict `held`.
+        QTRY_COMPARE(s.offset(), held + 65536);
+        QTest::qWait(300);
+        QCOMPARE(s.offset(), held + 65536);
+        QCOMPARE(s.buffer().startOffset(), held);
+        QVERIFY(!s.process()->isReadEnabled() || s.process()->readLimit() == 0);
+        // A watcher does not end the hold.
+        RecordingViewer w;
+        s.attach(&w, ViewerMode::Watch, s.offset());
+        QVERIFY(s.outputHold());
+        s.detach(&w);
+
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Control, held);
+        QCOMPARE(v.attachInfos.first().reason, ReplayReason::Resume);
+        QCOMPARE(v.attachInfos.first().replayFrom, held);
+        QVERIFY(!s.outputHold());
+        // Flowing again, at the control viewer's pace: every line once.
+        QTRY_VERIFY(s.offset() > held + 300000);
+        s.detach(&v);
+        QVERIFY(consecutiveFrom(v.received) > 30000);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void outputHoldEndsAfterItsGrace()
+    {
+        // The viewer never comes back: the program is blocked for
+        // kOutputHoldGraceMs at most, then output drains again.
+        Session s(QStringLiteral("grace"), sh(QStringLiteral("exec seq 1 100000000")), 65536);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QTRY_VERIFY(s.offset() > 0);
+        const quint64 held = s.offset();
+        QElapsedTimer clock;
+        clock.start();
+        s.holdOutput(held);
+        QTRY_COMPARE(s.offset(), held + 65536);
+        QTest::qWait(500);
+        QVERIFY(clock.elapsed() < Session::kOutputHoldGraceMs - 1000); // (a stalled machine: the check below is void)
+        QCOMPARE(s.offset(), held + 65536);
+        QVERIFY(s.outputHold());
+        QTRY_VERIFY_WITH_TIMEOUT(!s.outputHold(), Session::kOutputHoldGraceMs + 5000);
+        QVERIFY(clock.elapsed() >= Session::kOutputHoldGraceMs);
+        QTRY_VERIFY_WITH_TIMEOUT(s.offset() > held + 1024 * 1024, 10000);
+        QCOMPARE(s.process()->readLimit(), qsizetype(-1));
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void outputHoldLetsAQuietSessionRun()
+    {
+        // Output that fits in the ring is read as usual while held: an
+        // interactive program is not slowed by a restart's hold.
+        Session s(QStringLiteral("quiet"), sh(QStringLiteral("while read l; do echo \"got:$l\"; done")), 65536);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        s.holdOutput(s.offset());
+        RecordingViewer w;
+        s.attach(&w, ViewerMode::Watch, s.offset());
+        QVERIFY(s.process()->write(QByteArray("one\n")));
+        QTRY_VERIFY(w.received.contains("got:one"));
+        QVERIFY(s.outputHold());
+        s.detach(&w);
+        s.kill(); // ends the hold too
+        QVERIFY(!s.outputHold());
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
     void exitAfterAllOutputAndAttachAfterExit()
     {
         Session s(QStringLiteral("f"),

@@ -40,8 +40,11 @@ namespace {
 class ResumingViewer : public QObject
 {
 public:
-    ResumingViewer(quint16 port, const QByteArray &key, const QString &id, const QString &mode = QStringLiteral("control"))
-        : m_port(port), m_key(key), m_id(id), m_mode(mode)
+    /// `retryMs`: how long it waits before reconnecting (AttachClient's
+    /// first backoff is 125-250 ms).
+    ResumingViewer(quint16 port, const QByteArray &key, const QString &id, const QString &mode = QStringLiteral("control"),
+                   int retryMs = 20)
+        : m_port(port), m_key(key), m_id(id), m_mode(mode), m_retryMs(retryMs)
     {
         open();
     }
@@ -109,7 +112,7 @@ private:
             if (code == 4409 || code == 4404 || code == 4410 || code == 1001)
                 m_stopped = true;
             if (!m_stopped)
-                QTimer::singleShot(20, this, [this]() {
+                QTimer::singleShot(m_retryMs, this, [this]() {
                     if (!m_stopped && !m_ws)
                         open();
                 });
@@ -121,6 +124,7 @@ private:
     QByteArray m_key;
     QString m_id;
     QString m_mode;
+    int m_retryMs = 20;
     QWebSocket *m_ws = nullptr;
     qint64 m_preludeLeft = 0;
     bool m_attachedNow = false;
@@ -267,6 +271,8 @@ private Q_SLOTS:
     void keepsEverything();
     void restartsInARowWhileFlooding();
     void screenSurvivesTheRestart();
+    void floodThroughASmallRingResumesWhole();
+    void holdEndsWhenTheViewerDoesNotComeBack();
     void missingBinaryIsRefusedWithTheReason();
     void failedExecCarriesOn();
     void unreadableStateAdoptsThePtys();
@@ -496,6 +502,91 @@ void TestRestart::screenSurvivesTheRestart()
     QCOMPARE(shown.rowText(6), QStringLiteral("done"));
     QCOMPARE(shown.rowText(23), QStringLiteral("bar"));
     QCOMPARE(shown.title(), QStringLiteral("drawn"));
+    s.proc.terminate();
+    QVERIFY(s.waitFinished());
+}
+
+void TestRestart::floodThroughASmallRingResumesWhole()
+{
+    // D3 (a new user, 2 runs of 2): a control viewer of a flood through a
+    // 64 KiB ring, a restart in place, the viewer back with resume= after
+    // 250 ms as `tether attach` does. Between the close and the resume no
+    // viewer held the program back, so the next image drained the PTY past
+    // the viewer's offset and the resume was a reset replay (rolled_out),
+    // thousands of lines short. Now the session keeps the viewer's bytes
+    // (the old image from the close, the next from the handed-over hold):
+    // every line exactly once, every reattach a resume.
+    ServeProcess s;
+    QVERIFY(s.start({QStringLiteral("--buffer-size"), QStringLiteral("64K")}));
+    // Bursts of 10,000 lines (about 69 KB, more than the ring) every 100 ms,
+    // once the viewer is attached (the file `go`: the stream is the numbers
+    // alone, from 1).
+    constexpr int kLines = 200000;
+    const QString go = s.dir.filePath(QStringLiteral("go"));
+    const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                 QStringLiteral("while [ ! -e %1 ]; do sleep 0.02; done; i=1; while [ $i -le %2 ]; do "
+                                                "seq $i $((i+9999)); i=$((i+10000)); sleep 0.1; done; exec sleep 1000")
+                                     .arg(go).arg(kLines)});
+    QVERIFY(!id.isEmpty());
+    ResumingViewer viewer(s.port, s.key, id, QStringLiteral("control"), 250);
+    QTRY_VERIFY(viewer.live());
+    QVERIFY(QFile(go).open(QIODevice::WriteOnly));
+    QTRY_VERIFY_WITH_TIMEOUT(consecutiveLines(viewer.stream) > 20000, 20000);
+    QVERIFY(restart(s, QStringLiteral("SIGUSR2")));
+    QTRY_VERIFY_WITH_TIMEOUT(viewer.stream.endsWith(QByteArray::number(kLines) + "\r\n"), 60000);
+    viewer.stop();
+    QVERIFY(viewer.attaches.size() >= 2);
+    // The restart came in the middle of the flood (else this tests nothing):
+    // its resume was at least 300,000 bytes (about 43,000 lines) before the end.
+    const qint64 resumedAt = qint64(viewer.attaches.at(1).value(QStringLiteral("replay_from")).toDouble());
+    QVERIFY2(resumedAt + 300000 < viewer.stream.size(),
+             qPrintable(QStringLiteral("resumed at %1 of %2").arg(resumedAt).arg(viewer.stream.size())));
+    for (int i = 1; i < viewer.attaches.size(); ++i)
+        QCOMPARE(viewer.attaches.at(i).value(QStringLiteral("reason")).toString(), QStringLiteral("resume"));
+    QCOMPARE(consecutiveLines(viewer.stream), kLines);
+    s.proc.terminate();
+    QVERIFY(s.waitFinished());
+}
+
+void TestRestart::holdEndsWhenTheViewerDoesNotComeBack()
+{
+    // The control viewer of a flood is closed by the restart and never
+    // comes back: the session holds its output (the program blocks once the
+    // ring is full from the viewer's offset on) for Session's 5 s grace
+    // period only, then drains again. A vanished client does not block a
+    // session for good.
+    ServeProcess s;
+    QVERIFY(s.start({QStringLiteral("--buffer-size"), QStringLiteral("64K")}));
+    // Bursts of 10,000 lines (about 69 KB, more than the ring) every 100 ms:
+    // a flood that keeps what the test's client holds small.
+    const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                 QStringLiteral("i=1; while :; do seq $i $((i+9999)); i=$((i+10000)); sleep 0.1; done")});
+    QVERIFY(!id.isEmpty());
+    WsClient c; // does not reconnect
+    c.open(s.port, QStringLiteral("/ws/%1?mode=control").arg(id), s.key);
+    QTRY_VERIFY(c.gotAttached() && c.bytes.size() > 100000);
+    QElapsedTimer sinceRestart;
+    sinceRestart.start();
+    QVERIFY(restart(s, QStringLiteral("SIGUSR2")));
+    QElapsedTimer sinceServing; // the grace period began a little before
+    sinceServing.start();
+    QTRY_VERIFY(c.disconnected);
+    auto offset = [&]() { return qint64(s.session(id).value(QStringLiteral("offset")).toDouble()); };
+    // Held: the ring fills from the viewer's offset and reading stops.
+    // (Within 4 s of serving: the grace period must not have ended yet.)
+    qint64 held = -1;
+    bool still = false;
+    while (!still && sinceServing.elapsed() < 3500) {
+        held = offset();
+        QTest::qWait(400);
+        still = offset() == held;
+    }
+    QVERIFY2(still, "the session went on reading: its output is not held");
+    QVERIFY2(sinceServing.elapsed() < 4000, "too slow to see the hold before its grace ended");
+    QVERIFY(s.session(id).value(QStringLiteral("viewers")).toInt() == 0);
+    // Then the grace period ends and the program goes on.
+    QTRY_VERIFY_WITH_TIMEOUT(offset() > held + 1024 * 1024, 20000);
+    QVERIFY(sinceRestart.elapsed() >= 5000);
     s.proc.terminate();
     QVERIFY(s.waitFinished());
 }

@@ -496,8 +496,8 @@ void Server::onAccepted(qintptr fd)
         // connection bound like a slow request head (it is one, to us).
         tls->setSslConfiguration(m_tls->configuration());
         connect(tls, &QAbstractSocket::errorOccurred, this, [tls](QAbstractSocket::SocketError e) {
-            // Plain HTTP on the TLS port, TLS 1.1, a client that distrusts
-            // the certificate: Qt aborts that connection only. Any peer can
+            // TLS 1.1, a client that distrusts the certificate, garbage
+            // after a handshake byte: Qt aborts that connection only. Any peer can
             // cause it: rate-limited (issue 10).
             if (e == QAbstractSocket::SslHandshakeFailedError || e == QAbstractSocket::SslInternalError
                 || e == QAbstractSocket::SslInvalidUserDataError)
@@ -512,10 +512,12 @@ void Server::onAccepted(qintptr fd)
         if (m_eventStreams.remove(c) && m_eventStreams.isEmpty())
             m_eventKeepalive.stop();
     });
-    const QPointer<QTcpSocket> alive(socket);
+    // Under TLS the handshake starts on the client's first byte, unless that
+    // byte shows a plain-HTTP request, which is answered 400 "use https://"
+    // in clear text instead of a handshake failure the client reports as
+    // "Connection closed".
+    c->startTlsOnFirstByte();
     c->start();
-    if (auto *tls = qobject_cast<TlsServerSocket *>(socket); tls && alive && tls->state() == QAbstractSocket::ConnectedState)
-        tls->startServerEncryption();
 }
 
 HttpConnection *Server::evictionCandidate() const

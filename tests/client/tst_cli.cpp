@@ -335,6 +335,28 @@ private Q_SLOTS:
         }
     }
 
+    void closedBeforeAnyAnswerHintsAtTls()
+    {
+        // A server that hangs up on a plain request without answering (a TLS
+        // server other than Tether's, or a TLS proxy): "Connection closed"
+        // alone left a new user guessing. (Tether's own TLS port answers
+        // "use https://": tst_serve_tls.)
+        QTcpServer hangUp;
+        QVERIFY(hangUp.listen(QHostAddress::LocalHost));
+        QObject::connect(&hangUp, &QTcpServer::newConnection, [&]() {
+            while (QTcpSocket *c = hangUp.nextPendingConnection()) {
+                c->close();
+                c->deleteLater();
+            }
+        });
+        Serve s; // not started: only its private environment
+        const QString url = QStringLiteral("http://127.0.0.1:%1/").arg(hangUp.serverPort());
+        const Run r = tether(s, {QStringLiteral("list"), QStringLiteral("--url"), url, QStringLiteral("--key"), QStringLiteral("k")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("is the server using TLS? try https://127.0.0.1:%1/").arg(hangUp.serverPort()).toLatin1()),
+                 r.err.constData());
+    }
+
     void listNewKillAndPrefixes()
     {
         Serve s;

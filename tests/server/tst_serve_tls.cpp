@@ -139,11 +139,15 @@ private Q_SLOTS:
         const TetherRun missing = runTether(s, byUrl + QStringList{QStringLiteral("--cacert"), m_dir.path() + QStringLiteral("/none.pem")});
         QCOMPARE(missing.code, 1);
         QVERIFY2(missing.err.contains("cannot read the CA certificates"), missing.err.constData());
-        // Plain http:// to the TLS port gets no answer, and the server goes on.
+        // Plain http:// to the TLS port: the server's answer says to use
+        // https:// (it said only "Connection closed"), and the server goes on.
         const TetherRun plain = runTether(s, {QStringLiteral("list"), QStringLiteral("--url"),
                                               QStringLiteral("http://127.0.0.1:%1/").arg(s.port), QStringLiteral("--key"),
                                               QString::fromLatin1(s.key)});
         QCOMPARE(plain.code, 1);
+        QVERIFY2(plain.err.startsWith("tether list: the plain HTTP request was sent to an HTTPS port"), plain.err.constData());
+        QVERIFY2(plain.err.contains("use https://"), plain.err.constData());
+        QVERIFY(plain.out.isEmpty());
         QVERIFY2(runTether(s, {QStringLiteral("list")}).code == 0, "still serving");
     }
 

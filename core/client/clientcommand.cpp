@@ -218,36 +218,73 @@ QString table(const QJsonArray &sessions, int columns)
     return alignedColumns(rows);
 }
 
-/// Finds the session `prefix` names: an exact id, else the session with
-/// that name (names are unique, docs/protocol.md), else the one id starting
-/// with it. Ids first: a name that happens to equal another session's id
-/// never hides that session.
-bool resolveId(const QJsonArray &sessions, const QString &prefix, QString *id, QString *error)
+/// Shortest id prefix that kill and share act on (kMinActingPrefix): git's
+/// shortest abbreviation of an object name (core.abbrev, at least 4). A
+/// destructive or exposing command must not act on a guess: `tether kill Y`
+/// ended whichever session's id happened to start with Y (found by a new
+/// user).
+constexpr int kMinActingPrefix = 4;
+static_assert(kMinActingPrefix == 4, "the help texts of kill and share say 4");
+
+/// The ID argument of kill and share (kMinActingPrefix).
+const QString kActingIdHelp = QStringLiteral("The session: its full id, its name, or a unique prefix of its id of at least 4 characters.");
+
+/// "ID (NAME)", or "ID" for a session without a name.
+QString idAndName(const QJsonObject &s)
 {
-    QStringList matches;
+    const QString name = s.value(QStringLiteral("name")).toString();
+    const QString sid = s.value(QStringLiteral("id")).toString();
+    return name.isEmpty() ? sid : QStringLiteral("%1 (%2)").arg(sid, ShellWords::quote({name}));
+}
+
+/// Finds the session `arg` names: an exact id, else the session with that
+/// name (names are unique, docs/protocol.md), else the one id starting with
+/// it, if `arg` has at least `minPrefix` characters (kill, share:
+/// kMinActingPrefix; attach, rename: any). Ids first: a name that happens to
+/// equal another session's id never hides that session.
+/// Returns kExitOk with *id; kExitNotFound when nothing matches; kExitUsage
+/// when `arg` is a prefix of several ids, or one id's prefix shorter than
+/// `minPrefix`: *error then lists the sessions it matches, ids and names.
+int resolveId(const QJsonArray &sessions, const QString &arg, int minPrefix, QString *id, QString *error)
+{
+    QStringList matchIds;
+    QStringList matches; // as the error shows them
     QString named;
     for (const QJsonValue &v : sessions) {
         const QString sid = v.toObject().value(QStringLiteral("id")).toString();
-        if (sid == prefix) {
+        if (sid == arg) {
             *id = sid;
-            return true;
+            return kExitOk;
         }
-        if (!prefix.isEmpty() && v.toObject().value(QStringLiteral("name")).toString() == prefix)
+        if (!arg.isEmpty() && v.toObject().value(QStringLiteral("name")).toString() == arg)
             named = sid;
-        if (!prefix.isEmpty() && sid.startsWith(prefix))
-            matches << sid;
+        if (!arg.isEmpty() && sid.startsWith(arg)) {
+            matchIds << sid;
+            matches << idAndName(v.toObject());
+        }
     }
     if (!named.isEmpty()) {
         *id = named;
-        return true;
+        return kExitOk;
     }
-    if (matches.size() == 1) {
-        *id = matches.first();
-        return true;
+    if (matches.isEmpty()) {
+        *error = QStringLiteral("no session matches \"%1\" (see `tether list`)").arg(arg);
+        return kExitNotFound;
     }
-    *error = matches.isEmpty() ? QStringLiteral("no session matches \"%1\" (see `tether list`)").arg(prefix)
-                               : QStringLiteral("\"%1\" is ambiguous: %2").arg(prefix, matches.join(QStringLiteral(", ")));
-    return false;
+    if (matches.size() > 1) {
+        *error = QStringLiteral("\"%1\" is ambiguous: it matches %2; give more of the id, or the name")
+                     .arg(arg, matches.join(QStringLiteral(", ")));
+        return kExitUsage;
+    }
+    if (arg.size() < minPrefix) {
+        *error = QStringLiteral("\"%1\" is too short to act on: it matches %2, but an id prefix needs at least %3 "
+                                "characters here; give the full id, the name, or at least %3 characters of the id")
+                     .arg(arg, matches.first())
+                     .arg(minPrefix);
+        return kExitUsage;
+    }
+    *id = matchIds.first();
+    return kExitOk;
 }
 
 bool terminalSize(int *cols, int *rows)
@@ -264,7 +301,8 @@ bool terminalSize(int *cols, int *rows)
 
 const char kExitStatusHelp[] =
     "Exit status: 0 detached (detach key) or the process exited; 1 Tether not running,\n"
-    "connection lost or another error; 2 usage error; 3 taken over by another viewer;\n"
+    "connection lost or another error; 2 usage error (an ambiguous ID too); 3 taken over\n"
+    "by another viewer;\n"
     "4 session not found or expired; 5 session killed or server shutting down;\n"
     "128+N ended by signal N (SIGHUP, SIGINT, SIGTERM).";
 
@@ -474,8 +512,9 @@ bool setUpSessionCommand(QCommandLineParser &parser, const Common &common, const
 }
 
 /// Runs the event loop: finds the session `prefix` names (resolveId over
-/// GET /api/sessions; not found: kExitNotFound), then `then(id, done)`.
-int withSession(ApiClient &api, const QString &command, const QString &prefix,
+/// GET /api/sessions with `minPrefix`; its status and error when it finds
+/// none), then `then(id, done)`.
+int withSession(ApiClient &api, const QString &command, const QString &prefix, int minPrefix,
                 const std::function<void(const QString &, std::function<void(int)>)> &then)
 {
     return runAsync([&](std::function<void(int)> done) {
@@ -483,8 +522,9 @@ int withSession(ApiClient &api, const QString &command, const QString &prefix,
             if (r.status != 200)
                 return done(apiFailure(command, r));
             QString id, error;
-            if (!resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, &id, &error))
-                return done(fail(command, error, kExitNotFound));
+            const int found = resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, minPrefix, &id, &error);
+            if (found != kExitOk)
+                return done(fail(command, error, found));
             then(id, done);
         });
     });
@@ -497,17 +537,19 @@ int killCommand(const QStringList &args)
     Common common;
     parser.setApplicationDescription(QStringLiteral(
         "Ends a session: its processes get SIGHUP, then SIGTERM, then SIGKILL.\n"
-        "ID may be the session's name or any unique prefix of its id.\n\n"
-        "Exit status: 0 killed; 1 Tether not running or another error; 2 usage error;\n"
-        "4 no session matches ID (or it is ambiguous)."));
-    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
+        "ID is the session's full id, its name, or a unique prefix of its id of at least 4\n"
+        "characters (a shorter one is refused: killing is not done on a guess).\n\n"
+        "Exit status: 0 killed; 1 Tether not running or another error; 2 usage error (ID is\n"
+        "ambiguous or too short: the sessions it matches are listed); 4 no session matches ID."));
+    parser.addPositionalArgument(QStringLiteral("ID"), kActingIdHelp);
     int status = kExitOk;
     ServerEndpoint ep;
     if (!setUpSessionCommand(parser, common, cmd, args, 1, QStringLiteral("expected one session ID (see --help)"), &ep,
                              &status))
         return status;
     ApiClient api(ep);
-    return withSession(api, cmd, parser.positionalArguments().first(), [&](const QString &id, std::function<void(int)> done) {
+    return withSession(api, cmd, parser.positionalArguments().first(), kMinActingPrefix,
+                       [&](const QString &id, std::function<void(int)> done) {
         api.deleteResource(QStringLiteral("api/sessions/") + id, [&, done](const ApiReply &d) {
             done(d.status == 204 ? kExitOk : apiFailure(cmd, d));
         });
@@ -524,7 +566,8 @@ int renameCommand(const QStringList &args)
         "its id. An empty NAME ('') takes the name away. Names are unique among the sessions,\n"
         "at most 64 characters, without control characters or white space at either end.\n\n"
         "Exit status: 0 renamed; 1 Tether not running, the name refused (taken or not allowed:\n"
-        "the reason is printed) or another error; 2 usage error; 4 no session matches ID."));
+        "the reason is printed) or another error; 2 usage error (an ambiguous ID too); 4 no\n"
+        "session matches ID."));
     parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
     parser.addPositionalArgument(QStringLiteral("NAME"), QStringLiteral("Its new name ('' for none)."));
     int status = kExitOk;
@@ -534,7 +577,7 @@ int renameCommand(const QStringList &args)
         return status;
     const QJsonObject body{{QStringLiteral("name"), parser.positionalArguments().at(1)}};
     ApiClient api(ep);
-    return withSession(api, cmd, parser.positionalArguments().at(0), [&](const QString &id, std::function<void(int)> done) {
+    return withSession(api, cmd, parser.positionalArguments().at(0), 0, [&](const QString &id, std::function<void(int)> done) {
         api.patch(QStringLiteral("api/sessions/") + id, QJsonDocument(body).toJson(QJsonDocument::Compact),
                   [&, done](const ApiReply &p) { done(p.status == 200 ? kExitOk : apiFailure(cmd, p)); });
     });
@@ -633,12 +676,13 @@ int shareCommand(const QStringList &args)
     Common common;
     parser.setApplicationDescription(QStringLiteral(
         "Prints a read-only link to a session: whoever opens it can watch that session (its output,\n"
-        "live) and nothing else: no typing, no resizing, no other session, no key. ID may be the\n"
-        "session's name or any unique prefix of its id. A link ends when it is revoked, when its\n"
-        "session ends, or when the key is rotated; it survives `tether restart`.\n\n"
-        "Exit status: 0 done; 1 Tether not running or another error; 2 usage error;\n"
-        "4 no session (or, with --revoke, no link) matches."));
-    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
+        "live) and nothing else: no typing, no resizing, no other session, no key. ID is the\n"
+        "session's full id, its name, or a unique prefix of its id of at least 4 characters. A\n"
+        "link ends when it is revoked, when its session ends, or when the key is rotated; it\n"
+        "survives `tether restart`.\n\n"
+        "Exit status: 0 done; 1 Tether not running or another error; 2 usage error (ID is\n"
+        "ambiguous or too short); 4 no session (or, with --revoke, no link) matches."));
+    parser.addPositionalArgument(QStringLiteral("ID"), kActingIdHelp);
     const QCommandLineOption list(QStringLiteral("list"), QStringLiteral("List the read-only links (session, viewers, created, link)."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("With --list: print the API's JSON ({\"shares\": [...]})."));
     const QCommandLineOption revoke(QStringLiteral("revoke"),
@@ -705,8 +749,12 @@ int shareCommand(const QStringList &args)
                     if (l.status != 200)
                         return done(apiFailure(cmd, l));
                     QString id, error;
-                    if (!resolveId(l.json().value(QStringLiteral("sessions")).toArray(), target, &id, &error))
-                        return done(fail(cmd, QStringLiteral("no read-only link has that token, and %1").arg(error), kExitNotFound));
+                    const int found = resolveId(l.json().value(QStringLiteral("sessions")).toArray(), target,
+                                                kMinActingPrefix, &id, &error);
+                    if (found == kExitNotFound)
+                        return done(fail(cmd, QStringLiteral("no read-only link has that token, and %1").arg(error), found));
+                    if (found != kExitOk)
+                        return done(fail(cmd, error, found));
                     api.deleteResource(QStringLiteral("api/sessions/") + id + QStringLiteral("/shares"), [&, done](const ApiReply &d) {
                         if (d.status != 200)
                             return done(apiFailure(cmd, d));
@@ -717,7 +765,7 @@ int shareCommand(const QStringList &args)
             });
         });
     }
-    return withSession(api, cmd, positional.first(), [&](const QString &id, std::function<void(int)> done) {
+    return withSession(api, cmd, positional.first(), kMinActingPrefix, [&](const QString &id, std::function<void(int)> done) {
         const QJsonObject body{{QStringLiteral("session"), id}};
         api.post(QStringLiteral("api/shares"), QJsonDocument(body).toJson(QJsonDocument::Compact), [&, done](const ApiReply &r) {
             if (r.status != 201)
@@ -932,9 +980,8 @@ int attachCommand(const QStringList &args)
             const QJsonArray sessions = r.json().value(QStringLiteral("sessions")).toArray();
             QString error;
             if (!prefix.isEmpty()) {
-                if (!resolveId(sessions, prefix, &id, &error))
-                    return done(fail(cmd, error, kExitNotFound));
-                return done(kExitOk);
+                const int found = resolveId(sessions, prefix, 0, &id, &error);
+                return done(found == kExitOk ? kExitOk : fail(cmd, error, found));
             }
             QJsonArray detached;
             for (const QJsonValue &v : sessions) {

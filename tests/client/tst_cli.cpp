@@ -419,8 +419,12 @@ private Q_SLOTS:
         }
         QVERIFY(!shared.isEmpty());
         r = tether(s, {QStringLiteral("kill"), shared});
-        QCOMPARE(r.code, 4); // like attach: not found (or ambiguous)
+        QCOMPARE(r.code, 2); // a usage error, as in attach: the sessions it matches are listed
         QVERIFY2(r.err.contains("ambiguous"), r.err.constData());
+        for (const QString &o : ids)
+            if (o.startsWith(shared))
+                QVERIFY2(r.err.contains(o.toLatin1()), r.err.constData());
+        QCOMPARE(sessionCount(s), ids.size());
         r = tether(s, {QStringLiteral("kill"), QStringLiteral("no-such-id")});
         QCOMPARE(r.code, 4);
         QVERIFY(r.err.contains("no session matches"));
@@ -447,9 +451,9 @@ private Q_SLOTS:
         // ... and ESC would detach on every arrow key: the error says so.
         QVERIFY2(r.err.contains("ESC starts every arrow and function key"), r.err.constData());
 
-        // Kill by a unique prefix.
-        QString prefix = id.left(1);
-        for (int len = 1; len <= id.size(); ++len) {
+        // Kill by a unique prefix (of at least 4 characters: killNeedsAnUnmistakableId).
+        QString prefix = id.left(4);
+        for (int len = 4; len <= id.size(); ++len) {
             prefix = id.left(len);
             int n = 0;
             for (const QString &o : ids)
@@ -482,6 +486,53 @@ private Q_SLOTS:
                     QStringLiteral("XDG_RUNTIME_DIR=/nonexistent")});
         QCOMPARE(r.code, 0);
         QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("sessions")).toArray().size(), ids.size() - 1);
+    }
+
+    void killNeedsAnUnmistakableId()
+    {
+        // `tether kill Y` killed the session whose id began with Y, without
+        // asking. Kill (and share, which exposes a session) take the full
+        // id, the name, or a unique prefix of at least 4 characters.
+        Serve s;
+        QVERIFY(s.start());
+        Run r = tether(s, {QStringLiteral("new"), QStringLiteral("-n"), QStringLiteral("build"), QStringLiteral("--"),
+                           QStringLiteral("/bin/cat")});
+        QCOMPARE(r.code, 0);
+        const QString id = QString::fromLatin1(r.out.trimmed());
+        for (int len = 1; len < 4; ++len) {
+            for (const QString &cmd : {QStringLiteral("kill"), QStringLiteral("share")}) {
+                r = tether(s, {cmd, id.left(len)});
+                QCOMPARE(r.code, 2);
+                QVERIFY2(r.err.startsWith("tether " + cmd.toLatin1() + ": \"" + id.left(len).toLatin1() + "\" is too short"),
+                         r.err.constData());
+                QVERIFY2(r.err.contains(id.toLatin1() + " (build)"), r.err.constData()); // what it matched
+                QVERIFY2(r.err.contains("at least 4 characters"), r.err.constData());
+                QVERIFY(r.out.isEmpty());
+            }
+        }
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--revoke"), id.left(1)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("is too short"), r.err.constData());
+        QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QCOMPARE(s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray().size(), 0);
+        // A short prefix that matches nothing: not found, as before.
+        const QChar other = id.at(0) == QLatin1Char('A') ? QLatin1Char('B') : QLatin1Char('A');
+        r = tether(s, {QStringLiteral("kill"), QString(other)});
+        QCOMPARE(r.code, 4);
+        QVERIFY2(r.err.contains("no session matches"), r.err.constData());
+        // attach and rename, which end nothing, take any unique prefix.
+        QCOMPARE(tether(s, {QStringLiteral("rename"), id.left(1), QStringLiteral("b2")}).code, 0);
+        QCOMPARE(s.session(id).value(QStringLiteral("name")).toString(), QStringLiteral("b2"));
+        // A one-letter name is exact, not a guess; 4 characters of the id are enough.
+        QCOMPARE(tether(s, {QStringLiteral("rename"), id, QStringLiteral("Y")}).code, 0);
+        QCOMPARE(tether(s, {QStringLiteral("share"), QStringLiteral("Y")}).code, 0);
+        QCOMPARE(tether(s, {QStringLiteral("kill"), id.left(4)}).code, 0);
+        QCOMPARE(s.http("GET", "/api/sessions/" + id.toLatin1()).status, 404);
+        const QString named = s.create({QStringLiteral("/bin/cat")});
+        QVERIFY(!named.isEmpty());
+        QCOMPARE(tether(s, {QStringLiteral("rename"), named, QStringLiteral("Y")}).code, 0);
+        QCOMPARE(tether(s, {QStringLiteral("kill"), QStringLiteral("Y")}).code, 0);
+        QCOMPARE(sessionCount(s), 0);
     }
 
     void namesNewRenameAttachKill()

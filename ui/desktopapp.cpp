@@ -767,8 +767,8 @@ QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &d
                        "application (tray icon, local terminal windows) and the web dashboard "
                        "server.\n\nCommands (each has --help):\n"
                        "  serve    the server alone, headless\n"
-                       "  attach   attach this terminal to a session (like tmux attach)\n"
-                       "  list     list sessions\n"
+                       "  attach   attach this terminal to a session (like tmux attach); also: a, at\n"
+                       "  list     list sessions; also: ls\n"
                        "  new      start a session\n"
                        "  kill     end a session\n"
                        "  rename   name a session, or rename it\n"
@@ -825,7 +825,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, share, key or restart")
+        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, share, key or restart (aliases: a, at, ls)")
                                                       .arg(parser.positionalArguments().constFirst()));
     QString error;
     if (!ServeOptions::read(parser, config, &error))

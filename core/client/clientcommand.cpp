@@ -445,7 +445,7 @@ int listCommand(const QStringList &args)
     const QString cmd = QStringLiteral("list");
     QCommandLineParser parser;
     Common common;
-    parser.setApplicationDescription(QStringLiteral("Lists the sessions of the running Tether server."));
+    parser.setApplicationDescription(QStringLiteral("Lists the sessions of the running Tether server. Also `tether ls`, as in tmux."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print the API's JSON ({\"sessions\": [...]})."));
     parser.addOption(json);
     int status = kExitOk;
@@ -925,10 +925,10 @@ int attachCommand(const QStringList &args)
     QCommandLineParser parser;
     Common common;
     parser.setApplicationDescription(QStringLiteral(
-        "Attaches this terminal to a session, like tmux attach. Leave with the detach key\n"
-        "(Ctrl-\\ unless --detach-key): the session lives on. Without ID: the one detached\n"
-        "running session. After a lost connection it reconnects and resumes where it was\n"
-        "(nothing lost, nothing twice).\n"
+        "Attaches this terminal to a session, like tmux attach (also `tether a` or `tether at`,\n"
+        "as in tmux). Leave with the detach key (Ctrl-\\ unless --detach-key): the session\n"
+        "lives on. Without ID: the one detached running session. After a lost connection it\n"
+        "reconnects and resumes where it was (nothing lost, nothing twice).\n"
         "\n") + QString::fromLatin1(kExitStatusHelp));
     const QCommandLineOption watch(QStringLiteral("watch"), QStringLiteral("Watch only: show output, send nothing, never take over."));
     const QCommandLineOption detachKey = detachKeyOption();
@@ -1017,15 +1017,34 @@ int attachCommand(const QStringList &args)
 
 } // namespace
 
-bool isClientCommand(const char *arg)
+namespace {
+/// The short names tmux users type (tmux's own aliases of attach-session
+/// and list-sessions), and the commands they stand for.
+struct Alias {
+    const char *alias;
+    const char *command;
+};
+constexpr Alias kAliases[] = {{"a", "attach"}, {"at", "attach"}, {"ls", "list"}};
+} // namespace
+
+const char *clientCommandName(const char *arg)
 {
     if (!arg)
-        return false;
+        return nullptr;
     for (const char *c : {"attach", "list", "new", "kill", "rename", "share", "key", "restart"}) {
         if (std::strcmp(arg, c) == 0)
-            return true;
+            return c;
     }
-    return false;
+    for (const Alias &a : kAliases) {
+        if (std::strcmp(arg, a.alias) == 0)
+            return a.command;
+    }
+    return nullptr;
+}
+
+bool isClientCommand(const char *arg)
+{
+    return clientCommandName(arg) != nullptr;
 }
 
 
@@ -1035,7 +1054,10 @@ int clientMain(int argc, char **argv)
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(version());
     QStringList args = QCoreApplication::arguments();
-    const QString command = args.value(1);
+    // An alias runs its command under the command's name: `tether ls
+    // --help` shows `tether list`'s help, `tether a X` errs as "tether attach".
+    const char *name = clientCommandName(argc > 1 ? argv[1] : nullptr);
+    const QString command = name ? QString::fromLatin1(name) : args.value(1);
     // "tether attach" in the usage line and errors.
     args[0] = args.value(0) + QLatin1Char(' ') + command;
     args.removeAt(1);

@@ -87,8 +87,13 @@ namespace Tether {
  */
 
 /// True when `arg` (argv[1]) names a client subcommand: attach, list, new,
-/// kill, rename, share, key, restart.
+/// kill, rename, share, key, restart, or an alias of one a tmux user types
+/// (tmux's own: `a` and `at` for attach, `ls` for list).
 bool isClientCommand(const char *arg);
+
+/// The client subcommand `arg` names, an alias resolved ("ls" -> "list");
+/// nullptr when it names none.
+const char *clientCommandName(const char *arg);
 
 /// Runs `tether <subcommand> ...`; returns the exit status.
 int clientMain(int argc, char **argv);

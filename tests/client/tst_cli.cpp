@@ -535,6 +535,60 @@ private Q_SLOTS:
         QCOMPARE(sessionCount(s), 0);
     }
 
+    void aliasesAsInTmux()
+    {
+        // What tmux users type: `ls` for list, `a` and `at` for attach. The
+        // aliases are the ones `tether --help` names ("; also: a, at"), and
+        // each is its command: the same help, the same output, the same errors.
+        Serve s;
+        QVERIFY(s.start());
+        const Run top = tether(s, {QStringLiteral("--help")}, {QStringLiteral("DISPLAY="), QStringLiteral("WAYLAND_DISPLAY="),
+                                                              QStringLiteral("QT_QPA_PLATFORM=")});
+        QCOMPARE(top.code, 0);
+        QMap<QString, QString> aliases; // alias -> command
+        const QRegularExpression line(QStringLiteral("^  (\\w+) .*; also: (.*)$"), QRegularExpression::MultilineOption);
+        for (auto it = line.globalMatch(QString::fromUtf8(top.out)); it.hasNext();) {
+            const QRegularExpressionMatch m = it.next();
+            for (const QString &a : m.captured(2).split(QStringLiteral(", ")))
+                aliases.insert(a, m.captured(1));
+        }
+        QCOMPARE(aliases, (QMap<QString, QString>{{QStringLiteral("a"), QStringLiteral("attach")},
+                                                  {QStringLiteral("at"), QStringLiteral("attach")},
+                                                  {QStringLiteral("ls"), QStringLiteral("list")}}));
+        for (auto it = aliases.cbegin(); it != aliases.cend(); ++it) {
+            const Run viaAlias = tether(s, {it.key(), QStringLiteral("--help")});
+            const Run viaCommand = tether(s, {it.value(), QStringLiteral("--help")});
+            QCOMPARE(viaAlias.code, 0);
+            QVERIFY2(viaAlias.out.startsWith("Usage: tether " + it.value().toUtf8() + " [options]"),
+                     viaAlias.out.constData());
+            QCOMPARE(viaAlias.out, viaCommand.out);
+        }
+
+        const QString id = s.create({QStringLiteral("/bin/cat")});
+        QVERIFY(!id.isEmpty());
+        QCOMPARE(tether(s, {QStringLiteral("rename"), id, QStringLiteral("work")}).code, 0);
+        const Run ls = tether(s, {QStringLiteral("ls")});
+        QCOMPARE(ls.code, 0);
+        QVERIFY2(ls.out.contains("work") && ls.out.contains(id.left(8).toLatin1()), ls.out.constData());
+        QCOMPARE(ls.out, tether(s, {QStringLiteral("list")}).out);
+        const Run json = tether(s, {QStringLiteral("ls"), QStringLiteral("--json")});
+        QCOMPARE(json.code, 0);
+        QCOMPARE(QJsonDocument::fromJson(json.out).object().value(QStringLiteral("sessions")).toArray().size(), 1);
+        for (const QString &a : {QStringLiteral("a"), QStringLiteral("at")}) {
+            const Run none = tether(s, {a, QStringLiteral("nosuch")});
+            QCOMPARE(none.code, 4);
+            QVERIFY2(none.err.startsWith("tether attach: no session matches \"nosuch\""), none.err.constData());
+            // In a real terminal: attached, detached, as `tether attach`.
+            Term t;
+            QVERIFY(t.start(s, {a, QStringLiteral("work")}));
+            QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), 15000);
+            t.type("\x1c");
+            QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
+            QVERIFY2(t.out.contains("[detached from " + id.toLatin1() + "]"), t.out.constData());
+            QCOMPARE(t.rc(), 0);
+        }
+    }
+
     void namesNewRenameAttachKill()
     {
         Serve s;

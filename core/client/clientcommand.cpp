@@ -411,21 +411,28 @@ int apiFailure(const QString &command, const ApiReply &r)
 }
 
 /// Attaching needs a terminal on standard input AND standard output: kExitOk,
-/// else the usage error printed for `command` and kExitUsage.
+/// else the usage error printed for `command` and kExitUsage. `command` is
+/// "attach", or "new" for `new --attach`, which checks before it creates
+/// anything and says so, with how to get there from a terminal.
 int checkTerminal(const QString &command)
 {
+    // `tether new --attach </dev/null` suggested `tether list`, as if a
+    // session had been made (found by a new user): none was.
+    const QString instead = command == QLatin1String("new")
+        ? QStringLiteral("--attach needs a terminal; no session was started. In a terminal, run `tether new --attach`; "
+                         "or run `tether new` here (it prints the new session's id) and `tether attach ID` in a terminal")
+        : QStringLiteral("use `tether list`, or the dashboard");
     // Raw mode, the detach key and the window size need a terminal; with a
     // pipe or /dev/null the attachment could never be left (found by a
     // first-time user: `tether attach ID </dev/null` hung).
     if (!::isatty(STDIN_FILENO))
-        return fail(command, QStringLiteral("standard input is not a terminal (use `tether list`, or the dashboard)"),
-                    kExitUsage);
+        return fail(command, QStringLiteral("standard input is not a terminal: %1").arg(instead), kExitUsage);
     // `tether attach ID >file` attached blind: nothing on screen, keys sent
     // to the session, its escape sequences written into the file, exit 0.
     if (!::isatty(STDOUT_FILENO))
         return fail(command,
-                    QStringLiteral("standard output is not a terminal (attach draws the session's screen there; "
-                                   "use `tether list`, or the dashboard)"),
+                    QStringLiteral("standard output is not a terminal (attach draws the session's screen there): %1")
+                        .arg(instead),
                     kExitUsage);
     return kExitOk;
 }

@@ -899,6 +899,12 @@ private Q_SLOTS:
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("tether new: standard input is not a terminal"), r.err.constData());
         QVERIFY2(r.out.isEmpty(), r.out.constData());
+        // ... and says so, and how to attach from a terminal: it suggested
+        // `tether list`, as if a session had been made.
+        QVERIFY2(r.err.contains("no session was started"), r.err.constData());
+        QVERIFY2(r.err.contains("`tether new --attach`") && r.err.contains("`tether attach ID` in a terminal"),
+                 r.err.constData());
+        QVERIFY2(!r.err.contains("tether list"), r.err.constData());
         QCOMPARE(sessionCount(s), 1);
         QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
 
@@ -920,6 +926,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(n.out.contains("rc="), 15000);
         QCOMPARE(n.rc(), 2);
         QVERIFY2(n.out.contains("tether new: standard output is not a terminal"), n.out.constData());
+        QVERIFY2(n.out.contains("no session was started"), n.out.constData());
         QCOMPARE(QFileInfo(file).size(), 0);
         QCOMPARE(sessionCount(s), 1);
         QCOMPARE(s.session(id).value(QStringLiteral("viewers")).toInt(), 0);

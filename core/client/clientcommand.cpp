@@ -11,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QElapsedTimer>
+#include <QHash>
 #include <QTimer>
 #include <QUrlQuery>
 #include <QVector>
@@ -662,14 +663,21 @@ QString shareTokenOf(const QString &arg)
     return arg;
 }
 
-/// The `tether share --list` table: one read-only link per line.
-QString shareTable(const QJsonArray &shares)
+/// The `tether share --list` table: one read-only link per line: the
+/// session's id, its name (nameText() of `sessions`, GET /api/sessions:
+/// "-" when it has none), viewers, created, link. Scripts read --json.
+QString shareTable(const QJsonArray &shares, const QJsonArray &sessions)
 {
+    QHash<QString, QJsonObject> byId;
+    for (const QJsonValue &v : sessions)
+        byId.insert(v.toObject().value(QStringLiteral("id")).toString(), v.toObject());
     QList<QStringList> rows;
-    rows << QStringList{QStringLiteral("SESSION"), QStringLiteral("VIEWERS"), QStringLiteral("CREATED"), QStringLiteral("LINK")};
+    rows << QStringList{QStringLiteral("SESSION"), QStringLiteral("NAME"), QStringLiteral("VIEWERS"), QStringLiteral("CREATED"),
+                        QStringLiteral("LINK")};
     for (const QJsonValue &v : shares) {
         const QJsonObject o = v.toObject();
-        rows << QStringList{o.value(QStringLiteral("session")).toString(),
+        const QString session = o.value(QStringLiteral("session")).toString();
+        rows << QStringList{session, nameText(byId.value(session)),
                             QString::number(o.value(QStringLiteral("viewers")).toInt()),
                             o.value(QStringLiteral("created")).toString(), o.value(QStringLiteral("url")).toString()};
     }
@@ -690,7 +698,7 @@ int shareCommand(const QStringList &args)
         "Exit status: 0 done; 1 Tether not running or another error; 2 usage error (ID is\n"
         "ambiguous or too short); 4 no session (or, with --revoke, no link) matches."));
     parser.addPositionalArgument(QStringLiteral("ID"), kActingIdHelp);
-    const QCommandLineOption list(QStringLiteral("list"), QStringLiteral("List the read-only links (session, viewers, created, link)."));
+    const QCommandLineOption list(QStringLiteral("list"), QStringLiteral("List the read-only links (session id, its name, viewers, created, link)."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("With --list: print the API's JSON ({\"shares\": [...]})."));
     const QCommandLineOption revoke(QStringLiteral("revoke"),
                                     QStringLiteral("Revoke a link (its token, or the link itself), or every link of a session "
@@ -722,11 +730,18 @@ int shareCommand(const QStringList &args)
                 if (r.status != 200)
                     return done(apiFailure(cmd, r));
                 const QJsonArray shares = r.json().value(QStringLiteral("shares")).toArray();
-                if (parser.isSet(json))
-                    print(r.body.endsWith('\n') ? r.body : r.body + '\n');
-                else
-                    print(shares.isEmpty() ? QByteArray("no read-only links\n") : shareTable(shares).toUtf8());
-                done(kExitOk);
+                if (parser.isSet(json) || shares.isEmpty()) {
+                    print(parser.isSet(json) ? (r.body.endsWith('\n') ? r.body : r.body + '\n') : QByteArray("no read-only links\n"));
+                    return done(kExitOk);
+                }
+                // The names: a link names its session by id only (the API's
+                // JSON stays as it is); a user knows sessions by name.
+                api.get(QStringLiteral("api/sessions"), [&, done, shares](const ApiReply &l) {
+                    if (l.status != 200)
+                        return done(apiFailure(cmd, l));
+                    print(shareTable(shares, l.json().value(QStringLiteral("sessions")).toArray()).toUtf8());
+                    done(kExitOk);
+                });
             });
         });
     }

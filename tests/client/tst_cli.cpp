@@ -695,6 +695,11 @@ private Q_SLOTS:
         QCOMPARE(lines.size(), 4);
         QVERIFY2(lines.at(0).startsWith(QStringLiteral("SESSION")) && lines.at(0).contains(QStringLiteral("LINK")), r.out.constData());
         QVERIFY2(lines.at(1).startsWith(id) && lines.at(1).endsWith(linkA), r.out.constData());
+        // The session's name too, in its own column (it showed ids only).
+        const int nameColumn = lines.at(0).indexOf(QStringLiteral("NAME"));
+        QVERIFY2(nameColumn > 0, r.out.constData());
+        for (int i = 1; i < lines.size(); ++i)
+            QVERIFY2(lines.at(i).mid(nameColumn).startsWith(QStringLiteral("build  ")), r.out.constData());
         QVERIFY2(lines.at(1).contains(QStringLiteral("  1  ")), r.out.constData()); // one viewer
         QVERIFY(lines.at(3).endsWith(linkC));
         r = tether(s, {QStringLiteral("share"), QStringLiteral("--list"), QStringLiteral("--json")});
@@ -729,6 +734,18 @@ private Q_SLOTS:
         QCOMPARE(tether(s, {QStringLiteral("share"), QStringLiteral("--list"), id}).code, 2);
         QCOMPARE(tether(s, {QStringLiteral("share"), QStringLiteral("--json"), id}).code, 2);
         QCOMPARE(s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray().size(), 0);
+
+        // A session without a name: "-" in that column.
+        const QString unnamed = s.create({QStringLiteral("/bin/cat")});
+        QVERIFY(!unnamed.isEmpty());
+        const QString linkU = share(unnamed);
+        QVERIFY(!linkU.isEmpty());
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--list")});
+        QCOMPARE(r.code, 0);
+        lines = QString::fromUtf8(r.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        QVERIFY2(lines.at(1).startsWith(unnamed) && lines.at(1).mid(lines.at(0).indexOf(QStringLiteral("NAME"))).startsWith(QStringLiteral("-  ")),
+                 r.out.constData());
     }
 
     void lateAnswersToReplayedQueriesAreDropped()

@@ -138,7 +138,7 @@ DesktopApp::~DesktopApp()
     m_registry.reset();
 }
 
-bool DesktopApp::start(QString *error)
+bool DesktopApp::start(QString *error, bool *badValue)
 {
     m_server = std::make_unique<Server>(m_registry.get(), m_config);
     m_server->setKeepalive(m_config.pingIntervalSec * 1000, m_config.pingTimeoutSec * 1000);
@@ -157,7 +157,7 @@ bool DesktopApp::start(QString *error)
         qCInfo(lcUi).noquote() << report;
     m_restartedInPlace = adoption == RestartInPlace::Adoption::Adopted;
     QString err;
-    if (!m_restartedInPlace && !m_server->listen(&err)) {
+    if (!m_restartedInPlace && !m_server->listen(&err, badValue)) {
         if (error)
             *error = err;
         return false;
@@ -767,8 +767,8 @@ QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &d
                        "application (tray icon, local terminal windows) and the web dashboard "
                        "server.\n\nCommands (each has --help):\n"
                        "  serve    the server alone, headless\n"
-                       "  attach   attach this terminal to a session (like tmux attach)\n"
-                       "  list     list sessions\n"
+                       "  attach   attach this terminal to a session (like tmux attach); also: a, at\n"
+                       "  list     list sessions; also: ls\n"
                        "  new      start a session\n"
                        "  kill     end a session\n"
                        "  rename   name a session, or rename it\n"
@@ -825,7 +825,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, share, key or restart")
+        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, share, key or restart (aliases: a, at, ls)")
                                                       .arg(parser.positionalArguments().constFirst()));
     QString error;
     if (!ServeOptions::read(parser, config, &error))
@@ -873,7 +873,14 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
 
     DesktopApp desktop(config, trayMode);
     QString error;
-    if (!desktop.start(&error)) {
+    bool badValue = false;
+    if (!desktop.start(&error, &badValue)) {
+        if (badValue) {
+            // As `tether serve`: a bad option value (a TLS file) is a usage
+            // error, exit 2; the box too, for a start from the menu.
+            QMessageBox::critical(nullptr, QStringLiteral("Tether"), DesktopApp::tr("Tether cannot start: %1").arg(error));
+            return ServeOptions::usageError(QStringLiteral("tether"), error);
+        }
         const QString msg = DesktopApp::tr("Tether cannot start its server on %1 port %2: %3\n\n"
                                            "If `tether serve` already runs (for example the systemd user "
                                            "service tether.service), stop it first, or pick another port "

@@ -69,8 +69,9 @@ public:
     ~DesktopApp() override;
 
     /// Starts the server (listen, runtime file) and shows the tray or the
-    /// Sessions window. False with *error set when the server cannot listen.
-    bool start(QString *error);
+    /// Sessions window. False with *error set when the server cannot listen;
+    /// `*badValue` as Server::listen()'s (a bad TLS file: a usage error).
+    bool start(QString *error, bool *badValue = nullptr);
 
     SessionRegistry *registry() const { return m_registry.get(); }
     Server *server() const { return m_server.get(); }

@@ -200,6 +200,14 @@ void ApiClient::track(QNetworkReply *reply, Callback done)
             r.networkError = reply->errorString();
             if (r.networkError.isEmpty())
                 r.networkError = QStringLiteral("no answer");
+            // A TLS server (or a TLS proxy) that hung up on a plain request
+            // says only "Connection closed"; the likely cause is the scheme.
+            // (A Tether server answers 400 "use https://" itself.)
+            if (reply->error() == QNetworkReply::RemoteHostClosedError && reply->url().scheme() == QLatin1String("http")) {
+                QUrl https = reply->url().adjusted(QUrl::RemovePath | QUrl::RemoveQuery | QUrl::RemoveFragment);
+                https.setScheme(QStringLiteral("https"));
+                r.networkError += QStringLiteral(" before any answer (is the server using TLS? try %1/)").arg(https.toString());
+            }
         }
         if (done)
             done(r);

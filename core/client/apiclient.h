@@ -77,7 +77,10 @@ struct ApiReply {
     int status = 0;                 ///< HTTP status; 0 when no HTTP answer came
     QByteArray body;                ///< response body (JSON for the API)
     bool connectionRefused = false; ///< nothing listens there: the server is not running
-    QString networkError;           ///< why no answer came (empty when status != 0)
+    /// Why no answer came (empty when status != 0). A connection to an
+    /// http:// URL closed before any answer adds a hint that the server may
+    /// serve TLS ("try https://HOST:PORT/").
+    QString networkError;
 
     /// The body parsed as a JSON object (empty when it is not one).
     QJsonObject json() const;

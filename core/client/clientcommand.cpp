@@ -11,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QElapsedTimer>
+#include <QHash>
 #include <QTimer>
 #include <QUrlQuery>
 #include <QVector>
@@ -218,36 +219,73 @@ QString table(const QJsonArray &sessions, int columns)
     return alignedColumns(rows);
 }
 
-/// Finds the session `prefix` names: an exact id, else the session with
-/// that name (names are unique, docs/protocol.md), else the one id starting
-/// with it. Ids first: a name that happens to equal another session's id
-/// never hides that session.
-bool resolveId(const QJsonArray &sessions, const QString &prefix, QString *id, QString *error)
+/// Shortest id prefix that kill and share act on (kMinActingPrefix): git's
+/// shortest abbreviation of an object name (core.abbrev, at least 4). A
+/// destructive or exposing command must not act on a guess: `tether kill Y`
+/// ended whichever session's id happened to start with Y (found by a new
+/// user).
+constexpr int kMinActingPrefix = 4;
+static_assert(kMinActingPrefix == 4, "the help texts of kill and share say 4");
+
+/// The ID argument of kill and share (kMinActingPrefix).
+const QString kActingIdHelp = QStringLiteral("The session: its full id, its name, or a unique prefix of its id of at least 4 characters.");
+
+/// "ID (NAME)", or "ID" for a session without a name.
+QString idAndName(const QJsonObject &s)
 {
-    QStringList matches;
+    const QString name = s.value(QStringLiteral("name")).toString();
+    const QString sid = s.value(QStringLiteral("id")).toString();
+    return name.isEmpty() ? sid : QStringLiteral("%1 (%2)").arg(sid, ShellWords::quote({name}));
+}
+
+/// Finds the session `arg` names: an exact id, else the session with that
+/// name (names are unique, docs/protocol.md), else the one id starting with
+/// it, if `arg` has at least `minPrefix` characters (kill, share:
+/// kMinActingPrefix; attach, rename: any). Ids first: a name that happens to
+/// equal another session's id never hides that session.
+/// Returns kExitOk with *id; kExitNotFound when nothing matches; kExitUsage
+/// when `arg` is a prefix of several ids, or one id's prefix shorter than
+/// `minPrefix`: *error then lists the sessions it matches, ids and names.
+int resolveId(const QJsonArray &sessions, const QString &arg, int minPrefix, QString *id, QString *error)
+{
+    QStringList matchIds;
+    QStringList matches; // as the error shows them
     QString named;
     for (const QJsonValue &v : sessions) {
         const QString sid = v.toObject().value(QStringLiteral("id")).toString();
-        if (sid == prefix) {
+        if (sid == arg) {
             *id = sid;
-            return true;
+            return kExitOk;
         }
-        if (!prefix.isEmpty() && v.toObject().value(QStringLiteral("name")).toString() == prefix)
+        if (!arg.isEmpty() && v.toObject().value(QStringLiteral("name")).toString() == arg)
             named = sid;
-        if (!prefix.isEmpty() && sid.startsWith(prefix))
-            matches << sid;
+        if (!arg.isEmpty() && sid.startsWith(arg)) {
+            matchIds << sid;
+            matches << idAndName(v.toObject());
+        }
     }
     if (!named.isEmpty()) {
         *id = named;
-        return true;
+        return kExitOk;
     }
-    if (matches.size() == 1) {
-        *id = matches.first();
-        return true;
+    if (matches.isEmpty()) {
+        *error = QStringLiteral("no session matches \"%1\" (see `tether list`)").arg(arg);
+        return kExitNotFound;
     }
-    *error = matches.isEmpty() ? QStringLiteral("no session matches \"%1\" (see `tether list`)").arg(prefix)
-                               : QStringLiteral("\"%1\" is ambiguous: %2").arg(prefix, matches.join(QStringLiteral(", ")));
-    return false;
+    if (matches.size() > 1) {
+        *error = QStringLiteral("\"%1\" is ambiguous: it matches %2; give more of the id, or the name")
+                     .arg(arg, matches.join(QStringLiteral(", ")));
+        return kExitUsage;
+    }
+    if (arg.size() < minPrefix) {
+        *error = QStringLiteral("\"%1\" is too short to act on: it matches %2, but an id prefix needs at least %3 "
+                                "characters here; give the full id, the name, or at least %3 characters of the id")
+                     .arg(arg, matches.first())
+                     .arg(minPrefix);
+        return kExitUsage;
+    }
+    *id = matchIds.first();
+    return kExitOk;
 }
 
 bool terminalSize(int *cols, int *rows)
@@ -264,7 +302,8 @@ bool terminalSize(int *cols, int *rows)
 
 const char kExitStatusHelp[] =
     "Exit status: 0 detached (detach key) or the process exited; 1 Tether not running,\n"
-    "connection lost or another error; 2 usage error; 3 taken over by another viewer;\n"
+    "connection lost or another error; 2 usage error (an ambiguous ID too); 3 taken over\n"
+    "by another viewer;\n"
     "4 session not found or expired; 5 session killed or server shutting down;\n"
     "128+N ended by signal N (SIGHUP, SIGINT, SIGTERM).";
 
@@ -373,21 +412,28 @@ int apiFailure(const QString &command, const ApiReply &r)
 }
 
 /// Attaching needs a terminal on standard input AND standard output: kExitOk,
-/// else the usage error printed for `command` and kExitUsage.
+/// else the usage error printed for `command` and kExitUsage. `command` is
+/// "attach", or "new" for `new --attach`, which checks before it creates
+/// anything and says so, with how to get there from a terminal.
 int checkTerminal(const QString &command)
 {
+    // `tether new --attach </dev/null` suggested `tether list`, as if a
+    // session had been made (found by a new user): none was.
+    const QString instead = command == QLatin1String("new")
+        ? QStringLiteral("--attach needs a terminal; no session was started. In a terminal, run `tether new --attach`; "
+                         "or run `tether new` here (it prints the new session's id) and `tether attach ID` in a terminal")
+        : QStringLiteral("use `tether list`, or the dashboard");
     // Raw mode, the detach key and the window size need a terminal; with a
     // pipe or /dev/null the attachment could never be left (found by a
     // first-time user: `tether attach ID </dev/null` hung).
     if (!::isatty(STDIN_FILENO))
-        return fail(command, QStringLiteral("standard input is not a terminal (use `tether list`, or the dashboard)"),
-                    kExitUsage);
+        return fail(command, QStringLiteral("standard input is not a terminal: %1").arg(instead), kExitUsage);
     // `tether attach ID >file` attached blind: nothing on screen, keys sent
     // to the session, its escape sequences written into the file, exit 0.
     if (!::isatty(STDOUT_FILENO))
         return fail(command,
-                    QStringLiteral("standard output is not a terminal (attach draws the session's screen there; "
-                                   "use `tether list`, or the dashboard)"),
+                    QStringLiteral("standard output is not a terminal (attach draws the session's screen there): %1")
+                        .arg(instead),
                     kExitUsage);
     return kExitOk;
 }
@@ -407,7 +453,7 @@ int listCommand(const QStringList &args)
     const QString cmd = QStringLiteral("list");
     QCommandLineParser parser;
     Common common;
-    parser.setApplicationDescription(QStringLiteral("Lists the sessions of the running Tether server."));
+    parser.setApplicationDescription(QStringLiteral("Lists the sessions of the running Tether server. Also `tether ls`, as in tmux."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print the API's JSON ({\"sessions\": [...]})."));
     parser.addOption(json);
     int status = kExitOk;
@@ -474,8 +520,9 @@ bool setUpSessionCommand(QCommandLineParser &parser, const Common &common, const
 }
 
 /// Runs the event loop: finds the session `prefix` names (resolveId over
-/// GET /api/sessions; not found: kExitNotFound), then `then(id, done)`.
-int withSession(ApiClient &api, const QString &command, const QString &prefix,
+/// GET /api/sessions with `minPrefix`; its status and error when it finds
+/// none), then `then(id, done)`.
+int withSession(ApiClient &api, const QString &command, const QString &prefix, int minPrefix,
                 const std::function<void(const QString &, std::function<void(int)>)> &then)
 {
     return runAsync([&](std::function<void(int)> done) {
@@ -483,8 +530,9 @@ int withSession(ApiClient &api, const QString &command, const QString &prefix,
             if (r.status != 200)
                 return done(apiFailure(command, r));
             QString id, error;
-            if (!resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, &id, &error))
-                return done(fail(command, error, kExitNotFound));
+            const int found = resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, minPrefix, &id, &error);
+            if (found != kExitOk)
+                return done(fail(command, error, found));
             then(id, done);
         });
     });
@@ -497,17 +545,19 @@ int killCommand(const QStringList &args)
     Common common;
     parser.setApplicationDescription(QStringLiteral(
         "Ends a session: its processes get SIGHUP, then SIGTERM, then SIGKILL.\n"
-        "ID may be the session's name or any unique prefix of its id.\n\n"
-        "Exit status: 0 killed; 1 Tether not running or another error; 2 usage error;\n"
-        "4 no session matches ID (or it is ambiguous)."));
-    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
+        "ID is the session's full id, its name, or a unique prefix of its id of at least 4\n"
+        "characters (a shorter one is refused: killing is not done on a guess).\n\n"
+        "Exit status: 0 killed; 1 Tether not running or another error; 2 usage error (ID is\n"
+        "ambiguous or too short: the sessions it matches are listed); 4 no session matches ID."));
+    parser.addPositionalArgument(QStringLiteral("ID"), kActingIdHelp);
     int status = kExitOk;
     ServerEndpoint ep;
     if (!setUpSessionCommand(parser, common, cmd, args, 1, QStringLiteral("expected one session ID (see --help)"), &ep,
                              &status))
         return status;
     ApiClient api(ep);
-    return withSession(api, cmd, parser.positionalArguments().first(), [&](const QString &id, std::function<void(int)> done) {
+    return withSession(api, cmd, parser.positionalArguments().first(), kMinActingPrefix,
+                       [&](const QString &id, std::function<void(int)> done) {
         api.deleteResource(QStringLiteral("api/sessions/") + id, [&, done](const ApiReply &d) {
             done(d.status == 204 ? kExitOk : apiFailure(cmd, d));
         });
@@ -524,7 +574,8 @@ int renameCommand(const QStringList &args)
         "its id. An empty NAME ('') takes the name away. Names are unique among the sessions,\n"
         "at most 64 characters, without control characters or white space at either end.\n\n"
         "Exit status: 0 renamed; 1 Tether not running, the name refused (taken or not allowed:\n"
-        "the reason is printed) or another error; 2 usage error; 4 no session matches ID."));
+        "the reason is printed) or another error; 2 usage error (an ambiguous ID too); 4 no\n"
+        "session matches ID."));
     parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
     parser.addPositionalArgument(QStringLiteral("NAME"), QStringLiteral("Its new name ('' for none)."));
     int status = kExitOk;
@@ -534,7 +585,7 @@ int renameCommand(const QStringList &args)
         return status;
     const QJsonObject body{{QStringLiteral("name"), parser.positionalArguments().at(1)}};
     ApiClient api(ep);
-    return withSession(api, cmd, parser.positionalArguments().at(0), [&](const QString &id, std::function<void(int)> done) {
+    return withSession(api, cmd, parser.positionalArguments().at(0), 0, [&](const QString &id, std::function<void(int)> done) {
         api.patch(QStringLiteral("api/sessions/") + id, QJsonDocument(body).toJson(QJsonDocument::Compact),
                   [&, done](const ApiReply &p) { done(p.status == 200 ? kExitOk : apiFailure(cmd, p)); });
     });
@@ -612,14 +663,21 @@ QString shareTokenOf(const QString &arg)
     return arg;
 }
 
-/// The `tether share --list` table: one read-only link per line.
-QString shareTable(const QJsonArray &shares)
+/// The `tether share --list` table: one read-only link per line: the
+/// session's id, its name (nameText() of `sessions`, GET /api/sessions:
+/// "-" when it has none), viewers, created, link. Scripts read --json.
+QString shareTable(const QJsonArray &shares, const QJsonArray &sessions)
 {
+    QHash<QString, QJsonObject> byId;
+    for (const QJsonValue &v : sessions)
+        byId.insert(v.toObject().value(QStringLiteral("id")).toString(), v.toObject());
     QList<QStringList> rows;
-    rows << QStringList{QStringLiteral("SESSION"), QStringLiteral("VIEWERS"), QStringLiteral("CREATED"), QStringLiteral("LINK")};
+    rows << QStringList{QStringLiteral("SESSION"), QStringLiteral("NAME"), QStringLiteral("VIEWERS"), QStringLiteral("CREATED"),
+                        QStringLiteral("LINK")};
     for (const QJsonValue &v : shares) {
         const QJsonObject o = v.toObject();
-        rows << QStringList{o.value(QStringLiteral("session")).toString(),
+        const QString session = o.value(QStringLiteral("session")).toString();
+        rows << QStringList{session, nameText(byId.value(session)),
                             QString::number(o.value(QStringLiteral("viewers")).toInt()),
                             o.value(QStringLiteral("created")).toString(), o.value(QStringLiteral("url")).toString()};
     }
@@ -633,13 +691,14 @@ int shareCommand(const QStringList &args)
     Common common;
     parser.setApplicationDescription(QStringLiteral(
         "Prints a read-only link to a session: whoever opens it can watch that session (its output,\n"
-        "live) and nothing else: no typing, no resizing, no other session, no key. ID may be the\n"
-        "session's name or any unique prefix of its id. A link ends when it is revoked, when its\n"
-        "session ends, or when the key is rotated; it survives `tether restart`.\n\n"
-        "Exit status: 0 done; 1 Tether not running or another error; 2 usage error;\n"
-        "4 no session (or, with --revoke, no link) matches."));
-    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
-    const QCommandLineOption list(QStringLiteral("list"), QStringLiteral("List the read-only links (session, viewers, created, link)."));
+        "live) and nothing else: no typing, no resizing, no other session, no key. ID is the\n"
+        "session's full id, its name, or a unique prefix of its id of at least 4 characters. A\n"
+        "link ends when it is revoked, when its session ends, or when the key is rotated; it\n"
+        "survives `tether restart`.\n\n"
+        "Exit status: 0 done; 1 Tether not running or another error; 2 usage error (ID is\n"
+        "ambiguous or too short); 4 no session (or, with --revoke, no link) matches."));
+    parser.addPositionalArgument(QStringLiteral("ID"), kActingIdHelp);
+    const QCommandLineOption list(QStringLiteral("list"), QStringLiteral("List the read-only links (session id, its name, viewers, created, link)."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("With --list: print the API's JSON ({\"shares\": [...]})."));
     const QCommandLineOption revoke(QStringLiteral("revoke"),
                                     QStringLiteral("Revoke a link (its token, or the link itself), or every link of a session "
@@ -671,11 +730,18 @@ int shareCommand(const QStringList &args)
                 if (r.status != 200)
                     return done(apiFailure(cmd, r));
                 const QJsonArray shares = r.json().value(QStringLiteral("shares")).toArray();
-                if (parser.isSet(json))
-                    print(r.body.endsWith('\n') ? r.body : r.body + '\n');
-                else
-                    print(shares.isEmpty() ? QByteArray("no read-only links\n") : shareTable(shares).toUtf8());
-                done(kExitOk);
+                if (parser.isSet(json) || shares.isEmpty()) {
+                    print(parser.isSet(json) ? (r.body.endsWith('\n') ? r.body : r.body + '\n') : QByteArray("no read-only links\n"));
+                    return done(kExitOk);
+                }
+                // The names: a link names its session by id only (the API's
+                // JSON stays as it is); a user knows sessions by name.
+                api.get(QStringLiteral("api/sessions"), [&, done, shares](const ApiReply &l) {
+                    if (l.status != 200)
+                        return done(apiFailure(cmd, l));
+                    print(shareTable(shares, l.json().value(QStringLiteral("sessions")).toArray()).toUtf8());
+                    done(kExitOk);
+                });
             });
         });
     }
@@ -705,8 +771,12 @@ int shareCommand(const QStringList &args)
                     if (l.status != 200)
                         return done(apiFailure(cmd, l));
                     QString id, error;
-                    if (!resolveId(l.json().value(QStringLiteral("sessions")).toArray(), target, &id, &error))
-                        return done(fail(cmd, QStringLiteral("no read-only link has that token, and %1").arg(error), kExitNotFound));
+                    const int found = resolveId(l.json().value(QStringLiteral("sessions")).toArray(), target,
+                                                kMinActingPrefix, &id, &error);
+                    if (found == kExitNotFound)
+                        return done(fail(cmd, QStringLiteral("no read-only link has that token, and %1").arg(error), found));
+                    if (found != kExitOk)
+                        return done(fail(cmd, error, found));
                     api.deleteResource(QStringLiteral("api/sessions/") + id + QStringLiteral("/shares"), [&, done](const ApiReply &d) {
                         if (d.status != 200)
                             return done(apiFailure(cmd, d));
@@ -717,7 +787,7 @@ int shareCommand(const QStringList &args)
             });
         });
     }
-    return withSession(api, cmd, positional.first(), [&](const QString &id, std::function<void(int)> done) {
+    return withSession(api, cmd, positional.first(), kMinActingPrefix, [&](const QString &id, std::function<void(int)> done) {
         const QJsonObject body{{QStringLiteral("session"), id}};
         api.post(QStringLiteral("api/shares"), QJsonDocument(body).toJson(QJsonDocument::Compact), [&, done](const ApiReply &r) {
             if (r.status != 201)
@@ -877,10 +947,10 @@ int attachCommand(const QStringList &args)
     QCommandLineParser parser;
     Common common;
     parser.setApplicationDescription(QStringLiteral(
-        "Attaches this terminal to a session, like tmux attach. Leave with the detach key\n"
-        "(Ctrl-\\ unless --detach-key): the session lives on. Without ID: the one detached\n"
-        "running session. After a lost connection it reconnects and resumes where it was\n"
-        "(nothing lost, nothing twice).\n"
+        "Attaches this terminal to a session, like tmux attach (also `tether a` or `tether at`,\n"
+        "as in tmux). Leave with the detach key (Ctrl-\\ unless --detach-key): the session\n"
+        "lives on. Without ID: the one detached running session. After a lost connection it\n"
+        "reconnects and resumes where it was (nothing lost, nothing twice).\n"
         "\n") + QString::fromLatin1(kExitStatusHelp));
     const QCommandLineOption watch(QStringLiteral("watch"), QStringLiteral("Watch only: show output, send nothing, never take over."));
     const QCommandLineOption detachKey = detachKeyOption();
@@ -932,9 +1002,8 @@ int attachCommand(const QStringList &args)
             const QJsonArray sessions = r.json().value(QStringLiteral("sessions")).toArray();
             QString error;
             if (!prefix.isEmpty()) {
-                if (!resolveId(sessions, prefix, &id, &error))
-                    return done(fail(cmd, error, kExitNotFound));
-                return done(kExitOk);
+                const int found = resolveId(sessions, prefix, 0, &id, &error);
+                return done(found == kExitOk ? kExitOk : fail(cmd, error, found));
             }
             QJsonArray detached;
             for (const QJsonValue &v : sessions) {
@@ -970,15 +1039,34 @@ int attachCommand(const QStringList &args)
 
 } // namespace
 
-bool isClientCommand(const char *arg)
+namespace {
+/// The short names tmux users type (tmux's own aliases of attach-session
+/// and list-sessions), and the commands they stand for.
+struct Alias {
+    const char *alias;
+    const char *command;
+};
+constexpr Alias kAliases[] = {{"a", "attach"}, {"at", "attach"}, {"ls", "list"}};
+} // namespace
+
+const char *clientCommandName(const char *arg)
 {
     if (!arg)
-        return false;
+        return nullptr;
     for (const char *c : {"attach", "list", "new", "kill", "rename", "share", "key", "restart"}) {
         if (std::strcmp(arg, c) == 0)
-            return true;
+            return c;
     }
-    return false;
+    for (const Alias &a : kAliases) {
+        if (std::strcmp(arg, a.alias) == 0)
+            return a.command;
+    }
+    return nullptr;
+}
+
+bool isClientCommand(const char *arg)
+{
+    return clientCommandName(arg) != nullptr;
 }
 
 
@@ -988,7 +1076,10 @@ int clientMain(int argc, char **argv)
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(version());
     QStringList args = QCoreApplication::arguments();
-    const QString command = args.value(1);
+    // An alias runs its command under the command's name: `tether ls
+    // --help` shows `tether list`'s help, `tether a X` errs as "tether attach".
+    const char *name = clientCommandName(argc > 1 ? argv[1] : nullptr);
+    const QString command = name ? QString::fromLatin1(name) : args.value(1);
     // "tether attach" in the usage line and errors.
     args[0] = args.value(0) + QLatin1Char(' ') + command;
     args.removeAt(1);

@@ -24,8 +24,13 @@ namespace Tether {
  * else TETHER_URL/TETHER_KEY, else the runtime file. No runtime file or a
  * refused connection: one line on stderr, "Tether is not running: start it
  * with `tether` or `tether serve`", exit status 1. An ID may be a session's
- * full id, its name (names are unique), or any unique prefix of its id (like
- * git), tried in that order.
+ * full id, its name (names are unique), or a unique prefix of its id (like
+ * git), tried in that order (one resolver for every command). The commands
+ * that end or expose a session (kill, share, share --revoke) take a prefix
+ * only of at least 4 characters, git's shortest abbreviation: `tether kill Y`
+ * ended whichever session's id began with Y (a new user's report). An
+ * ambiguous ID, or one too short, is a usage error (exit 2) that lists the
+ * sessions it matches, id and name; an ID that matches none exits 4.
  *
  * `tether list` prints a table: ID, NAME (shell-quoted, "-" when none), STATE, ATTACHED, VIEWERS, SIZE, PROGRAM,
  * COMMAND/TITLE (the title, else the command shell-quoted by ShellWords::quote()).
@@ -83,8 +88,13 @@ namespace Tether {
  */
 
 /// True when `arg` (argv[1]) names a client subcommand: attach, list, new,
-/// kill, rename, share, key, restart.
+/// kill, rename, share, key, restart, or an alias of one a tmux user types
+/// (tmux's own: `a` and `at` for attach, `ls` for list).
 bool isClientCommand(const char *arg);
+
+/// The client subcommand `arg` names, an alias resolved ("ls" -> "list");
+/// nullptr when it names none.
+const char *clientCommandName(const char *arg);
 
 /// Runs `tether <subcommand> ...`; returns the exit status.
 int clientMain(int argc, char **argv);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "httpconnection.h"
 #include "logging.h"
+#include "repeatlimiter.h"
 #include "serversocket.h"
 
 #include <QHostAddress>
@@ -18,6 +19,10 @@ constexpr int kLingerMs = 2000;            ///< discard late request bytes this 
 constexpr qint64 kMaxDiscard = 1024 * 1024;
 constexpr qint64 kMaxStreamBacklog = 1024 * 1024;
 constexpr qint64 kReadBuffer = 64 * 1024;
+/// The first byte of a TLS record of type handshake (RFC 8446 §5.1,
+/// ContentType handshake(22)): every TLS client opens with one, a
+/// ClientHello. An HTTP request starts with a method's capital letter.
+constexpr char kTlsHandshakeRecord = 0x16;
 std::atomic<quint64> g_nextSerial{0};
 } // namespace
 
@@ -56,6 +61,39 @@ void HttpConnection::start()
         onReadyRead();
 }
 
+void HttpConnection::startTlsOnFirstByte()
+{
+    if (qobject_cast<QSslSocket *>(m_socket))
+        m_awaitingFirstByte = true;
+}
+
+QString HttpConnection::plainHttpOnTlsPortText()
+{
+    return QStringLiteral("the plain HTTP request was sent to an HTTPS port: this Tether server serves HTTPS only; "
+                          "use https:// instead of http://");
+}
+
+bool HttpConnection::onFirstByte()
+{
+    auto *ssl = qobject_cast<QSslSocket *>(m_socket);
+    char first = 0;
+    if (!ssl || ssl->peek(&first, 1) != 1)
+        return false;
+    m_awaitingFirstByte = false;
+    if (first == kTlsHandshakeRecord) {
+        // Decrypted bytes come with later readyRead signals.
+        ssl->startServerEncryption();
+        return true;
+    }
+    // In UnencryptedMode QSslSocket emits bytesWritten, not
+    // encryptedBytesWritten, for what it writes in clear.
+    connect(ssl, &QTcpSocket::bytesWritten, this, &HttpConnection::onBytesWritten);
+    // Any peer can cause it: rate-limited, as the handshake failures are.
+    logLimited(lcServer(), QtInfoMsg, QStringLiteral("plain HTTP request on the TLS port: answered 400 (use https://)"));
+    respondError(400, plainHttpOnTlsPortText());
+    return false;
+}
+
 QByteArray HttpConnection::statusText(int status)
 {
     switch (status) {
@@ -88,6 +126,10 @@ void HttpConnection::onReadyRead()
 {
     if (!m_socket)
         return;
+    if (m_awaitingFirstByte && m_state == State::Reading) {
+        onFirstByte();
+        return;
+    }
     if (m_state != State::Reading) {
         // Answer sent (or streaming): what the client still sends is dropped.
         m_discarded += m_socket->skip(m_socket->bytesAvailable());

@@ -39,6 +39,26 @@ public:
     /// Starts reading (also handles bytes already buffered).
     void start();
 
+    /**
+     * For a TLS server: the socket is a QSslSocket still in UnencryptedMode,
+     * and the first byte the client sends decides, before start(). A TLS
+     * record of type handshake (0x16, the ClientHello: RFC 8446 §5.1)
+     * starts the server handshake (QSslSocket::startServerEncryption()) and
+     * the request is then read decrypted, as usual. Anything else is a
+     * plain-HTTP request sent to the HTTPS port (`--url http://...` against
+     * a TLS server): it is never served (nor its key looked at); it is
+     * answered in clear text `400` with {"error": "... use https:// ..."}
+     * and closed, as nginx answers "The plain HTTP request was sent to HTTPS
+     * port", so that the client shows why instead of "Connection closed".
+     * The byte is peeked, not read (QSslSocket::peek does not consume in
+     * UnencryptedMode, Qt 5.15 and 6.4), so the handshake sees the whole
+     * ClientHello. Waiting for that byte counts against the request
+     * timeout, like a slow request head.
+     */
+    void startTlsOnFirstByte();
+    /// The text of the 400 answer to plain HTTP on the TLS port.
+    static QString plainHttpOnTlsPortText();
+
     const HttpRequest &request() const { return m_request; }
     QTcpSocket *socket() const { return m_socket; }
 
@@ -116,6 +136,9 @@ Q_SIGNALS:
 private:
     enum class State { Reading, Responding, Lingering, Streaming, Done };
     void onReadyRead();
+    /// startTlsOnFirstByte(): false while the first byte has not come (or
+    /// when it was plain HTTP, answered); true once encryption started.
+    bool onFirstByte();
     void onBytesWritten();
     void onDisconnected();
     void onTimeout();
@@ -129,6 +152,7 @@ private:
     bool m_headConsumed = false;
     qint64 m_discarded = 0;
     bool m_trusted = false;
+    bool m_awaitingFirstByte = false; ///< startTlsOnFirstByte(), before that byte came
     QString m_shareToken;
     quint64 m_serial = 0;
 };

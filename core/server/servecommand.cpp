@@ -99,9 +99,16 @@ int serveMain(int argc, char **argv)
     const RestartInPlace::Adoption adoption = restart.adoptHandover(&report);
     if (adoption != RestartInPlace::Adoption::None)
         std::fprintf(stderr, "tether serve: %s\n", qPrintable(report));
-    if (adoption != RestartInPlace::Adoption::Adopted && !server.listen(&error)) {
-        std::fprintf(stderr, "tether serve: %s\n", qPrintable(error));
-        status = 1;
+    bool badValue = false;
+    if (adoption != RestartInPlace::Adoption::Adopted && !server.listen(&error, &badValue)) {
+        // A TLS file that is missing or no usable pair is a bad option value
+        // like any other (exit 2, as the README says); it exited 1.
+        if (badValue) {
+            status = ServeOptions::usageError(kProgram, error);
+        } else {
+            std::fprintf(stderr, "tether serve: %s\n", qPrintable(error));
+            status = 1;
+        }
     } else if (!server.writeRuntimeFile(&error, &otherServer)) {
         std::fprintf(stderr, "tether serve: %s\n", qPrintable(error));
         status = 1;

@@ -17,7 +17,7 @@ struct Config;
  * `--buffer-size 17592186044417M` round to 1 MiB.
  *
  *   --bind ADDR          Config::bind (not checked here: listening reports a
- *                        bad address, exit 1)
+ *                        bad address, exit 2: Server::listen()'s badValue)
  *   --port N             Config::port, 0..65535 (0 = any free port)
  *   --ttl SECONDS        Limits::ttlSeconds, 0..31536000 (0 = until killed)
  *   --exited-ttl SECONDS Limits::exitedTtlSeconds, 0..31536000 (0 = until killed)
@@ -26,7 +26,9 @@ struct Config;
  *   --max-sessions N     Limits::maxSessions, 1..Config::maxSessionsLimit() (the
  *                        kernel's PTY limit, /proc/sys/kernel/pty/max)
  *   --command CMD        Config::command, shell words (ShellWords::split)
- *   --tls-cert FILE      Config::tlsCert (checked when listening: TlsContext)
+ *   --tls-cert FILE      Config::tlsCert (checked when listening, TlsContext,
+ *                        where a restart in place may fall back on the pair
+ *                        handed over; a bad file is still exit 2)
  *   --tls-key FILE       Config::tlsKey
  *   --allow-host NAME    Config::allowHosts, repeatable; replaces the setting
  *   --insecure-bind      Config::insecureBind (BindPolicy)

@@ -178,10 +178,13 @@ QHostAddress Server::listenAddress() const
     return QHostAddress(bind);
 }
 
-bool Server::prepareTransport(QString *error)
+bool Server::prepareTransport(QString *error, bool *badValue)
 {
     QString why;
+    // Which failures are the user's values (not the machine's, not policy).
+    bool valueAtFault = false;
     if (m_config.tlsCert.isEmpty() != m_config.tlsKey.isEmpty()) {
+        valueAtFault = true;
         why = QStringLiteral("TLS needs both a certificate and a key (--tls-cert and --tls-key, or the settings "
                              "server/tlsCert and server/tlsKey); only the %1 is set")
                   .arg(m_config.tlsCert.isEmpty() ? QStringLiteral("key") : QStringLiteral("certificate"));
@@ -210,6 +213,7 @@ bool Server::prepareTransport(QString *error)
         m_handedOverKey.clear();
         if (!loaded) {
             delete tls;
+            valueAtFault = QSslSocket::supportsSsl(); // else no OpenSSL library: not the files
         } else {
             why.clear();
             m_tls = tls;
@@ -225,6 +229,8 @@ bool Server::prepareTransport(QString *error)
     if (!why.isEmpty()) {
         if (error)
             *error = why;
+        if (badValue)
+            *badValue = valueAtFault;
         return false;
     }
     m_startWarning = BindPolicy::decide(m_config.bind, m_config.tlsEnabled(), m_config.insecureBind)
@@ -239,14 +245,18 @@ bool Server::reloadTls()
     return m_tls && m_tls->reload();
 }
 
-bool Server::listen(QString *error)
+bool Server::listen(QString *error, bool *badValue)
 {
-    if (!prepareTransport(error))
+    if (badValue)
+        *badValue = false;
+    if (!prepareTransport(error, badValue))
         return false;
     const QHostAddress address = listenAddress();
     if (address.isNull()) {
         if (error)
             *error = QStringLiteral("invalid bind address \"%1\"").arg(m_config.bind);
+        if (badValue)
+            *badValue = true;
         return false;
     }
     if (!m_tcp->listen(address, m_config.port)) {
@@ -496,8 +506,8 @@ void Server::onAccepted(qintptr fd)
         // connection bound like a slow request head (it is one, to us).
         tls->setSslConfiguration(m_tls->configuration());
         connect(tls, &QAbstractSocket::errorOccurred, this, [tls](QAbstractSocket::SocketError e) {
-            // Plain HTTP on the TLS port, TLS 1.1, a client that distrusts
-            // the certificate: Qt aborts that connection only. Any peer can
+            // TLS 1.1, a client that distrusts the certificate, garbage
+            // after a handshake byte: Qt aborts that connection only. Any peer can
             // cause it: rate-limited (issue 10).
             if (e == QAbstractSocket::SslHandshakeFailedError || e == QAbstractSocket::SslInternalError
                 || e == QAbstractSocket::SslInvalidUserDataError)
@@ -512,10 +522,12 @@ void Server::onAccepted(qintptr fd)
         if (m_eventStreams.remove(c) && m_eventStreams.isEmpty())
             m_eventKeepalive.stop();
     });
-    const QPointer<QTcpSocket> alive(socket);
+    // Under TLS the handshake starts on the client's first byte, unless that
+    // byte shows a plain-HTTP request, which is answered 400 "use https://"
+    // in clear text instead of a handshake failure the client reports as
+    // "Connection closed".
+    c->startTlsOnFirstByte();
     c->start();
-    if (auto *tls = qobject_cast<TlsServerSocket *>(socket); tls && alive && tls->state() == QAbstractSocket::ConnectedState)
-        tls->startServerEncryption();
 }
 
 HttpConnection *Server::evictionCandidate() const

@@ -87,7 +87,13 @@ public:
     /// also when BindPolicy refuses the bind (off loopback without TLS and
     /// without config.insecureBind: the text says how to make a certificate
     /// or use an SSH tunnel), or the TLS pair cannot be used (TlsContext).
-    bool listen(QString *error);
+    /// `*badValue` (when given) tells a failure caused by a bad value of an
+    /// option or setting, which the programs report as a usage error (exit
+    /// 2, as ServeOptions::read()'s): only one of --tls-cert and --tls-key,
+    /// a TLS file missing, unreadable or not a usable pair (the text names
+    /// the file and why), a --bind that is no address. A port in use, the
+    /// bind policy's refusal or no OpenSSL library are not (exit 1).
+    bool listen(QString *error, bool *badValue = nullptr);
     /// A warning to print at every start (BindPolicy::insecureWarning), or
     /// empty. Set by listen() and adoptListeningSocket().
     QString startWarning() const { return m_startWarning; }
@@ -291,7 +297,8 @@ private:
     /// `name` matches `pattern` (lower-case; "*.example.org" matches one label).
     static bool nameMatches(const QByteArray &pattern, const QByteArray &name);
     /// The bind policy and the TLS pair, before listening (either way).
-    bool prepareTransport(QString *error);
+    /// `*badValue` as listen()'s.
+    bool prepareTransport(QString *error, bool *badValue = nullptr);
     /// "https" under TLS, else "http".
     QString scheme() const;
     bool authorized(const HttpConnection *c) const;

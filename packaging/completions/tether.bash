@@ -2,13 +2,16 @@
 # bash completion for tether(1), installed as
 # /usr/share/bash-completion/completions/tether.
 #
-# Commands, their options and the ids of live sessions. The options are read
+# Commands (and their aliases), their options and the ids of live sessions. The options are read
 # from `tether COMMAND --help` (once per shell and command), so they follow the
 # binary; the session ids come from `tether list --json` (with the --url and
 # --key typed on the line, if any), for attach, kill, rename and share. Works without the
 # bash-completion package's helpers.
 
 _tether_commands="serve attach list new kill rename share key restart"
+# Aliases a tmux user types (`tether --help` names them): completed as their
+# commands once typed, not offered as words of their own.
+declare -gA _tether_aliases=([a]=attach [at]=attach [ls]=list)
 
 # The options of `tether $2 --help` ($2 empty: the desktop app), one a line,
 # "NAME" or "NAME=" for one that takes a value. $1 is the binary.
@@ -59,7 +62,7 @@ _tether() {
         elif [[ $w == -* && ( -z $cmd || ( $cmd != attach && $cmd != kill && $cmd != rename && $cmd != share ) ) ]]; then
             :
         elif [[ -z $cmd ]]; then
-            cmd=$w
+            cmd=${_tether_aliases[$w]:-$w}
             valued=" $(_tether_options "$tether" "$cmd" | sed -n 's/=$//p' | tr '\n' ' ') "
         elif [[ $w == -* && $(_tether_options "$tether" "$cmd") == *"$w"* ]]; then
             :

@@ -9,10 +9,20 @@
 
 set -g __tether_commands serve attach list new kill rename share key restart
 
-# The command given so far on the line ("" for none).
+# The command given so far on the line ("" for none); an alias a tmux user
+# types (`tether --help` names them) stands for its command. Aliases are
+# completed as their commands, not offered as words of their own.
 function __tether_command
     set -l tokens (commandline -opc)
     for t in $tokens[2..-1]
+        switch $t
+            case a at
+                echo attach
+                return
+            case ls
+                echo list
+                return
+        end
         if contains -- $t $__tether_commands
             echo $t
             return
@@ -92,6 +102,6 @@ complete -c tether -n 'test -z (__tether_command)' -a share -d 'print a read-onl
 complete -c tether -n 'test -z (__tether_command)' -a key -d 'print the dashboard link with the access key'
 complete -c tether -n 'test -z (__tether_command)' -a restart -d 'restart Tether in place, keeping every session'
 complete -c tether -a '(__tether_complete_options)'
-complete -c tether -n '__fish_seen_subcommand_from attach kill rename share' -a '(__tether_sessions)'
+complete -c tether -n 'contains -- (__tether_command) attach kill rename share' -a '(__tether_sessions)'
 complete -c tether -n '__fish_seen_subcommand_from new; and __fish_prev_arg_in --cwd' -x -a '(__fish_complete_directories)'
 complete -c tether -n '__fish_seen_subcommand_from new; and contains -- -- (commandline -opc)' -F

@@ -191,26 +191,34 @@ describe('dashboard over https', { timeout: 180000 }, () => {
     await viewer.context().close();
   });
 
-  test('plain http:// on the TLS port gets no answer, and the open page carries on', async () => {
+  test('plain http:// on the TLS port is answered "use https://", and the open page carries on', async () => {
     const page = await newPage(browser);
     await openDashboard(page, server);
     const id = await createSessionInPage(page);
     await typeLine(page, 'echo first-$((6*7))');
     await waitForLine(page, /^first-42$/);
 
-    // The key link typed with http://: closed without an HTTP answer (the
-    // key crossed the wire in clear, but nothing is served for it).
+    // The key link typed with http://: not served (the key crossed the wire
+    // in clear, but nothing is served for it), answered in clear text 400
+    // saying to use https:// (as nginx does), then closed. It was a closed
+    // connection without an answer, which clients showed as "Connection
+    // closed" or an empty response.
     const r = await plainRequest(server.port,
       `GET /?key=${server.key} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nConnection: close\r\n\r\n`);
-    assert.equal(r.bytes.toString('latin1').includes('HTTP/'), false, `answered: ${r.bytes.toString('latin1')}`);
+    const text = r.bytes.toString('latin1');
+    assert.ok(text.startsWith('HTTP/1.1 400 '), `answered: ${text}`);
+    assert.ok(text.includes('the plain HTTP request was sent to an HTTPS port') && text.includes('use https://'), text);
+    assert.equal(/set-cookie/i.test(text), false, text);
+    assert.equal(text.includes(server.key), false, 'the key is never echoed');
     assert.ok(['close', 'ECONNRESET'].includes(r.closedBy), r.closedBy);
-    // The same from Chromium: it gets nothing it could show or keep.
+    // The same from Chromium: the page says why, and keeps nothing.
     const plain = await newPage(browser);
-    await assert.rejects(plain.goto(`http://127.0.0.1:${server.port}/?key=${server.key}`),
-      /ERR_EMPTY_RESPONSE|ERR_CONNECTION_RESET/);
+    const response = await plain.goto(`http://127.0.0.1:${server.port}/?key=${server.key}`);
+    assert.equal(response.status(), 400);
+    assert.match(await plain.textContent('body'), /use https:\/\//);
     assert.deepEqual(await plain.context().cookies(), [], 'no cookie came over plain HTTP');
     await plain.context().close();
-    await until(() => /TLS handshake failed/.test(server.output()), 5000, 'the refusal in the log');
+    await until(() => /plain HTTP request on the TLS port/.test(server.output()), 5000, 'the refusal in the log');
 
     // The wss:// page was not affected.
     assert.equal(await page.evaluate(() => window.tether.state), 'connected');

@@ -126,6 +126,13 @@ char procState(qint64 pid)
     return paren >= 0 && paren + 2 < stat.size() ? stat.at(paren + 2) : 0;
 }
 
+/// `tether new -n NAME -- /bin/cat`: the new session's id, empty on failure.
+QString newNamedCat(const Serve &s, const QString &name)
+{
+    const Run r = tether(s, {QStringLiteral("new"), QStringLiteral("-n"), name, QStringLiteral("--"), QStringLiteral("/bin/cat")});
+    return r.code == 0 ? QString::fromLatin1(r.out.trimmed()) : QString();
+}
+
 int sessionCount(const Serve &s)
 {
     return s.http("GET", "/api/sessions").json().value(QStringLiteral("sessions")).toArray().size();
@@ -335,6 +342,28 @@ private Q_SLOTS:
         }
     }
 
+    void closedBeforeAnyAnswerHintsAtTls()
+    {
+        // A server that hangs up on a plain request without answering (a TLS
+        // server other than Tether's, or a TLS proxy): "Connection closed"
+        // alone left a new user guessing. (Tether's own TLS port answers
+        // "use https://": tst_serve_tls.)
+        QTcpServer hangUp;
+        QVERIFY(hangUp.listen(QHostAddress::LocalHost));
+        QObject::connect(&hangUp, &QTcpServer::newConnection, [&]() {
+            while (QTcpSocket *c = hangUp.nextPendingConnection()) {
+                c->close();
+                c->deleteLater();
+            }
+        });
+        Serve s; // not started: only its private environment
+        const QString url = QStringLiteral("http://127.0.0.1:%1/").arg(hangUp.serverPort());
+        const Run r = tether(s, {QStringLiteral("list"), QStringLiteral("--url"), url, QStringLiteral("--key"), QStringLiteral("k")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("is the server using TLS? try https://127.0.0.1:%1/").arg(hangUp.serverPort()).toLatin1()),
+                 r.err.constData());
+    }
+
     void listNewKillAndPrefixes()
     {
         Serve s;
@@ -397,8 +426,12 @@ private Q_SLOTS:
         }
         QVERIFY(!shared.isEmpty());
         r = tether(s, {QStringLiteral("kill"), shared});
-        QCOMPARE(r.code, 4); // like attach: not found (or ambiguous)
+        QCOMPARE(r.code, 2); // a usage error, as in attach: the sessions it matches are listed
         QVERIFY2(r.err.contains("ambiguous"), r.err.constData());
+        for (const QString &o : ids)
+            if (o.startsWith(shared))
+                QVERIFY2(r.err.contains(o.toLatin1()), r.err.constData());
+        QCOMPARE(sessionCount(s), ids.size());
         r = tether(s, {QStringLiteral("kill"), QStringLiteral("no-such-id")});
         QCOMPARE(r.code, 4);
         QVERIFY(r.err.contains("no session matches"));
@@ -425,9 +458,9 @@ private Q_SLOTS:
         // ... and ESC would detach on every arrow key: the error says so.
         QVERIFY2(r.err.contains("ESC starts every arrow and function key"), r.err.constData());
 
-        // Kill by a unique prefix.
-        QString prefix = id.left(1);
-        for (int len = 1; len <= id.size(); ++len) {
+        // Kill by a unique prefix (of at least 4 characters: killNeedsAnUnmistakableId).
+        QString prefix = id.left(4);
+        for (int len = 4; len <= id.size(); ++len) {
             prefix = id.left(len);
             int n = 0;
             for (const QString &o : ids)
@@ -460,6 +493,106 @@ private Q_SLOTS:
                     QStringLiteral("XDG_RUNTIME_DIR=/nonexistent")});
         QCOMPARE(r.code, 0);
         QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("sessions")).toArray().size(), ids.size() - 1);
+    }
+
+    void killNeedsAnUnmistakableId()
+    {
+        // `tether kill Y` killed the session whose id began with Y, without
+        // asking. Kill (and share, which exposes a session) take the full
+        // id, the name, or a unique prefix of at least 4 characters.
+        Serve s;
+        QVERIFY(s.start());
+        const QString id = newNamedCat(s, QStringLiteral("build"));
+        QVERIFY(!id.isEmpty());
+        Run r;
+        for (int len = 1; len < 4; ++len) {
+            for (const QString &cmd : {QStringLiteral("kill"), QStringLiteral("share")}) {
+                r = tether(s, {cmd, id.left(len)});
+                QCOMPARE(r.code, 2);
+                QVERIFY2(r.err.startsWith("tether " + cmd.toLatin1() + ": \"" + id.left(len).toLatin1() + "\" is too short"),
+                         r.err.constData());
+                QVERIFY2(r.err.contains(id.toLatin1() + " (build)"), r.err.constData()); // what it matched
+                QVERIFY2(r.err.contains("at least 4 characters"), r.err.constData());
+                QVERIFY(r.out.isEmpty());
+            }
+        }
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--revoke"), id.left(1)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("is too short"), r.err.constData());
+        QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QCOMPARE(s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray().size(), 0);
+        // A short prefix that matches nothing: not found, as before.
+        const QChar other = id.at(0) == QLatin1Char('A') ? QLatin1Char('B') : QLatin1Char('A');
+        r = tether(s, {QStringLiteral("kill"), QString(other)});
+        QCOMPARE(r.code, 4);
+        QVERIFY2(r.err.contains("no session matches"), r.err.constData());
+        // attach and rename, which end nothing, take any unique prefix.
+        QCOMPARE(tether(s, {QStringLiteral("rename"), id.left(1), QStringLiteral("b2")}).code, 0);
+        QCOMPARE(s.session(id).value(QStringLiteral("name")).toString(), QStringLiteral("b2"));
+        // A one-letter name is exact, not a guess; 4 characters of the id are enough.
+        QCOMPARE(tether(s, {QStringLiteral("rename"), id, QStringLiteral("Y")}).code, 0);
+        QCOMPARE(tether(s, {QStringLiteral("share"), QStringLiteral("Y")}).code, 0);
+        QCOMPARE(tether(s, {QStringLiteral("kill"), id.left(4)}).code, 0);
+        QCOMPARE(s.http("GET", "/api/sessions/" + id.toLatin1()).status, 404);
+        const QString named = s.create({QStringLiteral("/bin/cat")});
+        QVERIFY(!named.isEmpty());
+        QCOMPARE(tether(s, {QStringLiteral("rename"), named, QStringLiteral("Y")}).code, 0);
+        QCOMPARE(tether(s, {QStringLiteral("kill"), QStringLiteral("Y")}).code, 0);
+        QCOMPARE(sessionCount(s), 0);
+    }
+
+    void aliasesAsInTmux()
+    {
+        // What tmux users type: `ls` for list, `a` and `at` for attach. The
+        // aliases are the ones `tether --help` names ("; also: a, at"), and
+        // each is its command: the same help, the same output, the same errors.
+        Serve s;
+        QVERIFY(s.start());
+        const Run top = tether(s, {QStringLiteral("--help")}, {QStringLiteral("DISPLAY="), QStringLiteral("WAYLAND_DISPLAY="),
+                                                              QStringLiteral("QT_QPA_PLATFORM=")});
+        QCOMPARE(top.code, 0);
+        QMap<QString, QString> aliases; // alias -> command
+        const QRegularExpression line(QStringLiteral("^  (\\w+) .*; also: (.*)$"), QRegularExpression::MultilineOption);
+        for (auto it = line.globalMatch(QString::fromUtf8(top.out)); it.hasNext();) {
+            const QRegularExpressionMatch m = it.next();
+            for (const QString &a : m.captured(2).split(QStringLiteral(", ")))
+                aliases.insert(a, m.captured(1));
+        }
+        QCOMPARE(aliases, (QMap<QString, QString>{{QStringLiteral("a"), QStringLiteral("attach")},
+                                                  {QStringLiteral("at"), QStringLiteral("attach")},
+                                                  {QStringLiteral("ls"), QStringLiteral("list")}}));
+        for (auto it = aliases.cbegin(); it != aliases.cend(); ++it) {
+            const Run viaAlias = tether(s, {it.key(), QStringLiteral("--help")});
+            const Run viaCommand = tether(s, {it.value(), QStringLiteral("--help")});
+            QCOMPARE(viaAlias.code, 0);
+            QVERIFY2(viaAlias.out.startsWith("Usage: tether " + it.value().toUtf8() + " [options]"),
+                     viaAlias.out.constData());
+            QCOMPARE(viaAlias.out, viaCommand.out);
+        }
+
+        const QString id = s.create({QStringLiteral("/bin/cat")});
+        QVERIFY(!id.isEmpty());
+        QCOMPARE(tether(s, {QStringLiteral("rename"), id, QStringLiteral("work")}).code, 0);
+        const Run ls = tether(s, {QStringLiteral("ls")});
+        QCOMPARE(ls.code, 0);
+        QVERIFY2(ls.out.contains("work") && ls.out.contains(id.left(8).toLatin1()), ls.out.constData());
+        QCOMPARE(ls.out, tether(s, {QStringLiteral("list")}).out);
+        const Run json = tether(s, {QStringLiteral("ls"), QStringLiteral("--json")});
+        QCOMPARE(json.code, 0);
+        QCOMPARE(QJsonDocument::fromJson(json.out).object().value(QStringLiteral("sessions")).toArray().size(), 1);
+        for (const QString &a : {QStringLiteral("a"), QStringLiteral("at")}) {
+            const Run none = tether(s, {a, QStringLiteral("nosuch")});
+            QCOMPARE(none.code, 4);
+            QVERIFY2(none.err.startsWith("tether attach: no session matches \"nosuch\""), none.err.constData());
+            // In a real terminal: attached, detached, as `tether attach`.
+            Term t;
+            QVERIFY(t.start(s, {a, QStringLiteral("work")}));
+            QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), 15000);
+            t.type("\x1c");
+            QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
+            QVERIFY2(t.out.contains("[detached from " + id.toLatin1() + "]"), t.out.constData());
+            QCOMPARE(t.rc(), 0);
+        }
     }
 
     void namesNewRenameAttachKill()
@@ -532,10 +665,9 @@ private Q_SLOTS:
         // "Read-only links").
         Serve s;
         QVERIFY(s.start());
-        Run r = tether(s, {QStringLiteral("new"), QStringLiteral("-n"), QStringLiteral("build"), QStringLiteral("--"),
-                           QStringLiteral("/bin/cat")});
-        QCOMPARE(r.code, 0);
-        const QString id = QString::fromLatin1(r.out.trimmed());
+        const QString id = newNamedCat(s, QStringLiteral("build"));
+        QVERIFY(!id.isEmpty());
+        Run r;
         const QString prefix = QStringLiteral("http://127.0.0.1:%1/?share=").arg(s.port);
 
         auto share = [&](const QString &target) {
@@ -568,6 +700,11 @@ private Q_SLOTS:
         QCOMPARE(lines.size(), 4);
         QVERIFY2(lines.at(0).startsWith(QStringLiteral("SESSION")) && lines.at(0).contains(QStringLiteral("LINK")), r.out.constData());
         QVERIFY2(lines.at(1).startsWith(id) && lines.at(1).endsWith(linkA), r.out.constData());
+        // The session's name too, in its own column (it showed ids only).
+        const int nameColumn = lines.at(0).indexOf(QStringLiteral("NAME"));
+        QVERIFY2(nameColumn > 0, r.out.constData());
+        for (int i = 1; i < lines.size(); ++i)
+            QVERIFY2(lines.at(i).mid(nameColumn).startsWith(QStringLiteral("build  ")), r.out.constData());
         QVERIFY2(lines.at(1).contains(QStringLiteral("  1  ")), r.out.constData()); // one viewer
         QVERIFY(lines.at(3).endsWith(linkC));
         r = tether(s, {QStringLiteral("share"), QStringLiteral("--list"), QStringLiteral("--json")});
@@ -602,6 +739,18 @@ private Q_SLOTS:
         QCOMPARE(tether(s, {QStringLiteral("share"), QStringLiteral("--list"), id}).code, 2);
         QCOMPARE(tether(s, {QStringLiteral("share"), QStringLiteral("--json"), id}).code, 2);
         QCOMPARE(s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray().size(), 0);
+
+        // A session without a name: "-" in that column.
+        const QString unnamed = s.create({QStringLiteral("/bin/cat")});
+        QVERIFY(!unnamed.isEmpty());
+        const QString linkU = share(unnamed);
+        QVERIFY(!linkU.isEmpty());
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--list")});
+        QCOMPARE(r.code, 0);
+        lines = QString::fromUtf8(r.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        QVERIFY2(lines.at(1).startsWith(unnamed) && lines.at(1).mid(lines.at(0).indexOf(QStringLiteral("NAME"))).startsWith(QStringLiteral("-  ")),
+                 r.out.constData());
     }
 
     void lateAnswersToReplayedQueriesAreDropped()
@@ -772,6 +921,12 @@ private Q_SLOTS:
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("tether new: standard input is not a terminal"), r.err.constData());
         QVERIFY2(r.out.isEmpty(), r.out.constData());
+        // ... and says so, and how to attach from a terminal: it suggested
+        // `tether list`, as if a session had been made.
+        QVERIFY2(r.err.contains("no session was started"), r.err.constData());
+        QVERIFY2(r.err.contains("`tether new --attach`") && r.err.contains("`tether attach ID` in a terminal"),
+                 r.err.constData());
+        QVERIFY2(!r.err.contains("tether list"), r.err.constData());
         QCOMPARE(sessionCount(s), 1);
         QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
 
@@ -793,6 +948,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(n.out.contains("rc="), 15000);
         QCOMPARE(n.rc(), 2);
         QVERIFY2(n.out.contains("tether new: standard output is not a terminal"), n.out.constData());
+        QVERIFY2(n.out.contains("no session was started"), n.out.constData());
         QCOMPARE(QFileInfo(file).size(), 0);
         QCOMPARE(sessionCount(s), 1);
         QCOMPARE(s.session(id).value(QStringLiteral("viewers")).toInt(), 0);

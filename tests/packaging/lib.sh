@@ -25,3 +25,16 @@ help_options() {
 binary_commands() {
   python3 "$src/packaging/generate.py" commands --binary "$bin"
 }
+
+# The aliases `$bin --help` names, "ALIAS COMMAND" a line, sorted: its
+# Commands block says "  attach   ...; also: a, at".
+binary_aliases() {
+  "$bin" --help 2>/dev/null | awk '
+    /^Commands/ { inside = 1; next }
+    /^$/ { inside = 0 }
+    inside && /; also: / {
+      cmd = $1; sub(/.*; also: /, "")
+      n = split($0, aliases, /, /)
+      for (i = 1; i <= n; i++) print aliases[i], cmd
+    }' | sort
+}

@@ -4,7 +4,8 @@
 # against a real `tether serve` (port 0, its own runtime directory, started
 # with setsid) holding two sessions, one with a title:
 #   bash: the commands are the ones the binary names; each command's options
-#         are the ones its --help lists; attach and kill complete the live
+#         are the ones its --help lists, and an alias `tether --help` names
+#         (ls, a, at) completes as its command; attach and kill complete the live
 #         session ids (a prefix narrows them; none after the id); --cwd
 #         completes directories, `new --` a command; with the server gone, no ids and no wait.
 #   zsh:  attach offers the ids with their titles as descriptions (through a
@@ -75,6 +76,23 @@ done
 got=$(bash_complete tether attach "")
 [ "$got" = "$ids" ] && pass "bash: tether attach <TAB> gives the live session ids" \
   || fail "bash: tether attach gives '$got', want '$ids'"
+
+# The aliases `tether --help` names complete as their commands.
+mapfile -t aliases < <(binary_aliases)
+[ "${#aliases[@]}" -ge 3 ] && pass "the binary names ${#aliases[@]} aliases: ${aliases[*]}" \
+  || fail "could not read the aliases from tether --help: ${aliases[*]}"
+for pair in "${aliases[@]}"; do
+  read -r alias cmd <<<"$pair"
+  got=$(bash_complete tether "$alias" -)
+  want=$(help_options "$cmd")
+  [ "$got" = "$want" ] && pass "bash: tether $alias -<TAB> gives the options of $cmd" \
+    || { fail "bash: tether $alias - differs from $cmd (< --help, > completion)"; diff <(echo "$want") <(echo "$got"); }
+  if [ "$cmd" = attach ]; then
+    got=$(bash_complete tether "$alias" "")
+    [ "$got" = "$ids" ] && pass "bash: tether $alias <TAB> gives the live session ids" \
+      || fail "bash: tether $alias gives '$got', want '$ids'"
+  fi
+done
 got=$(bash_complete tether kill "${plain_id:0:3}")
 [ "$got" = "$plain_id" ] && pass "bash: tether kill ${plain_id:0:3}<TAB> gives $plain_id" \
   || fail "bash: tether kill ${plain_id:0:3} gives '$got'"
@@ -99,6 +117,12 @@ if command -v zsh >/dev/null; then
   else
     fail "zsh: tether attach gives: $out"
   fi
+  out=$(timeout 30 zsh -f "$(dirname "$0")/zsh-complete.zsh" "tether a " "$completions")
+  if title_line <<<"$out" >/dev/null && grep -qF "$plain_id" <<<"$out"; then
+    pass "zsh: tether a <TAB> (alias of attach) gives the ids with their titles"
+  else
+    fail "zsh: tether a gives: $out"
+  fi
   out=$(timeout 30 zsh -f "$(dirname "$0")/zsh-complete.zsh" "tether new --cwd /tmp -- tru" "$completions")
   grep -q "^true" <<<"$out" && pass "zsh: after new -- a command" || fail "zsh: new -- tru gives: $out"
 else
@@ -111,6 +135,15 @@ if command -v fish >/dev/null; then
   else
     fail "fish: tether attach gives: $out"
   fi
+  out=$(fish --no-config -c "source $completions/tether.fish; complete -C'tether at '")
+  if title_line <<<"$out" >/dev/null && grep -qF "$plain_id" <<<"$out"; then
+    pass "fish: tether at <TAB> (alias of attach) gives the ids with their titles"
+  else
+    fail "fish: tether at gives: $out"
+  fi
+  out=$(fish --no-config -c "source $completions/tether.fish; complete -C'tether ls --j'")
+  grep -q '^--json	' <<<"$out" && pass "fish: tether ls --j<TAB> gives list's --json" \
+    || fail "fish: tether ls --j gives: $out"
   out=$(fish --no-config -c "source $completions/tether.fish; complete -C'tether attach --w'")
   grep -q '^--watch	Watch only' <<<"$out" && pass "fish: options with their --help descriptions" \
     || fail "fish: tether attach --w gives: $out"

@@ -5,6 +5,7 @@
 #   - a section for every command the binary names (`tether nosuchcommand`
 #     lists them), and for the desktop app;
 #   - in each, exactly the options `tether COMMAND --help` lists;
+#   - the aliases `tether --help` names, each in its command's section;
 #   - every settings key Config::load() reads (core/engine/config.cpp) and
 #     every environment variable the sources read by name;
 #   - the version `tether --version` prints;
@@ -57,6 +58,16 @@ for cmd in "" "${commands[@]}"; do
     fail "$name: options differ (< --help, > page)"
     diff <(echo "$want") <(echo "$got")
   fi
+done
+
+# The aliases `tether --help` names (ls, a, at), each in its command's section.
+mapfile -t aliases < <(binary_aliases)
+[ "${#aliases[@]}" -ge 3 ] || fail "could not read the aliases from tether --help: ${aliases[*]}"
+for pair in "${aliases[@]}"; do
+  read -r alias cmd <<<"$pair"
+  section=$(plain | awk -v title="tether $cmd" '/^\.S[SH] / { inside = (substr($0, 5) == title); next } inside')
+  grep -qE "tether $alias([^A-Za-z0-9_-]|\$)" <<<"$section" && pass "tether $cmd's section names its alias tether $alias" \
+    || fail "tether $cmd's section does not name its alias tether $alias"
 done
 
 # Settings keys read by Config::load().

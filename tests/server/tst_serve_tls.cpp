@@ -139,11 +139,15 @@ private Q_SLOTS:
         const TetherRun missing = runTether(s, byUrl + QStringList{QStringLiteral("--cacert"), m_dir.path() + QStringLiteral("/none.pem")});
         QCOMPARE(missing.code, 1);
         QVERIFY2(missing.err.contains("cannot read the CA certificates"), missing.err.constData());
-        // Plain http:// to the TLS port gets no answer, and the server goes on.
+        // Plain http:// to the TLS port: the server's answer says to use
+        // https:// (it said only "Connection closed"), and the server goes on.
         const TetherRun plain = runTether(s, {QStringLiteral("list"), QStringLiteral("--url"),
                                               QStringLiteral("http://127.0.0.1:%1/").arg(s.port), QStringLiteral("--key"),
                                               QString::fromLatin1(s.key)});
         QCOMPARE(plain.code, 1);
+        QVERIFY2(plain.err.startsWith("tether list: the plain HTTP request was sent to an HTTPS port"), plain.err.constData());
+        QVERIFY2(plain.err.contains("use https://"), plain.err.constData());
+        QVERIFY(plain.out.isEmpty());
         QVERIFY2(runTether(s, {QStringLiteral("list")}).code == 0, "still serving");
     }
 
@@ -260,15 +264,56 @@ private Q_SLOTS:
         QCOMPARE(sha256Of(httpsExchange(s.port, QByteArray()).peer), sha256OfFile(m_other.cert));
     }
 
+    void badPairExitsWithAClearError_data()
+    {
+        QTest::addColumn<QString>("cert");
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("error");
+        const QString none = m_dir.path() + QStringLiteral("/none.pem");
+        QTest::newRow("key of another certificate")
+            << m_cert.cert << m_other.key << QStringLiteral("the TLS key %1 cannot serve the certificate %2").arg(m_other.key, m_cert.cert);
+        QTest::newRow("certificate missing")
+            << none << m_cert.key << QStringLiteral("cannot read the TLS certificate %1: ").arg(none);
+        QTest::newRow("key missing") << m_cert.cert << none << QStringLiteral("cannot read the TLS key %1: ").arg(none);
+        QTest::newRow("certificate not PEM")
+            << m_cert.key << m_cert.key << QStringLiteral("the TLS certificate %1 holds no PEM certificate").arg(m_cert.key);
+        QTest::newRow("key not PEM")
+            << m_cert.cert << m_cert.cert << QStringLiteral("the TLS key %1 holds no unencrypted PEM private key").arg(m_cert.cert);
+        QTest::newRow("only the certificate") << m_cert.cert << QString() << QStringLiteral("TLS needs both a certificate and a key");
+    }
+
     void badPairExitsWithAClearError()
     {
+        // A bad --tls-cert/--tls-key is a bad option value: exit 2 with the
+        // file and the problem named, as README says of every bad value
+        // (it exited 1, as for a port in use).
+        QFETCH(QString, cert);
+        QFETCH(QString, key);
+        QFETCH(QString, error);
+        QStringList args{QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--tls-cert"), cert};
+        if (!key.isEmpty())
+            args << QStringLiteral("--tls-key") << key;
         ServeProcess s;
-        QVERIFY(s.launch({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--tls-cert"), m_cert.cert,
-                          QStringLiteral("--tls-key"), m_other.key}));
+        QVERIFY(s.launch(args));
+        QVERIFY(s.waitFinished());
+        QCOMPARE(s.proc.exitCode(), 2);
+        QVERIFY2(s.err.startsWith("tether serve: " + error.toUtf8()), s.err.constData());
+        QVERIFY2(s.err.contains("(see tether serve --help)"), s.err.constData());
+        QVERIFY(s.out.isEmpty());
+        QVERIFY(!QFile::exists(s.runtimeFile()));
+    }
+
+    void portInUseStillExitsOne()
+    {
+        // Not a bad value: the machine's state. Exit 1, as before.
+        QTcpServer taken;
+        QVERIFY(taken.listen(QHostAddress::LocalHost));
+        ServeProcess s;
+        QVERIFY(s.launch({QStringLiteral("--port"), QString::number(taken.serverPort()), QStringLiteral("--tls-cert"),
+                          m_cert.cert, QStringLiteral("--tls-key"), m_cert.key}));
         QVERIFY(s.waitFinished());
         QCOMPARE(s.proc.exitCode(), 1);
-        QVERIFY2(s.err.contains("cannot serve the certificate"), s.err.constData());
-        QVERIFY(s.out.isEmpty());
+        QVERIFY2(s.err.contains("cannot listen on"), s.err.constData());
     }
 };
 

@@ -286,12 +286,30 @@ private Q_SLOTS:
         QVERIFY(encrypted.wait(5000));
         half.write("GET /api/sessions HTTP/1.1\r\nHost: " + host() + "\r\n");
 
-        // Plain HTTP: no HTTP answer (the handshake fails), connection closed.
+        // Plain HTTP (with the key, as `tether list --url http://...` sends
+        // it): not served, but answered in clear text 400 "use https://"
+        // (as nginx does), then closed. It used to be a failed handshake
+        // the client could only report as "Connection closed".
         const HttpReply plain = rawHttp(m_f.port, m_f.build("GET", "/api/sessions"));
         QVERIFY(plain.closed);
-        QCOMPARE(plain.status, 0);
-        QVERIFY2(!plain.raw.contains("HTTP/1.1"), plain.raw.toPercentEncoding().constData());
+        QCOMPARE(plain.status, 400);
+        QVERIFY2(plain.json().value(QStringLiteral("error")).toString().contains(QLatin1String("use https://")),
+                 plain.raw.constData());
+        QVERIFY2(plain.body.contains("plain HTTP request was sent to an HTTPS port"), plain.raw.constData());
         QVERIFY2(!plain.raw.contains(m_f.key), "the key must never be sent in clear text");
+        QVERIFY2(!plain.raw.contains("sessions\":["), "nothing is served over plain HTTP");
+        // Without the key, a browser's request: the same answer.
+        const HttpReply browser = rawHttp(m_f.port, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        QCOMPARE(browser.status, 400);
+        // Bytes that are neither TLS nor HTTP, and a peer that sends nothing
+        // and leaves: answered or dropped, nothing else affected.
+        QCOMPARE(rawHttp(m_f.port, QByteArray("\x01\x02garbage", 9)).status, 400);
+        {
+            QTcpSocket silent;
+            silent.connectToHost(QHostAddress::LocalHost, m_f.port);
+            QVERIFY(silent.waitForConnected(5000));
+            silent.abort();
+        }
 
         // Nothing else was harmed: the half request completes...
         QSignalSpy closed(&half, &QSslSocket::disconnected);

@@ -1296,7 +1296,9 @@ function parseHash() {
 }
 
 /**
- * What an id in the address names: itself when it is a session's id, else the
+ * What an id in the address names, in the order `tether` resolves it: itself
+ * when it is a session's id, else the session with that name (`tether new -n
+ * build` makes `#/s/build` work, as the README promises for names), else the
  * one session whose id starts with it (`tether list` shows 8-character
  * prefixes, and the CLI takes any unique prefix). Returns
  * { id } or { ambiguous: [ids] }; an unknown id is returned as it is and the
@@ -1304,6 +1306,9 @@ function parseHash() {
  */
 function resolveId(id) {
   if (app.sessions.has(id)) return { id };
+  const named = [...app.sessions.values()].filter((e) => e.s.name === id).map((e) => e.s.id);
+  if (named.length === 1) return { id: named[0] };
+  if (named.length > 1) return { ambiguous: named };
   const matches = [...app.sessions.keys()].filter((k) => k.startsWith(id));
   if (matches.length === 1) return { id: matches[0] };
   if (matches.length > 1) return { ambiguous: matches };

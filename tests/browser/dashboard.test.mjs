@@ -331,6 +331,20 @@ describe('dashboard', { timeout: 240000 }, () => {
     await page.context().close();
   });
 
+  test('a session name in the address opens that session under its id', async () => {
+    // README: a session's name works wherever an ID does (a new user's
+    // #/s/big said "Session expired" while big ran).
+    const name = `named-${Date.now()}`;
+    const { id } = (await api(server, 'POST', '/api/sessions', { name })).body;
+    const page = await newPage(browser);
+    await openDashboard(page, server, `#/s/${name}`);
+    await waitForLive(page);
+    assert.equal(await page.evaluate(() => window.tether.attachment.id), id);
+    assert.equal(await page.evaluate(() => location.hash), `#/s/${id}`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('a prefix that several sessions share asks which, and attaches to none', async () => {
     // Exited sessions are cheap: make them until two ids share a first
     // character (at most 65 by the pigeonhole principle; about 10 typically).

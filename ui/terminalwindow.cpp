@@ -188,8 +188,15 @@ void TerminalWindow::setAppearance(const QString &colorScheme, const QString &fo
     m_colorScheme = QTermWidget::availableColorSchemes().contains(colorScheme) ? colorScheme
                                                                                 : QLatin1String(kColorScheme);
     m_term->setColorScheme(m_colorScheme);
+    cellSizeChanged();
+}
+
+void TerminalWindow::cellSizeChanged()
+{
     // Other cells in the same pixels: the session (control) or the window
-    // (watch) follows, as after a resize.
+    // (watch) follows, as after a resize. The widget's size does not change,
+    // so no resize event comes: without this a zoom left the program at its
+    // old width (stty size 123x35 with 98 columns shown; vim garbled).
     if (m_mode == ViewerMode::Watch && m_fitCols > 0)
         followSessionSize(m_fitCols, m_fitRows);
     else if (m_attached)
@@ -225,11 +232,11 @@ void TerminalWindow::createActions()
     // Ctrl+= too: on most layouts "+" needs Shift, and Ctrl+= is where it is.
     m_zoomInAction = add(tr("Zoom &In"),
                          {QKeySequence(Qt::CTRL | Qt::Key_Plus), QKeySequence(Qt::CTRL | Qt::Key_Equal)},
-                         [this] { m_term->zoomIn(); });
+                         [this] { m_term->zoomIn(); cellSizeChanged(); });
     m_zoomOutAction = add(tr("Zoom &Out"), {QKeySequence(Qt::CTRL | Qt::Key_Minus)},
-                          [this] { m_term->zoomOut(); });
+                          [this] { m_term->zoomOut(); cellSizeChanged(); });
     m_zoomResetAction = add(tr("&Reset Zoom"), {QKeySequence(Qt::CTRL | Qt::Key_0)},
-                            [this] { m_term->setTerminalFont(m_baseFont); });
+                            [this] { m_term->setTerminalFont(m_baseFont); cellSizeChanged(); });
     m_clearScrollbackAction = add(tr("Clear Scroll&back"), {}, [this] { clearScrollback(); });
     const bool control = m_mode == ViewerMode::Control;
     m_pasteAction->setEnabled(control);

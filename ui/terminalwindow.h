@@ -84,9 +84,10 @@ class WriteQueue;
  * selection (QTermWidget's copyClipboard(), pasteClipboard(),
  * pasteSelection(); a paste is bracketed when the program enabled mode 2004);
  * Ctrl+Shift+F shows the search bar; Ctrl++ (or Ctrl+=), Ctrl+- and Ctrl+0
- * zoom. These keys never reach the program. A right-click menu offers the
- * same plus Select all and Clear scrollback (and a link's actions under the
- * pointer). Issue 14.
+ * zoom (the session follows the new columns×rows as on a resize; a watch
+ * window resizes itself to keep the session's size). These keys never reach
+ * the program. A right-click menu offers the same plus Select all and Clear
+ * scrollback (and a link's actions under the pointer). Issue 14.
  *
  * Colours: kColorScheme, a light scheme in which the default foreground on
  * colour 7 (what vim's Visual selection and `ESC[47m` draw) reads at 9.9:1;
@@ -196,6 +197,9 @@ private:
     void onTerminalInput(const char *data, int size);
     void replayWritten();
     void applySize();
+    /// The font changed (Settings or zoom): the session is sized to the
+    /// columns×rows now shown (control), or the window to the session (watch).
+    void cellSizeChanged();
     void followSessionSize(int cols, int rows);
     void fitToSessionSize();
     void showBanner(const QString &text, const QString &button);

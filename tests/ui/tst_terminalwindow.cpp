@@ -90,6 +90,7 @@ private Q_SLOTS:
     void titleFollowsNameElseTitle();
     void appearanceFromSettings();
     void sizeDrivesSession();
+    void zoomResizesSession();
     void largeOutputFlowsThrough();
     void watchModeDoesNotType();
     void watchWindowFollowsSessionSize();
@@ -105,6 +106,7 @@ private:
     static QWidget *display(TerminalWindow &w);
     static void type(TerminalWindow &w, const QString &text);
     static void openOn(TerminalWindow &w);
+    static void programSeesSessionSize(TerminalWindow &w, Session *s);
 #endif
 };
 
@@ -157,6 +159,15 @@ void TestTerminalWindow::openOn(TerminalWindow &w)
     display(w)->setFocus();
     QVERIFY(w.attachSession());
     QTRY_VERIFY(!w.isReplaying());
+}
+
+/// Runs `stty size` in the session's shell: it prints the session's rows and columns.
+void TestTerminalWindow::programSeesSessionSize(TerminalWindow &w, Session *s)
+{
+    type(w, QStringLiteral("stty size"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    const QByteArray expect = QByteArray::number(s->rows()) + ' ' + QByteArray::number(s->cols());
+    QTRY_VERIFY2(ringText(s).contains(expect), ringText(s).constData());
 }
 
 void TestTerminalWindow::replayAndTyping()
@@ -504,10 +515,54 @@ void TestTerminalWindow::sizeDrivesSession()
     QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
     QTRY_COMPARE(s->rows(), w.terminal()->screenLinesCount());
     // The program sees it (SIGWINCH + TIOCGWINSZ).
-    type(w, QStringLiteral("stty size"));
-    QTest::keyClick(display(w), Qt::Key_Return);
-    const QByteArray expect = QByteArray::number(s->rows()) + ' ' + QByteArray::number(s->cols());
-    QTRY_VERIFY2(ringText(s).contains(expect), ringText(s).constData());
+    programSeesSessionSize(w, s);
+    QVERIFY(!QTest::currentTestFailed());
+}
+
+void TestTerminalWindow::zoomResizesSession()
+{
+    // Ctrl++ / Ctrl+- / Ctrl+0 change the cells in the same pixels: the
+    // session (and the program, by SIGWINCH) must follow as on a resize.
+    // Without it `stty size` said 123x35 while about 98 columns showed, and
+    // vim drew at the old width (a new user's tryout).
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
+    QTRY_COMPARE(s->rows(), w.terminal()->screenLinesCount());
+    // Let the resize timer of show() run out, so only the zoom can size the
+    // session from here on.
+    QTest::qWait(3 * TerminalWindow::kResizeDebounceMs);
+    const int cols0 = s->cols();
+    const int rows0 = s->rows();
+    QCOMPARE(w.terminal()->screenColumnsCount(), cols0);
+
+    QTest::keyClick(display(w), Qt::Key_Plus, Qt::ControlModifier);
+    QTRY_VERIFY(w.terminal()->screenColumnsCount() < cols0);
+    QVERIFY(w.terminal()->screenLinesCount() < rows0);
+    QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
+    QTRY_COMPARE(s->rows(), w.terminal()->screenLinesCount());
+    const int cols1 = s->cols();
+    // The program sees it (SIGWINCH + TIOCGWINSZ).
+    programSeesSessionSize(w, s);
+    QVERIFY(!QTest::currentTestFailed());
+
+    // Zoom out: the cells of the start again, and the session follows.
+    QTest::keyClick(display(w), Qt::Key_Minus, Qt::ControlModifier);
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), cols0);
+    QTRY_COMPARE(s->cols(), cols0);
+    QTRY_COMPARE(s->rows(), rows0);
+
+    // Ctrl+0 (reset zoom) too.
+    QTest::keyClick(display(w), Qt::Key_Plus, Qt::ControlModifier);
+    QTRY_COMPARE(s->cols(), cols1);
+    QTest::keyClick(display(w), Qt::Key_0, Qt::ControlModifier);
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), cols0);
+    QTRY_COMPARE(s->cols(), cols0);
+    QTRY_COMPARE(s->rows(), rows0);
 }
 
 void TestTerminalWindow::largeOutputFlowsThrough()

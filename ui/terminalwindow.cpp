@@ -39,6 +39,7 @@ QString localTerminalUnavailableReason()
 
 #include <QAction>
 #include <QBuffer>
+#include <QClipboard>
 #include <QCloseEvent>
 #include <QMenu>
 #include <QFontDatabase>
@@ -219,7 +220,7 @@ void TerminalWindow::createActions()
         return a;
     };
     m_copyAction = add(tr("&Copy"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C)},
-                       [this] { m_term->copyClipboard(); });
+                       [this] { copySelection(); });
     // QTermWidget's paste brackets the text when the program enabled mode
     // 2004, and goes through sendData like typing (so a watcher sends nothing).
     m_pasteAction = add(tr("&Paste"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_V)},
@@ -277,9 +278,24 @@ QMenu *TerminalWindow::contextMenu(const QPoint &pos)
 
 void TerminalWindow::selectAll()
 {
+    // QTermWidget's setSelectionStart() makes a block (column) selection;
+    // across the full width it holds the same cells and line ends as a
+    // stream selection (Screen::writeToStream), so the copy is the same.
     const int lines = m_term->historyLinesCount() + m_term->screenLinesCount();
     m_term->setSelectionStart(0, 0);
     m_term->setSelectionEnd(lines - 1, m_term->screenColumnsCount());
+}
+
+void TerminalWindow::copySelection()
+{
+    // Not QTermWidget::copyClipboard(): its TerminalDisplay keeps line breaks
+    // only after a left mouse press (_preserveLineBreaks starts false and only
+    // mousePressEvent sets it: lxqt/qtermwidget 1.2.0 lib/TerminalDisplay.cpp),
+    // so Select All or a Find match then Copy joined every line into one.
+    // Lines the program wrapped stay joined (the screen knows them).
+    const QString text = m_term->selectedText(true);
+    if (!text.isEmpty())
+        QGuiApplication::clipboard()->setText(text);
 }
 
 void TerminalWindow::clearScrollback()

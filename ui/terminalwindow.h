@@ -80,8 +80,8 @@ class WriteQueue;
  * screen wraps in a watch window.
  *
  * Keys and menu (Konsole's and QTerminal's): Ctrl+Shift+C copies the
- * selection, Ctrl+Shift+V pastes the clipboard and Shift+Insert the primary
- * selection (QTermWidget's copyClipboard(), pasteClipboard(),
+ * selection (copySelection()), Ctrl+Shift+V pastes the clipboard and
+ * Shift+Insert the primary selection (QTermWidget's pasteClipboard(),
  * pasteSelection(); a paste is bracketed when the program enabled mode 2004);
  * Ctrl+Shift+F shows the search bar; Ctrl++ (or Ctrl+=), Ctrl+- and Ctrl+0
  * zoom (the session follows the new columns×rows as on a resize; a watch
@@ -169,6 +169,10 @@ public:
     QMenu *contextMenu(const QPoint &pos);
     /// Selects the scrollback and the screen.
     void selectAll();
+    /// Puts the selection on the clipboard (Ctrl+Shift+C, Copy), one line
+    /// per terminal line (a line the program wrapped stays one line), however
+    /// it was selected; does nothing without a selection.
+    void copySelection();
     /// Drops the scrollback; the screen and the terminal's modes stay.
     void clearScrollback();
 

@@ -98,6 +98,7 @@ private Q_SLOTS:
     void pasteIsBracketed();
     void searchBarAndZoomKeys();
     void contextMenuActions();
+    void selectAllCopyKeepsLineBreaks();
     void colourSevenIsReadable();
 #endif
 
@@ -789,6 +790,47 @@ void TestTerminalWindow::contextMenuActions()
     QCOMPARE(w.terminal()->historyLinesCount(), 0);
     QVERIFY(w.screenText().contains(QStringLiteral("menu-42")));
     QVERIFY(!w.screenText().contains(QStringLiteral("line-0\n")));
+}
+
+void TestTerminalWindow::selectAllCopyKeepsLineBreaks()
+{
+    // Right-click -> Select All, then Ctrl+Shift+C: the clipboard held
+    // "l1l2l3..." (a 20,000-line scrollback became one line) while a mouse
+    // drag copied line breaks (a new user's tryout). No mouse press here: the
+    // widget keeps line breaks in its copy only after one.
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "i=0; while [ $i -lt 100 ]; do echo line-$i; i=$((i+1)); done; printf 'l1\\nl2\\nl3\\n'; exec sleep 300")));
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("l1\nl2\nl3\n")), qPrintable(w.screenText()));
+    QVERIFY(w.terminal()->historyLinesCount() > 0);
+
+    QClipboard *cb = QGuiApplication::clipboard();
+    cb->setText(QStringLiteral("before"));
+    QMenu *menu = w.contextMenu(QPoint(5, 5));
+    QAction *selectAll = nullptr;
+    for (QAction *a : menu->actions()) {
+        if (a->text().remove(QLatin1Char('&')) == QStringLiteral("Select All"))
+            selectAll = a;
+    }
+    QVERIFY(selectAll);
+    menu->popup(w.terminal()->mapToGlobal(QPoint(5, 5)));
+    QTRY_VERIFY(menu->isVisible());
+    selectAll->trigger();
+    menu->close();
+    delete menu;
+    display(w)->setFocus();
+    QTest::keyClick(display(w), Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
+    QTRY_VERIFY(cb->text() != QStringLiteral("before"));
+    const QString text = cb->text();
+    // One line per line, the scrollback's first to the screen's last, as the
+    // widget's own text has them.
+    QVERIFY2(text.contains(QStringLiteral("line-0\nline-1\n")), qPrintable(text.left(200)));
+    QVERIFY2(text.contains(QStringLiteral("line-99\nl1\nl2\nl3\n")), qPrintable(text.left(200)));
+    QVERIFY2(text.count(QLatin1Char('\n')) >= 103, qPrintable(text.left(200)));
 }
 
 void TestTerminalWindow::colourSevenIsReadable()

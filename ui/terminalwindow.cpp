@@ -4,6 +4,8 @@
 
 #include <QCoreApplication>
 
+#include <atomic>
+
 namespace Tether {
 
 bool localTerminalAvailable()
@@ -24,6 +26,40 @@ QString localTerminalUnavailableReason()
         "The local terminal window needs QTermWidget for Qt %1 (qtermwidget%1), which is not "
         "installed or was not found when Tether was built. Use \"Open in browser\" instead.")
         .arg(QT_VERSION_MAJOR);
+#endif
+}
+
+#ifdef TETHER_HAVE_QTERMWIDGET
+namespace {
+std::atomic<QtMessageHandler> g_nextHandler{nullptr};
+
+/// One of QTermWidget 1.2's HistorySearch debug lines (see installTerminalMessageFilter()).
+bool isSearchChatter(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    if (type != QtDebugMsg || (context.category && qstrcmp(context.category, "default") != 0))
+        return false;
+    return message.startsWith(QLatin1String("search from ")) || message.startsWith(QLatin1String("linesToRead: "))
+        || message.startsWith(QLatin1String("Found in string from "))
+        || message.startsWith(QLatin1String("m_foundStartColumn ")) || message == QLatin1String("Not found");
+}
+
+void filterTerminalMessages(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    if (isSearchChatter(type, context, message))
+        return;
+    if (const QtMessageHandler next = g_nextHandler.load())
+        next(type, context, message);
+}
+} // namespace
+#endif
+
+void installTerminalMessageFilter()
+{
+#ifdef TETHER_HAVE_QTERMWIDGET
+    const QtMessageHandler previous = qInstallMessageHandler(filterTerminalMessages);
+    // Installed already: keep the handler it passes on to (never itself).
+    if (previous != filterTerminalMessages)
+        g_nextHandler.store(previous);
 #endif
 }
 

@@ -12,6 +12,22 @@ bool localTerminalAvailable();
 /// when it is available), e.g. "QTermWidget for Qt 6 is not installed ...".
 QString localTerminalUnavailableReason();
 
+/**
+ * Installs a Qt message handler that drops the debug lines QTermWidget 1.2
+ * prints at every search of its search bar ("search from 0 , 0 to 2 , 55",
+ * "linesToRead: 48", "Found in string from ...", "m_foundStartColumn ...",
+ * "Not found": plain qDebug() in lxqt/qtermwidget 1.2.0
+ * lib/HistorySearch.cpp, commented out upstream only in 2.4.0). They have
+ * no logging category, so no QT_LOGGING_RULES
+ * rule can turn them off without turning off every uncategorized debug
+ * message. Only debug messages of the "default" category with exactly those
+ * beginnings are dropped; everything else goes on to the handler installed
+ * before (Tether's own messages are all in tether.* categories). Calling it
+ * again while installed does nothing. Does nothing in a build without
+ * QTermWidget. Call from the GUI thread before windows open.
+ */
+void installTerminalMessageFilter();
+
 } // namespace Tether
 
 #ifdef TETHER_HAVE_QTERMWIDGET

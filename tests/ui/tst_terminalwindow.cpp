@@ -3,6 +3,7 @@
 #include "registry.h"
 #include "session.h"
 #include "terminalwindow.h"
+#include "logging.h"
 #include "testutil.h"
 
 #include <QAction>
@@ -12,6 +13,7 @@
 #include <QFontMetrics>
 #include <QGuiApplication>
 #include <QImage>
+#include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -99,6 +101,7 @@ private Q_SLOTS:
     void searchBarAndZoomKeys();
     void contextMenuActions();
     void selectAllCopyKeepsLineBreaks();
+    void searchDebugLinesAreFiltered();
     void colourSevenIsReadable();
 #endif
 
@@ -831,6 +834,61 @@ void TestTerminalWindow::selectAllCopyKeepsLineBreaks()
     QVERIFY2(text.contains(QStringLiteral("line-0\nline-1\n")), qPrintable(text.left(200)));
     QVERIFY2(text.contains(QStringLiteral("line-99\nl1\nl2\nl3\n")), qPrintable(text.left(200)));
     QVERIFY2(text.count(QLatin1Char('\n')) >= 103, qPrintable(text.left(200)));
+}
+
+namespace {
+QStringList g_logged;
+void captureMessage(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    g_logged << QStringLiteral("%1 %2 %3").arg(int(type)).arg(QLatin1String(context.category ? context.category : "-"), message);
+}
+} // namespace
+
+void TestTerminalWindow::searchDebugLinesAreFiltered()
+{
+    // QTermWidget 1.2 printed "search from 0 , 0 to 2 , 55", "linesToRead:
+    // 48", "m_foundStartColumn ...", "Not found" on stderr at every search.
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "i=0; while [ $i -lt 60 ]; do echo line-$i; i=$((i+1)); done; echo find-$((6*7))-me; exec sleep 300")));
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("find-42-me")));
+    QLineEdit *searchText = nullptr;
+    for (QWidget *k : w.terminal()->findChildren<QWidget *>()) {
+        if (QByteArray(k->metaObject()->className()).endsWith("SearchBar"))
+            searchText = k->findChild<QLineEdit *>();
+    }
+    QVERIFY(searchText);
+    w.terminal()->toggleShowSearchBar();
+
+    g_logged.clear();
+    const QtMessageHandler qtest = qInstallMessageHandler(captureMessage);
+    installTerminalMessageFilter();
+    installTerminalMessageFilter(); // twice is once
+    searchText->setText(QStringLiteral("find-42"));          // found
+    const QString found = w.terminal()->selectedText(true);
+    searchText->setText(QStringLiteral("nowhere-to-be-found")); // not found
+    // What is not QTermWidget's search goes through: Tether's categories,
+    // other debug lines, warnings.
+    qCWarning(lcUi) << "a warning of ours";
+    qDebug() << "Not found here either";
+    qWarning() << "Not found";
+    qInstallMessageHandler(qtest);
+
+    QCOMPARE(found.trimmed(), QStringLiteral("find-42"));
+    const QString log = g_logged.join(QLatin1Char('\n'));
+    QVERIFY2(!log.contains(QStringLiteral("linesToRead")), qPrintable(log));
+    QVERIFY2(!log.contains(QStringLiteral("search from")), qPrintable(log));
+    QVERIFY2(!log.contains(QStringLiteral("m_foundStartColumn")), qPrintable(log));
+    QVERIFY2(!log.contains(QStringLiteral("Found in string")), qPrintable(log));
+    QVERIFY2(!log.contains(QStringLiteral("0 default Not found\n")), qPrintable(log));
+    QVERIFY2(log.contains(QStringLiteral("tether.ui a warning of ours")), qPrintable(log));
+    QVERIFY2(log.contains(QStringLiteral("default Not found here either")), qPrintable(log));
+    QVERIFY2(log.contains(QStringLiteral("default Not found")), qPrintable(log));
+    QVERIFY2(g_logged.size() == 3, qPrintable(log));
 }
 
 void TestTerminalWindow::colourSevenIsReadable()

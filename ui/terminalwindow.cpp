@@ -147,6 +147,13 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     m_term->setFlowControlEnabled(false);
     m_term->setFlowControlWarningEnabled(false);
     m_term->setMotionAfterPasting(2); // scroll to the end on paste
+    // QTermWidget 1.2's TerminalDisplay never initialises these two: the
+    // "Paste multiline text" dialog came and went by chance (a new user took
+    // it for lost keys). A paste is what the clipboard holds, newlines
+    // included, with no question asked, as in xterm; a program that asked
+    // for bracketed paste gets it bracketed.
+    m_term->setConfirmMultilinePaste(false);
+    m_term->setTrimPastedTrailingNewlines(false);
     m_term->startTerminalTeletype();
     layout->addWidget(m_term, 1);
     // Open at the session's size, so attaching does not reflow what the

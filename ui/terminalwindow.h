@@ -98,7 +98,8 @@ class WriteQueue;
  * Keys and menu (Konsole's and QTerminal's): Ctrl+Shift+C copies the
  * selection (copySelection()), Ctrl+Shift+V pastes the clipboard and
  * Shift+Insert the primary selection (QTermWidget's pasteClipboard(),
- * pasteSelection(); a paste is bracketed when the program enabled mode 2004);
+ * pasteSelection(); a paste is bracketed when the program enabled mode 2004;
+ * a multi-line paste asks nothing and keeps its newlines);
  * Ctrl+Shift+F shows the search bar; Ctrl++ (or Ctrl+=), Ctrl+- and Ctrl+0
  * zoom (the session follows the new columns×rows as on a resize; a watch
  * window resizes itself to keep the session's size). These keys never reach

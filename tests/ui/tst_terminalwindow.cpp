@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QClipboard>
 #include <QElapsedTimer>
 #include <QFontInfo>
@@ -18,6 +19,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTimer>
 
 #ifdef TETHER_HAVE_QTERMWIDGET
 #if TETHER_QTERMWIDGET_MAJOR == 6
@@ -98,6 +100,7 @@ private Q_SLOTS:
     void watchWindowFollowsSessionSize();
     void copyPasteKeysSendNothing();
     void pasteIsBracketed();
+    void multilinePasteAsksNothing();
     void searchBarAndZoomKeys();
     void contextMenuActions();
     void selectAllCopyKeepsLineBreaks();
@@ -725,6 +728,41 @@ void TestTerminalWindow::pasteIsBracketed()
     QTest::keyClick(display(w), Qt::Key_V, Qt::ControlModifier | Qt::ShiftModifier);
     // ESC [ 2 0 0 ~  p a s t e d  ESC [ 2 0 1 ~
     QTRY_VERIFY2(ringText(s).contains("got:1b5b3230307e7061737465641b5b3230317e"), ringText(s).constData());
+}
+
+void TestTerminalWindow::multilinePasteAsksNothing()
+{
+    // QTermWidget 1.2 leaves its "confirm multiline paste" and "trim trailing
+    // newlines" flags uninitialised (TerminalDisplay's constructor sets
+    // neither): a new user got a "Paste multiline text" dialog and took it
+    // for lost keys. The window turns both off: a paste is what the
+    // clipboard holds, newlines included, as in xterm.
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "stty raw -echo; echo ready-$((2*3));"
+        " head -c 6 | od -An -tx1 -v | tr -d ' \\n' | sed 's/^/got:/'; echo; exec sleep 300")));
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("ready-6")), qPrintable(w.screenText()));
+    // A dialog would run its own event loop inside the key press: close it
+    // from a timer, and count it.
+    int dialogs = 0;
+    QTimer closer;
+    closer.setInterval(50);
+    connect(&closer, &QTimer::timeout, this, [&dialogs] {
+        if (QWidget *modal = QApplication::activeModalWidget()) {
+            ++dialogs;
+            modal->close();
+        }
+    });
+    closer.start();
+    QGuiApplication::clipboard()->setText(QStringLiteral("a\nb\nc\n"));
+    QTest::keyClick(display(w), Qt::Key_V, Qt::ControlModifier | Qt::ShiftModifier);
+    // Every line, the last newline too (as CR, as typed).
+    QTRY_VERIFY2(ringText(s).contains("got:610d620d630d"), ringText(s).constData());
+    QCOMPARE(dialogs, 0);
 }
 
 void TestTerminalWindow::searchBarAndZoomKeys()

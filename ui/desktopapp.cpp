@@ -871,6 +871,8 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
     if (!instanceError.isEmpty())
         qCWarning(lcUi) << instanceError;
 
+    // QTermWidget 1.2 prints uncategorized debug lines at every search.
+    installTerminalMessageFilter();
     DesktopApp desktop(config, trayMode);
     QString error;
     bool badValue = false;

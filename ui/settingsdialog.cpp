@@ -17,6 +17,12 @@
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QShowEvent>
+#include <QStyle>
+#include <QTabWidget>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHostAddress>
@@ -78,6 +84,21 @@ QLabel *hint(const QString &text, QWidget *parent)
     return l;
 }
 
+/// A settings page that scrolls (vertically) only on a screen too small for
+/// it. Its size hint is the whole page's, as the page has it now:
+/// QScrollArea's own is cached and bounded to 24 lines of its font, so the
+/// Sessions page scrolled in a dialog that had room for it.
+class PageArea : public QScrollArea
+{
+public:
+    QSize sizeHint() const override
+    {
+        const int f = 2 * frameWidth();
+        const QSize page = widget() ? widget()->sizeHint() : QSize(0, 0);
+        return page + QSize(f + verticalScrollBar()->sizeHint().width(), f);
+    }
+};
+
 /// The red line under a field that says what is wrong with it; hidden until
 /// updateValidity() has something to say.
 QLabel *errorLine(const char *objectName, QWidget *parent)
@@ -106,9 +127,15 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     setWindowIcon(appIcon());
 
     auto *top = new QVBoxLayout(this);
+    // One tab per topic: stacked as group boxes the dialog was 584x843, and
+    // OK/Cancel/Apply were below a 1280x800 screen (a new user's tryout).
+    // A tab is as tall as the tallest page; each page scrolls on a screen
+    // smaller still (fitHeight()).
+    m_tabs = new QTabWidget(this);
+    m_tabs->setObjectName(QStringLiteral("settingsTabs"));
 
     // --- sessions ---------------------------------------------------------
-    auto *sessions = new QGroupBox(tr("Sessions"), this);
+    auto *sessions = new QWidget;
     auto *sform = new QFormLayout(sessions);
 
     sform->addRow(tr("Close detached sessions after:"), makeDurationField(&m_ttl, sessions, QStringLiteral("ttl")));
@@ -156,10 +183,10 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     sform->addRow(QString(), m_commandError);
     sform->addRow(QString(), hint(tr("Words as a shell reads them (quotes group words),\n"
                                      "but nothing is expanded: for | or $VAR use sh -c '…'."), sessions));
-    top->addWidget(sessions);
+    addPage(sessions, tr("Sessions"));
 
     // --- server -----------------------------------------------------------
-    auto *server = new QGroupBox(tr("Server"), this);
+    auto *server = new QWidget;
     auto *vform = new QFormLayout(server);
     m_bind = new QLineEdit(server);
     m_bind->setObjectName(QStringLiteral("bind"));
@@ -176,15 +203,17 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
                            "Anything but a loopback address (127.0.0.1, ::1)\n"
                            "makes Tether reachable from the network."), server);
     vform->addRow(QString(), m_serverNote);
-    top->addWidget(server);
+    addPage(server, tr("Server"));
 
+    // Above the tabs: it names session limits and may show with any tab.
     m_overrideNote = hint(QString(), this);
     m_overrideNote->setObjectName(QStringLiteral("overrideNote"));
     m_overrideNote->setWordWrap(true);
     top->addWidget(m_overrideNote);
+    top->addWidget(m_tabs, 1);
 
     // --- desktop ------------------------------------------------------------
-    auto *desktop = new QGroupBox(tr("Desktop"), this);
+    auto *desktop = new QWidget;
     auto *dlay = new QVBoxLayout(desktop);
     m_autostart = new QCheckBox(tr("Start Tether when I log in"), desktop);
     m_autostart->setObjectName(QStringLiteral("autostart"));
@@ -192,11 +221,10 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_autostart->setToolTip(tr("Writes %1, which runs: %2")
                                 .arg(autostartPath(), autostartExec(QCoreApplication::applicationFilePath())));
     dlay->addWidget(m_autostart);
-    top->addWidget(desktop);
 
 #ifdef TETHER_HAVE_QTERMWIDGET
     // --- terminal windows ----------------------------------------------------
-    auto *terminal = new QGroupBox(tr("Terminal windows"), this);
+    auto *terminal = new QGroupBox(tr("Terminal windows"), desktop);
     auto *tform = new QFormLayout(terminal);
     m_colorScheme = new QComboBox(terminal);
     m_colorScheme->setObjectName(QStringLiteral("colorScheme"));
@@ -215,8 +243,9 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     tform->addRow(tr("Size:"), m_fontSize);
     tform->addRow(QString(), hint(tr("For every terminal window, open ones included.\n"
                                      "Ctrl++ / Ctrl+- zoom one window for a while."), terminal));
-    top->addWidget(terminal);
+    dlay->addWidget(terminal);
 #endif
+    addPage(desktop, tr("Desktop"));
 
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Apply
                                      | QDialogButtonBox::Cancel, this);
@@ -248,6 +277,55 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     updateOverrideNote();
     if (!m_registry)
         m_overrideNote->hide();
+}
+
+void SettingsDialog::addPage(QWidget *page, const QString &title)
+{
+    if (auto *box = qobject_cast<QBoxLayout *>(page->layout()))
+        box->addStretch(1);
+    auto *area = new PageArea;
+    area->setFrameShape(QFrame::NoFrame);
+    area->setWidgetResizable(true);
+    area->setWidget(page);
+    // Only vertical scrolling: as wide as the page needs, with room for the bar.
+    area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    area->setMinimumWidth(page->minimumSizeHint().width()
+                          + area->verticalScrollBar()->sizeHint().width());
+    m_tabs->addTab(area, title);
+}
+
+int SettingsDialog::fittingHeight()
+{
+    // The pages' new hints reach the dialog's layout only through posted
+    // LayoutRequest events: push them through now.
+    for (int i = 0; i < m_tabs->count(); ++i) {
+        auto *area = qobject_cast<QScrollArea *>(m_tabs->widget(i));
+        if (area && area->widget() && area->widget()->layout())
+            area->widget()->layout()->activate();
+        m_tabs->widget(i)->updateGeometry();
+    }
+    m_tabs->updateGeometry();
+    if (layout())
+        layout()->activate();
+    int h = sizeHint().height();
+    if (const QScreen *screen = this->screen()) {
+        // The window manager's frame: known once shown; a title bar's worth before.
+        const int frame = qMax(frameGeometry().height() - height(),
+                               style()->pixelMetric(QStyle::PM_TitleBarHeight, nullptr, this));
+        h = qMin(h, screen->availableGeometry().height() - frame);
+    }
+    return qMax(h, minimumSizeHint().height());
+}
+
+void SettingsDialog::showEvent(QShowEvent *event)
+{
+    QDialog::showEvent(event);
+    // Qt opens a window at most 2/3 of the screen tall (QWidget::adjustSize):
+    // open at the whole form instead, bounded by the screen.
+    if (!m_fitted && !event->spontaneous()) {
+        m_fitted = true;
+        resize(width(), fittingHeight());
+    }
 }
 
 void SettingsDialog::updateOverrideNote()
@@ -420,20 +498,14 @@ void SettingsDialog::updateValidity()
     const bool ok = bindOk && bufferOk && commandOk;
     m_buttons->button(QDialogButtonBox::Ok)->setEnabled(ok);
     m_buttons->button(QDialogButtonBox::Apply)->setEnabled(ok);
-    // An error line made the dialog taller; give that height back once it
-    // is gone (the layout only ever grows a window on its own).
-    if (wasShowingError && std::all_of(errorLines.begin(), errorLines.end(), [](QLabel *l) { return l->isHidden(); })
-        && layout()) {
-        // The group boxes' new hints reach the dialog's layout only through
-        // posted LayoutRequest events: push them through now.
-        for (QWidget *group : {m_bindError->parentWidget(), m_bufferError->parentWidget()}) {
-            if (group->layout())
-                group->layout()->activate();
-            group->updateGeometry();
-        }
-        layout()->activate();
-        const int h = sizeHint().height();
-        if (height() > h)
+    // An error line needs a line more on its page: grow to show it (the
+    // pages scroll, so the layout would not grow the window itself), and give
+    // that height back once it is gone. A page with room to spare (not the
+    // tallest) changes nothing.
+    const bool showingError = std::any_of(errorLines.begin(), errorLines.end(), [](QLabel *l) { return !l->isHidden(); });
+    if (showingError != wasShowingError) {
+        const int h = fittingHeight();
+        if (showingError ? height() < h : height() > h)
             resize(width(), h);
     }
     if (m_runningPort >= 0) {

@@ -16,6 +16,7 @@ class QLabel;
 class QLineEdit;
 class QSettings;
 class QSpinBox;
+class QTabWidget;
 
 namespace Tether {
 
@@ -43,6 +44,13 @@ class SessionRegistry;
  *    the network);
  *  - start at login: writes or removes ~/.config/autostart/tether.desktop
  *    (XDG autostart; the directory comes from QStandardPaths).
+ *
+ * Layout: three tabs (Sessions; Server; Desktop, with the terminal windows'
+ * colours and font in a QTermWidget build), so that it fits a 1280x720
+ * screen with its buttons (stacked, it was 584x843). It opens as tall as the
+ * tallest page, bounded by the screen's available height; a page taller than
+ * that scrolls. An error line grows the dialog when its page has no room and
+ * gives the height back when it goes.
  */
 class SettingsDialog : public QDialog
 {
@@ -94,12 +102,23 @@ public:
 
     void accept() override;
 
+protected:
+    /// Opens at the whole form's height, bounded by the screen's available
+    /// height (first show only).
+    void showEvent(QShowEvent *event) override;
+
 Q_SIGNALS:
     /// Settings were saved and limits applied. `restartNeeded`: bind or port
     /// differ from the running server's.
     void applied(const Tether::Config &config, bool restartNeeded);
 
 private:
+    /// Adds `page` as a tab, in a scroll area (vertical only) whose size hint
+    /// is the page's.
+    void addPage(QWidget *page, const QString &title);
+    /// The height that shows the tallest page whole, bounded by the screen's
+    /// available height less the window frame (never below the minimum).
+    int fittingHeight();
     void load();
     void updateValidity();
     /// A duration as a number and a unit (seconds / minutes / hours, 0 = never).
@@ -151,6 +170,8 @@ private:
     QFontComboBox *m_fontFamily = nullptr;
     QSpinBox *m_fontSize = nullptr;
     QDialogButtonBox *m_buttons = nullptr;
+    QTabWidget *m_tabs = nullptr;  ///< Sessions, Server, Desktop
+    bool m_fitted = false;         ///< sized to the form on the first show
 };
 
 } // namespace Tether

@@ -4,6 +4,8 @@
 
 #include <QCoreApplication>
 
+#include <atomic>
+
 namespace Tether {
 
 bool localTerminalAvailable()
@@ -27,6 +29,40 @@ QString localTerminalUnavailableReason()
 #endif
 }
 
+#ifdef TETHER_HAVE_QTERMWIDGET
+namespace {
+std::atomic<QtMessageHandler> g_nextHandler{nullptr};
+
+/// One of QTermWidget 1.2's HistorySearch debug lines (see installTerminalMessageFilter()).
+bool isSearchChatter(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    if (type != QtDebugMsg || (context.category && qstrcmp(context.category, "default") != 0))
+        return false;
+    return message.startsWith(QLatin1String("search from ")) || message.startsWith(QLatin1String("linesToRead: "))
+        || message.startsWith(QLatin1String("Found in string from "))
+        || message.startsWith(QLatin1String("m_foundStartColumn ")) || message == QLatin1String("Not found");
+}
+
+void filterTerminalMessages(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    if (isSearchChatter(type, context, message))
+        return;
+    if (const QtMessageHandler next = g_nextHandler.load())
+        next(type, context, message);
+}
+} // namespace
+#endif
+
+void installTerminalMessageFilter()
+{
+#ifdef TETHER_HAVE_QTERMWIDGET
+    const QtMessageHandler previous = qInstallMessageHandler(filterTerminalMessages);
+    // Installed already: keep the handler it passes on to (never itself).
+    if (previous != filterTerminalMessages)
+        g_nextHandler.store(previous);
+#endif
+}
+
 } // namespace Tether
 
 #ifdef TETHER_HAVE_QTERMWIDGET
@@ -39,6 +75,7 @@ QString localTerminalUnavailableReason()
 
 #include <QAction>
 #include <QBuffer>
+#include <QClipboard>
 #include <QCloseEvent>
 #include <QMenu>
 #include <QFontDatabase>
@@ -110,6 +147,13 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     m_term->setFlowControlEnabled(false);
     m_term->setFlowControlWarningEnabled(false);
     m_term->setMotionAfterPasting(2); // scroll to the end on paste
+    // QTermWidget 1.2's TerminalDisplay never initialises these two: the
+    // "Paste multiline text" dialog came and went by chance (a new user took
+    // it for lost keys). A paste is what the clipboard holds, newlines
+    // included, with no question asked, as in xterm; a program that asked
+    // for bracketed paste gets it bracketed.
+    m_term->setConfirmMultilinePaste(false);
+    m_term->setTrimPastedTrailingNewlines(false);
     m_term->startTerminalTeletype();
     layout->addWidget(m_term, 1);
     // Open at the session's size, so attaching does not reflow what the
@@ -188,8 +232,15 @@ void TerminalWindow::setAppearance(const QString &colorScheme, const QString &fo
     m_colorScheme = QTermWidget::availableColorSchemes().contains(colorScheme) ? colorScheme
                                                                                 : QLatin1String(kColorScheme);
     m_term->setColorScheme(m_colorScheme);
+    cellSizeChanged();
+}
+
+void TerminalWindow::cellSizeChanged()
+{
     // Other cells in the same pixels: the session (control) or the window
-    // (watch) follows, as after a resize.
+    // (watch) follows, as after a resize. The widget's size does not change,
+    // so no resize event comes: without this a zoom left the program at its
+    // old width (stty size 123x35 with 98 columns shown; vim garbled).
     if (m_mode == ViewerMode::Watch && m_fitCols > 0)
         followSessionSize(m_fitCols, m_fitRows);
     else if (m_attached)
@@ -212,7 +263,7 @@ void TerminalWindow::createActions()
         return a;
     };
     m_copyAction = add(tr("&Copy"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C)},
-                       [this] { m_term->copyClipboard(); });
+                       [this] { copySelection(); });
     // QTermWidget's paste brackets the text when the program enabled mode
     // 2004, and goes through sendData like typing (so a watcher sends nothing).
     m_pasteAction = add(tr("&Paste"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_V)},
@@ -225,11 +276,11 @@ void TerminalWindow::createActions()
     // Ctrl+= too: on most layouts "+" needs Shift, and Ctrl+= is where it is.
     m_zoomInAction = add(tr("Zoom &In"),
                          {QKeySequence(Qt::CTRL | Qt::Key_Plus), QKeySequence(Qt::CTRL | Qt::Key_Equal)},
-                         [this] { m_term->zoomIn(); });
+                         [this] { m_term->zoomIn(); cellSizeChanged(); });
     m_zoomOutAction = add(tr("Zoom &Out"), {QKeySequence(Qt::CTRL | Qt::Key_Minus)},
-                          [this] { m_term->zoomOut(); });
+                          [this] { m_term->zoomOut(); cellSizeChanged(); });
     m_zoomResetAction = add(tr("&Reset Zoom"), {QKeySequence(Qt::CTRL | Qt::Key_0)},
-                            [this] { m_term->setTerminalFont(m_baseFont); });
+                            [this] { m_term->setTerminalFont(m_baseFont); cellSizeChanged(); });
     m_clearScrollbackAction = add(tr("Clear Scroll&back"), {}, [this] { clearScrollback(); });
     const bool control = m_mode == ViewerMode::Control;
     m_pasteAction->setEnabled(control);
@@ -270,9 +321,24 @@ QMenu *TerminalWindow::contextMenu(const QPoint &pos)
 
 void TerminalWindow::selectAll()
 {
+    // QTermWidget's setSelectionStart() makes a block (column) selection;
+    // across the full width it holds the same cells and line ends as a
+    // stream selection (Screen::writeToStream), so the copy is the same.
     const int lines = m_term->historyLinesCount() + m_term->screenLinesCount();
     m_term->setSelectionStart(0, 0);
     m_term->setSelectionEnd(lines - 1, m_term->screenColumnsCount());
+}
+
+void TerminalWindow::copySelection()
+{
+    // Not QTermWidget::copyClipboard(): its TerminalDisplay keeps line breaks
+    // only after a left mouse press (_preserveLineBreaks starts false and only
+    // mousePressEvent sets it: lxqt/qtermwidget 1.2.0 lib/TerminalDisplay.cpp),
+    // so Select All or a Find match then Copy joined every line into one.
+    // Lines the program wrapped stay joined (the screen knows them).
+    const QString text = m_term->selectedText(true);
+    if (!text.isEmpty())
+        QGuiApplication::clipboard()->setText(text);
 }
 
 void TerminalWindow::clearScrollback()

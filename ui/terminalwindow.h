@@ -12,6 +12,22 @@ bool localTerminalAvailable();
 /// when it is available), e.g. "QTermWidget for Qt 6 is not installed ...".
 QString localTerminalUnavailableReason();
 
+/**
+ * Installs a Qt message handler that drops the debug lines QTermWidget 1.2
+ * prints at every search of its search bar ("search from 0 , 0 to 2 , 55",
+ * "linesToRead: 48", "Found in string from ...", "m_foundStartColumn ...",
+ * "Not found": plain qDebug() in lxqt/qtermwidget 1.2.0
+ * lib/HistorySearch.cpp, commented out upstream only in 2.4.0). They have
+ * no logging category, so no QT_LOGGING_RULES
+ * rule can turn them off without turning off every uncategorized debug
+ * message. Only debug messages of the "default" category with exactly those
+ * beginnings are dropped; everything else goes on to the handler installed
+ * before (Tether's own messages are all in tether.* categories). Calling it
+ * again while installed does nothing. Does nothing in a build without
+ * QTermWidget. Call from the GUI thread before windows open.
+ */
+void installTerminalMessageFilter();
+
 } // namespace Tether
 
 #ifdef TETHER_HAVE_QTERMWIDGET
@@ -80,13 +96,15 @@ class WriteQueue;
  * screen wraps in a watch window.
  *
  * Keys and menu (Konsole's and QTerminal's): Ctrl+Shift+C copies the
- * selection, Ctrl+Shift+V pastes the clipboard and Shift+Insert the primary
- * selection (QTermWidget's copyClipboard(), pasteClipboard(),
- * pasteSelection(); a paste is bracketed when the program enabled mode 2004);
+ * selection (copySelection()), Ctrl+Shift+V pastes the clipboard and
+ * Shift+Insert the primary selection (QTermWidget's pasteClipboard(),
+ * pasteSelection(); a paste is bracketed when the program enabled mode 2004;
+ * a multi-line paste asks nothing and keeps its newlines);
  * Ctrl+Shift+F shows the search bar; Ctrl++ (or Ctrl+=), Ctrl+- and Ctrl+0
- * zoom. These keys never reach the program. A right-click menu offers the
- * same plus Select all and Clear scrollback (and a link's actions under the
- * pointer). Issue 14.
+ * zoom (the session follows the new columns×rows as on a resize; a watch
+ * window resizes itself to keep the session's size). These keys never reach
+ * the program. A right-click menu offers the same plus Select all and Clear
+ * scrollback (and a link's actions under the pointer). Issue 14.
  *
  * Colours: kColorScheme, a light scheme in which the default foreground on
  * colour 7 (what vim's Visual selection and `ESC[47m` draw) reads at 9.9:1;
@@ -168,6 +186,10 @@ public:
     QMenu *contextMenu(const QPoint &pos);
     /// Selects the scrollback and the screen.
     void selectAll();
+    /// Puts the selection on the clipboard (Ctrl+Shift+C, Copy), one line
+    /// per terminal line (a line the program wrapped stays one line), however
+    /// it was selected; does nothing without a selection.
+    void copySelection();
     /// Drops the scrollback; the screen and the terminal's modes stay.
     void clearScrollback();
 
@@ -196,6 +218,9 @@ private:
     void onTerminalInput(const char *data, int size);
     void replayWritten();
     void applySize();
+    /// The font changed (Settings or zoom): the session is sized to the
+    /// columns×rows now shown (control), or the window to the session (watch).
+    void cellSizeChanged();
     void followSessionSize(int cols, int rows);
     void fitToSessionSize();
     void showBanner(const QString &text, const QString &button);

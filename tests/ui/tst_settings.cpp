@@ -14,6 +14,10 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QTabWidget>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -36,6 +40,7 @@ private Q_SLOTS:
     void exitedTtlBesideTtl();
     void typedBufferSizeIsKeptAndBounded();
     void errorLineGivesItsHeightBack();
+    void fitsASmallScreen();
     void invalidBindDisablesOk();
     void commandIsSplitAsShellWords();
     void nonLoopbackNeedsConfirmation();
@@ -385,18 +390,83 @@ void TestSettingsDialog::typedBufferSizeIsKeptAndBounded()
 
 void TestSettingsDialog::errorLineGivesItsHeightBack()
 {
-    // A bind-address error made the dialog taller for good.
+    // A bind-address error made the dialog taller for good. The dialog now
+    // has tabs as tall as the tallest page (Sessions): an error line there
+    // makes it taller, and the height comes back.
     QFile::remove(settingsPath());
     QSettings s(settingsPath(), QSettings::IniFormat);
     SettingsDialog d(nullptr, &s);
     d.show();
     QVERIFY(QTest::qWaitForWindowExposed(&d));
     const int h0 = d.height();
-    auto *bind = child<QLineEdit>(d, "bind");
-    bind->setText(QStringLiteral("not an address"));
+    auto *buffer = child<QSpinBox>(d, "bufferSize");
+    child<QComboBox>(d, "bufferUnit")->setCurrentIndex(0); // KiB
+    buffer->setValue(1); // too small
+    QVERIFY(!child<QLabel>(d, "bufferError")->isHidden());
     QTRY_VERIFY(d.height() > h0);
+    auto *sessionsPage = qobject_cast<QScrollArea *>(d.findChild<QTabWidget *>()->currentWidget());
+    QVERIFY(sessionsPage);
+    QTRY_COMPARE(sessionsPage->verticalScrollBar()->maximum(), 0); // shown whole
+    buffer->setValue(1024);
+    QVERIFY(child<QLabel>(d, "bufferError")->isHidden());
+    QTRY_COMPARE(d.height(), h0);
+
+    // The bind error's page (Server) has room: shown whole, no taller.
+    auto *bind = child<QLineEdit>(d, "bind");
+    d.findChild<QTabWidget *>()->setCurrentIndex(1);
+    auto *serverPage = qobject_cast<QScrollArea *>(d.findChild<QTabWidget *>()->currentWidget());
+    QVERIFY(serverPage && serverPage->isAncestorOf(bind));
+    bind->setText(QStringLiteral("not an address"));
+    QVERIFY(!child<QLabel>(d, "bindError")->isHidden());
+    QTRY_COMPARE(serverPage->verticalScrollBar()->maximum(), 0);
+    QCOMPARE(d.height(), h0);
     bind->setText(QStringLiteral("127.0.0.1"));
     QTRY_COMPARE(d.height(), h0);
+}
+
+void TestSettingsDialog::fitsASmallScreen()
+{
+    // Stacked group boxes made it 584x843 on a new user's desktop: OK,
+    // Cancel and Apply were below the bottom of a 1280x800 screen.
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(nullptr, &s);
+    QVERIFY2(d.sizeHint().height() <= 720 - 40, qPrintable(QString::number(d.sizeHint().height())));
+    QVERIFY(d.sizeHint().width() <= 1280);
+    d.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&d));
+    const QRect avail = d.screen()->availableGeometry();
+    QVERIFY(d.height() <= 720 - 40);
+    QVERIFY(d.frameGeometry().height() <= avail.height());
+    QPushButton *ok = d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    QVERIFY(d.rect().contains(QRect(ok->mapTo(&d, QPoint(0, 0)), ok->size())));
+    // Where the screen has room, every page shows whole: nothing scrolls.
+    const auto areas = d.findChildren<QScrollArea *>();
+    QCOMPARE(areas.size(), d.findChild<QTabWidget *>()->count());
+    for (QScrollArea *a : areas) {
+        d.findChild<QTabWidget *>()->setCurrentWidget(a);
+        QTRY_COMPARE(a->verticalScrollBar()->maximum(), 0);
+        QCOMPARE(a->horizontalScrollBar()->maximum(), 0);
+    }
+
+    // A form taller than the screen (a font a few times as big) still
+    // opens within it, buttons shown; the page scrolls instead.
+    SettingsDialog big(nullptr, &s);
+    QFont f = big.font();
+    const qreal base = f.pointSizeF();
+    for (int factor = 3; factor <= 10 && big.sizeHint().height() <= avail.height(); ++factor) {
+        f.setPointSizeF(base * factor);
+        big.setFont(f);
+    }
+    QVERIFY(big.sizeHint().height() > avail.height());
+    big.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&big));
+    QVERIFY2(big.frameGeometry().height() <= avail.height(), qPrintable(QString::number(big.frameGeometry().height())));
+    ok = big.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    QVERIFY(big.rect().contains(QRect(ok->mapTo(&big, QPoint(0, 0)), ok->size())));
+    auto *first = qobject_cast<QScrollArea *>(big.findChild<QTabWidget *>()->currentWidget());
+    QVERIFY(first);
+    QTRY_VERIFY(first->verticalScrollBar()->maximum() > 0);
 }
 
 void TestSettingsDialog::invalidBindDisablesOk()

@@ -3,19 +3,23 @@
 #include "registry.h"
 #include "session.h"
 #include "terminalwindow.h"
+#include "logging.h"
 #include "testutil.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QClipboard>
 #include <QElapsedTimer>
 #include <QFontInfo>
 #include <QFontMetrics>
 #include <QGuiApplication>
 #include <QImage>
+#include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTimer>
 
 #ifdef TETHER_HAVE_QTERMWIDGET
 #if TETHER_QTERMWIDGET_MAJOR == 6
@@ -90,13 +94,17 @@ private Q_SLOTS:
     void titleFollowsNameElseTitle();
     void appearanceFromSettings();
     void sizeDrivesSession();
+    void zoomResizesSession();
     void largeOutputFlowsThrough();
     void watchModeDoesNotType();
     void watchWindowFollowsSessionSize();
     void copyPasteKeysSendNothing();
     void pasteIsBracketed();
+    void multilinePasteAsksNothing();
     void searchBarAndZoomKeys();
     void contextMenuActions();
+    void selectAllCopyKeepsLineBreaks();
+    void searchDebugLinesAreFiltered();
     void colourSevenIsReadable();
 #endif
 
@@ -105,6 +113,7 @@ private:
     static QWidget *display(TerminalWindow &w);
     static void type(TerminalWindow &w, const QString &text);
     static void openOn(TerminalWindow &w);
+    static void programSeesSessionSize(TerminalWindow &w, Session *s);
 #endif
 };
 
@@ -159,6 +168,15 @@ void TestTerminalWindow::openOn(TerminalWindow &w)
     QTRY_VERIFY(!w.isReplaying());
 }
 
+/// Runs `stty size` in the session's shell: it prints the session's rows and columns.
+void TestTerminalWindow::programSeesSessionSize(TerminalWindow &w, Session *s)
+{
+    type(w, QStringLiteral("stty size"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    const QByteArray expect = QByteArray::number(s->rows()) + ' ' + QByteArray::number(s->cols());
+    QTRY_VERIFY2(ringText(s).contains(expect), ringText(s).constData());
+}
+
 void TestTerminalWindow::replayAndTyping()
 {
     SessionRegistry registry;
@@ -180,13 +198,18 @@ void TestTerminalWindow::replayAndTyping()
     QTRY_VERIFY2(w.screenText().contains(QStringLiteral("before-attach-42")), qPrintable(w.screenText()));
     QTRY_VERIFY(!w.isReplaying());
 
-    // Keys typed into the widget reach the shell.
+    // Keys typed into the widget reach the shell. Typed only once the shell
+    // shows its prompt: the line discipline echoes input at once, so input
+    // typed before a late prompt comes out as "echo hi\r\n$ hi\r\n" (it
+    // failed once under load that way).
+    QTRY_VERIFY2(ringText(s).endsWith("$ "), ringText(s).constData());
     type(w, QStringLiteral("echo hi"));
     QTest::keyClick(display(w), Qt::Key_Return);
     QTRY_VERIFY2(ringText(s).contains("\r\nhi\r\n"), ringText(s).constData());
     QTRY_VERIFY(w.screenText().contains(QStringLiteral("\nhi\n")));
 
     // And bytes the widget emits through sendData (paste, key sequences) too.
+    QTRY_VERIFY2(ringText(s).endsWith("\r\nhi\r\n$ "), ringText(s).constData());
     Q_EMIT w.terminal()->sendData("echo $((40+2))x\r", 16);
     QTRY_VERIFY(ringText(s).contains("\r\n42x\r\n"));
 }
@@ -504,10 +527,54 @@ void TestTerminalWindow::sizeDrivesSession()
     QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
     QTRY_COMPARE(s->rows(), w.terminal()->screenLinesCount());
     // The program sees it (SIGWINCH + TIOCGWINSZ).
-    type(w, QStringLiteral("stty size"));
-    QTest::keyClick(display(w), Qt::Key_Return);
-    const QByteArray expect = QByteArray::number(s->rows()) + ' ' + QByteArray::number(s->cols());
-    QTRY_VERIFY2(ringText(s).contains(expect), ringText(s).constData());
+    programSeesSessionSize(w, s);
+    QVERIFY(!QTest::currentTestFailed());
+}
+
+void TestTerminalWindow::zoomResizesSession()
+{
+    // Ctrl++ / Ctrl+- / Ctrl+0 change the cells in the same pixels: the
+    // session (and the program, by SIGWINCH) must follow as on a resize.
+    // Without it `stty size` said 123x35 while about 98 columns showed, and
+    // vim drew at the old width (a new user's tryout).
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
+    QTRY_COMPARE(s->rows(), w.terminal()->screenLinesCount());
+    // Let the resize timer of show() run out, so only the zoom can size the
+    // session from here on.
+    QTest::qWait(3 * TerminalWindow::kResizeDebounceMs);
+    const int cols0 = s->cols();
+    const int rows0 = s->rows();
+    QCOMPARE(w.terminal()->screenColumnsCount(), cols0);
+
+    QTest::keyClick(display(w), Qt::Key_Plus, Qt::ControlModifier);
+    QTRY_VERIFY(w.terminal()->screenColumnsCount() < cols0);
+    QVERIFY(w.terminal()->screenLinesCount() < rows0);
+    QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
+    QTRY_COMPARE(s->rows(), w.terminal()->screenLinesCount());
+    const int cols1 = s->cols();
+    // The program sees it (SIGWINCH + TIOCGWINSZ).
+    programSeesSessionSize(w, s);
+    QVERIFY(!QTest::currentTestFailed());
+
+    // Zoom out: the cells of the start again, and the session follows.
+    QTest::keyClick(display(w), Qt::Key_Minus, Qt::ControlModifier);
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), cols0);
+    QTRY_COMPARE(s->cols(), cols0);
+    QTRY_COMPARE(s->rows(), rows0);
+
+    // Ctrl+0 (reset zoom) too.
+    QTest::keyClick(display(w), Qt::Key_Plus, Qt::ControlModifier);
+    QTRY_COMPARE(s->cols(), cols1);
+    QTest::keyClick(display(w), Qt::Key_0, Qt::ControlModifier);
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), cols0);
+    QTRY_COMPARE(s->cols(), cols0);
+    QTRY_COMPARE(s->rows(), rows0);
 }
 
 void TestTerminalWindow::largeOutputFlowsThrough()
@@ -668,6 +735,41 @@ void TestTerminalWindow::pasteIsBracketed()
     QTRY_VERIFY2(ringText(s).contains("got:1b5b3230307e7061737465641b5b3230317e"), ringText(s).constData());
 }
 
+void TestTerminalWindow::multilinePasteAsksNothing()
+{
+    // QTermWidget 1.2 leaves its "confirm multiline paste" and "trim trailing
+    // newlines" flags uninitialised (TerminalDisplay's constructor sets
+    // neither): a new user got a "Paste multiline text" dialog and took it
+    // for lost keys. The window turns both off: a paste is what the
+    // clipboard holds, newlines included, as in xterm.
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "stty raw -echo; echo ready-$((2*3));"
+        " head -c 6 | od -An -tx1 -v | tr -d ' \\n' | sed 's/^/got:/'; echo; exec sleep 300")));
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("ready-6")), qPrintable(w.screenText()));
+    // A dialog would run its own event loop inside the key press: close it
+    // from a timer, and count it.
+    int dialogs = 0;
+    QTimer closer;
+    closer.setInterval(50);
+    connect(&closer, &QTimer::timeout, this, [&dialogs] {
+        if (QWidget *modal = QApplication::activeModalWidget()) {
+            ++dialogs;
+            modal->close();
+        }
+    });
+    closer.start();
+    QGuiApplication::clipboard()->setText(QStringLiteral("a\nb\nc\n"));
+    QTest::keyClick(display(w), Qt::Key_V, Qt::ControlModifier | Qt::ShiftModifier);
+    // Every line, the last newline too (as CR, as typed).
+    QTRY_VERIFY2(ringText(s).contains("got:610d620d630d"), ringText(s).constData());
+    QCOMPARE(dialogs, 0);
+}
+
 void TestTerminalWindow::searchBarAndZoomKeys()
 {
     SessionRegistry registry;
@@ -734,6 +836,102 @@ void TestTerminalWindow::contextMenuActions()
     QCOMPARE(w.terminal()->historyLinesCount(), 0);
     QVERIFY(w.screenText().contains(QStringLiteral("menu-42")));
     QVERIFY(!w.screenText().contains(QStringLiteral("line-0\n")));
+}
+
+void TestTerminalWindow::selectAllCopyKeepsLineBreaks()
+{
+    // Right-click -> Select All, then Ctrl+Shift+C: the clipboard held
+    // "l1l2l3..." (a 20,000-line scrollback became one line) while a mouse
+    // drag copied line breaks (a new user's tryout). No mouse press here: the
+    // widget keeps line breaks in its copy only after one.
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "i=0; while [ $i -lt 100 ]; do echo line-$i; i=$((i+1)); done; printf 'l1\\nl2\\nl3\\n'; exec sleep 300")));
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY2(w.screenText().contains(QStringLiteral("l1\nl2\nl3\n")), qPrintable(w.screenText()));
+    QVERIFY(w.terminal()->historyLinesCount() > 0);
+
+    QClipboard *cb = QGuiApplication::clipboard();
+    cb->setText(QStringLiteral("before"));
+    QMenu *menu = w.contextMenu(QPoint(5, 5));
+    QAction *selectAll = nullptr;
+    for (QAction *a : menu->actions()) {
+        if (a->text().remove(QLatin1Char('&')) == QStringLiteral("Select All"))
+            selectAll = a;
+    }
+    QVERIFY(selectAll);
+    menu->popup(w.terminal()->mapToGlobal(QPoint(5, 5)));
+    QTRY_VERIFY(menu->isVisible());
+    selectAll->trigger();
+    menu->close();
+    delete menu;
+    display(w)->setFocus();
+    QTest::keyClick(display(w), Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
+    QTRY_VERIFY(cb->text() != QStringLiteral("before"));
+    const QString text = cb->text();
+    // One line per line, the scrollback's first to the screen's last, as the
+    // widget's own text has them.
+    QVERIFY2(text.contains(QStringLiteral("line-0\nline-1\n")), qPrintable(text.left(200)));
+    QVERIFY2(text.contains(QStringLiteral("line-99\nl1\nl2\nl3\n")), qPrintable(text.left(200)));
+    QVERIFY2(text.count(QLatin1Char('\n')) >= 103, qPrintable(text.left(200)));
+}
+
+namespace {
+QStringList g_logged;
+void captureMessage(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    g_logged << QStringLiteral("%1 %2 %3").arg(int(type)).arg(QLatin1String(context.category ? context.category : "-"), message);
+}
+} // namespace
+
+void TestTerminalWindow::searchDebugLinesAreFiltered()
+{
+    // QTermWidget 1.2 printed "search from 0 , 0 to 2 , 55", "linesToRead:
+    // 48", "m_foundStartColumn ...", "Not found" on stderr at every search.
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "i=0; while [ $i -lt 60 ]; do echo line-$i; i=$((i+1)); done; echo find-$((6*7))-me; exec sleep 300")));
+    QVERIFY(s);
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("find-42-me")));
+    QLineEdit *searchText = nullptr;
+    for (QWidget *k : w.terminal()->findChildren<QWidget *>()) {
+        if (QByteArray(k->metaObject()->className()).endsWith("SearchBar"))
+            searchText = k->findChild<QLineEdit *>();
+    }
+    QVERIFY(searchText);
+    w.terminal()->toggleShowSearchBar();
+
+    g_logged.clear();
+    const QtMessageHandler qtest = qInstallMessageHandler(captureMessage);
+    installTerminalMessageFilter();
+    installTerminalMessageFilter(); // twice is once
+    searchText->setText(QStringLiteral("find-42"));          // found
+    const QString found = w.terminal()->selectedText(true);
+    searchText->setText(QStringLiteral("nowhere-to-be-found")); // not found
+    // What is not QTermWidget's search goes through: Tether's categories,
+    // other debug lines, warnings.
+    qCWarning(lcUi) << "a warning of ours";
+    qDebug() << "Not found here either";
+    qWarning() << "Not found";
+    qInstallMessageHandler(qtest);
+
+    QCOMPARE(found.trimmed(), QStringLiteral("find-42"));
+    const QString log = g_logged.join(QLatin1Char('\n'));
+    QVERIFY2(!log.contains(QStringLiteral("linesToRead")), qPrintable(log));
+    QVERIFY2(!log.contains(QStringLiteral("search from")), qPrintable(log));
+    QVERIFY2(!log.contains(QStringLiteral("m_foundStartColumn")), qPrintable(log));
+    QVERIFY2(!log.contains(QStringLiteral("Found in string")), qPrintable(log));
+    QVERIFY2(!log.contains(QStringLiteral("0 default Not found\n")), qPrintable(log));
+    QVERIFY2(log.contains(QStringLiteral("tether.ui a warning of ours")), qPrintable(log));
+    QVERIFY2(log.contains(QStringLiteral("default Not found here either")), qPrintable(log));
+    QVERIFY2(log.contains(QStringLiteral("default Not found")), qPrintable(log));
+    QVERIFY2(g_logged.size() == 3, qPrintable(log));
 }
 
 void TestTerminalWindow::colourSevenIsReadable()

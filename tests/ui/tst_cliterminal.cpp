@@ -167,8 +167,13 @@ private Q_SLOTS:
                                      .contains("$"), 10000);
         tmux({QStringLiteral("send-keys"), QStringLiteral("-t"), QStringLiteral("Q"),
               kTether + QStringLiteral(" attach ") + id + QStringLiteral("; echo after:$?"), QStringLiteral("Enter")});
-        QTRY_VERIFY_WITH_TIMEOUT(tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")})
-                                     .contains("after:0"), 15000);
+        // On failure the pane is printed: this wait failed twice under load
+        // in Qt 6 (not reproduced in 32 runs since), with nothing to go on.
+        QTRY_VERIFY2_WITH_TIMEOUT(tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")})
+                                      .contains("after:0"),
+                                  tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")})
+                                      .constData(),
+                                  15000);
         QByteArray screen = tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")});
         QVERIFY2(screen.contains("[process exited with code 7]"), screen.constData());
         // The shell's next line must be exactly what we type: answers left

@@ -253,7 +253,13 @@ export async function waitForLine(page, re, timeout = 15000) {
   } catch (e) {
     const lines = await bufferLines(page).catch(() => []);
     const state = await page.evaluate(() => window.tether && window.tether.state).catch(() => '?');
-    throw new Error(`no line matching ${re} within ${timeout} ms (state ${state}); buffer ends:\n`
+    // Why an attachment ended is in the banner (close code in plain words).
+    const banner = await page.evaluate(() => {
+      const b = document.getElementById('banner');
+      return b && !b.hidden ? `${b.dataset.kind}: ${document.getElementById('banner-title').textContent}`
+        + ` (${document.getElementById('banner-detail').textContent})` : 'none';
+    }).catch(() => '?');
+    throw new Error(`no line matching ${re} within ${timeout} ms (state ${state}; banner ${banner}); buffer ends:\n`
       + lines.filter((l) => l !== '').slice(-15).join('\n'));
   }
 }

@@ -103,7 +103,7 @@ fuzz: deps build-fuzz/CMakeCache.txt
 	done
 
 # The figures of docs/performance.md (issue 11; not part of `make test`):
-# builds Tether and the bench client (Qt 6), runs bench/run.py (under 10
+# builds Tether and the bench client (Qt 6), runs bench/run.py (about 10
 # minutes, bounded; it starts its own servers with setsid on 127.0.0.1 port
 # 0, and tmux and dtach as peers) and writes this run's figures into
 # docs/performance.md. `make bench BENCH_QUICK=1` is a one-minute smoke run;

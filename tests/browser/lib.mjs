@@ -27,6 +27,18 @@ export function tetherBinary() {
   return bin;
 }
 
+// Servers this process started and that still run (startTether).
+const liveServers = new Set();
+function endLiveServers() {
+  for (const proc of liveServers) {
+    try { proc.kill('SIGKILL'); } catch { /* already gone */ }
+  }
+}
+process.on('exit', endLiveServers);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => { endLiveServers(); process.exit(128 + os.constants.signals[sig]); });
+}
+
 /**
  * Starts `tether serve --port 0` with a temporary HOME, XDG_RUNTIME_DIR and
  * XDG_CONFIG_HOME, and waits for its line
@@ -73,7 +85,13 @@ export async function startTether(opts = {}) {
     copyFileSync(tetherBinary(), binary);
     chmodSync(binary, 0o755);
   }
-  const proc = spawn(binary, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
+  // In a session of its own (setsid, `detached`): a launcher that signals
+  // the whole process group (ctest's timeout, a job runner) must not reach
+  // the server in the middle of a test. In exchange this process ends the
+  // servers it started when it exits (liveServers), however it exits.
+  const proc = spawn(binary, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  liveServers.add(proc);
+  proc.on('exit', () => liveServers.delete(proc));
   let out = '';
   let err = '';
   proc.stderr.on('data', (d) => { err += d; });

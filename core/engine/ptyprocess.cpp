@@ -18,6 +18,7 @@
 #include <QSocketNotifier>
 #include <QTimer>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -381,6 +382,12 @@ ExecArgs::ExecArgs(const SpawnOptions &options)
         const QByteArray entry(*e);
         // Stale LINES/COLUMNS override the window size in ncurses programs.
         if (entry.startsWith("LINES=") || entry.startsWith("COLUMNS="))
+            continue;
+        // The terminal Tether was started in is not the session's terminal
+        // (kOuterTerminalVariables).
+        const QByteArray name = entry.left(entry.indexOf('='));
+        if (std::find(std::begin(kOuterTerminalVariables), std::end(kOuterTerminalVariables), name)
+            != std::end(kOuterTerminalVariables))
             continue;
         m_env.append(entry);
     }

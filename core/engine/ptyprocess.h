@@ -25,7 +25,8 @@ struct SpawnOptions {
     int rows = 24;   ///< 1..1000
     /// "NAME=value" entries added to (or replacing in) the inherited environment.
     /// TERM=xterm-256color and COLORTERM=truecolor are always set; a
-    /// Session adds TETHER_SESSION=its id.
+    /// Session adds TETHER_SESSION=its id. LINES, COLUMNS and
+    /// kOuterTerminalVariables are never inherited.
     QStringList extraEnv;
     /// Start argv[0] as a login shell: exec(3) receives "-" + basename as argv[0].
     /// Set by resolveSpawnOptions() for the default command.
@@ -37,6 +38,20 @@ struct SpawnOptions {
 /// empty cwd → the home directory ($HOME, else getpwuid(3)'s). start() applies this itself; callers use it
 /// to know (and show) what will run.
 SpawnOptions resolveSpawnOptions(SpawnOptions options);
+
+/// Variables that describe the terminal Tether itself was started in (a tmux
+/// pane, a screen window, a terminal emulator), not the session's terminal:
+/// not inherited by the programs of a session, as tmux replaces them in its
+/// panes. Inherited, $TMUX made `tmux` in a session refuse to start
+/// ("sessions should be nested with care") and `tmux kill-server` there end
+/// the outer tmux server (found by a new user who ran `make run` in tmux);
+/// TERM_PROGRAM=tmux told programs to wrap their sequences for tmux.
+inline constexpr const char *kOuterTerminalVariables[] = {
+    "TMUX", "TMUX_PANE",                    // tmux: its socket and pane
+    "STY", "WINDOW",                        // GNU screen: its session and window
+    "TERM_PROGRAM", "TERM_PROGRAM_VERSION", // the emulator (tmux, iTerm.app, vscode...)
+    "WINDOWID",                             // the X window of the emulator
+};
 
 /// Window-size bounds accepted by resize() and SpawnOptions (WSL once reported
 /// 131072 columns, hidden browser tabs report 0×0: both must be refused).

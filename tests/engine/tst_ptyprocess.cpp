@@ -707,7 +707,8 @@ void TestPtyProcess::defaultLoginShell()
 void TestPtyProcess::childEnvironment()
 {
     // Parent state a child must not inherit: an ignored SIGPIPE, a blocked
-    // mask, a descriptor without O_CLOEXEC, stale LINES/COLUMNS.
+    // mask, a descriptor without O_CLOEXEC, stale LINES/COLUMNS, the
+    // variables of the terminal Tether was started in (a tmux pane here).
     struct sigaction ignore = {}, oldPipe = {};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
@@ -725,6 +726,10 @@ void TestPtyProcess::childEnvironment()
     qputenv("LINES", "5");
     qputenv("COLUMNS", "7");
     qputenv("TERM", "dumb");
+    const QByteArrayList outer{"TMUX", "TMUX_PANE", "STY", "WINDOW", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "WINDOWID"};
+    for (const QByteArray &name : outer)
+        qputenv(name.constData(), "outer-" + name);
+    qputenv("TETHER_KEEP", "kept"); // anything else is inherited
 
     PtyProcess p;
     Recorder r(p);
@@ -733,6 +738,7 @@ void TestPtyProcess::childEnvironment()
     o.cwd = m_tmp.path();
     o.argv = sh(QStringLiteral(
             "echo \"T=$TERM C=$COLORTERM X=$TETHER_X L=${LINES-unset} M=${COLUMNS-unset}\"; "
+            "echo \"OUTER [$(env | grep '=outer-' | tr '\\n' ' ')] KEEP [$TETHER_KEEP]\"; "
             "echo \"FDS [$(ls /proc/self/fd | tr '\\n' ' ')]\"; "
             "grep -E '^Sig(Blk|Ign)' /proc/self/status; "
             "echo \"SID [$(cut -d' ' -f6 /proc/self/stat)] PWD [$(pwd)] TTY [$(tty)]\"; "
@@ -757,6 +763,9 @@ void TestPtyProcess::childEnvironment()
     ::close(57);
     qunsetenv("LINES");
     qunsetenv("COLUMNS");
+    for (const QByteArray &name : outer)
+        qunsetenv(name.constData());
+    qunsetenv("TETHER_KEEP");
     ::pthread_sigmask(SIG_SETMASK, &oldMask, nullptr);
     ::sigaction(SIGPIPE, &oldPipe, nullptr);
     QVERIFY2(started, qPrintable(err));
@@ -767,6 +776,7 @@ void TestPtyProcess::childEnvironment()
     const QString out = QString::fromLocal8Bit(r.data);
     QVERIFY2(out.contains(QStringLiteral("T=xterm-256color C=truecolor X=hello world L=unset M=unset")),
              qPrintable(out));
+    QVERIFY2(out.contains(QStringLiteral("OUTER [] KEEP [kept]")), qPrintable(out));
     // ls sees its stdio and the directory it reads: nothing inherited.
     QVERIFY2(out.contains(QStringLiteral("FDS [0 1 2 3 ]")), qPrintable(out));
     QVERIFY2(out.contains(QStringLiteral("SigBlk:\t0000000000000000")), qPrintable(out));

@@ -835,6 +835,9 @@ function setFontSize(size) {
 
 function renderFontSize(v = fontSize()) {
   $('font-size').textContent = `${v}px`;
+  // The number is hidden on narrow windows: the tooltips say it too.
+  $('font-smaller').title = `Smaller text (now ${v}px)`;
+  $('font-larger').title = `Larger text (now ${v}px)`;
   $('font-smaller').disabled = v <= FONT_MIN;
   $('font-larger').disabled = v >= FONT_MAX;
 }

@@ -1092,6 +1092,7 @@ function openSession(id, mode, preparedView) {
       if (app.current === entry && mode === 'control' && document.activeElement === document.body) view.term.focus();
     },
     onTitle: (title) => { if (app.current === entry) setCurrentTitle(title); },
+    onCatchingUp: (on) => showCatchingUp(entry, on),
     onSize: (cols, rows) => {
       if (app.current !== entry) return;
       if (mode === 'watch') {
@@ -1115,6 +1116,7 @@ function closeCurrent() {
   cur.attachment?.stop();
   destroyView(cur.view);
   $('current').hidden = true;
+  showCatchingUp(null, false);
   document.body.classList.remove('watching', 'disconnected');
   setCurrentTitle('');
   hideBanner();
@@ -1135,6 +1137,29 @@ function onAttachmentState(entry, state, detail) {
   const e = app.sessions.get(entry.id);
   const li = [...$('session-list').children].find((x) => x.dataset.id === entry.id);
   if (e && li) updateItem(li, e.s);
+}
+
+// ---------------------------------------------------------------------------
+// "Catching up": the page is behind the session's output and has paused it
+// (flow control) or let go of its socket until xterm.js has parsed what it
+// holds. Shown at once; hidden a second after the last catch-up ends, so a
+// flood that pauses and resumes many times a second shows one steady note
+// instead of a flicker.
+
+const CATCHUP_LINGER_MS = 1000;
+let catchupTimer = null;
+
+function showCatchingUp(entry, on) {
+  clearTimeout(catchupTimer);
+  catchupTimer = null;
+  const note = $('catchup');
+  if (on && entry && app.current === entry) {
+    note.hidden = false;
+  } else if (!entry || app.current !== entry) {
+    note.hidden = true;
+  } else {
+    catchupTimer = setTimeout(() => { catchupTimer = null; note.hidden = true; }, CATCHUP_LINGER_MS);
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -139,6 +139,10 @@ export class Attachment {
    * @param {(cols: number, rows: number) => void} [o.onSize] the session's size changed
    * @param {?number} [o.screenLines] ask reset replays for the server's screen
    *   with this many scrollback lines (`replay=screen`); null: the raw replay
+   * @param {(catchingUp: boolean) => void} [o.onCatchingUp] true when the page
+   *   falls behind (more than pendingHighBytes received and not yet parsed by
+   *   xterm.js) and pauses the session or lets go of the socket; false once it
+   *   is back under pendingLowBytes (or the attachment stopped)
    */
   constructor(o) {
     this.id = o.id;
@@ -187,6 +191,16 @@ export class Attachment {
   /** True while attached with a WebSocket that has received `attached`. */
   get connected() { return this.state === 'connected'; }
 
+  /** True while the page is behind (paused for its backlog; see onCatchingUp). */
+  get catchingUp() { return this.pausedForBacklog; }
+
+  /** Sets pausedForBacklog and tells onCatchingUp when it changes. */
+  setCatchingUp(on) {
+    if (this.pausedForBacklog === on) return;
+    this.pausedForBacklog = on;
+    if (this.cb.onCatchingUp) this.cb.onCatchingUp(on);
+  }
+
   /** Starts (or restarts after an end) connecting at once. */
   start() {
     if (this.stopped) return;
@@ -207,6 +221,7 @@ export class Attachment {
     }
     for (const d of this.disposers) d.dispose();
     this.disposers = [];
+    this.setCatchingUp(false);
   }
 
   /**
@@ -291,7 +306,7 @@ export class Attachment {
       // The pause died with its socket; the new one starts unpaused, and is
       // paused again if xterm.js is still behind when output comes.
       this.flowPaused = false;
-      this.pausedForBacklog = false;
+      this.setCatchingUp(false);
     }
     this.inputEnabled = false;
     if (this.state !== 'reconnecting' && this.state !== 'offline')
@@ -406,7 +421,7 @@ export class Attachment {
   /** Over the high mark: pause the session (flow control) or let go of the socket. */
   checkBacklog() {
     if (this.received - this.parsed > this.pendingHighBytes && !this.pausedForBacklog) {
-      this.pausedForBacklog = true;
+      this.setCatchingUp(true);
       if (this.flowControl && this.ws && this.ws.readyState === WebSocket.OPEN) {
         // The server stops reading the program's output until `resume`
         // (sent by the callback in write() once parsed); the socket stays.
@@ -429,7 +444,7 @@ export class Attachment {
     this.term.write(bytes, () => {
       this.parsed += n;
       if (this.pausedForBacklog && this.received - this.parsed < this.pendingLowBytes) {
-        this.pausedForBacklog = false;
+        this.setCatchingUp(false);
         if (this.flowPaused) {
           this.flowPaused = false;
           if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: 'resume' }));

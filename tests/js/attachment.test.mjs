@@ -159,7 +159,7 @@ test('dashboard replay rule: replay=screen&lines=200 above 256 KiB retained', ()
  * when parse() is called (xterm.js falling behind), and a socket that
  * records what the page sends and whether it closed.
  */
-function floodedPage(mode, attachedExtra) {
+function floodedPage(mode, attachedExtra, callbacks_ = {}) {
   // Node 20 has no WebSocket global; the page only reads WebSocket.OPEN.
   globalThis.WebSocket ??= { OPEN: 1 };
   const callbacks = [];
@@ -169,7 +169,7 @@ function floodedPage(mode, attachedExtra) {
     write(data, cb) { if (cb) callbacks.push(cb); },
   };
   const parse = () => { while (callbacks.length) callbacks.shift()(); };
-  const a = new mod.Attachment({ id: 'x', mode, term });
+  const a = new mod.Attachment({ id: 'x', mode, term, ...callbacks_ });
   a.setState = () => {};
   let reconnects = 0;
   a.connectNow = () => { reconnects++; };
@@ -229,4 +229,27 @@ test('flow control: a watcher lets go (the server ignores a watcher\'s pause)', 
   assert.deepEqual(ws.closed, { code: 1000, reason: 'client catching up' });
   parse();
   assert.equal(reconnects(), 1);
+});
+
+test('catching up: onCatchingUp on at the high mark, off under the low mark, and off when stopped', () => {
+  for (const [mode, extra] of [['control', { flow_control: true }], ['control', {}], ['watch', { flow_control: true }]]) {
+    const calls = [];
+    const { a, parse } = floodedPage(mode, extra, { onCatchingUp: (on) => calls.push(on) });
+    a.onOutput(new Uint8Array(600));
+    assert.deepEqual(calls, [], mode);
+    a.onOutput(new Uint8Array(600));
+    assert.deepEqual(calls, [true], mode);
+    assert.equal(a.catchingUp, true);
+    a.onOutput(new Uint8Array(600)); // still behind: no second call
+    assert.deepEqual(calls, [true], mode);
+    parse();
+    assert.deepEqual(calls, [true, false], mode);
+    assert.equal(a.catchingUp, false);
+    // The let-go ones connect again (connectNow is stubbed: a socket by hand).
+    if (!a.ws) a.ws = { readyState: 1, send() {}, close() {} };
+    a.onOutput(new Uint8Array(1200));
+    assert.deepEqual(calls, [true, false, true], mode);
+    a.stop();
+    assert.deepEqual(calls, [true, false, true, false], mode);
+  }
 });

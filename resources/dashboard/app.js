@@ -128,6 +128,8 @@ function renderIndicator() {
     if (state === 'idle') state = 'connecting';
     if (state === 'connected' && app.current.mode === 'watch') text = app.share ? 'Watching (read-only)' : 'Watching';
     if (state === 'offline' && app.listState === 'connected') state = 'reconnecting';
+    // Tether said `server shutting down` (Quit, SIGTERM): say that, not just "Offline".
+    if ((state === 'offline' || state === 'reconnecting') && app.current.attachment.shutdown) text = 'Tether shut down';
   } else {
     state = app.listState;
   }
@@ -140,6 +142,7 @@ function renderIndicator() {
     reconnecting: 'The connection dropped; retrying. Nothing is lost: output is buffered by Tether.',
     offline: 'Tether cannot be reached; retrying.',
   }[state] || '';
+  if (text === 'Tether shut down') el.title = 'Tether closed the connection: server shutting down. Retrying until it is back.';
   document.body.classList.toggle('disconnected', !!app.current && state !== 'connected');
   // While the event stream is down the list is a picture of the past: the
   // sessions in it may be gone (a restart ends them all). Say so instead of
@@ -1128,6 +1131,7 @@ function closeCurrent() {
 function onAttachmentState(entry, state, detail) {
   if (app.current !== entry) return;
   if (state === 'offline') app.lostContact = true;
+  if ((state === 'offline' || state === 'reconnecting') && detail.shutdown) showShutdownBanner();
   if (state === 'ended') {
     entry.endReason = detail.reason;
     showEndBanner(entry, detail);
@@ -1167,11 +1171,26 @@ function showCatchingUp(entry, on) {
 
 function hideBanner() {
   $('banner').hidden = true;
+  delete $('banner').dataset.reason;
   $('banner-actions').replaceChildren();
+}
+
+/**
+ * Tether closed the connection with 1001 `server shutting down` (Quit in the
+ * tray, SIGTERM, `systemctl --user stop`): say it in the server's words, as
+ * the README's "What survives what" promises, while the attachment retries.
+ */
+function showShutdownBanner() {
+  if ($('banner').dataset.reason === 'shutdown' && !$('banner').hidden) return;
+  showBanner('warn', 'Tether shut down',
+    'The server said “server shutting down”: Tether was quit or stopped, and its sessions end with it. '
+    + 'Retrying until it is back…', []);
+  $('banner').dataset.reason = 'shutdown';
 }
 
 function showBanner(kind, title, detail, actions) {
   const b = $('banner');
+  delete b.dataset.reason;
   b.dataset.kind = kind;
   $('banner-title').textContent = title;
   $('banner-detail').textContent = detail || '';
@@ -1206,6 +1225,9 @@ function showEndBanner(entry, detail) {
       case 'closed':
         showBanner('warn', 'Session ended', 'The session this link showed is gone.', []);
         return;
+      case 'shutdown':
+        showBanner('warn', 'Session ended', 'Tether was shut down (“server shutting down”), and the session ended with it.', []);
+        return;
       case 'revoked':
         showShareEnded('This read-only link was revoked', 'The person who shared this session ended the link.');
         return;
@@ -1236,6 +1258,10 @@ function showEndBanner(entry, detail) {
       break;
     case 'closed':
       showBanner('warn', 'Session closed', 'It was killed from a list or the tray, or it expired.',
+        [newSession, { label: 'Close', run: () => { location.hash = '#/'; } }]);
+      break;
+    case 'shutdown':
+      showBanner('warn', 'Session ended', 'Tether was shut down (“server shutting down”), and the session ended with it.',
         [newSession, { label: 'Close', run: () => { location.hash = '#/'; } }]);
       break;
     case 'unauthorized':

@@ -7,6 +7,9 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {
   api, assertReloadReattaches, bufferLines, createSessionInPage, newPage, openDashboard, startTether, startTetherAndBrowser,
   typeLine, until, waitForLine, waitForLive, waitForState,
@@ -459,6 +462,57 @@ describe('dashboard', { timeout: 240000 }, () => {
     assert.equal(got, 'GOT[typed]');
     assert.deepEqual(page.errors, []);
     await page.context().close();
+  });
+
+  test('a Tether that quits says "server shutting down", retries, and says the session ended with it', async () => {
+    // README, "What survives what": viewers of a Tether that quits (tray
+    // Quit, SIGTERM) are told "server shutting down" (close 1001 with that
+    // text, docs/protocol.md). The page said only "Offline". Started with
+    // setsid, as the README tells scripts to; both servers share one config
+    // directory, so the second one keeps the key, as a Tether started again does.
+    const config = mkdtempSync(path.join(os.tmpdir(), 'tether-browser-config-'));
+    let own = await startTether({ setsid: true, env: { XDG_CONFIG_HOME: config } });
+    try {
+      const page = await newPage(browser);
+      await openDashboard(page, own);
+      const id = await createSessionInPage(page);
+      await page.evaluate(() => {
+        window.wsOpened = 0;
+        const Native = window.WebSocket;
+        window.WebSocket = class extends Native {
+          constructor(...args) { super(...args); window.wsOpened++; }
+        };
+      });
+
+      const { port } = own;
+      const stopped = await own.stop(); // SIGTERM: the server closes its viewers 1001
+      own = null;
+      assert.equal(stopped.code, 0);
+      await page.waitForSelector('#banner:not([hidden])', { timeout: 15000 });
+      assert.equal(await page.locator('#banner-title').textContent(), 'Tether shut down');
+      assert.match(await page.locator('#banner-detail').textContent(), /“server shutting down”.*Retrying/);
+      assert.equal(await page.locator('#conn-text').textContent(), 'Tether shut down');
+      // And it keeps retrying (the attempts are refused while nothing listens).
+      const attempts = await page.evaluate(() => window.wsOpened);
+      await until(async () => (await page.evaluate(() => window.wsOpened)) >= attempts + 2, 20000, 'two more attempts');
+      assert.ok(['offline', 'reconnecting'].includes(await page.evaluate(() => window.tether.state)));
+      assert.equal(await page.locator('#banner-title').textContent(), 'Tether shut down');
+
+      // Back, with the same key: the session ended with the old server, and
+      // the page says why rather than "Session closed" (killed or expired).
+      own = await startTether({ setsid: true, env: { XDG_CONFIG_HOME: config }, args: ['--port', String(port)] });
+      await waitForState(page, 'ended', 20000);
+      assert.equal(await page.locator('#banner-title').textContent(), 'Session ended');
+      assert.match(await page.locator('#banner-detail').textContent(), /shut down \(“server shutting down”\)/);
+      assert.ok(await page.getByRole('button', { name: 'New session' }).isVisible());
+      assert.equal((await api(own, 'GET', `/api/sessions/${id}`)).status, 404);
+      const unexpected = page.errors.filter((e) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|status of 404|WebSocket connection to .* failed/.test(e));
+      assert.deepEqual(unexpected, []);
+      await page.context().close();
+    } finally {
+      if (own) await own.stop();
+      rmSync(config, { recursive: true, force: true });
+    }
   });
 
   // Last: it replaces the file's server.

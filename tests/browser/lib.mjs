@@ -34,14 +34,16 @@ export function tetherBinary() {
  * give it a certificate; off loopback the name a remote user opens): `base`
  * is that address without the key.
  * @param {{command?: string, args?: string[], env?: object, homeFiles?: object, copyBinary?: boolean,
- *   ca?: string}} [opts]
+ *   ca?: string, setsid?: boolean}} [opts]
  *   command: the default session command line (default /bin/bash);
  *   ca: PEM certificate(s) api() trusts for an https:// server (its own
  *   self-signed certificate), and nothing else;
  *   homeFiles: { name: text } written into the temporary HOME (e.g. .bashrc);
  *   copyBinary: run a copy of the binary in the temporary directory
  *   (`binary` in the result), which a test may replace as an upgrade would
- *   (replaceBinary)
+ *   (replaceBinary);
+ *   setsid: start it in a session of its own (setsid(2), as the README tells
+ *   scripts to: `setsid tether serve &`), out of this process's group
  * @returns {Promise<{base: string, port: number, key: string, keyedUrl: string,
  *   proc: import('node:child_process').ChildProcess, output: () => string,
  *   stop: () => Promise<{code: ?number, signal: ?string}>}>}
@@ -73,7 +75,8 @@ export async function startTether(opts = {}) {
     copyFileSync(tetherBinary(), binary);
     chmodSync(binary, 0o755);
   }
-  const proc = spawn(binary, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
+  // detached: node calls setsid() in the child.
+  const proc = spawn(binary, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'], detached: !!opts.setsid });
   let out = '';
   let err = '';
   proc.stderr.on('data', (d) => { err += d; });

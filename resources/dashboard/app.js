@@ -1028,8 +1028,49 @@ function measure(view) {
   return { cols: Math.min(d.cols, 1000), rows: Math.min(d.rows, 1000) };
 }
 
+/**
+ * A watcher shows the session at the session's size (it never resizes it).
+ * When that is wider than the pane, the lines were cut at the pane's edge
+ * (the pane scrolled sideways, but the wheel scrolls xterm.js's scrollback,
+ * so nobody found the rest). Now the font shrinks until whole lines fit, as a
+ * screen-sharing viewer scales a larger screen down: never above the chosen
+ * font size, never below FONT_MIN px, and the pane scrolls sideways past
+ * that. The cell width per pixel of font is measured at the current size
+ * (xterm.js's render dimensions, as the fit addon reads them); a size that
+ * still overflowed (cells are rounded) is not tried again for this width.
+ */
+function fitWatch(cur) {
+  const { term } = cur.view;
+  const wrap = $('terminal-wrap');
+  if (wrap.hidden || document.visibilityState === 'hidden') return;
+  const cs = getComputedStyle(wrap);
+  const avail = wrap.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  // eslint-disable-next-line no-underscore-dangle
+  const cell = term._core?._renderService?.dimensions?.css?.cell?.width;
+  if (!cell || !(avail > 0)) return;
+  const current = term.options.fontSize;
+  const chosen = fontSize();
+  const key = `${term.cols}/${Math.round(avail)}/${chosen}`;
+  if (cur.view.watchKey !== key) {
+    cur.view.watchKey = key;
+    cur.view.watchCeiling = Infinity;
+  }
+  if (term.cols * cell > avail + 0.5) cur.view.watchCeiling = Math.min(cur.view.watchCeiling, current);
+  let target = Math.floor((avail / (term.cols * (cell / current))) * 2) / 2; // in half pixels
+  target = Math.min(chosen, target, cur.view.watchCeiling - 0.5);
+  target = Math.max(FONT_MIN, target);
+  if (target !== current) {
+    term.options.fontSize = target;
+    scheduleFit(); // measure again at the new size
+  }
+}
+
 function fitNow() {
   const cur = app.current;
+  if (cur && cur.mode === 'watch') {
+    fitWatch(cur);
+    return;
+  }
   if (!cur || cur.mode !== 'control') return;
   const d = measure(cur.view);
   if (!d) return;
@@ -1084,8 +1125,10 @@ function openSession(id, mode, preparedView) {
       hideBanner();
       if (msg.title) setCurrentTitle(msg.title);
       if (mode === 'watch') {
-        // A watcher shows the session at its own size; the pane scrolls.
+        // A watcher shows the session at its own size, scaled down to the
+        // pane's width if need be (fitWatch).
         if (msg.cols >= 1 && msg.rows >= 1) view.term.resize(msg.cols, msg.rows);
+        scheduleFit();
       } else {
         app.lastSentSize = { cols: msg.cols, rows: msg.rows };
         fitNow();
@@ -1100,6 +1143,7 @@ function openSession(id, mode, preparedView) {
       if (app.current !== entry) return;
       if (mode === 'watch') {
         if (cols >= 1 && rows >= 1) view.term.resize(cols, rows);
+        scheduleFit();
       } else {
         app.lastSentSize = { cols, rows };
         scheduleFit();

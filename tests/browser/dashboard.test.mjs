@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  api, assertReloadReattaches, bufferLines, createSessionInPage, newPage, openDashboard, startTether, startTetherAndBrowser,
+  api, artifactsDir, assertReloadReattaches, bufferLines, createSessionInPage, newPage, openDashboard, startTether, startTetherAndBrowser,
   typeLine, until, waitForLine, waitForLive, waitForState,
   closeAll,
 } from './lib.mjs';
@@ -426,6 +426,59 @@ describe('dashboard', { timeout: 240000 }, () => {
     assert.equal(await page.evaluate(() => window.wrapScrolls), 0);
     assert.deepEqual(page.errors, []);
     await page.context().close();
+  });
+
+  test('a watcher narrower than the session shrinks the text so whole lines show', async () => {
+    // A 150-column session in a watcher whose pane holds about 110 columns
+    // at 14 px: the lines were cut at the pane's edge. Now the font shrinks
+    // until the session's width fits; past the smallest size (8 px) the pane
+    // scrolls sideways.
+    const marks = Array.from({ length: 15 }, (_, i) => `c${String(i * 10).padStart(3, '0')}.....`).join('');
+    const wide = (await api(server, 'POST', '/api/sessions', {
+      cols: 150, rows: 30, command: ['/bin/sh', '-c', `echo ${marks}END; exec sleep 600`],
+    })).body;
+    const page = await newPage(browser, { viewport: { width: 1280, height: 600 } });
+    await openDashboard(page, server, `#/s/${wide.id}/watch`);
+    await waitForLive(page);
+    await waitForLine(page, /END$/);
+    const fits = () => page.evaluate(() => {
+      const wrap = document.getElementById('terminal-wrap');
+      const screen = wrap.querySelector('.xterm-screen').getBoundingClientRect();
+      const box = wrap.getBoundingClientRect();
+      return {
+        cols: window.tether.term.cols,
+        font: window.tether.term.options.fontSize,
+        inside: screen.right <= box.right - parseFloat(getComputedStyle(wrap).paddingRight) + 0.5,
+        sideways: wrap.scrollWidth > wrap.clientWidth,
+      };
+    });
+    try {
+      await until(async () => (await fits()).inside, 10000, 'the session\'s width to fit the pane');
+    } catch (e) {
+      throw new Error(`${e.message}: ${JSON.stringify(await fits())} ${JSON.stringify(await page.evaluate(() => {
+        const t = window.tether.term;
+        const w = document.getElementById('terminal-wrap');
+        return { cell: t._core._renderService.dimensions.css.cell.width, cw: w.clientWidth, hidden: w.hidden, vis: document.visibilityState };
+      }))}`);
+    }
+    const fitted = await fits();
+    assert.equal(fitted.cols, 150, 'the watcher keeps the session\'s size');
+    assert.ok(fitted.font < 14 && fitted.font >= 8, `font ${fitted.font}`);
+    assert.equal(fitted.sideways, false);
+    await page.screenshot({ path: path.join(artifactsDir, "dashboard-watch-wide.png") });
+
+    // A wider window: the text grows back, up to the chosen size.
+    await page.setViewportSize({ width: 1600, height: 600 });
+    await until(async () => (await fits()).font > fitted.font, 10000, 'a larger font in a wider window');
+    assert.ok((await fits()).inside);
+
+    // Too wide even at 8 px: the smallest size, and the pane scrolls sideways.
+    await page.setViewportSize({ width: 800, height: 600 });
+    await until(async () => (await fits()).font === 8, 10000, 'the smallest font');
+    assert.equal((await fits()).sideways, true);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+    await api(server, 'DELETE', `/api/sessions/${wide.id}`);
   });
 
   test('without the key the page says where to get it', async () => {

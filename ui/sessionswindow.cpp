@@ -8,7 +8,10 @@
 #include <QAction>
 #include <QCloseEvent>
 #include <QGuiApplication>
+#include <QFontMetrics>
 #include <QFrame>
+#include <QGridLayout>
+#include <QSpacerItem>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -290,6 +293,24 @@ void SessionsWindow::updateEmptyState()
     updateActions();
 }
 
+void SessionsWindow::keepTitleRoom(QMessageBox &box)
+{
+    // The window manager draws "TITLE — Tether" in a bold font of its own
+    // beside the window's icon and its buttons: room for the title in the
+    // application's bold font plus eight line heights (openbox, whose title
+    // font is larger, still cut it with five).
+    QFont font = box.font();
+    font.setBold(true);
+    const QFontMetrics fm(font);
+    QString shown = box.windowTitle();
+    if (!QGuiApplication::applicationDisplayName().isEmpty())
+        shown += QStringLiteral(" \u2014 ") + QGuiApplication::applicationDisplayName();
+    const int room = fm.horizontalAdvance(shown) + 8 * fm.height();
+    if (auto *grid = qobject_cast<QGridLayout *>(box.layout()))
+        grid->addItem(new QSpacerItem(room, 0, QSizePolicy::Minimum, QSizePolicy::Fixed), grid->rowCount(), 0, 1,
+                      grid->columnCount());
+}
+
 void SessionsWindow::confirmKill()
 {
     const QString id = currentSessionId();
@@ -304,6 +325,7 @@ void SessionsWindow::confirmKill()
                         QMessageBox::Cancel, this);
         box.setInformativeText(tr("Its processes are sent SIGHUP, then SIGTERM and SIGKILL. "
                                   "Unsaved work in them is lost."));
+        keepTitleRoom(box);
         QPushButton *kill = box.addButton(tr("Kill"), QMessageBox::DestructiveRole);
         box.setDefaultButton(QMessageBox::Cancel);
         box.exec();

@@ -7,6 +7,7 @@
 class QAction;
 class QFrame;
 class QLabel;
+class QMessageBox;
 class QSortFilterProxyModel;
 class QStackedWidget;
 class QTableView;
@@ -49,6 +50,12 @@ public:
     /// When true (no tray), closing asks "quit or keep serving".
     void setMainWindowMode(bool on) { m_mainWindowMode = on; }
     bool isMainWindowMode() const { return m_mainWindowMode; }
+
+    /// Makes `box` at least as wide as its title needs in the window
+    /// manager's title bar ("TITLE — Tether", bold, beside an icon and three
+    /// buttons). QMessageBox is only as wide as its texts: with a short
+    /// session name openbox cut "Kill session — Tether" to "Kill ses… Tether".
+    static void keepTitleRoom(QMessageBox &box);
 
     /// Id of the selected session (empty if none).
     QString currentSessionId() const;

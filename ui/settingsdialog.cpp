@@ -199,9 +199,13 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     m_port->setRange(0, 65535);
     m_port->setSpecialValueText(tr("any free port"));
     vform->addRow(tr("Port:"), m_port);
+    // As the README says (Remote use, Settings: server/bind): off loopback
+    // only over HTTPS; without a certificate the server refuses to start
+    // there (BindPolicy).
     m_serverNote = hint(tr("Address and port take effect when Tether restarts.\n"
-                           "Anything but a loopback address (127.0.0.1, ::1)\n"
-                           "makes Tether reachable from the network."), server);
+                           "Off loopback (127.0.0.1, ::1, localhost) Tether serves only over\n"
+                           "HTTPS: set server/tlsCert and server/tlsKey in the settings file,\n"
+                           "or it refuses to start there. An SSH tunnel needs neither."), server);
     vform->addRow(QString(), m_serverNote);
     addPage(server, tr("Server"));
 
@@ -263,13 +267,8 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     connect(m_port, QOverload<int>::of(&QSpinBox::valueChanged), this, &SettingsDialog::updateValidity);
 
     m_confirmNonLoopback = [this](const QString &address) {
-        return QMessageBox::warning(
-                   this, tr("Listen on the network?"),
-                   tr("<p>After a restart Tether will listen on <b>%1</b>, which is not a loopback "
-                      "address. Other machines that can reach this one can then connect to your "
-                      "terminals; only the access key stops them, and the traffic is not "
-                      "encrypted.</p><p>Listen on %1 anyway?</p>").arg(address.toHtmlEscaped()),
-                   QMessageBox::Yes | QMessageBox::No, QMessageBox::No)
+        return QMessageBox::warning(this, tr("Listen on the network?"), nonLoopbackQuestion(address, formConfig().tlsEnabled()),
+                                    QMessageBox::Yes | QMessageBox::No, QMessageBox::No)
             == QMessageBox::Yes;
     };
 
@@ -449,6 +448,24 @@ bool SettingsDialog::isBufferSizeValid() const
     return bytes >= RingBuffer::kMinCapacity && bytes <= RingBuffer::kMaxCapacity;
 }
 
+QString SettingsDialog::nonLoopbackQuestion(const QString &address, bool tls)
+{
+    const QString a = address.toHtmlEscaped();
+    if (tls)
+        return tr("<p>After a restart Tether will listen on <b>%1</b>, which is not a loopback address, "
+                  "over HTTPS with the certificate of the settings file. Other machines that can reach "
+                  "this one can then connect to your terminals; only the access key stops them.</p>"
+                  "<p>Listen on %1?</p>")
+            .arg(a);
+    return tr("<p>After a restart Tether will be set to listen on <b>%1</b>, which is not a loopback "
+              "address. Off loopback Tether serves only over HTTPS, and no certificate is set "
+              "(server/tlsCert and server/tlsKey in the settings file): it will refuse to start "
+              "until you set one, or bind a loopback address again. From another machine, an SSH "
+              "tunnel to a loopback bind needs no certificate (README, Remote use).</p>"
+              "<p>Save %1 anyway?</p>")
+        .arg(a);
+}
+
 bool SettingsDialog::isLoopbackAddress(const QString &address)
 {
     const QString a = address.trimmed();
@@ -513,8 +530,11 @@ void SettingsDialog::updateValidity()
         const bool restart = c.bind != m_runningBind || (c.port != 0 && c.port != m_runningPort);
         m_serverNote->setText(
             (restart ? tr("<b>Restart Tether to use the new address.</b><br>") : QString())
-            + tr("Now listening on %1, port %2.<br>Anything but a loopback address (127.0.0.1, ::1)<br>"
-                 "makes Tether reachable from the network.").arg(m_runningBind.toHtmlEscaped()).arg(m_runningPort));
+            + tr("Now listening on %1, port %2.<br>Off loopback (127.0.0.1, ::1, localhost) Tether serves only over<br>"
+                 "HTTPS: set server/tlsCert and server/tlsKey in the settings file,<br>"
+                 "or it refuses to start there. An SSH tunnel needs neither.")
+                  .arg(m_runningBind.toHtmlEscaped())
+                  .arg(m_runningPort));
     }
 }
 

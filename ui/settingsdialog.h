@@ -99,6 +99,11 @@ public:
     static QString autostartExec(const QString &binary, const QStringList &searchPath = QStringList());
     /// True for 127.0.0.0/8, ::1 and "localhost".
     static bool isLoopbackAddress(const QString &address);
+    /// The question asked before saving a bind `address` off loopback (rich
+    /// text): with `tls` (a certificate and key are set) that other machines
+    /// can then connect over HTTPS; without, that Tether will refuse to start
+    /// there (BindPolicy; README "Remote use"), and the SSH tunnel.
+    static QString nonLoopbackQuestion(const QString &address, bool tls);
 
     void accept() override;
 

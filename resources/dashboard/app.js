@@ -128,6 +128,8 @@ function renderIndicator() {
     if (state === 'idle') state = 'connecting';
     if (state === 'connected' && app.current.mode === 'watch') text = app.share ? 'Watching (read-only)' : 'Watching';
     if (state === 'offline' && app.listState === 'connected') state = 'reconnecting';
+    // Tether said `server shutting down` (Quit, SIGTERM): say that, not just "Offline".
+    if ((state === 'offline' || state === 'reconnecting') && app.current.attachment.shutdown) text = 'Tether shut down';
   } else {
     state = app.listState;
   }
@@ -140,6 +142,7 @@ function renderIndicator() {
     reconnecting: 'The connection dropped; retrying. Nothing is lost: output is buffered by Tether.',
     offline: 'Tether cannot be reached; retrying.',
   }[state] || '';
+  if (text === 'Tether shut down') el.title = 'Tether closed the connection: server shutting down. Retrying until it is back.';
   document.body.classList.toggle('disconnected', !!app.current && state !== 'connected');
   // While the event stream is down the list is a picture of the past: the
   // sessions in it may be gone (a restart ends them all). Say so instead of
@@ -835,6 +838,9 @@ function setFontSize(size) {
 
 function renderFontSize(v = fontSize()) {
   $('font-size').textContent = `${v}px`;
+  // The number is hidden on narrow windows: the tooltips say it too.
+  $('font-smaller').title = `Smaller text (now ${v}px)`;
+  $('font-larger').title = `Larger text (now ${v}px)`;
   $('font-smaller').disabled = v <= FONT_MIN;
   $('font-larger').disabled = v >= FONT_MAX;
 }
@@ -1022,8 +1028,49 @@ function measure(view) {
   return { cols: Math.min(d.cols, 1000), rows: Math.min(d.rows, 1000) };
 }
 
+/**
+ * A watcher shows the session at the session's size (it never resizes it).
+ * When that is wider than the pane, the lines were cut at the pane's edge
+ * (the pane scrolled sideways, but the wheel scrolls xterm.js's scrollback,
+ * so nobody found the rest). Now the font shrinks until whole lines fit, as a
+ * screen-sharing viewer scales a larger screen down: never above the chosen
+ * font size, never below FONT_MIN px, and the pane scrolls sideways past
+ * that. The cell width per pixel of font is measured at the current size
+ * (xterm.js's render dimensions, as the fit addon reads them); a size that
+ * still overflowed (cells are rounded) is not tried again for this width.
+ */
+function fitWatch(cur) {
+  const { term } = cur.view;
+  const wrap = $('terminal-wrap');
+  if (wrap.hidden || document.visibilityState === 'hidden') return;
+  const cs = getComputedStyle(wrap);
+  const avail = wrap.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  // eslint-disable-next-line no-underscore-dangle
+  const cell = term._core?._renderService?.dimensions?.css?.cell?.width;
+  if (!cell || !(avail > 0)) return;
+  const current = term.options.fontSize;
+  const chosen = fontSize();
+  const key = `${term.cols}/${Math.round(avail)}/${chosen}`;
+  if (cur.view.watchKey !== key) {
+    cur.view.watchKey = key;
+    cur.view.watchCeiling = Infinity;
+  }
+  if (term.cols * cell > avail + 0.5) cur.view.watchCeiling = Math.min(cur.view.watchCeiling, current);
+  let target = Math.floor((avail / (term.cols * (cell / current))) * 2) / 2; // in half pixels
+  target = Math.min(chosen, target, cur.view.watchCeiling - 0.5);
+  target = Math.max(FONT_MIN, target);
+  if (target !== current) {
+    term.options.fontSize = target;
+    scheduleFit(); // measure again at the new size
+  }
+}
+
 function fitNow() {
   const cur = app.current;
+  if (cur && cur.mode === 'watch') {
+    fitWatch(cur);
+    return;
+  }
   if (!cur || cur.mode !== 'control') return;
   const d = measure(cur.view);
   if (!d) return;
@@ -1078,8 +1125,10 @@ function openSession(id, mode, preparedView) {
       hideBanner();
       if (msg.title) setCurrentTitle(msg.title);
       if (mode === 'watch') {
-        // A watcher shows the session at its own size; the pane scrolls.
+        // A watcher shows the session at its own size, scaled down to the
+        // pane's width if need be (fitWatch).
         if (msg.cols >= 1 && msg.rows >= 1) view.term.resize(msg.cols, msg.rows);
+        scheduleFit();
       } else {
         app.lastSentSize = { cols: msg.cols, rows: msg.rows };
         fitNow();
@@ -1089,10 +1138,12 @@ function openSession(id, mode, preparedView) {
       if (app.current === entry && mode === 'control' && document.activeElement === document.body) view.term.focus();
     },
     onTitle: (title) => { if (app.current === entry) setCurrentTitle(title); },
+    onCatchingUp: (on) => showCatchingUp(entry, on),
     onSize: (cols, rows) => {
       if (app.current !== entry) return;
       if (mode === 'watch') {
         if (cols >= 1 && rows >= 1) view.term.resize(cols, rows);
+        scheduleFit();
       } else {
         app.lastSentSize = { cols, rows };
         scheduleFit();
@@ -1112,6 +1163,7 @@ function closeCurrent() {
   cur.attachment?.stop();
   destroyView(cur.view);
   $('current').hidden = true;
+  showCatchingUp(null, false);
   document.body.classList.remove('watching', 'disconnected');
   setCurrentTitle('');
   hideBanner();
@@ -1123,6 +1175,7 @@ function closeCurrent() {
 function onAttachmentState(entry, state, detail) {
   if (app.current !== entry) return;
   if (state === 'offline') app.lostContact = true;
+  if ((state === 'offline' || state === 'reconnecting') && detail.shutdown) showShutdownBanner();
   if (state === 'ended') {
     entry.endReason = detail.reason;
     showEndBanner(entry, detail);
@@ -1135,15 +1188,53 @@ function onAttachmentState(entry, state, detail) {
 }
 
 // ---------------------------------------------------------------------------
+// "Catching up": the page is behind the session's output and has paused it
+// (flow control) or let go of its socket until xterm.js has parsed what it
+// holds. Shown at once; hidden a second after the last catch-up ends, so a
+// flood that pauses and resumes many times a second shows one steady note
+// instead of a flicker.
+
+const CATCHUP_LINGER_MS = 1000;
+let catchupTimer = null;
+
+function showCatchingUp(entry, on) {
+  clearTimeout(catchupTimer);
+  catchupTimer = null;
+  const note = $('catchup');
+  if (on && entry && app.current === entry) {
+    note.hidden = false;
+  } else if (!entry || app.current !== entry) {
+    note.hidden = true;
+  } else {
+    catchupTimer = setTimeout(() => { catchupTimer = null; note.hidden = true; }, CATCHUP_LINGER_MS);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Banner: close codes in plain words, each with its obvious next step.
 
 function hideBanner() {
   $('banner').hidden = true;
+  delete $('banner').dataset.reason;
   $('banner-actions').replaceChildren();
+}
+
+/**
+ * Tether closed the connection with 1001 `server shutting down` (Quit in the
+ * tray, SIGTERM, `systemctl --user stop`): say it in the server's words, as
+ * the README's "What survives what" promises, while the attachment retries.
+ */
+function showShutdownBanner() {
+  if ($('banner').dataset.reason === 'shutdown' && !$('banner').hidden) return;
+  showBanner('warn', 'Tether shut down',
+    'The server said “server shutting down”: Tether was quit or stopped, and its sessions end with it. '
+    + 'Retrying until it is back…', []);
+  $('banner').dataset.reason = 'shutdown';
 }
 
 function showBanner(kind, title, detail, actions) {
   const b = $('banner');
+  delete b.dataset.reason;
   b.dataset.kind = kind;
   $('banner-title').textContent = title;
   $('banner-detail').textContent = detail || '';
@@ -1178,6 +1269,9 @@ function showEndBanner(entry, detail) {
       case 'closed':
         showBanner('warn', 'Session ended', 'The session this link showed is gone.', []);
         return;
+      case 'shutdown':
+        showBanner('warn', 'Session ended', 'Tether was shut down (“server shutting down”), and the session ended with it.', []);
+        return;
       case 'revoked':
         showShareEnded('This read-only link was revoked', 'The person who shared this session ended the link.');
         return;
@@ -1208,6 +1302,10 @@ function showEndBanner(entry, detail) {
       break;
     case 'closed':
       showBanner('warn', 'Session closed', 'It was killed from a list or the tray, or it expired.',
+        [newSession, { label: 'Close', run: () => { location.hash = '#/'; } }]);
+      break;
+    case 'shutdown':
+      showBanner('warn', 'Session ended', 'Tether was shut down (“server shutting down”), and the session ended with it.',
         [newSession, { label: 'Close', run: () => { location.hash = '#/'; } }]);
       break;
     case 'unauthorized':

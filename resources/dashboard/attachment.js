@@ -122,8 +122,13 @@ export function screenReplayLines(session) {
  *  - 'reconnecting'  connection lost; retrying with backoff (detail.retryInMs)
  *  - 'offline'       the server cannot be reached (or the browser is offline); retrying
  *  - 'ended'         no more automatic retries: detail.reason is one of
- *                    'superseded' | 'exited' | 'expired' | 'closed' | 'unauthorized' | 'revoked' | 'error',
- *                    detail.closeReason the server's close reason text, detail.exit for 'exited'
+ *                    'superseded' | 'exited' | 'expired' | 'closed' | 'shutdown' | 'unauthorized' |
+ *                    'revoked' | 'error', detail.closeReason the server's close reason text,
+ *                    detail.exit for 'exited'; 'shutdown': the server quit (close 1001
+ *                    `server shutting down`) and the session is gone after it
+ * 'reconnecting' and 'offline' carry detail.shutdown: true while the last close
+ * was the server's 1001 `server shutting down` (Tether quit: Quit in the tray,
+ * SIGTERM) and no attach has succeeded since.
  */
 export class Attachment {
   /**
@@ -139,6 +144,10 @@ export class Attachment {
    * @param {(cols: number, rows: number) => void} [o.onSize] the session's size changed
    * @param {?number} [o.screenLines] ask reset replays for the server's screen
    *   with this many scrollback lines (`replay=screen`); null: the raw replay
+   * @param {(catchingUp: boolean) => void} [o.onCatchingUp] true when the page
+   *   falls behind (more than pendingHighBytes received and not yet parsed by
+   *   xterm.js) and pauses the session or lets go of the socket; false once it
+   *   is back under pendingLowBytes (or the attachment stopped)
    */
   constructor(o) {
     this.id = o.id;
@@ -168,6 +177,8 @@ export class Attachment {
     this.pausedForBacklog = false; // over the high mark, not yet under the low one
     this.flowControl = false;    // this socket's `attached` said "flow_control": true
     this.flowPaused = false;     // `pause` sent on this socket, no `resume` yet
+    /** The last close was 1001 `server shutting down`, and no `attached` since. */
+    this.shutdown = false;
     /** The marks (bytes received but not yet parsed by xterm.js); tests lower them. */
     this.pendingHighBytes = PENDING_HIGH_BYTES;
     this.pendingLowBytes = PENDING_LOW_BYTES;
@@ -186,6 +197,16 @@ export class Attachment {
 
   /** True while attached with a WebSocket that has received `attached`. */
   get connected() { return this.state === 'connected'; }
+
+  /** True while the page is behind (paused for its backlog; see onCatchingUp). */
+  get catchingUp() { return this.pausedForBacklog; }
+
+  /** Sets pausedForBacklog and tells onCatchingUp when it changes. */
+  setCatchingUp(on) {
+    if (this.pausedForBacklog === on) return;
+    this.pausedForBacklog = on;
+    if (this.cb.onCatchingUp) this.cb.onCatchingUp(on);
+  }
 
   /** Starts (or restarts after an end) connecting at once. */
   start() {
@@ -207,6 +228,7 @@ export class Attachment {
     }
     for (const d of this.disposers) d.dispose();
     this.disposers = [];
+    this.setCatchingUp(false);
   }
 
   /**
@@ -291,11 +313,11 @@ export class Attachment {
       // The pause died with its socket; the new one starts unpaused, and is
       // paused again if xterm.js is still behind when output comes.
       this.flowPaused = false;
-      this.pausedForBacklog = false;
+      this.setCatchingUp(false);
     }
     this.inputEnabled = false;
     if (this.state !== 'reconnecting' && this.state !== 'offline')
-      this.setState(this.offset === null ? 'connecting' : 'reconnecting', { retryInMs: 0 });
+      this.setState(this.offset === null ? 'connecting' : 'reconnecting', { retryInMs: 0, shutdown: this.shutdown });
     ws.onmessage = (ev) => { if (ws === this.ws) this.onMessage(ev); };
     ws.onclose = (ev) => { if (ws === this.ws) this.onClose(ev); };
   }
@@ -319,6 +341,7 @@ export class Attachment {
         this.attaches++;
         this.attempt = 0;
         this.exit = null;
+        this.shutdown = false;
         if (msg.reset && this.offset !== null) {
           // Our copy does not continue the retained output (rolled out, or we
           // are ahead of a restarted server): start over. RIS goes through the
@@ -406,7 +429,7 @@ export class Attachment {
   /** Over the high mark: pause the session (flow control) or let go of the socket. */
   checkBacklog() {
     if (this.received - this.parsed > this.pendingHighBytes && !this.pausedForBacklog) {
-      this.pausedForBacklog = true;
+      this.setCatchingUp(true);
       if (this.flowControl && this.ws && this.ws.readyState === WebSocket.OPEN) {
         // The server stops reading the program's output until `resume`
         // (sent by the callback in write() once parsed); the socket stays.
@@ -429,7 +452,7 @@ export class Attachment {
     this.term.write(bytes, () => {
       this.parsed += n;
       if (this.pausedForBacklog && this.received - this.parsed < this.pendingLowBytes) {
-        this.pausedForBacklog = false;
+        this.setCatchingUp(false);
         if (this.flowPaused) {
           this.flowPaused = false;
           if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: 'resume' }));
@@ -469,6 +492,8 @@ export class Attachment {
       case 'exited':
         return this.end('exited', { exit: this.exit, closeReason });
       case 'not_found':
+        // After a shutdown, the server that is back never had it.
+        if (this.shutdown) return this.end('shutdown', { closeReason: CloseReason.SERVER_SHUTDOWN });
         return this.end('expired', { closeReason });
       case 'bad_request':
         return this.end('error', { code, closeReason });
@@ -482,6 +507,13 @@ export class Attachment {
         // Deleted or expired: show the list.
         return this.end('closed', { closeReason });
       case 'server_shutdown':
+        // Tether is quitting (tray Quit, SIGTERM; docs/protocol.md: retry
+        // later). Say so, and retry until it is back. No probe now: a server
+        // still closing could answer it 404 for the very session it is
+        // ending, and the page would say "Session closed" instead.
+        this.shutdown = true;
+        this.scheduleRetry(true);
+        return;
       case 'going_away':
         // Retry until the server is back; ask it first when the text is unclear.
         this.probeThenRetry(true);
@@ -518,7 +550,11 @@ export class Attachment {
       }
       if (this.stopped || this.ws || this.ended) return;
       if (status === 401) return this.end('unauthorized');
-      if (status === 404) return this.end(this.gotAttached || this.offset !== null ? 'closed' : 'expired');
+      if (status === 404) {
+        // After a shutdown the session is gone with the old server.
+        if (this.shutdown) return this.end('shutdown', { closeReason: CloseReason.SERVER_SHUTDOWN });
+        return this.end(this.gotAttached || this.offset !== null ? 'closed' : 'expired');
+      }
       if (status === 0) return this.scheduleRetry(true);
     }
     this.scheduleRetry(false);
@@ -532,7 +568,7 @@ export class Attachment {
     this.attempt = Math.min(this.attempt + 1, 16);
     // "Equal jitter": half fixed, half random, so retries from many tabs spread out.
     const delay = Math.round(base / 2 + Math.random() * (base / 2));
-    this.setState(offline ? 'offline' : 'reconnecting', { retryInMs: delay });
+    this.setState(offline ? 'offline' : 'reconnecting', { retryInMs: delay, shutdown: this.shutdown });
     clearTimeout(this.retryTimer);
     // A hidden page does not retry on a timer; visibilitychange kicks it.
     if (document.visibilityState === 'hidden') return;

@@ -53,7 +53,9 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
  *   homeFiles: { name: text } written into the temporary HOME (e.g. .bashrc);
  *   copyBinary: run a copy of the binary in the temporary directory
  *   (`binary` in the result), which a test may replace as an upgrade would
- *   (replaceBinary)
+ *   (replaceBinary).
+ *   Every server starts in a session of its own (setsid(2), as the README
+ *   tells scripts to: `setsid tether serve &`), out of this process's group.
  * @returns {Promise<{base: string, port: number, key: string, keyedUrl: string,
  *   proc: import('node:child_process').ChildProcess, output: () => string,
  *   stop: () => Promise<{code: ?number, signal: ?string}>}>}

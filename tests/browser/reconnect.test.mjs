@@ -8,8 +8,9 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import {
-  api, assertDropResumes, networkErrorsAside, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, screenLines,
+  api, artifactsDir, assertDropResumes, networkErrorsAside, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, screenLines,
   startProxy, startTether, typeLine, until, waitForLine, waitForLive,
   closeAll,
 } from './lib.mjs';
@@ -149,8 +150,9 @@ describe('reconnect', { timeout: 240000 }, () => {
       const a = window.tether.attachment;
       a.pendingHighBytes = 64 * 1024;
       a.pendingLowBytes = 16 * 1024;
-      // Everything the page receives, as text, and the control messages it sends.
-      const flow = { text: '', sent: [], maxBehind: 0 };
+      // Everything the page receives, as text, the control messages it
+      // sends, and whether "Catching up…" was on screen as each went.
+      const flow = { text: '', sent: [], maxBehind: 0, noteShown: [] };
       window.flowTest = flow;
       const decoder = new TextDecoder();
       const onOutput = a.onOutput.bind(a);
@@ -161,23 +163,40 @@ describe('reconnect', { timeout: 240000 }, () => {
       };
       const send = WebSocket.prototype.send;
       WebSocket.prototype.send = function (data) {
-        if (typeof data === 'string') flow.sent.push(data);
+        if (typeof data === 'string') {
+          flow.sent.push(data);
+          const note = document.getElementById('catchup');
+          flow.noteShown.push(!!note && !note.hidden && note.offsetParent !== null);
+        }
         return send.call(this, data);
       };
       return { attaches: a.attaches, flowControl: a.flowControl };
     });
     assert.equal(before.flowControl, true);
+    assert.ok(await page.locator('#catchup').isHidden(), 'no "Catching up" before the flood');
     await typeLine(page, `seq 1 ${total}; echo FLOOD-DONE`);
+    // While paused the page says so (it showed nothing: a frozen terminal).
+    await page.locator('#catchup').waitFor({ state: 'visible', timeout: 30000 });
+    assert.equal((await page.locator('#catchup').textContent()).trim(), 'Catching up…');
+    await page.screenshot({ path: path.join(artifactsDir, 'dashboard-catching-up.png') });
     await waitForLine(page, /^FLOOD-DONE$/, 60000);
     const after = await page.evaluate(() => {
       const a = window.tether.attachment;
       const flow = window.flowTest;
-      return { attaches: a.attaches, sent: flow.sent, text: flow.text, maxBehind: flow.maxBehind };
+      return {
+        attaches: a.attaches, sent: flow.sent, text: flow.text, maxBehind: flow.maxBehind, noteShown: flow.noteShown,
+      };
     });
     const pauses = after.sent.filter((m) => m === '{"type":"pause"}').length;
     console.log(`flow-controlled flood: ${pauses} pauses, at most ${after.maxBehind} bytes behind`);
     assert.ok(pauses >= 1, 'the page paused the session');
     assert.equal(after.sent.filter((m) => m === '{"type":"resume"}').length, pauses);
+    // On screen at every pause and every resume (it lingers a second after).
+    after.sent.forEach((m, i) => {
+      if (m === '{"type":"pause"}' || m === '{"type":"resume"}') assert.ok(after.noteShown[i], `"Catching up" shown at ${m} #${i}`);
+    });
+    // And gone once the page has caught up.
+    await page.locator('#catchup').waitFor({ state: 'hidden', timeout: 5000 });
     assert.equal(after.attaches, before.attaches, 'never let go, no reset replay');
     // Every line exactly once, in order.
     const expected = Array.from({ length: total }, (_, i) => `${i + 1}\r\n`).join('') + 'FLOOD-DONE\r\n';

@@ -96,6 +96,7 @@ for (const v of vectors.close) {
     const actions = [];
     a.end = (reason) => actions.push(reason);
     a.probeThenRetry = (probe) => actions.push(probe ? 'probe' : 'retry');
+    a.scheduleRetry = () => actions.push(a.shutdown ? 'shutdown' : 'retry');
     a.gotAttached = true;
     a.onClose({ code: v.code, reason: v.reason });
     assert.deepEqual(actions, [v.dashboard]);
@@ -159,7 +160,7 @@ test('dashboard replay rule: replay=screen&lines=200 above 256 KiB retained', ()
  * when parse() is called (xterm.js falling behind), and a socket that
  * records what the page sends and whether it closed.
  */
-function floodedPage(mode, attachedExtra) {
+function floodedPage(mode, attachedExtra, callbacks_ = {}) {
   // Node 20 has no WebSocket global; the page only reads WebSocket.OPEN.
   globalThis.WebSocket ??= { OPEN: 1 };
   const callbacks = [];
@@ -169,7 +170,7 @@ function floodedPage(mode, attachedExtra) {
     write(data, cb) { if (cb) callbacks.push(cb); },
   };
   const parse = () => { while (callbacks.length) callbacks.shift()(); };
-  const a = new mod.Attachment({ id: 'x', mode, term });
+  const a = new mod.Attachment({ id: 'x', mode, term, ...callbacks_ });
   a.setState = () => {};
   let reconnects = 0;
   a.connectNow = () => { reconnects++; };
@@ -229,4 +230,78 @@ test('flow control: a watcher lets go (the server ignores a watcher\'s pause)', 
   assert.deepEqual(ws.closed, { code: 1000, reason: 'client catching up' });
   parse();
   assert.equal(reconnects(), 1);
+});
+
+test('server shutting down: offline with shutdown, retried; gone after it, the session ended with the server', async () => {
+  // No page here: a hidden document keeps scheduleRetry from setting timers.
+  globalThis.document ??= { visibilityState: 'hidden' };
+  globalThis.navigator ??= { onLine: true };
+  const run = async (after) => {
+    const states = [];
+    const { a } = attachment();
+    delete a.setState; // the real one, reporting to onState
+    a.cb.onState = (state, detail) => states.push({ state, ...detail });
+    a.offset = 10;
+    a.gotAttached = true;
+    a.ws = null;
+    a.onClose({ code: 1001, reason: 'server shutting down' });
+    assert.deepEqual(states, [{ state: 'offline', retryInMs: states[0].retryInMs, shutdown: true }]);
+    assert.equal(a.ended, false);
+    // The next attempts: refused while nothing listens, then `after`.
+    a.gotAttached = false;
+    a.onClose({ code: 1006, reason: '' });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(states.at(-1).state, 'offline');
+    assert.equal(states.at(-1).shutdown, true);
+    await after(a);
+    return states.at(-1);
+  };
+  const realFetch = globalThis.fetch;
+  try {
+    let answer = null; // no server: fetch fails
+    globalThis.fetch = async () => { if (!answer) throw new TypeError('fetch failed'); return answer; };
+    // Back, and the socket is closed 4404 (accepted, then no such session).
+    let last = await run(async (a) => { a.onClose({ code: 4404, reason: 'no such session' }); });
+    assert.equal(last.state, 'ended');
+    assert.equal(last.reason, 'shutdown');
+    // Back, and the upgrade is refused before it; the probe says 404.
+    last = await run(async (a) => {
+      answer = { status: 404, ok: false };
+      a.onClose({ code: 1006, reason: '' });
+      await new Promise((r) => setImmediate(r));
+    });
+    assert.equal(last.state, 'ended');
+    assert.equal(last.reason, 'shutdown');
+    // A new attach (the server kept it after all) clears it.
+    const { a } = attachment();
+    a.shutdown = true;
+    a.onControl({ type: 'attached', id: 'x', mode: 'control', reset: false, reason: 'resume', replay_from: 0, prelude_bytes: 0,
+      replay_bytes: 0, offset: 0, snapshot_at: null, snapshot_bytes: 0, state: 'running' });
+    assert.equal(a.shutdown, false);
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+});
+
+test('catching up: onCatchingUp on at the high mark, off under the low mark, and off when stopped', () => {
+  for (const [mode, extra] of [['control', { flow_control: true }], ['control', {}], ['watch', { flow_control: true }]]) {
+    const calls = [];
+    const { a, parse } = floodedPage(mode, extra, { onCatchingUp: (on) => calls.push(on) });
+    a.onOutput(new Uint8Array(600));
+    assert.deepEqual(calls, [], mode);
+    a.onOutput(new Uint8Array(600));
+    assert.deepEqual(calls, [true], mode);
+    assert.equal(a.catchingUp, true);
+    a.onOutput(new Uint8Array(600)); // still behind: no second call
+    assert.deepEqual(calls, [true], mode);
+    parse();
+    assert.deepEqual(calls, [true, false], mode);
+    assert.equal(a.catchingUp, false);
+    // The let-go ones connect again (connectNow is stubbed: a socket by hand).
+    if (!a.ws) a.ws = { readyState: 1, send() {}, close() {} };
+    a.onOutput(new Uint8Array(1200));
+    assert.deepEqual(calls, [true, false, true], mode);
+    a.stop();
+    assert.deepEqual(calls, [true, false, true, false], mode);
+  }
 });

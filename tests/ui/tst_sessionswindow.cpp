@@ -18,6 +18,8 @@
 #include <QTableView>
 #include <QTest>
 #include <QTimer>
+#include <QScopeGuard>
+#include <QFontMetrics>
 #include <functional>
 
 using namespace Tether;
@@ -71,6 +73,7 @@ private Q_SLOTS:
     void actionsFollowSelection();
     void doubleClickAttaches();
     void killAsksFirst();
+    void killDialogKeepsItsTitle();
     void renameInPlace();
     void sortsByNumbers();
     void clockRunsOnlyWhileShown();
@@ -187,6 +190,52 @@ void TestSessionsWindow::killAsksFirst()
     w.killAction()->trigger();
     QCOMPARE(kill.count(), 1);
     QCOMPARE(kill.at(0).at(0).toString(), s->id());
+}
+
+void TestSessionsWindow::killDialogKeepsItsTitle()
+{
+    // A short session name ("sh") made a narrow box, and openbox cut its
+    // title to "Kill ses… Tether" (seen under xvfb-run with openbox).
+    const QString displayName = QGuiApplication::applicationDisplayName();
+    QGuiApplication::setApplicationDisplayName(QStringLiteral("Tether"));
+    const auto restore = qScopeGuard([&] { QGuiApplication::setApplicationDisplayName(displayName); });
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    SessionsWindow w(&model);
+    w.show();
+    Session *s = registry.create(shell());
+    QVERIFY(s);
+    w.selectSession(s->id());
+    int width = -1;
+    int needed = 0;
+    QString title;
+    QTimer::singleShot(0, [&] {
+        std::function<void()> look = [&] {
+            auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+            if (!box) {
+                QTimer::singleShot(10, look);
+                return;
+            }
+            title = box->windowTitle();
+            QFont bold = box->font();
+            bold.setBold(true);
+            const QFontMetrics fm(bold);
+            // The title as the window manager shows it, and room for the
+            // window's icon and its three buttons: under openbox a box 232 px
+            // wide (the title plus five line heights) still cut it; eight
+            // showed it whole. Without the room the box is 211 px here.
+            needed = fm.horizontalAdvance(title + QStringLiteral(" \u2014 ") + QGuiApplication::applicationDisplayName())
+                + 8 * fm.height();
+            width = box->width();
+            box->reject();
+        };
+        look();
+    });
+    w.killAction()->trigger();
+    qInfo("the box is %d px wide, its title needs %d", width, needed);
+    QCOMPARE(title, QStringLiteral("Kill session"));
+    QVERIFY2(width >= needed, qPrintable(QStringLiteral("box %1 px wide, its title needs %2").arg(width).arg(needed)));
 }
 
 void TestSessionsWindow::renameInPlace()

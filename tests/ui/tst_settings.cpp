@@ -42,6 +42,7 @@ private Q_SLOTS:
     void errorLineGivesItsHeightBack();
     void fitsASmallScreen();
     void invalidBindDisablesOk();
+    void nonLoopbackTextsAgreeWithTheServer();
     void commandIsSplitAsShellWords();
     void nonLoopbackNeedsConfirmation();
     void autostartEntry();
@@ -486,6 +487,39 @@ void TestSettingsDialog::invalidBindDisablesOk()
     QVERIFY(SettingsDialog::isLoopbackAddress(QStringLiteral("::1")));
     QVERIFY(!SettingsDialog::isLoopbackAddress(QStringLiteral("0.0.0.0")));
     QVERIFY(!SettingsDialog::isLoopbackAddress(QStringLiteral("192.168.1.5")));
+}
+
+void TestSettingsDialog::nonLoopbackTextsAgreeWithTheServer()
+{
+    // The hint said any non-loopback address "makes Tether reachable from
+    // the network" and the question "the traffic is not encrypted"; the
+    // README (and the server: BindPolicy) say off loopback Tether serves
+    // only over HTTPS and refuses to start without a certificate.
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(nullptr, &s);
+    QLabel *note = nullptr;
+    for (QLabel *l : d.findChildren<QLabel *>()) {
+        if (l->text().contains(QStringLiteral("take effect when Tether restarts")))
+            note = l;
+    }
+    QVERIFY(note);
+    const QString hint = note->text().simplified();
+    QVERIFY2(hint.contains(QStringLiteral("only over HTTPS")), qPrintable(hint));
+    QVERIFY2(hint.contains(QStringLiteral("server/tlsCert and server/tlsKey")), qPrintable(hint));
+    QVERIFY2(hint.contains(QStringLiteral("refuses to start")), qPrintable(hint));
+    QVERIFY2(!hint.contains(QStringLiteral("makes Tether reachable")), qPrintable(hint));
+    d.setRunningAddress(QStringLiteral("127.0.0.1"), 7420);
+    const QString running = note->text();
+    QVERIFY2(running.contains(QStringLiteral("only over")) && running.contains(QStringLiteral("HTTPS")), qPrintable(running));
+
+    const QString plain = SettingsDialog::nonLoopbackQuestion(QStringLiteral("0.0.0.0"), false);
+    QVERIFY2(plain.contains(QStringLiteral("refuse to start")), qPrintable(plain));
+    QVERIFY2(plain.contains(QStringLiteral("SSH")), qPrintable(plain));
+    QVERIFY2(!plain.contains(QStringLiteral("not encrypted")), qPrintable(plain));
+    const QString tls = SettingsDialog::nonLoopbackQuestion(QStringLiteral("0.0.0.0"), true);
+    QVERIFY2(tls.contains(QStringLiteral("over HTTPS")), qPrintable(tls));
+    QVERIFY2(!tls.contains(QStringLiteral("refuse")), qPrintable(tls));
 }
 
 void TestSettingsDialog::commandIsSplitAsShellWords()

@@ -1387,10 +1387,25 @@ function showEmpty() {
 // ---------------------------------------------------------------------------
 // Routing
 
+/**
+ * decodeURIComponent that never throws: a malformed escape (an address cut
+ * in the middle of a name's `%C3%A9`) is kept as it is, and then names no
+ * session. The URIError left the page at "Connecting…" with no list when
+ * opened with such an address, and a session open in the tab stayed there
+ * under the new address (a new user's tryout).
+ */
+function decodeAddressPart(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 function parseHash() {
   const m = /^#\/s\/([^/]+)(\/watch)?$/.exec(location.hash);
   if (!m) return null;
-  return { id: decodeURIComponent(m[1]), mode: m[2] ? 'watch' : 'control' };
+  return { id: decodeAddressPart(m[1]), mode: m[2] ? 'watch' : 'control' };
 }
 
 /**
@@ -1540,7 +1555,7 @@ function init() {
     // A read-only link's page: no list, no events, no routing (a changed
     // address is the dashboard again on the next load, and needs the key).
     setSidebar(false);
-    initShare(share[1] ? decodeURIComponent(share[1]) : '');
+    initShare(share[1] ? decodeAddressPart(share[1]) : '');
     return;
   }
   setSidebar(!NARROW.matches);

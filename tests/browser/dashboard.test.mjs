@@ -315,6 +315,26 @@ describe('dashboard', { timeout: 240000 }, () => {
     await page.context().close();
   });
 
+  test('an address with a malformed %-escape names no session, and the page works', async () => {
+    // A link cut in the middle of a name's escape (#/s/caf%C3%A9 copied as
+    // #/s/caf%C3): decodeURIComponent threw, the page stayed at
+    // "Connecting…" with no list (a new user's tryout).
+    const { id } = (await api(server, 'POST', '/api/sessions', {})).body;
+    const page = await newPage(browser);
+    await openDashboard(page, server, '#/s/caf%C3');
+    await waitForState(page, 'ended');
+    assert.equal(await page.locator('#banner-title').textContent(), 'Session expired');
+    await page.waitForSelector(`#session-list li[data-id="${id}"]`);
+    // From an open session, such an address leaves it too.
+    await page.evaluate((x) => { location.hash = `#/s/${x}`; }, id);
+    await waitForLive(page);
+    await page.evaluate(() => { location.hash = '#/s/%E0%A4%A'; });
+    await waitForState(page, 'ended');
+    assert.equal(await page.evaluate(() => window.tether.attachment.id), '%E0%A4%A');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('an id prefix (as `tether list` shows it) opens that session under its full id', async () => {
     const { id } = (await api(server, 'POST', '/api/sessions', {})).body;
     const page = await newPage(browser);

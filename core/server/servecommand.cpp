@@ -14,6 +14,7 @@
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QJsonObject>
 
 #include <csignal>
 #include <cstdio>
@@ -22,6 +23,26 @@ namespace Tether {
 
 namespace {
 const QString kProgram = QStringLiteral("tether serve");
+
+/// What to do about a port in use: the usual cause is a Tether already
+/// running (a second `tether serve`, or the desktop app), which this user's
+/// clients reach through its runtime file; otherwise some other program.
+void printPortInUseHint(quint16 port)
+{
+    const QJsonObject other = RuntimeFile::read();
+    if (RuntimeFile::isLiveOtherServer(other)) {
+        std::fprintf(stderr,
+                     "tether serve: Tether is already running (pid %lld, %s): `tether attach` and `tether list` "
+                     "use it; to run a second server, give it another port (--port N, or --port 0 for any free one)\n",
+                     qint64(other.value(QStringLiteral("pid")).toDouble()),
+                     qPrintable(other.value(QStringLiteral("url")).toString()));
+    } else {
+        std::fprintf(stderr,
+                     "tether serve: another program uses port %u; choose another with --port N "
+                     "(--port 0 for any free one)\n",
+                     unsigned(port));
+    }
+}
 } // namespace
 
 int serveMain(int argc, char **argv)
@@ -107,6 +128,8 @@ int serveMain(int argc, char **argv)
             status = ServeOptions::usageError(kProgram, error);
         } else {
             std::fprintf(stderr, "tether serve: %s\n", qPrintable(error));
+            if (server.portInUse())
+                printPortInUseHint(config.port);
             status = 1;
         }
     } else if (!server.writeRuntimeFile(&error, &otherServer)) {

@@ -106,8 +106,8 @@ Server::Server(SessionRegistry *registry, const Config &config, QObject *parent)
         QString error;
         m_key = loadOrCreateAccessKey(config.accessKeyFile, &error);
         if (m_key.isEmpty())
-            qCWarning(lcServer).noquote() << "cannot keep the access key (" << error
-                                          << "): using a new key for this run only";
+            qCWarning(lcServer).noquote().nospace() << "cannot keep the access key (" << error
+                                                    << "): using a new key for this run only";
     }
     if (m_key.isEmpty())
         m_key = generateAccessKey();
@@ -259,7 +259,9 @@ bool Server::listen(QString *error, bool *badValue)
             *badValue = true;
         return false;
     }
+    m_portInUse = false;
     if (!m_tcp->listen(address, m_config.port)) {
+        m_portInUse = m_tcp->serverError() == QAbstractSocket::AddressInUseError;
         if (error)
             *error = QStringLiteral("cannot listen on %1:%2: %3")
                          .arg(address.toString()).arg(m_config.port).arg(m_tcp->errorString());

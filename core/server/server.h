@@ -94,6 +94,10 @@ public:
     /// the file and why), a --bind that is no address. A port in use, the
     /// bind policy's refusal or no OpenSSL library are not (exit 1).
     bool listen(QString *error, bool *badValue = nullptr);
+    /// After a failed listen(): true when the port was taken by another
+    /// socket (EADDRINUSE), the failure a user answers by using the server
+    /// already there or by choosing another port. False otherwise.
+    bool portInUse() const { return m_portInUse; }
     /// A warning to print at every start (BindPolicy::insecureWarning), or
     /// empty. Set by listen() and adoptListeningSocket().
     QString startWarning() const { return m_startWarning; }
@@ -324,6 +328,7 @@ private:
     QString m_key;
     bool m_wroteRuntimeFile = false; ///< writeRuntimeFile() wrote ours: rewrite it on rotation
     QTcpServer *m_tcp = nullptr; ///< listens; never accepts (pauseAccepting)
+    bool m_portInUse = false; ///< the last listen() failed on EADDRINUSE
     Acceptor *m_acceptor = nullptr; ///< accepts on m_tcp's socket while listening
     QWebSocketServer *m_ws = nullptr;
     TlsContext *m_tls = nullptr; ///< set when serving TLS (prepareTransport)

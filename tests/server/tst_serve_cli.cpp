@@ -383,6 +383,23 @@ private Q_SLOTS:
             QVERIFY(b.waitFinished());
             QCOMPARE(b.proc.exitCode(), 1);
             QVERIFY(b.err.contains("cannot listen"));
+            // Not Tether's own runtime directory: some other program, as far as b can tell.
+            QVERIFY2(b.err.contains(QStringLiteral("another program uses port %1; choose another with --port N").arg(a.port).toUtf8()),
+                     b.err.constData());
+            QVERIFY(b.out.isEmpty());
+        }
+        // The same user's second server: it names the one running and how to
+        // reach it (a new user got only "The bound address is already in use").
+        {
+            Serve b;
+            b.shareRuntimeDir(a);
+            QVERIFY(b.launch({QStringLiteral("--port"), QString::number(a.port)}));
+            QVERIFY(b.waitFinished());
+            QCOMPARE(b.proc.exitCode(), 1);
+            const QByteArray expected = QStringLiteral("Tether is already running (pid %1, http://127.0.0.1:%2/)")
+                                            .arg(a.proc.processId()).arg(a.port).toUtf8();
+            QVERIFY2(b.err.contains(expected), b.err.constData());
+            QVERIFY(b.err.contains("--port 0 for any free one"));
             QVERIFY(b.out.isEmpty());
         }
         QVERIFY(QFile::exists(a.runtimeFile()));

@@ -27,6 +27,22 @@ export function tetherBinary() {
   return bin;
 }
 
+/** Servers started by startTether and not yet stopped (for serverLogTails). */
+const liveServers = new Set();
+
+/**
+ * The last `lines` lines of what each running server wrote on stderr, for a
+ * failure message; '' when none runs.
+ */
+export function serverLogTails(lines = 40) {
+  let out = '';
+  for (const s of liveServers) {
+    const tail = s.stderr().split('\n').slice(-lines).join('\n');
+    out += `\ntether serve on port ${s.port} (last ${lines} lines of its log):\n${tail}`;
+  }
+  return out;
+}
+
 /**
  * Starts `tether serve --port 0` with a temporary HOME, XDG_RUNTIME_DIR and
  * XDG_CONFIG_HOME, and waits for its line
@@ -43,7 +59,7 @@ export function tetherBinary() {
  *   (`binary` in the result), which a test may replace as an upgrade would
  *   (replaceBinary)
  * @returns {Promise<{base: string, port: number, key: string, keyedUrl: string,
- *   proc: import('node:child_process').ChildProcess, output: () => string,
+ *   proc: import('node:child_process').ChildProcess, output: () => string, stderr: () => string,
  *   stop: () => Promise<{code: ?number, signal: ?string}>}>}
  */
 export async function startTether(opts = {}) {
@@ -64,6 +80,9 @@ export async function startTether(opts = {}) {
     XDG_RUNTIME_DIR: runtime,
     XDG_CONFIG_HOME: config,
     QT_QPA_PLATFORM: 'offscreen',
+    // The server's debug lines (each viewer attached, closing and gone, with
+    // its close code; request timeouts): waitForLine prints them on failure.
+    QT_LOGGING_RULES: 'tether.server.debug=true',
     ...(opts.env || {}),
   };
   let binary = tetherBinary();
@@ -91,7 +110,7 @@ export async function startTether(opts = {}) {
   });
   const port = Number(line[4]);
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
-  return {
+  const server = {
     base: `${line[2]}://${line[3]}:${port}/`,
     port,
     key: line[5],
@@ -101,15 +120,19 @@ export async function startTether(opts = {}) {
     binary,
     proc,
     output: () => `stdout:\n${out}\nstderr:\n${err}`,
+    stderr: () => err,
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
       const timer = setTimeout(() => proc.kill('SIGKILL'), 15000);
       const r = await exited;
       clearTimeout(timer);
+      liveServers.delete(server);
       rmSync(root, { recursive: true, force: true });
       return r;
     },
   };
+  liveServers.add(server);
+  return server;
 }
 
 /**
@@ -259,8 +282,13 @@ export async function waitForLine(page, re, timeout = 15000) {
       return b && !b.hidden ? `${b.dataset.kind}: ${document.getElementById('banner-title').textContent}`
         + ` (${document.getElementById('banner-detail').textContent})` : 'none';
     }).catch(() => '?');
+    // How it got there: the socket closes the page saw (code, reason, after
+    // `attached` or not, the probe's status), and the servers' own account
+    // (tether.server debug lines: each viewer attached, closing, gone).
+    const closes = await page.evaluate(() => JSON.stringify(window.tether?.attachment?.closes ?? null)).catch(() => '?');
     throw new Error(`no line matching ${re} within ${timeout} ms (state ${state}; banner ${banner}); buffer ends:\n`
-      + lines.filter((l) => l !== '').slice(-15).join('\n'));
+      + lines.filter((l) => l !== '').slice(-15).join('\n')
+      + `\nsocket closes seen by the page: ${closes}${serverLogTails()}`);
   }
 }
 

@@ -1219,8 +1219,11 @@ void Server::broadcastEvents()
 void Server::handleUpgrade(HttpConnection *c)
 {
     const HttpRequest &r = c->request();
-    if (!checkHostOriginAuth(c, needsKey(r.path()), nullptr))
+    if (!checkHostOriginAuth(c, needsKey(r.path()), nullptr)) {
+        qCDebug(lcServer).noquote() << "upgrade" << r.path() << "from port" << c->socket()->peerPort()
+                                    << "refused: Host, Origin or credentials";
         return;
+    }
     const Route route = routeRequest(r);
     if (route.kind == Route::Kind::MethodNotAllowed) {
         c->respondError(405, QStringLiteral("method not allowed"), header("Allow", route.allow));

@@ -539,7 +539,13 @@ void WebSocketViewer::onDisconnected()
         m_session = nullptr;
         s->detach(this);
     }
-    qCDebug(lcServer) << m_describe << "disconnected";
+    // How it ended, for a test that reports why a page's attachment ended
+    // (tests/browser/lib.mjs prints these lines): the close code and reason
+    // sent or received (1005 and none when no close frame came) and the
+    // socket's last error.
+    qCDebug(lcServer).noquote() << m_describe << "disconnected: close" << int(m_socket->closeCode())
+                                << m_socket->closeReason() << (m_aborted ? "(aborted)" : "")
+                                << "- socket:" << m_socket->errorString();
     emit finished();
     deleteLater();
 }

@@ -96,6 +96,9 @@ export function closeMeaning(code, reason) {
   }
 }
 
+/** Socket closes an Attachment remembers (its `closes`). */
+export const CLOSE_TRAIL_LENGTH = 8;
+
 /** Retained output above which the dashboard asks for the screen replay. */
 export const SCREEN_REPLAY_ABOVE_BYTES = 256 * 1024;
 /** Scrollback lines the dashboard asks for with the screen replay. */
@@ -160,6 +163,14 @@ export class Attachment {
     this.exit = null;            // last `exit` message
     this.lastAttached = null;    // last `attached` message
     this.attaches = 0;           // `attached` messages received (1 + reconnections)
+    /**
+     * The last CLOSE_TRAIL_LENGTH socket closes, oldest first, for a report
+     * of why an attachment ended or reconnected (browser tests print it):
+     * { code, reason, attached (the socket had its `attached`), probe (the
+     * status of the session probe that followed, 0 unreachable; absent when
+     * none), ms (since the page loaded) }.
+     */
+    this.closes = [];
     this.state = 'idle';
     this.ws = null;
     this.attempt = 0;            // consecutive failed attempts, for the backoff
@@ -478,6 +489,8 @@ export class Attachment {
     this.inputEnabled = false;
     const code = ev.code;
     const closeReason = ev.reason || '';
+    this.closes.push({ code, reason: closeReason, attached: this.gotAttached, ms: Math.round(performance.now()) });
+    if (this.closes.length > CLOSE_TRAIL_LENGTH) this.closes.shift();
     if (this.stopped || this.suspended) return;
     if (code === CloseCode.SERVICE_RESTART) {
       // Tether restarts in place: the next process image accepts on the
@@ -548,6 +561,8 @@ export class Attachment {
       } catch {
         status = 0; // server unreachable
       }
+      const last = this.closes[this.closes.length - 1];
+      if (last && last.probe === undefined) last.probe = status;
       if (this.stopped || this.ws || this.ended) return;
       if (status === 401) return this.end('unauthorized');
       if (status === 404) {

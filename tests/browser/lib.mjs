@@ -28,15 +28,31 @@ export function tetherBinary() {
 }
 
 // Servers this process started and that still run (startTether).
-const liveServers = new Set();
+const runningServerProcs = new Set();
 function endLiveServers() {
-  for (const proc of liveServers) {
+  for (const proc of runningServerProcs) {
     try { proc.kill('SIGKILL'); } catch { /* already gone */ }
   }
 }
 process.on('exit', endLiveServers);
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => { endLiveServers(); process.exit(128 + os.constants.signals[sig]); });
+}
+
+/** Servers started by startTether and not yet stopped (for serverLogTails). */
+const liveServers = new Set();
+
+/**
+ * The last `lines` lines of what each running server wrote on stderr, for a
+ * failure message; '' when none runs.
+ */
+export function serverLogTails(lines = 40) {
+  let out = '';
+  for (const s of liveServers) {
+    const tail = s.stderr().split('\n').slice(-lines).join('\n');
+    out += `\ntether serve on port ${s.port} (last ${lines} lines of its log):\n${tail}`;
+  }
+  return out;
 }
 
 /**
@@ -57,7 +73,7 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
  *   Every server starts in a session of its own (setsid(2), as the README
  *   tells scripts to: `setsid tether serve &`), out of this process's group.
  * @returns {Promise<{base: string, port: number, key: string, keyedUrl: string,
- *   proc: import('node:child_process').ChildProcess, output: () => string,
+ *   proc: import('node:child_process').ChildProcess, output: () => string, stderr: () => string,
  *   stop: () => Promise<{code: ?number, signal: ?string}>}>}
  */
 export async function startTether(opts = {}) {
@@ -78,6 +94,9 @@ export async function startTether(opts = {}) {
     XDG_RUNTIME_DIR: runtime,
     XDG_CONFIG_HOME: config,
     QT_QPA_PLATFORM: 'offscreen',
+    // The server's debug lines (each viewer attached, closing and gone, with
+    // its close code; request timeouts): waitForLine prints them on failure.
+    QT_LOGGING_RULES: 'tether.server.debug=true',
     ...(opts.env || {}),
   };
   let binary = tetherBinary();
@@ -90,10 +109,10 @@ export async function startTether(opts = {}) {
   // In a session of its own (setsid, `detached`): a launcher that signals
   // the whole process group (ctest's timeout, a job runner) must not reach
   // the server in the middle of a test. In exchange this process ends the
-  // servers it started when it exits (liveServers), however it exits.
+  // servers it started when it exits (runningServerProcs), however it exits.
   const proc = spawn(binary, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  liveServers.add(proc);
-  proc.on('exit', () => liveServers.delete(proc));
+  runningServerProcs.add(proc);
+  proc.on('exit', () => runningServerProcs.delete(proc));
   let out = '';
   let err = '';
   proc.stderr.on('data', (d) => { err += d; });
@@ -111,7 +130,7 @@ export async function startTether(opts = {}) {
   });
   const port = Number(line[4]);
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
-  return {
+  const server = {
     base: `${line[2]}://${line[3]}:${port}/`,
     port,
     key: line[5],
@@ -121,15 +140,19 @@ export async function startTether(opts = {}) {
     binary,
     proc,
     output: () => `stdout:\n${out}\nstderr:\n${err}`,
+    stderr: () => err,
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
       const timer = setTimeout(() => proc.kill('SIGKILL'), 15000);
       const r = await exited;
       clearTimeout(timer);
+      liveServers.delete(server);
       rmSync(root, { recursive: true, force: true });
       return r;
     },
   };
+  liveServers.add(server);
+  return server;
 }
 
 /**
@@ -279,8 +302,13 @@ export async function waitForLine(page, re, timeout = 15000) {
       return b && !b.hidden ? `${b.dataset.kind}: ${document.getElementById('banner-title').textContent}`
         + ` (${document.getElementById('banner-detail').textContent})` : 'none';
     }).catch(() => '?');
+    // How it got there: the socket closes the page saw (code, reason, after
+    // `attached` or not, the probe's status), and the servers' own account
+    // (tether.server debug lines: each viewer attached, closing, gone).
+    const closes = await page.evaluate(() => JSON.stringify(window.tether?.attachment?.closes ?? null)).catch(() => '?');
     throw new Error(`no line matching ${re} within ${timeout} ms (state ${state}; banner ${banner}); buffer ends:\n`
-      + lines.filter((l) => l !== '').slice(-15).join('\n'));
+      + lines.filter((l) => l !== '').slice(-15).join('\n')
+      + `\nsocket closes seen by the page: ${closes}${serverLogTails()}`);
   }
 }
 

@@ -29,12 +29,21 @@ const QString kTether = QStringLiteral(TETHER_BINARY);
 const QString kTether;
 #endif
 
+/// Runs `tmux ARGS` and returns its stdout (empty after 10 s). Waits by
+/// spinning the event loop, never in QProcess::waitForFinished: the server
+/// under test (DesktopApp) and its sessions live in this thread, and `tether
+/// attach` in the pane talks to them. A blocking wait froze them for every
+/// capture-pane of a QTRY: under load one took about 0.7 s (a 15 s QTRY ran
+/// 228 s), so the server ran 50 ms in every 750.
 QByteArray tmux(const QStringList &args)
 {
     QProcess p;
     p.start(QStringLiteral("tmux"), args);
-    if (!p.waitForFinished(10000))
+    if (!QTest::qWaitFor([&] { return p.state() == QProcess::NotRunning; }, 10000)) {
+        p.kill();
+        p.waitForFinished(1000);
         return QByteArray();
+    }
     return p.readAllStandardOutput();
 }
 } // namespace

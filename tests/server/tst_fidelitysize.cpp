@@ -158,6 +158,9 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(typist.closeCode, 4409, 10000);
         QTRY_VERIFY_WITH_TIMEOUT(quint64(late.bytes.size()) >= replayEnd(late), 10000);
         QTRY_VERIFY_WITH_TIMEOUT(quint64(always.bytes.size()) >= at, 10000);
+        // The never-detached viewer's `size` (sent before the late viewer's
+        // `attached`, but on its own socket: it may be read later).
+        QTRY_COMPARE_WITH_TIMEOUT(always.textsOfType(QStringLiteral("size")).size(), 1, 10000);
 
         // 1. At the offset of the attach: the never-detached viewer's
         // terminal, resized there, against the late viewer's replay.

@@ -195,6 +195,7 @@ private Q_SLOTS:
         // A reconnect carries it too (and a size changed since).
         c.setWindowSize(90, 20);
         QTRY_COMPARE(s->cols(), 90);
+        QTRY_COMPARE(watcher.textsOfType(QStringLiteral("size")).size(), 2);
         c.reattach();
         QTRY_COMPARE(attached.size(), 2);
         QCOMPARE(attached.last().first().toJsonObject().value(QStringLiteral("cols")).toInt(), 90);

@@ -551,8 +551,11 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         resized = applySize(request.cols, request.rows);
 
     // The screen snapshot (see the header): only for a reset replay, of a
-    // stream whose beginning was dropped, on request, or at a new size.
+    // stream whose beginning was dropped, on request, or at a new size (of
+    // a stream with output: a reset terminal is the screen of one without).
     const bool reset = !resume || *resume < m_ring.startOffset() || *resume > m_ring.endOffset();
+    if (m_ring.endOffset() == 0)
+        resized = false; // nothing to repaint
     std::optional<SnapshotOffer> offer;
     QByteArray snapshot;
     if (reset && (request.screen || m_ring.startOffset() > 0 || resized)) {

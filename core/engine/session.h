@@ -160,7 +160,8 @@ public:
      * the new size, also when nothing was dropped (the retained bytes were
      * written for the old size: the raw replay paints them into the
      * viewer's terminal at the new one, and the snapshot repaints the
-     * screen over them, in place). For that the screen must reach the end
+     * screen over them, in place; not for a stream without output yet,
+     * whose screen a reset terminal is). For that the screen must reach the end
      * of the stream here: a screen it does not have is made as for
      * request.screen (parsed at once only when at most kMaxSyncScreenParse
      * bytes are retained), a synced one parses what it has not yet (at most

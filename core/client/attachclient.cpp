@@ -70,12 +70,20 @@ void AttachClient::connectSocket()
     // No Origin header (empty origin): the server then treats us as a CLI
     // viewer and checks Host and key only (protocol.md section 2).
     QUrl url = m_endpoint.webSocketUrl(m_id, m_mode, m_stream.hasOffset() ? qint64(m_stream.offset()) : -1);
+    QUrlQuery q(url);
     if (m_screenLines >= 0) {
-        QUrlQuery q(url);
         q.addQueryItem(QStringLiteral("replay"), QStringLiteral("screen"));
         q.addQueryItem(QStringLiteral("lines"), QString::number(m_screenLines));
-        url.setQuery(q);
     }
+    if (m_mode == ViewerMode::Control && m_cols > 0 && m_rows > 0) {
+        // Our size with the attach: the server resizes the session before
+        // it builds the replay (protocol.md "Attaching at the viewer's
+        // size"); a server before that ignores the keys, and onText()
+        // sends a resize when `attached` names another size.
+        q.addQueryItem(QStringLiteral("cols"), QString::number(m_cols));
+        q.addQueryItem(QStringLiteral("rows"), QString::number(m_rows));
+    }
+    url.setQuery(q);
     QNetworkRequest req(url);
     req.setRawHeader("Authorization", "Bearer " + m_endpoint.key.toUtf8());
     qCDebug(lcClient) << "connecting" << req.url().toString();
@@ -124,7 +132,10 @@ void AttachClient::onText(const QString &text)
         Q_EMIT attached(m, info.reset);
         if (m_finished || !m_attached)
             return;
-        sendSize();
+        // The attach carried our size: nothing to send when the session has
+        // it (an older server, or a size changed since, gets a resize).
+        if (info.cols != m_cols || info.rows != m_rows)
+            sendSize();
         if (!m_pendingInput.isEmpty()) {
             // Keys typed while the connection was let go or made again.
             if (m_pendingSince.elapsed() <= kMaxPendingInputMs)

@@ -99,8 +99,14 @@ public:
     /// Oldest kept input still sent on a resume (ms, monotonic).
     static constexpr qint64 kMaxPendingInputMs = 5000;
     /// The window size in cells (1..1000 each). Sent now if attached in
-    /// control mode, and after every (re)attach. Out-of-range sizes are
-    /// ignored (the protocol would ignore them too).
+    /// control mode, and with every (re)attach: as the attach request's
+    /// `cols=C&rows=R` in control mode (the server resizes the session
+    /// before it builds the replay, so the replay is drawn at this size;
+    /// docs/protocol.md "Attaching at the viewer's size"), plus a `resize`
+    /// once attached when `attached` names another size (a server before
+    /// that ignores the keys). Set it before open() so the first attach
+    /// carries it. Out-of-range sizes are ignored (the protocol would
+    /// ignore them too).
     void setWindowSize(int cols, int rows);
     /// Closes cleanly (1000) and emits finished(Detached). The session lives on.
     void detach();

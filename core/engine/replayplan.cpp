@@ -132,7 +132,7 @@ ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
     // not inside an escape sequence or a UTF-8 character, and restore the
     // modes in force there (martanne/abduco#32, jupyterlab/jupyterlab#12073).
     const bool useSnapshot = plan.reset && snapshot && snapshot->at >= start && snapshot->at <= plan.offset
-        && (snapshot->screenReplay || start > 0);
+        && (snapshot->screenReplay || start > 0 || snapshot->repaint);
     if (useSnapshot && snapshot->screenReplay) {
         plan.replayFrom = snapshot->at;
         plan.screenReplay = true;

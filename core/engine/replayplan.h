@@ -64,6 +64,11 @@ struct SnapshotOffer {
     /// `replay=screen`: replace the retained output before `at` by the
     /// snapshot (from a reset terminal), even when nothing was dropped.
     bool screenReplay = false;
+    /// The session was resized for this attach (a control viewer's size,
+    /// Session::attach): the retained bytes were written for another size,
+    /// so the snapshot, at the new one, goes in (in place) even when
+    /// nothing was dropped.
+    bool repaint = false;
 };
 
 /**
@@ -97,7 +102,8 @@ struct SnapshotOffer {
  * `snapshot` (the session's screen, synced, at a safe boundary; docs/
  * protocol.md "Screen snapshot"), for reset replays only:
  *  - default: used only when the beginning was dropped (startOffset > 0: a
- *    replay from 0 is exact by itself). snapshotAt = at. When `at` is before
+ *    replay from 0 is exact by itself) or with `repaint` (a replay from 0
+ *    is exact only at the size it was written for). snapshotAt = at. When `at` is before
  *    the safe start found above (the screen lags), the replay starts at `at`
  *    instead and has no prelude: the snapshot restores everything.
  *  - screenReplay: replayFrom = snapshotAt = at, no prelude, always.

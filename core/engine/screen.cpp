@@ -866,7 +866,23 @@ void Screen::resize(int cols, int rows)
     if (cols == d->cols && rows == d->rows)
         return;
     const int oldCols = d->cols;
+    // libvterm 0.1.4 fills the cells a resize adds, and the rows a shrink
+    // scrolls up, with the pen in force (vim's status line colour, say);
+    // xterm and xterm.js leave them blank with the default colours, as a
+    // viewer resized at that moment shows them. So the pen is plain for the
+    // resize and put back after it (not inside an escape sequence, which
+    // the SGR would end).
+    const Pen pen = d->currentPen();
+    const bool plainForResize = !samePen(pen, Pen()) && d->ts.atSafeBoundary();
+    if (plainForResize)
+        d->inject("\x1b[m", 3);
     vterm_set_size(d->vt, rows, cols);
+    if (plainForResize) {
+        Pen plain;
+        QByteArray sgr;
+        appendSgr(sgr, plain, pen);
+        d->inject(sgr);
+    }
     d->cols = cols;
     d->rows = rows;
     if (d->tabsCustom) {

@@ -541,14 +541,26 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         old->detached(DetachReason::Superseded);
     }
 
+    // The control viewer's size, before anything is planned (see the
+    // header): the superseded viewer is gone, this one is not attached yet,
+    // so only the watchers hear of it (a `size` message); this one learns
+    // it from AttachInfo.
+    bool resized = false;
+    if (mode == ViewerMode::Control && request.cols > 0 && request.rows > 0 && m_state == State::Running
+        && (request.cols != m_pty.cols() || request.rows != m_pty.rows()))
+        resized = applySize(request.cols, request.rows);
+
     // The screen snapshot (see the header): only for a reset replay, of a
-    // stream whose beginning was dropped or on request.
+    // stream whose beginning was dropped, on request, or at a new size (of
+    // a stream with output: a reset terminal is the screen of one without).
     const bool reset = !resume || *resume < m_ring.startOffset() || *resume > m_ring.endOffset();
+    if (m_ring.endOffset() == 0)
+        resized = false; // nothing to repaint
     std::optional<SnapshotOffer> offer;
     QByteArray snapshot;
-    if (reset && (request.screen || m_ring.startOffset() > 0)) {
+    if (reset && (request.screen || m_ring.startOffset() > 0 || resized)) {
         bool fallBack = false;
-        if (!m_screen && request.screen && m_ring.startOffset() >= m_screenRetryAt) {
+        if (!m_screen && (request.screen || resized) && m_ring.startOffset() >= m_screenRetryAt) {
             // Made now, so the next such attach finds it; parsed at once only
             // when that is cheap, else this attach gets the raw replay.
             createScreenAtStart();
@@ -558,6 +570,12 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
                 parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
             else
                 fallBack = true; // parsed in the background, for the next attach
+        } else if (m_screen && !m_flood.flooding() && resized && m_screenOffset < m_ring.endOffset()
+                   && m_ring.endOffset() - std::max(m_screenOffset, m_ring.startOffset()) <= quint64(kMaxSyncScreenParse)) {
+            // At a new size the snapshot must be taken at the end, where the
+            // screen takes the new size: what it has not parsed yet (usually
+            // nothing, it follows within kScreenSettleMs), all of it.
+            parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
         } else if (m_screen && !m_flood.flooding() && (request.screen || !screenSynced())) {
             // A slice of the timer's work (up to kScreenTurnUs), only where
             // it changes what this viewer gets: a replay=screen reply is the
@@ -575,8 +593,11 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         // full 1 MiB ring at c6f41fd, 0.92 ms before the screen.
         if (m_screen && !m_flood.flooding() && m_screenOffset < m_ring.startOffset())
             resyncScreen();
-        if (!fallBack && screenSynced() && screenToSafeBoundary()) {
-            offer = SnapshotOffer{m_screenOffset, request.screen};
+        // At a new size only a snapshot at the end has it (one before would
+        // be painted at the old size into the viewer's new one).
+        const bool sizeOk = !resized || m_screenOffset == m_ring.endOffset();
+        if (!fallBack && sizeOk && screenSynced() && screenToSafeBoundary()) {
+            offer = SnapshotOffer{m_screenOffset, request.screen, resized};
             Screen::SnapshotOptions o;
             if (request.screen) {
                 o.inPlace = false;
@@ -691,8 +712,15 @@ bool Session::sendInput(Viewer *from, const char *data, qsizetype size)
 
 bool Session::resize(Viewer *from, int cols, int rows)
 {
+    if (from != m_control)
+        return false;
+    return applySize(cols, rows);
+}
+
+bool Session::applySize(int cols, int rows)
+{
     const bool changed = cols != m_pty.cols() || rows != m_pty.rows();
-    if (from != m_control || !m_pty.resize(cols, rows))
+    if (!m_pty.resize(cols, rows))
         return false;
     forEachViewer([cols, rows](Viewer *v) { v->sizeChanged(cols, rows); });
     // The same size again (a reattach sends its size) changes nothing: the

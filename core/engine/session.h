@@ -29,11 +29,17 @@ class Screen;
  * `lines` lines of its scrollback (Screen::snapshot, painted from a reset
  * terminal) followed by the output the screen has not parsed yet, instead of
  * all retained output (Session::attach says when it falls back).
+ * `cols`×`rows`: the size of the viewer's terminal (the `cols=C&rows=R`
+ * query), 1..1000 each, or 0×0 when it did not say: a control viewer's
+ * size is applied before its replay is built (Session::attach), a
+ * watcher's is ignored.
  */
 struct ReplayRequest {
     std::optional<quint64> resume;
     bool screen = false;
     int lines = 0; ///< 0..kMaxReplayLines
+    int cols = 0;  ///< the viewer's columns, 1..1000; 0: not given
+    int rows = 0;  ///< the viewer's rows, 1..1000; 0: not given
 };
 
 /**
@@ -142,6 +148,27 @@ public:
      * none found: no snapshot). While flooding a screen it has parses
      * nothing here either, not even an outrun one (no snapshot then: the
      * raw replay).
+     *
+     * The viewer's size (request.cols×rows, docs/protocol.md §5 "Attaching
+     * at the viewer's size"): a control attach to a running session whose
+     * size differs resizes the session first, after superseding the old
+     * control viewer and before anything is planned, as tmux resizes a
+     * session to its client before drawing it: the PTY (SIGWINCH to the
+     * program), the watchers (sizeChanged, and a fixup when it resets the
+     * margins), the screen at the end of the stream; AttachInfo then has
+     * the new size. A reset replay then carries the screen's snapshot at
+     * the new size, also when nothing was dropped (the retained bytes were
+     * written for the old size: the raw replay paints them into the
+     * viewer's terminal at the new one, and the snapshot repaints the
+     * screen over them, in place; not for a stream without output yet,
+     * whose screen a reset terminal is). For that the screen must reach the end
+     * of the stream here: a screen it does not have is made as for
+     * request.screen (parsed at once only when at most kMaxSyncScreenParse
+     * bytes are retained), a synced one parses what it has not yet (at most
+     * kMaxSyncScreenParse bytes); when it cannot (more to parse, a flood,
+     * unsynced) the replay is the raw one, painted at the new size, as
+     * before. A watcher's size, a size out of range, or one equal to the
+     * session's changes nothing.
      */
     void attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request);
     /// Most scrollback lines a `replay=screen` attach asks for
@@ -412,6 +439,12 @@ private:
     void floodEnded();
     SizeChange sizeAt(quint64 offset) const;
     void recordSize(int cols, int rows);
+    /// Resizes the PTY (SIGWINCH) and tells the viewers (sizeChanged, a
+    /// margin fixup), records the size for the screen and applies it now
+    /// when the screen has caught up: resize()'s work, for resize() and a
+    /// sized control attach. False, changing nothing, when the PTY refuses
+    /// (out of range, no PTY).
+    bool applySize(int cols, int rows);
     void onOutput(const char *data, qsizetype size);
     /// The ring's eviction handler: moves m_tail over evicted bytes, applying
     /// the margin resets recorded inside them.

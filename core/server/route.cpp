@@ -83,6 +83,23 @@ Route routeUpgrade(const HttpRequest &request)
         else
             r.lines = int(*lines);
     }
+    const bool hasCols = q.hasQueryItem(QStringLiteral("cols"));
+    const bool hasRows = q.hasQueryItem(QStringLiteral("rows"));
+    if (r.badRequest.isEmpty() && (hasCols || hasRows)) {
+        // The viewer's size (docs/protocol.md §5, "Attaching at the viewer's
+        // size"): both, each as `resize` takes it.
+        const std::optional<quint64> cols = parseOffset(q.queryItemValue(QStringLiteral("cols"), QUrl::FullyDecoded));
+        const std::optional<quint64> rows = parseOffset(q.queryItemValue(QStringLiteral("rows"), QUrl::FullyDecoded));
+        const auto inRange = [](const std::optional<quint64> &n) {
+            return n && *n >= quint64(kMinCells) && *n <= quint64(kMaxCells);
+        };
+        if (!hasCols || !hasRows || !inRange(cols) || !inRange(rows)) {
+            r.badRequest = QStringLiteral("bad cols and rows: both, integers %1..%2").arg(kMinCells).arg(kMaxCells);
+        } else {
+            r.cols = int(*cols);
+            r.rows = int(*rows);
+        }
+    }
     return r;
 }
 

@@ -23,7 +23,7 @@ struct Route {
         NotFound,         ///< 404
         MethodNotAllowed, ///< 405 with `allow`
         // A WebSocket upgrade (Upgrade: websocket).
-        Upgrade,          ///< GET /ws/{id}: `id`, `mode`, `resume`, `badQuery`, `screen`, `lines`, `badRequest`
+        Upgrade,          ///< GET /ws/{id}: `id`, `mode`, `resume`, `badQuery`, `screen`, `lines`, `cols`, `rows`, `badRequest`
         // Plain requests.
         UpgradeRequired,  ///< /ws or /ws/...: 400 "WebSocket upgrade required"
         ListSessions,     ///< GET /api/sessions
@@ -59,8 +59,13 @@ struct Route {
     /// none: false.
     bool screen = false;
     int lines = 0;            ///< lines=N: 0..Session::kMaxReplayLines, only with replay=screen
-    /// Not empty: replay= is neither raw nor screen, or lines= is not an
-    /// integer in range or comes without replay=screen. Server answers 400
+    /// cols=C&rows=R: the viewer's size (1..1000 each, kMinCells..kMaxCells),
+    /// applied before the replay for a control viewer; 0 when not given.
+    int cols = 0;
+    int rows = 0;
+    /// Not empty: replay= is neither raw nor screen, lines= is not an
+    /// integer in range or comes without replay=screen, or cols= and rows=
+    /// are not both integers 1..1000 (one without the other, too). Server answers 400
     /// with this text, as plain HTTP, before the upgrade (unlike mode=,
     /// which a WebSocket close reports).
     QString badRequest;

@@ -1259,6 +1259,8 @@ void Server::handleUpgrade(HttpConnection *c)
     p.replay.resume = route.resume;
     p.replay.screen = route.screen;
     p.replay.lines = route.lines;
+    p.replay.cols = route.cols;
+    p.replay.rows = route.rows;
     p.badQuery = route.badQuery;
     p.kind = r.hasHeader("origin") ? ViewerKind::Browser : ViewerKind::Cli;
     p.shareToken = c->shareToken();

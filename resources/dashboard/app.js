@@ -1119,6 +1119,15 @@ function openSession(id, mode, preparedView) {
     term: view.term,
     // A large buffer: the server's screen + 200 lines, not the whole ring.
     screenLines: screenReplayLines(e ? e.s : null),
+    // The pane's size with each attach: the session takes it before its
+    // replay is drawn (a reattach from a smaller window is not garbled).
+    attachSize: () => {
+      if (app.current !== entry) return null;
+      const d = measure(view);
+      if (!d) return null;
+      if (d.cols !== view.term.cols || d.rows !== view.term.rows) view.term.resize(d.cols, d.rows);
+      return d;
+    },
     onState: (state, detail) => onAttachmentState(entry, state, detail),
     onAttached: (msg) => {
       if (app.current !== entry) return;

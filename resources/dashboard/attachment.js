@@ -119,6 +119,15 @@ export function screenReplayLines(session) {
 }
 
 /**
+ * A size the page sends (resize, or with the attach): integers, 2..1000
+ * columns and 1..1000 rows (the protocol's 1..1000; a 1-column pane is a
+ * hidden one, which must not shrink the session).
+ */
+function validSize(cols, rows) {
+  return Number.isInteger(cols) && Number.isInteger(rows) && cols >= 2 && rows >= 1 && cols <= 1000 && rows <= 1000;
+}
+
+/**
  * Connection states reported through `onState(state, detail)`:
  *  - 'connecting'    first connection attempt in flight
  *  - 'connected'     attached (replaying or live)
@@ -151,6 +160,12 @@ export class Attachment {
    *   falls behind (more than pendingHighBytes received and not yet parsed by
    *   xterm.js) and pauses the session or lets go of the socket; false once it
    *   is back under pendingLowBytes (or the attachment stopped)
+   * @param {() => ?{cols: number, rows: number}} [o.attachSize] control mode:
+   *   the terminal's size for each attach request (`cols=C&rows=R`: the
+   *   server resizes the session before it builds the replay, so the replay
+   *   is drawn at this size; docs/protocol.md "Attaching at the viewer's
+   *   size"), called as the socket is made; null or a size out of range:
+   *   none is sent (the page resizes after `attached`, as before)
    */
   constructor(o) {
     this.id = o.id;
@@ -278,7 +293,7 @@ export class Attachment {
    */
   sendResize(cols, rows) {
     if (this.mode !== 'control' || !this.connected || !this.ws) return false;
-    if (!(cols >= 2 && rows >= 1 && cols <= 1000 && rows <= 1000)) return false;
+    if (!validSize(cols, rows)) return false;
     this.ws.send(JSON.stringify({ type: 'resize', cols, rows }));
     return true;
   }
@@ -298,13 +313,24 @@ export class Attachment {
     if (this.cb.onState) this.cb.onState(state, detail);
   }
 
-  /** The attach URL's query: mode, resume, and replay=screen&lines=N if asked. */
+  /**
+   * The attach URL's query: mode, resume, replay=screen&lines=N if asked,
+   * and in control mode the terminal's size (o.attachSize) when it has one
+   * that sendResize() would send. A server before that ignores the keys.
+   */
   query() {
     const params = new URLSearchParams({ mode: this.mode });
     if (this.offset !== null) params.set('resume', String(this.offset));
     if (this.screenLines !== null) {
       params.set('replay', 'screen');
       params.set('lines', String(this.screenLines));
+    }
+    if (this.mode === 'control' && this.cb.attachSize) {
+      const d = this.cb.attachSize();
+      if (d && validSize(d.cols, d.rows)) {
+        params.set('cols', String(d.cols));
+        params.set('rows', String(d.rows));
+      }
     }
     return params.toString();
   }

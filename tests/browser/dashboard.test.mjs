@@ -8,7 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  api, assertReloadReattaches, bufferLines, createSessionInPage, newPage, openDashboard, startTether, startTetherAndBrowser,
+  api, assertReloadReattaches, bufferLines, createSessionInPage, newPage, openDashboard, screenLines, startTether,
+  startTetherAndBrowser,
   typeLine, until, waitForLine, waitForLive, waitForState,
   closeAll,
 } from './lib.mjs';
@@ -137,6 +138,56 @@ describe('dashboard', { timeout: 240000 }, () => {
     assert.deepEqual([...a.errors, ...b.errors], []);
     await a.context().close();
     await b.context().close();
+  });
+
+  test('a tab smaller than the session attaches at its own size and shows the screen drawn for it', async () => {
+    // docs/protocol.md "Attaching at the viewer's size": the attach carries
+    // the pane's size, the server resizes the session before the replay,
+    // and the replay's snapshot is drawn at that size. Before, the replay
+    // was made for 160x50 and painted into the smaller pane: the long lines
+    // wrapped and the rows above the prompt were the wrong ones.
+    const long = 'x'.repeat(100);
+    const script = `i=0; while [ $i -lt 30 ]; do i=$((i+1)); printf 'line %02d ${long}\\n' $i; done; printf 'READY> '; exec sleep 300`;
+    const { id } = (await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', script], cols: 160, rows: 50 })).body;
+    await until(async () => (await api(server, 'GET', `/api/sessions/${id}`)).body.offset >= 30 * 110 + 7, 10000, 'the output');
+    const page = await newPage(browser, { viewport: { width: 700, height: 500 } });
+    await page.addInitScript(() => {
+      window.wsUrls = [];
+      window.sentControl = [];
+      const Native = window.WebSocket;
+      window.WebSocket = class extends Native {
+        constructor(url, ...rest) { super(url, ...rest); window.wsUrls.push(String(url)); }
+        send(data) {
+          if (typeof data === 'string') window.sentControl.push(JSON.parse(data));
+          return super.send(data);
+        }
+      };
+    });
+    await openDashboard(page, server, `#/s/${id}`);
+    await waitForLive(page);
+    const [cols, rows] = await page.evaluate(() => [window.tether.term.cols, window.tether.term.rows]);
+    assert.ok(cols < 100 && rows < 30, `pane ${cols}x${rows}`);
+    const urls = await page.evaluate(() => window.wsUrls);
+    assert.equal(urls.length, 1);
+    assert.match(urls[0], new RegExp(`[?&]cols=${cols}&rows=${rows}(&|$)`));
+    const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
+    assert.deepEqual([s.cols, s.rows], [cols, rows]);
+    // The session had the size before `attached`: no resize was needed.
+    assert.deepEqual((await page.evaluate(() => window.sentControl)).filter((m) => m.type === 'resize'), []);
+    // The screen as a terminal without reflow shows 160x50 cut to the pane:
+    // the prompt on the last row with the cursor after it, each row above
+    // it the start of one line (cut, not wrapped), in order.
+    const lines = await screenLines(page);
+    const cursor = await page.evaluate(() => [window.tether.term.buffer.active.cursorY, window.tether.term.buffer.active.cursorX]);
+    assert.deepEqual(cursor, [rows - 1, 'READY> '.length], lines.join('\n'));
+    assert.equal(lines[rows - 1].trimEnd(), 'READY>');
+    for (let r = 0; r < rows - 1; r++) {
+      const n = 30 - (rows - 1) + r + 1;
+      assert.equal(lines[r].trimEnd(), `line ${String(n).padStart(2, '0')} ${long}`.slice(0, cols), `row ${r}:\n${lines.join('\n')}`);
+    }
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+    await api(server, 'DELETE', `/api/sessions/${id}`);
   });
 
   test('resizing follows the pane, and a collapsed pane never shrinks the session', async () => {

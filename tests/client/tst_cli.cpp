@@ -10,8 +10,10 @@
 #include "attachclient.h"
 #include "clientcommand.h"
 #include "ptyprocess.h"
+#include "replayinputgate.h"
 #include "serveprocess.h"
 #include "testutil.h"
+#include "vtrender.h"
 
 #include <QJsonArray>
 #include <QProcess>
@@ -781,6 +783,64 @@ private Q_SLOTS:
         QVERIFY2(!t.out.mid(dsr).contains("[7;1R"), t.out.mid(dsr).toPercentEncoding().constData());
         QVERIFY2(!t.out.mid(dsr).contains("[0n"), t.out.mid(dsr).toPercentEncoding().constData());
         QVERIFY(t.out.indexOf("\x1b[5n", dsr) > dsr); // the client's DSR, after the replay
+        QCOMPARE(tether(s, {QStringLiteral("kill"), id}).code, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
+    }
+
+    void attachFromATerminalOfAnotherSizeShowsItsScreen_data()
+    {
+        QTest::addColumn<int>("cols");
+        QTest::addColumn<int>("rows");
+        QTest::newRow("smaller") << 40 << 10;
+        QTest::newRow("larger") << 120 << 40;
+    }
+
+    void attachFromATerminalOfAnotherSizeShowsItsScreen()
+    {
+        // `tether attach` in a terminal of another size than the session's
+        // sends its size with the attach (docs/protocol.md, "Attaching at
+        // the viewer's size"): the replay is drawn at the terminal's size,
+        // and the terminal shows what one that never left shows after
+        // resizing there (rendered in libvterm, which does not reflow). It
+        // used to get the replay made for the old size: the long lines
+        // wrapped, and the rows above the prompt were the wrong ones.
+        QFETCH(int, cols);
+        QFETCH(int, rows);
+        Serve s;
+        QVERIFY(s.start());
+        const QString script = QStringLiteral(
+            "i=0; while [ $i -lt 30 ]; do i=$((i+1)); printf 'line %02d of the output, long enough to be cut at forty columns\\n' $i; done;"
+            "printf '\\033[1;32mREADY>\\033[0m '; exec sleep 300");
+        const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
+        QVERIFY(!id.isEmpty());
+        const int oldCols = s.session(id).value(QStringLiteral("cols")).toInt();
+        const int oldRows = s.session(id).value(QStringLiteral("rows")).toInt();
+        QVERIFY(oldCols != cols && oldRows != rows);
+        // The viewer that never left: a watcher from the start.
+        ServerTest::WsClient always;
+        always.open(s.port, QStringLiteral("/ws/") + id + QStringLiteral("?mode=watch"), s.key);
+        QTRY_VERIFY_WITH_TIMEOUT(always.bytes.contains("READY>\x1b[0m "), 10000);
+        QCOMPARE(always.num("replay_from"), qint64(0));
+        const qsizetype before = always.bytes.size();
+
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("attach"), id}, true, cols, rows));
+        // The replay is written, then the client's DSR fence.
+        QTRY_VERIFY2_WITH_TIMEOUT(t.out.contains(Tether::ReplayInputGate::kQuery), t.out.toPercentEncoding(" $").constData(), 15000);
+        QCOMPARE(s.session(id).value(QStringLiteral("cols")).toInt(), cols);
+        QCOMPARE(s.session(id).value(QStringLiteral("rows")).toInt(), rows);
+        QTRY_COMPARE(always.textsOfType(QStringLiteral("size")).size(), 1);
+        QCOMPARE(always.bytes.size(), before); // sleep redraws nothing
+
+        TestUtil::VtRender want(oldCols, oldRows), got(cols, rows);
+        want.feed(always.bytes);
+        want.resize(cols, rows);
+        const int from = t.out.lastIndexOf("\x1b" "c"); // the reset replay clears the screen first
+        QVERIFY(from >= 0);
+        got.feed(t.out.mid(from));
+        QVERIFY2(got.diff(want).isEmpty(),
+                 qPrintable(got.diff(want) + QStringLiteral("\n--- want:\n") + want.text() + QStringLiteral("\n--- got:\n") + got.text()));
+        QVERIFY(want.text().contains(QStringLiteral("READY>")));
         QCOMPARE(tether(s, {QStringLiteral("kill"), id}).code, 0);
         QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
     }

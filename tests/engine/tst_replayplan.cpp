@@ -29,6 +29,7 @@ private Q_SLOTS:
     void plan();
     void snapshot_data();
     void snapshot();
+    void snapshotAtANewSize();
 };
 
 void TestReplayPlan::plan_data()
@@ -374,6 +375,33 @@ void TestReplayPlan::snapshot()
     QCOMPARE(plan.offset, quint64(stream.size()));
     QCOMPARE(plan.prelude, prelude);
     QCOMPARE(plan.fixups, fixups);
+}
+
+void TestReplayPlan::snapshotAtANewSize()
+{
+    // A control attach that resized the session (Session::attach) offers
+    // its snapshot with `repaint`: the bytes were written for the old size,
+    // so it goes in (in place, after the raw replay) even when nothing was
+    // dropped; never into a resume.
+    const QByteArray s = QByteArrayLiteral("\x1b[?2004h" "ab\ncd\nef");
+    RingBuffer ring(1024);
+    TerminalState tail;
+    ring.append(s.constData(), s.size());
+    const quint64 end = quint64(s.size());
+    const ReplayPlan plain = planReplay(ring, tail, {}, std::nullopt, SnapshotOffer{end, false, false});
+    QVERIFY(!plain.snapshotAt);
+    const ReplayPlan repaint = planReplay(ring, tail, {}, std::nullopt, SnapshotOffer{end, false, true});
+    QVERIFY(repaint.snapshotAt);
+    QCOMPARE(*repaint.snapshotAt, end);
+    QCOMPARE(repaint.replayFrom, quint64(0)); // the whole raw replay before it
+    QVERIFY(repaint.prelude.isEmpty());
+    QVERIFY(!repaint.screenReplay);
+    QVERIFY(repaint.reset);
+    const ReplayPlan ahead = planReplay(ring, tail, {}, end + 5, SnapshotOffer{end, false, true});
+    QVERIFY(ahead.snapshotAt);
+    const ReplayPlan resume = planReplay(ring, tail, {}, quint64(3), SnapshotOffer{end, false, true});
+    QVERIFY(!resume.reset);
+    QVERIFY(!resume.snapshotAt);
 }
 
 #include "tst_replayplan.moc"

@@ -1079,6 +1079,136 @@ private Q_SLOTS:
         QVERIFY(finish(s, {&always}));
     }
 
+    void controlAttachAtItsSize_data()
+    {
+        // A control viewer that attaches with its terminal's size
+        // (ReplayRequest cols×rows, the `cols=C&rows=R` query) gets the
+        // replay drawn at that size: the session is resized first and the
+        // screen's snapshot, at the new size, goes in even though nothing
+        // was dropped. Its screen must equal that of a viewer attached all
+        // along whose terminal was resized at that moment.
+        QTest::addColumn<QString>("script");
+        QTest::addColumn<int>("cols");
+        QTest::addColumn<int>("rows");
+        // Output wider than the smaller screen, scrolled, then a prompt
+        // (a shell redraws nothing above its prompt on SIGWINCH).
+        const QString prompt = QStringLiteral(
+            "i=0; while [ $i -lt 40 ]; do i=$((i+1)); printf 'line %d of the output, long enough to wrap at forty columns\\n' $i; done;"
+            "printf '\\033[1;31mred\\033[0m plain\\n'; exec sh");
+        // A full-screen program in the alternate screen with a reverse-video
+        // coloured status line (written out: an erase keeps the whole pen in
+        // libvterm, the background only in xterm.js and the snapshot), whose
+        // pen stays in force (libvterm fills the cells a resize adds with
+        // the pen's background; terminals with the default).
+        const QString fullScreen = QStringLiteral(
+            "printf 'under the alternate screen\\n'; printf '\\033[?1049h\\033[2J\\033[H\\033[44mtitle bar\\033[K\\033[0m';"
+            "i=2; while [ $i -lt 23 ]; do printf '\\033[%d;1Hrow %d of the program, long enough to be cut at forty' $i $i; i=$((i+1)); done;"
+            "printf '\\033[23;1H\\033[7;45mstatus line%68s\\033[5;7HREADY' ''; exec sleep 30");
+        QTest::newRow("prompt, smaller") << prompt << 40 << 10;
+        QTest::newRow("prompt, larger") << prompt << 120 << 40;
+        QTest::newRow("full screen, smaller") << fullScreen << 40 << 10;
+        QTest::newRow("full screen, larger") << fullScreen << 120 << 40;
+    }
+
+    void controlAttachAtItsSize()
+    {
+        QFETCH(QString, script);
+        QFETCH(int, cols);
+        QFETCH(int, rows);
+        SpawnOptions o = sh(script);
+        o.extraEnv = QStringList{QStringLiteral("PS1=$ ")};
+        Session s(QStringLiteral("size"), o, 1024 * 1024);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer always, typist;
+        s.attach(&always, ViewerMode::Watch, std::nullopt); // before any output is read
+        s.attach(&typist, ViewerMode::Control, std::nullopt);
+        QTRY_VERIFY_WITH_TIMEOUT(always.received.endsWith("$ ") || always.received.endsWith("READY"), 10000);
+        QTest::qWait(100); // nothing more comes
+        QVERIFY(!s.hasScreen()); // a small session has none yet: the attach makes it
+
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Control, ReplayRequest{std::nullopt, false, 0, cols, rows});
+        QCOMPARE(typist.detachReasons, QList<DetachReason>{DetachReason::Superseded});
+        QCOMPARE(late.attachInfos.size(), 1);
+        const AttachInfo i = late.attachInfos.first();
+        QCOMPARE(i.cols, cols);
+        QCOMPARE(i.rows, rows);
+        QCOMPARE(s.cols(), cols);
+        QCOMPARE(s.rows(), rows);
+        QCOMPARE(always.sizes, (QList<QPair<int, int>>{{cols, rows}})); // the watcher heard of it
+        QVERIFY(late.sizes.isEmpty());                                  // the viewer has it in AttachInfo
+        QVERIFY(typist.sizes.isEmpty());                                // gone before the resize
+        QVERIFY(i.reset);
+        QCOMPARE(i.replayFrom, quint64(0));
+        QVERIFY(i.snapshotAt);
+        QCOMPARE(*i.snapshotAt, i.offset);
+        QVERIFY(i.snapshotBytes > 0);
+        QVERIFY(!i.screenReplay);
+        QCOMPARE(late.received.size(), i.preludeBytes + i.replayBytes + i.snapshotBytes);
+
+        // The reference: attached all along, its terminal resized here.
+        TestUtil::VtRender ref(80, 24), got(cols, rows), raw(cols, rows);
+        ref.feed(always.received.left(int(i.offset)));
+        ref.resize(cols, rows);
+        got.feed(late.received);
+        raw.feed(withoutSnapshot(late));
+        QVERIFY2(got.diff(ref).isEmpty(), qPrintable(got.diff(ref) + QStringLiteral("\n--- reference:\n") + ref.text()));
+        QVERIFY(raw.differingCells(ref) > 0); // the raw replay alone is drawn for the old size
+        if (ref.altScreen()) {
+            ref.feed("\x1b[?1049l");
+            got.feed("\x1b[?1049l");
+            QVERIFY2(got.diff(ref).isEmpty(), qPrintable(got.diff(ref)));
+        }
+        // The pen (the status line's reverse video) and the pending wrap.
+        ref.feed("@");
+        got.feed("@");
+        QVERIFY2(got.diff(ref).isEmpty(), qPrintable(got.diff(ref)));
+
+        if (script.endsWith(QLatin1String("exec sh"))) {
+            // The program has the size too (TIOCSWINSZ, SIGWINCH).
+            QVERIFY(s.sendInput(&late, QByteArrayLiteral("stty size\n")));
+            const QByteArray answer = QByteArray::number(rows) + ' ' + QByteArray::number(cols);
+            QTRY_VERIFY_WITH_TIMEOUT(late.received.contains(answer), 10000);
+        }
+        QVERIFY(finish(s, {&always, &late}));
+    }
+
+    void attachSizeChangesNothingElse()
+    {
+        // A watcher's size, a size equal to the session's, or a resume
+        // (no reset) gets no repaint; only a control viewer's size resizes.
+        Session s(QStringLiteral("nosize"), sh(QStringLiteral("printf 'hello\\n'; exec sleep 30")), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        RecordingViewer always;
+        s.attach(&always, ViewerMode::Watch, std::nullopt);
+        QTRY_VERIFY_WITH_TIMEOUT(always.received.endsWith("hello\r\n"), 10000);
+
+        RecordingViewer watcher;
+        s.attach(&watcher, ViewerMode::Watch, ReplayRequest{std::nullopt, false, 0, 50, 10});
+        QCOMPARE(s.cols(), 80);
+        QCOMPARE(watcher.attachInfos.first().cols, 80);
+        QVERIFY(!watcher.attachInfos.first().snapshotAt);
+        QVERIFY(always.sizes.isEmpty());
+
+        RecordingViewer same;
+        s.attach(&same, ViewerMode::Control, ReplayRequest{std::nullopt, false, 0, 80, 24});
+        QVERIFY(!same.attachInfos.first().snapshotAt);
+        QCOMPARE(same.received, always.received);
+        QVERIFY(always.sizes.isEmpty());
+
+        RecordingViewer resumed;
+        s.attach(&resumed, ViewerMode::Control, ReplayRequest{s.offset() - 3, false, 0, 60, 20});
+        QCOMPARE(s.cols(), 60); // resized all the same, before the missing bytes
+        QCOMPARE(resumed.attachInfos.first().cols, 60);
+        QVERIFY(!resumed.attachInfos.first().reset);
+        QVERIFY(!resumed.attachInfos.first().snapshotAt);
+        QCOMPARE(resumed.received, QByteArray("o\r\n"));
+        QCOMPARE(always.sizes, (QList<QPair<int, int>>{{60, 20}}));
+        QVERIFY(finish(s, {&always, &watcher, &resumed}));
+    }
+
     void queriesAnsweredWhileDetached()
     {
         // A program started with no viewer asks for the cursor position and

@@ -155,6 +155,30 @@ test('dashboard replay rule: replay=screen&lines=200 above 256 KiB retained', ()
   assert.equal(screen.query(), 'mode=control&resume=42&replay=screen&lines=200');
 });
 
+test('a control attach carries the pane\'s size (cols=C&rows=R), a watcher\'s none', () => {
+  // docs/protocol.md "Attaching at the viewer's size": the server resizes the
+  // session before it builds the replay. Asked for as each socket is made.
+  const term = fakeTerm();
+  let size = { cols: 100, rows: 30 };
+  const c = new mod.Attachment({ id: 'x', mode: 'control', term, attachSize: () => size });
+  assert.equal(c.query(), 'mode=control&cols=100&rows=30');
+  c.offset = 7;
+  size = { cols: 90, rows: 20 };
+  assert.equal(c.query(), 'mode=control&resume=7&cols=90&rows=20');
+  const screen = new mod.Attachment({ id: 'x', mode: 'control', term, screenLines: 200, attachSize: () => size });
+  assert.equal(screen.query(), 'mode=control&replay=screen&lines=200&cols=90&rows=20');
+  // No size it would not send as a resize: none measured (a hidden pane),
+  // 0x0, a 1-column pane, beyond 1000, not integers.
+  for (const bad of [null, { cols: 0, rows: 0 }, { cols: 1, rows: 24 }, { cols: 1001, rows: 24 },
+    { cols: 80, rows: 1001 }, { cols: 80.5, rows: 24 }, { cols: NaN, rows: 24 }]) {
+    size = bad;
+    assert.equal(c.query(), 'mode=control&resume=7', JSON.stringify(bad));
+  }
+  size = { cols: 100, rows: 30 };
+  const w = new mod.Attachment({ id: 'x', mode: 'watch', term, attachSize: () => size });
+  assert.equal(w.query(), 'mode=watch');
+});
+
 /**
  * A page under a flood: an xterm.js stand-in whose write callbacks run only
  * when parse() is called (xterm.js falling behind), and a socket that

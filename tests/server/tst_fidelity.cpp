@@ -79,28 +79,10 @@ private:
         lateTerm.pump(replayEnd());
         Fidelity::ViewerTerminal &reference = *refTerm;
 
-        // 1. The screen shown: cells, cursor, properties; 2. the modes.
-        QString diff = reference.vt->diff(*lateTerm.vt);
-        const int cells = reference.vt->differingCells(*lateTerm.vt);
-        const QString modes = Fidelity::modesDiff(reference.modes, lateTerm.modes, reference.vt->rows());
-        if (!modes.isEmpty())
-            diff += QStringLiteral("\nmodes: ") + modes;
-        // 3. The normal screen under the alternate one: leave it on both.
-        if (diff.isEmpty() && reference.vt->altScreen()) {
-            reference.write("\x1b[?1049l");
-            lateTerm.write("\x1b[?1049l");
-            const QString under = reference.vt->diff(*lateTerm.vt);
-            if (!under.isEmpty())
-                diff += QStringLiteral("\nnormal screen under the alternate one:\n") + under;
-        }
-        // 4. The pen and the pending wrap: the same character written to both.
-        if (diff.isEmpty()) {
-            reference.write("@");
-            lateTerm.write("@");
-            const QString pen = reference.vt->diff(*lateTerm.vt);
-            if (!pen.isEmpty())
-                diff += QStringLiteral("\nafter writing one character (pen, pending wrap):\n") + pen;
-        }
+        // The screen shown, the modes, the normal screen under the
+        // alternate one, the pen and the pending wrap.
+        int cells = 0;
+        const QString diff = Fidelity::screensDiff(reference, lateTerm, &cells);
         if (diff.isEmpty())
             return QString();
         return QStringLiteral("%1 cells of the screen shown differ; %2\n--- reference (this) vs late viewer (other):\n%3")

@@ -36,6 +36,8 @@ private Q_SLOTS:
     void upgradeQuery();
     void upgradeReplay_data();
     void upgradeReplay();
+    void upgradeSize_data();
+    void upgradeSize();
     void needsKey_data();
     void needsKey();
 };
@@ -227,6 +229,52 @@ void TestRoute::upgradeReplay()
         QCOMPARE(route.badRequest, QString());
     else
         QVERIFY2(route.badRequest.startsWith(bad), qPrintable(route.badRequest));
+}
+
+void TestRoute::upgradeSize_data()
+{
+    // cols=C&rows=R, the viewer's size (docs/protocol.md §5, "Attaching at
+    // the viewer's size"): both, 1..1000 each as `resize` takes them; a bad
+    // value is a 400 before the upgrade, never a silent default.
+    QTest::addColumn<QByteArray>("query");
+    QTest::addColumn<int>("cols");
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<bool>("bad");
+    QTest::newRow("none") << QByteArray() << 0 << 0 << false;
+    QTest::newRow("both") << QByteArray("cols=100&rows=30") << 100 << 30 << false;
+    QTest::newRow("rows first, watch") << QByteArray("rows=30&mode=watch&cols=100") << 100 << 30 << false;
+    QTest::newRow("the smallest") << QByteArray("cols=1&rows=1") << 1 << 1 << false;
+    QTest::newRow("the largest") << QByteArray("cols=1000&rows=1000") << 1000 << 1000 << false;
+    QTest::newRow("with screen and resume") << QByteArray("replay=screen&lines=5&resume=7&cols=80&rows=24") << 80 << 24
+                                            << false;
+    QTest::newRow("cols alone") << QByteArray("cols=100") << 0 << 0 << true;
+    QTest::newRow("rows alone") << QByteArray("rows=30") << 0 << 0 << true;
+    QTest::newRow("hidden tab 0x0") << QByteArray("cols=0&rows=0") << 0 << 0 << true;
+    QTest::newRow("cols 1001") << QByteArray("cols=1001&rows=30") << 0 << 0 << true;
+    QTest::newRow("rows 1001") << QByteArray("cols=100&rows=1001") << 0 << 0 << true;
+    QTest::newRow("WSL's 131072 columns") << QByteArray("cols=131072&rows=30") << 0 << 0 << true;
+    QTest::newRow("negative") << QByteArray("cols=-80&rows=24") << 0 << 0 << true;
+    QTest::newRow("not a number") << QByteArray("cols=wide&rows=24") << 0 << 0 << true;
+    QTest::newRow("fraction") << QByteArray("cols=80.5&rows=24") << 0 << 0 << true;
+    QTest::newRow("empty") << QByteArray("cols=&rows=24") << 0 << 0 << true;
+    QTest::newRow("beyond quint64") << QByteArray("cols=18446744073709551616&rows=24") << 0 << 0 << true;
+}
+
+void TestRoute::upgradeSize()
+{
+    QFETCH(QByteArray, query);
+    QFETCH(int, cols);
+    QFETCH(int, rows);
+    QFETCH(bool, bad);
+    Route route;
+    QVERIFY(upgradeRoute(query, &route));
+    QCOMPARE(route.kind, Route::Kind::Upgrade);
+    if (bad)
+        QVERIFY2(route.badRequest.startsWith(QLatin1String("bad cols and rows")), qPrintable(route.badRequest));
+    else
+        QCOMPARE(route.badRequest, QString());
+    QCOMPARE(route.cols, cols);
+    QCOMPARE(route.rows, rows);
 }
 
 void TestRoute::needsKey_data()

@@ -157,6 +157,52 @@ private Q_SLOTS:
         QCOMPARE(tcpNoDelay(serverEnd.first()), 1);
     }
 
+    void attachClientAttachesAtItsSize()
+    {
+        // `tether attach` (AttachClient) sends its terminal's size with the
+        // attach, so the session has it before the replay is built: the
+        // `attached` message already names it and carries the snapshot at
+        // that size; no resize follows (the watcher hears of one size only).
+        // A watcher's AttachClient sends none.
+        Session *s = f.spawn();
+        QVERIFY(s);
+        WsClient watcher;
+        watcher.open(f.port, wsPath(s, QStringLiteral("mode=watch")), f.key);
+        QTRY_VERIFY(watcher.gotAttached());
+        QTRY_VERIFY(watcher.bytes.contains("$ "));
+        ServerEndpoint ep;
+        QVERIFY(endpoint(&ep));
+
+        AttachClient w(ep, s->id(), ViewerMode::Watch);
+        QSignalSpy watching(&w, &AttachClient::attached);
+        w.setWindowSize(50, 10);
+        w.open();
+        QTRY_COMPARE(watching.size(), 1);
+        QCOMPARE(watching.first().first().toJsonObject().value(QStringLiteral("cols")).toInt(), 80);
+        QCOMPARE(s->cols(), 80);
+
+        AttachClient c(ep, s->id(), ViewerMode::Control);
+        QSignalSpy attached(&c, &AttachClient::attached);
+        c.setWindowSize(100, 30);
+        c.open();
+        QTRY_COMPARE(attached.size(), 1);
+        const QJsonObject m = attached.first().first().toJsonObject();
+        QCOMPARE(m.value(QStringLiteral("cols")).toInt(), 100);
+        QCOMPARE(m.value(QStringLiteral("rows")).toInt(), 30);
+        QVERIFY(m.value(QStringLiteral("snapshot_at")).isDouble());
+        QCOMPARE(s->cols(), 100);
+        QTRY_COMPARE(watcher.textsOfType(QStringLiteral("size")).size(), 1);
+        // A reconnect carries it too (and a size changed since).
+        c.setWindowSize(90, 20);
+        QTRY_COMPARE(s->cols(), 90);
+        QTRY_COMPARE(watcher.textsOfType(QStringLiteral("size")).size(), 2);
+        c.reattach();
+        QTRY_COMPARE(attached.size(), 2);
+        QCOMPARE(attached.last().first().toJsonObject().value(QStringLiteral("cols")).toInt(), 90);
+        QTest::qWait(100);
+        QCOMPARE(watcher.textsOfType(QStringLiteral("size")).size(), 2);
+    }
+
     void inputWhileLetGoIsSentOnTheNextAttach()
     {
         // `tether attach` lets its connection go while the terminal cannot
@@ -1071,6 +1117,89 @@ private Q_SLOTS:
         QCOMPARE(raw.status, status);
         if (status == 400)
             QCOMPARE(s->viewerCount(), 0);
+    }
+
+    void attachSizeQueryRefusedBeforeUpgrade_data()
+    {
+        // cols=C&rows=R (docs/protocol.md §5, "Attaching at the viewer's
+        // size"): both, 1..1000 each, else 400 before the upgrade.
+        QTest::addColumn<QString>("query");
+        QTest::addColumn<int>("status");
+        QTest::newRow("both") << QStringLiteral("cols=100&rows=30") << 101;
+        QTest::newRow("watcher's") << QStringLiteral("mode=watch&cols=100&rows=30") << 101;
+        QTest::newRow("with replay=screen") << QStringLiteral("replay=screen&lines=10&cols=1000&rows=1") << 101;
+        QTest::newRow("cols alone") << QStringLiteral("cols=100") << 400;
+        QTest::newRow("rows alone") << QStringLiteral("rows=30") << 400;
+        QTest::newRow("hidden tab 0x0") << QStringLiteral("cols=0&rows=0") << 400;
+        QTest::newRow("too wide") << QStringLiteral("cols=131072&rows=30") << 400;
+        QTest::newRow("not a number") << QStringLiteral("cols=80&rows=tall") << 400;
+        QTest::newRow("fraction") << QStringLiteral("cols=80.5&rows=24") << 400;
+    }
+
+    void attachSizeQueryRefusedBeforeUpgrade()
+    {
+        QFETCH(QString, query);
+        QFETCH(int, status);
+        Session *s = f.spawn();
+        QVERIFY(s);
+        RawWs raw;
+        raw.handshake(f.port, wsPath(s, query).toLatin1(), f.key);
+        QCOMPARE(raw.status, status);
+        if (status == 400) {
+            QCOMPARE(s->viewerCount(), 0);
+            QCOMPARE(s->cols(), 80);
+        }
+    }
+
+    void controlAttachTakesItsSize()
+    {
+        // The control viewer's size with the attach: the session is resized
+        // before the replay (SIGWINCH: the shell sees it), `attached` names
+        // it, the watchers get a `size` message, the viewer none; the reset
+        // replay carries the snapshot at the new size (at the end of the
+        // stream) though nothing was dropped.
+        Session *s = f.spawn();
+        QVERIFY(s);
+        WsClient watcher;
+        watcher.open(f.port, wsPath(s, QStringLiteral("mode=watch")), f.key);
+        QTRY_VERIFY(watcher.gotAttached());
+        QTRY_VERIFY(watcher.bytes.contains("$ "));
+        QTest::qWait(100);
+
+        WsClient c;
+        c.open(f.port, wsPath(s, QStringLiteral("cols=100&rows=30")), f.key);
+        QTRY_VERIFY(c.gotAttached());
+        QCOMPARE(c.attachedMsg.value(QStringLiteral("cols")).toInt(), 100);
+        QCOMPARE(c.attachedMsg.value(QStringLiteral("rows")).toInt(), 30);
+        QCOMPARE(s->cols(), 100);
+        QCOMPARE(s->rows(), 30);
+        QCOMPARE(c.num("snapshot_at"), c.num("offset"));
+        QVERIFY(c.num("snapshot_bytes") > 0);
+        QTRY_COMPARE(watcher.textsOfType(QStringLiteral("size")).size(), 1);
+        QCOMPARE(watcher.textsOfType(QStringLiteral("size")).first().value(QStringLiteral("cols")).toInt(), 100);
+        // The replay, snapshot included, shows the prompt at the new size.
+        QTRY_VERIFY(c.bytes.size() >= c.num("replay_bytes") + c.num("snapshot_bytes"));
+        TestUtil::VtRender screen(100, 30);
+        screen.feed(c.bytes);
+        QVERIFY2(screen.text().startsWith(QStringLiteral("$\n")), qPrintable(screen.text()));
+        QCOMPARE(screen.cursor(), qMakePair(0, 2));
+
+        c.sendInput("stty size\n");
+        QTRY_VERIFY(c.bytes.contains("30 100"));
+        QVERIFY(c.textsOfType(QStringLiteral("size")).isEmpty());
+
+        // A watcher's size changes nothing.
+        WsClient w2;
+        w2.open(f.port, wsPath(s, QStringLiteral("mode=watch&cols=40&rows=10")), f.key);
+        QTRY_VERIFY(w2.gotAttached());
+        QCOMPARE(w2.attachedMsg.value(QStringLiteral("cols")).toInt(), 100);
+        QCOMPARE(s->cols(), 100);
+        // The same size again: no resize, no snapshot (nothing dropped).
+        WsClient again;
+        again.open(f.port, wsPath(s, QStringLiteral("cols=100&rows=30")), f.key);
+        QTRY_VERIFY(again.gotAttached());
+        QVERIFY(again.attachedMsg.value(QStringLiteral("snapshot_at")).isNull());
+        QCOMPARE(watcher.textsOfType(QStringLiteral("size")).size(), 1);
     }
 
     void binaryFrameHeader_data()

@@ -165,6 +165,15 @@ public:
         }
     }
     quint64 fed() const { return m_fed; }
+    /// Applies the text messages that come next, before any more binary
+    /// bytes: those at the offset pump() stopped at (a `size` message and
+    /// its `fixup` right after the bytes before a resize).
+    void pumpTexts()
+    {
+        const QList<ServerTest::WsClient::Event> &events = m_client.events;
+        while (m_inEvent == 0 && m_event < events.size() && events.at(m_event).text)
+            applyText(QJsonDocument::fromJson(events.at(m_event++).data).object());
+    }
 
     /// Written to the terminal directly (a probe after the comparison).
     void write(const char *data, qsizetype size)
@@ -261,6 +270,38 @@ inline QString modesDiff(const Tether::TerminalState &a, const Tether::TerminalS
     if (a.title() != b.title())
         out << QStringLiteral("title \"%1\" vs \"%2\"").arg(a.title(), b.title());
     return out.join(QLatin1Char('\n'));
+}
+
+/**
+ * What differs between the screens of `reference` and `late` (empty: none):
+ * 1. the screen shown (cells, cursor, properties; `cells` gets how many
+ * cells differ), 2. the modes, 3. the normal screen under the alternate one
+ * (both leave it), 4. the pen and the pending wrap (the same character
+ * written to both). 3 and 4 write to both terminals: compare once.
+ */
+inline QString screensDiff(ViewerTerminal &reference, ViewerTerminal &late, int *cells = nullptr)
+{
+    QString diff = reference.vt->diff(*late.vt);
+    if (cells)
+        *cells = reference.vt->differingCells(*late.vt);
+    const QString modes = modesDiff(reference.modes, late.modes, reference.vt->rows());
+    if (!modes.isEmpty())
+        diff += QStringLiteral("\nmodes: ") + modes;
+    if (diff.isEmpty() && reference.vt->altScreen()) {
+        reference.write("\x1b[?1049l");
+        late.write("\x1b[?1049l");
+        const QString under = reference.vt->diff(*late.vt);
+        if (!under.isEmpty())
+            diff += QStringLiteral("\nnormal screen under the alternate one:\n") + under;
+    }
+    if (diff.isEmpty()) {
+        reference.write("@");
+        late.write("@");
+        const QString pen = reference.vt->diff(*late.vt);
+        if (!pen.isEmpty())
+            diff += QStringLiteral("\nafter writing one character (pen, pending wrap):\n") + pen;
+    }
+    return diff;
 }
 
 /// Drives one corpus row through the reference viewer `ref` (attached from

@@ -156,6 +156,12 @@ bool DesktopApp::start(QString *error, bool *badValue)
     if (adoption != RestartInPlace::Adoption::None)
         qCInfo(lcUi).noquote() << report;
     m_restartedInPlace = adoption == RestartInPlace::Adoption::Adopted;
+    // The address saved in the settings now, which the command line may
+    // override for this run (`--port 0`): the Settings dialog opens with it,
+    // and must not take it for an edit that needs a restart.
+    const Config saved = Config::load();
+    m_savedBind = saved.bind;
+    m_savedPort = saved.port;
     QString err;
     if (!m_restartedInPlace && !m_server->listen(&err, badValue)) {
         if (error)
@@ -610,7 +616,7 @@ void DesktopApp::showSettings()
         auto *d = new SettingsDialog(m_registry.get());
         d->setAttribute(Qt::WA_DeleteOnClose);
         if (m_server)
-            d->setRunningAddress(m_config.bind, m_server->port());
+            d->setRunningAddress(m_config.bind, m_server->port(), m_savedBind, m_savedPort);
         connect(d, &SettingsDialog::applied, this, [this](const Config &c, bool restart) {
             // Limits are already applied to the registry; the address is not
             // (it needs a restart), so keep the running one in m_config.

@@ -200,6 +200,8 @@ private:
     RestartInPlace *m_restart = nullptr;
     bool m_restartedInPlace = false;
     QString m_cliProgram;
+    QString m_savedBind;   ///< server/bind saved when start() ran (SettingsDialog::setRunningAddress)
+    quint16 m_savedPort = 0; ///< server/port saved when start() ran
 };
 
 /// `tether` without a subcommand: parses the command line (same options as

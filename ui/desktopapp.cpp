@@ -535,8 +535,10 @@ void DesktopApp::attachHere(const QString &id, ViewerMode mode)
         w->setAppearance(m_config.terminalColorScheme, m_config.terminalFontFamily, m_config.terminalFontSize);
         w->setAttribute(Qt::WA_DeleteOnClose);
         m_terminals.insert(id, w);
-        w->attachSession(mode);
+        // Shown first: a shown window is laid out and attaches at its own
+        // columns×rows (it opens at the session's, bounded by the screen).
         w->show();
+        w->attachSession(mode);
     } else if (!w->isAttached() || w->mode() != mode) {
         w->attachSession(mode);
     }

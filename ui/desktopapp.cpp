@@ -35,6 +35,7 @@
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
+#include <QStatusBar>
 #include <QSystemTrayIcon>
 #include <QTextStream>
 #include <QTimer>
@@ -188,6 +189,9 @@ bool DesktopApp::start(QString *error, bool *badValue)
         SessionsWindow *w = sessionsWindow();
         w->setMainWindowMode(true);
         showSessionsWindow();
+        // Started before the panel (at login): the tray may come later.
+        if (m_trayMode == TrayMode::Auto)
+            watchForTray();
     }
     // Exec'd by a restart in place: the windows open before it, as they were.
     reopenWindows(true);
@@ -195,6 +199,47 @@ bool DesktopApp::start(QString *error, bool *badValue)
 }
 
 // --- tray ----------------------------------------------------------------------
+
+void DesktopApp::watchForTray()
+{
+    // No timer: X11 announces a tray. The XEmbed tray owns the selection
+    // _NET_SYSTEM_TRAY_S<screen> and says so with a MANAGER client message
+    // on the root window (freedesktop System Tray Protocol); Qt's xcb plugin
+    // follows that owner for QSystemTrayIcon (created by the
+    // isSystemTrayAvailable() call in start()) and emits
+    // systemTrayWindowChanged(QScreen*) from its native interface when it
+    // changes (Qt >= 5.12.2 re-adds its own tray icons on it: QTBUG-61898).
+    // The native interface's class (QPlatformNativeInterface) is private,
+    // so the connection is made by name; it derives from QObject alone, so
+    // its pointer is the QObject's. Other platforms have no such signal
+    // (Wayland, offscreen): the Sessions window then stays the main window,
+    // as before.
+    auto *native = reinterpret_cast<QObject *>(QGuiApplication::platformNativeInterface());
+    if (!native || native->metaObject()->indexOfSignal("systemTrayWindowChanged(QScreen*)") < 0) {
+        qCInfo(lcUi) << "no system tray, and no way to hear of one appearing: the Sessions window is the main window";
+        return;
+    }
+    m_trayWatch = connect(native, SIGNAL(systemTrayWindowChanged(QScreen*)), this, SLOT(onSystemTrayChanged()));
+    qCInfo(lcUi) << "no system tray yet: the Sessions window is the main window until one appears";
+}
+
+void DesktopApp::onSystemTrayChanged()
+{
+    // Also sent when a tray goes away; only an available one is news here.
+    if (m_tray || m_quitting || !QSystemTrayIcon::isSystemTrayAvailable())
+        return;
+    disconnect(m_trayWatch);
+    qCInfo(lcUi) << "a system tray appeared: adding the tray icon";
+    setupTray();
+    // What the user sees stays: the Sessions window stays open, but from now
+    // on closing it leaves Tether in the tray (no "quit or keep serving?").
+    if (m_sessionsWindow) {
+        m_sessionsWindow->setMainWindowMode(false);
+        if (m_sessionsWindow->isVisible())
+            m_sessionsWindow->statusBar()->showMessage(
+                tr("Tether is in the system tray now: closing this window keeps it running there."), 15000);
+    }
+}
 
 void DesktopApp::setupTray()
 {

@@ -35,6 +35,7 @@
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
+#include <QStatusBar>
 #include <QSystemTrayIcon>
 #include <QTextStream>
 #include <QTimer>
@@ -156,6 +157,12 @@ bool DesktopApp::start(QString *error, bool *badValue)
     if (adoption != RestartInPlace::Adoption::None)
         qCInfo(lcUi).noquote() << report;
     m_restartedInPlace = adoption == RestartInPlace::Adoption::Adopted;
+    // The address saved in the settings now, which the command line may
+    // override for this run (`--port 0`): the Settings dialog opens with it,
+    // and must not take it for an edit that needs a restart.
+    const Config saved = Config::load();
+    m_savedBind = saved.bind;
+    m_savedPort = saved.port;
     QString err;
     if (!m_restartedInPlace && !m_server->listen(&err, badValue)) {
         if (error)
@@ -182,6 +189,9 @@ bool DesktopApp::start(QString *error, bool *badValue)
         SessionsWindow *w = sessionsWindow();
         w->setMainWindowMode(true);
         showSessionsWindow();
+        // Started before the panel (at login): the tray may come later.
+        if (m_trayMode == TrayMode::Auto)
+            watchForTray();
     }
     // Exec'd by a restart in place: the windows open before it, as they were.
     reopenWindows(true);
@@ -189,6 +199,47 @@ bool DesktopApp::start(QString *error, bool *badValue)
 }
 
 // --- tray ----------------------------------------------------------------------
+
+void DesktopApp::watchForTray()
+{
+    // No timer: X11 announces a tray. The XEmbed tray owns the selection
+    // _NET_SYSTEM_TRAY_S<screen> and says so with a MANAGER client message
+    // on the root window (freedesktop System Tray Protocol); Qt's xcb plugin
+    // follows that owner for QSystemTrayIcon (created by the
+    // isSystemTrayAvailable() call in start()) and emits
+    // systemTrayWindowChanged(QScreen*) from its native interface when it
+    // changes (Qt >= 5.12.2 re-adds its own tray icons on it: QTBUG-61898).
+    // The native interface's class (QPlatformNativeInterface) is private,
+    // so the connection is made by name; it derives from QObject alone, so
+    // its pointer is the QObject's. Other platforms have no such signal
+    // (Wayland, offscreen): the Sessions window then stays the main window,
+    // as before.
+    auto *native = reinterpret_cast<QObject *>(QGuiApplication::platformNativeInterface());
+    if (!native || native->metaObject()->indexOfSignal("systemTrayWindowChanged(QScreen*)") < 0) {
+        qCInfo(lcUi) << "no system tray, and no way to hear of one appearing: the Sessions window is the main window";
+        return;
+    }
+    m_trayWatch = connect(native, SIGNAL(systemTrayWindowChanged(QScreen*)), this, SLOT(onSystemTrayChanged()));
+    qCInfo(lcUi) << "no system tray yet: the Sessions window is the main window until one appears";
+}
+
+void DesktopApp::onSystemTrayChanged()
+{
+    // Also sent when a tray goes away; only an available one is news here.
+    if (m_tray || m_quitting || !QSystemTrayIcon::isSystemTrayAvailable())
+        return;
+    disconnect(m_trayWatch);
+    qCInfo(lcUi) << "a system tray appeared: adding the tray icon";
+    setupTray();
+    // What the user sees stays: the Sessions window stays open, but from now
+    // on closing it leaves Tether in the tray (no "quit or keep serving?").
+    if (m_sessionsWindow) {
+        m_sessionsWindow->setMainWindowMode(false);
+        if (m_sessionsWindow->isVisible())
+            m_sessionsWindow->statusBar()->showMessage(
+                tr("Tether is in the system tray now: closing this window keeps it running there."), 15000);
+    }
+}
 
 void DesktopApp::setupTray()
 {
@@ -529,8 +580,10 @@ void DesktopApp::attachHere(const QString &id, ViewerMode mode)
         w->setAppearance(m_config.terminalColorScheme, m_config.terminalFontFamily, m_config.terminalFontSize);
         w->setAttribute(Qt::WA_DeleteOnClose);
         m_terminals.insert(id, w);
-        w->attachSession(mode);
+        // Shown first: a shown window is laid out and attaches at its own
+        // columns×rows (it opens at the session's, bounded by the screen).
         w->show();
+        w->attachSession(mode);
     } else if (!w->isAttached() || w->mode() != mode) {
         w->attachSession(mode);
     }
@@ -610,7 +663,7 @@ void DesktopApp::showSettings()
         auto *d = new SettingsDialog(m_registry.get());
         d->setAttribute(Qt::WA_DeleteOnClose);
         if (m_server)
-            d->setRunningAddress(m_config.bind, m_server->port());
+            d->setRunningAddress(m_config.bind, m_server->port(), m_savedBind, m_savedPort);
         connect(d, &SettingsDialog::applied, this, [this](const Config &c, bool restart) {
             // Limits are already applied to the registry; the address is not
             // (it needs a restart), so keep the running one in m_config.

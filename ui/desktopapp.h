@@ -39,7 +39,9 @@ class SettingsDialog;
  * never expires); clicking it attaches here, which keeps the session (without
  * a local terminal it opens the Sessions window). Without a tray the Sessions
  * window is the main window and closing it asks whether to quit or keep
- * serving.
+ * serving. A tray that appears later (Tether started at login before the
+ * panel) gets the icon then (X11; watchForTray()): the Sessions window stays
+ * open, and closing it from then on leaves Tether in the tray.
  *
  * When a newer Tether is installed over the running one (UpgradeWatch), the
  * tray says "Tether was updated — restart to use version X (sessions are
@@ -157,8 +159,18 @@ protected:
     /// path; a test override records instead of showing.
     virtual void showTrayMessage(const QString &title, const QString &text, int msecs);
 
+private Q_SLOTS:
+    /// The platform's tray changed (xcb: systemTrayWindowChanged): adds the
+    /// tray icon when a tray is now available (see watchForTray()).
+    void onSystemTrayChanged();
+
 private:
     void setupTray();
+    /// Started without a tray (TrayMode::Auto): listens for one to appear
+    /// (X11: the _NET_SYSTEM_TRAY_S<n> selection's new owner, through Qt's
+    /// xcb plugin; no timer), then adds the tray icon and turns the Sessions
+    /// window's main-window mode off (it stays open).
+    void watchForTray();
     /// RestartInPlace::aboutToExec: closes the terminal windows, noting them
     /// (id, mode, geometry) in the environment for the next image, with
     /// whether the Sessions window (and its geometry) and the Settings dialog
@@ -187,6 +199,7 @@ private:
     std::unique_ptr<Server> m_server;
     SessionModel *m_model = nullptr;
     QSystemTrayIcon *m_tray = nullptr;
+    QMetaObject::Connection m_trayWatch; ///< to the platform's tray-changed signal, until a tray appears
     QMenu *m_trayMenu = nullptr;
     bool m_trayMenuDirty = true;
     bool m_trayUpdatePending = false;
@@ -200,6 +213,8 @@ private:
     RestartInPlace *m_restart = nullptr;
     bool m_restartedInPlace = false;
     QString m_cliProgram;
+    QString m_savedBind;   ///< server/bind saved when start() ran (SettingsDialog::setRunningAddress)
+    quint16 m_savedPort = 0; ///< server/port saved when start() ran
 };
 
 /// `tether` without a subcommand: parses the command line (same options as

@@ -206,6 +206,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
                            "Off loopback (127.0.0.1, ::1, localhost) Tether serves only over\n"
                            "HTTPS: set server/tlsCert and server/tlsKey in the settings file,\n"
                            "or it refuses to start there. An SSH tunnel needs neither."), server);
+    m_serverNote->setObjectName(QStringLiteral("serverNote"));
     vform->addRow(QString(), m_serverNote);
     addPage(server, tr("Server"));
 
@@ -354,11 +355,26 @@ SettingsDialog::~SettingsDialog()
         delete m_settings;
 }
 
-void SettingsDialog::setRunningAddress(const QString &bind, quint16 port)
+void SettingsDialog::setRunningAddress(const QString &bind, quint16 port, const QString &savedBind, quint16 savedPort)
 {
     m_runningBind = bind;
     m_runningPort = port;
+    m_savedBind = savedBind;
+    m_savedPort = savedPort;
     updateValidity();
+}
+
+bool SettingsDialog::isRestartNeeded(const Config &c) const
+{
+    if (m_runningPort < 0)
+        return false;
+    // What the server uses already: nothing to restart for.
+    if (c.bind == m_runningBind && (c.port == 0 || c.port == m_runningPort))
+        return false;
+    // What was saved when it started, which the form opens with: started
+    // with `--port 0` (or --bind), the server listens elsewhere than saved,
+    // and the form showing the saved address is no edit.
+    return c.bind != m_savedBind || c.port != m_savedPort;
 }
 
 void SettingsDialog::load()
@@ -527,7 +543,7 @@ void SettingsDialog::updateValidity()
     }
     if (m_runningPort >= 0) {
         const Config c = formConfig();
-        const bool restart = c.bind != m_runningBind || (c.port != 0 && c.port != m_runningPort);
+        const bool restart = isRestartNeeded(c);
         m_serverNote->setText(
             (restart ? tr("<b>Restart Tether to use the new address.</b><br>") : QString())
             + tr("Now listening on %1, port %2.<br>Off loopback (127.0.0.1, ::1, localhost) Tether serves only over<br>"
@@ -600,8 +616,7 @@ bool SettingsDialog::apply()
         }
     }
 
-    const bool restart = m_runningPort >= 0
-        && (c.bind != m_runningBind || (c.port != 0 && c.port != m_runningPort));
+    const bool restart = isRestartNeeded(c);
     updateValidity();
     Q_EMIT applied(c, restart);
     return true;

@@ -62,9 +62,21 @@ public:
                             QWidget *parent = nullptr);
     ~SettingsDialog() override;
 
-    /// Tells the dialog where the running server listens, so it can say a
-    /// restart is needed when bind/port differ.
-    void setRunningAddress(const QString &bind, quint16 port);
+    /// Tells the dialog where the running server listens (`bind`, `port`:
+    /// shown as "Now listening on…") and the address that was saved in the
+    /// settings when it started (`savedBind`, `savedPort`), which the command
+    /// line may have overridden for this run (`tether --port 0`: any free
+    /// port). The form opens with the saved address, which is no edit: it
+    /// says "Restart Tether to use the new address" (and applied() says
+    /// restartNeeded) only when the form's address is neither the one the
+    /// server uses (a port of 0 takes any) nor the one saved at its start.
+    void setRunningAddress(const QString &bind, quint16 port, const QString &savedBind, quint16 savedPort);
+    /// The same for a server started with the saved address (savedBind =
+    /// `bind`, savedPort = `port`).
+    void setRunningAddress(const QString &bind, quint16 port) { setRunningAddress(bind, port, bind, port); }
+    /// Whether `c`'s bind and port need a restart of the running server (see
+    /// setRunningAddress(); false before it was called).
+    bool isRestartNeeded(const Config &c) const;
 
     /// The configuration the form currently shows (not saved yet).
     Config formConfig() const;
@@ -150,6 +162,8 @@ private:
     bool m_ownsSettings = false;
     QString m_runningBind;
     int m_runningPort = -1;
+    QString m_savedBind;      ///< server/bind when the running server started
+    int m_savedPort = -1;     ///< server/port when the running server started
     std::function<bool(const QString &)> m_confirmNonLoopback;
 
     DurationField m_ttl;        ///< sessions/ttl: a detached running session

@@ -405,11 +405,25 @@ bool TerminalWindow::attachSession()
     }
     if (m_attached)
         return true;
-    std::optional<quint64> resume;
+    ReplayRequest request;
     if (m_stream.hasOffset())
-        resume = m_stream.offset();
+        request.resume = m_stream.offset();
+    // A control window attaches at its own size (docs/protocol.md, "Attaching
+    // at the viewer's size"), as the dashboard and `tether attach` do: the
+    // session takes it before the replay is built, so the replay is drawn for
+    // the columns this terminal wraps at. Resizing only after the replay (as
+    // applySize() does on resizes) painted a screen written at 120 columns
+    // into an 80-column terminal: a long wrapped command line lost its first
+    // row. A hidden window is not laid out: it attaches without a size (the
+    // constructor opened it at the session's) and applySize() follows once it
+    // is shown.
+    if (m_mode == ViewerMode::Control && isVisible()) {
+        const QSize cells = attachCells();
+        request.cols = cells.width();
+        request.rows = cells.height();
+    }
     // attached() and the replay arrive synchronously from here.
-    m_session->attach(this, m_mode, resume);
+    m_session->attach(this, m_mode, request);
     // A queue still over its high watermark from before holds the new
     // attachment back too (the session starts a viewer unblocked).
     if (m_attached && m_session && m_out->isBlocked())
@@ -596,6 +610,24 @@ void TerminalWindow::applySize()
     if (cols == m_session->cols() && rows == m_session->rows())
         return;
     m_session->resize(this, cols, rows);
+}
+
+QSize TerminalWindow::attachCells()
+{
+    // The banner ("Opened in another window", "Take over") goes when the
+    // attach succeeds: lay the window out without it now, so the rows are
+    // those the terminal will have (a visible widget gets its resize event
+    // synchronously from the layout, and the emulator its new size).
+    if (m_banner->isVisible()) {
+        m_banner->hide();
+        if (layout())
+            layout()->activate();
+    }
+    const int cols = m_term->screenColumnsCount();
+    const int rows = m_term->screenLinesCount();
+    if (cols < kMinCells || rows < kMinCells || cols > kMaxCells || rows > kMaxCells)
+        return QSize(0, 0); // not laid out: no size rather than nonsense
+    return QSize(cols, rows);
 }
 
 void TerminalWindow::followSessionSize(int cols, int rows)

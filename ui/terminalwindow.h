@@ -85,6 +85,12 @@ class WriteQueue;
  * Size: the widget has no size signal, so a resize event starts a 100 ms
  * single-shot timer; when it fires, screenColumnsCount()×screenLinesCount() is
  * sent with Session::resize (control mode only; never 0 or beyond kMaxCells).
+ * A shown control window also attaches at its size (ReplayRequest::cols and
+ * rows, docs/protocol.md "Attaching at the viewer's size"): the session is
+ * resized before the replay is built, so a screen written at other columns
+ * is replayed as it looks at this window's (a resize after the replay
+ * painted it wrapped at the wrong width). DesktopApp shows a new window
+ * before attaching it for that; a hidden window attaches without a size.
  * A watch window cannot size the session, so it follows it instead: on attach
  * and on every Viewer::sizeChanged (the control viewer resized) it resizes
  * itself so its terminal shows the session's columns×rows. The emulator wraps
@@ -157,8 +163,9 @@ public:
 
     /// Attaches (or re-attaches after being superseded / stalled) in this
     /// window's mode. A re-attach resumes at the offset the window has, so only
-    /// missing output is replayed. Returns false, showing why in the window,
-    /// when the session no longer exists.
+    /// missing output is replayed. In control mode a shown window attaches
+    /// at its columns×rows (the session takes them before the replay). Returns
+    /// false, showing why in the window, when the session no longer exists.
     bool attachSession();
     /// Switches to `mode` and re-attaches (e.g. Watch → Control).
     bool attachSession(ViewerMode mode);
@@ -223,6 +230,10 @@ private:
     void cellSizeChanged();
     void followSessionSize(int cols, int rows);
     void fitToSessionSize();
+    /// The columns×rows this (visible) window's terminal has, to attach at
+    /// (ReplayRequest::cols/rows); (0, 0) when out of range (not laid out).
+    /// Hides the banner first: a successful attach hides it anyway.
+    QSize attachCells();
     void showBanner(const QString &text, const QString &button);
     void hideBanner();
     void updateTitle();

@@ -21,7 +21,9 @@
 #include <QMenu>
 #include <QRegularExpression>
 #include <QProcess>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QSystemTrayIcon>
 #include <QTemporaryDir>
 #include <QTest>
@@ -100,6 +102,7 @@ private Q_SLOTS:
     void binaryRestartsInPlace();
     void trayAnnouncesAnUpdate();
     void restartReopensSessionsWindowAndSettings();
+    void settingsKeepQuietAboutPortChosenAtStart();
 
 private:
     Config testConfig() const;
@@ -628,6 +631,39 @@ void TestDesktopApp::restartReopensSessionsWindowAndSettings()
     DesktopApp c(testConfig(), DesktopApp::TrayMode::On);
     QVERIFY2(c.start(&error), qPrintable(error));
     QVERIFY(!c.sessionsWindow()->isVisible());
+}
+
+void TestDesktopApp::settingsKeepQuietAboutPortChosenAtStart()
+{
+    // `tether --port 0` with server/port saved: the server listens on a port
+    // picked at start, the Settings dialog shows the saved one. It said
+    // "Restart Tether to use the new address" at once, without any edit.
+    {
+        QSettings saved(QStringLiteral("Tether"), QStringLiteral("tether"));
+        saved.setValue(QStringLiteral("server/port"), 7555);
+        saved.sync();
+    }
+    DesktopApp a(testConfig(), DesktopApp::TrayMode::Off); // port 0, as --port 0
+    QString error;
+    QVERIFY2(a.start(&error), qPrintable(error));
+    QVERIFY(a.server()->port() != 7555);
+    a.showSettings();
+    SettingsDialog *d = nullptr;
+    for (QWidget *w : QApplication::topLevelWidgets()) {
+        if (auto *s = qobject_cast<SettingsDialog *>(w); s && s->isVisible())
+            d = s;
+    }
+    QVERIFY(d);
+    auto *note = d->findChild<QLabel *>(QStringLiteral("serverNote"));
+    auto *port = d->findChild<QSpinBox *>(QStringLiteral("port"));
+    QVERIFY(note && port);
+    QCOMPARE(port->value(), 7555);
+    QVERIFY2(note->text().contains(QStringLiteral("port %1").arg(a.server()->port())), qPrintable(note->text()));
+    QVERIFY2(!note->text().contains(QStringLiteral("Restart Tether")), qPrintable(note->text()));
+    port->setValue(7556); // an edit: a restart is needed for it
+    QVERIFY2(note->text().contains(QStringLiteral("Restart Tether")), qPrintable(note->text()));
+    d->close();
+    QSettings(QStringLiteral("Tether"), QStringLiteral("tether")).remove(QStringLiteral("server/port"));
 }
 
 QTEST_MAIN(TestDesktopApp)

@@ -49,6 +49,7 @@ private Q_SLOTS:
     void autostartExecPrefersPath();
     void autostartExecQuoting();
     void restartNeededWhenAddressChanges();
+    void noRestartForTheAddressChosenAtStart();
 
 private:
     template<typename T> T *child(SettingsDialog &d, const char *name)
@@ -688,6 +689,42 @@ void TestSettingsDialog::restartNeededWhenAddressChanges()
     child<QSpinBox>(d, "port")->setValue(7421);
     QVERIFY(d.apply());
     QCOMPARE(applied.last().at(1).toBool(), true);
+}
+
+void TestSettingsDialog::noRestartForTheAddressChosenAtStart()
+{
+    // `tether --port 0` with server/port 7555 saved: the server listens on
+    // a port picked at start, the form opens with the saved 7555. That is no
+    // edit: no "Restart Tether" (it was said at once, without any edit).
+    QFile::remove(settingsPath());
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    s.setValue(QStringLiteral("server/port"), 7555);
+    s.sync();
+    SettingsDialog d(nullptr, &s);
+    d.setRunningAddress(QStringLiteral("127.0.0.1"), 41234, QStringLiteral("127.0.0.1"), 7555);
+    auto *note = child<QLabel>(d, "serverNote");
+    auto *port = child<QSpinBox>(d, "port");
+    QCOMPARE(port->value(), 7555);
+    QVERIFY2(note->text().contains(QStringLiteral("port 41234")), qPrintable(note->text()));
+    QVERIFY2(!note->text().contains(QStringLiteral("Restart Tether")), qPrintable(note->text()));
+    QSignalSpy applied(&d, &SettingsDialog::applied);
+    QVERIFY(d.apply());
+    QCOMPARE(applied.last().at(1).toBool(), false);
+
+    // An edit is one: another port needs a restart, said at once.
+    port->setValue(7556);
+    QVERIFY2(note->text().contains(QStringLiteral("Restart Tether to use the new address")), qPrintable(note->text()));
+    QVERIFY(d.apply());
+    QCOMPARE(applied.last().at(1).toBool(), true);
+    // The port it runs on, or any port: nothing to restart for.
+    port->setValue(41234);
+    QVERIFY2(!note->text().contains(QStringLiteral("Restart Tether")), qPrintable(note->text()));
+    port->setValue(0);
+    QVERIFY2(!note->text().contains(QStringLiteral("Restart Tether")), qPrintable(note->text()));
+    // Another address, with the saved port: a restart too.
+    port->setValue(7555);
+    child<QLineEdit>(d, "bind")->setText(QStringLiteral("::1"));
+    QVERIFY2(note->text().contains(QStringLiteral("Restart Tether")), qPrintable(note->text()));
 }
 
 QTEST_MAIN(TestSettingsDialog)

@@ -5,6 +5,7 @@
 #include "terminalwindow.h"
 #include "logging.h"
 #include "testutil.h"
+#include "vtrender.h"
 
 #include <QAction>
 #include <QApplication>
@@ -17,6 +18,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
 #include <QTimer>
@@ -52,6 +54,50 @@ public:
     QByteArray data;
     QList<DetachReason> reasons;
 };
+
+/// A watcher that never leaves, rendered in libvterm at the session's size:
+/// it follows every resize (sizeChanged), as a terminal that stayed attached
+/// and was resized (no reflow) at that moment.
+class RenderingWatcher : public Viewer
+{
+public:
+    explicit RenderingWatcher(Session *s) : vt(s->cols(), s->rows()) {}
+    void attached(Session *, const AttachInfo &) override {}
+    void output(const char *d, qsizetype n) override { vt.feed(d, n); }
+    void fixup(const QByteArray &sequence) override { vt.feed(sequence); }
+    void sizeChanged(int cols, int rows) override { vt.resize(cols, rows); }
+    void exited(const ExitStatus &) override {}
+    void detached(DetachReason) override {}
+    TestUtil::VtRender vt;
+};
+
+/// The screen a window shows, as rows of text (trailing blanks dropped),
+/// after its size; each row read through a selection of that row.
+QString windowScreen(const TerminalWindow &w)
+{
+    QTermWidget *t = w.terminal();
+    const int cols = t->screenColumnsCount();
+    const int rows = t->screenLinesCount();
+    const int top = t->historyLinesCount();
+    QStringList lines;
+    for (int r = 0; r < rows; ++r) {
+        t->setSelectionStart(top + r, 0);
+        t->setSelectionEnd(top + r, cols - 1);
+        QString l = t->selectedText(false);
+        while (l.endsWith(QLatin1Char(' ')) || l.endsWith(QLatin1Char('\n')))
+            l.chop(1);
+        lines << l;
+    }
+    t->setSelectionStart(-1, -1);
+    t->setSelectionEnd(-1, -1);
+    return QStringLiteral("%1x%2\n").arg(cols).arg(rows) + lines.join(QLatin1Char('\n'));
+}
+
+/// The same for the reference watcher.
+QString renderedScreen(const TestUtil::VtRender &vt)
+{
+    return QStringLiteral("%1x%2\n").arg(vt.cols()).arg(vt.rows()) + vt.text();
+}
 
 SpawnOptions shellOptions(const QString &script = QString())
 {
@@ -94,6 +140,7 @@ private Q_SLOTS:
     void titleFollowsNameElseTitle();
     void appearanceFromSettings();
     void sizeDrivesSession();
+    void reattachesAtItsOwnSize();
     void zoomResizesSession();
     void largeOutputFlowsThrough();
     void watchModeDoesNotType();
@@ -529,6 +576,53 @@ void TestTerminalWindow::sizeDrivesSession()
     // The program sees it (SIGWINCH + TIOCGWINSZ).
     programSeesSessionSize(w, s);
     QVERIFY(!QTest::currentTestFailed());
+}
+
+void TestTerminalWindow::reattachesAtItsOwnSize()
+{
+    // A long command line typed at 120 columns (a browser), then the window
+    // attaches at about 80: it must show what a terminal that stayed
+    // attached shows once resized to the window's size (the dashboard and
+    // `tether attach` send their size with the attach; the window did not,
+    // and its raw replay at the wrong width lost the line's first row).
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    Session *s = registry.create(shellOptions());
+    QVERIFY(s);
+    QTRY_VERIFY(ringText(s).contains("$ "));
+    // Attached from the start (the whole stream), never leaving.
+    RenderingWatcher reference(s);
+    s->attach(&reference, ViewerMode::Watch, std::nullopt);
+    const auto leave = qScopeGuard([&] { s->detach(&reference); });
+    FakeViewer browser;
+    s->attach(&browser, ViewerMode::Control, std::nullopt);
+    QVERIFY(s->resize(&browser, 120, 30));
+    QCOMPARE(reference.vt.cols(), 120);
+    QByteArray digits;
+    for (int i = 0; i < 23; ++i)
+        digits += QByteArray::number(i % 10).repeated(10);
+    QVERIFY(s->sendInput(&browser, "echo " + digits + "\n"));
+    QTRY_VERIFY(browser.data.contains(digits + "\r\n$ "));
+
+    // As DesktopApp::attachHere opens one: shown, then attached at once.
+    TerminalWindow w(&registry, s, ViewerMode::Control);
+    w.resize(w.sizeForCells(80, 24));
+    w.show();
+    QVERIFY(w.attachSession());
+    const int cols = w.terminal()->screenColumnsCount();
+    const int rows = w.terminal()->screenLinesCount();
+    QVERIFY2(cols >= 20 && cols < 120 && rows >= 5, qPrintable(QStringLiteral("%1x%2").arg(cols).arg(rows)));
+    // The session took the window's size with the attach, before the replay.
+    QCOMPARE(s->cols(), cols);
+    QCOMPARE(s->rows(), rows);
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QCOMPARE(w.terminal()->screenColumnsCount(), cols);
+    QCOMPARE(w.terminal()->screenLinesCount(), rows);
+    QCOMPARE(browser.reasons, QList<DetachReason>{DetachReason::Superseded});
+    QTRY_VERIFY(!w.isReplaying());
+    QTRY_COMPARE(windowScreen(w), renderedScreen(reference.vt));
+    // The line's start (its first row) is on the screen.
+    QVERIFY2(windowScreen(w).contains(QStringLiteral("$ echo 000")), qPrintable(windowScreen(w)));
 }
 
 void TestTerminalWindow::zoomResizesSession()

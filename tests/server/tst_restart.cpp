@@ -7,6 +7,7 @@
 // shells never see SIGHUP; a hundred restarts in a row under a flood lose
 // and repeat no byte and leave no zombie, no extra fd and no extra memory;
 // and each way a restart can fail leaves every session alive.
+#include "fulldisk.h"
 #include "restartutil.h"
 #include "serveprocess.h"
 #include "servertestutil.h"
@@ -282,6 +283,7 @@ private Q_SLOTS:
     void holdEndsWhenTheViewerDoesNotComeBack();
     void missingBinaryIsRefusedWithTheReason();
     void failedExecCarriesOn();
+    void fullDiskKeepsTheSessions();
     void unreadableStateAdoptsThePtys();
     void badSuccessorIsTakenOverByTheGuardian_data();
     void badSuccessorIsTakenOverByTheGuardian();
@@ -744,6 +746,52 @@ void TestRestart::failedExecCarriesOn()
     QTRY_VERIFY(s.http("GET", "/api/restart").json().value(QStringLiteral("last_error")).isString());
     QCOMPARE(instanceOf(s), instance);
     QCOMPARE(zombiesOf(pid), 0);
+}
+
+void TestRestart::fullDiskKeepsTheSessions()
+{
+    // The new image could not rewrite server.json on a full disk and exited
+    // 1, taking every session with it. It carries on: the file written
+    // before still names this server.
+    ServeProcess s;
+    const QString full = s.dir.filePath(QStringLiteral("full"));
+    QVERIFY(QDir().mkpath(full));
+    TestUtil::FullTmpfs disk(full);
+    if (!disk.ok())
+        QSKIP(qPrintable(QStringLiteral("needs root for a tmpfs: ") + disk.why()));
+    QVERIFY(QDir(full).mkpath(QStringLiteral("run")));
+    s.runDir = full + QStringLiteral("/run");
+    s.proc.setProcessEnvironment(s.environment());
+    QVERIFY(s.start());
+    const qint64 pid = s.proc.processId();
+    const QByteArray runtimeFile = readFile(s.runtimeFile());
+    QVERIFY(!runtimeFile.isEmpty());
+    const QString shell = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                    QStringLiteral("echo ready; while read l; do echo \"got:$l\"; done")});
+    QVERIFY(!shell.isEmpty());
+    ResumingViewer viewer(s.port, s.key, shell);
+    QTRY_VERIFY(viewer.live() && viewer.stream.contains("ready"));
+    QVERIFY(disk.fill());
+
+    QVERIFY(restart(s, QStringLiteral("SIGUSR2")));
+    QTRY_VERIFY(s.err.contains("tether serve: warning: cannot rewrite the runtime file ("));
+    QVERIFY2(s.err.contains("No space left on device); the one there still names this server"), s.err.constData());
+    QCOMPARE(s.proc.processId(), pid);
+    QCOMPARE(readFile(s.runtimeFile()), runtimeFile);
+    QCOMPARE(idsOf(s), QStringList{shell});
+    QTRY_VERIFY(viewer.live() && viewer.attaches.size() >= 2);
+    viewer.type("after the restart\r");
+    QTRY_VERIFY(viewer.stream.contains("got:after the restart"));
+    // Local clients still find it through that file.
+    const TetherRun list = runTether(s, {QStringLiteral("list")});
+    QCOMPARE(list.code, 0);
+    QVERIFY2(list.out.contains(shell.left(4).toLatin1()), list.out.constData());
+    viewer.stop();
+    QVERIFY(disk.makeRoom());
+    s.proc.terminate();
+    QVERIFY(s.waitFinished());
+    QCOMPARE(s.proc.exitCode(), 0);
+    QVERIFY(!QFile::exists(s.runtimeFile()));
 }
 
 void TestRestart::unreadableStateAdoptsThePtys()

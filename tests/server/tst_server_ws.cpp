@@ -13,6 +13,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLoggingCategory>
 #include <QFile>
 #include <QScopeGuard>
 #include <QSize>
@@ -1147,6 +1148,49 @@ private Q_SLOTS:
             QVERIFY(attached);
         }
         QCOMPARE(QSize(s->cols(), s->rows()), size);
+    }
+
+    void disconnectedLineSaysHowItEnded_data()
+    {
+        // The viewer's "disconnected" debug line (tests/browser/lib.mjs
+        // prints them when a page's attachment ends): one space between
+        // words whatever is missing (QDebug added one after the empty
+        // reason and after the empty "(aborted)").
+        QTest::addColumn<QString>("how");
+        QTest::addColumn<QString>("expected"); ///< after "disconnected: ", before " - socket: "
+        QTest::newRow("closed by the client") << QStringLiteral("close") << QStringLiteral("close 1000");
+        QTest::newRow("closed with a reason") << QStringLiteral("reason") << QStringLiteral("close 1000 done here");
+        QTest::newRow("silent client dropped") << QStringLiteral("silent") << QStringLiteral("close 1000 (aborted)");
+    }
+
+    void disconnectedLineSaysHowItEnded()
+    {
+        QFETCH(QString, how);
+        QFETCH(QString, expected);
+        QLoggingCategory::setFilterRules(QStringLiteral("tether.server.debug=true"));
+        const auto rules = qScopeGuard([] { QLoggingCategory::setFilterRules(QString()); });
+        ServerLog log;
+        Session *s = f.spawn();
+        QVERIFY(s);
+        if (how == QLatin1String("silent")) {
+            f.server->setKeepalive(100, 400);
+            RawWs raw; // never answers a ping
+            QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+            QTRY_COMPARE(s->viewerCount(), 1);
+            QTRY_COMPARE_WITH_TIMEOUT(ServerLog::containing(QStringLiteral(" disconnected: ")).size(), 1, 5000);
+        } else {
+            WsClient c;
+            c.open(f.port, wsPath(s), f.key);
+            QTRY_VERIFY(c.gotAttached());
+            if (how == QLatin1String("reason"))
+                c.ws.close(QWebSocketProtocol::CloseCodeNormal, QStringLiteral("done here"));
+            else
+                c.ws.close();
+            QTRY_COMPARE(ServerLog::containing(QStringLiteral(" disconnected: ")).size(), 1);
+        }
+        const QString line = ServerLog::containing(QStringLiteral(" disconnected: ")).first();
+        QVERIFY2(line.contains(QStringLiteral(" disconnected: ") + expected + QStringLiteral(" - socket: ")), qPrintable(line));
+        QVERIFY2(!line.contains(QStringLiteral("  ")), qPrintable(line));
     }
 
     void controlAttachTakesItsSize()

@@ -68,6 +68,21 @@ QString usableXdgRuntimeDir()
     return xdg;
 }
 
+/// After server.json could not be replaced by `contents`: removes the file
+/// there (`existing`, as read before; not a live other server's, or write()
+/// would not have tried) unless it leads clients to the same server anyway
+/// (sameServer(): written by this process before a restart in place, or by
+/// an earlier run on the same port with the same key). Else clients would
+/// follow it to an address nobody serves, another program's, or with an old
+/// key.
+void removeStale(const QJsonObject &existing, const QJsonObject &contents, const QByteArray &finalPath)
+{
+    if (existing.isEmpty() || sameServer(existing, contents))
+        return;
+    if (::unlink(finalPath.constData()) == 0)
+        qCDebug(lcServer) << "stale runtime file removed:" << QFile::decodeName(finalPath);
+}
+
 } // namespace
 
 QString baseDirectory()
@@ -98,6 +113,14 @@ bool isLiveOtherServer(const QJsonObject &contents)
     // process with our own name counts as a server.
     const QString name = processName(pid_t(pid));
     return !name.isEmpty() && name == processName(::getpid());
+}
+
+bool sameServer(const QJsonObject &a, const QJsonObject &b)
+{
+    for (const char *field : {"url", "key", "cert_sha256"})
+        if (a.value(QLatin1String(field)) != b.value(QLatin1String(field)))
+            return false;
+    return !a.value(QStringLiteral("url")).toString().isEmpty();
 }
 
 QString directory()
@@ -156,6 +179,7 @@ bool write(const QJsonObject &contents, QString *error, QJsonObject *other)
             *other = existing;
         return true;
     }
+    const QByteArray finalLocal = QFile::encodeName(finalPath);
     const QString tmpPath = finalPath + QStringLiteral(".tmp-%1").arg(::getpid());
     const QByteArray tmpLocal = QFile::encodeName(tmpPath);
     ::unlink(tmpLocal.constData());
@@ -163,6 +187,7 @@ bool write(const QJsonObject &contents, QString *error, QJsonObject *other)
     if (fd < 0) {
         if (error)
             *error = errnoText(QStringLiteral("cannot create"), tmpPath, errno);
+        removeStale(existing, contents, finalLocal);
         return false;
     }
     // The umask can only remove bits; make the mode exact anyway.
@@ -179,16 +204,18 @@ bool write(const QJsonObject &contents, QString *error, QJsonObject *other)
             ::unlink(tmpLocal.constData());
             if (error)
                 *error = errnoText(QStringLiteral("cannot write"), tmpPath, err);
+            removeStale(existing, contents, finalLocal);
             return false;
         }
         done += n;
     }
     ::close(fd);
-    if (::rename(tmpLocal.constData(), QFile::encodeName(finalPath).constData()) != 0) {
+    if (::rename(tmpLocal.constData(), finalLocal.constData()) != 0) {
         const int err = errno;
         ::unlink(tmpLocal.constData());
         if (error)
             *error = errnoText(QStringLiteral("cannot rename to"), finalPath, err);
+        removeStale(existing, contents, finalLocal);
         return false;
     }
     qCDebug(lcServer) << "runtime file written:" << finalPath;

@@ -50,8 +50,23 @@ QString path();
  * A second server used to overwrite the first one's file and delete it on
  * exit, so `tether list` said "not running" while the first server and its
  * sessions were alive; local clients keep talking to the first one.
+ *
+ * When the new file cannot be written (a full disk: ENOSPC), a server.json
+ * already there is removed unless it leads clients to the same server
+ * (sameServer() with `contents`: written by this process before a restart
+ * in place, or by an earlier run with the same port and key), so clients do
+ * not follow a dead server's file to an address nobody serves, another
+ * program's, or with an old key. The caller decides whether to go on
+ * without the file (`tether serve` and the desktop app serve all the same
+ * and warn).
  */
 bool write(const QJsonObject &contents, QString *error, QJsonObject *other = nullptr);
+/**
+ * True when runtime files `a` and `b` send a client to the same server the
+ * same way: equal "url", "key" and "cert_sha256" (the pid may differ: a
+ * client does not use it), and a URL at all.
+ */
+bool sameServer(const QJsonObject &a, const QJsonObject &b);
 /**
  * True when `contents` (a server.json) names a process other than this one
  * that is alive (kill(pid, 0) succeeds or fails with EPERM) and is a tether:

@@ -43,6 +43,27 @@ void printPortInUseHint(quint16 port)
                      unsigned(port));
     }
 }
+
+/// Why server.json could not be written (`error`), and what that means for
+/// the clients: nothing when the file there still leads to this server (a
+/// restart in place: the previous image's), else that they need the
+/// address and key given to them.
+void printRuntimeFileWarning(const QString &error, bool fileLeadsHere)
+{
+    if (fileLeadsHere) {
+        std::fprintf(stderr,
+                     "tether serve: warning: cannot rewrite the runtime file (%s); the one there still names "
+                     "this server\n",
+                     qPrintable(error));
+        return;
+    }
+    std::fprintf(stderr,
+                 "tether serve: warning: cannot write the runtime file (%s); Tether serves all the same, but "
+                 "`tether attach`, `tether list` and the other commands cannot find it by themselves: give them "
+                 "the address and key of the \"Tether is serving\" line in TETHER_URL and TETHER_KEY "
+                 "(or --url and --key)\n",
+                 qPrintable(error));
+}
 } // namespace
 
 int serveMain(int argc, char **argv)
@@ -70,7 +91,9 @@ int serveMain(int argc, char **argv)
         "Writes $XDG_RUNTIME_DIR/tether/server.json (url, port, pid, key; mode 0600) while running\n"
         "(/tmp/runtime-$USER/tether/ when that variable is unset or names a directory not yours);\n"
         "when that file names another running tether server it is kept (with a warning): local\n"
-        "clients (tether attach, tether list) then talk to that server.\n"
+        "clients (tether attach, tether list) then talk to that server. When it cannot be written\n"
+        "(a full disk), Tether serves all the same and says so: clients then need TETHER_URL and\n"
+        "TETHER_KEY (or --url and --key).\n"
         "SIGTERM, SIGINT or SIGHUP ends every session and exits 0; with TLS, a SIGHUP sent by a\n"
         "process (kill -HUP) reloads the certificate instead. SIGUSR2 (or `tether restart`)\n"
         "restarts Tether in place: the same process runs the binary again and keeps every session.\n"
@@ -132,11 +155,15 @@ int serveMain(int argc, char **argv)
                 printPortInUseHint(config.port);
             status = 1;
         }
-    } else if (!server.writeRuntimeFile(&error, &otherServer)) {
-        std::fprintf(stderr, "tether serve: %s\n", qPrintable(error));
-        status = 1;
     } else {
-        if (!otherServer.isEmpty()) {
+        if (!server.writeRuntimeFile(&error, &otherServer)) {
+            // Not a reason to stop serving (a full disk used to end `tether
+            // serve` with status 1, and a restart in place that met one
+            // lost every session): nothing but local clients' discovery
+            // depends on the file. Only one server runs per port, and the
+            // restart state travels in a memfd.
+            printRuntimeFileWarning(error, server.runtimeFileLeadsHere());
+        } else if (!otherServer.isEmpty()) {
             // We still serve (the printed URL works), but local clients find
             // the first server through its runtime file, which we keep.
             std::fprintf(stderr,

@@ -369,7 +369,7 @@ QString Server::sessionUrl(const QString &id) const
     return keyedUrl() + QStringLiteral("#/s/") + QString::fromLatin1(QUrl::toPercentEncoding(id));
 }
 
-bool Server::writeRuntimeFile(QString *error, QJsonObject *other)
+QJsonObject Server::runtimeContents() const
 {
     QJsonObject o;
     o.insert(QStringLiteral("url"), url());
@@ -383,8 +383,13 @@ bool Server::writeRuntimeFile(QString *error, QJsonObject *other)
         o.insert(QStringLiteral("cert_sha256"), QString::fromLatin1(m_tls->leafSha256()));
     if (publicUrl() != url())
         o.insert(QStringLiteral("public_url"), publicUrl());
+    return o;
+}
+
+bool Server::writeRuntimeFile(QString *error, QJsonObject *other)
+{
     QJsonObject another;
-    const bool ok = RuntimeFile::write(o, error, &another);
+    const bool ok = RuntimeFile::write(runtimeContents(), error, &another);
     m_wroteRuntimeFile = ok && another.isEmpty();
     if (other)
         *other = another;
@@ -413,6 +418,11 @@ bool Server::rotateAccessKey(QString *error)
     }
     Q_EMIT accessKeyChanged(m_key);
     return true;
+}
+
+bool Server::runtimeFileLeadsHere() const
+{
+    return RuntimeFile::sameServer(RuntimeFile::read(), runtimeContents());
 }
 
 void Server::removeRuntimeFile()

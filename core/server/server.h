@@ -155,6 +155,11 @@ public:
     /// another running server it is kept (RuntimeFile::write): true, and its
     /// contents in *other (emptied otherwise).
     bool writeRuntimeFile(QString *error, QJsonObject *other = nullptr);
+    /// True when the server.json there now sends clients to this server
+    /// (RuntimeFile::sameServer(): the same URL, key and certificate pin),
+    /// whoever wrote it: after writeRuntimeFile() failed on a restart in
+    /// place, the previous image's file still does.
+    bool runtimeFileLeadsHere() const;
     /// Removes server.json if it is this process's.
     void removeRuntimeFile();
 
@@ -255,6 +260,10 @@ Q_SIGNALS:
     void accessKeyChanged(const QString &key);
 
 private:
+    /// What server.json holds for this server: url, port, pid, key, and
+    /// cert_sha256 / public_url when they apply (docs/protocol.md, section 1).
+    QJsonObject runtimeContents() const;
+
     struct PendingUpgrade {
         QString id;
         ViewerMode mode = ViewerMode::Control;

@@ -542,10 +542,16 @@ void WebSocketViewer::onDisconnected()
     // How it ended, for a test that reports why a page's attachment ended
     // (tests/browser/lib.mjs prints these lines): the close code and reason
     // sent or received (1005 and none when no close frame came) and the
-    // socket's last error.
-    qCDebug(lcServer).noquote() << m_describe << "disconnected: close" << int(m_socket->closeCode())
-                                << m_socket->closeReason() << (m_aborted ? "(aborted)" : "")
-                                << "- socket:" << m_socket->errorString();
+    // socket's last error. Built as one string: QDebug puts a space after
+    // every item, an empty one (no reason, not aborted) included.
+    if (lcServer().isDebugEnabled()) {
+        QString line = m_describe + QStringLiteral(" disconnected: close ") + QString::number(int(m_socket->closeCode()));
+        if (!m_socket->closeReason().isEmpty())
+            line += QLatin1Char(' ') + m_socket->closeReason();
+        if (m_aborted)
+            line += QStringLiteral(" (aborted)");
+        qCDebug(lcServer).noquote() << line << "- socket:" << m_socket->errorString();
+    }
     emit finished();
     deleteLater();
 }

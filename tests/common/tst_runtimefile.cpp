@@ -434,6 +434,57 @@ private Q_SLOTS:
         }
     }
 
+    void unwritableKeepsOnlyAFileThatLeadsHere_data()
+    {
+        // When the new file cannot be written (a full disk), the file there
+        // stays only if it sends clients to this server all the same.
+        QTest::addColumn<QString>("there");
+        QTest::addColumn<bool>("kept");
+        QTest::newRow("a dead server's, another port") << QStringLiteral("other port") << false;
+        QTest::newRow("a dead server's, another key") << QStringLiteral("other key") << false;
+        QTest::newRow("a dead server's, another certificate") << QStringLiteral("other cert") << false;
+        QTest::newRow("a dead server's, same address and key") << QStringLiteral("same") << true;
+        QTest::newRow("this process's (before a restart in place)") << QStringLiteral("self") << true;
+        QTest::newRow("none") << QStringLiteral("none") << false;
+    }
+    void unwritableKeepsOnlyAFileThatLeadsHere()
+    {
+        QFETCH(QString, there);
+        QFETCH(bool, kept);
+        const qint64 dead = deadPid();
+        QVERIFY(dead > 0);
+        const QJsonObject mine = server(::getpid(), QStringLiteral("mine"));
+        QJsonObject before = server(dead, QStringLiteral("mine"));
+        if (there == QLatin1String("other port"))
+            before.insert(QStringLiteral("url"), QStringLiteral("http://127.0.0.1:7421/"));
+        else if (there == QLatin1String("other key"))
+            before.insert(QStringLiteral("key"), QStringLiteral("old"));
+        else if (there == QLatin1String("other cert"))
+            before.insert(QStringLiteral("cert_sha256"), QStringLiteral("ab"));
+        else if (there == QLatin1String("self"))
+            before = mine;
+        QString error;
+        if (there != QLatin1String("none")) {
+            QVERIFY2(RuntimeFile::write(before, &error), qPrintable(error));
+            QCOMPARE(RuntimeFile::read(), before);
+        }
+        // A directory where write() makes its temporary file: its open(2)
+        // fails (EEXIST), as a write on a full disk would (ENOSPC), after the
+        // file there was read and found not to be a live server's.
+        const QString blocker = RuntimeFile::path() + QStringLiteral(".tmp-%1").arg(::getpid());
+        QVERIFY(QDir().mkpath(blocker));
+        QVERIFY(!RuntimeFile::write(mine, &error));
+        QVERIFY2(error.startsWith(QStringLiteral("cannot create ") + blocker), qPrintable(error));
+        QCOMPARE(QFile::exists(RuntimeFile::path()), kept);
+        if (kept)
+            QCOMPARE(RuntimeFile::read(), before);
+        QCOMPARE(RuntimeFile::sameServer(RuntimeFile::read(), mine), kept);
+        // Room again: written as usual.
+        QVERIFY(QDir().rmdir(blocker));
+        QVERIFY2(RuntimeFile::write(mine, &error), qPrintable(error));
+        QCOMPARE(RuntimeFile::read(), mine);
+    }
+
     void removeIfOwned()
     {
         QVERIFY(!RuntimeFile::removeIfOwned(::getpid())); // nothing there

@@ -2,6 +2,7 @@
 // `tether serve` as a real process: options, the printed line, the runtime
 // file, a login shell a WebSocket client attaches to, leaves and resumes with
 // nothing lost, and a clean SIGTERM/SIGINT shutdown that leaves no process.
+#include "fulldisk.h"
 #include "serveprocess.h"
 #include "testutil.h"
 
@@ -11,6 +12,7 @@
 #include <QTemporaryDir>
 
 #include <csignal>
+#include <memory>
 #include <pwd.h>
 #include <sys/stat.h>
 
@@ -580,6 +582,75 @@ private Q_SLOTS:
         QVERIFY(d.start());
         QCOMPARE(runtimePid(), qint64(d.proc.processId()));
         QVERIFY2(!d.err.contains("warning"), d.err.constData());
+    }
+
+    void servesWithoutItsRuntimeFile_data()
+    {
+        QTest::addColumn<bool>("fullDisk");
+        // Home and runtime directory on a 64 KiB tmpfs that is full (as
+        // reported); needs root, skipped without it.
+        QTest::newRow("a full disk") << true;
+        // Any user: a file where the runtime file's directory goes.
+        QTest::newRow("a file where its directory goes") << false;
+    }
+    void servesWithoutItsRuntimeFile()
+    {
+        // `tether serve` exited 1 when it could not write server.json. Only
+        // local clients' way to find it depends on that file: it serves, and
+        // says what they need instead.
+        QFETCH(bool, fullDisk);
+        Serve s;
+        const QString full = s.dir.path() + QStringLiteral("/full");
+        std::unique_ptr<TestUtil::FullTmpfs> disk;
+        if (fullDisk) {
+            QVERIFY(QDir().mkpath(full));
+            disk.reset(new TestUtil::FullTmpfs(full));
+            if (!disk->ok())
+                QSKIP(qPrintable(QStringLiteral("needs root for a tmpfs: ") + disk->why()));
+            for (const char *d : {"run/tether", "config/Tether", "home"})
+                QVERIFY(QDir(full).mkpath(QString::fromLatin1(d)));
+            s.runDir = full + QStringLiteral("/run");
+            s.proc.setProcessEnvironment(s.environment({QStringLiteral("XDG_CONFIG_HOME=") + full + QStringLiteral("/config"),
+                                                        QStringLiteral("HOME=") + full + QStringLiteral("/home")}));
+            // Left by a server that is gone, naming another port: it must not
+            // send clients there.
+            QFile stale(s.runtimeFile());
+            QVERIFY(stale.open(QIODevice::WriteOnly));
+            stale.write(QJsonDocument(QJsonObject{{QStringLiteral("url"), QStringLiteral("http://127.0.0.1:1/")},
+                                                  {QStringLiteral("port"), 1},
+                                                  {QStringLiteral("pid"), 999999999},
+                                                  {QStringLiteral("key"), QStringLiteral("old")}})
+                            .toJson(QJsonDocument::Compact));
+            stale.close();
+            QVERIFY(disk->fill());
+        } else {
+            QFile blocker(s.runDir + QStringLiteral("/tether"));
+            QVERIFY(blocker.open(QIODevice::WriteOnly));
+        }
+        QVERIFY2(s.start(), s.err.constData());
+        QTRY_VERIFY(s.err.contains("tether serve: warning: cannot write the runtime file ("));
+        QVERIFY2(s.err.contains(fullDisk ? "No space left on device" : "tether is not a directory"), s.err.constData());
+        QVERIFY2(s.err.contains("give them the address and key of the \"Tether is serving\" line in TETHER_URL and "
+                                "TETHER_KEY (or --url and --key)"),
+                 s.err.constData());
+        if (fullDisk) // and the stale file is gone
+            QVERIFY2(!QFile::exists(s.runtimeFile()), readFile(s.runtimeFile()).constData());
+        QVERIFY(!s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 300")}).isEmpty());
+
+        // Clients do not find it by themselves; with the address and key they do.
+        const TetherRun alone = runTether(s, {QStringLiteral("list")});
+        QCOMPARE(alone.code, 1);
+        QVERIFY2(alone.err.contains("not running"), alone.err.constData());
+        const TetherRun told = runTether(s, {QStringLiteral("list")},
+                                         {QStringLiteral("TETHER_URL=http://127.0.0.1:%1/").arg(s.port),
+                                          QStringLiteral("TETHER_KEY=") + QString::fromLatin1(s.key)});
+        QCOMPARE(told.code, 0);
+        QVERIFY2(told.out.contains("sleep 300"), told.out.constData());
+
+        QVERIFY(::kill(pid_t(s.proc.processId()), SIGTERM) == 0);
+        QVERIFY(s.waitFinished(20000));
+        QCOMPARE(s.proc.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(s.proc.exitCode(), 0);
     }
 
     void sighupShutsDownCleanly()

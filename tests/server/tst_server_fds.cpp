@@ -83,34 +83,6 @@ qint64 cpuMicros()
     return (qint64(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
 }
 
-/// The tether.server messages logged while it exists (and passed on).
-struct ServerLog {
-    static inline QMutex mutex;
-    static inline QStringList lines;
-    static inline QtMessageHandler previous = nullptr;
-
-    ServerLog()
-    {
-        lines.clear();
-        previous = qInstallMessageHandler(&ServerLog::handler);
-    }
-    ~ServerLog() { qInstallMessageHandler(previous); }
-    static void handler(QtMsgType type, const QMessageLogContext &context, const QString &message)
-    {
-        if (context.category && qstrcmp(context.category, "tether.server") == 0) {
-            QMutexLocker lock(&mutex);
-            lines.append(message);
-        }
-        if (previous)
-            previous(type, context, message);
-    }
-    static QStringList containing(const QString &text)
-    {
-        QMutexLocker lock(&mutex);
-        return lines.filter(text);
-    }
-};
-
 /// A raw TCP socket to 127.0.0.1:`port`, connected without needing a new
 /// descriptor: the socket is made before the process runs out of them.
 struct RawClient {

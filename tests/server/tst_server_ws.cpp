@@ -13,8 +13,10 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLoggingCategory>
 #include <QFile>
 #include <QScopeGuard>
+#include <QSize>
 #include <QTemporaryDir>
 
 #include <memory>
@@ -1088,58 +1090,47 @@ private Q_SLOTS:
         QVERIFY2(scr.diff(ref).isEmpty(), qPrintable(scr.diff(ref)));
     }
 
-    void screenReplayQueryRefusedBeforeUpgrade_data()
+    void attachQueryRefusedBeforeUpgrade_data()
     {
+        // The attach query's replay=, lines= (docs/protocol.md §5, replay
+        // modes) and cols=C&rows=R (§5, "Attaching at the viewer's size":
+        // both, 1..1000 each) are checked before the upgrade: 400, and no
+        // viewer. `size` is the session's size once answered: a control
+        // viewer's size is taken with the attach, a watcher's never, and a
+        // refused query changes nothing.
         QTest::addColumn<QString>("query");
         QTest::addColumn<int>("status");
-        QTest::newRow("replay raw") << QStringLiteral("replay=raw") << 101;
-        QTest::newRow("replay screen") << QStringLiteral("replay=screen") << 101;
-        QTest::newRow("screen, 0 lines") << QStringLiteral("replay=screen&lines=0") << 101;
-        QTest::newRow("screen, 1000 lines") << QStringLiteral("replay=screen&lines=1000") << 101;
-        QTest::newRow("unknown replay") << QStringLiteral("replay=all") << 400;
-        QTest::newRow("empty replay") << QStringLiteral("replay=") << 400;
-        QTest::newRow("lines 1001") << QStringLiteral("replay=screen&lines=1001") << 400;
-        QTest::newRow("lines negative") << QStringLiteral("replay=screen&lines=-1") << 400;
-        QTest::newRow("lines not a number") << QStringLiteral("replay=screen&lines=ten") << 400;
-        QTest::newRow("lines empty") << QStringLiteral("replay=screen&lines=") << 400;
-        QTest::newRow("lines huge") << QStringLiteral("replay=screen&lines=99999999999999999999999") << 400;
-        QTest::newRow("lines without replay=screen") << QStringLiteral("lines=10") << 400;
+        QTest::addColumn<QSize>("size");
+        const QSize initial(80, 24);
+        QTest::newRow("replay raw") << QStringLiteral("replay=raw") << 101 << initial;
+        QTest::newRow("replay screen") << QStringLiteral("replay=screen") << 101 << initial;
+        QTest::newRow("screen, 0 lines") << QStringLiteral("replay=screen&lines=0") << 101 << initial;
+        QTest::newRow("screen, 1000 lines") << QStringLiteral("replay=screen&lines=1000") << 101 << initial;
+        QTest::newRow("unknown replay") << QStringLiteral("replay=all") << 400 << initial;
+        QTest::newRow("empty replay") << QStringLiteral("replay=") << 400 << initial;
+        QTest::newRow("lines 1001") << QStringLiteral("replay=screen&lines=1001") << 400 << initial;
+        QTest::newRow("lines negative") << QStringLiteral("replay=screen&lines=-1") << 400 << initial;
+        QTest::newRow("lines not a number") << QStringLiteral("replay=screen&lines=ten") << 400 << initial;
+        QTest::newRow("lines empty") << QStringLiteral("replay=screen&lines=") << 400 << initial;
+        QTest::newRow("lines huge") << QStringLiteral("replay=screen&lines=99999999999999999999999") << 400 << initial;
+        QTest::newRow("lines without replay=screen") << QStringLiteral("lines=10") << 400 << initial;
+        QTest::newRow("size") << QStringLiteral("cols=100&rows=30") << 101 << QSize(100, 30);
+        QTest::newRow("watcher's size") << QStringLiteral("mode=watch&cols=100&rows=30") << 101 << initial;
+        QTest::newRow("size with replay=screen") << QStringLiteral("replay=screen&lines=10&cols=1000&rows=1") << 101
+                                                 << QSize(1000, 1);
+        QTest::newRow("cols alone") << QStringLiteral("cols=100") << 400 << initial;
+        QTest::newRow("rows alone") << QStringLiteral("rows=30") << 400 << initial;
+        QTest::newRow("hidden tab 0x0") << QStringLiteral("cols=0&rows=0") << 400 << initial;
+        QTest::newRow("too wide") << QStringLiteral("cols=131072&rows=30") << 400 << initial;
+        QTest::newRow("size not a number") << QStringLiteral("cols=80&rows=tall") << 400 << initial;
+        QTest::newRow("size a fraction") << QStringLiteral("cols=80.5&rows=24") << 400 << initial;
     }
 
-    void screenReplayQueryRefusedBeforeUpgrade()
+    void attachQueryRefusedBeforeUpgrade()
     {
         QFETCH(QString, query);
         QFETCH(int, status);
-        Session *s = f.spawn();
-        QVERIFY(s);
-        RawWs raw;
-        raw.handshake(f.port, wsPath(s, query).toLatin1(), f.key);
-        QCOMPARE(raw.status, status);
-        if (status == 400)
-            QCOMPARE(s->viewerCount(), 0);
-    }
-
-    void attachSizeQueryRefusedBeforeUpgrade_data()
-    {
-        // cols=C&rows=R (docs/protocol.md §5, "Attaching at the viewer's
-        // size"): both, 1..1000 each, else 400 before the upgrade.
-        QTest::addColumn<QString>("query");
-        QTest::addColumn<int>("status");
-        QTest::newRow("both") << QStringLiteral("cols=100&rows=30") << 101;
-        QTest::newRow("watcher's") << QStringLiteral("mode=watch&cols=100&rows=30") << 101;
-        QTest::newRow("with replay=screen") << QStringLiteral("replay=screen&lines=10&cols=1000&rows=1") << 101;
-        QTest::newRow("cols alone") << QStringLiteral("cols=100") << 400;
-        QTest::newRow("rows alone") << QStringLiteral("rows=30") << 400;
-        QTest::newRow("hidden tab 0x0") << QStringLiteral("cols=0&rows=0") << 400;
-        QTest::newRow("too wide") << QStringLiteral("cols=131072&rows=30") << 400;
-        QTest::newRow("not a number") << QStringLiteral("cols=80&rows=tall") << 400;
-        QTest::newRow("fraction") << QStringLiteral("cols=80.5&rows=24") << 400;
-    }
-
-    void attachSizeQueryRefusedBeforeUpgrade()
-    {
-        QFETCH(QString, query);
-        QFETCH(int, status);
+        QFETCH(QSize, size);
         Session *s = f.spawn();
         QVERIFY(s);
         RawWs raw;
@@ -1147,8 +1138,59 @@ private Q_SLOTS:
         QCOMPARE(raw.status, status);
         if (status == 400) {
             QCOMPARE(s->viewerCount(), 0);
-            QCOMPARE(s->cols(), 80);
+        } else {
+            // Once `attached` has come the size is settled (a control
+            // viewer's is taken before it).
+            RawWs::Frame frame;
+            bool attached = false;
+            while (!attached && waitFrame(raw, &frame))
+                attached = frame.opcode == 1 && frame.payload.contains("\"type\":\"attached\"");
+            QVERIFY(attached);
         }
+        QCOMPARE(QSize(s->cols(), s->rows()), size);
+    }
+
+    void disconnectedLineSaysHowItEnded_data()
+    {
+        // The viewer's "disconnected" debug line (tests/browser/lib.mjs
+        // prints them when a page's attachment ends): one space between
+        // words whatever is missing (QDebug added one after the empty
+        // reason and after the empty "(aborted)").
+        QTest::addColumn<QString>("how");
+        QTest::addColumn<QString>("expected"); ///< after "disconnected: ", before " - socket: "
+        QTest::newRow("closed by the client") << QStringLiteral("close") << QStringLiteral("close 1000");
+        QTest::newRow("closed with a reason") << QStringLiteral("reason") << QStringLiteral("close 1000 done here");
+        QTest::newRow("silent client dropped") << QStringLiteral("silent") << QStringLiteral("close 1000 (aborted)");
+    }
+
+    void disconnectedLineSaysHowItEnded()
+    {
+        QFETCH(QString, how);
+        QFETCH(QString, expected);
+        QLoggingCategory::setFilterRules(QStringLiteral("tether.server.debug=true"));
+        const auto rules = qScopeGuard([] { QLoggingCategory::setFilterRules(QString()); });
+        ServerLog log;
+        Session *s = f.spawn();
+        QVERIFY(s);
+        if (how == QLatin1String("silent")) {
+            f.server->setKeepalive(100, 400);
+            RawWs raw; // never answers a ping
+            QVERIFY(raw.handshake(f.port, wsPath(s).toLatin1(), f.key));
+            QTRY_COMPARE(s->viewerCount(), 1);
+            QTRY_COMPARE_WITH_TIMEOUT(ServerLog::containing(QStringLiteral(" disconnected: ")).size(), 1, 5000);
+        } else {
+            WsClient c;
+            c.open(f.port, wsPath(s), f.key);
+            QTRY_VERIFY(c.gotAttached());
+            if (how == QLatin1String("reason"))
+                c.ws.close(QWebSocketProtocol::CloseCodeNormal, QStringLiteral("done here"));
+            else
+                c.ws.close();
+            QTRY_COMPARE(ServerLog::containing(QStringLiteral(" disconnected: ")).size(), 1);
+        }
+        const QString line = ServerLog::containing(QStringLiteral(" disconnected: ")).first();
+        QVERIFY2(line.contains(QStringLiteral(" disconnected: ") + expected + QStringLiteral(" - socket: ")), qPrintable(line));
+        QVERIFY2(!line.contains(QStringLiteral("  ")), qPrintable(line));
     }
 
     void controlAttachTakesItsSize()

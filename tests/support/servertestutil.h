@@ -16,6 +16,7 @@
 #include <QHostAddress>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMutex>
 #include <QNetworkRequest>
 #include <QPointer>
 #include <QRandomGenerator>
@@ -421,6 +422,36 @@ public:
     }
 };
 using RawWs = RawWsOn<QTcpSocket>;
+
+/// The tether.server messages logged while it exists (and passed on to the
+/// previous handler). Only those the category lets through: its debug lines
+/// need QLoggingCategory::setFilterRules("tether.server.debug=true").
+struct ServerLog {
+    static inline QMutex mutex;
+    static inline QStringList lines;
+    static inline QtMessageHandler previous = nullptr;
+
+    ServerLog()
+    {
+        lines.clear();
+        previous = qInstallMessageHandler(&ServerLog::handler);
+    }
+    ~ServerLog() { qInstallMessageHandler(previous); }
+    static void handler(QtMsgType type, const QMessageLogContext &context, const QString &message)
+    {
+        if (context.category && qstrcmp(context.category, "tether.server") == 0) {
+            QMutexLocker lock(&mutex);
+            lines.append(message);
+        }
+        if (previous)
+            previous(type, context, message);
+    }
+    static QStringList containing(const QString &text)
+    {
+        QMutexLocker lock(&mutex);
+        return lines.filter(text);
+    }
+};
 
 /// Port of a bound IPv4/IPv6 socket address, 0 for any other family.
 inline quint16 sockaddrPort(const sockaddr_storage &a)

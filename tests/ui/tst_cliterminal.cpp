@@ -13,11 +13,15 @@
 #include <QAction>
 #include <QItemSelectionModel>
 #include <QAbstractItemView>
+#include <QPointer>
 #include <QProcess>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cerrno>
+#include <csignal>
 #include <sys/stat.h>
 
 using namespace Tether;
@@ -145,8 +149,20 @@ private Q_SLOTS:
         QVERIFY(!other.attachInTerminalEmulator(id, ViewerMode::Control, &error));
         QVERIFY2(error.contains(QStringLiteral("/nonexistent/term")), qPrintable(error));
 
+        // Quit ends the session: the registry drops it at once, then it is
+        // torn down (its shell ended and reaped) and deleted, and only then
+        // does the app say it has finished.
+        const QPointer<Session> session(s);
+        const pid_t shell = s->pid();
+        QVERIFY(shell > 0);
+        QSignalSpy finished(&app, &DesktopApp::finished);
         app.requestQuit(false);
-        QTRY_VERIFY_WITH_TIMEOUT(s == nullptr || app.registry()->sessions().isEmpty(), 15000);
+        QVERIFY(app.registry()->sessions().isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 15000);
+        QTRY_VERIFY(session.isNull()); // deleteLater, queued
+        errno = 0;
+        QVERIFY2(::kill(shell, 0) == -1 && errno == ESRCH,
+                 qPrintable(QStringLiteral("the shell (pid %1) outlived the quit").arg(shell)));
     }
 
     void noQueryAnswersLeftAtThePrompt()

@@ -63,6 +63,27 @@ void answerNextMessageBox(const QString &text, QString *seen = nullptr)
     QTimer::singleShot(0, [text, seen] { answerMessageBoxAttempt(text, seen); });
 }
 
+/// A registry (short teardown), its model, and a Sessions window shown with
+/// one shell session, selected: the start of the tests of the Kill action.
+struct WindowWithASession {
+    SessionRegistry registry;
+    SessionModel model{&registry};
+    SessionsWindow window{&model};
+    Session *session = nullptr;
+
+    /// False when the shell could not be spawned.
+    bool start()
+    {
+        registry.setTeardownGrace(200);
+        window.show();
+        session = registry.create(shell());
+        if (!session)
+            return false;
+        window.selectSession(session->id());
+        return window.currentSessionId() == session->id();
+    }
+};
+
 } // namespace
 
 class TestSessionsWindow : public QObject
@@ -170,14 +191,10 @@ void TestSessionsWindow::doubleClickAttaches()
 
 void TestSessionsWindow::killAsksFirst()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
-    SessionModel model(&registry);
-    SessionsWindow w(&model);
-    w.show();
-    Session *s = registry.create(shell());
-    QVERIFY(s);
-    w.selectSession(s->id());
+    WindowWithASession f;
+    QVERIFY(f.start());
+    SessionsWindow &w = f.window;
+    Session *s = f.session;
     QSignalSpy kill(&w, &SessionsWindow::killRequested);
 
     QString seen;
@@ -199,14 +216,8 @@ void TestSessionsWindow::killDialogKeepsItsTitle()
     const QString displayName = QGuiApplication::applicationDisplayName();
     QGuiApplication::setApplicationDisplayName(QStringLiteral("Tether"));
     const auto restore = qScopeGuard([&] { QGuiApplication::setApplicationDisplayName(displayName); });
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
-    SessionModel model(&registry);
-    SessionsWindow w(&model);
-    w.show();
-    Session *s = registry.create(shell());
-    QVERIFY(s);
-    w.selectSession(s->id());
+    WindowWithASession f;
+    QVERIFY(f.start());
     int width = -1;
     int needed = 0;
     QString title;
@@ -232,7 +243,7 @@ void TestSessionsWindow::killDialogKeepsItsTitle()
         };
         look();
     });
-    w.killAction()->trigger();
+    f.window.killAction()->trigger();
     qInfo("the box is %d px wide, its title needs %d", width, needed);
     QCOMPARE(title, QStringLiteral("Kill session"));
     QVERIFY2(width >= needed, qPrintable(QStringLiteral("box %1 px wide, its title needs %2").arg(width).arg(needed)));

@@ -235,8 +235,12 @@ export async function newPage(browser, opts = {}) {
   // Console errors include Content-Security-Policy refusals: xterm.js keeps
   // its colours and cell sizes in <style> elements, which the server's policy
   // must allow (style-src 'unsafe-inline'; scripts stay 'self' only).
+  // The message's location names the resource for "Failed to load
+  // resource" (which request met a refused or empty connection).
   page.on('console', (m) => {
-    if (m.type() === 'error') page.errors.push(`console: ${m.text()}`);
+    if (m.type() !== 'error') return;
+    const url = m.location()?.url;
+    page.errors.push(`console: ${m.text()}${url ? ` (${url})` : ''}`);
   });
   return page;
 }

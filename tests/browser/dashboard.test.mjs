@@ -601,9 +601,10 @@ describe('dashboard', { timeout: 240000 }, () => {
     const stopped = await server.stop();
     server = null;
     assert.equal(stopped.code, 0);
-    // Away: the old list is still there, marked as out of date.
+    // Away: the old list is still there, marked as out of date, and why
+    // (the event stream's `shutdown` event: it quit, SIGTERM).
     await page.waitForSelector('#list-stale:not([hidden])', { timeout: 15000 });
-    assert.match(await page.locator('#list-stale').textContent(), /Tether is not reachable/);
+    assert.match(await page.locator('#list-stale').textContent(), /^Tether shut down/);
     assert.ok(await page.locator('#sidebar.stale').isVisible());
     assert.ok(['offline', 'reconnecting'].includes(await page.locator('#conn').getAttribute('data-state')));
 

@@ -199,4 +199,53 @@ describe('display', { timeout: 240000 }, () => {
       rmSync(config, { recursive: true, force: true });
     }
   });
+
+  test('a page showing only the list says "Tether shut down" when Tether quits, "not reachable" when it is gone', async () => {
+    // The event stream's last event is `shutdown` (docs/protocol.md, "Live
+    // list"): a page with no session open said only "Tether is not
+    // reachable" after Quit, while an attached one said "Tether shut down".
+    // Both servers share one config directory, so the second keeps the key.
+    const config = mkdtempSync(path.join(os.tmpdir(), 'tether-browser-config-'));
+    let own = await startTether({ env: { XDG_CONFIG_HOME: config } });
+    try {
+      const page = await newPage(browser);
+      await openDashboard(page, own);
+      const made = await api(own, 'POST', '/api/sessions', { command: ['/bin/sh'] });
+      assert.equal(made.status, 201);
+      await page.locator(`.session[data-id="${made.body.id}"]`).waitFor();
+      await until(async () => (await page.locator('#conn-text').textContent()) === 'Connected', 10000, 'the list live');
+
+      const { port } = own;
+      const stopped = await own.stop(); // SIGTERM
+      own = null;
+      assert.equal(stopped.code, 0);
+      await page.waitForSelector('#list-stale:not([hidden])', { timeout: 15000 });
+      assert.equal(await page.locator('#conn-text').textContent(), 'Tether shut down');
+      assert.match(await page.locator('#conn').getAttribute('title'), /server shutting down/);
+      assert.match(await page.locator('#list-stale').textContent(),
+        /^Tether shut down \(“server shutting down”\): .*its sessions ended with it/);
+      assert.ok(['offline', 'reconnecting'].includes(await page.locator('#conn').getAttribute('data-state')));
+
+      // Back, same key: the list is live again, without the session that ended.
+      own = await startTether({ env: { XDG_CONFIG_HOME: config }, args: ['--port', String(port)] });
+      await page.waitForSelector('#list-stale', { state: 'hidden', timeout: 20000 });
+      await until(async () => (await page.locator('#conn-text').textContent()) === 'Connected', 10000, 'the list live again');
+      assert.equal(await page.locator(`.session[data-id="${made.body.id}"]`).count(), 0);
+
+      // Gone without a word (killed): no `shutdown` event, and the page does
+      // not claim one.
+      own.proc.kill('SIGKILL');
+      await own.stop();
+      own = null;
+      await page.waitForSelector('#list-stale:not([hidden])', { timeout: 15000 });
+      assert.match(await page.locator('#list-stale').textContent(), /^Tether is not reachable/);
+      assert.notEqual(await page.locator('#conn-text').textContent(), 'Tether shut down');
+      const unexpected = page.errors.filter((e) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET/.test(e));
+      assert.deepEqual(unexpected, []);
+      await page.context().close();
+    } finally {
+      if (own) await own.stop();
+      rmSync(config, { recursive: true, force: true });
+    }
+  });
 });

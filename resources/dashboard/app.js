@@ -454,11 +454,13 @@ function createItem(id) {
   li.dataset.id = id;
   const open = el('a', 'session-open');
   open.href = `#/s/${encodeURIComponent(id)}`;
+  // The name has the first line to itself, beside the actions: with the
+  // state badge there too, a row with Attach left the name 32 px ("pag…").
   const head = el('span', 'session-head');
-  head.append(el('span', 'session-title'), el('span', 'badge state'));
+  head.append(el('span', 'session-title'));
   const cmd = el('span', 'session-cmd');
   const meta = el('span', 'session-meta');
-  meta.append(el('span', 'viewer'), el('span', 'idle'), el('span', 'expiry'));
+  meta.append(el('span', 'badge state'), el('span', 'viewer'), el('span', 'idle'), el('span', 'expiry'));
   const buf = el('span', 'buffer');
   const bar = el('span', 'buffer-bar');
   bar.append(el('span', 'buffer-fill'));

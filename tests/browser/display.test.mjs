@@ -248,4 +248,49 @@ describe('display', { timeout: 240000 }, () => {
       rmSync(config, { recursive: true, force: true });
     }
   });
+
+  test('short session names show whole in the list, beside Attach, Watch and Kill', async () => {
+    // A 5-letter name was cut to "pag…" at the default width: the row
+    // kept room for its three buttons and the state badge on the name's line.
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const names = ['pager', 'build-server', 'a-session-name-much-longer-than-the-row-has-room-for'];
+    const ids = [];
+    for (const name of names) {
+      const made = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh'] });
+      assert.equal(made.status, 201);
+      assert.equal((await api(server, 'PATCH', `/api/sessions/${made.body.id}`, { name })).status, 200);
+      ids.push(made.body.id);
+    }
+    try {
+      const rows = async () => page.evaluate((want) => want.map((id) => {
+        const li = document.querySelector(`.session[data-id="${id}"]`);
+        const t = li && li.querySelector('.session-title');
+        if (!t || t.textContent === '') return null;
+        const actions = [...li.querySelectorAll('.session-actions > *')].filter((b) => !b.hidden);
+        return {
+          name: t.textContent,
+          whole: t.scrollWidth <= t.clientWidth,
+          attach: li.classList.contains('has-attach'),
+          // The name's box ends before the first visible button starts.
+          clear: t.getBoundingClientRect().right <= Math.min(...actions.map((b) => b.getBoundingClientRect().left)),
+          buttons: actions.length,
+        };
+      }), ids);
+      await until(async () => (await rows()).every((r) => r && names.includes(r.name)), 10000, 'the named rows');
+      const got = await rows();
+      for (const r of got) {
+        assert.ok(r.attach, `${r.name}: Attach shown`);
+        assert.equal(r.buttons, 3, r.name);
+        assert.ok(r.clear, `${r.name}: the name runs under the buttons`);
+      }
+      assert.deepEqual(got.map((r) => r.whole), [true, true, false], JSON.stringify(got));
+      // The badge is still there, on the row's status line.
+      assert.equal(await page.locator(`.session[data-id="${ids[0]}"] .state`).textContent(), 'running');
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await page.context().close();
+      for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
+    }
+  });
 });

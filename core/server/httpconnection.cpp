@@ -293,6 +293,40 @@ void HttpConnection::endStream()
     m_socket->disconnectFromHost();
 }
 
+void HttpConnection::closeForShutdown(const QByteArray &streamTail)
+{
+    if (!m_socket)
+        return;
+    auto *ssl = qobject_cast<QSslSocket *>(m_socket);
+    switch (m_state) {
+    case State::Reading:
+        // Before its first byte or within the handshake a TLS client can
+        // read nothing we could write: clear text would be garbage to it.
+        if (ssl && !ssl->isEncrypted()) {
+            abort();
+            return;
+        }
+        respondError(503, QStringLiteral("server shutting down"));
+        break;
+    case State::Streaming:
+        if (!streamTail.isEmpty())
+            writeStream(streamTail);
+        break;
+    case State::Responding:
+    case State::Lingering:
+    case State::Done:
+        break;
+    }
+    if (!m_socket)
+        return; // writeStream() dropped a client that did not read
+    // Qt writes its buffer on a later pass of the event loop, which may not
+    // come: write now what the kernel takes. bytesWritten follows, and with
+    // it the half-close of an answer (onBytesWritten).
+    m_socket->flush();
+    if (m_socket && m_state == State::Streaming)
+        endStream();
+}
+
 void HttpConnection::abort()
 {
     if (!m_socket)

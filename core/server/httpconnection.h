@@ -119,6 +119,19 @@ public:
     /// Ends a stream gracefully: what writeStream() queued is sent, then the
     /// connection closes (finished() follows). No effect unless streaming.
     void endStream();
+    /**
+     * The server is shutting down (Server::close()): every client gets a
+     * clear end instead of a connection closed with nothing on it (Chromium's
+     * net::ERR_EMPTY_RESPONSE). A request still being read, even one whose
+     * head has not arrived yet, is answered `503 {"error": "server shutting
+     * down"}` (with Connection: close, as every answer); an answer being
+     * written is finished; a stream gets `streamTail` (its last event) and
+     * ends. What the kernel takes without blocking is handed to it at once,
+     * since the process may exit right after, and the write side is then
+     * shut down as after any answer. A TLS connection whose handshake has
+     * not finished cannot be answered: it is dropped.
+     */
+    void closeForShutdown(const QByteArray &streamTail = QByteArray());
     /// Drops the connection at once.
     void abort();
 

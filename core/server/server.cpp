@@ -456,9 +456,19 @@ void Server::close()
     if (m_tcp)
         m_tcp->close();
     closeViewers(Protocol::GoingAway, Protocol::CloseReason::ServerShutdown);
+    // Every connection gets a clear end, not a close with nothing on it
+    // (Chromium: net::ERR_EMPTY_RESPONSE): the event streams a `shutdown`
+    // event, so that a dashboard showing only the list can say "Tether shut
+    // down" as an attached one does (1001 above); a request taken in but
+    // not answered yet a 503 "server shutting down"; an answer being written
+    // the rest of it. docs/protocol.md, "/api/events" and "Shutdown".
+    const auto streams = m_eventStreams;
+    m_eventStreams.clear();
+    for (HttpConnection *c : streams)
+        c->closeForShutdown(shutdownEvent());
     const auto http = m_http;
     for (HttpConnection *c : http)
-        c->abort();
+        c->closeForShutdown();
     m_pending.clear();
     m_eventTimer.stop();
     m_eventKeepalive.stop();
@@ -1172,6 +1182,11 @@ QByteArray Server::sessionsEvent() const
 {
     return "event: sessions\ndata: "
         + QJsonDocument(sessionListJson(m_registry)).toJson(QJsonDocument::Compact) + "\n\n";
+}
+
+QByteArray Server::shutdownEvent()
+{
+    return "event: shutdown\ndata: {\"reason\":\"" + QByteArray(Protocol::CloseReason::ServerShutdown) + "\"}\n\n";
 }
 
 QByteArray Server::serverEvent() const

@@ -182,7 +182,11 @@ public:
 
     /// Stops listening and closes every connection: viewers with 1001
     /// "server shutting down" (they detach from their sessions), event
-    /// streams and pending HTTP requests. Sessions keep running.
+    /// streams after a `shutdown` event, requests not answered yet with 503
+    /// "server shutting down" (HttpConnection::closeForShutdown: never a
+    /// connection closed without an answer). Answers are handed to the
+    /// kernel before it returns, so the process may exit right after.
+    /// Sessions keep running.
     void close();
 
     // --- restart in place (docs/architecture.md, docs/protocol.md) ----------
@@ -330,6 +334,9 @@ private:
     QByteArray sessionsEvent() const;
     /// "event: server" with RestartHooks::status(); empty without hooks.
     QByteArray serverEvent() const;
+    /// "event: shutdown" with {"reason": "server shutting down"}: close()'s
+    /// last event on every stream.
+    static QByteArray shutdownEvent();
     QHostAddress listenAddress() const;
 
     QPointer<SessionRegistry> m_registry;

@@ -75,6 +75,8 @@ const app = {
   keyRotated: false,  // the event stream said the key was rotated (tether key --rotate)
   /** The server was out of reach since the last authorized answer. */
   lostContact: false,
+  /** The event stream's last word was `shutdown` (Tether quit), and no answer since. */
+  serverShutdown: false,
   /** The server's last `server` event: { version, update, pid, ... } or null. */
   server: null,
   /** The update bar's Restart was accepted (202); the next `server` event tells how it went. */
@@ -117,6 +119,10 @@ const STATE_TEXT = {
   unauthorized: 'No key',
 };
 
+const LIST_STALE_UNREACHABLE = 'Tether is not reachable: this list is from before it went away and may be out of date. Retrying…';
+const LIST_STALE_SHUTDOWN = 'Tether shut down (“server shutting down”): this list is from before it quit, and its sessions '
+  + 'ended with it. Retrying until it is back…';
+
 function renderIndicator() {
   let state;
   let text;
@@ -129,9 +135,13 @@ function renderIndicator() {
     if (state === 'connected' && app.current.mode === 'watch') text = app.share ? 'Watching (read-only)' : 'Watching';
     if (state === 'offline' && app.listState === 'connected') state = 'reconnecting';
     // Tether said `server shutting down` (Quit, SIGTERM): say that, not just "Offline".
-    if ((state === 'offline' || state === 'reconnecting') && app.current.attachment.shutdown) text = 'Tether shut down';
+    if ((state === 'offline' || state === 'reconnecting') && (app.current.attachment.shutdown || app.serverShutdown)) {
+      text = 'Tether shut down';
+    }
   } else {
     state = app.listState;
+    // The list alone heard it too: the event stream's `shutdown` event.
+    if ((state === 'offline' || state === 'reconnecting') && app.serverShutdown) text = 'Tether shut down';
   }
   const el = $('conn');
   el.dataset.state = state;
@@ -151,6 +161,7 @@ function renderIndicator() {
     && (app.listState === 'offline' || app.listState === 'reconnecting');
   $('sidebar').classList.toggle('stale', stale);
   $('list-stale').hidden = !stale;
+  $('list-stale').textContent = app.serverShutdown ? LIST_STALE_SHUTDOWN : LIST_STALE_UNREACHABLE;
 }
 
 // ---------------------------------------------------------------------------
@@ -193,6 +204,7 @@ async function api(method, path, body) {
 function noteAuthorized() {
   app.authorized = true;
   app.lostContact = false;
+  app.serverShutdown = false;
 }
 
 /**
@@ -246,6 +258,7 @@ function startEvents() {
   app.events = es;
   es.addEventListener('sessions', (e) => {
     app.eventsRetry = 0;
+    app.serverShutdown = false;
     app.listState = 'connected';
     noteAuthorized();
     try { applySessions(JSON.parse(e.data).sessions || []); } catch { /* ignore a bad event */ }
@@ -254,6 +267,13 @@ function startEvents() {
   // The key was rotated: the server ends this stream next, and the retry
   // meets a 401 that showUnauthorized() then explains.
   es.addEventListener('key', () => { app.keyRotated = true; });
+  // Tether is quitting (tray Quit, SIGTERM; protocol.md, `shutdown`): the
+  // stream ends next. A page showing only the list says so, as an attached
+  // one does from its socket's 1001 `server shutting down`.
+  es.addEventListener('shutdown', () => {
+    app.serverShutdown = true;
+    renderIndicator();
+  });
   // Version and update: once on connect, again when an upgrade is noticed.
   es.addEventListener('server', (e) => {
     try { applyServer(JSON.parse(e.data)); } catch { /* ignore a bad event */ }
@@ -434,11 +454,13 @@ function createItem(id) {
   li.dataset.id = id;
   const open = el('a', 'session-open');
   open.href = `#/s/${encodeURIComponent(id)}`;
+  // The name has the first line to itself, beside the actions: with the
+  // state badge there too, a row with Attach left the name 32 px ("pag…").
   const head = el('span', 'session-head');
-  head.append(el('span', 'session-title'), el('span', 'badge state'));
+  head.append(el('span', 'session-title'));
   const cmd = el('span', 'session-cmd');
   const meta = el('span', 'session-meta');
-  meta.append(el('span', 'viewer'), el('span', 'idle'), el('span', 'expiry'));
+  meta.append(el('span', 'badge state'), el('span', 'viewer'), el('span', 'idle'), el('span', 'expiry'));
   const buf = el('span', 'buffer');
   const bar = el('span', 'buffer-bar');
   bar.append(el('span', 'buffer-fill'));

@@ -191,12 +191,109 @@ describe('display', { timeout: 240000 }, () => {
       assert.match(await page.locator('#banner-detail').textContent(), /shut down \(“server shutting down”\)/);
       assert.ok(await page.getByRole('button', { name: 'New session' }).isVisible());
       assert.equal((await api(own, 'GET', `/api/sessions/${id}`)).status, 404);
-      const unexpected = page.errors.filter((e) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|status of 404|WebSocket connection to .* failed/.test(e));
+      // A 503: a request in flight when Tether quit (the favicon Chromium
+      // fetches on every change of the address), answered "server shutting
+      // down" (docs/protocol.md, section 1), never an empty close.
+      const unexpected = page.errors.filter((e) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|status of 404|status of 503|WebSocket connection to .* failed/.test(e));
       assert.deepEqual(unexpected, []);
       await page.context().close();
     } finally {
       if (own) await own.stop();
       rmSync(config, { recursive: true, force: true });
+    }
+  });
+
+  test('a page showing only the list says "Tether shut down" when Tether quits, "not reachable" when it is gone', async () => {
+    // The event stream's last event is `shutdown` (docs/protocol.md, "Live
+    // list"): a page with no session open said only "Tether is not
+    // reachable" after Quit, while an attached one said "Tether shut down".
+    // Both servers share one config directory, so the second keeps the key.
+    const config = mkdtempSync(path.join(os.tmpdir(), 'tether-browser-config-'));
+    let own = await startTether({ env: { XDG_CONFIG_HOME: config } });
+    try {
+      const page = await newPage(browser);
+      await openDashboard(page, own);
+      const made = await api(own, 'POST', '/api/sessions', { command: ['/bin/sh'] });
+      assert.equal(made.status, 201);
+      await page.locator(`.session[data-id="${made.body.id}"]`).waitFor();
+      await until(async () => (await page.locator('#conn-text').textContent()) === 'Connected', 10000, 'the list live');
+
+      const { port } = own;
+      const stopped = await own.stop(); // SIGTERM
+      own = null;
+      assert.equal(stopped.code, 0);
+      await page.waitForSelector('#list-stale:not([hidden])', { timeout: 15000 });
+      assert.equal(await page.locator('#conn-text').textContent(), 'Tether shut down');
+      assert.match(await page.locator('#conn').getAttribute('title'), /server shutting down/);
+      assert.match(await page.locator('#list-stale').textContent(),
+        /^Tether shut down \(“server shutting down”\): .*its sessions ended with it/);
+      assert.ok(['offline', 'reconnecting'].includes(await page.locator('#conn').getAttribute('data-state')));
+
+      // Back, same key: the list is live again, without the session that ended.
+      own = await startTether({ env: { XDG_CONFIG_HOME: config }, args: ['--port', String(port)] });
+      await page.waitForSelector('#list-stale', { state: 'hidden', timeout: 20000 });
+      await until(async () => (await page.locator('#conn-text').textContent()) === 'Connected', 10000, 'the list live again');
+      assert.equal(await page.locator(`.session[data-id="${made.body.id}"]`).count(), 0);
+
+      // Gone without a word (killed): no `shutdown` event, and the page does
+      // not claim one.
+      own.proc.kill('SIGKILL');
+      await own.stop();
+      own = null;
+      await page.waitForSelector('#list-stale:not([hidden])', { timeout: 15000 });
+      assert.match(await page.locator('#list-stale').textContent(), /^Tether is not reachable/);
+      assert.notEqual(await page.locator('#conn-text').textContent(), 'Tether shut down');
+      const unexpected = page.errors.filter((e) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|status of 503/.test(e));
+      assert.deepEqual(unexpected, []);
+      await page.context().close();
+    } finally {
+      if (own) await own.stop();
+      rmSync(config, { recursive: true, force: true });
+    }
+  });
+
+  test('short session names show whole in the list, beside Attach, Watch and Kill', async () => {
+    // A 5-letter name was cut to "pag…" at the default width: the row
+    // kept room for its three buttons and the state badge on the name's line.
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const names = ['pager', 'build-server', 'a-session-name-much-longer-than-the-row-has-room-for'];
+    const ids = [];
+    for (const name of names) {
+      const made = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh'] });
+      assert.equal(made.status, 201);
+      assert.equal((await api(server, 'PATCH', `/api/sessions/${made.body.id}`, { name })).status, 200);
+      ids.push(made.body.id);
+    }
+    try {
+      const rows = async () => page.evaluate((want) => want.map((id) => {
+        const li = document.querySelector(`.session[data-id="${id}"]`);
+        const t = li && li.querySelector('.session-title');
+        if (!t || t.textContent === '') return null;
+        const actions = [...li.querySelectorAll('.session-actions > *')].filter((b) => !b.hidden);
+        return {
+          name: t.textContent,
+          whole: t.scrollWidth <= t.clientWidth,
+          attach: li.classList.contains('has-attach'),
+          // The name's box ends before the first visible button starts.
+          clear: t.getBoundingClientRect().right <= Math.min(...actions.map((b) => b.getBoundingClientRect().left)),
+          buttons: actions.length,
+        };
+      }), ids);
+      await until(async () => (await rows()).every((r) => r && names.includes(r.name)), 10000, 'the named rows');
+      const got = await rows();
+      for (const r of got) {
+        assert.ok(r.attach, `${r.name}: Attach shown`);
+        assert.equal(r.buttons, 3, r.name);
+        assert.ok(r.clear, `${r.name}: the name runs under the buttons`);
+      }
+      assert.deepEqual(got.map((r) => r.whole), [true, true, false], JSON.stringify(got));
+      // The badge is still there, on the row's status line.
+      assert.equal(await page.locator(`.session[data-id="${ids[0]}"] .state`).textContent(), 'running');
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await page.context().close();
+      for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
     }
   });
 });

@@ -27,10 +27,17 @@ export function tetherBinary() {
   return bin;
 }
 
-// Servers this process started and that still run (startTether).
-const runningServerProcs = new Set();
+/**
+ * The servers startTether spawned and that were not stopped yet, one record
+ * each ({ proc, port, stderr }), added at spawn: this process kills them when
+ * it exits (they run in sessions of their own, out of reach of whatever
+ * signals this process's group), and serverLogTails() prints their logs. A
+ * server that exited by itself stays until stop(): its log is what explains
+ * a failure; killing an exited ChildProcess does nothing.
+ */
+const liveServers = new Set();
 function endLiveServers() {
-  for (const proc of runningServerProcs) {
+  for (const { proc } of liveServers) {
     try { proc.kill('SIGKILL'); } catch { /* already gone */ }
   }
 }
@@ -38,9 +45,6 @@ process.on('exit', endLiveServers);
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => { endLiveServers(); process.exit(128 + os.constants.signals[sig]); });
 }
-
-/** Servers started by startTether and not yet stopped (for serverLogTails). */
-const liveServers = new Set();
 
 /**
  * The last `lines` lines of what each running server wrote on stderr, for a
@@ -50,7 +54,7 @@ export function serverLogTails(lines = 40) {
   let out = '';
   for (const s of liveServers) {
     const tail = s.stderr().split('\n').slice(-lines).join('\n');
-    out += `\ntether serve on port ${s.port} (last ${lines} lines of its log):\n${tail}`;
+    out += `\ntether serve on port ${s.port ?? '(not yet known)'} (last ${lines} lines of its log):\n${tail}`;
   }
   return out;
 }
@@ -109,12 +113,12 @@ export async function startTether(opts = {}) {
   // In a session of its own (setsid, `detached`): a launcher that signals
   // the whole process group (ctest's timeout, a job runner) must not reach
   // the server in the middle of a test. In exchange this process ends the
-  // servers it started when it exits (runningServerProcs), however it exits.
+  // servers it started when it exits (liveServers), however it exits.
   const proc = spawn(binary, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  runningServerProcs.add(proc);
-  proc.on('exit', () => runningServerProcs.delete(proc));
   let out = '';
   let err = '';
+  const record = { proc, port: null, stderr: () => err };
+  liveServers.add(record);
   proc.stderr.on('data', (d) => { err += d; });
   const line = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`tether serve printed no URL in 20 s\nstdout: ${out}\nstderr: ${err}`)), 20000);
@@ -127,8 +131,14 @@ export async function startTether(opts = {}) {
       clearTimeout(timer);
       reject(new Error(`tether serve exited (${code ?? signal}) before serving\nstdout: ${out}\nstderr: ${err}`));
     });
+  }).catch((e) => {
+    // Its output is in the error; nothing is left to kill.
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    liveServers.delete(record);
+    throw e;
   });
   const port = Number(line[4]);
+  record.port = port;
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
   const server = {
     base: `${line[2]}://${line[3]}:${port}/`,
@@ -146,12 +156,11 @@ export async function startTether(opts = {}) {
       const timer = setTimeout(() => proc.kill('SIGKILL'), 15000);
       const r = await exited;
       clearTimeout(timer);
-      liveServers.delete(server);
+      liveServers.delete(record);
       rmSync(root, { recursive: true, force: true });
       return r;
     },
   };
-  liveServers.add(server);
   return server;
 }
 
@@ -235,8 +244,12 @@ export async function newPage(browser, opts = {}) {
   // Console errors include Content-Security-Policy refusals: xterm.js keeps
   // its colours and cell sizes in <style> elements, which the server's policy
   // must allow (style-src 'unsafe-inline'; scripts stay 'self' only).
+  // The message's location names the resource for "Failed to load
+  // resource" (which request met a refused or empty connection).
   page.on('console', (m) => {
-    if (m.type() === 'error') page.errors.push(`console: ${m.text()}`);
+    if (m.type() !== 'error') return;
+    const url = m.location()?.url;
+    page.errors.push(`console: ${m.text()}${url ? ` (${url})` : ''}`);
   });
   return page;
 }

@@ -63,6 +63,10 @@ void AttachClient::connectSocket()
     }
     connect(ws, &QWebSocket::textMessageReceived, this, &AttachClient::onText);
     connect(ws, &QWebSocket::binaryMessageReceived, this, &AttachClient::onBinary);
+    connect(ws, &QWebSocket::bytesWritten, this, [this, ws]() {
+        if (ws == m_socket && ws->bytesToWrite() < kInputLowBytes)
+            Q_EMIT inputDrained();
+    });
     connect(ws, &QWebSocket::stateChanged, this, [this, ws](QAbstractSocket::SocketState state) {
         if (state == QAbstractSocket::UnconnectedState && ws == m_socket)
             onSocketGone();
@@ -210,6 +214,11 @@ void AttachClient::sendInput(const char *data, qsizetype size)
         m_pendingInput.append(data, int(std::min(room, size)));
 }
 
+qint64 AttachClient::inputQueued() const
+{
+    return m_socket ? m_socket->bytesToWrite() : 0;
+}
+
 void AttachClient::setWindowSize(int cols, int rows)
 {
     if (cols < 1 || cols > 1000 || rows < 1 || rows > 1000)
@@ -350,6 +359,7 @@ void AttachClient::onSocketGone()
     m_socket = nullptr;
     ws->disconnect(this);
     ws->deleteLater();
+    Q_EMIT inputDrained(); // what it held is gone with it
     if (m_finished)
         return;
     if (m_detaching) {

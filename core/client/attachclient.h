@@ -96,6 +96,17 @@ public:
     void sendInput(const char *data, qsizetype size);
     /// Input kept while not connected (bytes); more is dropped.
     static constexpr qsizetype kMaxPendingInput = 64 * 1024;
+    /**
+     * Input (and anything else) written to the connection that the kernel
+     * has not taken yet (bytes; 0 without a connection). The server takes
+     * input at the program's pace (docs/protocol.md, "Input flow
+     * control"), so after a large paste this waits; it is never given up
+     * on. A holder that reads its input from somewhere stops reading above
+     * kInputHighBytes and reads on at inputDrained().
+     */
+    qint64 inputQueued() const;
+    static constexpr qint64 kInputHighBytes = 1024 * 1024;
+    static constexpr qint64 kInputLowBytes = 256 * 1024;
     /// Oldest kept input still sent on a resume (ms, monotonic).
     static constexpr qint64 kMaxPendingInputMs = 5000;
     /// The window size in cells (1..1000 each). Sent now if attached in
@@ -173,6 +184,9 @@ Q_SIGNALS:
     void reconnecting(int attempt, int delayMs);
     /// The attachment is over (emitted once); `message` is endMessage().
     void finished(Tether::AttachStream::End end, const QString &message);
+    /// inputQueued() fell under kInputLowBytes (bytes left the queue, or the
+    /// connection carrying them is gone).
+    void inputDrained();
 
 private:
     void connectSocket();

@@ -116,6 +116,13 @@ bool TtyAttach::start()
             m_reconnectNotice.start();
     });
     connect(&m_client, &AttachClient::finished, this, &TtyAttach::onFinished);
+    connect(&m_client, &AttachClient::inputDrained, this, [this]() {
+        if (!m_inputHeld || m_client.inputQueued() >= AttachClient::kInputLowBytes)
+            return;
+        m_inputHeld = false;
+        if (!m_ending && !m_finalized)
+            m_inNotifier->setEnabled(true);
+    });
     connect(&m_gate, &ReplayInputGate::opened, this, [this]() {
         if (m_leaving)
             finishExit();
@@ -291,8 +298,17 @@ void TtyAttach::readInput()
     const char *data = m_inBuffer.constData() + v.from;
     bool detachNow = false;
     const qsizetype len = m_detachKey.scan(data, v.size, &detachNow);
-    if (len > 0 && v.pass)
+    if (len > 0 && v.pass) {
         m_client.sendInput(data, len);
+        // A paste larger than the program takes at once: the server holds
+        // the connection back (protocol.md "Input flow control"); stop
+        // reading the terminal rather than queue the paste in memory. The
+        // terminal keeps the rest; nothing is given up on.
+        if (m_client.inputQueued() > AttachClient::kInputHighBytes) {
+            m_inputHeld = true;
+            m_inNotifier->setEnabled(false);
+        }
+    }
     if (detachNow) {
         m_ending = true;
         m_client.detach();

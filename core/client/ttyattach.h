@@ -141,6 +141,10 @@ private:
     bool m_inIsTty = false;
     bool m_noticeShown = false;
     bool m_ending = false;      ///< leaving: no more input, no more pausing
+    /// Not reading the terminal: the connection holds over
+    /// AttachClient::kInputHighBytes of unsent input (a large paste that the
+    /// program takes slowly); read on at AttachClient::inputDrained().
+    bool m_inputHeld = false;
     bool m_suspending = false;  ///< suspend() drops the output queue
     bool m_finishedEnd = false; ///< AttachClient::finished() came
     bool m_finalized = false;

@@ -995,6 +995,8 @@ void PtyProcess::onWritable()
         if (m_writeNotifier)
             m_writeNotifier->setEnabled(false); // enabled only while input waits
     }
+    if (n != 0)
+        Q_EMIT inputWritten(pendingInput());
 }
 
 pid_t PtyProcess::foregroundProcessGroup() const

@@ -59,7 +59,11 @@ constexpr int kMinCells = 1;
 constexpr int kMaxCells = 1000;
 /// Bound on queued, not yet written input (bytes). A program that does not read
 /// its stdin plus a large paste must not block us or grow memory (jupyter/terminado#189).
-constexpr qsizetype kMaxPendingInput = 1024 * 1024;
+/// The WebSocket viewer stops taking messages once more than its input high
+/// watermark (256 KiB) waits and a message is at most 1 MiB, so a paste from
+/// the network never reaches this bound (docs/protocol.md, "Input flow
+/// control"); it refuses what other sources would add beyond it.
+constexpr qsizetype kMaxPendingInput = 2 * 1024 * 1024;
 /// The read buffer (bytes): what one outputReady() hands out at most.
 /// 64 bytes short of 64 KiB so that a full chunk, sent as one WebSocket
 /// frame (4-byte header for payloads up to 65,535 bytes, RFC 6455 §5.2),
@@ -128,6 +132,7 @@ void reapChildLater(pid_t pid);
  * Input: write() queues; a write notifier drains the queue with non-blocking
  * writes (partial writes and EAGAIN handled). The queue is bounded by
  * kMaxPendingInput; overflow refuses the write and emits inputStalled().
+ * Each write notifier wakeup that makes progress emits inputWritten().
  *
  * Exit: detected with a pidfd (Linux >= 5.3) on a notifier; only our own pid is
  * reaped (never waitpid(-1), which would steal QProcess's children). When the
@@ -265,6 +270,11 @@ Q_SIGNALS:
     void finished(const Tether::ExitStatus &status);
     /// write() refused input because kMaxPendingInput bytes are queued.
     void inputStalled();
+    /// The write notifier wrote queued input to the master (or the queue
+    /// was dropped on a write error); `pending` bytes still wait. Emitted
+    /// only while input is queued, so an idle PTY costs nothing: the
+    /// progress a holder paused on a full queue resumes from.
+    void inputWritten(qsizetype pending);
     /// Teardown complete: leader reaped and no process of its session left
     /// (or SIGKILL sent to all), master closed. Also emitted when the child
     /// exited by itself and its session is empty, after finished().

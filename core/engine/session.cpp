@@ -96,6 +96,7 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     });
     connect(&m_pty, &PtyProcess::outputReady, this, &Session::onOutput);
     connect(&m_pty, &PtyProcess::finished, this, &Session::onFinished);
+    connect(&m_pty, &PtyProcess::inputWritten, this, &Session::inputWritten);
     connect(&m_pty, &PtyProcess::tornDown, this, [this] {
         if (m_tornDown)
             return;

@@ -208,6 +208,9 @@ public:
     /// should then give up (the WebSocket viewer closes 1013) and detach.
     bool sendInput(Viewer *from, const char *data, qsizetype size);
     bool sendInput(Viewer *from, const QByteArray &data) { return sendInput(from, data.constData(), data.size()); }
+    /// Input queued for the program and not yet written to its terminal
+    /// (bytes; PtyProcess::pendingInput). inputWritten() reports progress.
+    qsizetype pendingInput() const { return m_pty.pendingInput(); }
     /// Resize from the control viewer (columns×rows, each 1..1000). Returns false
     /// and applies nothing when out of range or `from` is not the control viewer.
     bool resize(Viewer *from, int cols, int rows);
@@ -404,6 +407,9 @@ Q_SIGNALS:
     void outputArrived(qsizetype bytes);
     /// No process of this session is left.
     void tornDown();
+    /// Queued input was written to the program's terminal (PtyProcess::
+    /// inputWritten); `pending` bytes still wait. Only while input waits.
+    void inputWritten(qsizetype pending);
 
 private:
     // The screen (see hasScreen()).

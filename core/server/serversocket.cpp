@@ -2,6 +2,7 @@
 #include "serversocket.h"
 #include "logging.h"
 
+#include <QPointer>
 #include <QtEndian>
 
 namespace Tether {
@@ -90,9 +91,39 @@ QByteArray CloseFrameWatch::replacement(const char *data, qint64 size) const
     return frame;
 }
 
+void WebSocketInputGate::setPaused(QTcpSocket *socket, bool paused)
+{
+    if (paused == m_paused)
+        return;
+    m_paused = paused;
+    socket->setReadBufferSize(paused ? kPausedReadBuffer : 0); // 0: unbounded, Qt's default
+    if (paused)
+        return;
+    // What was read while paused is in the socket's buffer; no readyRead
+    // may come for it (the client may have sent everything already).
+    // Queued: the holder resumes from inside the session's callbacks.
+    QPointer<QTcpSocket> guard(socket);
+    QMetaObject::invokeMethod(socket, [this, guard]() {
+        if (!guard || m_paused || guard->state() != QAbstractSocket::ConnectedState)
+            return;
+        // QSslSocket decrypts what its inner socket holds only when asked
+        // (its own buffer was full); a private slot in Qt 5.15 and 6.4,
+        // harmless where absent.
+        if (qobject_cast<QSslSocket *>(guard.data()))
+            QMetaObject::invokeMethod(guard.data(), "_q_flushReadBuffer", Qt::DirectConnection);
+        if (guard && guard->bytesAvailable() > 0)
+            Q_EMIT guard->readyRead();
+    }, Qt::QueuedConnection);
+}
+
 ServerSocket::ServerSocket(QObject *parent)
     : QTcpSocket(parent)
 {
+}
+
+qint64 ServerSocket::bytesAvailable() const
+{
+    return m_gate.isPaused() ? 0 : QTcpSocket::bytesAvailable();
 }
 
 qint64 ServerSocket::writeData(const char *data, qint64 size)
@@ -110,6 +141,11 @@ TlsServerSocket::TlsServerSocket(QObject *parent)
 {
 }
 
+qint64 TlsServerSocket::bytesAvailable() const
+{
+    return m_gate.isPaused() ? 0 : QSslSocket::bytesAvailable();
+}
+
 qint64 TlsServerSocket::writeData(const char *data, qint64 size)
 {
     const QByteArray frame = m_watch.replacement(data, size);
@@ -125,6 +161,19 @@ void watchWebSocketClose(QTcpSocket *socket)
         plain->watchWebSocketClose();
     else if (auto *tls = qobject_cast<TlsServerSocket *>(socket))
         tls->watchWebSocketClose();
+}
+
+bool setWebSocketInputPaused(QTcpSocket *socket, bool paused)
+{
+    if (auto *plain = qobject_cast<ServerSocket *>(socket)) {
+        plain->setInputPaused(paused);
+        return true;
+    }
+    if (auto *tls = qobject_cast<TlsServerSocket *>(socket)) {
+        tls->setInputPaused(paused);
+        return true;
+    }
+    return false;
 }
 
 qint64 pendingWriteBytes(const QTcpSocket *socket)

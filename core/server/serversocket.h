@@ -68,8 +68,50 @@ private:
 };
 
 /**
+ * Input flow control below a QWebSocket (docs/protocol.md, "Input flow
+ * control"): while paused, the socket tells QWebSocket that no bytes are
+ * available and stops reading from the kernel, so the client's bytes wait
+ * in the TCP buffers and TCP pushes back on the client.
+ *
+ * Why here: QWebSocket (Qt 5.15 and 6.4) reads every frame its socket has
+ * on each readyRead, and a frame it has begun must be completed within 5 s
+ * (else it closes 1001 "Timeout when reading data from socket."): a holder
+ * cannot stop taking messages above it, and stopping the bytes at an
+ * arbitrary place would cut a frame. QWebSocket asks bytesAvailable()
+ * (virtual) before every read of a header, length, mask or payload and
+ * loops only while it is non-zero, so a pause that starts at a message
+ * boundary stops it there exactly. The holder pauses from its
+ * binaryMessageReceived/textMessageReceived slot, which QWebSocket calls
+ * once the message's last frame is consumed: the next unread byte is the
+ * first of a frame, and no frame is ever half read while paused.
+ *
+ * Kernel reads: while paused the read buffer is bounded (kPausedReadBuffer,
+ * QAbstractSocket::setReadBufferSize): once the socket's buffer holds that
+ * much, Qt turns its read notifier off (no wakeups) and the client's bytes
+ * stay in the kernel. What the socket had read before the pause stays in
+ * its buffer, in order (at most what the kernel had queued for it).
+ * Resuming lifts the bound and re-emits readyRead (queued) so that
+ * QWebSocket takes what is buffered even when nothing new arrives.
+ */
+class WebSocketInputGate
+{
+public:
+    /// The read buffer bound while paused (bytes).
+    static constexpr qint64 kPausedReadBuffer = 64 * 1024;
+
+    /// Pauses (true) or resumes (false) what `socket` (its owner) hands to
+    /// QWebSocket; idempotent.
+    void setPaused(QTcpSocket *socket, bool paused);
+    bool isPaused() const { return m_paused; }
+
+private:
+    bool m_paused = false;
+};
+
+/**
  * The TCP socket of every accepted plain connection (HTTP first, then maybe
- * a WebSocket handed to QWebSocketServer), with a CloseFrameWatch.
+ * a WebSocket handed to QWebSocketServer), with a CloseFrameWatch and a
+ * WebSocketInputGate.
  */
 class ServerSocket : public QTcpSocket
 {
@@ -78,12 +120,17 @@ public:
     explicit ServerSocket(QObject *parent = nullptr);
     /// CloseFrameWatch::watch().
     void watchWebSocketClose() { m_watch.watch(this); }
+    /// WebSocketInputGate::setPaused().
+    void setInputPaused(bool paused) { m_gate.setPaused(this, paused); }
+    /// 0 while the input gate is paused.
+    qint64 bytesAvailable() const override;
 
 protected:
     qint64 writeData(const char *data, qint64 size) override;
 
 private:
     CloseFrameWatch m_watch;
+    WebSocketInputGate m_gate;
 };
 
 /**
@@ -98,16 +145,25 @@ public:
     explicit TlsServerSocket(QObject *parent = nullptr);
     /// CloseFrameWatch::watch().
     void watchWebSocketClose() { m_watch.watch(this); }
+    /// WebSocketInputGate::setPaused() (on the decrypted bytes; the bound
+    /// applies to both QSslSocket's buffers).
+    void setInputPaused(bool paused) { m_gate.setPaused(this, paused); }
+    /// 0 while the input gate is paused.
+    qint64 bytesAvailable() const override;
 
 protected:
     qint64 writeData(const char *data, qint64 size) override;
 
 private:
     CloseFrameWatch m_watch;
+    WebSocketInputGate m_gate;
 };
 
 /// Starts the CloseFrameWatch of `socket` when it is one of the classes above.
 void watchWebSocketClose(QTcpSocket *socket);
+/// WebSocketInputGate::setPaused() of `socket` when it is one of the classes
+/// above; false (nothing paused) for any other socket.
+bool setWebSocketInputPaused(QTcpSocket *socket, bool paused);
 
 /**
  * Bytes written to `socket` that the kernel has not taken yet. For a

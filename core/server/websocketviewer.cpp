@@ -81,6 +81,8 @@ WebSocketViewer::WebSocketViewer(QWebSocket *socket, ViewerKind kind, const Opti
     // reading) is cut: the close handshake must not hold the fd forever.
     m_lingerTimer.setSingleShot(true);
     m_lingerTimer.setInterval(qMax(1, m_options.pingTimeoutMs));
+    m_inputStallTimer.setSingleShot(true);
+    connect(&m_inputStallTimer, &QTimer::timeout, this, &WebSocketViewer::onInputStallTimer);
     connect(&m_lingerTimer, &QTimer::timeout, this, [this]() {
         qCDebug(lcServer) << m_describe << "close made no progress: aborting";
         m_aborted = true;
@@ -144,6 +146,8 @@ void WebSocketViewer::attached(Session *session, const AttachInfo &info)
 {
     m_session = session;
     m_mode = info.mode;
+    if (info.mode == ViewerMode::Control)
+        connect(session, &Session::inputWritten, this, &WebSocketViewer::onInputWritten, Qt::UniqueConnection);
     m_replayAllowance = qint64(info.preludeBytes) + qint64(info.replayBytes) + qint64(info.snapshotBytes);
     QJsonObject o;
     o.insert(QStringLiteral("type"), QStringLiteral("attached"));
@@ -357,6 +361,9 @@ void WebSocketViewer::closeSocket(int code, const QString &reason)
         return;
     m_closing = true;
     m_pingTimer.stop();
+    // QWebSocket must read on to find the client's close frame (the input
+    // behind the gate is discarded: onBinary ignores it while closing).
+    setInputPaused(false);
     qCDebug(lcServer) << m_describe << "closing" << code << reason;
     m_lingerTimer.start();
     // QWebSocket closes the descriptor right after the close frame; unread
@@ -471,8 +478,63 @@ void WebSocketViewer::onBinary(const QByteArray &message)
     // False: the input queue is full because the program does not read
     // (jupyter/terminado#189). The session may already have detached us with
     // InputStalled (then the socket is closing); otherwise close 1013 here.
-    if (!m_session->sendInput(this, message) && !m_closing)
-        closeWith(Protocol::TryAgainLater, QString::fromLatin1(Protocol::CloseReason::InputStalled));
+    if (!m_session->sendInput(this, message)) {
+        if (!m_closing)
+            closeWith(Protocol::TryAgainLater, QString::fromLatin1(Protocol::CloseReason::InputStalled));
+        return;
+    }
+    // Input flow control: QWebSocket has just consumed this message's last
+    // frame, so the socket's next byte starts a frame: pausing here stops it
+    // at a message boundary (WebSocketInputGate).
+    if (m_session && m_session->pendingInput() > m_options.inputHighWatermark)
+        setInputPaused(true);
+}
+
+void WebSocketViewer::setInputPaused(bool paused)
+{
+    if (paused == m_inputPaused)
+        return;
+    if (paused && !setWebSocketInputPaused(m_tcp, true))
+        return; // no gate under this socket (a test without one): no flow control
+    m_inputPaused = paused;
+    if (paused) {
+        qCDebug(lcServer) << m_describe << "input paused:" << (m_session ? m_session->pendingInput() : 0)
+                          << "bytes wait for the program";
+        m_inputProgress.start();
+        m_inputStallTimer.start(qMax(1, m_options.inputStallMs));
+    } else {
+        qCDebug(lcServer) << m_describe << "input resumed";
+        m_inputStallTimer.stop();
+        setWebSocketInputPaused(m_tcp, false);
+        // The keepalive gave no verdict while we did not read: count from now.
+        m_lastSeen.restart();
+    }
+}
+
+void WebSocketViewer::onInputWritten(qsizetype pending)
+{
+    if (!m_inputPaused || sender() != m_session.data())
+        return;
+    m_inputProgress.restart();
+    if (pending < m_options.inputLowWatermark)
+        setInputPaused(false);
+}
+
+void WebSocketViewer::onInputStallTimer()
+{
+    if (!m_inputPaused || m_closing || m_pendingClose)
+        return;
+    const qint64 quiet = m_inputProgress.elapsed();
+    if (quiet < m_options.inputStallMs) {
+        // Progress since the timer was armed: judge again when the bound
+        // would be reached counting from the last progress (no periodic
+        // wakeup while the queue moves).
+        m_inputStallTimer.start(int(qMax<qint64>(1, m_options.inputStallMs - quiet)));
+        return;
+    }
+    qCInfo(lcServer) << m_describe << "input made no progress for" << quiet << "ms:"
+                     << (m_session ? m_session->pendingInput() : 0) << "bytes wait; closing 1013";
+    closeWith(Protocol::TryAgainLater, QString::fromLatin1(Protocol::CloseReason::InputStalled));
 }
 
 void WebSocketViewer::onBytesWritten(qint64 bytes)
@@ -501,6 +563,10 @@ void WebSocketViewer::onPingTimer()
     const bool stalled = sinceTick > stallBound;
     if (stalled)
         qCDebug(lcServer) << m_describe << "ping tick" << sinceTick << "ms late: liveness judged next tick";
+    // While input is paused we read nothing, pongs included: no verdict
+    // (the input stall bound ends a pause that goes nowhere).
+    if (m_inputPaused)
+        m_lastSeen.restart();
     if (!stalled && m_lastSeen.elapsed() >= m_options.pingTimeoutMs) {
         qCInfo(lcServer) << m_describe << "no answer for" << m_lastSeen.elapsed() << "ms: dropping";
         m_pingTimer.stop();

@@ -69,6 +69,20 @@ namespace Tether {
  * true` so that clients know they may send these (an older server closes
  * 4400 on them).
  *
+ * Input flow control (docs/protocol.md, "Input flow control"): a control
+ * viewer's binary message after which more than inputHighWatermark bytes of
+ * input wait for the program stops the socket from handing QWebSocket any
+ * further message (WebSocketInputGate, in the ServerSocket under it: at the
+ * message boundary, and the kernel stops being read, so TCP pushes back on
+ * the client) until the session's write notifier brings the queue under
+ * inputLowWatermark (Session::inputWritten: no timer polls). A pasting
+ * client is slowed to the program's pace and loses nothing; before, a
+ * paste over 1 MiB into a program that read, only slower than the network,
+ * was cut with 1013 and its rest lost. Only a queue that makes no progress
+ * for inputStallMs (the program does not read) still closes 1013 "input
+ * stalled". While paused the keepalive gives no verdict (pongs wait unread
+ * behind the input); the stall bound ends a pause that goes nowhere.
+ *
  * Keepalive: a ping every pingIntervalMs; a client that has not answered a
  * ping with a pong for pingTimeoutMs is aborted without a close handshake, so
  * "attached" never lies about a dead client (NousResearch/hermes-agent#96418). The verdict is
@@ -93,6 +107,16 @@ public:
         /// `attached`, both closed 4400 as unknown types): what the tests of
         /// the clients' fallback talk to.
         bool flowControl = true;
+        /// Input flow control (docs/protocol.md, "Input flow control"):
+        /// after a message that leaves more than this much input queued
+        /// for the program (bytes), no further message is taken from the
+        /// socket ...
+        qint64 inputHighWatermark = 256 * 1024;
+        /// ... until the queue is below this (bytes).
+        qint64 inputLowWatermark = 64 * 1024;
+        /// While input is paused, a queue that makes no progress for this
+        /// long (ms: the program does not read) closes 1013 "input stalled".
+        int inputStallMs = 10000;
     };
     /// Largest binary message sent (bytes): replay is split into frames this size.
     static constexpr qsizetype kMaxSendChunk = 64 * 1024;
@@ -178,6 +202,10 @@ private:
     void updateBlocked();
     void closeSocket(int code, const QString &reason);
     void closeLater(int code, const QString &reason);
+    /// Input flow control (see the class comment).
+    void setInputPaused(bool paused);
+    void onInputWritten(qsizetype pending);
+    void onInputStallTimer();
 
     QWebSocket *m_socket = nullptr;
     QPointer<QTcpSocket> m_tcp;
@@ -210,6 +238,9 @@ private:
     QElapsedTimer m_lastTick;    ///< last ping tick: detects our own stalls
     QTimer m_pingTimer;
     QTimer m_lingerTimer;
+    bool m_inputPaused = false;      ///< the socket hands QWebSocket nothing
+    QElapsedTimer m_inputProgress;   ///< since the input queue last moved, while paused
+    QTimer m_inputStallTimer;        ///< single shot: judges m_inputProgress
 };
 
 } // namespace Tether

@@ -36,6 +36,13 @@ const BACKOFF_MAX_MS = 5000;
 // bounded either way.
 export const PENDING_HIGH_BYTES = 4 * 1024 * 1024;
 export const PENDING_LOW_BYTES = 256 * 1024;
+/**
+ * Largest input message sent (bytes). The server closes 1009 on a message
+ * over 1 MiB (protocol.md), and a paste can be any size: it goes in pieces
+ * this size, in order. The server takes them at the program's pace (input
+ * flow control); the browser keeps what waits (WebSocket.bufferedAmount).
+ */
+export const INPUT_MESSAGE_BYTES = 64 * 1024;
 
 /**
  * Close codes of protocol v1 (docs/protocol.md section 5 "Close codes"). The
@@ -305,7 +312,15 @@ export class Attachment {
     // is enabled once the last replay byte has been parsed.
     if (!this.inputEnabled || this.mode !== 'control' || !this.ws) return;
     if (this.ws.readyState !== WebSocket.OPEN) return;
-    this.ws.send(bytes);
+    if (bytes.length <= INPUT_MESSAGE_BYTES) {
+      this.ws.send(bytes);
+      return;
+    }
+    // A large paste: a byte stream, so any cut is fine (the server never
+    // decodes input).
+    for (let at = 0; at < bytes.length; at += INPUT_MESSAGE_BYTES) {
+      this.ws.send(bytes.subarray(at, at + INPUT_MESSAGE_BYTES));
+    }
   }
 
   setState(state, detail = {}) {

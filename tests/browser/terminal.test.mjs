@@ -11,6 +11,7 @@ import {
   typeLine, until, waitForLine, waitForLive, closeAll, artifactsDir,
 } from './lib.mjs';
 import { mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 
 /** The program in front of the session's terminal (protocol.md: foreground). */
@@ -108,6 +109,34 @@ describe('clipboard', { timeout: 180000 }, () => {
     await waitForLine(page, /^ready-plain$/);
     await page.keyboard.press('Control+V');
     await waitForLine(page, /^plain:pasted$/);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('a 3 MiB paste arrives whole (sent in pieces, taken at the program\'s pace)', async () => {
+    // A paste over 1 MiB was one WebSocket message, which the server closes
+    // 1009; and past 1 MiB of queued input it closed 1013 while the program
+    // was still reading, losing the rest (a user's 1,470,000-byte paste into
+    // `wc -c` gave 1,262,023). Now the page sends 64 KiB pieces and the server
+    // reads them as the program takes them (protocol.md "Input flow control").
+    const size = 3 * 1024 * 1024;
+    let x = 2463534242;
+    const chars = new Array(size);
+    for (let i = 0; i < size; i++) {
+      x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+      chars[i] = String.fromCharCode(0x20 + (x % 95));
+    }
+    const text = chars.join('');
+    const md5 = createHash('md5').update(text, 'latin1').digest('hex');
+    const page = await clipboardPage(browser, server);
+    const id = await createSessionInPage(page);
+    await typeLine(page, `stty raw -echo; printf 'ready-%s\\r\\n' big; head -c ${size} | md5sum | sed 's/^/sum:/'; stty sane`);
+    await waitForLine(page, /^ready-big$/);
+    await writeClipboard(page, text);
+    await page.locator('.xterm-helper-textarea').focus();
+    await page.keyboard.press('Control+V');
+    await waitForLine(page, new RegExp(`^sum:${md5}  -$`), 120000);
+    await until(async () => (await foreground(server, id)) === 'bash', 10000, 'the reader to end');
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

@@ -15,6 +15,7 @@
 #include "testutil.h"
 #include "vtrender.h"
 
+#include <QCryptographicHash>
 #include <QJsonArray>
 #include <QProcess>
 #include <QRegularExpression>
@@ -1292,6 +1293,70 @@ private Q_SLOTS:
         t.type("\x1c");
         QTRY_VERIFY_WITH_TIMEOUT(t.finished, 15000);
         QCOMPARE(t.pty.exitStatus().code, 0);
+    }
+
+    void attachPasteOfSeveralMiBArrivesWhole_data()
+    {
+        QTest::addColumn<QString>("transport");
+        QTest::newRow("ws://") << "plain";
+        QTest::newRow("wss://") << "tls"; // the gate under QSslSocket
+    }
+
+    void attachPasteOfSeveralMiBArrivesWhole()
+    {
+        // A user pasted (tmux paste-buffer) 1,470,000 bytes into
+        // `tether new --attach -- sh -c 'stty -echo; wc -c'` and 1,262,023
+        // arrived: the server closed 1013 past 1 MiB of queued input although
+        // wc was reading, and what `tether attach` had sent was lost. Now the
+        // server takes input at the program's pace (protocol.md "Input flow
+        // control") and the client's sends simply wait: 6 MiB written into
+        // the terminal `tether attach` runs in, as a paste, arrive whole.
+        QFETCH(QString, transport);
+        Serve s;
+        QStringList serveArgs;
+        TestCert cert;
+        QTemporaryDir certDir;
+        if (transport != QLatin1String("plain")) {
+            if (!haveOpenssl())
+                QSKIP("the openssl command is not installed (scripts/install-deps.sh installs it)");
+            QVERIFY(makeCert(certDir.path(), QStringLiteral("t"), QStringLiteral("localhost"),
+                             QStringLiteral("DNS:localhost,IP:127.0.0.1"), &cert));
+            serveArgs = QStringList{QStringLiteral("--tls-cert"), cert.cert, QStringLiteral("--tls-key"), cert.key};
+            s.tlsCa = cert.cert;
+        }
+        QVERIFY(s.start(serveArgs));
+        const int total = 6 * 1024 * 1024;
+        // Lines of 64 bytes: the session's terminal is canonical, as the
+        // user's was (a line is at most 4095 bytes there); ^D at the end.
+        QByteArray paste;
+        paste.reserve(total + 1);
+        quint32 x = 2463534242u;
+        while (paste.size() < total) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            paste.append((paste.size() % 64) == 63 ? '\n' : char('a' + x % 26));
+        }
+        const QByteArray md5 = QCryptographicHash::hash(paste, QCryptographicHash::Md5).toHex();
+        paste.append('\x04');
+        const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                     QStringLiteral("stty -echo; echo ready; md5sum; sleep 1")});
+        QVERIFY(!id.isEmpty());
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("attach"), id}));
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("ready"), 15000);
+        QTRY_VERIFY(t.isRaw());
+        // The paste, as a terminal delivers it: as fast as `tether attach`
+        // reads (the queue of the terminal's own PTY kept short).
+        for (int off = 0; off < paste.size(); off += 64 * 1024) {
+            QTRY_VERIFY_WITH_TIMEOUT(t.pty.pendingInput() < 256 * 1024 || t.finished, 120000);
+            QVERIFY2(!t.finished, t.out.right(400).constData());
+            QVERIFY(t.pty.write(paste.mid(off, 64 * 1024)));
+        }
+        QTRY_VERIFY2_WITH_TIMEOUT(t.out.contains(md5 + "  -"), t.out.right(400).constData(), 240000);
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 15000);
+        QVERIFY2(t.out.contains("[process exited with code 0]"), t.out.right(400).constData());
+        QCOMPARE(t.rc(), 0);
     }
 };
 

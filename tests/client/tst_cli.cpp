@@ -141,6 +141,23 @@ int sessionCount(const Serve &s)
     return s.http("GET", "/api/sessions").json().value(QStringLiteral("sessions")).toArray().size();
 }
 
+/// Starts `s` for a `transport` row of the reconnect and paste tests:
+/// "plain" serves ws://; any other row serves wss:// with a self-signed
+/// localhost certificate made in `certDir` (`*cert`), which `s` trusts.
+/// False when the certificate cannot be made or the server cannot start.
+bool startOver(const QString &transport, Serve *s, const QString &certDir, TestCert *cert)
+{
+    QStringList args;
+    if (transport != QLatin1String("plain")) {
+        if (!makeCert(certDir, QStringLiteral("t"), QStringLiteral("localhost"),
+                      QStringLiteral("DNS:localhost,IP:127.0.0.1"), cert))
+            return false;
+        args = QStringList{QStringLiteral("--tls-cert"), cert->cert, QStringLiteral("--tls-key"), cert->key};
+        s->tlsCa = cert->cert;
+    }
+    return s->start(args);
+}
+
 } // namespace
 
 class TestCli : public QObject
@@ -1247,18 +1264,11 @@ private Q_SLOTS:
         QFETCH(QString, transport);
         // Short keepalive so the server drops a stopped client quickly.
         Serve s("[server]\npingInterval=1\npingTimeout=2\n");
-        QStringList serveArgs;
         TestCert cert;
         QTemporaryDir certDir;
-        if (transport != QLatin1String("plain")) {
-            if (!haveOpenssl())
-                QSKIP("the openssl command is not installed (scripts/install-deps.sh installs it)");
-            QVERIFY(makeCert(certDir.path(), QStringLiteral("t"), QStringLiteral("localhost"),
-                             QStringLiteral("DNS:localhost,IP:127.0.0.1"), &cert));
-            serveArgs = QStringList{QStringLiteral("--tls-cert"), cert.cert, QStringLiteral("--tls-key"), cert.key};
-            s.tlsCa = cert.cert;
-        }
-        QVERIFY(s.start(serveArgs));
+        if (transport != QLatin1String("plain") && !haveOpenssl())
+            QSKIP("the openssl command is not installed (scripts/install-deps.sh installs it)");
+        QVERIFY(startOver(transport, &s, certDir.path(), &cert));
         const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
                                      QStringLiteral("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); echo L$i; sleep 0.02; done")});
         QVERIFY(!id.isEmpty());
@@ -1313,18 +1323,11 @@ private Q_SLOTS:
         // the terminal `tether attach` runs in, as a paste, arrive whole.
         QFETCH(QString, transport);
         Serve s;
-        QStringList serveArgs;
         TestCert cert;
         QTemporaryDir certDir;
-        if (transport != QLatin1String("plain")) {
-            if (!haveOpenssl())
-                QSKIP("the openssl command is not installed (scripts/install-deps.sh installs it)");
-            QVERIFY(makeCert(certDir.path(), QStringLiteral("t"), QStringLiteral("localhost"),
-                             QStringLiteral("DNS:localhost,IP:127.0.0.1"), &cert));
-            serveArgs = QStringList{QStringLiteral("--tls-cert"), cert.cert, QStringLiteral("--tls-key"), cert.key};
-            s.tlsCa = cert.cert;
-        }
-        QVERIFY(s.start(serveArgs));
+        if (transport != QLatin1String("plain") && !haveOpenssl())
+            QSKIP("the openssl command is not installed (scripts/install-deps.sh installs it)");
+        QVERIFY(startOver(transport, &s, certDir.path(), &cert));
         const int total = 6 * 1024 * 1024;
         // Lines of 64 bytes: the session's terminal is canonical, as the
         // user's was (a line is at most 4095 bytes there); ^D at the end.

@@ -14,12 +14,7 @@
 #include "servertestutil.h"
 
 #ifdef TETHER_HAVE_QTERMWIDGET
-#include "terminalwindow.h"
-#if TETHER_QTERMWIDGET_MAJOR == 6
-#include <qtermwidget6/qtermwidget.h>
-#else
-#include <qtermwidget5/qtermwidget.h>
-#endif
+#include "windowscreen.h"
 #endif
 
 #include <QTemporaryDir>
@@ -32,30 +27,6 @@ using namespace ServerTest;
 
 #ifdef TETHER_HAVE_QTERMWIDGET
 namespace {
-/// The text of the screen `w` shows, after its size: each row on its own,
-/// read through a selection of that row (the history text joins rows a
-/// line wrapped across, and whether a line wrapped is not something a late
-/// viewer can be told), trailing blanks dropped.
-QString screenOf(const TerminalWindow &w)
-{
-    QTermWidget *t = w.terminal();
-    const int cols = t->screenColumnsCount();
-    const int rows = t->screenLinesCount();
-    const int top = t->historyLinesCount(); // selection rows count from the oldest history line
-    QStringList lines;
-    for (int r = 0; r < rows; ++r) {
-        t->setSelectionStart(top + r, 0);
-        t->setSelectionEnd(top + r, cols - 1);
-        QString l = t->selectedText(false);
-        while (l.endsWith(QLatin1Char(' ')) || l.endsWith(QLatin1Char('\n')))
-            l.chop(1);
-        lines << l;
-    }
-    t->setSelectionStart(-1, -1); // nothing selected
-    t->setSelectionEnd(-1, -1);
-    return QStringLiteral("%1x%2\n").arg(cols).arg(rows) + lines.join(QLatin1Char('\n'));
-}
-
 /// A row whose viewers are watch windows: one from the start, one late.
 class WindowRow : public Fidelity::RowRun
 {
@@ -84,8 +55,8 @@ protected:
             return;
         if (m_ref->terminal()->title() != barrierTitle() || m_late->terminal()->title() != barrierTitle())
             return;
-        const QString ref = screenOf(*m_ref);
-        const QString late = screenOf(*m_late);
+        const QString ref = TestUtil::windowScreen(*m_ref);
+        const QString late = TestUtil::windowScreen(*m_late);
         if (ref == late)
             return finish();
         finish(QStringLiteral("%1: the late window differs from the reference window (session offset %2, ring start %3, "

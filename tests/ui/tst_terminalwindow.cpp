@@ -24,11 +24,7 @@
 #include <QTimer>
 
 #ifdef TETHER_HAVE_QTERMWIDGET
-#if TETHER_QTERMWIDGET_MAJOR == 6
-#include <qtermwidget6/qtermwidget.h>
-#else
-#include <qtermwidget5/qtermwidget.h>
-#endif
+#include "windowscreen.h"
 #endif
 
 #include <cmath>
@@ -70,28 +66,6 @@ public:
     void detached(DetachReason) override {}
     TestUtil::VtRender vt;
 };
-
-/// The screen a window shows, as rows of text (trailing blanks dropped),
-/// after its size; each row read through a selection of that row.
-QString windowScreen(const TerminalWindow &w)
-{
-    QTermWidget *t = w.terminal();
-    const int cols = t->screenColumnsCount();
-    const int rows = t->screenLinesCount();
-    const int top = t->historyLinesCount();
-    QStringList lines;
-    for (int r = 0; r < rows; ++r) {
-        t->setSelectionStart(top + r, 0);
-        t->setSelectionEnd(top + r, cols - 1);
-        QString l = t->selectedText(false);
-        while (l.endsWith(QLatin1Char(' ')) || l.endsWith(QLatin1Char('\n')))
-            l.chop(1);
-        lines << l;
-    }
-    t->setSelectionStart(-1, -1);
-    t->setSelectionEnd(-1, -1);
-    return QStringLiteral("%1x%2\n").arg(cols).arg(rows) + lines.join(QLatin1Char('\n'));
-}
 
 /// The same for the reference watcher.
 QString renderedScreen(const TestUtil::VtRender &vt)
@@ -620,9 +594,9 @@ void TestTerminalWindow::reattachesAtItsOwnSize()
     QCOMPARE(w.terminal()->screenLinesCount(), rows);
     QCOMPARE(browser.reasons, QList<DetachReason>{DetachReason::Superseded});
     QTRY_VERIFY(!w.isReplaying());
-    QTRY_COMPARE(windowScreen(w), renderedScreen(reference.vt));
+    QTRY_COMPARE(TestUtil::windowScreen(w), renderedScreen(reference.vt));
     // The line's start (its first row) is on the screen.
-    QVERIFY2(windowScreen(w).contains(QStringLiteral("$ echo 000")), qPrintable(windowScreen(w)));
+    QVERIFY2(TestUtil::windowScreen(w).contains(QStringLiteral("$ echo 000")), qPrintable(TestUtil::windowScreen(w)));
 }
 
 void TestTerminalWindow::zoomResizesSession()

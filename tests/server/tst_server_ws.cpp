@@ -4,6 +4,7 @@
 // supersede race, watchers, bad control frames, oversized frames, resize.
 #include "attachclient.h"
 #include "lingeringclose.h"
+#include "logging.h"
 #include "procinfo.h"
 #include "recordingviewer.h"
 #include "servertestutil.h"
@@ -1167,8 +1168,14 @@ private Q_SLOTS:
     {
         QFETCH(QString, how);
         QFETCH(QString, expected);
-        QLoggingCategory::setFilterRules(QStringLiteral("tether.server.debug=true"));
-        const auto rules = qScopeGuard([] { QLoggingCategory::setFilterRules(QString()); });
+        // The category itself, not filter rules: ctest runs every test
+        // with QT_LOGGING_RULES=tether.*.debug=false, which outranks
+        // QLoggingCategory::setFilterRules() (QLoggingCategory, "Logging
+        // Rules": the environment is read last).
+        auto &category = const_cast<QLoggingCategory &>(lcServer());
+        const bool wasOn = category.isDebugEnabled();
+        category.setEnabled(QtDebugMsg, true);
+        const auto restore = qScopeGuard([&category, wasOn] { category.setEnabled(QtDebugMsg, wasOn); });
         ServerLog log;
         Session *s = f.spawn();
         QVERIFY(s);

@@ -37,6 +37,24 @@ QList<QByteArray> environmentOf(qint64 pid)
     return env;
 }
 
+/// The environment of `pid` once it runs `program` (/proc/PID/comm) and the
+/// kernel has set its environment up; empty after 10 s. A session's
+/// `sh -c 'exec sleep 1000'` execs twice, and /proc/PID/environ reads empty
+/// while an execve is under way: a check that read it twice could see
+/// PATH, then nothing (tst_systemd failed that way 1 run in 9 under load:
+/// "5000 ms would have been sufficient this time" in a 1.2 s run).
+QList<QByteArray> environmentOnceRunning(qint64 pid, const QByteArray &program)
+{
+    QList<QByteArray> env;
+    QTest::qWaitFor([&]() {
+        if (readFile(QStringLiteral("/proc/%1/comm").arg(pid)).trimmed() != program)
+            return false;
+        env = environmentOf(pid);
+        return !env.isEmpty();
+    }, 10000);
+    return env;
+}
+
 bool hasVariable(const QList<QByteArray> &env, const QByteArray &name)
 {
     for (const QByteArray &e : env)
@@ -216,8 +234,9 @@ void TestSystemd::readyOnceServingAndNeverInSessions()
     // Taken out of Tether's environment (/proc/PID/environ of Tether itself
     // still shows the one it was started with): the shells are in the
     // unit's cgroup, and with NotifyAccess=all whatever they send counts.
-    QTRY_VERIFY(hasVariable(environmentOf(shell), "PATH")); // exec'd: the shell's own environment
-    QVERIFY(!hasVariable(environmentOf(shell), "NOTIFY_SOCKET"));
+    const QList<QByteArray> env = environmentOnceRunning(shell, "sleep"); // exec'd: its own environment
+    QVERIFY(hasVariable(env, "PATH"));
+    QVERIFY(!hasVariable(env, "NOTIFY_SOCKET"));
 }
 
 void TestSystemd::restartHandsTheMainPidToTheGuardianAndBack()
@@ -255,8 +274,9 @@ void TestSystemd::restartHandsTheMainPidToTheGuardianAndBack()
     // A shell started by the restarted image does not get it either.
     const QString later = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 1000")});
     QVERIFY(!later.isEmpty());
-    QTRY_VERIFY(hasVariable(environmentOf(sessionPid(s, later)), "PATH"));
-    QVERIFY(!hasVariable(environmentOf(sessionPid(s, later)), "NOTIFY_SOCKET"));
+    const QList<QByteArray> env = environmentOnceRunning(sessionPid(s, later), "sleep");
+    QVERIFY(hasVariable(env, "PATH"));
+    QVERIFY(!hasVariable(env, "NOTIFY_SOCKET"));
 }
 
 void TestSystemd::failedExecEndsTheReload()
@@ -303,8 +323,9 @@ void TestSystemd::guardianThatTakesOverStaysTheMainProcess()
     const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exec sleep 1000")});
     QVERIFY(!id.isEmpty());
     const qint64 shell = sessionPid(s, id);
-    QTRY_VERIFY(hasVariable(environmentOf(shell), "PATH"));
-    QVERIFY(!hasVariable(environmentOf(shell), "NOTIFY_SOCKET"));
+    const QList<QByteArray> env = environmentOnceRunning(shell, "sleep");
+    QVERIFY(hasVariable(env, "PATH"));
+    QVERIFY(!hasVariable(env, "NOTIFY_SOCKET"));
     const int from = n.messages().size();
     QCOMPARE(::kill(pid_t(pid), SIGUSR2), 0);
     int guardianAt = -1;

@@ -31,6 +31,8 @@ PACKAGES=(
   clang libclang-rt-dev
   # make bench: the peers Tether is measured against (tmux is above)
   dtach
+  # make test-loaded: the CPU hog beside make test
+  stress-ng
 )
 # Node.js and npm: the machine's own when present (a nodesource build bundles npm
 # and conflicts with Debian's npm package), Debian's otherwise.

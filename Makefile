@@ -80,8 +80,8 @@ test-asan: build-asan
 	cd build-asan && ctest --output-on-failure -j 2 --timeout 300
 
 # Longer than `make test` wants: restarts in place in a row while a session
-# floods output and two viewers read it (make test runs 100 of them, in
-# 15-60 s here; tests/server/tst_restart.cpp, restartsInARowWhileFlooding);
+# floods output and two viewers read it (make test runs 30 of them;
+# tests/server/tst_restart.cpp, restartsInARowWhileFlooding);
 # then SOAK_SECONDS of the attach/detach mix of issue 10 (clean, reset,
 # reset mid-replay, supersede storms, spawn/kill; make test runs 20 s of it;
 # tests/server/tst_soak.cpp), printing the server's descriptors, resident

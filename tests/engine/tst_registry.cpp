@@ -422,10 +422,10 @@ private Q_SLOTS:
         pids << r.create(sleeper())->pid();
         pids << r.create(sh(QStringLiteral("trap '' HUP TERM; while :; do sleep 1; done")))->pid();
         pids << r.create(sh(QStringLiteral("exit 0")))->pid();
-        QElapsedTimer t;
-        t.start();
+        // Bounded: shutdownComplete comes within shutdownAndWait()'s deadline
+        // although one session ignores HUP and TERM (it needs the SIGKILL
+        // that ends the escalation); how fast is bench's to measure.
         shutdownAndWait(r);
-        QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
         QCOMPARE(r.count(), 0);
         for (pid_t p : pids)
             QVERIFY(TestUtil::processState(p) == 0 || TestUtil::processState(p) == 'Z');

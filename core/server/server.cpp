@@ -523,7 +523,7 @@ void Server::onAccepted(qintptr fd)
     }
     auto *c = new HttpConnection(socket, m_requestTimeoutMs, this);
     m_http.insert(c);
-    if (auto *tls = qobject_cast<TlsServerSocket *>(socket)) {
+    if (auto *tls = qobject_cast<QSslSocket *>(socket)) { // a TlsServerSocket: m_tls is set
         // The handshake counts against the request timeout and the
         // connection bound like a slow request head (it is one, to us).
         tls->setSslConfiguration(m_tls->configuration());

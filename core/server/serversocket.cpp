@@ -116,64 +116,19 @@ void WebSocketInputGate::setPaused(QTcpSocket *socket, bool paused)
     }, Qt::QueuedConnection);
 }
 
-ServerSocket::ServerSocket(QObject *parent)
-    : QTcpSocket(parent)
-{
-}
-
-qint64 ServerSocket::bytesAvailable() const
-{
-    return m_gate.isPaused() ? 0 : QTcpSocket::bytesAvailable();
-}
-
-qint64 ServerSocket::writeData(const char *data, qint64 size)
-{
-    const QByteArray frame = m_watch.replacement(data, size);
-    if (frame.isEmpty())
-        return QTcpSocket::writeData(data, size);
-    const qint64 written = QTcpSocket::writeData(frame.constData(), frame.size());
-    // The caller counts what it asked to write.
-    return written == frame.size() ? size : written;
-}
-
-TlsServerSocket::TlsServerSocket(QObject *parent)
-    : QSslSocket(parent)
-{
-}
-
-qint64 TlsServerSocket::bytesAvailable() const
-{
-    return m_gate.isPaused() ? 0 : QSslSocket::bytesAvailable();
-}
-
-qint64 TlsServerSocket::writeData(const char *data, qint64 size)
-{
-    const QByteArray frame = m_watch.replacement(data, size);
-    if (frame.isEmpty())
-        return QSslSocket::writeData(data, size);
-    const qint64 written = QSslSocket::writeData(frame.constData(), frame.size());
-    return written == frame.size() ? size : written;
-}
-
 void watchWebSocketClose(QTcpSocket *socket)
 {
-    if (auto *plain = qobject_cast<ServerSocket *>(socket))
-        plain->watchWebSocketClose();
-    else if (auto *tls = qobject_cast<TlsServerSocket *>(socket))
-        tls->watchWebSocketClose();
+    if (auto *gated = dynamic_cast<GatedSocketControl *>(socket))
+        gated->watchWebSocketClose();
 }
 
 bool setWebSocketInputPaused(QTcpSocket *socket, bool paused)
 {
-    if (auto *plain = qobject_cast<ServerSocket *>(socket)) {
-        plain->setInputPaused(paused);
-        return true;
-    }
-    if (auto *tls = qobject_cast<TlsServerSocket *>(socket)) {
-        tls->setInputPaused(paused);
-        return true;
-    }
-    return false;
+    auto *gated = dynamic_cast<GatedSocketControl *>(socket);
+    if (!gated)
+        return false;
+    gated->setInputPaused(paused);
+    return true;
 }
 
 qint64 pendingWriteBytes(const QTcpSocket *socket)

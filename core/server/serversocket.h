@@ -109,55 +109,63 @@ private:
 };
 
 /**
- * The TCP socket of every accepted plain connection (HTTP first, then maybe
- * a WebSocket handed to QWebSocketServer), with a CloseFrameWatch and a
- * WebSocketInputGate.
+ * What the server needs of an accepted socket beyond QTcpSocket's API,
+ * reached with dynamic_cast (the socket classes below are one template, which
+ * cannot carry Q_OBJECT, so qobject_cast does not see them).
  */
-class ServerSocket : public QTcpSocket
+class GatedSocketControl
 {
-    Q_OBJECT
 public:
-    explicit ServerSocket(QObject *parent = nullptr);
-    /// CloseFrameWatch::watch().
-    void watchWebSocketClose() { m_watch.watch(this); }
-    /// WebSocketInputGate::setPaused().
-    void setInputPaused(bool paused) { m_gate.setPaused(this, paused); }
-    /// 0 while the input gate is paused.
-    qint64 bytesAvailable() const override;
-
-protected:
-    qint64 writeData(const char *data, qint64 size) override;
-
-private:
-    CloseFrameWatch m_watch;
-    WebSocketInputGate m_gate;
+    virtual ~GatedSocketControl() = default;
+    /// CloseFrameWatch::watch() on this socket.
+    virtual void watchWebSocketClose() = 0;
+    /// WebSocketInputGate::setPaused() on this socket.
+    virtual void setInputPaused(bool paused) = 0;
 };
 
 /**
- * The socket of every accepted connection when the server serves TLS: a
- * QSslSocket in server mode (TlsContext's configuration), with the same
- * CloseFrameWatch on the plaintext.
+ * The socket of every accepted connection (HTTP first, then maybe a
+ * WebSocket handed to QWebSocketServer), with a CloseFrameWatch and a
+ * WebSocketInputGate: `Base` is QTcpSocket for plain connections and
+ * QSslSocket when the server serves TLS (a QSslSocket in server mode with
+ * TlsContext's configuration; the watch and the gate then see the decrypted
+ * bytes, and the gate's bound applies to both of QSslSocket's buffers). One
+ * body for both: a plain connection does not pay for QSslSocket's second
+ * buffer.
  */
-class TlsServerSocket : public QSslSocket
+template<class Base>
+class GatedSocket : public Base, public GatedSocketControl
 {
-    Q_OBJECT
 public:
-    explicit TlsServerSocket(QObject *parent = nullptr);
-    /// CloseFrameWatch::watch().
-    void watchWebSocketClose() { m_watch.watch(this); }
-    /// WebSocketInputGate::setPaused() (on the decrypted bytes; the bound
-    /// applies to both QSslSocket's buffers).
-    void setInputPaused(bool paused) { m_gate.setPaused(this, paused); }
+    explicit GatedSocket(QObject *parent = nullptr)
+        : Base(parent)
+    {
+    }
+    void watchWebSocketClose() override { m_watch.watch(this); }
+    void setInputPaused(bool paused) override { m_gate.setPaused(this, paused); }
     /// 0 while the input gate is paused.
-    qint64 bytesAvailable() const override;
+    qint64 bytesAvailable() const override { return m_gate.isPaused() ? 0 : Base::bytesAvailable(); }
 
 protected:
-    qint64 writeData(const char *data, qint64 size) override;
+    qint64 writeData(const char *data, qint64 size) override
+    {
+        const QByteArray frame = m_watch.replacement(data, size);
+        if (frame.isEmpty())
+            return Base::writeData(data, size);
+        const qint64 written = Base::writeData(frame.constData(), frame.size());
+        // The caller counts what it asked to write.
+        return written == frame.size() ? size : written;
+    }
 
 private:
     CloseFrameWatch m_watch;
     WebSocketInputGate m_gate;
 };
+
+/// A plain accepted connection.
+using ServerSocket = GatedSocket<QTcpSocket>;
+/// An accepted connection of a server that serves TLS.
+using TlsServerSocket = GatedSocket<QSslSocket>;
 
 /// Starts the CloseFrameWatch of `socket` when it is one of the classes above.
 void watchWebSocketClose(QTcpSocket *socket);

@@ -95,16 +95,18 @@ function copySelection(term) {
 }
 
 /**
- * A view: { term, fit, search, observer, renderer: 'webgl' | 'dom' }, plus
- * watchKey / watchCeiling kept by fitWatch().
+ * A view: { term, fit, search, observer, renderer: 'webgl' | 'dom', host,
+ * wrap }, plus watchKey / watchCeiling kept by fitWatch().
  * @typedef {object} View
  */
 
 /**
- * Opens a terminal in the pane (which it shows) for `mode` 'control' or
- * 'watch' (no input).
+ * Opens a terminal in `host` inside the scrolling box `wrap` (which it
+ * shows; by default the pane's #terminal in #terminal-wrap) for `mode`
+ * 'control' or 'watch' (no input).
  * @param {string} mode
  * @param {{
+ *   host?: HTMLElement, wrap?: HTMLElement,
  *   fontSize: number,                 // px
  *   onListShortcut: () => void,       // Ctrl+Shift+S pressed in the terminal
  *   onSearchShortcut: () => void,     // Ctrl+Shift+F pressed in the terminal
@@ -114,11 +116,11 @@ function copySelection(term) {
  * @returns {View}
  */
 export function createView(mode, o) {
-  const wrap = $('terminal-wrap');
-  const host = $('terminal');
+  const wrap = o.wrap || $('terminal-wrap');
+  const host = o.host || $('terminal');
   host.replaceChildren();
   wrap.hidden = false;
-  $('empty').hidden = true;
+  if (!o.host) $('empty').hidden = true; // the pane's terminal replaces its welcome
   const term = new Terminal({
     fontFamily: '"DejaVu Sans Mono", "Cascadia Mono", "Menlo", "Consolas", "Liberation Mono", monospace',
     fontSize: o.fontSize,
@@ -192,7 +194,9 @@ export function createView(mode, o) {
     return true;
   });
   term.open(host);
-  const view = { term, fit, search, observer: null, renderer: 'dom' };
+  const view = {
+    term, fit, search, observer: null, renderer: 'dom', host, wrap,
+  };
   useGpuRenderer(view);
   view.observer = new ResizeObserver(() => o.onResize());
   view.observer.observe(wrap);
@@ -225,8 +229,8 @@ function useGpuRenderer(view) {
 export function destroyView(view) {
   view.observer.disconnect();
   view.term.dispose();
-  $('terminal').replaceChildren();
-  $('terminal-wrap').hidden = true;
+  view.host.replaceChildren();
+  view.wrap.hidden = true;
 }
 
 /**
@@ -246,7 +250,7 @@ export function createFitScheduler(fitNow) {
 
 /** Proposed size of the pane in cells, or null when it cannot be trusted. */
 export function measure(view) {
-  const wrap = $('terminal-wrap');
+  const { wrap } = view;
   if (document.visibilityState === 'hidden' || wrap.hidden) return null;
   if (wrap.clientWidth === 0 || wrap.clientHeight === 0) return null;
   const d = view.fit.proposeDimensions();
@@ -270,8 +274,7 @@ export function measure(view) {
  * @param {() => void} scheduleFit asked again after a change of size
  */
 export function fitWatch(view, chosen, scheduleFit) {
-  const { term } = view;
-  const wrap = $('terminal-wrap');
+  const { term, wrap } = view;
   if (wrap.hidden || document.visibilityState === 'hidden') return;
   const cs = getComputedStyle(wrap);
   const avail = wrap.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);

@@ -34,7 +34,11 @@ export function renderIndicator(conn, current, share) {
   let text;
   if (conn.unauthorized) {
     state = 'unauthorized';
-    if (conn.authorized && conn.lostContact) text = 'Tether restarted';
+    // The stream that told of the rotation ends next, and its drop counts as
+    // lost contact: the rotation comes first, or the page says "Tether
+    // restarted" under "Tether's access key was changed".
+    if (conn.keyRotated) text = 'Key changed';
+    else if (conn.authorized && conn.lostContact) text = 'Tether restarted';
   } else if (current) {
     state = current.attachment.state;
     if (state === 'idle') state = 'connecting';

@@ -548,6 +548,8 @@ describe('dashboard', { timeout: 240000 }, () => {
       assert.notEqual(r.body.key, own.key);
       await page.waitForSelector('#nokey:not([hidden])', { timeout: 20000 });
       assert.equal(await page.locator('#nokey-title').textContent(), 'Tether\'s access key was changed');
+      // Not "Tether restarted": the server never went away.
+      assert.equal(await page.locator('#conn-text').textContent(), 'Key changed');
       assert.match(await page.locator('#nokey').textContent(), /tether key prints it again/);
       await page.context().close();
     } finally {

@@ -44,6 +44,15 @@ export function renderIndicator(conn, current, share) {
     if (state === 'idle') state = 'connecting';
     if (state === 'connected' && current.mode === 'watch') text = share ? 'Watching (read-only)' : 'Watching';
     if (state === 'offline' && conn.listState === 'connected') state = 'reconnecting';
+    // The session ended (its program exited, it was closed, taken over):
+    // the banner says so. The indicator is about Tether, which the list's
+    // stream still reaches; "Disconnected" read as if Tether had gone. A
+    // read-only link's page has no stream: it knows only that the session
+    // ended.
+    if (state === 'ended') {
+      if (share) text = 'Session ended';
+      else state = conn.listState;
+    }
     // Tether said `server shutting down` (Quit, SIGTERM): say that, not just "Offline".
     if ((state === 'offline' || state === 'reconnecting') && (current.attachment.shutdown || conn.serverShutdown)) {
       text = 'Tether shut down';
@@ -58,8 +67,11 @@ export function renderIndicator(conn, current, share) {
   if (state === 'unauthorized' && share) text = 'Link ended';
   $('conn-text').textContent = text || STATE_TEXT[state] || state;
   el.title = STATE_TITLE[state] || '';
+  if (current && current.attachment.state === 'ended' && state === 'connected') {
+    el.title = 'Connected to Tether. This terminal is no longer attached: the note above it says why.';
+  }
   if (text === 'Tether shut down') el.title = 'Tether closed the connection: server shutting down. Retrying until it is back.';
-  document.body.classList.toggle('disconnected', !!current && state !== 'connected');
+  document.body.classList.toggle('disconnected', !!current && current.attachment.state !== 'connected');
   // While the event stream is down the list is a picture of the past: the
   // sessions in it may be gone (a restart ends them all). Say so instead of
   // showing "running · attached" as if it were live.

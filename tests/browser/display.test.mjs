@@ -296,4 +296,28 @@ describe('display', { timeout: 240000 }, () => {
       for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
     }
   });
+
+  test('"No sessions yet" sits under the list\'s heading, not at the foot of the sidebar', async () => {
+    // The note followed the list, which takes the sidebar's height: with no
+    // sessions it sat at the bottom of the window, far from "Sessions".
+    const own = await startTether();
+    try {
+      const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+      await openDashboard(page, own);
+      await page.waitForSelector('#list-empty:not([hidden])');
+      const box = await page.evaluate(() => {
+        const head = document.querySelector('.list-head').getBoundingClientRect();
+        const note = document.getElementById('list-empty').getBoundingClientRect();
+        const side = document.getElementById('sidebar').getBoundingClientRect();
+        return { gap: note.top - head.bottom, below: side.bottom - note.bottom };
+      });
+      assert.ok(box.gap >= 0 && box.gap < 24, JSON.stringify(box));
+      assert.ok(box.below > 300, JSON.stringify(box));
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    } finally {
+      await own.stop();
+    }
+  });
+
 });

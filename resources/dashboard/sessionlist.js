@@ -102,9 +102,11 @@ function updateItem(li, s, current) {
   else open.removeAttribute('aria-current');
   open.title = `${cmd}${s.cwd ? `\nin ${s.cwd}` : ''}${s.pid ? `\npid ${s.pid}` : ''}`;
   li.querySelector('.session-title').textContent = label;
+  // The command line when the label is not it, and where the session was
+  // started: three unnamed shells read "bash · detached" three times.
   const cmdEl = li.querySelector('.session-cmd');
-  cmdEl.textContent = cmd;
-  cmdEl.hidden = !cmd || cmd === label;
+  cmdEl.textContent = [cmd && cmd !== label ? cmd : '', s.cwd ? `in ${s.cwd}` : ''].filter(Boolean).join(' ');
+  cmdEl.hidden = !cmdEl.textContent;
   const state = li.querySelector('.state');
   if (s.state === 'exited') {
     state.textContent = s.exit_signal ? `signal ${s.exit_signal}` : `exited ${s.exit_code ?? ''}`.trim();

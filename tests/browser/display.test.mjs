@@ -320,4 +320,30 @@ describe('display', { timeout: 240000 }, () => {
     }
   });
 
+  test('unnamed sessions of the same program are told apart by their working directory', async () => {
+    // Three login shells read "bash · detached" three times over.
+    const dirs = ['one', 'two'].map((n) => mkdtempSync(path.join(os.tmpdir(), `tether-cwd-${n}-`)));
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const ids = [];
+    try {
+      for (const cwd of dirs) {
+        const made = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh'], cwd });
+        assert.equal(made.status, 201);
+        ids.push(made.body.id);
+      }
+      const rows = async () => page.evaluate((want) => want.map((id) => {
+        const li = document.querySelector(`.session[data-id="${id}"]`);
+        return li ? li.querySelector('.session-open').innerText : null;
+      }), ids);
+      await until(async () => (await rows()).every((r) => r), 10000, 'the rows');
+      const got = await rows();
+      for (const [i, dir] of dirs.entries()) assert.ok(got[i].includes(dir), `${dir} in ${JSON.stringify(got[i])}`);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await page.context().close();
+      for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

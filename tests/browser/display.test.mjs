@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // What the dashboard shows in the places a new user found wanting: the top
 // bar at phone widths (320 px up), a watcher of a session wider than its
-// pane, and a Tether that quits under an open page. Run by ctest as
+// pane, a Tether that quits under an open page, the empty list's note, and
+// rows of unnamed sessions (issue 26). Run by ctest as
 // browser/display, on its own (browser/dashboard is near ctest's timeout).
 
 import { after, before, describe, test } from 'node:test';

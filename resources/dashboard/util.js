@@ -66,3 +66,15 @@ export function sessionLabel(s) {
 export function commandLine(s) {
   return quote(Array.isArray(s.command) ? s.command : []);
 }
+
+/**
+ * How a process ended, in words: "Process exited (code N)", "Process exited
+ * (signal N)", else "Process exited".
+ * @param {{code?: number|null, signal?: number|null}|null|undefined} exit
+ */
+export function exitText(exit) {
+  if (!exit) return 'Process exited';
+  if (exit.signal) return `Process exited (signal ${exit.signal})`;
+  if (exit.code !== null && exit.code !== undefined) return `Process exited (code ${exit.code})`;
+  return 'Process exited';
+}

@@ -110,8 +110,9 @@ describe('dashboard', { timeout: 240000 }, () => {
     assert.equal(await a.locator('#banner-title').textContent(), 'Opened in another window');
     const takeOver = a.getByRole('button', { name: 'Take over' });
     assert.ok(await takeOver.isVisible());
-    // The page gave up on its own: no reconnect loop fighting the other page.
-    assert.equal(await a.locator('#conn').getAttribute('data-state'), 'ended');
+    // The page gave up on its own: no reconnect loop fighting the other page
+    // (the indicator speaks of Tether, still connected; the attachment ended).
+    assert.equal(await a.evaluate(() => window.tether.state), 'ended');
 
     await typeLine(b, 'echo from-b');
     await waitForLine(b, /^from-b$/);
@@ -345,6 +346,10 @@ describe('dashboard', { timeout: 240000 }, () => {
     await waitForState(page, 'ended');
     await page.waitForSelector('#banner:not([hidden])');
     assert.equal(await page.locator('#banner-title').textContent(), 'Process exited (code 3)');
+    // The program ended, not the connection: Tether is still there (it said
+    // "Disconnected" while the list was live).
+    await until(async () => (await page.locator('#conn-text').textContent()) === 'Connected', 10000,
+      'the indicator to say Tether is connected');
     const item = page.locator(`.session[data-id="${id}"]`);
     await until(async () => (await item.locator('.state').textContent()) === 'exited 3', 10000, 'exited in list');
 
@@ -548,6 +553,8 @@ describe('dashboard', { timeout: 240000 }, () => {
       assert.notEqual(r.body.key, own.key);
       await page.waitForSelector('#nokey:not([hidden])', { timeout: 20000 });
       assert.equal(await page.locator('#nokey-title').textContent(), 'Tether\'s access key was changed');
+      // Not "Tether restarted": the server never went away.
+      assert.equal(await page.locator('#conn-text').textContent(), 'Key changed');
       assert.match(await page.locator('#nokey').textContent(), /tether key prints it again/);
       await page.context().close();
     } finally {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // What the dashboard shows in the places a new user found wanting: the top
 // bar at phone widths (320 px up), a watcher of a session wider than its
-// pane, and a Tether that quits under an open page. Run by ctest as
+// pane, a Tether that quits under an open page, the empty list's note, and
+// rows of unnamed sessions (issue 26). Run by ctest as
 // browser/display, on its own (browser/dashboard is near ctest's timeout).
 
 import { after, before, describe, test } from 'node:test';
@@ -294,6 +295,56 @@ describe('display', { timeout: 240000 }, () => {
     } finally {
       await page.context().close();
       for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
+    }
+  });
+
+  test('"No sessions yet" sits under the list\'s heading, not at the foot of the sidebar', async () => {
+    // The note followed the list, which takes the sidebar's height: with no
+    // sessions it sat at the bottom of the window, far from "Sessions".
+    const own = await startTether();
+    try {
+      const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+      await openDashboard(page, own);
+      await page.waitForSelector('#list-empty:not([hidden])');
+      const box = await page.evaluate(() => {
+        const head = document.querySelector('.list-head').getBoundingClientRect();
+        const note = document.getElementById('list-empty').getBoundingClientRect();
+        const side = document.getElementById('sidebar').getBoundingClientRect();
+        return { gap: note.top - head.bottom, below: side.bottom - note.bottom };
+      });
+      assert.ok(box.gap >= 0 && box.gap < 24, JSON.stringify(box));
+      assert.ok(box.below > 300, JSON.stringify(box));
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    } finally {
+      await own.stop();
+    }
+  });
+
+  test('unnamed sessions of the same program are told apart by their working directory', async () => {
+    // Three login shells read "bash · detached" three times over.
+    const dirs = ['one', 'two'].map((n) => mkdtempSync(path.join(os.tmpdir(), `tether-cwd-${n}-`)));
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const ids = [];
+    try {
+      for (const cwd of dirs) {
+        const made = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh'], cwd });
+        assert.equal(made.status, 201);
+        ids.push(made.body.id);
+      }
+      const rows = async () => page.evaluate((want) => want.map((id) => {
+        const li = document.querySelector(`.session[data-id="${id}"]`);
+        return li ? li.querySelector('.session-open').innerText : null;
+      }), ids);
+      await until(async () => (await rows()).every((r) => r), 10000, 'the rows');
+      const got = await rows();
+      for (const [i, dir] of dirs.entries()) assert.ok(got[i].includes(dir), `${dir} in ${JSON.stringify(got[i])}`);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await page.context().close();
+      for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -44,7 +44,7 @@ async function attachReference(page, id) {
     host.style.cssText = 'position:absolute;left:-4000px;top:0;width:3000px;height:3000px';
     document.body.append(host);
     // The same character widths as the dashboard's terminal (Unicode 11,
-    // app.js createView): with xterm.js's default (Unicode 6) an emoji took
+    // terminalview.js createView): with xterm.js's default (Unicode 6) an emoji took
     // one cell here and two in the dashboard. term.unicode is proposed API.
     const term = new Terminal({ cols: 80, rows: 24, scrollback: 10000, allowProposedApi: true });
     term.loadAddon(new Unicode11Addon());

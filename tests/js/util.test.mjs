@@ -4,7 +4,7 @@
 // (issue 14: the list showed `vim -c set number` for `vim -c 'set number'`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sessionLabel, commandLine } from '../../resources/dashboard/util.js';
+import { sessionLabel, commandLine, exitText } from '../../resources/dashboard/util.js';
 
 test('a name wins over the title and the command', () => {
   assert.equal(sessionLabel({ name: 'build', title: 'vim', command: ['/usr/bin/vim'] }), 'build');
@@ -23,4 +23,12 @@ test('without a name or title: the command, quoted, argv[0] by its basename', ()
 
 test('the full command line for tooltips keeps its path and quoting', () => {
   assert.equal(commandLine({ command: ['/usr/bin/vim', '-c', 'set number'] }), '/usr/bin/vim -c \'set number\'');
+});
+
+test('how a process ended, in words', () => {
+  assert.equal(exitText({ code: 0 }), 'Process exited (code 0)');
+  assert.equal(exitText({ code: 2, signal: null }), 'Process exited (code 2)');
+  assert.equal(exitText({ code: null, signal: 9 }), 'Process exited (signal 9)');
+  assert.equal(exitText({}), 'Process exited');
+  assert.equal(exitText(null), 'Process exited');
 });

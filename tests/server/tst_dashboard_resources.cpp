@@ -65,7 +65,7 @@ private Q_SLOTS:
 
     void vendorModulesAreEsModules()
     {
-        // app.js imports { Terminal } and { FitAddon } as ES modules.
+        // terminalview.js imports { Terminal } and { FitAddon } as ES modules.
         QVERIFY(read(QStringLiteral(":/dashboard/vendor/xterm.js")).contains("as Terminal}"));
         QVERIFY(read(QStringLiteral(":/dashboard/vendor/addon-fit.js")).contains("as FitAddon}"));
     }

@@ -3,6 +3,7 @@
 #include "sharestore.h"
 #include "commandline.h"
 #include "fdlimit.h"
+#include "fdutil.h"
 #include "handover.h"
 #include "logging.h"
 #include "ptyprocess.h"
@@ -26,6 +27,8 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <vector>
 
@@ -50,15 +53,21 @@ const char kGuardEnv[] = "TETHER_HANDOVER_GUARD";
 /// For the new image: "FD:PID", the write end of the guardian pipe and the
 /// guardian's pid (our child, to reap once it has stood down).
 const char kGuardianEnv[] = "TETHER_HANDOVER_GUARDIAN";
-/// For the image a guardian starts when it takes over: the pid of the new
-/// image that ended before it adopted the sessions.
+/// For the image a guardian starts when it takes over: "PID" of the new
+/// image that ended before it adopted the sessions, or "PID:MS" of one that
+/// had not adopted them within MS milliseconds and was killed.
 const char kTakeoverEnv[] = "TETHER_HANDOVER_TAKEOVER";
 /// What the new image writes to the guardian pipe once it holds the sessions.
 constexpr char kAdopted = 'A';
-/// How long a guardian waits for the new image's word (an older Tether that
-/// does not know the pipe never sends it): then it leaves, and the sessions
-/// stay with whatever holds them.
-constexpr int kGuardianPatienceMs = 60000;
+/// How long a guardian waits for the new image's word: a new image that has
+/// not adopted the sessions by then (it hangs; or it is a Tether older than
+/// the pipe, which never says it) is killed, and the guardian takes over.
+constexpr long kGuardianPatienceMs = 60000;
+/// Test hook, read by the guardian: its deadline in ms instead of
+/// kGuardianPatienceMs (100 to 3,600,000; anything else is ignored).
+const char kDeadlineEnv[] = "TETHER_RESTART_DEADLINE_MS";
+/// How long a guardian waits for a new image it killed to be gone, ms.
+constexpr int kKilledExitWaitMs = 10000;
 
 QString errnoText(int err)
 {
@@ -162,6 +171,79 @@ void guardianTellsManager(long pid, bool ready)
     }
 }
 
+/// The guardian's deadline, ms: kDeadlineEnv when set and in range, else
+/// kGuardianPatienceMs.
+long guardianPatienceMs()
+{
+    const char *text = ::getenv(kDeadlineEnv);
+    if (!text || !*text)
+        return kGuardianPatienceMs;
+    char *end = nullptr;
+    errno = 0;
+    const long ms = std::strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || ms < 100 || ms > 3600000) {
+        guardianSays("ignoring a malformed TETHER_RESTART_DEADLINE_MS (100 to 3600000 ms)");
+        return kGuardianPatienceMs;
+    }
+    return ms;
+}
+
+long monotonicMs()
+{
+    struct timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return long(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+/// Kills the new image `pid` (SIGKILL: a process that hangs may not end on
+/// anything milder, and nothing of its state is worth keeping: the sessions'
+/// state is the one it was handed, which we hold too) and waits, at most
+/// kKilledExitWaitMs, until it is gone, so that nothing of it still holds a
+/// PTY master or reads one when our image adopts them. It is our parent
+/// (it spawned us before its exec): a pid that is no longer our parent has
+/// ended already, and may be another process by now: it is left alone.
+/// `guardFd`: the pipe whose write end it holds, to wait on for its end
+/// when the kernel has no pidfd_open(2) (Linux < 5.3).
+void killHungImage(pid_t pid, int guardFd)
+{
+    // The pidfd first, then the check that it is still our parent: a pidfd
+    // names one process for good, so the kill cannot reach a reused pid.
+    const int pidfd = pidfdOpen(pid);
+    if (::getppid() != pid) {
+        if (pidfd >= 0)
+            ::close(pidfd);
+        return;
+    }
+    bool sent = false;
+#ifdef SYS_pidfd_send_signal
+    if (pidfd >= 0)
+        sent = ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) == 0;
+#endif
+    if (!sent)
+        sent = ::kill(pid, SIGKILL) == 0;
+    if (!sent) {
+        char msg[160];
+        std::snprintf(msg, sizeof msg, "cannot kill the new image (pid %ld): %s", long(pid), std::strerror(errno));
+        guardianSays(msg);
+    }
+    // A pidfd is readable once the process has ended; the pipe says so only
+    // if nothing the new image started holds a copy of its end.
+    struct pollfd p = {pidfd >= 0 ? pidfd : guardFd, POLLIN, 0};
+    const long until = monotonicMs() + kKilledExitWaitMs;
+    for (long left = kKilledExitWaitMs; sent && left > 0; left = until - monotonicMs()) {
+        const int r = ::poll(&p, 1, int(left));
+        if (r > 0 && pidfd < 0) {
+            char c;
+            if (::read(guardFd, &c, 1) > 0)
+                continue; // a late word: it is being killed all the same
+        }
+        if (r >= 0 || errno != EINTR)
+            break;
+    }
+    if (pidfd >= 0)
+        ::close(pidfd);
+}
+
 /// Tells the service manager (systemd, NOTIFY_SOCKET) `state`; a failure is
 /// logged, never fatal: Tether serves the same without a manager.
 void tellManager(const QByteArray &state)
@@ -214,22 +296,22 @@ void RestartInPlace::guardIfAsked(char **argv)
     // that died: a message must not kill us. (The next image ignores it too,
     // SignalPipe; sessions' children get the default back.)
     std::signal(SIGPIPE, SIG_IGN);
-    char msg[160];
+    char msg[200];
+    const long patienceMs = guardianPatienceMs();
+    const long deadline = monotonicMs() + patienceMs;
+    bool hung = false;
     for (;;) {
+        const long left = deadline - monotonicMs();
+        if (left <= 0) {
+            hung = true;
+            break;
+        }
         struct pollfd p = {fd, POLLIN, 0};
-        const int r = ::poll(&p, 1, kGuardianPatienceMs);
+        const int r = ::poll(&p, 1, int(left));
         if (r < 0 && errno == EINTR)
             continue;
-        if (r == 0) {
-            std::snprintf(msg, sizeof msg, "no word from the new image (pid %ld) in %d s; guarding no longer",
-                          guarded, kGuardianPatienceMs / 1000);
-            guardianSays(msg);
-            // Under systemd we are the unit's main process for the restart
-            // (execNow()): hand that back to the image we guarded before we
-            // go, and end the reload (an older Tether says neither itself).
-            guardianTellsManager(guarded, true);
-            ::_exit(0);
-        }
+        if (r == 0)
+            continue; // the deadline, checked above
         char c = 0;
         const ssize_t n = r > 0 ? ::read(fd, &c, 1) : -1;
         if (n < 0 && errno == EINTR)
@@ -246,13 +328,28 @@ void RestartInPlace::guardIfAsked(char **argv)
         }
         break;          // the other end closed without the word: it died
     }
-    std::snprintf(msg, sizeof msg,
-                  "the new image (pid %ld) ended before it adopted the sessions; taking them over "
-                  "with the previous binary", guarded);
-    guardianSays(msg);
-    char pid[24];
-    std::snprintf(pid, sizeof pid, "%ld", guarded);
-    ::setenv(kTakeoverEnv, pid, 1);
+    char takeover[48];
+    if (hung) {
+        // A new image that has not adopted the sessions by now is taken to
+        // be hung (or a Tether older than this pipe, which never says it):
+        // while it lives it holds the listening socket without accepting,
+        // so nothing is answered, and the sessions end with it. It goes;
+        // we hold every master and the state, and carry on.
+        std::snprintf(msg, sizeof msg,
+                      "the new image (pid %ld) has not adopted the sessions within %g s; killing it and taking "
+                      "them over with the previous binary", guarded, double(patienceMs) / 1000.0);
+        guardianSays(msg);
+        killHungImage(pid_t(guarded), fd);
+        std::snprintf(takeover, sizeof takeover, "%ld:%ld", guarded, patienceMs);
+    } else {
+        std::snprintf(msg, sizeof msg,
+                      "the new image (pid %ld) ended before it adopted the sessions; taking them over "
+                      "with the previous binary", guarded);
+        guardianSays(msg);
+        std::snprintf(takeover, sizeof takeover, "%ld", guarded);
+    }
+    ::close(fd);
+    ::setenv(kTakeoverEnv, takeover, 1);
     // Our own image is the previous binary (we were exec'd from it), even
     // when an upgrade has deleted or replaced its file since.
     ::execv("/proc/self/exe", argv);
@@ -639,13 +736,21 @@ RestartInPlace::Adoption RestartInPlace::adoptHandover(QString *report)
                        .arg(::getpid()).arg(adopted).arg(adopted == 1 ? QString() : QStringLiteral("s"));
     if (!takeoverVar.isEmpty()) {
         // Started by a guardian: another pid, and the shells were children
-        // of the image that died (now of a subreaper or init).
-        m_lastError = QStringLiteral("the new image (pid %1) ended before it adopted the sessions; "
-                                     "the restart guardian took them over with the previous binary")
-                          .arg(QString::fromLatin1(takeoverVar));
+        // of the image that died or was killed (now of a subreaper or init).
+        // "PID" when it died, "PID:MS" when it hung and was killed.
+        const QList<QByteArray> f = takeoverVar.split(':');
+        const QString was = QString::fromLatin1(f.value(0));
+        if (f.size() >= 2)
+            m_lastError = QStringLiteral("the new image (pid %1) had not adopted the sessions within %2 s and was killed; "
+                                         "the restart guardian took them over with the previous binary")
+                              .arg(was).arg(f.value(1).toDouble() / 1000.0);
+        else
+            m_lastError = QStringLiteral("the new image (pid %1) ended before it adopted the sessions; "
+                                         "the restart guardian took them over with the previous binary")
+                              .arg(was);
         head = QStringLiteral("taken over after a failed restart (pid %1, was %2): %3 session%4 kept; "
                               "their exit statuses will be unknown (not our children)")
-                   .arg(::getpid()).arg(QString::fromLatin1(takeoverVar)).arg(adopted)
+                   .arg(::getpid()).arg(was).arg(adopted)
                    .arg(adopted == 1 ? QString() : QStringLiteral("s"));
     }
     if (report)

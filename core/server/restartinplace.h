@@ -68,7 +68,9 @@ class UpgradeWatch;
  * variables from its environment.
  *
  * Test hooks, read only when used: TETHER_RESTART_BINARY (at restart time)
- * names the binary to exec instead of the recorded one; Handover::
+ * names the binary to exec instead of the recorded one;
+ * TETHER_RESTART_DEADLINE_MS (read by the guardian, from the environment
+ * Tether was started with) sets the guardian's deadline; Handover::
  * kIgnoreStateEnv makes the next image treat the state as unreadable.
  */
 class RestartInPlace : public QObject
@@ -100,8 +102,14 @@ public:
      *    in another process. The shells are not its children (they were
      *    the dead image's, reparented to the nearest subreaper or init):
      *    their exit statuses are unknown to it (pidfd without a code).
-     *  - no word for 60 s (an older successor that does not know the
-     *    pipe): exits 0 and guards no longer.
+     *  - no word within its deadline (60 s; the test hook
+     *    TETHER_RESTART_DEADLINE_MS, 100 to 3,600,000 ms, sets another):
+     *    the new image is taken to be hung (a successor stuck at start, or
+     *    a Tether older than the pipe, which never says it): it is killed
+     *    (SIGKILL, through a pidfd, only while it is still our parent),
+     *    waited for (10 s at most), and the guardian takes over as above,
+     *    with TETHER_HANDOVER_TAKEOVER=PID:MS. Before, the guardian left
+     *    and the sessions ended with the hung process.
      * Call first in main(), before anything opens a descriptor or starts a
      * thread. Returns at once when the variable is not set. Only an image
      * whose main() calls it gets a guardian when it restarts (a program

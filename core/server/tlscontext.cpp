@@ -10,24 +10,52 @@
 #include <QSslKey>
 #include <QSslSocket>
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace Tether {
 
 namespace {
 
-/// A whole small file, or why not. Certificates and keys are a few KiB: the
-/// bound only keeps a wrong path (a device, a huge file) from hurting.
+/// A whole small regular file, or why not. Certificates and keys are a few
+/// KiB: the bound only keeps a wrong path (a huge file) from hurting. The
+/// file is opened with O_NONBLOCK and must be a regular file (fstat(2) of
+/// what was opened, so a symbolic link switched meanwhile changes nothing):
+/// a FIFO (or a symbolic link to one) blocked open(2) until a writer came,
+/// and with it the whole server, at start, on reload and on a restart in
+/// place; a device could block a read the same way. O_NONBLOCK changes
+/// nothing for a regular file's reads.
 bool readSmallFile(const QString &path, const char *what, QByteArray *out, QString *error)
 {
     constexpr qint64 kMaxBytes = 1024 * 1024;
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
+    const QByteArray name = QFile::encodeName(path);
+    const int fd = ::open(name.constData(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        *error = QStringLiteral("cannot read the TLS %1 %2: %3")
+                     .arg(QLatin1String(what), path, QString::fromLocal8Bit(std::strerror(errno)));
+        return false;
+    }
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        *error = QStringLiteral("cannot read the TLS %1 %2: not a regular file").arg(QLatin1String(what), path);
+        return false;
+    }
+    QFile f;
+    if (!f.open(fd, QIODevice::ReadOnly, QFileDevice::AutoCloseHandle)) {
+        ::close(fd);
         *error = QStringLiteral("cannot read the TLS %1 %2: %3").arg(QLatin1String(what), path, f.errorString());
         return false;
     }
     *out = f.read(kMaxBytes + 1);
+    if (f.error() != QFileDevice::NoError) {
+        *error = QStringLiteral("cannot read the TLS %1 %2: %3").arg(QLatin1String(what), path, f.errorString());
+        return false;
+    }
     if (out->size() > kMaxBytes) {
         *error = QStringLiteral("the TLS %1 %2 is over 1 MiB: not a PEM file").arg(QLatin1String(what), path);
         return false;

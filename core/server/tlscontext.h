@@ -48,7 +48,11 @@ public:
     TlsContext(const QString &certFile, const QString &keyFile, QObject *parent = nullptr);
     ~TlsContext() override;
 
-    /// Reads and checks the pair (class comment). False with *error naming
+    /// Reads and checks the pair (class comment). Only regular files are
+    /// read, opened with O_NONBLOCK: anything else (a FIFO, which would
+    /// block open(2) and the whole server with it, a device, a directory)
+    /// is refused, "cannot read the TLS certificate F: not a regular
+    /// file". False with *error naming
     /// the file and what is wrong with it (e.g. "TLS key /k.pem does not
     /// belong to the certificate /c.pem: Private key does not certify
     /// public key"); the context is then unchanged.

@@ -11,6 +11,7 @@
 #include <QNetworkInterface>
 
 #include <csignal>
+#include <sys/stat.h>
 
 using namespace ServerTest;
 
@@ -48,7 +49,11 @@ private Q_SLOTS:
                          QStringLiteral("DNS:tether.test,DNS:localhost,IP:127.0.0.1"), &m_cert));
         QVERIFY(makeCert(m_dir.path(), QStringLiteral("b"), QStringLiteral("tether.test"),
                          QStringLiteral("DNS:tether.test,DNS:localhost,IP:127.0.0.1"), &m_other));
+        QCOMPARE(::mkfifo(QFile::encodeName(fifo()).constData(), 0600), 0);
     }
+
+    /// A FIFO (no writer ever comes): open(2) of it for reading blocked.
+    QString fifo() const { return m_dir.path() + QStringLiteral("/fifo.pem"); }
 
     void wildcardBindWithoutTlsIsRefused()
     {
@@ -264,6 +269,57 @@ private Q_SLOTS:
         QCOMPARE(sha256Of(httpsExchange(s.port, QByteArray()).peer), sha256OfFile(m_other.cert));
     }
 
+    /// A certificate whose symbolic link is switched to a FIFO (issue 24):
+    /// the watch's reload, a SIGHUP and a restart in place each opened it
+    /// for reading, and open(2) blocked (no writer comes), the whole server
+    /// with it: no request was answered again. Now it is refused as not a
+    /// regular file: the pair in use stays and serves, and the restart
+    /// serves the handed-over pair.
+    void certificateSwitchedToAFifoBlocksNothing()
+    {
+        QTemporaryDir d;
+        const QString cert = d.path() + QStringLiteral("/cert.pem");
+        QVERIFY(QFile::link(m_cert.cert, cert));
+        ServeProcess s;
+        QVERIFY2(s.start({QStringLiteral("--tls-cert"), cert, QStringLiteral("--tls-key"), m_cert.key}), s.err.constData());
+        const qint64 pid = s.proc.processId();
+        const TetherRun created = runTether(s, {QStringLiteral("new"), QStringLiteral("--"), QStringLiteral("sleep"),
+                                                QStringLiteral("600")});
+        QVERIFY2(created.code == 0, created.err.constData());
+        const QByteArray list = "GET /api/sessions HTTP/1.1\r\nHost: localhost:" + QByteArray::number(s.port)
+            + "\r\nAuthorization: Bearer " + s.key + "\r\n\r\n";
+
+        // The link now names the FIFO (replaced by a rename, as certbot
+        // does): the directory's watch reloads.
+        const QString tmp = d.path() + QStringLiteral("/.new");
+        QVERIFY(QFile::link(fifo(), tmp));
+        QCOMPARE(::rename(QFile::encodeName(tmp).constData(), QFile::encodeName(cert).constData()), 0);
+        const QByteArray refused = "cannot read the TLS certificate " + QFile::encodeName(cert) + ": not a regular file";
+        QTRY_VERIFY_WITH_TIMEOUT(s.err.contains(refused), 10000);
+        TlsReply r = httpsExchange(s.port, list);
+        QCOMPARE(sha256Of(r.peer), sha256OfFile(m_cert.cert));
+        QCOMPARE(r.http.status, 200);
+
+        // A SIGHUP reads it again: refused again, and the server answers.
+        const qsizetype before = s.err.count(refused);
+        QVERIFY(::kill(pid_t(pid), SIGHUP) == 0);
+        QTRY_VERIFY_WITH_TIMEOUT(s.err.count(refused) > before, 10000);
+        r = httpsExchange(s.port, list);
+        QCOMPARE(r.http.status, 200);
+
+        // A restart in place: the new image refuses the FIFO and serves the
+        // pair the old one had loaded.
+        const TetherRun restarted = runTether(s, {QStringLiteral("restart")});
+        QVERIFY2(restarted.code == 0, (restarted.err + s.err).constData());
+        QCOMPARE(s.proc.processId(), pid);
+        QTRY_VERIFY_WITH_TIMEOUT(s.err.contains("restarted in place"), 10000);
+        QVERIFY2(s.err.contains("serving the certificate the previous process image had loaded"), s.err.constData());
+        r = httpsExchange(s.port, list);
+        QCOMPARE(sha256Of(r.peer), sha256OfFile(m_cert.cert));
+        QCOMPARE(r.http.status, 200);
+        QVERIFY2(r.http.body.contains("sleep"), r.http.body.constData());
+    }
+
     void badPairExitsWithAClearError_data()
     {
         QTest::addColumn<QString>("cert");
@@ -280,6 +336,9 @@ private Q_SLOTS:
         QTest::newRow("key not PEM")
             << m_cert.cert << m_cert.cert << QStringLiteral("the TLS key %1 holds no unencrypted PEM private key").arg(m_cert.cert);
         QTest::newRow("only the certificate") << m_cert.cert << QString() << QStringLiteral("TLS needs both a certificate and a key");
+        // It hung in open(2), serving nothing and never exiting.
+        QTest::newRow("certificate is a FIFO")
+            << fifo() << m_cert.key << QStringLiteral("cannot read the TLS certificate %1: not a regular file").arg(fifo());
     }
 
     void badPairExitsWithAClearError()

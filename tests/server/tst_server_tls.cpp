@@ -201,6 +201,11 @@ private Q_SLOTS:
         QTest::newRow("not a key") << "garbage-key" << "holds no unencrypted PEM private key";
         QTest::newRow("key of another certificate") << "mismatch" << "cannot serve the certificate";
         QTest::newRow("only a certificate") << "no-key" << "needs both a certificate and a key";
+        // Only regular files are read (a FIFO, which blocked open(2) and the
+        // whole server with it, is tested with the real process in
+        // tst_serve_tls): /dev/zero was read up to the 1 MiB bound.
+        QTest::newRow("certificate is a device") << "device-cert" << "cannot read the TLS certificate /dev/zero: not a regular file";
+        QTest::newRow("key is a directory") << "directory-key" << ": not a regular file";
     }
     void badPairIsAClearErrorAtStart()
     {
@@ -226,6 +231,10 @@ private Q_SLOTS:
             c.tlsKey = m_other.key;
         else if (which == QLatin1String("no-key"))
             c.tlsKey.clear();
+        else if (which == QLatin1String("device-cert"))
+            c.tlsCert = QStringLiteral("/dev/zero");
+        else if (which == QLatin1String("directory-key"))
+            c.tlsKey = m_dir.path();
         Server s(nullptr, c);
         QString error;
         QVERIFY(!s.listen(&error));

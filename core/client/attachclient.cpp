@@ -45,6 +45,36 @@ void AttachClient::open()
         connectSocket();
 }
 
+void AttachClient::reopen()
+{
+    if (!m_finished)
+        return;
+    if (m_socket) {
+        // Still closing (finish() while the close completes): forget it.
+        QWebSocket *ws = m_socket;
+        m_socket = nullptr;
+        ws->disconnect(this);
+        ws->abort();
+        ws->deleteLater();
+    }
+    m_finished = false;
+    m_detaching = false;
+    m_closing = false;
+    m_reattaching = false;
+    m_attached = false;
+    m_paused = false;
+    m_letGo = false;
+    m_pauseSent = false;
+    m_attempt = 0;
+    m_delayMs = 0;
+    m_refusedSince.invalidate();
+    m_exit = QJsonObject();
+    m_closeReason.clear();
+    m_pendingInput.clear();
+    m_stream.stop();
+    connectSocket();
+}
+
 void AttachClient::connectSocket()
 {
     auto *ws = new QWebSocket(QString(), QWebSocketProtocol::VersionLatest, this);

@@ -78,6 +78,15 @@ public:
     /// Connects (first attach: no resume, a reset replay of all retained output).
     void open();
     /**
+     * Connects again after finished() ended the attachment with TakenOver
+     * (4409: the terminal window's "Take over"), Detached, or any other
+     * end: resumes at offset() (`resume=OFFSET`: only the missing bytes are
+     * replayed, or a reset replay when they rolled out), or without resume
+     * when there never was an attach. Pause, reconnect count and the
+     * `exit` message start over. Does nothing while not finished.
+     */
+    void reopen();
+    /**
      * Sends input bytes (one binary message) in control mode, at once also
      * while paused through flow control (the connection stays). While the
      * connection is let go (setPaused() with an older server) or

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The local terminal window (QTermWidget, teletype mode) on real /bin/sh sessions.
+// The local terminal window (QTermWidget, teletype mode) on real /bin/sh
+// sessions, attached over WebSocket to a real server on port 0 in this
+// process (ServerTest::Fixture): the window is a client of the protocol.
 #include "registry.h"
+#include "servertestutil.h"
 #include "session.h"
 #include "terminalwindow.h"
 #include "logging.h"
@@ -82,6 +85,15 @@ SpawnOptions shellOptions(const QString &script = QString())
         o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script};
     o.extraEnv << QStringLiteral("PS1=$ ") << QStringLiteral("ENV=");
     return o;
+}
+
+/// The fixture's server as a client finds it.
+ServerEndpoint endpointOf(const ServerTest::Fixture &f)
+{
+    ServerEndpoint ep;
+    ep.url = QUrl(QStringLiteral("http://127.0.0.1:%1/").arg(f.port));
+    ep.key = QString::fromLatin1(f.key);
+    return ep;
 }
 
 /// Everything the session's ring retains.
@@ -186,6 +198,7 @@ void TestTerminalWindow::openOn(TerminalWindow &w)
     QVERIFY(QTest::qWaitForWindowActive(&w));
     display(w)->setFocus();
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     QTRY_VERIFY(!w.isReplaying());
 }
 
@@ -200,20 +213,24 @@ void TestTerminalWindow::programSeesSessionSize(TerminalWindow &w, Session *s)
 
 void TestTerminalWindow::replayAndTyping()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions(QStringLiteral("echo before-attach-$((6*7)); exec /bin/sh")));
     QVERIFY(s);
     QTRY_VERIFY(ringText(s).contains("before-attach-42"));
 
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.resize(700, 400);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     QVERIFY(w.isAttached());
-    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(&w));
-    QCOMPARE(w.kind(), ViewerKind::LocalWindow);
+    // The window is the session's control viewer, a client over WebSocket.
+    QVERIFY(s->controlViewer());
+    QCOMPARE(s->controlViewer()->kind(), ViewerKind::Cli);
 
     // The replay (output from before the window existed) is on screen.
     QTRY_VERIFY2(w.screenText().contains(QStringLiteral("before-attach-42")), qPrintable(w.screenText()));
@@ -237,8 +254,9 @@ void TestTerminalWindow::replayAndTyping()
 
 void TestTerminalWindow::replayAnswersAreNotTyped()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     // Before any window exists, the program asks for the cursor position
     // (DSR 6). A terminal rendering that replay answers "ESC[row;colR"; the
     // answer must not be typed into the program (microsoft/vscode#123803).
@@ -251,11 +269,14 @@ void TestTerminalWindow::replayAnswersAreNotTyped()
     QTRY_VERIFY(ringText(s).contains("$ "));
     const quint64 before = s->offset();
 
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY(w.attachSession());
+    // Gated from the attach on (the replay follows), until the fence's answer.
     QVERIFY(w.isReplaying());
+    QTRY_VERIFY(w.isAttached());
     QTRY_VERIFY(!w.isReplaying());
 
     // Type a marker: if an answer had been sent, the tty would have echoed it
@@ -280,15 +301,19 @@ void TestTerminalWindow::widgetAnswersTheReplayFence()
     // after the answers to the replay's own queries. QTermWidget's emulator
     // does, through sendData: the gate opens on that answer, long before its
     // fallback timeout.
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     // The server answers both (no viewer yet); the program reads them.
+    // Echo is off before the queries: the answers can arrive before
+    // `read -s` turns it off, and the tty echoed them (seen under load).
     Session *s = registry.create(shellOptions(QStringLiteral(
-        "exec bash -c 'printf \"q:\\033[6n\\033[c\\n\"; IFS= read -rsd R -t 5 x; IFS= read -rsd c -t 5 y;"
-        " exec env \"PS1=$ \" /bin/sh'")));
+        "exec bash -c 'stty -echo; printf \"q:\\033[6n\\033[c\\n\"; IFS= read -rsd R -t 5 x;"
+        " IFS= read -rsd c -t 5 y; stty echo; exec env \"PS1=$ \" /bin/sh'")));
     QVERIFY(s);
     QTRY_VERIFY(ringText(s).contains("$ "));
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     QList<QByteArray> sent;
     connect(w.terminal(), &QTermWidget::sendData, this, [&](const char *d, int n) { sent << QByteArray(d, n); });
     w.show();
@@ -296,7 +321,9 @@ void TestTerminalWindow::widgetAnswersTheReplayFence()
     QElapsedTimer t;
     t.start();
     QVERIFY(w.attachSession());
+    // Gated from the attach on (the replay follows), until the fence's answer.
     QVERIFY(w.isReplaying());
+    QTRY_VERIFY(w.isAttached());
     QTRY_VERIFY(!w.isReplaying());
     QVERIFY2(t.elapsed() < ReplayInputGate::kAnswerTimeoutMs / 2, QByteArray::number(t.elapsed()).constData());
     // In order: the answers to the replay's queries (cursor position,
@@ -322,24 +349,28 @@ void TestTerminalWindow::widgetAnswersTheReplayFence()
 
 void TestTerminalWindow::bareLineFeedIsNotTranslated()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     // With OPOST off on the session's tty, the program's bare LF reaches the
     // window as LF. Were OPOST left on in the widget's own PTY, LF would become
     // CRLF and "cd" would start in column 0.
     Session *s = registry.create(shellOptions(QStringLiteral("stty -opost; printf 'ab\\ncd\\r\\n'; stty opost; exec /bin/sh")));
     QVERIFY(s);
     QTRY_VERIFY(ringText(s).contains("ab\ncd"));
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.show();
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     QTRY_VERIFY2(w.screenText().contains(QStringLiteral("ab\n  cd")), qPrintable(w.screenText()));
 }
 
 void TestTerminalWindow::marginsResetByResizeInReplay()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     // Margins 2..4 (as a program sets them for its size), then the window
     // grew: the terminal reset them. The window's replay must not scroll the
     // lines after that inside 3 rows (they would be lost: below a top margin
@@ -354,9 +385,11 @@ void TestTerminalWindow::marginsResetByResizeInReplay()
     QVERIFY(s->sendInput(&v, QByteArrayLiteral("\n")));
     QTRY_VERIFY(ringText(s).contains("line-6"));
     s->detach(&v);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.show();
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     QTRY_VERIFY2(w.screenText().contains(QStringLiteral("line-6")), qPrintable(w.screenText()));
     for (int i = 1; i <= 6; ++i)
         QVERIFY2(w.screenText().contains(QStringLiteral("line-%1").arg(i)), qPrintable(w.screenText()));
@@ -364,21 +397,24 @@ void TestTerminalWindow::marginsResetByResizeInReplay()
 
 void TestTerminalWindow::closingDetachesWithoutKilling()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
     const QString id = s->id();
     const pid_t pid = s->pid();
-    auto *w = new TerminalWindow(&registry, s, ViewerMode::Control);
+    auto *w = new TerminalWindow(endpointOf(f), s->id(), ViewerMode::Control);
+    w->resize(w->sizeForCells(s->cols(), s->rows()));
     w->setAttribute(Qt::WA_DeleteOnClose);
     QSignalSpy destroyed(w, &QObject::destroyed);
     w->show();
     QVERIFY(w->attachSession());
-    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(w));
+    QTRY_VERIFY(w->isAttached());
+    QVERIFY(s->controlViewer());
     QVERIFY(w->close());
     QVERIFY(destroyed.count() == 1 || destroyed.wait(2000));
-    QCOMPARE(s->controlViewer(), nullptr);
+    QTRY_COMPARE(s->controlViewer(), nullptr);
     QCOMPARE(registry.find(id), s);
     QCOMPARE(s->state(), Session::State::Running);
     QVERIFY(::kill(pid, 0) == 0);
@@ -393,8 +429,9 @@ void TestTerminalWindow::closingDetachesWithoutKilling()
 
 void TestTerminalWindow::supersedesAndTakesOver()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
     QTRY_VERIFY(ringText(s).contains("$ "));
@@ -402,11 +439,13 @@ void TestTerminalWindow::supersedesAndTakesOver()
     // A browser is attached; the window takes over from it.
     FakeViewer browser;
     s->attach(&browser, ViewerMode::Control, std::nullopt);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.show();
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     QCOMPARE(browser.reasons, QList<DetachReason>{DetachReason::Superseded});
-    QCOMPARE(s->controlViewer(), static_cast<Viewer *>(&w));
+    QVERIFY(s->controlViewer() && s->controlViewer() != &browser);
     QTRY_VERIFY(!w.isReplaying());
     type(w, QStringLiteral("echo one"));
     QTest::keyClick(display(w), Qt::Key_Return);
@@ -416,8 +455,8 @@ void TestTerminalWindow::supersedesAndTakesOver()
     // The browser takes it back: the window says so and offers Take over.
     QSignalSpy attachment(&w, &TerminalWindow::attachmentChanged);
     s->attach(&browser, ViewerMode::Control, std::nullopt);
-    QVERIFY(!w.isAttached());
-    QCOMPARE(attachment.count(), 1);
+    QTRY_VERIFY(!w.isAttached());
+    QTRY_COMPARE(attachment.count(), 1);
     QCOMPARE(w.bannerText(), QStringLiteral("Opened in another window."));
     QVERIFY(w.windowTitle().contains(QStringLiteral("detached")));
     QVERIFY(s->sendInput(&browser, QByteArrayLiteral("echo two\n")));
@@ -429,7 +468,7 @@ void TestTerminalWindow::supersedesAndTakesOver()
     const quint64 offsetBefore = s->offset();
     type(w, QStringLiteral("echo nothere"));
     QTest::keyClick(display(w), Qt::Key_Return);
-    QCoreApplication::processEvents();
+    QTest::qWait(100); // what it sent would have arrived (a negative check)
     QCOMPARE(s->offset(), offsetBefore);
 
     // Take over: resumes from the window's offset, so only "two" is replayed
@@ -442,8 +481,8 @@ void TestTerminalWindow::supersedesAndTakesOver()
     QVERIFY(takeOver);
     QVERIFY(takeOver->isVisible());
     QTest::mouseClick(takeOver, Qt::LeftButton);
-    QVERIFY(w.isAttached());
-    QCOMPARE(browser.reasons.size(), 2);
+    QTRY_VERIFY(w.isAttached());
+    QTRY_COMPARE(browser.reasons.size(), 2);
     QCOMPARE(browser.reasons.last(), DetachReason::Superseded);
     QVERIFY(w.bannerText().isEmpty());
     QTRY_VERIFY(w.screenText().contains(QStringLiteral("\ntwo\n")));
@@ -452,13 +491,16 @@ void TestTerminalWindow::supersedesAndTakesOver()
 
 void TestTerminalWindow::exitMakesReadOnly()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.show();
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     QTRY_VERIFY(!w.isReplaying());
     type(w, QStringLiteral("exit 7"));
     QTest::keyClick(display(w), Qt::Key_Return);
@@ -472,13 +514,16 @@ void TestTerminalWindow::exitMakesReadOnly()
 
 void TestTerminalWindow::titleFollowsNameElseTitle()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.show();
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     QTRY_VERIFY(!w.isReplaying());
     // The program's title while the session has no name.
     type(w, QStringLiteral("printf '\\033]2;prog title\\007'"));
@@ -498,11 +543,13 @@ void TestTerminalWindow::titleFollowsNameElseTitle()
 
 void TestTerminalWindow::appearanceFromSettings()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     openOn(w);
     QCOMPARE(w.colorScheme(), QStringLiteral("BlackOnWhite"));
     QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
@@ -531,15 +578,18 @@ void TestTerminalWindow::appearanceFromSettings()
 
 void TestTerminalWindow::sizeDrivesSession()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.resize(500, 300);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
     QTRY_COMPARE(s->rows(), w.terminal()->screenLinesCount());
     const int cols1 = s->cols();
@@ -559,8 +609,9 @@ void TestTerminalWindow::reattachesAtItsOwnSize()
     // attached shows once resized to the window's size (the dashboard and
     // `tether attach` send their size with the attach; the window did not,
     // and its raw replay at the wrong width lost the line's first row).
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
     QTRY_VERIFY(ringText(s).contains("$ "));
@@ -579,10 +630,12 @@ void TestTerminalWindow::reattachesAtItsOwnSize()
     QTRY_VERIFY(browser.data.contains(digits + "\r\n$ "));
 
     // As DesktopApp::attachHere opens one: shown, then attached at once.
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.resize(w.sizeForCells(80, 24));
     w.show();
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     const int cols = w.terminal()->screenColumnsCount();
     const int rows = w.terminal()->screenLinesCount();
     QVERIFY2(cols >= 20 && cols < 120 && rows >= 5, qPrintable(QStringLiteral("%1x%2").arg(cols).arg(rows)));
@@ -605,11 +658,13 @@ void TestTerminalWindow::zoomResizesSession()
     // session (and the program, by SIGWINCH) must follow as on a resize.
     // Without it `stty size` said 123x35 while about 98 columns showed, and
     // vim drew at the old width (a new user's tryout).
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     openOn(w);
     QTRY_COMPARE(s->cols(), w.terminal()->screenColumnsCount());
     QTRY_COMPARE(s->rows(), w.terminal()->screenLinesCount());
@@ -647,37 +702,51 @@ void TestTerminalWindow::zoomResizesSession()
 
 void TestTerminalWindow::largeOutputFlowsThrough()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.show();
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     QTRY_VERIFY(!w.isReplaying());
-    // ~2.4 MB through the window's PTY: non-blocking writes behind a notifier;
-    // the queue stays bounded (backpressure pauses the session).
-    type(w, QStringLiteral("seq 1 300000; echo done-$((2*3))"));
+    // ~3.9 MB through the window's PTY: non-blocking writes behind a notifier;
+    // the queue stays bounded: over kHighWatermark the window pauses the
+    // attachment (`pause`: the server stops reading the program's output),
+    // and what was in flight then (at most the server's 1 MiB queue, the
+    // window reading its socket at once) still arrives. Without the pause
+    // the whole output would pile up in the queue, the loopback being far
+    // faster than the widget.
+    type(w, QStringLiteral("seq 1 500000; echo done-$((2*3))"));
     QTest::keyClick(display(w), Qt::Key_Return);
     qsizetype maxQueued = 0;
-    QTRY_VERIFY_WITH_TIMEOUT((maxQueued = qMax(maxQueued, w.queuedBytes()),
-                              w.screenText().contains(QStringLiteral("\ndone-6\n"))), 40000);
-    QVERIFY2(maxQueued <= TerminalWindow::kHighWatermark + kReadChunk, QByteArray::number(qint64(maxQueued)).constData());
-    QVERIFY(w.screenText().contains(QStringLiteral("\n299999\n300000\n")));
+    bool paused = false;
+    QTRY_VERIFY_WITH_TIMEOUT((maxQueued = qMax(maxQueued, w.queuedBytes()), paused = paused || w.isPaused(),
+                              w.screenText().contains(QStringLiteral("\ndone-6\n"))), 60000);
+    QVERIFY(paused);
+    QVERIFY2(maxQueued <= TerminalWindow::kHighWatermark + 1024 * 1024, QByteArray::number(qint64(maxQueued)).constData());
+    QVERIFY(w.screenText().contains(QStringLiteral("\n499999\n500000\n")));
+    QVERIFY(!w.isPaused());
     QCOMPARE(w.queuedBytes(), 0);
 }
 
 void TestTerminalWindow::watchModeDoesNotType()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
     FakeViewer controller;
     s->attach(&controller, ViewerMode::Control, std::nullopt);
-    TerminalWindow w(&registry, s, ViewerMode::Watch);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Watch);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     w.show();
     QVERIFY(w.attachSession());
+    QTRY_VERIFY(w.isAttached());
     QCOMPARE(s->controlViewer(), static_cast<Viewer *>(&controller)); // not superseded
     QCOMPARE(s->watchers().size(), 1);
     QVERIFY(controller.reasons.isEmpty());
@@ -688,23 +757,25 @@ void TestTerminalWindow::watchModeDoesNotType()
     const quint64 before = s->offset();
     type(w, QStringLiteral("echo no"));
     QTest::keyClick(display(w), Qt::Key_Return);
-    QCoreApplication::processEvents();
+    QTest::qWait(100); // what it sent would have arrived (a negative check)
     QCOMPARE(s->offset(), before);
     w.close();
-    QCOMPARE(s->watchers().size(), 0);
+    QTRY_COMPARE(s->watchers().size(), 0);
     s->detach(&controller);
 }
 
 void TestTerminalWindow::watchWindowFollowsSessionSize()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
     FakeViewer controller;
     s->attach(&controller, ViewerMode::Control, std::nullopt);
     QVERIFY(s->resize(&controller, 60, 15));
-    TerminalWindow w(&registry, s, ViewerMode::Watch);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Watch);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     QVERIFY(w.attachSession()); // before show(), as the desktop app does
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -750,13 +821,15 @@ void TestTerminalWindow::copyPasteKeysSendNothing()
 {
     // The program reads one byte at a time, unbuffered and without signals,
     // and prints each in hex: whatever the keys send, it shows.
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions(QStringLiteral(
         "echo copy-$((6*7))-me; stty -isig -icanon -echo; echo ready-$((2*3));"
         " while :; do dd bs=1 count=1 2>/dev/null | od -An -tx1 | sed 's/^/byte:/'; done")));
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     openOn(w);
     QTRY_VERIFY2(w.screenText().contains(QStringLiteral("ready-6")), qPrintable(w.screenText()));
 
@@ -788,13 +861,15 @@ void TestTerminalWindow::copyPasteKeysSendNothing()
 
 void TestTerminalWindow::pasteIsBracketed()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions(QStringLiteral(
         "printf '\\033[?2004h'; stty raw -echo; echo ready-$((2*3));"
         " head -c 18 | od -An -tx1 -v | tr -d ' \\n' | sed 's/^/got:/'; echo; exec sleep 300")));
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     openOn(w);
     QTRY_VERIFY2(w.screenText().contains(QStringLiteral("ready-6")), qPrintable(w.screenText()));
     QGuiApplication::clipboard()->setText(QStringLiteral("pasted"));
@@ -810,13 +885,15 @@ void TestTerminalWindow::multilinePasteAsksNothing()
     // neither): a new user got a "Paste multiline text" dialog and took it
     // for lost keys. The window turns both off: a paste is what the
     // clipboard holds, newlines included, as in xterm.
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions(QStringLiteral(
         "stty raw -echo; echo ready-$((2*3));"
         " head -c 6 | od -An -tx1 -v | tr -d ' \\n' | sed 's/^/got:/'; echo; exec sleep 300")));
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     openOn(w);
     QTRY_VERIFY2(w.screenText().contains(QStringLiteral("ready-6")), qPrintable(w.screenText()));
     // A dialog would run its own event loop inside the key press: close it
@@ -840,11 +917,13 @@ void TestTerminalWindow::multilinePasteAsksNothing()
 
 void TestTerminalWindow::searchBarAndZoomKeys()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions());
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     openOn(w);
     QWidget *bar = nullptr;
     for (QWidget *k : w.terminal()->findChildren<QWidget *>()) {
@@ -873,12 +952,14 @@ void TestTerminalWindow::searchBarAndZoomKeys()
 
 void TestTerminalWindow::contextMenuActions()
 {
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions(QStringLiteral(
         "i=0; while [ $i -lt 200 ]; do echo line-$i; i=$((i+1)); done; echo menu-$((6*7)); exec sleep 300")));
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     openOn(w);
     QTRY_VERIFY(w.screenText().contains(QStringLiteral("menu-42")));
     QMenu *menu = w.contextMenu(QPoint(5, 5));
@@ -912,12 +993,14 @@ void TestTerminalWindow::selectAllCopyKeepsLineBreaks()
     // "l1l2l3..." (a 20,000-line scrollback became one line) while a mouse
     // drag copied line breaks (a new user's tryout). No mouse press here: the
     // widget keeps line breaks in its copy only after one.
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions(QStringLiteral(
         "i=0; while [ $i -lt 100 ]; do echo line-$i; i=$((i+1)); done; printf 'l1\\nl2\\nl3\\n'; exec sleep 300")));
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     openOn(w);
     QTRY_VERIFY2(w.screenText().contains(QStringLiteral("l1\nl2\nl3\n")), qPrintable(w.screenText()));
     QVERIFY(w.terminal()->historyLinesCount() > 0);
@@ -959,12 +1042,14 @@ void TestTerminalWindow::searchDebugLinesAreFiltered()
 {
     // QTermWidget 1.2 printed "search from 0 , 0 to 2 , 55", "linesToRead:
     // 48", "m_foundStartColumn ...", "Not found" on stderr at every search.
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions(QStringLiteral(
         "i=0; while [ $i -lt 60 ]; do echo line-$i; i=$((i+1)); done; echo find-$((6*7))-me; exec sleep 300")));
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     openOn(w);
     QTRY_VERIFY(w.screenText().contains(QStringLiteral("find-42-me")));
     QLineEdit *searchText = nullptr;
@@ -1008,12 +1093,14 @@ void TestTerminalWindow::colourSevenIsReadable()
     // colour 7: under QTermWidget's "Linux" scheme both are (178,178,178)
     // and the text vanished (issue 14). A space shows colour 7; full blocks
     // (U+2588) show the foreground; both are read back from the pixels.
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
     Session *s = registry.create(shellOptions(QStringLiteral(
         "printf '\\033[H\\033[2J\\033[47m \\342\\226\\210\\342\\226\\210\\342\\226\\210 \\033[0m'; exec sleep 300")));
     QVERIFY(s);
-    TerminalWindow w(&registry, s, ViewerMode::Control);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
     openOn(w);
     QTRY_VERIFY2(w.screenText().contains(QString::fromUtf8("\u2588\u2588\u2588")), qPrintable(w.screenText()));
     QTest::qWait(100); // one repaint after the last output

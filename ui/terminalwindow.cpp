@@ -217,6 +217,7 @@ void TerminalWindow::makeClient()
 {
     releaseClient();
     m_client = new AttachClient(m_endpoint, m_sessionId, m_mode, this);
+    m_client->setLostServerAfter(m_lostServerAfterMs);
     connect(m_client, &AttachClient::attached, this, &TerminalWindow::onAttached);
     connect(m_client, &AttachClient::output, this, [this](const QByteArray &data, bool) { onOutput(data); });
     connect(m_client, &AttachClient::replayFinished, this, &TerminalWindow::onReplayFinished);
@@ -673,6 +674,13 @@ qsizetype TerminalWindow::queuedBytes() const
 bool TerminalWindow::isPaused() const
 {
     return m_client && m_client->isPaused();
+}
+
+void TerminalWindow::setLostServerAfter(int msec)
+{
+    m_lostServerAfterMs = msec;
+    if (m_client)
+        m_client->setLostServerAfter(msec);
 }
 
 void TerminalWindow::enqueue(const char *data, qsizetype size)

@@ -222,6 +222,9 @@ public:
     qsizetype queuedBytes() const;
     /// The attachment is paused by backpressure (see the class doc).
     bool isPaused() const;
+    /// How long the server may refuse connections before the window says
+    /// it is gone (AttachClient::setLostServerAfter; ms, default 10000).
+    void setLostServerAfter(int msec);
     /// Window size (pixels) that shows `cols`×`rows` cells, bounded by the screen.
     QSize sizeForCells(int cols, int rows) const;
     /// The terminal's whole text (scrollback + screen) as plain text.
@@ -293,6 +296,7 @@ private:
     QString m_name;                ///< the session's name ("" if none)
     QString m_programTitle;        ///< the program's title (OSC 0/2)
     QStringList m_command;
+    int m_lostServerAfterMs = 10000;
 
     QFrame *m_banner = nullptr;
     QLabel *m_bannerLabel = nullptr;

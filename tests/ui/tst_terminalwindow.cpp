@@ -30,8 +30,13 @@
 #include "windowscreen.h"
 #endif
 
+#include <QTemporaryDir>
+
 #include <cmath>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace Tether;
 
@@ -121,6 +126,9 @@ private Q_SLOTS:
     void bareLineFeedIsNotTranslated();
     void marginsResetByResizeInReplay();
     void closingDetachesWithoutKilling();
+    void followsARestartInPlace();
+    void saysWhenTheServerShutsDown();
+    void saysWhenTheServerIsGone();
     void supersedesAndTakesOver();
     void exitMakesReadOnly();
     void titleFollowsNameElseTitle();
@@ -425,6 +433,101 @@ void TestTerminalWindow::closingDetachesWithoutKilling()
     QVERIFY(s->sendInput(&v, QByteArrayLiteral("echo still-$((1+1))\n")));
     QTRY_VERIFY(v.data.contains("still-2"));
     s->detach(&v);
+}
+
+void TestTerminalWindow::followsARestartInPlace()
+{
+    // A restart in place closes the viewers 1012 and accepts nothing until
+    // the next image serves: the window says it is reconnecting, and once
+    // the server is back it resumes at its offset (the output it missed,
+    // nothing twice), by itself.
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = f.registry->create(shellOptions());
+    QVERIFY(s);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QByteArray fifo = QFile::encodeName(dir.filePath(QStringLiteral("fifo")));
+    QCOMPARE(::mkfifo(fifo.constData(), 0600), 0);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
+    openOn(w);
+    QTRY_VERIFY(ringText(s).endsWith("$ "));
+    // The program's next output waits for the test: cat of a FIFO.
+    type(w, QStringLiteral("echo one; cat ") + QString::fromLocal8Bit(fifo));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("\none\n")));
+
+    QSignalSpy attachment(&w, &TerminalWindow::attachmentChanged);
+    f.server->beginRestart();
+    QTRY_VERIFY(w.isReconnecting());
+    QVERIFY(!w.isAttached());
+    QCOMPARE(attachment.count(), 1);
+    QCOMPARE(w.bannerText(), QStringLiteral("Reconnecting to Tether…"));
+    QVERIFY(w.windowTitle().contains(QStringLiteral("reconnecting")));
+
+    // Output while the window is away.
+    const int fd = ::open(fifo.constData(), O_WRONLY | O_NONBLOCK);
+    QVERIFY(fd >= 0);
+    QCOMPARE(::write(fd, "two-2\n", 6), ssize_t(6));
+    ::close(fd);
+    QTRY_VERIFY(ringText(s).contains("two-2"));
+    QVERIFY(!w.screenText().contains(QStringLiteral("two-2")));
+
+    // The server is back (here: the restart did not happen).
+    f.server->cancelRestart();
+    QTRY_VERIFY_WITH_TIMEOUT(w.isAttached(), 15000);
+    QVERIFY(!w.isReconnecting());
+    QVERIFY(w.bannerText().isEmpty());
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("\ntwo-2\n")));
+    QCOMPARE(w.screenText().count(QStringLiteral("\none\n")), 1);
+    QCOMPARE(w.screenText().count(QStringLiteral("\ntwo-2\n")), 1);
+    // And it types again.
+    QTRY_VERIFY(ringText(s).endsWith("$ "));
+    type(w, QStringLiteral("echo three-$((1+2))"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("\nthree-3\n")));
+}
+
+void TestTerminalWindow::saysWhenTheServerShutsDown()
+{
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = f.registry->create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
+    openOn(w);
+    f.server->close(); // 1001 "server shutting down"
+    QTRY_VERIFY(!w.isAttached());
+    QTRY_COMPARE(w.bannerText(), QStringLiteral("Tether is shutting down."));
+    QVERIFY(!w.isReconnecting());
+}
+
+void TestTerminalWindow::saysWhenTheServerIsGone()
+{
+    // The server closes the viewers 1012 as for a restart in place, and
+    // then never serves again (its listening socket is closed: connections
+    // are refused): after setLostServerAfter() of refusals the window says
+    // Tether is gone, and offers to reconnect.
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = f.registry->create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    w.resize(w.sizeForCells(s->cols(), s->rows()));
+    w.setLostServerAfter(300);
+    openOn(w);
+    f.server->beginRestart();
+    QTRY_VERIFY(w.isReconnecting());
+    f.server->close();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isReconnecting(), 15000);
+    QCOMPARE(w.bannerText(), QStringLiteral("Lost the connection to Tether: it is no longer running."));
+    QVERIFY(!w.isAttached());
+    bool offered = false;
+    for (QPushButton *b : w.findChildren<QPushButton *>())
+        offered = offered || (b->text() == QStringLiteral("Reconnect") && b->isVisible());
+    QVERIFY(offered);
 }
 
 void TestTerminalWindow::supersedesAndTakesOver()

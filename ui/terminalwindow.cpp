@@ -94,6 +94,7 @@ void installTerminalMessageFilter()
 #include <QNetworkRequest>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 #if TETHER_QTERMWIDGET_MAJOR == 6
@@ -147,6 +148,12 @@ TerminalWindow::TerminalWindow(const ServerEndpoint &endpoint, const QString &se
     m_banner->hide();
     layout->addWidget(m_banner);
 
+    // The terminal sits in a scroll area: a watch window's terminal keeps
+    // the session's cells even where the window cannot show them all
+    // (followSessionSize()); otherwise it fills the window.
+    m_scroll = new QScrollArea(this);
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setWidgetResizable(true);
     // startnow = 0: no shell of its own; teletype mode below.
     m_term = new QTermWidget(0, this);
     m_term->setObjectName(QStringLiteral("tetherTerminal"));
@@ -166,7 +173,8 @@ TerminalWindow::TerminalWindow(const ServerEndpoint &endpoint, const QString &se
     m_term->setConfirmMultilinePaste(false);
     m_term->setTrimPastedTrailingNewlines(false);
     m_term->startTerminalTeletype();
-    layout->addWidget(m_term, 1);
+    m_scroll->setWidget(m_term);
+    layout->addWidget(m_scroll, 1);
     // The holder opens it at the session's size (see the class doc); until
     // then 80x24 (the widget's own size hint is far smaller).
     resize(sizeForCells(80, 24));
@@ -378,7 +386,7 @@ void TerminalWindow::clearScrollback()
     m_term->setHistorySize(kHistoryLines);
 }
 
-QSize TerminalWindow::sizeForCells(int cols, int rows) const
+QSize TerminalWindow::terminalSizeForCells(int cols, int rows) const
 {
     const QFontMetrics fm(m_term->getTerminalFont());
 #if QT_VERSION >= QT_VERSION_CHECK(5, 11, 0)
@@ -388,7 +396,12 @@ QSize TerminalWindow::sizeForCells(int cols, int rows) const
 #endif
     const int margin = 2 * m_term->getMargin() + 4;
     const int scrollbar = style()->pixelMetric(QStyle::PM_ScrollBarExtent);
-    QSize size(cols * cell + margin + scrollbar, rows * fm.height() + margin);
+    return QSize(cols * cell + margin + scrollbar, rows * fm.height() + margin);
+}
+
+QSize TerminalWindow::sizeForCells(int cols, int rows) const
+{
+    QSize size = terminalSizeForCells(cols, rows);
     if (const QScreen *screen = QGuiApplication::primaryScreen()) {
         const QSize avail = screen->availableGeometry().size() * 9 / 10;
         size = size.boundedTo(avail);
@@ -441,6 +454,12 @@ bool TerminalWindow::attachSession(ViewerMode mode)
         const bool control = m_mode == ViewerMode::Control;
         m_pasteAction->setEnabled(control);
         m_pasteSelectionAction->setEnabled(control);
+        if (control) {
+            // The terminal fills the window again, and sizes the session.
+            m_fitStepsLeft = 0;
+            m_fitCols = m_fitRows = 0;
+            m_scroll->setWidgetResizable(true);
+        }
         m_reconnecting = false;
         setAttached(false);
         makeClient();
@@ -765,9 +784,14 @@ void TerminalWindow::followSessionSize(int cols, int rows)
     m_fitCols = cols;
     m_fitRows = rows;
     m_fitStepsLeft = kMaxFitSteps;
+    // The terminal has the session's cells whatever the window can show
+    // (issue 29: bounded by the screen, it wrapped the program's lines at
+    // its own width): the scroll area no longer sizes it.
+    m_scroll->setWidgetResizable(false);
     if (!isVisible()) {
         // Not shown yet (attached before show()): open at the session's size;
         // the first resize event after show() checks it.
+        m_term->resize(terminalSizeForCells(cols, rows));
         resize(sizeForCells(cols, rows));
         return;
     }
@@ -781,31 +805,35 @@ void TerminalWindow::fitToSessionSize()
     --m_fitStepsLeft;
     const int dcols = m_fitCols - m_term->screenColumnsCount();
     const int drows = m_fitRows - m_term->screenLinesCount();
-    if ((dcols == 0 && drows == 0) || isMaximized() || isFullScreen()) {
+    QSize term = m_term->size();
+    if (dcols == 0 && drows == 0) {
         m_fitStepsLeft = 0;
-        return;
-    }
-    // Cell size as the emulator measures it (the average advance of a
-    // sample string, like Konsole's TerminalDisplay), so the correction lands
-    // on whole cells.
-    const QFontMetrics fm(m_term->getTerminalFont());
-    static const QString sample = QStringLiteral(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefgjijklmnopqrstuvwxyz0123456789./+@");
+    } else {
+        // Cell size as the emulator measures it (the average advance of a
+        // sample string, like Konsole's TerminalDisplay), so the correction
+        // lands on whole cells.
+        const QFontMetrics fm(m_term->getTerminalFont());
+        static const QString sample = QStringLiteral(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefgjijklmnopqrstuvwxyz0123456789./+@");
 #if QT_VERSION >= QT_VERSION_CHECK(5, 11, 0)
-    const double advance = fm.horizontalAdvance(sample);
+        const double advance = fm.horizontalAdvance(sample);
 #else
-    const double advance = fm.width(sample);
+        const double advance = fm.width(sample);
 #endif
-    const int cellWidth = qMax(1, qRound(advance / sample.size()));
-    const int cellHeight = qMax(1, fm.height());
-    QSize target(width() + dcols * cellWidth, height() + drows * cellHeight);
+        const int cellWidth = qMax(1, qRound(advance / sample.size()));
+        const int cellHeight = qMax(1, fm.height());
+        term += QSize(dcols * cellWidth, drows * cellHeight);
+        m_term->resize(term); // its resize event brings the next step
+    }
+    // The window shows the whole terminal where the screen has room (else
+    // scroll bars show the rest); maximized or full screen it stays so.
+    if (isMaximized() || isFullScreen())
+        return;
+    QSize target = term + (size() - m_scroll->size());
     if (const QScreen *screen = this->screen())
         target = target.boundedTo(screen->availableGeometry().size());
-    if (target == size()) {
-        m_fitStepsLeft = 0;
-        return;
-    }
-    resize(target);
+    if (target != size())
+        resize(target);
 }
 
 // --- window -------------------------------------------------------------------

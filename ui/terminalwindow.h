@@ -51,6 +51,7 @@ class QMenu;
 class QNetworkAccessManager;
 class QNetworkReply;
 class QPushButton;
+class QScrollArea;
 class QTermWidget;
 class QFrame;
 
@@ -114,8 +115,13 @@ class WriteQueue;
  * widget's size makes the program's output line up. The pixel size comes
  * from the font's cell and is corrected from what the widget then reports
  * (at most kMaxFitSteps steps, a window manager may refuse or round sizes);
- * a size the user drags to afterwards is left alone. Bounded by the screen:
- * a session wider than the screen wraps in a watch window.
+ * a size the user drags to afterwards is left alone. The terminal keeps the
+ * session's cells also where the window cannot show them (the window is
+ * bounded by the screen, a session may be larger: scroll bars show the
+ * rest). Were it cut to the window, the program's lines would wrap at the
+ * terminal's width and leave stale characters (issue 29: htop at 200×50
+ * watched on a 1600-pixel screen showed "ro 81" where the controlling
+ * terminal showed "   81").
  *
  * Keys and menu (Konsole's and QTerminal's): Ctrl+Shift+C copies the
  * selection (copySelection()), Ctrl+Shift+V pastes the clipboard and
@@ -227,6 +233,8 @@ public:
     void setLostServerAfter(int msec);
     /// Window size (pixels) that shows `cols`×`rows` cells, bounded by the screen.
     QSize sizeForCells(int cols, int rows) const;
+    /// The terminal widget's size (pixels) for `cols`×`rows` cells, unbounded.
+    QSize terminalSizeForCells(int cols, int rows) const;
     /// The terminal's whole text (scrollback + screen) as plain text.
     QString screenText() const;
     /// The right-click menu at `pos` (the terminal's coordinates): a link's
@@ -301,6 +309,7 @@ private:
     QFrame *m_banner = nullptr;
     QLabel *m_bannerLabel = nullptr;
     QPushButton *m_bannerButton = nullptr;
+    QScrollArea *m_scroll = nullptr;  ///< holds m_term (see followSessionSize())
     QTermWidget *m_term = nullptr;
     QString m_colorScheme;
     QFont m_baseFont;              ///< the font before zooming (Ctrl+0 goes back to it)

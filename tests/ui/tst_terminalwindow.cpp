@@ -22,6 +22,7 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QScopeGuard>
+#include <QScreen>
 #include <QSignalSpy>
 #include <QTest>
 #include <QTimer>
@@ -139,6 +140,7 @@ private Q_SLOTS:
     void largeOutputFlowsThrough();
     void watchModeDoesNotType();
     void watchWindowFollowsSessionSize();
+    void watchWindowShowsASessionWiderThanTheScreen();
     void copyPasteKeysSendNothing();
     void pasteIsBracketed();
     void multilinePasteAsksNothing();
@@ -898,6 +900,46 @@ void TestTerminalWindow::watchWindowFollowsSessionSize()
     QCOMPARE(s->rows(), 10);
 
     w.close();
+    s->detach(&controller);
+}
+
+void TestTerminalWindow::watchWindowShowsASessionWiderThanTheScreen()
+{
+    // Issue 29: `htop` at 200x50 from the CLI, then Watch on a screen that
+    // cannot show 200 columns: the window, bounded by the screen, gave its
+    // terminal fewer columns, and the emulator wraps at its own width, so
+    // what the program drew near the right edge landed elsewhere ("ro 81"
+    // where the controlling terminal showed "   81"). The watch window's
+    // terminal keeps the session's columns×rows (scroll bars show the rest)
+    // and shows what a terminal of that size shows.
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    SessionRegistry &registry = *f.registry;
+    Session *s = registry.create(shellOptions(QStringLiteral(
+        "stty -echo; read x; printf '\\033[H\\033[2J\\033[3;190Hro 81 wide\\033[3;190H   81\\033[50;1Hend'; exec sleep 300")));
+    QVERIFY(s);
+    RenderingWatcher reference(s);
+    s->attach(&reference, ViewerMode::Watch, std::nullopt);
+    const auto leave = qScopeGuard([&] { s->detach(&reference); });
+    FakeViewer controller;
+    s->attach(&controller, ViewerMode::Control, std::nullopt);
+    QVERIFY(s->resize(&controller, 200, 50));
+    QVERIFY(s->sendInput(&controller, QByteArrayLiteral("\n")));
+    QTRY_VERIFY(controller.data.contains("end"));
+    const QSize screen = QGuiApplication::primaryScreen()->availableGeometry().size();
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Watch);
+    // The session does not fit on this screen.
+    QVERIFY2(w.sizeForCells(200, 50) == w.sizeForCells(400, 100), "the screen is large enough for 200x50");
+    QVERIFY(w.attachSession());
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTRY_COMPARE(w.terminal()->screenColumnsCount(), 200);
+    QTRY_COMPARE(w.terminal()->screenLinesCount(), 50);
+    QTRY_VERIFY(!w.isReplaying());
+    QTRY_COMPARE(TestUtil::windowScreen(w), renderedScreen(reference.vt));
+    QVERIFY(TestUtil::windowScreen(w).contains(QStringLiteral("   81 wide")));
+    // The window itself stays on the screen.
+    QVERIFY(w.width() <= screen.width() && w.height() <= screen.height());
     s->detach(&controller);
 }
 

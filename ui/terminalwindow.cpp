@@ -226,6 +226,7 @@ void TerminalWindow::makeClient()
     releaseClient();
     m_client = new AttachClient(m_endpoint, m_sessionId, m_mode, this);
     m_client->setLostServerAfter(m_lostServerAfterMs);
+    m_client->setDesktopClient(true); // listed as "local" (viewer_kind)
     connect(m_client, &AttachClient::attached, this, &TerminalWindow::onAttached);
     connect(m_client, &AttachClient::output, this, [this](const QByteArray &data, bool) { onOutput(data); });
     connect(m_client, &AttachClient::replayFinished, this, &TerminalWindow::onReplayFinished);

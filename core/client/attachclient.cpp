@@ -109,6 +109,8 @@ void AttachClient::connectSocket()
         q.addQueryItem(QStringLiteral("replay"), QStringLiteral("screen"));
         q.addQueryItem(QStringLiteral("lines"), QString::number(m_screenLines));
     }
+    if (m_desktopClient)
+        q.addQueryItem(QStringLiteral("client"), QStringLiteral("desktop"));
     if (m_mode == ViewerMode::Control && m_cols > 0 && m_rows > 0) {
         // Our size with the attach: the server resizes the session before
         // it builds the replay (protocol.md "Attaching at the viewer's

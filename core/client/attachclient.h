@@ -155,6 +155,10 @@ public:
     /// (`replay=screen&lines=N`, docs/protocol.md §5 "Screen replay"),
     /// 0..1000; -1 (the default): the raw replay. For the next connection.
     void setScreenReplay(int lines) { m_screenLines = lines; }
+    /// Says in every attach that this client is the desktop's terminal
+    /// window (`client=desktop`, docs/protocol.md §5): the session lists
+    /// its control viewer as "local". For the next connection.
+    void setDesktopClient(bool desktop) { m_desktopClient = desktop; }
 
     /// Offset of the next output byte expected (bytes shown so far).
     quint64 offset() const { return m_stream.offset(); }
@@ -227,6 +231,7 @@ private:
     QString m_id;
     ViewerMode m_mode;
     int m_screenLines = -1;
+    bool m_desktopClient = false;
     ApiClient *m_api = nullptr;
     QPointer<QWebSocket> m_socket;
     QTimer m_retryTimer;

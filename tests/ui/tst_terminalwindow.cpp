@@ -238,9 +238,10 @@ void TestTerminalWindow::replayAndTyping()
     QVERIFY(w.attachSession());
     QTRY_VERIFY(w.isAttached());
     QVERIFY(w.isAttached());
-    // The window is the session's control viewer, a client over WebSocket.
+    // The window is the session's control viewer, a client over WebSocket
+    // that says it is the desktop's window (client=desktop).
     QVERIFY(s->controlViewer());
-    QCOMPARE(s->controlViewer()->kind(), ViewerKind::Cli);
+    QCOMPARE(s->controlViewer()->kind(), ViewerKind::LocalWindow);
 
     // The replay (output from before the window existed) is on screen.
     QTRY_VERIFY2(w.screenText().contains(QStringLiteral("before-attach-42")), qPrintable(w.screenText()));

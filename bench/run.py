@@ -12,6 +12,8 @@ Environment:
   BENCH_QUICK=1        a smoke run of about a minute (small sizes, one run each)
   BENCH_RUNS=N         runs per workload (default 3; quick 1)
   BENCH_MIB=N          size of the cat file (default 64; quick 8)
+  BENCH_WINDOW=PATH    bench_window (the Qt 5 tree's): the desktop terminal
+                       window's keystroke echo is measured too
   BENCH_MAX_SESSIONS=N cap on the "largest count" idle phase (default: what
                        the kernel's PTY limit leaves, less BENCH_PTY_MARGIN=512
                        PTYs kept free for other users of the machine)
@@ -200,6 +202,9 @@ class Bench:
         for p in (self.tether, self.client, self.shim):
             if not os.path.exists(p):
                 sys.exit('bench: %s is missing (make bench builds it)' % p)
+        self.window = os.environ.get('BENCH_WINDOW') or None
+        if self.window and not os.path.exists(self.window):
+            sys.exit('bench: BENCH_WINDOW %s is missing' % self.window)
         self.tmp = tempfile.mkdtemp(prefix='tether-bench-')
         self.tmux_conf = os.path.join(self.tmp, 'tmux.conf')
         with open(self.tmux_conf, 'w') as f:
@@ -213,6 +218,14 @@ class Bench:
         r = subprocess.run([self.client] + args, capture_output=True, text=True, timeout=timeout)
         if r.returncode != 0:
             raise RuntimeError('bench_client %s: %s' % (' '.join(args[:3]), r.stderr.strip()))
+        return json.loads(r.stdout)
+
+    def window_run(self, args, timeout=180):
+        """bench_window (the desktop's terminal window, offscreen)."""
+        env = dict(os.environ, QT_QPA_PLATFORM='offscreen')
+        r = subprocess.run([self.window] + args, capture_output=True, text=True, timeout=timeout, env=env)
+        if r.returncode != 0:
+            raise RuntimeError('bench_window %s: %s' % (' '.join(args[:2]), r.stderr.strip()))
         return json.loads(r.stdout)
 
     def peer_argv(self, name, shell_command):
@@ -311,10 +324,16 @@ class Bench:
         res = {}
         for kind, (n, cmd) in kinds.items():
             for r in range(RUNS):
-                for s in systems + ['Tether, Nagle on']:
+                window = ['Tether window'] if kind == 'keys' and self.window else []
+                for s in systems + window + ['Tether, Nagle on']:
                     srv = nagle_server if s == 'Tether, Nagle on' else server
                     count = NAGLE_LINES if s == 'Tether, Nagle on' else n
-                    out = self.client_run([kind, str(count)] + self.via(s, srv, cmd))
+                    if s == 'Tether window':
+                        # The desktop's terminal window, a client of the
+                        # same server: key press to echo read by the widget.
+                        out = self.window_run([kind, str(count), server.url, server.key, '--', 'sh', '-c', cmd])
+                    else:
+                        out = self.client_run([kind, str(count)] + self.via(s, srv, cmd))
                     self.cleanup_peers()
                     v = sorted(out['us'])
                     e = res.setdefault((kind, s), {'p50': [], 'p99': [], 'max': [], 'timeouts': 0, 'n': 0})
@@ -325,7 +344,7 @@ class Bench:
                     e['n'] += len(v)
                 log('latency %s run %d: %s' % (kind, r + 1, ', '.join(
                     '%s p50 %.0f p99 %.0f us' % (s, res[(kind, s)]['p50'][-1], res[(kind, s)]['p99'][-1])
-                    for s in systems + ['Tether, Nagle on'])))
+                    for s in systems + window + ['Tether, Nagle on'])))
         self.fig['latency'] = {'%s|%s' % k: v for k, v in res.items()}
 
     def reattach(self, server):
@@ -632,8 +651,10 @@ def render(fig):
         w('|---|---|---|---|---|---|---|')
         for kind, title in (('keys', 'single key, `cat` echoes'), ('line', '`echo h""i` ⏎ in `sh`, to "hi"')):
             raw = statistics.median(lat['%s|raw PTY' % kind]['p50'])
-            for s in ('raw PTY', 'Tether', 'tmux', 'dtach', 'Tether, Nagle on'):
-                e = lat['%s|%s' % (kind, s)]
+            for s in ('raw PTY', 'Tether', 'Tether window', 'tmux', 'dtach', 'Tether, Nagle on'):
+                e = lat.get('%s|%s' % (kind, s))
+                if e is None:
+                    continue  # the terminal window: keys only, and only with BENCH_WINDOW
                 w('| %s | %s | %s | %s | %s | %.2f | %d (%d) |' % (
                     title, s, fmt(stats(e['p50']), '%.0f'), fmt(stats(e['p99']), '%.0f'), fmt(stats(e['max']), '%.0f'),
                     statistics.median(e['p50']) / raw, e['n'], e['timeouts']))
@@ -642,6 +663,11 @@ def render(fig):
         w('')
         w('- Bar p99 < 1 ms on loopback: single key **%s** (median p99 %.0f µs), line **%s** (median p99 %.0f µs).'
           % ('met' if k99 < 1000 else 'not met', k99, 'met' if l99 < 1000 else 'not met', l99))
+        if 'keys|Tether window' in lat:
+            w99 = statistics.median(lat['keys|Tether window']['p99'])
+            w('- The desktop\'s terminal window (`bench/bench_window.cpp`: a key press into its QTermWidget, offscreen, '
+              'to the echo read back by the widget, through the same server): single key **%s** (median p99 %.0f µs).'
+              % ('met' if w99 < 1000 else 'not met', w99))
         raw99 = max(statistics.median(lat['keys|raw PTY']['p99']), statistics.median(lat['line|raw PTY']['p99']))
         if raw99 >= 1000:
             w('- The raw PTY itself, with no server in between, had a median p99 of %.0f µs in this run: the '

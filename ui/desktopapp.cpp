@@ -573,11 +573,18 @@ void DesktopApp::attachHere(const QString &id, ViewerMode mode)
     }
 #ifdef TETHER_HAVE_QTERMWIDGET
     auto *w = qobject_cast<TerminalWindow *>(m_terminals.value(id).data());
-    if (w && w->session() != s)
-        w = nullptr; // a window left over from an older session with that id
     if (!w) {
-        w = new TerminalWindow(m_registry.get(), s, mode);
+        // The window is a client of this process's server, over its URL and key.
+        ServerEndpoint endpoint;
+        QString error;
+        if (!m_server || !ServerEndpoint::resolve(m_server->url(), m_server->accessKey(), &endpoint, &error)) {
+            QMessageBox::warning(m_sessionsWindow, tr("Tether"), tr("Cannot open a terminal window: %1").arg(error));
+            return;
+        }
+        w = new TerminalWindow(endpoint, id, mode);
         w->setAppearance(m_config.terminalColorScheme, m_config.terminalFontFamily, m_config.terminalFontSize);
+        // Open at the session's size (bounded by the screen).
+        w->resize(w->sizeForCells(s->cols(), s->rows()));
         w->setAttribute(Qt::WA_DeleteOnClose);
         m_terminals.insert(id, w);
         // Shown first: a shown window is laid out and attaches at its own

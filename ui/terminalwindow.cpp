@@ -67,10 +67,9 @@ void installTerminalMessageFilter()
 
 #ifdef TETHER_HAVE_QTERMWIDGET
 
+#include "attachclient.h"
 #include "logging.h"
-#include "registry.h"
-#include "session.h"
-#include "sessionmodel.h"
+#include "shellwords.h"
 #include "writequeue.h"
 
 #include <QAction>
@@ -84,10 +83,18 @@ void installTerminalMessageFilter()
 #include <QGuiApplication>
 #include <QScreen>
 #include <QStyle>
+#include <QFileInfo>
 #include <QFrame>
 #include <QHBoxLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QNetworkAccessManager>
+#include <QNetworkProxy>
+#include <QNetworkReply>
+#include <QNetworkRequest>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 #if TETHER_QTERMWIDGET_MAJOR == 6
@@ -104,13 +111,18 @@ void installTerminalMessageFilter()
 
 namespace Tether {
 
-TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, ViewerMode mode,
+namespace {
+// The size range of the protocol's `resize` and attach `cols`/`rows`
+// (docs/protocol.md section 5).
+constexpr int kMinCells = 1;
+constexpr int kMaxCells = 1000;
+} // namespace
+
+TerminalWindow::TerminalWindow(const ServerEndpoint &endpoint, const QString &sessionId, ViewerMode mode,
                                QWidget *parent)
     : QWidget(parent, Qt::Window)
-    , m_registry(registry)
-    , m_session(session)
-    , m_sessionId(session ? session->id() : QString())
-    , m_title(session ? SessionModel::displayName(session) : QString())
+    , m_endpoint(endpoint)
+    , m_sessionId(sessionId)
     , m_mode(mode)
 {
     setWindowIcon(appIcon());
@@ -136,6 +148,12 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     m_banner->hide();
     layout->addWidget(m_banner);
 
+    // The terminal sits in a scroll area: a watch window's terminal keeps
+    // the session's cells even where the window cannot show them all
+    // (followSessionSize()); otherwise it fills the window.
+    m_scroll = new QScrollArea(this);
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setWidgetResizable(true);
     // startnow = 0: no shell of its own; teletype mode below.
     m_term = new QTermWidget(0, this);
     m_term->setObjectName(QStringLiteral("tetherTerminal"));
@@ -155,11 +173,11 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     m_term->setConfirmMultilinePaste(false);
     m_term->setTrimPastedTrailingNewlines(false);
     m_term->startTerminalTeletype();
-    layout->addWidget(m_term, 1);
-    // Open at the session's size, so attaching does not reflow what the
-    // program drew (the widget's own size hint is far smaller than 80x24).
-    if (session)
-        resize(sizeForCells(session->cols(), session->rows()));
+    m_scroll->setWidget(m_term);
+    layout->addWidget(m_scroll, 1);
+    // The holder opens it at the session's size (see the class doc); until
+    // then 80x24 (the widget's own size hint is far smaller).
+    resize(sizeForCells(80, 24));
     setFocusProxy(m_term);
 
     m_slaveFd = m_term->getPtySlaveFd();
@@ -196,17 +214,36 @@ TerminalWindow::TerminalWindow(SessionRegistry *registry, Session *session, View
     connect(&m_resizeTimer, &QTimer::timeout, this, &TerminalWindow::applySize);
 
     createActions();
-    // A rename reaches no viewer (it is not in the stream): the registry's
-    // change signal brings it, and the title follows the name.
-    if (m_registry) {
-        connect(m_registry, &SessionRegistry::sessionChanged, this, [this](Session *s) {
-            if (s != m_session || SessionModel::displayName(s) == m_title)
-                return;
-            m_title = SessionModel::displayName(s);
-            updateTitle();
-        });
-    }
+    m_nam = new QNetworkAccessManager(this);
+    if (m_endpoint.isLoopback())
+        m_nam->setProxy(QNetworkProxy::NoProxy);
+    makeClient();
     updateTitle();
+}
+
+void TerminalWindow::makeClient()
+{
+    releaseClient();
+    m_client = new AttachClient(m_endpoint, m_sessionId, m_mode, this);
+    m_client->setLostServerAfter(m_lostServerAfterMs);
+    m_client->setDesktopClient(true); // listed as "local" (viewer_kind)
+    connect(m_client, &AttachClient::attached, this, &TerminalWindow::onAttached);
+    connect(m_client, &AttachClient::output, this, [this](const QByteArray &data, bool) { onOutput(data); });
+    connect(m_client, &AttachClient::replayFinished, this, &TerminalWindow::onReplayFinished);
+    connect(m_client, &AttachClient::titleChanged, this, [this](const QString &title) {
+        m_programTitle = title;
+        updateTitle();
+    });
+    connect(m_client, &AttachClient::sizeChanged, this, [this](int cols, int rows) {
+        // Our own resize (control mode) comes back here too: nothing to do then.
+        if (m_mode == ViewerMode::Watch)
+            followSessionSize(cols, rows);
+    });
+    connect(m_client, &AttachClient::reconnecting, this, &TerminalWindow::onReconnecting);
+    connect(m_client, &AttachClient::finished, this, &TerminalWindow::onFinished);
+    // A queue still over its high watermark holds the new attachment back too.
+    if (m_out->isBlocked())
+        m_client->setPaused(true);
 }
 
 void TerminalWindow::setAppearance(const QString &colorScheme, const QString &fontFamily, int pointSize)
@@ -350,7 +387,7 @@ void TerminalWindow::clearScrollback()
     m_term->setHistorySize(kHistoryLines);
 }
 
-QSize TerminalWindow::sizeForCells(int cols, int rows) const
+QSize TerminalWindow::terminalSizeForCells(int cols, int rows) const
 {
     const QFontMetrics fm(m_term->getTerminalFont());
 #if QT_VERSION >= QT_VERSION_CHECK(5, 11, 0)
@@ -360,7 +397,12 @@ QSize TerminalWindow::sizeForCells(int cols, int rows) const
 #endif
     const int margin = 2 * m_term->getMargin() + 4;
     const int scrollbar = style()->pixelMetric(QStyle::PM_ScrollBarExtent);
-    QSize size(cols * cell + margin + scrollbar, rows * fm.height() + margin);
+    return QSize(cols * cell + margin + scrollbar, rows * fm.height() + margin);
+}
+
+QSize TerminalWindow::sizeForCells(int cols, int rows) const
+{
+    QSize size = terminalSizeForCells(cols, rows);
     if (const QScreen *screen = QGuiApplication::primaryScreen()) {
         const QSize avail = screen->availableGeometry().size() * 9 / 10;
         size = size.boundedTo(avail);
@@ -370,177 +412,276 @@ QSize TerminalWindow::sizeForCells(int cols, int rows) const
 
 TerminalWindow::~TerminalWindow()
 {
-    detachNow();
+    releaseClient();
     // The queue's notifier watches the widget's fd: it must go before the widget.
     delete m_out;
     m_out = nullptr;
 }
 
+void TerminalWindow::releaseClient()
+{
+    if (m_events)
+        m_events->abort();
+    if (!m_client)
+        return;
+    AttachClient *client = m_client;
+    m_client = nullptr;
+    client->disconnect(this);
+    // The close handshake (AttachClient::detach(), bounded by its own
+    // timer) may outlive the window: the client deletes itself when done.
+    client->setParent(nullptr);
+    connect(client, &AttachClient::finished, client, &QObject::deleteLater);
+    client->detach(); // finished() at once when not connected
+}
+
 void TerminalWindow::detachNow()
 {
-    if (m_attached && m_session) {
-        if (m_out->isBlocked())
-            m_session->setViewerBlocked(this, false);
-        m_session->detach(this);
-    }
+    // A new client for a later attachSession(): the old one closes (1000).
+    releaseClient();
+    makeClient();
     m_attached = false;
-    m_stream.stop();
+    m_reconnecting = false;
     m_gate.open();
+    m_resizeTimer.stop();
+    updateTitle();
 }
 
 bool TerminalWindow::attachSession(ViewerMode mode)
 {
-    if (m_attached && mode != m_mode)
-        detachNow();
-    m_mode = mode;
+    if (mode != m_mode) {
+        // The mode is the attachment's: a new one (its replay starts over).
+        releaseClient();
+        m_mode = mode;
+        const bool control = m_mode == ViewerMode::Control;
+        m_pasteAction->setEnabled(control);
+        m_pasteSelectionAction->setEnabled(control);
+        if (control) {
+            // The terminal fills the window again, and sizes the session.
+            m_fitStepsLeft = 0;
+            m_fitCols = m_fitRows = 0;
+            m_scroll->setWidgetResizable(true);
+        }
+        m_reconnecting = false;
+        setAttached(false);
+        makeClient();
+    }
     return attachSession();
 }
 
 bool TerminalWindow::attachSession()
 {
-    if (!m_session || (m_registry && m_registry->find(m_sessionId) != m_session)) {
-        m_session = nullptr;
+    if (m_sessionId.isEmpty()) {
         showBanner(tr("This session no longer exists."), QString());
         return false;
     }
-    if (m_attached)
+    if (m_exited)
+        return false; // read-only: the exit is final
+    if (m_attached || m_reconnecting)
         return true;
-    ReplayRequest request;
-    if (m_stream.hasOffset())
-        request.resume = m_stream.offset();
     // A control window attaches at its own size (docs/protocol.md, "Attaching
     // at the viewer's size"), as the dashboard and `tether attach` do: the
     // session takes it before the replay is built, so the replay is drawn for
     // the columns this terminal wraps at. Resizing only after the replay (as
     // applySize() does on resizes) painted a screen written at 120 columns
     // into an 80-column terminal: a long wrapped command line lost its first
-    // row. A hidden window is not laid out: it attaches without a size (the
-    // constructor opened it at the session's) and applySize() follows once it
-    // is shown.
+    // row. A hidden window is not laid out: it attaches without a size of
+    // its own and applySize() follows once it is shown.
     if (m_mode == ViewerMode::Control && isVisible()) {
         const QSize cells = attachCells();
-        request.cols = cells.width();
-        request.rows = cells.height();
+        if (!cells.isEmpty())
+            m_client->setWindowSize(cells.width(), cells.height());
     }
-    // attached() and the replay arrive synchronously from here.
-    m_session->attach(this, m_mode, request);
-    // A queue still over its high watermark from before holds the new
-    // attachment back too (the session starts a viewer unblocked).
-    if (m_attached && m_session && m_out->isBlocked())
-        m_session->setViewerBlocked(this, true);
-    return m_attached;
+    // Gated until `attached` says whether a replay follows.
+    m_gate.close();
+    m_client->reopen(); // after an end (taken over, lost server): resumes at the offset
+    m_client->open();   // the first time
+    return true;
 }
 
-// --- Viewer ------------------------------------------------------------------
+// --- the attachment ----------------------------------------------------------
 
-void TerminalWindow::attached(Session *session, const AttachInfo &info)
+void TerminalWindow::setAttached(bool attached)
 {
-    m_session = session;
-    m_title = SessionModel::displayName(session); // may have changed while detached
-    m_attached = true;
-    m_mode = info.mode;
+    if (attached == m_attached)
+        return;
+    m_attached = attached;
+    updateTitle();
+    Q_EMIT attachmentChanged(attached);
+}
+
+void TerminalWindow::onAttached(const QJsonObject &message, bool reset)
+{
+    m_reconnecting = false;
     m_exited = false;
+    m_programTitle = message.value(QStringLiteral("title")).toString();
     hideBanner();
-    if (info.reset) {
+    if (reset) {
         // What is still queued belongs to the stream being replaced.
         m_out->clear();
         m_term->clear();
         static const char ris[] = "\x1b" "c";
         enqueue(ris, qsizetype(sizeof(ris) - 1));
     }
-    const bool nothingToReplay = m_stream.begin(info);
-    m_gate.begin(!nothingToReplay);
-    updateTitle();
-    Q_EMIT attachmentChanged(true);
+    m_gate.begin(m_client->pendingReplay() > 0);
+    watchEvents();
+    setAttached(true);
     // The control window sizes the session; a shown window knows its size.
     // A watch window takes the session's size instead.
     if (m_mode == ViewerMode::Control && isVisible())
         QTimer::singleShot(0, this, &TerminalWindow::applySize);
     else if (m_mode == ViewerMode::Watch)
-        followSessionSize(info.cols, info.rows);
+        followSessionSize(message.value(QStringLiteral("cols")).toInt(), message.value(QStringLiteral("rows")).toInt());
 }
 
-void TerminalWindow::output(const char *data, qsizetype size)
+void TerminalWindow::onOutput(const QByteArray &data)
 {
-    if (size <= 0)
+    // Prelude, replay, fixups and live output, in stream order.
+    enqueue(data.constData(), data.size());
+}
+
+void TerminalWindow::onReplayFinished()
+{
+    if (m_gate.state() != ReplayInputGate::State::Rendering)
         return;
-    enqueue(data, size);
-    const bool wasReplaying = m_stream.isReplaying();
-    if (m_stream.output(size).replayFinished) {
-        replayWritten();
-    } else if (!wasReplaying && m_mode == ViewerMode::Watch && queuedBytes() > kWatchBacklogLimit) {
-        // A watcher never pauses the session; one this far behind lets go
-        // instead of growing without bound. Reattaching resumes from the stream's offset.
-        detachNow();
-        showBanner(tr("Stopped watching: this window fell behind the output."), tr("Reattach"));
-        updateTitle();
-        Q_EMIT attachmentChanged(false);
-    }
+    // The DSR fence (ReplayInputGate): the widget answers it through
+    // sendData after every answer to a query in the replay.
+    enqueue(ReplayInputGate::kQuery, qsizetype(sizeof ReplayInputGate::kQuery - 1));
+    m_gate.fenceWritten();
 }
 
-void TerminalWindow::fixup(const QByteArray &sequence)
+void TerminalWindow::onReconnecting()
 {
-    // In stream order through the same queue, outside the offsets.
-    m_out->append(sequence);
-}
-
-void TerminalWindow::titleChanged(const QString &title)
-{
-    Q_UNUSED(title);
-    if (m_session)
-        m_title = SessionModel::displayName(m_session);
-    updateTitle();
-}
-
-void TerminalWindow::sizeChanged(int cols, int rows)
-{
-    // Our own resize (control mode) comes back here too: nothing to do then.
-    if (m_mode == ViewerMode::Watch)
-        followSessionSize(cols, rows);
-}
-
-void TerminalWindow::exited(const ExitStatus &status)
-{
-    m_exited = true;
-    m_stream.setExit(status);
-    const QByteArray line = "\x1b[0m\r\n" + AttachStream::exitLine(status).toUtf8() + "\r\n";
-    enqueue(line.constData(), line.size());
-    showBanner(status.signaled ? tr("The process was killed by signal %1. This window is read-only.").arg(status.signal)
-                               : tr("The process exited with code %1. This window is read-only.").arg(status.code),
-               QString());
-    updateTitle();
-}
-
-void TerminalWindow::detached(DetachReason reason)
-{
-    // The session has already forgotten us: no calls back for this attachment.
-    m_attached = false;
-    m_stream.stop();
+    // A restart in place (1012), an input stall (1013), a dropped
+    // connection: AttachClient connects again with resume= and backoff.
+    m_reconnecting = true;
     m_gate.open();
     m_resizeTimer.stop();
-    switch (reason) {
-    case DetachReason::Superseded:
-        showBanner(tr("Opened in another window."), tr("Take over"));
-        break;
-    case DetachReason::InputStalled:
-        showBanner(tr("Detached: the program stopped reading its input."), tr("Reattach"));
-        break;
-    case DetachReason::Killed:
-        m_session = nullptr;
-        showBanner(m_exited ? tr("The session was closed.") : tr("The session was killed."), QString());
-        break;
-    case DetachReason::Shutdown:
-        m_session = nullptr;
-        showBanner(tr("Tether is shutting down."), QString());
-        break;
-    }
+    showBanner(tr("Reconnecting to Tether…"), QString());
+    setAttached(false);
     updateTitle();
-    Q_EMIT attachmentChanged(false);
 }
 
-QString TerminalWindow::describe() const
+void TerminalWindow::onFinished(AttachStream::End end, const QString &message)
 {
-    return tr("local window");
+    m_reconnecting = false;
+    m_gate.open();
+    m_resizeTimer.stop();
+    if (m_events)
+        m_events->abort();
+    switch (end) {
+    case AttachStream::End::Detached:
+        hideBanner();
+        break;
+    case AttachStream::End::Exited: {
+        m_exited = true;
+        const QByteArray line = "\x1b[0m\r\n" + message.toUtf8() + "\r\n";
+        enqueue(line.constData(), line.size());
+        const std::optional<ExitStatus> status = AttachStream::parseExit(m_client->exitMessage());
+        if (status && status->signaled)
+            showBanner(tr("The process was killed by signal %1. This window is read-only.").arg(status->signal), QString());
+        else if (status)
+            showBanner(tr("The process exited with code %1. This window is read-only.").arg(status->code), QString());
+        else
+            showBanner(tr("The process exited. This window is read-only."), QString());
+        break;
+    }
+    case AttachStream::End::TakenOver:
+        showBanner(tr("Opened in another window."), tr("Take over"));
+        break;
+    case AttachStream::End::NotFound:
+        showBanner(tr("This session no longer exists."), QString());
+        break;
+    case AttachStream::End::SessionKilled:
+        showBanner(m_exited ? tr("The session was closed.") : tr("The session was killed."), QString());
+        break;
+    case AttachStream::End::ServerShutdown:
+        showBanner(tr("Tether is shutting down."), QString());
+        break;
+    case AttachStream::End::LostServer:
+        showBanner(tr("Lost the connection to Tether: it is no longer running."), tr("Reconnect"));
+        break;
+    case AttachStream::End::NotRunning:
+        showBanner(tr("Tether is not running."), tr("Retry"));
+        break;
+    case AttachStream::End::AuthFailed:
+        showBanner(tr("Tether refused this window's access key."), QString());
+        break;
+    case AttachStream::End::TooManyViewers:
+        showBanner(tr("This session has too many viewers."), tr("Retry"));
+        break;
+    case AttachStream::End::ProtocolError:
+        showBanner(message, tr("Reattach"));
+        break;
+    }
+    setAttached(false);
+    updateTitle();
+}
+
+// --- the session's name (GET /api/events) --------------------------------------
+
+void TerminalWindow::watchEvents()
+{
+    if (m_events)
+        return;
+    QNetworkRequest req(m_endpoint.resolved(QStringLiteral("api/events")));
+    req.setRawHeader("Authorization", "Bearer " + m_endpoint.key.toUtf8());
+    req.setRawHeader("Accept", "text/event-stream");
+    if (m_endpoint.url.scheme() == QLatin1String("https"))
+        req.setSslConfiguration(m_endpoint.sslConfiguration());
+    QNetworkReply *reply = m_nam->get(req);
+    m_events = reply;
+    m_eventBuffer.clear();
+    connect(reply, &QNetworkReply::sslErrors, this, [this, reply](const QList<QSslError> &) {
+        if (m_endpoint.isPinned(reply->sslConfiguration().peerCertificate()))
+            reply->ignoreSslErrors();
+    });
+    connect(reply, &QIODevice::readyRead, this, &TerminalWindow::onEventData);
+    // The stream ends with the server (a restart in place ends it too): the
+    // next `attached` opens it again.
+    connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
+}
+
+void TerminalWindow::onEventData()
+{
+    QNetworkReply *reply = m_events;
+    if (!reply)
+        return;
+    m_eventBuffer += reply->readAll();
+    // Server-Sent Events: blocks separated by a blank line, "event: NAME"
+    // and "data: JSON" lines (docs/protocol.md "Live list").
+    for (;;) {
+        const int end = m_eventBuffer.indexOf("\n\n");
+        if (end < 0)
+            break;
+        const QByteArray block = m_eventBuffer.left(end);
+        m_eventBuffer.remove(0, end + 2);
+        QByteArray event;
+        QByteArray data;
+        for (const QByteArray &line : block.split('\n')) {
+            if (line.startsWith("event:"))
+                event = line.mid(6).trimmed();
+            else if (line.startsWith("data:"))
+                data += line.mid(5).trimmed();
+        }
+        if (event == "sessions")
+            onSessionsEvent(data);
+    }
+}
+
+void TerminalWindow::onSessionsEvent(const QByteArray &json)
+{
+    const QJsonArray sessions = QJsonDocument::fromJson(json).object().value(QStringLiteral("sessions")).toArray();
+    for (const QJsonValue &v : sessions) {
+        const QJsonObject o = v.toObject();
+        if (o.value(QStringLiteral("id")).toString() != m_sessionId)
+            continue;
+        m_name = o.value(QStringLiteral("name")).toString();
+        m_command.clear();
+        for (const QJsonValue &a : o.value(QStringLiteral("command")).toArray())
+            m_command << a.toString();
+        updateTitle();
+        return;
+    }
 }
 
 // --- output queue -------------------------------------------------------------
@@ -550,6 +691,18 @@ qsizetype TerminalWindow::queuedBytes() const
     return m_out ? m_out->pending() : 0;
 }
 
+bool TerminalWindow::isPaused() const
+{
+    return m_client && m_client->isPaused();
+}
+
+void TerminalWindow::setLostServerAfter(int msec)
+{
+    m_lostServerAfterMs = msec;
+    if (m_client)
+        m_client->setLostServerAfter(msec);
+}
+
 void TerminalWindow::enqueue(const char *data, qsizetype size)
 {
     m_out->append(data, size);
@@ -557,16 +710,11 @@ void TerminalWindow::enqueue(const char *data, qsizetype size)
 
 void TerminalWindow::onBlockedChanged(bool blocked)
 {
-    if (m_attached && m_session)
-        m_session->setViewerBlocked(this, blocked);
-}
-
-void TerminalWindow::replayWritten()
-{
-    // The DSR fence (ReplayInputGate): the widget answers it through
-    // sendData after every answer to a query in the replay.
-    enqueue(ReplayInputGate::kQuery, qsizetype(sizeof ReplayInputGate::kQuery - 1));
-    m_gate.fenceWritten();
+    // Backpressure, as `tether attach`: the server stops reading the
+    // program's output (control), or the connection is let go and resumed
+    // at the offset (watch, or an older server).
+    if (m_client && !m_exited)
+        m_client->setPaused(blocked);
 }
 
 // --- input and size -----------------------------------------------------------
@@ -578,9 +726,11 @@ void TerminalWindow::onTerminalInput(const char *data, int size)
     const ReplayInputGate::Verdict v = m_gate.filter(data, qsizetype(size));
     if (!v.pass || v.size <= 0)
         return;
-    if (!m_attached || !m_session || m_mode != ViewerMode::Control || m_exited)
+    // Sent at once when attached; kept briefly while reconnecting
+    // (AttachClient::sendInput); nothing after an end (superseded, exited).
+    if (!m_client || m_mode != ViewerMode::Control || m_exited)
         return;
-    m_session->sendInput(this, data + v.from, v.size);
+    m_client->sendInput(data + v.from, v.size);
 }
 
 bool TerminalWindow::eventFilter(QObject *watched, QEvent *event)
@@ -599,7 +749,7 @@ void TerminalWindow::applySize()
             fitToSessionSize();
         return;
     }
-    if (!m_attached || !m_session || m_mode != ViewerMode::Control || m_exited)
+    if (!m_attached || !m_client || m_mode != ViewerMode::Control || m_exited)
         return;
     const int cols = m_term->screenColumnsCount();
     const int rows = m_term->screenLinesCount();
@@ -607,9 +757,7 @@ void TerminalWindow::applySize()
     // tabs sending 0x0 is the same bug).
     if (cols < kMinCells || rows < kMinCells || cols > kMaxCells || rows > kMaxCells)
         return;
-    if (cols == m_session->cols() && rows == m_session->rows())
-        return;
-    m_session->resize(this, cols, rows);
+    m_client->setWindowSize(cols, rows); // a `resize` when it is another size
 }
 
 QSize TerminalWindow::attachCells()
@@ -637,9 +785,14 @@ void TerminalWindow::followSessionSize(int cols, int rows)
     m_fitCols = cols;
     m_fitRows = rows;
     m_fitStepsLeft = kMaxFitSteps;
+    // The terminal has the session's cells whatever the window can show
+    // (issue 29: bounded by the screen, it wrapped the program's lines at
+    // its own width): the scroll area no longer sizes it.
+    m_scroll->setWidgetResizable(false);
     if (!isVisible()) {
         // Not shown yet (attached before show()): open at the session's size;
         // the first resize event after show() checks it.
+        m_term->resize(terminalSizeForCells(cols, rows));
         resize(sizeForCells(cols, rows));
         return;
     }
@@ -653,31 +806,35 @@ void TerminalWindow::fitToSessionSize()
     --m_fitStepsLeft;
     const int dcols = m_fitCols - m_term->screenColumnsCount();
     const int drows = m_fitRows - m_term->screenLinesCount();
-    if ((dcols == 0 && drows == 0) || isMaximized() || isFullScreen()) {
+    QSize term = m_term->size();
+    if (dcols == 0 && drows == 0) {
         m_fitStepsLeft = 0;
-        return;
-    }
-    // Cell size as the emulator measures it (the average advance of a
-    // sample string, like Konsole's TerminalDisplay), so the correction lands
-    // on whole cells.
-    const QFontMetrics fm(m_term->getTerminalFont());
-    static const QString sample = QStringLiteral(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefgjijklmnopqrstuvwxyz0123456789./+@");
+    } else {
+        // Cell size as the emulator measures it (the average advance of a
+        // sample string, like Konsole's TerminalDisplay), so the correction
+        // lands on whole cells.
+        const QFontMetrics fm(m_term->getTerminalFont());
+        static const QString sample = QStringLiteral(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefgjijklmnopqrstuvwxyz0123456789./+@");
 #if QT_VERSION >= QT_VERSION_CHECK(5, 11, 0)
-    const double advance = fm.horizontalAdvance(sample);
+        const double advance = fm.horizontalAdvance(sample);
 #else
-    const double advance = fm.width(sample);
+        const double advance = fm.width(sample);
 #endif
-    const int cellWidth = qMax(1, qRound(advance / sample.size()));
-    const int cellHeight = qMax(1, fm.height());
-    QSize target(width() + dcols * cellWidth, height() + drows * cellHeight);
+        const int cellWidth = qMax(1, qRound(advance / sample.size()));
+        const int cellHeight = qMax(1, fm.height());
+        term += QSize(dcols * cellWidth, drows * cellHeight);
+        m_term->resize(term); // its resize event brings the next step
+    }
+    // The window shows the whole terminal where the screen has room (else
+    // scroll bars show the rest); maximized or full screen it stays so.
+    if (isMaximized() || isFullScreen())
+        return;
+    QSize target = term + (size() - m_scroll->size());
     if (const QScreen *screen = this->screen())
         target = target.boundedTo(screen->availableGeometry().size());
-    if (target == size()) {
-        m_fitStepsLeft = 0;
-        return;
-    }
-    resize(target);
+    if (target != size())
+        resize(target);
 }
 
 // --- window -------------------------------------------------------------------
@@ -717,9 +874,21 @@ void TerminalWindow::onBannerButton()
 
 void TerminalWindow::updateTitle()
 {
-    QString t = m_title.isEmpty() ? tr("Terminal") : m_title;
+    // As the Sessions window names a session: its name, else the program's
+    // title, else its command ("/bin/bash -l" reads as "bash -l").
+    QString title = m_name;
+    if (title.isEmpty())
+        title = m_programTitle.trimmed();
+    if (title.isEmpty() && !m_command.isEmpty()) {
+        QStringList cmd = m_command;
+        cmd[0] = QFileInfo(cmd.at(0)).fileName();
+        title = ShellWords::quote(cmd);
+    }
+    QString t = title.isEmpty() ? tr("Terminal") : title;
     if (m_exited)
         t += tr(" (exited)");
+    else if (m_reconnecting)
+        t += tr(" (reconnecting)");
     else if (!m_attached)
         t += tr(" (detached)");
     else if (m_mode == ViewerMode::Watch)

@@ -32,74 +32,96 @@ void installTerminalMessageFilter();
 
 #ifdef TETHER_HAVE_QTERMWIDGET
 
+#include "apiclient.h"
 #include "attachstream.h"
 #include "replayinputgate.h"
-#include "viewer.h"
+#include "attachinfo.h"
 
 #include <QByteArray>
 #include <QFont>
+#include <QJsonObject>
 #include <QPointer>
+#include <QStringList>
 #include <QTimer>
 #include <QWidget>
 
 class QAction;
 class QLabel;
 class QMenu;
+class QNetworkAccessManager;
+class QNetworkReply;
 class QPushButton;
+class QScrollArea;
 class QTermWidget;
 class QFrame;
 
 namespace Tether {
 
-class Session;
-class SessionRegistry;
+class AttachClient;
 class WriteQueue;
 
 /**
- * A local terminal window on a session: a Viewer (kind LocalWindow) that shows
- * the session in a QTermWidget running in teletype mode.
+ * A local terminal window on a session: a client of the Tether server
+ * (`tether serve`, or the desktop app's own) that attaches to the session
+ * over WebSocket (docs/protocol.md section 5) with the AttachClient shared
+ * with `tether attach`, and shows it in a QTermWidget running in teletype
+ * mode. It includes no engine header: the window sees the session only
+ * through the documented protocol, so it can live in another process than
+ * the sessions (issue 23).
  *
- * Output path: the session's bytes are written to the widget's own PTY slave
+ * Output path: AttachClient's bytes (prelude, replay, fixups and live
+ * output, in stream order) are written to the widget's own PTY slave
  * (getPtySlaveFd()); the widget reads its master and renders. That slave is
- * made O_NONBLOCK and its OPOST flag is cleared (else the line discipline turns
- * a bare LF into CRLF and full-screen programs break). Bytes go through a
- * WriteQueue (kWriteChunk bytes per write, at most kWakeupBytes per wakeup,
- * because the widget drains the master on this same GUI thread: a blocking
- * write of a large burst would deadlock, and an unbounded one would starve the
- * widget). Above kHighWatermark queued bytes the window reports itself blocked
- * (Session::setViewerBlocked), which pauses the session's PTY reads; below
- * kLowWatermark it unblocks. The queue is therefore bounded by one replay (at
- * most the ring capacity) plus one read chunk. An AttachStream keeps the
- * offset this window resumes from (prelude excluded) and tells where the
- * replay ends.
+ * made O_NONBLOCK and its OPOST flag is cleared (else the line discipline
+ * turns a bare LF into CRLF and full-screen programs break). Bytes go
+ * through a WriteQueue (kWriteChunk bytes per write, at most kWakeupBytes
+ * per wakeup, because the widget drains the master on this same GUI thread:
+ * a blocking write of a large burst would deadlock, and an unbounded one
+ * would starve the widget). Backpressure as in `tether attach`: above
+ * kHighWatermark queued bytes the window pauses the attachment
+ * (AttachClient::setPaused(true): a control window sends `pause` and the
+ * server stops reading the program's output; a watch window lets go of the
+ * connection and resumes at its offset), below kLowWatermark it resumes.
+ * What the server had queued and the sockets hold still arrives, so the
+ * queue is bounded by kHighWatermark plus the server's 1 MiB queue plus
+ * the kernel's socket buffers. AttachClient keeps the offset the window
+ * resumes from (prelude excluded).
  *
  * Input path: the widget's sendData(const char*, int) bytes are used at once
- * (the pointer is not ours) and passed to Session::sendInput through the
+ * (the pointer is not ours) and passed to AttachClient::sendInput through the
  * ReplayInputGate shared with `tether attach`: after the replay's last byte
  * the window writes a Device Status Report (CSI 5 n); QTermWidget's emulator
  * answers it through sendData after the answers to every query in the replay
  * (cursor position, device attributes), and input starting with ESC is
  * dropped until that answer (the answers would type stray text into the
- * program: microsoft/vscode#123803).
+ * program: microsoft/vscode#123803). The gate is closed from attachSession()
+ * until the `attached` message says whether a replay follows.
  *
  * Size: the widget has no size signal, so a resize event starts a 100 ms
- * single-shot timer; when it fires, screenColumnsCount()×screenLinesCount() is
- * sent with Session::resize (control mode only; never 0 or beyond kMaxCells).
- * A shown control window also attaches at its size (ReplayRequest::cols and
- * rows, docs/protocol.md "Attaching at the viewer's size"): the session is
- * resized before the replay is built, so a screen written at other columns
- * is replayed as it looks at this window's (a resize after the replay
- * painted it wrapped at the wrong width). DesktopApp shows a new window
- * before attaching it for that; a hidden window attaches without a size.
- * A watch window cannot size the session, so it follows it instead: on attach
- * and on every Viewer::sizeChanged (the control viewer resized) it resizes
- * itself so its terminal shows the session's columns×rows. The emulator wraps
- * at its own width, not at its PTY's winsize, so only the widget's size makes
- * the program's output line up. The pixel size comes from the font's cell and
- * is corrected from what the widget then reports (at most kMaxFitSteps steps,
- * a window manager may refuse or round sizes); a size the user drags to
- * afterwards is left alone. Bounded by the screen: a session wider than the
- * screen wraps in a watch window.
+ * single-shot timer; when it fires, screenColumnsCount()×screenLinesCount()
+ * is sent (AttachClient::setWindowSize: a `resize` message; control mode
+ * only; never 0 or beyond kMaxCells). A shown control window also attaches
+ * at its size (`cols=C&rows=R` in the attach URL, docs/protocol.md
+ * "Attaching at the viewer's size"): the session is resized before the
+ * replay is built, so a screen written at other columns is replayed as it
+ * looks at this window's (a resize after the replay painted it wrapped at
+ * the wrong width). The holder opens the window at the session's size
+ * (resize(sizeForCells(cols, rows)), bounded by the screen) and shows it
+ * before attaching it; a hidden window attaches without a size.
+ * A watch window cannot size the session, so it follows it instead: on
+ * `attached` and on every `size` message (the control viewer resized) it
+ * resizes itself so its terminal shows the session's columns×rows. The
+ * emulator wraps at its own width, not at its PTY's winsize, so only the
+ * widget's size makes the program's output line up. The pixel size comes
+ * from the font's cell and is corrected from what the widget then reports
+ * (at most kMaxFitSteps steps, a window manager may refuse or round sizes);
+ * a size the user drags to afterwards is left alone. The terminal keeps the
+ * session's cells also where the window cannot show them (the window is
+ * bounded by the screen, a session may be larger: scroll bars show the
+ * rest). Were it cut to the window, the program's lines would wrap at the
+ * terminal's width and leave stale characters (issue 29: htop at 200×50
+ * watched on a 1600-pixel screen showed "ro 81" where the controlling
+ * terminal showed "   81").
  *
  * Keys and menu (Konsole's and QTerminal's): Ctrl+Shift+C copies the
  * selection (copySelection()), Ctrl+Shift+V pastes the clipboard and
@@ -117,23 +139,35 @@ class WriteQueue;
  * the dark schemes QTermWidget ships have the default foreground equal to
  * colour 7 (1:1, text invisible).
  *
- * Lifecycle: closing the window detaches (the session lives on). A newer
- * control viewer supersedes this one: the window then says "Opened in another
- * window" and offers Take over, which reattaches with the offset this window
- * already has (only missing bytes are replayed). When the process exits the
- * window prints "[process exited with code N]" and becomes read-only.
+ * Title: the session's name, else the program's title (OSC 0/2: `attached`
+ * and `title` messages), else its command, as the Sessions window names
+ * it. Names are not in the attach stream: the window follows the server's
+ * live list (`GET /api/events`, its `sessions` events) while attached, so
+ * a rename shows at once.
+ *
+ * Lifecycle: closing the window detaches (close 1000; the session lives
+ * on). A newer control viewer supersedes this one (4409): the window then
+ * says "Opened in another window" and offers Take over, which reattaches
+ * with the offset this window already has (AttachClient::reopen(): only
+ * missing bytes are replayed). When the process exits (`exit`, then 4410)
+ * the window prints "[process exited with code N]" and becomes read-only.
+ * A connection that ends without a reason (the server restarts in place,
+ * 1012; an input stall, 1013; a dropped connection) is made again by
+ * AttachClient with backoff and `resume=`; meanwhile the banner says
+ * "Reconnecting to Tether…". A server that stays away
+ * (AttachClient::lostServerAfterMs) ends it: the banner says Tether is gone
+ * and offers Reconnect. The other ends (session killed, server shutting
+ * down, session not found, key refused, too many viewers) are said in the
+ * banner.
  */
-class TerminalWindow : public QWidget, public Viewer
+class TerminalWindow : public QWidget
 {
     Q_OBJECT
 public:
-    static constexpr qsizetype kHighWatermark = 1024 * 1024; ///< bytes queued: block the session
-    static constexpr qsizetype kLowWatermark = 256 * 1024;   ///< bytes queued: unblock
+    static constexpr qsizetype kHighWatermark = 1024 * 1024; ///< bytes queued: pause the attachment
+    static constexpr qsizetype kLowWatermark = 256 * 1024;   ///< bytes queued: resume
     static constexpr qsizetype kWriteChunk = 16 * 1024;      ///< bytes per write(2)
     static constexpr qsizetype kWakeupBytes = 256 * 1024;    ///< bytes per notifier wakeup
-    /// Bytes queued behind live output after which a watcher detaches itself
-    /// (watchers never pause the session).
-    static constexpr qsizetype kWatchBacklogLimit = 16 * 1024 * 1024;
     static constexpr int kResizeDebounceMs = 100;
     /// Resize steps a watch window takes to match the session's size.
     static constexpr int kMaxFitSteps = 3;
@@ -153,29 +187,38 @@ public:
     /// The colour scheme in use.
     QString colorScheme() const { return m_colorScheme; }
 
-    /// Creates the window for `session` (not attached yet: call attachSession()).
-    /// `registry` is used to check that the session still exists before a take
-    /// over. `mode`: Control types and sizes; Watch only shows.
-    TerminalWindow(SessionRegistry *registry, Session *session, ViewerMode mode,
+    /// Creates the window for session `sessionId` of the server at
+    /// `endpoint` (not attached yet: call attachSession()). `mode`: Control
+    /// types and sizes; Watch only shows.
+    TerminalWindow(const ServerEndpoint &endpoint, const QString &sessionId, ViewerMode mode,
                    QWidget *parent = nullptr);
-    /// Detaches if still attached.
+    /// Detaches if still attached (the close completes after the window is gone).
     ~TerminalWindow() override;
 
-    /// Attaches (or re-attaches after being superseded / stalled) in this
-    /// window's mode. A re-attach resumes at the offset the window has, so only
-    /// missing output is replayed. In control mode a shown window attaches
-    /// at its columns×rows (the session takes them before the replay). Returns
-    /// false, showing why in the window, when the session no longer exists.
+    /// Attaches (or re-attaches after being superseded, or after the server
+    /// was lost) in this window's mode; the attachment is made
+    /// asynchronously (isAttached() once the server's `attached` came;
+    /// attachmentChanged()). A re-attach resumes at the offset the window
+    /// has, so only missing output is replayed. In control mode a shown
+    /// window attaches at its columns×rows (the session takes them before
+    /// the replay). True when attached or attaching (also while
+    /// reconnecting); false after the process exited (the window stays
+    /// read-only) or when no session id was given.
     bool attachSession();
-    /// Switches to `mode` and re-attaches (e.g. Watch → Control).
+    /// Switches to `mode` and re-attaches (e.g. Watch → Control). A new
+    /// mode is a new attachment: its replay starts over (a reset replay).
     bool attachSession(ViewerMode mode);
 
-    Session *session() const { return m_session; }
     QString sessionId() const { return m_sessionId; }
+    /// True between the server's `attached` and the end of that connection.
     bool isAttached() const { return m_attached; }
     ViewerMode mode() const { return m_mode; }
     bool hasExited() const { return m_exited; }
-    /// True while the replay input gate is closed (a replay is being rendered).
+    /// True while AttachClient is making the connection again (banner
+    /// "Reconnecting to Tether…").
+    bool isReconnecting() const { return m_reconnecting; }
+    /// True while the replay input gate is closed (from attachSession()
+    /// until the replay is rendered).
     bool isReplaying() const { return !m_gate.isOpen(); }
     /// The banner text shown above the terminal (empty when hidden).
     QString bannerText() const;
@@ -183,8 +226,15 @@ public:
     QTermWidget *terminal() const { return m_term; }
     /// Output bytes queued, not yet written to the widget's PTY.
     qsizetype queuedBytes() const;
+    /// The attachment is paused by backpressure (see the class doc).
+    bool isPaused() const;
+    /// How long the server may refuse connections before the window says
+    /// it is gone (AttachClient::setLostServerAfter; ms, default 10000).
+    void setLostServerAfter(int msec);
     /// Window size (pixels) that shows `cols`×`rows` cells, bounded by the screen.
     QSize sizeForCells(int cols, int rows) const;
+    /// The terminal widget's size (pixels) for `cols`×`rows` cells, unbounded.
+    QSize terminalSizeForCells(int cols, int rows) const;
     /// The terminal's whole text (scrollback + screen) as plain text.
     QString screenText() const;
     /// The right-click menu at `pos` (the terminal's coordinates): a link's
@@ -200,19 +250,8 @@ public:
     /// Drops the scrollback; the screen and the terminal's modes stay.
     void clearScrollback();
 
-    // Viewer
-    void attached(Session *session, const AttachInfo &info) override;
-    void output(const char *data, qsizetype size) override;
-    void titleChanged(const QString &title) override;
-    void sizeChanged(int cols, int rows) override;
-    void fixup(const QByteArray &sequence) override;
-    void exited(const ExitStatus &status) override;
-    void detached(DetachReason reason) override;
-    ViewerKind kind() const override { return ViewerKind::LocalWindow; }
-    QString describe() const override;
-
 Q_SIGNALS:
-    /// Attached or detached (any reason).
+    /// Attached or detached (any reason, a lost connection too).
     void attachmentChanged(bool attached);
 
 protected:
@@ -220,10 +259,20 @@ protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
+    /// A new AttachClient for this window's endpoint, session and mode.
+    void makeClient();
+    /// Lets go of the current client: it detaches (close 1000) and deletes
+    /// itself once closed.
+    void releaseClient();
+    void onAttached(const QJsonObject &message, bool reset);
+    void onOutput(const QByteArray &data);
+    void onReplayFinished();
+    void onReconnecting();
+    void onFinished(AttachStream::End end, const QString &message);
+    void setAttached(bool attached);
     void enqueue(const char *data, qsizetype size);
     void onBlockedChanged(bool blocked);
     void onTerminalInput(const char *data, int size);
-    void replayWritten();
     void applySize();
     /// The font changed (Settings or zoom): the session is sized to the
     /// columns×rows now shown (control), or the window to the session (watch).
@@ -231,8 +280,8 @@ private:
     void followSessionSize(int cols, int rows);
     void fitToSessionSize();
     /// The columns×rows this (visible) window's terminal has, to attach at
-    /// (ReplayRequest::cols/rows); (0, 0) when out of range (not laid out).
-    /// Hides the banner first: a successful attach hides it anyway.
+    /// (`cols`/`rows` of the attach); (0, 0) when out of range (not laid
+    /// out). Hides the banner first: a successful attach hides it anyway.
     QSize attachCells();
     void showBanner(const QString &text, const QString &button);
     void hideBanner();
@@ -240,16 +289,27 @@ private:
     void onBannerButton();
     void detachNow();
     void createActions();
+    /// Follows `GET /api/events` (the session's name) while attached.
+    void watchEvents();
+    void onEventData();
+    void onSessionsEvent(const QByteArray &json);
 
-    QPointer<SessionRegistry> m_registry;
-    QPointer<Session> m_session;
+    ServerEndpoint m_endpoint;
     QString m_sessionId;
-    QString m_title;
     ViewerMode m_mode;
+    AttachClient *m_client = nullptr;
+    QNetworkAccessManager *m_nam = nullptr;
+    QPointer<QNetworkReply> m_events;
+    QByteArray m_eventBuffer;      ///< event-stream bytes not yet parsed (an unfinished event)
+    QString m_name;                ///< the session's name ("" if none)
+    QString m_programTitle;        ///< the program's title (OSC 0/2)
+    QStringList m_command;
+    int m_lostServerAfterMs = 10000;
 
     QFrame *m_banner = nullptr;
     QLabel *m_bannerLabel = nullptr;
     QPushButton *m_bannerButton = nullptr;
+    QScrollArea *m_scroll = nullptr;  ///< holds m_term (see followSessionSize())
     QTermWidget *m_term = nullptr;
     QString m_colorScheme;
     QFont m_baseFont;              ///< the font before zooming (Ctrl+0 goes back to it)
@@ -266,8 +326,8 @@ private:
     WriteQueue *m_out = nullptr;   ///< to the widget's PTY slave
 
     bool m_attached = false;
+    bool m_reconnecting = false;
     bool m_exited = false;
-    AttachStream m_stream;         ///< offsets in the session's offset space
     ReplayInputGate m_gate;
 
     QTimer m_resizeTimer;

@@ -45,6 +45,36 @@ void AttachClient::open()
         connectSocket();
 }
 
+void AttachClient::reopen()
+{
+    if (!m_finished)
+        return;
+    if (m_socket) {
+        // Still closing (finish() while the close completes): forget it.
+        QWebSocket *ws = m_socket;
+        m_socket = nullptr;
+        ws->disconnect(this);
+        ws->abort();
+        ws->deleteLater();
+    }
+    m_finished = false;
+    m_detaching = false;
+    m_closing = false;
+    m_reattaching = false;
+    m_attached = false;
+    m_paused = false;
+    m_letGo = false;
+    m_pauseSent = false;
+    m_attempt = 0;
+    m_delayMs = 0;
+    m_refusedSince.invalidate();
+    m_exit = QJsonObject();
+    m_closeReason.clear();
+    m_pendingInput.clear();
+    m_stream.stop();
+    connectSocket();
+}
+
 void AttachClient::connectSocket()
 {
     auto *ws = new QWebSocket(QString(), QWebSocketProtocol::VersionLatest, this);
@@ -79,6 +109,8 @@ void AttachClient::connectSocket()
         q.addQueryItem(QStringLiteral("replay"), QStringLiteral("screen"));
         q.addQueryItem(QStringLiteral("lines"), QString::number(m_screenLines));
     }
+    if (m_desktopClient)
+        q.addQueryItem(QStringLiteral("client"), QStringLiteral("desktop"));
     if (m_mode == ViewerMode::Control && m_cols > 0 && m_rows > 0) {
         // Our size with the attach: the server resizes the session before
         // it builds the replay (protocol.md "Attaching at the viewer's

@@ -78,6 +78,15 @@ public:
     /// Connects (first attach: no resume, a reset replay of all retained output).
     void open();
     /**
+     * Connects again after finished() ended the attachment with TakenOver
+     * (4409: the terminal window's "Take over"), Detached, or any other
+     * end: resumes at offset() (`resume=OFFSET`: only the missing bytes are
+     * replayed, or a reset replay when they rolled out), or without resume
+     * when there never was an attach. Pause, reconnect count and the
+     * `exit` message start over. Does nothing while not finished.
+     */
+    void reopen();
+    /**
      * Sends input bytes (one binary message) in control mode, at once also
      * while paused through flow control (the connection stays). While the
      * connection is let go (setPaused() with an older server) or
@@ -146,6 +155,10 @@ public:
     /// (`replay=screen&lines=N`, docs/protocol.md §5 "Screen replay"),
     /// 0..1000; -1 (the default): the raw replay. For the next connection.
     void setScreenReplay(int lines) { m_screenLines = lines; }
+    /// Says in every attach that this client is the desktop's terminal
+    /// window (`client=desktop`, docs/protocol.md §5): the session lists
+    /// its control viewer as "local". For the next connection.
+    void setDesktopClient(bool desktop) { m_desktopClient = desktop; }
 
     /// Offset of the next output byte expected (bytes shown so far).
     quint64 offset() const { return m_stream.offset(); }
@@ -218,6 +231,7 @@ private:
     QString m_id;
     ViewerMode m_mode;
     int m_screenLines = -1;
+    bool m_desktopClient = false;
     ApiClient *m_api = nullptr;
     QPointer<QWebSocket> m_socket;
     QTimer m_retryTimer;

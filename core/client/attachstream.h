@@ -17,8 +17,8 @@ namespace Tether {
 /**
  * The viewer side of one attachment's byte stream (docs/protocol.md §5), in
  * one place for every C++ viewer: AttachClient (over WebSocket, for
- * `tether attach`) and TerminalWindow (an in-process Viewer of the engine)
- * feed it what they receive and write what it tells them. Pure logic: no I/O,
+ * `tether attach` and the desktop's TerminalWindow) feeds it what it
+ * receives and write what it tells them. Pure logic: no I/O,
  * no timers, no signals. (The dashboard, resources/dashboard/attachment.js,
  * keeps its own JavaScript copy, checked against the same vectors,
  * tests/vectors/attach-stream.json.)

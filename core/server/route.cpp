@@ -64,6 +64,8 @@ Route routeUpgrade(const HttpRequest &request)
         else if (mode != QLatin1String("control"))
             r.badQuery = true;
     }
+    // client=desktop: the desktop's terminal window (viewer_kind "local").
+    r.desktopClient = q.queryItemValue(QStringLiteral("client"), QUrl::FullyDecoded) == QLatin1String("desktop");
     if (q.hasQueryItem(QStringLiteral("resume"))) {
         r.resume = parseOffset(q.queryItemValue(QStringLiteral("resume"), QUrl::FullyDecoded));
         if (!r.resume)

@@ -63,6 +63,11 @@ struct Route {
     /// applied before the replay for a control viewer; 0 when not given.
     int cols = 0;
     int rows = 0;
+    /// client=desktop: the viewer says it is the desktop's terminal window
+    /// (its kind is then LocalWindow, viewer_kind "local", unless the
+    /// request has an Origin: a page is always a browser). Any other value
+    /// or none: false.
+    bool desktopClient = false;
     /// Not empty: replay= is neither raw nor screen, lines= is not an
     /// integer in range or comes without replay=screen, or cols= and rows=
     /// are not both integers 1..1000 (one without the other, too). Server answers 400

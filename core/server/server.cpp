@@ -1287,7 +1287,9 @@ void Server::handleUpgrade(HttpConnection *c)
     p.replay.cols = route.cols;
     p.replay.rows = route.rows;
     p.badQuery = route.badQuery;
-    p.kind = r.hasHeader("origin") ? ViewerKind::Browser : ViewerKind::Cli;
+    p.kind = r.hasHeader("origin") ? ViewerKind::Browser
+        : route.desktopClient     ? ViewerKind::LocalWindow
+                                  : ViewerKind::Cli;
     p.shareToken = c->shareToken();
     ShareStore::Share share;
     if (!p.shareToken.isEmpty() && m_shares->find(p.shareToken.toLatin1(), &share))

@@ -38,6 +38,8 @@ private Q_SLOTS:
     void upgradeReplay();
     void upgradeSize_data();
     void upgradeSize();
+    void upgradeClient_data();
+    void upgradeClient();
     void needsKey_data();
     void needsKey();
 };
@@ -275,6 +277,30 @@ void TestRoute::upgradeSize()
         QCOMPARE(route.badRequest, QString());
     QCOMPARE(route.cols, cols);
     QCOMPARE(route.rows, rows);
+}
+
+void TestRoute::upgradeClient_data()
+{
+    // client=desktop: the desktop's terminal window (viewer_kind "local").
+    QTest::addColumn<QByteArray>("query");
+    QTest::addColumn<bool>("desktop");
+    QTest::newRow("none") << QByteArray("mode=control") << false;
+    QTest::newRow("desktop") << QByteArray("client=desktop") << true;
+    QTest::newRow("with the rest") << QByteArray("resume=7&client=desktop&cols=80&rows=24") << true;
+    QTest::newRow("another value") << QByteArray("client=browser") << false;
+    QTest::newRow("empty") << QByteArray("client=") << false;
+    QTest::newRow("case") << QByteArray("client=Desktop") << false;
+}
+
+void TestRoute::upgradeClient()
+{
+    QFETCH(QByteArray, query);
+    QFETCH(bool, desktop);
+    Route route;
+    QVERIFY(upgradeRoute(query, &route));
+    QCOMPARE(route.kind, Route::Kind::Upgrade);
+    QCOMPARE(route.badRequest, QString()); // never a reason to refuse
+    QCOMPARE(route.desktopClient, desktop);
 }
 
 void TestRoute::needsKey_data()

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Reattach fidelity in the local terminal window (issue 9): the corpus of
+// Reattach fidelity in the local terminal window (issue 9), a client of the
+// fixture's server over WebSocket like any other: the corpus of
 // tests/vectors/fidelity-corpus.json (the rows of server/tst_fidelity) seen
 // in QTermWidget. For each row a watch window follows the session from the
 // start (the reference); the steps drive the program through a control
@@ -42,8 +43,9 @@ protected:
     bool referenceReady() override { return m_ref && m_ref->isAttached() && session->viewerCount() >= 2; }
     bool startLate() override
     {
+        // Attached over WebSocket: pollLate() waits until it is.
         m_late = open();
-        return m_late && m_late->isAttached();
+        return m_late != nullptr;
     }
     /// Once the late window is attached, the barrier is written
     /// (RowRun::writeBarrier); when both windows' terminals show its title,
@@ -68,7 +70,10 @@ protected:
 private:
     std::unique_ptr<TerminalWindow> open()
     {
-        auto w = std::make_unique<TerminalWindow>(m_fixture.registry.get(), session, ViewerMode::Watch);
+        ServerEndpoint endpoint;
+        endpoint.url = QUrl(QStringLiteral("http://127.0.0.1:%1/").arg(m_fixture.port));
+        endpoint.key = QString::fromLatin1(m_fixture.key);
+        auto w = std::make_unique<TerminalWindow>(endpoint, session->id(), ViewerMode::Watch);
         // A watch window sizes itself to the session's cells within the
         // screen (the offscreen platform's is 800x600): a small font lets
         // 100x30 cells fit.

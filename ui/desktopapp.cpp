@@ -36,6 +36,7 @@
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
+#include <QSettings>
 #include <QStatusBar>
 #include <QSystemTrayIcon>
 #include <QTextStream>
@@ -143,6 +144,7 @@ DesktopApp::~DesktopApp()
 bool DesktopApp::start(QString *error, bool *badValue)
 {
     m_server = std::make_unique<Server>(m_registry.get(), m_config);
+    m_server->setSettingsFile(QSettings(QStringLiteral("Tether"), QStringLiteral("tether")).fileName());
     m_server->setKeepalive(m_config.pingIntervalSec * 1000, m_config.pingTimeoutSec * 1000);
     m_restart = new RestartInPlace(m_registry.get(), m_server.get(), this);
     connect(m_restart, &RestartInPlace::aboutToExec, this, &DesktopApp::prepareExec);

@@ -16,6 +16,7 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QJsonObject>
+#include <QSettings>
 
 #include <csignal>
 #include <cstdio>
@@ -173,6 +174,9 @@ int serveMain(int argc, char **argv)
     Server server(&registry, config);
     RestartInPlace restart(&registry, &server);
     restart.setHostLock(&hostLock);
+    // The host owns the settings (GET/PATCH /api/settings): the file
+    // Config::load() read.
+    server.setSettingsFile(QSettings(QStringLiteral("Tether"), QStringLiteral("tether")).fileName());
     int status = 0;
     QString error;
     QJsonObject otherServer;

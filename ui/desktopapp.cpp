@@ -2,6 +2,7 @@
 #include "desktopapp.h"
 #include "commandline.h"
 #include "fdlimit.h"
+#include "hostlock.h"
 
 #include "appicon.h"
 
@@ -35,6 +36,7 @@
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
+#include <QSettings>
 #include <QStatusBar>
 #include <QSystemTrayIcon>
 #include <QTextStream>
@@ -142,6 +144,7 @@ DesktopApp::~DesktopApp()
 bool DesktopApp::start(QString *error, bool *badValue)
 {
     m_server = std::make_unique<Server>(m_registry.get(), m_config);
+    m_server->setSettingsFile(QSettings(QStringLiteral("Tether"), QStringLiteral("tether")).fileName());
     m_server->setKeepalive(m_config.pingIntervalSec * 1000, m_config.pingTimeoutSec * 1000);
     m_restart = new RestartInPlace(m_registry.get(), m_server.get(), this);
     connect(m_restart, &RestartInPlace::aboutToExec, this, &DesktopApp::prepareExec);
@@ -931,6 +934,32 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
     if (!instanceError.isEmpty())
         qCWarning(lcUi) << instanceError;
 
+    // The desktop app still holds the sessions itself: it is a host like
+    // `tether serve`, and one host per user holds them (HostLock; inherited
+    // across a restart in place).
+    HostLock hostLock;
+    QString lockError;
+    qint64 holder = 0;
+    const HostLock::Result locked = hostLock.acquire(&lockError, &holder);
+    if (locked == HostLock::Result::Held) {
+        const QJsonObject running = RuntimeFile::read();
+        const QString url = holder > 0 && qint64(running.value(QStringLiteral("pid")).toDouble()) == holder
+            ? running.value(QStringLiteral("url")).toString()
+            : QString();
+        const QString msg = DesktopApp::tr("Tether is already running (pid %1%2) and holds your sessions: one Tether "
+                                           "per user does. The desktop app cannot connect to it yet: use the "
+                                           "dashboard or `tether attach`, or stop it (for example the systemd user "
+                                           "service tether.service) and start the desktop app again.")
+                                .arg(holder > 0 ? QString::number(holder) : DesktopApp::tr("unknown"),
+                                     url.isEmpty() ? QString() : QStringLiteral(", ") + url);
+        err << "tether: " << msg << '\n';
+        err.flush();
+        QMessageBox::critical(nullptr, QStringLiteral("Tether"), msg);
+        return 1;
+    }
+    if (locked == HostLock::Result::Unusable)
+        qCWarning(lcUi).noquote() << "no single-host lock (" << lockError << "); a second Tether may start beside this one";
+
     // QTermWidget 1.2 prints uncategorized debug lines at every search.
     installTerminalMessageFilter();
     DesktopApp desktop(config, trayMode);
@@ -953,6 +982,7 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
         QMessageBox::critical(nullptr, QStringLiteral("Tether"), msg);
         return 1;
     }
+    desktop.restarter()->setHostLock(&hostLock);
     QObject::connect(&instance, &SingleInstance::raiseRequested, &desktop, &DesktopApp::showSessionsWindow);
     QObject::connect(&desktop, &DesktopApp::finished, &app, [] { QCoreApplication::exit(0); });
     // SIGTERM / SIGINT / SIGHUP (logout, Ctrl+C, kill) quit cleanly: sessions

@@ -188,6 +188,14 @@ void ApiClient::deleteResource(const QString &path, Callback done)
     track(m_nam->deleteResource(makeRequest(m_endpoint, path, m_timeoutMs)), std::move(done));
 }
 
+QNetworkReply *ApiClient::openStream(const QString &path)
+{
+    QNetworkRequest req = makeRequest(m_endpoint, path, 0);
+    req.setRawHeader("Accept", "text/event-stream");
+    req.setTransferTimeout(0); // open for as long as the server serves
+    return m_nam->get(req);
+}
+
 void ApiClient::track(QNetworkReply *reply, Callback done)
 {
     connect(reply, &QNetworkReply::finished, this, [reply, done = std::move(done)]() {

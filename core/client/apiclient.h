@@ -117,6 +117,13 @@ public:
     void patch(const QString &path, const QByteArray &json, Callback done);
     /// DELETE path.
     void deleteResource(const QString &path, Callback done);
+    /**
+     * GET path as a stream that stays open (`Accept: text/event-stream`, no
+     * transfer timeout): the reply, owned by the caller (delete it to end
+     * the stream), readable as data arrives (QIODevice::readyRead). For
+     * `/api/events` (EventStream).
+     */
+    QNetworkReply *openStream(const QString &path);
 
 private:
     void track(QNetworkReply *reply, Callback done);

@@ -133,10 +133,8 @@ QString path()
     return directory() + QStringLiteral("/server.json");
 }
 
-bool write(const QJsonObject &contents, QString *error, QJsonObject *other)
+bool ensureDirectory(QString *error)
 {
-    if (other)
-        *other = QJsonObject();
     if (usableXdgRuntimeDir().isEmpty()) {
         // Our fallback lives in a shared /tmp: it must be ours alone.
         const QString base = baseDirectory();
@@ -167,6 +165,15 @@ bool write(const QJsonObject &contents, QString *error, QJsonObject *other)
             *error = errnoText(QStringLiteral("cannot chmod"), dir, errno);
         return false;
     }
+    return true;
+}
+
+bool write(const QJsonObject &contents, QString *error, QJsonObject *other)
+{
+    if (other)
+        *other = QJsonObject();
+    if (!ensureDirectory(error))
+        return false;
 
     const QString finalPath = path();
     // A second server must not take the file of a first one still running:

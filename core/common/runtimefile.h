@@ -38,6 +38,14 @@ QString directory();
 /// Full path of server.json.
 QString path();
 /**
+ * Creates directory() with mode 0700 when missing (and the fallback base
+ * directory, 0700, when XDG_RUNTIME_DIR is not usable), tightens an
+ * existing one to 0700. False with *error (errno text and path) when it
+ * cannot, or when either directory belongs to another user. write() and
+ * HostLock::acquire() call it.
+ */
+bool ensureDirectory(QString *error);
+/**
  * Writes `contents` atomically as server.json with mode 0600, creating the
  * directory with 0700 (and tightening an existing one to 0700); the
  * fallback base directory is created 0700 too. False with *error (errno text

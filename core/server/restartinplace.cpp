@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "restartinplace.h"
+#include "hostlock.h"
 #include "sharestore.h"
 #include "commandline.h"
 #include "fdlimit.h"
@@ -537,6 +538,10 @@ void RestartInPlace::execNow()
     QList<int> kept{memfd};
     if (state.listenFd >= 0)
         kept.append(state.listenFd);
+    // The single-host lock (HostLock): held without a gap by the next image.
+    const int lockFd = m_hostLock && m_hostLock->isHeld() ? m_hostLock->fd() : -1;
+    if (lockFd >= 0)
+        kept.append(lockFd);
     for (const Handover::SessionRecord &r : std::as_const(state.sessions)) {
         if (r.pty.masterFd >= 0)
             kept.append(r.pty.masterFd);
@@ -548,7 +553,7 @@ void RestartInPlace::execNow()
     const QList<QByteArray> ours{QByteArray(Handover::kStateEnv) + '=', QByteArray(Handover::kFdsEnv) + '=',
                                  QByteArray(Handover::kListenEnv) + '=', QByteArray(FdLimit::kOriginalSoftEnv) + '=',
                                  QByteArray(kGuardEnv) + '=', QByteArray(kGuardianEnv) + '=',
-                                 QByteArray(kTakeoverEnv) + '='};
+                                 QByteArray(kTakeoverEnv) + '=', QByteArray(HostLock::kHandoverEnv) + '='};
     for (char **e = environ; e && *e; ++e) {
         const QByteArray entry(*e);
         if (!std::any_of(ours.begin(), ours.end(), [&](const QByteArray &p) { return entry.startsWith(p); }))
@@ -558,6 +563,8 @@ void RestartInPlace::execNow()
     env.append(ours.at(1) + Handover::fdList(state));
     if (state.listenFd >= 0)
         env.append(ours.at(2) + QByteArray::number(state.listenFd));
+    if (lockFd >= 0)
+        env.append(QByteArray(HostLock::kHandoverEnv) + '=' + QByteArray::number(lockFd));
     // execve keeps our raised descriptor limit: the next image must still
     // give the sessions the one we were started with.
     env.append(FdLimit::handoverEnvEntry());

@@ -11,6 +11,7 @@
 
 namespace Tether {
 
+class HostLock;
 class Server;
 class SessionRegistry;
 class UpgradeWatch;
@@ -166,6 +167,11 @@ public:
     /// another Tether than the running one (an upgrade); started by the
     /// constructor when recordStartup() knew the binary.
     UpgradeWatch *upgradeWatch() const { return m_upgrades; }
+    /// The single-host lock this process holds (HostLock), kept locked across
+    /// the exec: its descriptor stays open (FD_CLOEXEC cleared like the
+    /// masters') and its number goes in HostLock::kHandoverEnv, where the
+    /// next image's HostLock::acquire() adopts it. Null (the default): none.
+    void setHostLock(HostLock *lock) { m_hostLock = lock; }
     /// Bound on step 3, ms (default 1000).
     void setDrainTimeout(int msec) { m_drainTimeoutMs = msec; }
 
@@ -196,6 +202,7 @@ private:
     QString m_lastError;
     QString m_instance;
     UpgradeWatch *m_upgrades = nullptr;
+    HostLock *m_hostLock = nullptr;
 };
 
 } // namespace Tether

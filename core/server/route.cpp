@@ -138,6 +138,8 @@ Route routeApi(const HttpRequest &request)
         return apiByMethod(method, {{"POST", K::RotateKey}}, "POST");
     if (parts.size() == 2 && endpoint == QLatin1String("restart"))
         return apiByMethod(method, {{"GET", K::Restart}, {"POST", K::Restart}}, "GET, POST");
+    if (parts.size() == 2 && endpoint == QLatin1String("settings"))
+        return apiByMethod(method, {{"GET", K::Settings}, {"PATCH", K::Settings}}, "GET, PATCH");
     if (parts.size() == 2 && endpoint == QLatin1String("events"))
         return apiByMethod(method, {{"GET", K::Events}}, "GET");
     Route r;

@@ -34,6 +34,7 @@ struct Route {
         RotateKey,        ///< POST /api/key
         Restart,          ///< GET or POST /api/restart
         Events,           ///< GET /api/events
+        Settings,         ///< GET or PATCH /api/settings
         ListShares,       ///< GET /api/shares
         CreateShare,      ///< POST /api/shares
         RevokeShare,      ///< DELETE /api/shares/{token}: `id` is the token

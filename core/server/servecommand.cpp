@@ -3,6 +3,7 @@
 #include "commandline.h"
 #include "config.h"
 #include "fdlimit.h"
+#include "hostlock.h"
 #include "logging.h"
 #include "registry.h"
 #include "restartinplace.h"
@@ -15,6 +16,7 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QJsonObject>
+#include <QSettings>
 
 #include <csignal>
 #include <cstdio>
@@ -42,6 +44,22 @@ void printPortInUseHint(quint16 port)
                      "(--port 0 for any free one)\n",
                      unsigned(port));
     }
+}
+
+/// Another host holds the single-host lock (HostLock): one Tether per
+/// user holds the sessions. Names it (pid, and its address when its runtime
+/// file is its own) and what to do instead.
+void printHostRunning(qint64 holder)
+{
+    const QJsonObject running = RuntimeFile::read();
+    const bool fileIsItsOwn = holder > 0 && qint64(running.value(QStringLiteral("pid")).toDouble()) == holder;
+    const QString who = holder > 0 ? QStringLiteral("pid %1").arg(holder) : QStringLiteral("pid unknown");
+    const QString url = fileIsItsOwn ? QStringLiteral(", ") + running.value(QStringLiteral("url")).toString() : QString();
+    std::fprintf(stderr,
+                 "tether serve: Tether is already running (%s%s): one Tether per user holds the sessions "
+                 "(it holds %s); `tether attach`, `tether list` and the desktop app use it. To start "
+                 "another, stop that one first.\n",
+                 qPrintable(who), qPrintable(url), qPrintable(HostLock::path()));
 }
 
 /// Why server.json could not be written (`error`), and what that means for
@@ -94,6 +112,8 @@ int serveMain(int argc, char **argv)
         "clients (tether attach, tether list) then talk to that server. When it cannot be written\n"
         "(a full disk), Tether serves all the same and says so: clients then need TETHER_URL and\n"
         "TETHER_KEY (or --url and --key).\n"
+        "One Tether per user holds the sessions: it locks $XDG_RUNTIME_DIR/tether/host.lock while\n"
+        "running, and a second `tether serve` (or the desktop app) exits 1 naming the first.\n"
         "SIGTERM, SIGINT or SIGHUP ends every session and exits 0; with TLS, a SIGHUP sent by a\n"
         "process (kill -HUP) reloads the certificate instead. SIGUSR2 (or `tether restart`)\n"
         "restarts Tether in place: the same process runs the binary again and keeps every session.\n"
@@ -131,9 +151,32 @@ int serveMain(int argc, char **argv)
         return 1;
     }
 
+    // Exactly one host per user, whatever starts first (a second `tether
+    // serve`, the desktop app, the systemd unit): a lock, not a race on the
+    // port. Inherited across a restart in place.
+    HostLock hostLock;
+    QString lockError;
+    qint64 holder = 0;
+    switch (hostLock.acquire(&lockError, &holder)) {
+    case HostLock::Result::Acquired:
+        break;
+    case HostLock::Result::Held:
+        printHostRunning(holder);
+        return 1;
+    case HostLock::Result::Unusable:
+        // As without server.json: serve all the same, and say so.
+        std::fprintf(stderr, "tether serve: warning: no single-host lock (%s); a second Tether may start beside this one\n",
+                     qPrintable(lockError));
+        break;
+    }
+
     SessionRegistry registry(config.limits);
     Server server(&registry, config);
     RestartInPlace restart(&registry, &server);
+    restart.setHostLock(&hostLock);
+    // The host owns the settings (GET/PATCH /api/settings): the file
+    // Config::load() read.
+    server.setSettingsFile(QSettings(QStringLiteral("Tether"), QStringLiteral("tether")).fileName());
     int status = 0;
     QString error;
     QJsonObject otherServer;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "server.h"
+#include "settingsapi.h"
 #include "route.h"
 #include "acceptor.h"
 #include "accesskey.h"
@@ -21,6 +22,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSettings>
 #include <QNetworkInterface>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -979,6 +981,9 @@ void Server::serveApi(HttpConnection *c, const Route &route)
     case Route::Kind::Events:
         startEventStream(c);
         return;
+    case Route::Kind::Settings:
+        serveSettings(c);
+        return;
     case Route::Kind::MethodNotAllowed:
         c->respondError(405, QStringLiteral("method not allowed"), header("Allow", route.allow));
         return;
@@ -1070,6 +1075,86 @@ void Server::patchSession(HttpConnection *c, const QString &id)
     }
     qCInfo(lcServer) << "session renamed:" << s->id();
     c->respondJson(200, sessionToJson(s, m_registry));
+}
+
+// --- settings ------------------------------------------------------------------
+
+void Server::setSettingsFile(const QString &path)
+{
+    m_settingsFile = path;
+    if (path.isEmpty())
+        return;
+    QSettings file(path, QSettings::IniFormat);
+    const Config saved = Config::load(file);
+    m_startBind = saved.bind;
+    m_startPort = saved.port;
+}
+
+void Server::serveSettings(HttpConnection *c)
+{
+    // What runs (limits, command, the terminal settings the desktop app
+    // reads) and, for the address, what the next start uses.
+    Config view = m_config;
+    view.limits = m_registry->limits();
+    if (!m_settingsFile.isEmpty()) {
+        QSettings file(m_settingsFile, QSettings::IniFormat);
+        const Config saved = Config::load(file);
+        view.bind = saved.bind;
+        view.port = saved.port;
+    }
+    auto answer = [this](const Config &shown) {
+        QJsonObject o = SettingsApi::toJson(shown);
+        o.insert(QStringLiteral("saved"), !m_settingsFile.isEmpty());
+        o.insert(QStringLiteral("serving"), QJsonObject{{QStringLiteral("bind"), m_config.bind},
+                                                        {QStringLiteral("port"), int(port())}});
+        o.insert(QStringLiteral("restart_needed"),
+                 !m_settingsFile.isEmpty() && (shown.bind != m_startBind || shown.port != m_startPort));
+        return o;
+    };
+    if (c->request().method() != "PATCH") {
+        c->respondJson(200, answer(view));
+        return;
+    }
+    Config next = view;
+    QString error;
+    QStringList changed;
+    if (!SettingsApi::applyPatch(c->request().body(), &next, &error, &changed)) {
+        c->respondError(400, error);
+        return;
+    }
+    if (!m_settingsFile.isEmpty() && !changed.isEmpty()) {
+        // Only what changed replaces the file's values: a limit given on the
+        // command line for this run (`--ttl 120`) is not saved by a change
+        // of another field.
+        QSettings file(m_settingsFile, QSettings::IniFormat);
+        Config saved = Config::load(file);
+        const QJsonObject fields = SettingsApi::toJson(next);
+        QJsonObject patch;
+        for (const QString &name : std::as_const(changed))
+            patch.insert(name, fields.value(name));
+        QString ignored;
+        SettingsApi::applyPatch(QJsonDocument(patch).toJson(QJsonDocument::Compact), &saved, &ignored);
+        saved.save(file);
+        file.sync();
+        if (file.status() != QSettings::NoError) {
+            c->respondError(500, QStringLiteral("cannot save the settings to %1; nothing was changed").arg(m_settingsFile));
+            return;
+        }
+    }
+    // Live: the limits (a new buffer size applies to every session), the
+    // default command of new sessions, the terminal settings clients read.
+    // The address is used at the next start.
+    if (!changed.isEmpty()) {
+        m_registry->setLimits(next.limits);
+        m_config.limits = next.limits;
+        m_config.command = next.command;
+        m_config.terminal = next.terminal;
+        m_config.terminalColorScheme = next.terminalColorScheme;
+        m_config.terminalFontFamily = next.terminalFontFamily;
+        m_config.terminalFontSize = next.terminalFontSize;
+        qCInfo(lcServer).noquote() << "settings changed:" << changed.join(QStringLiteral(", "));
+    }
+    c->respondJson(200, answer(next));
 }
 
 // --- restart in place ----------------------------------------------------------

@@ -163,6 +163,18 @@ public:
     /// Removes server.json if it is this process's.
     void removeRuntimeFile();
 
+    /**
+     * The settings file (QSettings INI, e.g. ~/.config/Tether/tether.conf)
+     * that `PATCH /api/settings` writes and `GET /api/settings` reads the
+     * address from (docs/protocol.md, "Settings"). Empty (the default): the
+     * settings are changed for this run only and the answers say
+     * `"saved": false`. Its server/bind and server/port now are what the
+     * server was started with: a later change of them needs a restart
+     * (`restart_needed`).
+     */
+    void setSettingsFile(const QString &path);
+    QString settingsFile() const { return m_settingsFile; }
+
     /// WebSocket keepalive: ping every `pingIntervalMs`; drop a viewer silent
     /// for `timeoutMs`. Applies to viewers connecting afterwards.
     void setKeepalive(int pingIntervalMs, int timeoutMs);
@@ -325,6 +337,7 @@ private:
     /// PATCH /api/sessions/{id}: {"name": "..."} renames (docs/protocol.md).
     void patchSession(HttpConnection *c, const QString &id);
     void serveRestart(HttpConnection *c);
+    void serveSettings(HttpConnection *c);
     void startAccepting();
     /// Closes every WebSocket viewer with `code` and `reason` (Protocol::CloseReason).
     void closeViewers(int code, const char *reason);
@@ -341,6 +354,9 @@ private:
 
     QPointer<SessionRegistry> m_registry;
     Config m_config;
+    QString m_settingsFile;      ///< setSettingsFile(): where PATCH /api/settings saves; empty: nowhere
+    QString m_startBind;         ///< server/bind in that file when it was set
+    quint16 m_startPort = 0;     ///< server/port in that file when it was set
     QString m_key;
     bool m_wroteRuntimeFile = false; ///< writeRuntimeFile() wrote ours: rewrite it on rotation
     QTcpServer *m_tcp = nullptr; ///< listens; never accepts (pauseAccepting)

@@ -103,6 +103,10 @@ void TestRoute::route_data()
     QTest::newRow("a session's shares: GET") << QByteArray("GET") << QByteArray("/api/sessions/Ab_1/shares") << false
                                              << K::MethodNotAllowed << true << "DELETE";
     QTest::newRow("share link") << QByteArray("GET") << QByteArray("/?share=abc") << false << K::ShareLink << false << none;
+    QTest::newRow("settings") << QByteArray("GET") << QByteArray("/api/settings") << false << K::Settings << true << none;
+    QTest::newRow("settings: PATCH") << QByteArray("PATCH") << QByteArray("/api/settings") << false << K::Settings << true << none;
+    QTest::newRow("settings: POST") << QByteArray("POST") << QByteArray("/api/settings") << false << K::MethodNotAllowed
+                                    << true << "GET, PATCH";
     QTest::newRow("api root") << QByteArray("GET") << QByteArray("/api") << false << K::NotFound << true << none;
     QTest::newRow("api unknown") << QByteArray("GET") << QByteArray("/api/nope") << false << K::NotFound << true << none;
     QTest::newRow("too deep") << QByteArray("GET") << QByteArray("/api/sessions/a/b") << false << K::NotFound << true << none;

@@ -132,7 +132,9 @@ private Q_SLOTS:
         QTest::newRow("make share") << QByteArray("POST") << QByteArray("/api/shares") << QByteArray("{\"session\":\"OWN\"}");
         QTest::newRow("revoke itself") << QByteArray("DELETE") << QByteArray("/api/shares/TOKEN") << QByteArray();
         QTest::newRow("revoke session's") << QByteArray("DELETE") << QByteArray("/api/sessions/OWN/shares") << QByteArray();
-        QTest::newRow("unknown api path") << QByteArray("GET") << QByteArray("/api/settings") << QByteArray();
+        QTest::newRow("settings") << QByteArray("GET") << QByteArray("/api/settings") << QByteArray();
+        QTest::newRow("change settings") << QByteArray("PATCH") << QByteArray("/api/settings") << QByteArray("{\"max_sessions\":1}");
+        QTest::newRow("unknown api path") << QByteArray("GET") << QByteArray("/api/nope") << QByteArray();
     }
 
     void whatALinkMayNotDo()
@@ -156,6 +158,7 @@ private Q_SLOTS:
         QVERIFY(f.server->accessKey().toLatin1() == f.key);
         QCOMPARE(f.server->shares()->list().size(), 1);
         QCOMPARE(f.server->eventStreamCount(), 0);
+        QVERIFY(f.registry->limits().maxSessions != 1);
     }
 
     void whatALinkMayDo()

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "settingsapi.h"
+#include "ringbuffer.h"
+#include "shellwords.h"
+
+#include <QHostAddress>
+#include <QJsonDocument>
+
+#include <cmath>
+
+namespace Tether {
+namespace SettingsApi {
+
+QJsonObject toJson(const Config &c)
+{
+    return QJsonObject{
+        {QStringLiteral("ttl"), c.limits.ttlSeconds},
+        {QStringLiteral("exited_ttl"), c.limits.exitedTtlSeconds},
+        {QStringLiteral("buffer_size"), double(c.limits.bufferCapacity)},
+        {QStringLiteral("max_sessions"), c.limits.maxSessions},
+        {QStringLiteral("max_sessions_limit"), Config::maxSessionsLimit()},
+        {QStringLiteral("command"), c.command},
+        {QStringLiteral("bind"), c.bind},
+        {QStringLiteral("port"), int(c.port)},
+        {QStringLiteral("terminal"), c.terminal},
+        {QStringLiteral("terminal_color_scheme"), c.terminalColorScheme},
+        {QStringLiteral("terminal_font_family"), c.terminalFontFamily},
+        {QStringLiteral("terminal_font_size"), c.terminalFontSize},
+    };
+}
+
+namespace {
+/// An integer in [lo, hi] from `v`, else false.
+bool integerIn(const QJsonValue &v, qint64 lo, qint64 hi, qint64 *out)
+{
+    if (!v.isDouble())
+        return false;
+    const double d = v.toDouble();
+    if (std::floor(d) != d || d < double(lo) || d > double(hi))
+        return false;
+    *out = qint64(d);
+    return true;
+}
+} // namespace
+
+bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *changed)
+{
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(body.trimmed(), &err);
+    if (err.error != QJsonParseError::NoError) {
+        *error = QStringLiteral("invalid JSON: %1").arg(err.errorString());
+        return false;
+    }
+    if (!doc.isObject()) {
+        *error = QStringLiteral("body must be a JSON object");
+        return false;
+    }
+    const QJsonObject o = doc.object();
+    Config next = *c;
+    bool any = false;
+    auto integer = [&](const char *name, qint64 lo, qint64 hi, auto set) {
+        const QJsonValue v = o.value(QLatin1String(name));
+        if (v.isUndefined())
+            return true;
+        any = true;
+        qint64 n = 0;
+        if (!integerIn(v, lo, hi, &n)) {
+            *error = QStringLiteral("%1 must be an integer %2..%3").arg(QLatin1String(name)).arg(lo).arg(hi);
+            return false;
+        }
+        set(n);
+        return true;
+    };
+    auto text = [&](const char *name, auto set) {
+        const QJsonValue v = o.value(QLatin1String(name));
+        if (v.isUndefined())
+            return true;
+        any = true;
+        if (!v.isString()) {
+            *error = QStringLiteral("%1 must be a string").arg(QLatin1String(name));
+            return false;
+        }
+        if (v.toString().contains(QChar(0))) {
+            *error = QStringLiteral("%1 must not contain NUL characters").arg(QLatin1String(name));
+            return false;
+        }
+        return set(v.toString());
+    };
+    const bool ok = integer("ttl", 0, Config::kMaxTtlSeconds, [&](qint64 n) { next.limits.ttlSeconds = int(n); })
+        && integer("exited_ttl", 0, Config::kMaxTtlSeconds, [&](qint64 n) { next.limits.exitedTtlSeconds = int(n); })
+        && integer("buffer_size", RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity,
+                   [&](qint64 n) { next.limits.bufferCapacity = qsizetype(n); })
+        && integer("max_sessions", 1, Config::maxSessionsLimit(), [&](qint64 n) { next.limits.maxSessions = int(n); })
+        && integer("port", 0, 65535, [&](qint64 n) { next.port = quint16(n); })
+        && integer("terminal_font_size", Config::kMinTerminalFontSize, Config::kMaxTerminalFontSize,
+                   [&](qint64 n) { next.terminalFontSize = int(n); })
+        && text("command", [&](const QString &s) {
+               QString why;
+               if (!ShellWords::split(s, &why)) {
+                   *error = QStringLiteral("command cannot be split into words: %1").arg(why);
+                   return false;
+               }
+               next.command = s;
+               return true;
+           })
+        && text("bind", [&](const QString &s) {
+               if (QHostAddress(s.trimmed()).isNull()) {
+                   *error = QStringLiteral("bind must be an IP address, not \"%1\"").arg(s);
+                   return false;
+               }
+               next.bind = s.trimmed();
+               return true;
+           })
+        && text("terminal", [&](const QString &s) {
+               QString why;
+               if (!ShellWords::split(s, &why)) {
+                   *error = QStringLiteral("terminal cannot be split into words: %1").arg(why);
+                   return false;
+               }
+               next.terminal = s;
+               return true;
+           })
+        && text("terminal_color_scheme", [&](const QString &s) {
+               next.terminalColorScheme = s;
+               return true;
+           })
+        && text("terminal_font_family", [&](const QString &s) {
+               next.terminalFontFamily = s;
+               return true;
+           });
+    if (!ok)
+        return false;
+    if (!any) {
+        *error = QStringLiteral("nothing to change: the body has no setting");
+        return false;
+    }
+    if (changed) {
+        changed->clear();
+        const QJsonObject before = toJson(*c), after = toJson(next);
+        for (auto it = after.begin(); it != after.end(); ++it)
+            if (before.value(it.key()) != it.value())
+                changed->append(it.key());
+    }
+    *c = next;
+    return true;
+}
+
+} // namespace SettingsApi
+} // namespace Tether

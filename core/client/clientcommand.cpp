@@ -2,6 +2,7 @@
 #include "clientcommand.h"
 #include "commandline.h"
 #include "apiclient.h"
+#include "displaytext.h"
 #include "shellwords.h"
 #include "ttyattach.h"
 
@@ -34,9 +35,11 @@ constexpr int kExitNotFound = ClientExit::NotFound;
 
 const char kNotRunning[] = "Tether is not running: start it with `tether` or `tether serve`";
 
+/// One line on stderr. Through DisplayText::escape(): errors quote what the
+/// user typed and what a session controls (names, the server's reasons).
 void printErr(const QString &text)
 {
-    std::fprintf(stderr, "%s\n", qPrintable(text));
+    std::fprintf(stderr, "%s\n", qPrintable(DisplayText::escape(text)));
     std::fflush(stderr);
 }
 
@@ -158,10 +161,24 @@ int terminalColumns(int fd)
     return ws.ws_col;
 }
 
-/// `rows` (the first one the header) as text: columns padded to their
-/// widest cell plus two spaces, the last one not padded.
-QString alignedColumns(const QList<QStringList> &rows)
+/// Every cell of `rows` through DisplayText::escape(): a cell may hold what
+/// a session controls (its name, title, command, the foreground process's
+/// name), and raw it reached the terminal of whoever listed (issue 29:
+/// `cp /bin/sleep "$(printf 'z\033[2J')"` cleared the screen). Escaping
+/// an escaped cell changes nothing.
+void escapeCells(QList<QStringList> &rows)
 {
+    for (QStringList &r : rows)
+        for (QString &cell : r)
+            cell = DisplayText::escape(cell);
+}
+
+/// `rows` (the first one the header) as text: columns padded to their
+/// widest cell plus two spaces, the last one not padded; every cell escaped
+/// (escapeCells()).
+QString alignedColumns(QList<QStringList> rows)
+{
+    escapeCells(rows);
     QVector<int> widths(rows.first().size(), 0);
     for (const QStringList &r : rows)
         for (int c = 0; c < r.size(); ++c)
@@ -203,6 +220,7 @@ QString table(const QJsonArray &sessions, int columns)
                             QStringLiteral("%1x%2").arg(s.value(QStringLiteral("cols")).toInt()).arg(s.value(QStringLiteral("rows")).toInt()),
                             programText(s), commandText(s)};
     }
+    escapeCells(rows); // before the widths: what is measured is what is shown
     QVector<int> widths(rows.first().size(), 0);
     for (const QStringList &r : rows)
         for (int c = 0; c < r.size(); ++c)

@@ -34,6 +34,10 @@ namespace Tether {
  *
  * `tether list` prints a table: ID, NAME (shell-quoted, "-" when none), STATE, ATTACHED, VIEWERS, SIZE, PROGRAM,
  * COMMAND/TITLE (the title, else the command shell-quoted by ShellWords::quote()).
+ * Every cell of a table (list, share --list) and every line on stderr goes
+ * through DisplayText::escape(): what a session controls is shown with its
+ * control, bidi and zero-width characters escaped (`\e`, `\x7f`, `\u202e`),
+ * never sent to the terminal raw.
  * Only the last column is ever cut, with "…": to the width of the terminal
  * on stdout (TIOCGWINSZ; at least 10 characters), or at 200 characters when
  * stdout is not a terminal (a program can set a 4096-byte title).

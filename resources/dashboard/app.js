@@ -17,7 +17,7 @@ import { Unicode11Addon } from './vendor/addon-unicode11.js';
 import { WebglAddon } from './vendor/addon-webgl.js';
 import { Attachment, screenReplayLines } from './attachment.js';
 import {
-  commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
+  commandLine, displayText, formatBytes, formatCountdown, formatDuration, sessionLabel,
 } from './util.js';
 import { split as splitCommand } from './shellwords.js';
 
@@ -502,7 +502,7 @@ function updateItem(li, s) {
   const open = li.querySelector('.session-open');
   if (isCurrent && app.current.mode === 'control') open.setAttribute('aria-current', 'page');
   else open.removeAttribute('aria-current');
-  open.title = `${cmd}${s.cwd ? `\nin ${s.cwd}` : ''}${s.pid ? `\npid ${s.pid}` : ''}`;
+  open.title = `${cmd}${s.cwd ? `\nin ${displayText(s.cwd)}` : ''}${s.pid ? `\npid ${s.pid}` : ''}`;
   li.querySelector('.session-title').textContent = label;
   const cmdEl = li.querySelector('.session-cmd');
   cmdEl.textContent = cmd;
@@ -1107,7 +1107,11 @@ DARK.addEventListener('change', () => {
   if (app.current) app.current.view.term.options.theme = terminalTheme();
 });
 
-function setCurrentTitle(title) {
+// The title a program sets (the WebSocket `title` message) or a session's
+// label: shown through displayText(), the rule of `tether list` (issue 29:
+// U+202E reversed it, U+200B hid it). displayText() of a label is the label.
+function setCurrentTitle(raw) {
+  const title = displayText(raw);
   $('current-title').textContent = title;
   document.title = title ? `${title} · Tether` : 'Tether';
 }

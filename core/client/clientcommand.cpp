@@ -193,15 +193,21 @@ QString alignedColumns(QList<QStringList> rows)
     return out;
 }
 
-/// The `tether list` table. Only the last column (COMMAND/TITLE) is ever
-/// cut: to what is left of `columns` (the terminal's width) after the other
-/// columns, at least kMinLastColumn, or at kMaxLastColumn characters when
-/// `columns` is 0 (not a terminal). A program may set a 4096-byte title
-/// (TerminalState::kMaxTitle), which filled whole screens.
+/// The `tether list` table. The last column (COMMAND/TITLE) is cut to what
+/// is left of `columns` (the terminal's width) after the other columns, at
+/// least kMinLastColumn, or at kMaxLastColumn characters when `columns` is 0
+/// (not a terminal): a program may set a 4096-byte title
+/// (TerminalState::kMaxTitle), which filled whole screens. NAME is cut at
+/// kMaxName characters (a long name widened it without limit). In a
+/// terminal too narrow for every column, VIEWERS, EXPIRES, SIZE, PROGRAM,
+/// ATTACHED and STATE are left out, in that order, until the table fits:
+/// at 80 columns lines were 87-91 characters and wrapped (issue 29); ID,
+/// NAME and COMMAND/TITLE always stay.
 QString table(const QJsonArray &sessions, int columns)
 {
     constexpr int kMinLastColumn = 10;
     constexpr int kMaxLastColumn = 200;
+    constexpr int kMaxName = 24;
     QStringList ids;
     for (const QJsonValue &v : sessions)
         ids << v.toObject().value(QStringLiteral("id")).toString();
@@ -221,16 +227,30 @@ QString table(const QJsonArray &sessions, int columns)
                             programText(s), commandText(s)};
     }
     escapeCells(rows); // before the widths: what is measured is what is shown
+    for (QStringList &r : rows)
+        r[1] = ellipsize(r[1], kMaxName); // NAME
     QVector<int> widths(rows.first().size(), 0);
     for (const QStringList &r : rows)
         for (int c = 0; c < r.size(); ++c)
             widths[c] = qMax(widths[c], int(r[c].size()));
+    // What the columns before the last take, with their two-space gaps.
+    auto usedBy = [](const QVector<int> &w) {
+        int used = 0;
+        for (int c = 0; c + 1 < w.size(); ++c)
+            used += w[c] + 2;
+        return used;
+    };
     int lastLimit = kMaxLastColumn;
     if (columns > 0) {
-        int used = 0;
-        for (int c = 0; c + 1 < widths.size(); ++c)
-            used += widths[c] + 2;
-        lastLimit = qMax(kMinLastColumn, columns - used);
+        for (const char *header : {"VIEWERS", "EXPIRES", "SIZE", "PROGRAM", "ATTACHED", "STATE"}) {
+            if (usedBy(widths) + kMinLastColumn <= columns)
+                break;
+            const int drop = int(rows.first().indexOf(QLatin1String(header)));
+            for (QStringList &r : rows)
+                r.removeAt(drop);
+            widths.removeAt(drop);
+        }
+        lastLimit = qMax(kMinLastColumn, columns - usedBy(widths));
     }
     for (QStringList &r : rows)
         r.last() = ellipsize(r.last(), lastLimit);

@@ -256,6 +256,54 @@ private Q_SLOTS:
         QVERIFY(sawTitle);
     }
 
+    /// `tether ls` in an 80-column terminal: every line fits (lines were
+    /// 87-91 characters and wrapped, issue 29). A long name is cut at 24
+    /// characters; columns are left out from VIEWERS on until the table fits.
+    void listFitsAnEightyColumnTerminal()
+    {
+        Serve s;
+        QVERIFY(s.start());
+        const QString longName = QStringLiteral("a-very-long-session-name-that-goes-on");
+        const QString named = newNamedCat(s, longName);
+        QVERIFY(!named.isEmpty());
+        const QString titled = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                         QStringLiteral("printf '\\033]2;%s\\007' \"$0\"; exec sleep 300"),
+                                         QString(120, QLatin1Char('T'))});
+        QVERIFY(!titled.isEmpty());
+        QTRY_COMPARE(s.session(titled).value(QStringLiteral("title")).toString().size(), 120);
+        // Attached from a terminal: "yes (cli)" widens ATTACHED.
+        Term attached;
+        QVERIFY(attached.start(s, {QStringLiteral("attach"), named}));
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(named).value(QStringLiteral("attached")).toBool(), 15000);
+
+        const QString cutName = longName.left(23) + QChar(0x2026);
+        for (const int width : {80, 60}) {
+            Term t;
+            QVERIFY(t.start(s, {QStringLiteral("ls")}, false, width, 24));
+            QTRY_VERIFY_WITH_TIMEOUT(t.finished, 20000);
+            const QStringList tty = QString::fromUtf8(t.out).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+            QCOMPARE(tty.size(), 3);
+            for (const QString &line : tty)
+                QVERIFY2(line.size() <= width, qPrintable(QStringLiteral("%1 > %2: ").arg(line.size()).arg(width) + line));
+            QVERIFY2(tty.first().startsWith(QStringLiteral("ID  ")) && tty.first().contains(QStringLiteral("  NAME  "))
+                         && tty.first().endsWith(QStringLiteral("  COMMAND/TITLE")),
+                     qPrintable(tty.first()));
+            QVERIFY2(t.out.contains(cutName.toUtf8()), t.out.constData());
+            // The title takes what is left, and is cut with "…" there.
+            for (const QString &line : tty) {
+                if (line.startsWith(titled.left(8)))
+                    QVERIFY2(line.size() == width && line.endsWith(QChar(0x2026)), qPrintable(line));
+            }
+        }
+        // Not a terminal: every column, the name cut all the same.
+        const Run r = tether(s, {QStringLiteral("ls")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("VIEWERS") && r.out.contains("PROGRAM") && r.out.contains(cutName.toUtf8()), r.out.constData());
+        QVERIFY(!r.out.contains(longName.toUtf8()));
+        attached.type("\x1c");
+        QTRY_VERIFY_WITH_TIMEOUT(attached.out.contains("rc="), 10000);
+    }
+
     /// What a session controls (the foreground process's name, its title,
     /// its name) reaches the terminal of whoever lists only escaped, by
     /// DisplayText::escape (issue 29: a process named

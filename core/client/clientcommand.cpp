@@ -476,12 +476,15 @@ int checkTerminal(const QString &command)
     return kExitOk;
 }
 
-int runAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey, int screenLines = -1)
+/// Attaches; `name` (the session's, if any) is what the detach line names.
+int runAttach(const ServerEndpoint &ep, const QString &id, const QString &name, ViewerMode mode, int detachKey,
+              int screenLines = -1)
 {
     const int status = checkTerminal(QStringLiteral("attach"));
     if (status != kExitOk)
         return status;
     TtyAttach a(ep, id, mode, detachKey);
+    a.client()->setSessionName(name);
     a.client()->setScreenReplay(screenLines);
     return a.run();
 }
@@ -976,7 +979,7 @@ int newCommand(const QStringList &args)
     });
     if (status != kExitOk || !parser.isSet(attach))
         return status;
-    return runAttach(ep, id, ViewerMode::Control, key);
+    return runAttach(ep, id, parser.value(name), ViewerMode::Control, key);
 }
 
 int attachCommand(const QStringList &args)
@@ -1033,14 +1036,23 @@ int attachCommand(const QStringList &args)
     const QString prefix = parser.positionalArguments().value(0);
     ApiClient api(ep);
     QString id;
+    QString sessionName; // for the detach line
     status = runAsync([&](std::function<void(int)> done) {
         api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
             if (r.status != 200)
                 return done(apiFailure(cmd, r));
             const QJsonArray sessions = r.json().value(QStringLiteral("sessions")).toArray();
+            auto nameOf = [&sessions](const QString &sid) {
+                for (const QJsonValue &v : sessions) {
+                    if (v.toObject().value(QStringLiteral("id")).toString() == sid)
+                        return v.toObject().value(QStringLiteral("name")).toString();
+                }
+                return QString();
+            };
             QString error;
             if (!prefix.isEmpty()) {
                 const int found = resolveId(sessions, prefix, 0, &id, &error);
+                sessionName = nameOf(id);
                 return done(found == kExitOk ? kExitOk : fail(cmd, error, found));
             }
             QJsonArray detached;
@@ -1052,6 +1064,7 @@ int attachCommand(const QStringList &args)
             }
             if (detached.size() == 1) {
                 id = detached.first().toObject().value(QStringLiteral("id")).toString();
+                sessionName = nameOf(id);
                 return done(kExitOk);
             }
             if (sessions.isEmpty())
@@ -1072,7 +1085,8 @@ int attachCommand(const QStringList &args)
         return fail(cmd, QStringLiteral("session %1 is the one this shell runs in: attaching it here would feed its "
                                         "output back into it (unset TETHER_SESSION to force)").arg(id),
                     kExitUsage);
-    return runAttach(ep, id, parser.isSet(watch) ? ViewerMode::Watch : ViewerMode::Control, key, screenLines);
+    return runAttach(ep, id, sessionName, parser.isSet(watch) ? ViewerMode::Watch : ViewerMode::Control, key,
+                     screenLines);
 }
 
 } // namespace

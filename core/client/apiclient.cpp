@@ -202,7 +202,11 @@ void ApiClient::track(QNetworkReply *reply, Callback done)
         reply->deleteLater();
         ApiReply r;
         r.status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-        r.body = reply->readAll();
+        // A reply that timed out or was aborted is closed; reading it made
+        // QIODevice print "device not open" (twice in a slow `tether
+        // restart` that succeeded, issue 29).
+        if (reply->isOpen())
+            r.body = reply->readAll();
         if (r.status == 0) {
             r.connectionRefused = reply->error() == QNetworkReply::ConnectionRefusedError;
             r.networkError = reply->errorString();

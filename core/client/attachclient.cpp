@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "attachclient.h"
+#include "shellwords.h"
 
 #include <QJsonDocument>
 #include <QLoggingCategory>
@@ -493,7 +494,7 @@ QString AttachClient::endMessage(End end) const
 {
     switch (end) {
     case End::Detached:
-        return QStringLiteral("[detached from %1]").arg(m_id);
+        return QStringLiteral("[detached from %1]").arg(m_name.isEmpty() ? m_id : ShellWords::quote({m_name}));
     case End::Exited:
         return AttachStream::exitLine(AttachStream::parseExit(m_exit));
     case End::TakenOver:

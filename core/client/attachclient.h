@@ -167,6 +167,10 @@ public:
     /// Prelude + replay bytes of the current attach not yet received.
     qint64 pendingReplay() const { return m_stream.pendingReplay(); }
     QString id() const { return m_id; }
+    /// The session's name, for the end line only: detaching says "[detached
+    /// from NAME]" (shell-quoted), not the 22-character id, when it has one
+    /// (issue 29). Empty (the default): the id.
+    void setSessionName(const QString &name) { m_name = name; }
     ViewerMode mode() const { return m_mode; }
     /// Give-up time while connections are refused, ms (default 10000).
     void setLostServerAfter(int msec) { m_lostServerAfterMs = msec; }
@@ -229,6 +233,7 @@ private:
 
     ServerEndpoint m_endpoint;
     QString m_id;
+    QString m_name; ///< setSessionName()
     ViewerMode m_mode;
     int m_screenLines = -1;
     bool m_desktopClient = false;

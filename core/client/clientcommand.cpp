@@ -2,6 +2,7 @@
 #include "clientcommand.h"
 #include "commandline.h"
 #include "apiclient.h"
+#include "displaytext.h"
 #include "shellwords.h"
 #include "ttyattach.h"
 
@@ -34,9 +35,11 @@ constexpr int kExitNotFound = ClientExit::NotFound;
 
 const char kNotRunning[] = "Tether is not running: start it with `tether` or `tether serve`";
 
+/// One line on stderr. Through DisplayText::escape(): errors quote what the
+/// user typed and what a session controls (names, the server's reasons).
 void printErr(const QString &text)
 {
-    std::fprintf(stderr, "%s\n", qPrintable(text));
+    std::fprintf(stderr, "%s\n", qPrintable(DisplayText::escape(text)));
     std::fflush(stderr);
 }
 
@@ -158,10 +161,24 @@ int terminalColumns(int fd)
     return ws.ws_col;
 }
 
-/// `rows` (the first one the header) as text: columns padded to their
-/// widest cell plus two spaces, the last one not padded.
-QString alignedColumns(const QList<QStringList> &rows)
+/// Every cell of `rows` through DisplayText::escape(): a cell may hold what
+/// a session controls (its name, title, command, the foreground process's
+/// name), and raw it reached the terminal of whoever listed (issue 29:
+/// `cp /bin/sleep "$(printf 'z\033[2J')"` cleared the screen). Escaping
+/// an escaped cell changes nothing.
+void escapeCells(QList<QStringList> &rows)
 {
+    for (QStringList &r : rows)
+        for (QString &cell : r)
+            cell = DisplayText::escape(cell);
+}
+
+/// `rows` (the first one the header) as text: columns padded to their
+/// widest cell plus two spaces, the last one not padded; every cell escaped
+/// (escapeCells()).
+QString alignedColumns(QList<QStringList> rows)
+{
+    escapeCells(rows);
     QVector<int> widths(rows.first().size(), 0);
     for (const QStringList &r : rows)
         for (int c = 0; c < r.size(); ++c)
@@ -176,15 +193,21 @@ QString alignedColumns(const QList<QStringList> &rows)
     return out;
 }
 
-/// The `tether list` table. Only the last column (COMMAND/TITLE) is ever
-/// cut: to what is left of `columns` (the terminal's width) after the other
-/// columns, at least kMinLastColumn, or at kMaxLastColumn characters when
-/// `columns` is 0 (not a terminal). A program may set a 4096-byte title
-/// (TerminalState::kMaxTitle), which filled whole screens.
+/// The `tether list` table. The last column (COMMAND/TITLE) is cut to what
+/// is left of `columns` (the terminal's width) after the other columns, at
+/// least kMinLastColumn, or at kMaxLastColumn characters when `columns` is 0
+/// (not a terminal): a program may set a 4096-byte title
+/// (TerminalState::kMaxTitle), which filled whole screens. NAME is cut at
+/// kMaxName characters (a long name widened it without limit). In a
+/// terminal too narrow for every column, VIEWERS, EXPIRES, SIZE, PROGRAM,
+/// ATTACHED and STATE are left out, in that order, until the table fits:
+/// at 80 columns lines were 87-91 characters and wrapped (issue 29); ID,
+/// NAME and COMMAND/TITLE always stay.
 QString table(const QJsonArray &sessions, int columns)
 {
     constexpr int kMinLastColumn = 10;
     constexpr int kMaxLastColumn = 200;
+    constexpr int kMaxName = 24;
     QStringList ids;
     for (const QJsonValue &v : sessions)
         ids << v.toObject().value(QStringLiteral("id")).toString();
@@ -203,16 +226,31 @@ QString table(const QJsonArray &sessions, int columns)
                             QStringLiteral("%1x%2").arg(s.value(QStringLiteral("cols")).toInt()).arg(s.value(QStringLiteral("rows")).toInt()),
                             programText(s), commandText(s)};
     }
+    escapeCells(rows); // before the widths: what is measured is what is shown
+    for (QStringList &r : rows)
+        r[1] = ellipsize(r[1], kMaxName); // NAME
     QVector<int> widths(rows.first().size(), 0);
     for (const QStringList &r : rows)
         for (int c = 0; c < r.size(); ++c)
             widths[c] = qMax(widths[c], int(r[c].size()));
+    // What the columns before the last take, with their two-space gaps.
+    auto usedBy = [](const QVector<int> &w) {
+        int used = 0;
+        for (int c = 0; c + 1 < w.size(); ++c)
+            used += w[c] + 2;
+        return used;
+    };
     int lastLimit = kMaxLastColumn;
     if (columns > 0) {
-        int used = 0;
-        for (int c = 0; c + 1 < widths.size(); ++c)
-            used += widths[c] + 2;
-        lastLimit = qMax(kMinLastColumn, columns - used);
+        for (const char *header : {"VIEWERS", "EXPIRES", "SIZE", "PROGRAM", "ATTACHED", "STATE"}) {
+            if (usedBy(widths) + kMinLastColumn <= columns)
+                break;
+            const int drop = int(rows.first().indexOf(QLatin1String(header)));
+            for (QStringList &r : rows)
+                r.removeAt(drop);
+            widths.removeAt(drop);
+        }
+        lastLimit = qMax(kMinLastColumn, columns - usedBy(widths));
     }
     for (QStringList &r : rows)
         r.last() = ellipsize(r.last(), lastLimit);
@@ -438,12 +476,15 @@ int checkTerminal(const QString &command)
     return kExitOk;
 }
 
-int runAttach(const ServerEndpoint &ep, const QString &id, ViewerMode mode, int detachKey, int screenLines = -1)
+/// Attaches; `name` (the session's, if any) is what the detach line names.
+int runAttach(const ServerEndpoint &ep, const QString &id, const QString &name, ViewerMode mode, int detachKey,
+              int screenLines = -1)
 {
     const int status = checkTerminal(QStringLiteral("attach"));
     if (status != kExitOk)
         return status;
     TtyAttach a(ep, id, mode, detachKey);
+    a.client()->setSessionName(name);
     a.client()->setScreenReplay(screenLines);
     return a.run();
 }
@@ -938,7 +979,7 @@ int newCommand(const QStringList &args)
     });
     if (status != kExitOk || !parser.isSet(attach))
         return status;
-    return runAttach(ep, id, ViewerMode::Control, key);
+    return runAttach(ep, id, parser.value(name), ViewerMode::Control, key);
 }
 
 int attachCommand(const QStringList &args)
@@ -995,14 +1036,23 @@ int attachCommand(const QStringList &args)
     const QString prefix = parser.positionalArguments().value(0);
     ApiClient api(ep);
     QString id;
+    QString sessionName; // for the detach line
     status = runAsync([&](std::function<void(int)> done) {
         api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
             if (r.status != 200)
                 return done(apiFailure(cmd, r));
             const QJsonArray sessions = r.json().value(QStringLiteral("sessions")).toArray();
+            auto nameOf = [&sessions](const QString &sid) {
+                for (const QJsonValue &v : sessions) {
+                    if (v.toObject().value(QStringLiteral("id")).toString() == sid)
+                        return v.toObject().value(QStringLiteral("name")).toString();
+                }
+                return QString();
+            };
             QString error;
             if (!prefix.isEmpty()) {
                 const int found = resolveId(sessions, prefix, 0, &id, &error);
+                sessionName = nameOf(id);
                 return done(found == kExitOk ? kExitOk : fail(cmd, error, found));
             }
             QJsonArray detached;
@@ -1014,6 +1064,7 @@ int attachCommand(const QStringList &args)
             }
             if (detached.size() == 1) {
                 id = detached.first().toObject().value(QStringLiteral("id")).toString();
+                sessionName = nameOf(id);
                 return done(kExitOk);
             }
             if (sessions.isEmpty())
@@ -1034,7 +1085,8 @@ int attachCommand(const QStringList &args)
         return fail(cmd, QStringLiteral("session %1 is the one this shell runs in: attaching it here would feed its "
                                         "output back into it (unset TETHER_SESSION to force)").arg(id),
                     kExitUsage);
-    return runAttach(ep, id, parser.isSet(watch) ? ViewerMode::Watch : ViewerMode::Control, key, screenLines);
+    return runAttach(ep, id, sessionName, parser.isSet(watch) ? ViewerMode::Watch : ViewerMode::Control, key,
+                     screenLines);
 }
 
 } // namespace

@@ -34,9 +34,16 @@ namespace Tether {
  *
  * `tether list` prints a table: ID, NAME (shell-quoted, "-" when none), STATE, ATTACHED, VIEWERS, SIZE, PROGRAM,
  * COMMAND/TITLE (the title, else the command shell-quoted by ShellWords::quote()).
- * Only the last column is ever cut, with "…": to the width of the terminal
- * on stdout (TIOCGWINSZ; at least 10 characters), or at 200 characters when
- * stdout is not a terminal (a program can set a 4096-byte title).
+ * Every cell of a table (list, share --list) and every line on stderr goes
+ * through DisplayText::escape(): what a session controls is shown with its
+ * control, bidi and zero-width characters escaped (`\e`, `\x7f`, `\u202e`),
+ * never sent to the terminal raw.
+ * The last column is cut, with "…": to the width of the terminal on stdout
+ * (TIOCGWINSZ; at least 10 characters), or at 200 characters when stdout is
+ * not a terminal (a program can set a 4096-byte title); NAME at 24
+ * characters. In a terminal too narrow for all the columns, VIEWERS,
+ * EXPIRES, SIZE, PROGRAM, ATTACHED and STATE are left out in that order
+ * until the table fits (ID, NAME and COMMAND/TITLE always stay).
  *
  * `tether attach` and `tether new --attach` need a terminal on standard
  * input and standard output, else they fail with a usage error (exit 2);

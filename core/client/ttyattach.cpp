@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "ttyattach.h"
+#include "displaytext.h"
 #include "leavesequence.h"
 #include "signalpipe.h"
 #include "writequeue.h"
@@ -418,7 +419,9 @@ void TtyAttach::finishExit()
         ::tcflush(m_inFd, TCIFLUSH); // anything still unread is not the user's
     m_raw.restore();
     if (!m_message.isEmpty()) {
-        const QString text = (::isatty(STDERR_FILENO) ? QStringLiteral("\n") : QString()) + m_message;
+        // Escaped (DisplayText): the line may quote a session's name or the
+        // server's close reason.
+        const QString text = (::isatty(STDERR_FILENO) ? QStringLiteral("\n") : QString()) + DisplayText::escape(m_message);
         std::fprintf(stderr, "%s\n", qPrintable(text));
         std::fflush(stderr);
     }

@@ -32,49 +32,65 @@ bool RepeatLimiter::admit(const QString &message)
     }
     if (m_open.size() >= kMaxTracked) {
         if (!m_othersOpen) {
-            m_others = Window{now, 0, m_nextOrder++};
+            m_others = Window{now, m_windowMs, 0, m_nextOrder++};
             m_othersOpen = true;
         }
         ++m_others.repeats;
         return false;
     }
-    m_open.insert(message, Window{now, 0, m_nextOrder++});
+    m_open.insert(message, Window{now, m_windowMs, 0, m_nextOrder++});
     return true;
 }
 
-QString RepeatLimiter::windowText() const
+QString RepeatLimiter::windowText(qint64 length)
 {
-    return m_windowMs % 1000 == 0 ? QStringLiteral("%1 s").arg(m_windowMs / 1000)
-                                  : QStringLiteral("%1 ms").arg(m_windowMs);
+    return length % 1000 == 0 ? QStringLiteral("%1 s").arg(length / 1000) : QStringLiteral("%1 ms").arg(length);
 }
 
-QString RepeatLimiter::summary(const QString &what, qint64 repeats) const
+QString RepeatLimiter::summary(const QString &what, qint64 repeats, qint64 length) const
 {
     // "5,883": counts from a flood are long.
     const QString count = QLocale(QLocale::English).toString(repeats);
     return QStringLiteral("%1 (repeated %2 %3 in %4)")
-        .arg(what, count, repeats == 1 ? QStringLiteral("time") : QStringLiteral("times"), windowText());
+        .arg(what, count, repeats == 1 ? QStringLiteral("time") : QStringLiteral("times"), windowText(length));
+}
+
+bool RepeatLimiter::advance(Window &w, qint64 now, bool all,
+                            const std::function<QString(qint64 repeats, qint64 length)> &line,
+                            QList<QPair<qint64, QString>> *ended)
+{
+    // Every window that has ended by now, in turn (a collection may come
+    // late): a counted one says so and the episode goes on in one twice as
+    // long; an empty one ends the episode.
+    while (all || now - w.start >= w.length) {
+        if (w.repeats == 0)
+            return false;
+        ended->append(qMakePair(w.order, line(w.repeats, w.length)));
+        if (all)
+            return false;
+        w.start += w.length;
+        w.length = qMin(w.length * 2, qMax(kMaxWindowMs, m_windowMs));
+        w.repeats = 0;
+    }
+    return true;
 }
 
 void RepeatLimiter::expire(qint64 now, bool all)
 {
     QList<QPair<qint64, QString>> ended; // (order, line)
     for (auto it = m_open.begin(); it != m_open.end();) {
-        if (!all && now - it->start < m_windowMs) {
-            ++it;
-            continue;
-        }
-        if (it->repeats > 0)
-            ended.append(qMakePair(it->order, summary(it.key(), it->repeats)));
-        it = m_open.erase(it);
+        const QString &what = it.key();
+        const bool goesOn = advance(*it, now, all, [&](qint64 repeats, qint64 length) {
+            return summary(what, repeats, length);
+        }, &ended);
+        it = goesOn ? std::next(it) : m_open.erase(it);
     }
-    if (m_othersOpen && (all || now - m_others.start >= m_windowMs)) {
-        const QString count = QLocale(QLocale::English).toString(m_others.repeats);
-        ended.append(qMakePair(m_others.order,
-                               QStringLiteral("%1 other message%2 not logged in %3 (too many kinds at once)")
-                                   .arg(count, m_others.repeats == 1 ? QString() : QStringLiteral("s"),
-                                        windowText())));
-        m_othersOpen = false;
+    if (m_othersOpen) {
+        m_othersOpen = advance(m_others, now, all, [](qint64 repeats, qint64 length) {
+            const QString count = QLocale(QLocale::English).toString(repeats);
+            return QStringLiteral("%1 other message%2 not logged in %3 (too many kinds at once)")
+                .arg(count, repeats == 1 ? QString() : QStringLiteral("s"), windowText(length));
+        }, &ended);
     }
     std::sort(ended.begin(), ended.end(),
               [](const QPair<qint64, QString> &a, const QPair<qint64, QString> &b) { return a.first < b.first; });
@@ -102,14 +118,14 @@ qint64 RepeatLimiter::msUntilNextSummary() const
 {
     if (!m_ended.isEmpty())
         return 0;
-    qint64 earliest = -1;
+    qint64 earliest = -1; // the earliest end of an open window
     for (const Window &w : m_open)
-        earliest = earliest < 0 ? w.start : qMin(earliest, w.start);
+        earliest = earliest < 0 ? w.start + w.length : qMin(earliest, w.start + w.length);
     if (m_othersOpen)
-        earliest = earliest < 0 ? m_others.start : qMin(earliest, m_others.start);
+        earliest = earliest < 0 ? m_others.start + m_others.length : qMin(earliest, m_others.start + m_others.length);
     if (earliest < 0)
         return -1;
-    return qMax<qint64>(0, earliest + m_windowMs - m_clock());
+    return qMax<qint64>(0, earliest - m_clock());
 }
 
 // --- logLimited ------------------------------------------------------------------

@@ -12,15 +12,23 @@ class QLoggingCategory;
 namespace Tether {
 
 /**
- * Bounds how often one message is written: the first occurrence of a
- * message in a window is let through, the rest of that window are counted,
- * and when the window ends one line says how many there were:
- * "refused: Host not allowed (repeated 5,883 times in 2 s)".
+ * Bounds how often one message is written, per episode: the first
+ * occurrence of a message is let through, the rest are counted, and when
+ * the window (2 s) that began with it ends, one line says how many there
+ * were: "refused: Host not allowed (repeated 5,883 times in 2 s)". While
+ * the message keeps coming, the episode goes on in windows of twice the
+ * length each time (2 s, 4 s, 8 s, ... up to kMaxWindowMs, one hour), each
+ * ending with its count, and nothing else is written: a sustained flood
+ * writes about a dozen lines per message in its first hour and one an hour
+ * after that. A window without an occurrence ends the episode silently; the
+ * next occurrence is written again and starts a new one.
  *
  * Why: anyone who can reach the port, without the key, can make the server
  * warn (a request with a wrong Host, idle connections that get evicted, a
  * descriptor shortage on accept); one line each let a peer write the disk
- * full (issue 10: 742,920 attach cycles wrote 93 MB of log).
+ * full (issue 10: 742,920 attach cycles wrote 93 MB of log), and fixed 2 s
+ * windows still let a sustained flood add a line a second per message
+ * (3.8-5.3 lines a second, 20-35 MB a day; issue 29).
  *
  * Pure logic with an injectable clock (ms, monotonic; the default is
  * QDeadlineTimer's monotonic clock): the caller asks admit() per occurrence,
@@ -36,17 +44,20 @@ class RepeatLimiter
 public:
     using Clock = std::function<qint64()>; ///< monotonic milliseconds
     static constexpr qint64 kDefaultWindowMs = 2000;
+    /// The longest window of an episode (windows double up to it).
+    static constexpr qint64 kMaxWindowMs = 3600 * 1000;
     static constexpr int kMaxTracked = 64;
 
     explicit RepeatLimiter(qint64 windowMs = kDefaultWindowMs, Clock clock = {});
 
-    /// One occurrence of `message` now. True: write it now (the first in its
-    /// window). False: counted, and reported by takeSummaries() once the
-    /// window that began with its first occurrence has ended.
+    /// One occurrence of `message` now. True: write it now (the first of an
+    /// episode). False: counted, and reported by takeSummaries() once the
+    /// window it fell in has ended.
     bool admit(const QString &message);
     /// Summary lines of every window that has ended with repeats, oldest
-    /// first: "MESSAGE (repeated N times in W s)"; a window without repeats
-    /// ends silently. Ended windows are forgotten.
+    /// first: "MESSAGE (repeated N times in W s)", W the window's length; the
+    /// episode goes on in a window twice as long. A window without repeats
+    /// ends the episode silently, and it is forgotten.
     QStringList takeSummaries();
     /// Ends every window now, ended or not, and returns the summaries as
     /// takeSummaries() does: for a process that exits (nothing counted is
@@ -59,12 +70,18 @@ public:
 private:
     struct Window {
         qint64 start = 0;
+        qint64 length = 0;  ///< ms: m_windowMs, doubling per window of an episode
         qint64 repeats = 0;
         qint64 order = 0; ///< admission order, for a stable summary order
     };
     void expire(qint64 now, bool all = false);
-    QString summary(const QString &what, qint64 repeats) const;
-    QString windowText() const; ///< "2 s", "500 ms"
+    /// Ends `w` if it has ended by `now` (or `all`): its summary, made by
+    /// `line`, to `ended`, and the episode's next window, or false (forget
+    /// it) when the episode is over.
+    bool advance(Window &w, qint64 now, bool all, const std::function<QString(qint64 repeats, qint64 length)> &line,
+                 QList<QPair<qint64, QString>> *ended);
+    QString summary(const QString &what, qint64 repeats, qint64 length) const;
+    static QString windowText(qint64 length); ///< "2 s", "500 ms"
 
     qint64 m_windowMs;
     Clock m_clock;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "sessionmodel.h"
+#include "displaytext.h"
 #include "shellwords.h"
 #include "procinfo.h"
 
@@ -168,17 +169,19 @@ QString SessionModel::displayName(const Session *s)
 {
     if (!s)
         return QString();
+    // Shown in window titles, menus and notifications: through
+    // DisplayText::escape(), the rule of `tether list` (issue 29).
     if (!s->name().isEmpty())
-        return s->name();
+        return DisplayText::escape(s->name());
     const QString title = s->title().trimmed();
     if (!title.isEmpty())
-        return title;
+        return DisplayText::escape(title);
     QStringList cmd = s->command();
     if (!cmd.isEmpty()) {
         // "/bin/bash -l" reads better as "bash -l"; a login shell's argv[0]
         // is shown as the program itself.
         cmd[0] = QFileInfo(cmd.at(0)).fileName();
-        return ShellWords::quote(cmd);
+        return DisplayText::escape(ShellWords::quote(cmd));
     }
     return s->id();
 }
@@ -331,8 +334,9 @@ QVariant SessionModel::data(const QModelIndex &index, int role) const
     switch (index.column()) {
     case TitleColumn:
         if (role == Qt::ToolTipRole)
-            return tr("%1\nid %2\nin %3").arg(ShellWords::quote(s->command()), s->id(), s->cwd())
-                + (s->name().isEmpty() ? QString() : tr("\nnamed %1").arg(s->name()));
+            return tr("%1\nid %2\nin %3").arg(DisplayText::escape(ShellWords::quote(s->command())), s->id(),
+                                               DisplayText::escape(s->cwd()))
+                + (s->name().isEmpty() ? QString() : tr("\nnamed %1").arg(DisplayText::escape(s->name())));
         if (role == SortRole)
             return displayName(s).toLower();
         return displayName(s);

@@ -84,7 +84,9 @@ public:
 
     /// A session's name for people: its name, else its title, else its
     /// command line (ShellWords::quote: `vim -c 'set number'`, as `tether
-    /// list` shows it), else its id.
+    /// list` shows it), else its id; through DisplayText::escape() (control,
+    /// bidi and zero-width characters escaped: it is shown in window titles,
+    /// menus and notifications).
     static QString displayName(const Session *session);
     /// "running", "exited 0", "killed by signal 9 (Killed)", "starting".
     static QString stateText(const Session *session);

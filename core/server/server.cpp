@@ -617,7 +617,7 @@ bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local
     // 443 under TLS.
     const quint16 defaultPort = m_tls ? 443 : 80;
     const bool ourPort = hasPort ? portPart == QByteArray::number(port()) : port() == defaultPort;
-    if (ourPort && (name == "localhost" || hostIsAddressOfOurs(name, local)))
+    if (ourPort && (name == "localhost" || hostIsAddressOfOurs(name, host.startsWith('['), local)))
         return true;
     // Names given with --allow-host (NAME, or NAME:PORT for a reverse proxy
     // that forwards another port here), and the certificate's DNS names:
@@ -647,11 +647,19 @@ bool Server::hostAllowed(const QByteArray &hostHeader, const QHostAddress &local
     return false;
 }
 
-bool Server::hostIsAddressOfOurs(const QByteArray &name, const QHostAddress &local) const
+bool Server::hostIsAddressOfOurs(const QByteArray &name, bool bracketed, const QHostAddress &local) const
 {
     const QHostAddress addr(QString::fromLatin1(name));
     if (addr.isNull())
         return false; // any other name: DNS rebinding
+    // Only the forms of RFC 3986's IP-literal and IPv4address: an IPv6
+    // address in brackets, or an IPv4 address as four decimal octets.
+    // QHostAddress also reads inet_aton(3)'s shorthands ("127.1",
+    // "2130706433", "0x7f000001"), which protocol.md never listed (issue 29).
+    if (bracketed != (addr.protocol() == QAbstractSocket::IPv6Protocol))
+        return false;
+    if (!bracketed && addr.toString().toLatin1() != name)
+        return false; // not the canonical dotted quad (no leading zeros either)
     const QHostAddress a = normalized(addr);
     if (a == QHostAddress(QHostAddress::LocalHost) || a == QHostAddress(QHostAddress::LocalHostIPv6))
         return true;

@@ -320,9 +320,12 @@ private:
     /// The Host check (docs/protocol.md section 2). `*viaAllowHost`: the
     /// name was accepted because of an --allow-host entry.
     bool hostAllowed(const QByteArray &host, const QHostAddress &local, bool *viaAllowHost = nullptr) const;
-    /// `name` (no port) is loopback, the bind address, or `local` (the
-    /// address the connection arrived on), as an IP literal.
-    bool hostIsAddressOfOurs(const QByteArray &name, const QHostAddress &local) const;
+    /// `name` (no port; `bracketed`: it was written in [ ]) is loopback, the
+    /// bind address, or `local` (the address the connection arrived on), as
+    /// an IP literal: an IPv6 address in brackets, or an IPv4 address in
+    /// dotted-decimal form (four octets, no leading zeros); inet_aton(3)'s
+    /// other forms ("127.1", "2130706433", "0x7f000001") are refused.
+    bool hostIsAddressOfOurs(const QByteArray &name, bool bracketed, const QHostAddress &local) const;
     /// `name` matches `pattern` (lower-case; "*.example.org" matches one label).
     static bool nameMatches(const QByteArray &pattern, const QByteArray &name);
     /// The bind policy and the TLS pair, before listening (either way).

@@ -2,10 +2,11 @@
 # bash completion for tether(1), installed as
 # /usr/share/bash-completion/completions/tether.
 #
-# Commands (and their aliases), their options and the ids of live sessions. The options are read
+# Commands (and their aliases), their options and the live sessions. The options are read
 # from `tether COMMAND --help` (once per shell and command), so they follow the
-# binary; the session ids come from `tether list --json` (with the --url and
-# --key typed on the line, if any), for attach, kill, rename and share. Works without the
+# binary; the sessions' ids and names come from `tether list --json` (with the --url and
+# --key typed on the line, if any), for attach, kill, rename and share: `tether attach ro<Tab>`
+# gives `roll`, a name with a space or a quote comes quoted (`my\ build`). Works without the
 # bash-completion package's helpers.
 
 _tether_commands="serve attach list new kill rename share key restart"
@@ -33,12 +34,17 @@ _tether_options() {
     printf '%s\n' "${_tether_options_cache[$key]}"
 }
 
-# The ids of the live sessions. $1 is the binary, the rest --url/--key/--cacert words.
-_tether_session_ids() {
+# The ids and names of the live sessions, one a line (a name is never a line
+# break: names have no control characters). $1 is the binary, the rest
+# --url/--key/--cacert words. The foreground process's object also has a
+# "name" (keys come sorted: name, pid): it is cut out first.
+_tether_session_words() {
     local tether=$1
     shift
-    timeout 2 "$tether" list --json "$@" 2>/dev/null \
-        | grep -oE '"id": *"[^"]*"' | sed -E 's/^"id": *"(.*)"$/\1/'
+    timeout 2 "$tether" list --json "$@" 2>/dev/null | tr -d '\n' \
+        | sed -E 's/"foreground": *\{ *"name": *"([^"\\]|\\.)*", *"pid": *[0-9]+ *\}//g' \
+        | grep -oE '"(id|name)": *"([^"\\]|\\.)+"' \
+        | sed -E 's/^"(id|name)": *"(.*)"$/\2/; s/\\"/"/g; s/\\\\/\\/g'
 }
 
 _tether() {
@@ -97,9 +103,15 @@ _tether() {
     if [[ -z $cmd ]]; then
         words+=" $_tether_commands"
     elif [[ ($cmd == attach || $cmd == kill || $cmd == rename || $cmd == share) && $positional -eq 0 ]]; then
-        words+=" $(_tether_session_ids "$tether" "${conn[@]}")"
+        # Ids and names, shell-quoted as they must be typed (printf %q),
+        # matched against the word as typed so far.
+        local s q
+        while IFS= read -r s; do
+            q=$(printf '%q' "$s")
+            [[ $q == "$cur"* ]] && COMPREPLY+=("$q")
+        done < <(_tether_session_words "$tether" "${conn[@]}")
     fi
-    mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
+    [[ -n $words ]] && mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "$words" -- "$cur")
     return 0
 }
 

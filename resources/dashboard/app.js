@@ -18,7 +18,7 @@
 // no list, no input, no resize.
 
 import { Attachment, screenReplayLines } from './attachment.js';
-import { sessionLabel } from './util.js';
+import { displayText, sessionLabel } from './util.js';
 import { split as splitCommand } from './shellwords.js';
 import { $, NARROW } from './dom.js';
 import { createApi } from './api.js';
@@ -339,7 +339,11 @@ onThemeChanged((theme) => {
   if (state.current) state.current.view.term.options.theme = theme;
 });
 
-function setCurrentTitle(title) {
+// The title a program sets (the WebSocket `title` message) or a session's
+// label: shown through displayText(), the rule of `tether list` (issue 29:
+// U+202E reversed it, U+200B hid it). displayText() of a label is the label.
+function setCurrentTitle(raw) {
+  const title = displayText(raw);
   $('current-title').textContent = title;
   document.title = title ? `${title} · Tether` : 'Tether';
 }

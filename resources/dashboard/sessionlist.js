@@ -5,7 +5,7 @@
 
 import { $, el } from './dom.js';
 import {
-  commandLine, formatBytes, formatCountdown, formatDuration, sessionLabel,
+  commandLine, displayText, formatBytes, formatCountdown, formatDuration, sessionLabel,
 } from './util.js';
 import { sessionHash } from './router.js';
 
@@ -100,12 +100,12 @@ function updateItem(li, s, current) {
   const open = li.querySelector('.session-open');
   if (isCurrent && current.mode === 'control') open.setAttribute('aria-current', 'page');
   else open.removeAttribute('aria-current');
-  open.title = `${cmd}${s.cwd ? `\nin ${s.cwd}` : ''}${s.pid ? `\npid ${s.pid}` : ''}`;
+  open.title = `${cmd}${s.cwd ? `\nin ${displayText(s.cwd)}` : ''}${s.pid ? `\npid ${s.pid}` : ''}`;
   li.querySelector('.session-title').textContent = label;
   // The command line when the label is not it, and where the session was
   // started: three unnamed shells read "bash · detached" three times.
   const cmdEl = li.querySelector('.session-cmd');
-  cmdEl.textContent = [cmd && cmd !== label ? cmd : '', s.cwd ? `in ${s.cwd}` : ''].filter(Boolean).join(' ');
+  cmdEl.textContent = [cmd && cmd !== label ? cmd : '', s.cwd ? `in ${displayText(s.cwd)}` : ''].filter(Boolean).join(' ');
   cmdEl.hidden = !cmdEl.textContent;
   const state = li.querySelector('.state');
   if (s.state === 'exited') {

@@ -278,6 +278,24 @@ describe('dashboard', { timeout: 240000 }, () => {
     await page.context().close();
   });
 
+  test('names and titles show escaped: no bidi override, no invisible or control character (issue 29)', async () => {
+    const named = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'sleep 600'], name: 'ab\u202ecd' });
+    assert.equal(named.status, 201);
+    const titled = await api(server, 'POST', '/api/sessions',
+      { command: ['/bin/sh', '-c', "printf '\\033]2;GH\\177I\\342\\200\\213\\007'; exec sleep 600"] });
+    assert.equal(titled.status, 201);
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const label = (id) => page.locator(`.session[data-id="${id}"] .session-title`);
+    await label(named.body.id).waitFor();
+    assert.equal(await label(named.body.id).textContent(), 'ab\\u202ecd');
+    await until(async () => (await label(titled.body.id).textContent()) === 'GH\\x7fI\\u200b', 10000,
+      `the escaped title (shown: ${JSON.stringify(await label(titled.body.id).textContent())})`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+    for (const id of [named.body.id, titled.body.id]) await api(server, 'DELETE', `/api/sessions/${id}`);
+  });
+
   test('kill from the list asks first, then ends the session and its processes', async () => {
     const created = await api(server, 'POST', '/api/sessions', { command: ['/bin/sh', '-c', 'sleep 600'] });
     assert.equal(created.status, 201);

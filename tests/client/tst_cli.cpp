@@ -256,6 +256,116 @@ private Q_SLOTS:
         QVERIFY(sawTitle);
     }
 
+    /// `tether ls` in an 80-column terminal: every line fits (lines were
+    /// 87-91 characters and wrapped, issue 29). A long name is cut at 24
+    /// characters; columns are left out from VIEWERS on until the table fits.
+    void listFitsAnEightyColumnTerminal()
+    {
+        Serve s;
+        QVERIFY(s.start());
+        const QString longName = QStringLiteral("a-very-long-session-name-that-goes-on");
+        const QString named = newNamedCat(s, longName);
+        QVERIFY(!named.isEmpty());
+        const QString titled = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                         QStringLiteral("printf '\\033]2;%s\\007' \"$0\"; exec sleep 300"),
+                                         QString(120, QLatin1Char('T'))});
+        QVERIFY(!titled.isEmpty());
+        QTRY_COMPARE(s.session(titled).value(QStringLiteral("title")).toString().size(), 120);
+        // Attached from a terminal: "yes (cli)" widens ATTACHED.
+        Term attached;
+        QVERIFY(attached.start(s, {QStringLiteral("attach"), named}));
+        QTRY_VERIFY_WITH_TIMEOUT(s.session(named).value(QStringLiteral("attached")).toBool(), 15000);
+
+        const QString cutName = longName.left(23) + QChar(0x2026);
+        for (const int width : {80, 60}) {
+            Term t;
+            QVERIFY(t.start(s, {QStringLiteral("ls")}, false, width, 24));
+            QTRY_VERIFY_WITH_TIMEOUT(t.finished, 20000);
+            const QStringList tty = QString::fromUtf8(t.out).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+            QCOMPARE(tty.size(), 3);
+            for (const QString &line : tty)
+                QVERIFY2(line.size() <= width, qPrintable(QStringLiteral("%1 > %2: ").arg(line.size()).arg(width) + line));
+            QVERIFY2(tty.first().startsWith(QStringLiteral("ID  ")) && tty.first().contains(QStringLiteral("  NAME  "))
+                         && tty.first().endsWith(QStringLiteral("  COMMAND/TITLE")),
+                     qPrintable(tty.first()));
+            QVERIFY2(t.out.contains(cutName.toUtf8()), t.out.constData());
+            // The title takes what is left, and is cut with "…" there.
+            for (const QString &line : tty) {
+                if (line.startsWith(titled.left(8)))
+                    QVERIFY2(line.size() == width && line.endsWith(QChar(0x2026)), qPrintable(line));
+            }
+        }
+        // Not a terminal: every column, the name cut all the same.
+        const Run r = tether(s, {QStringLiteral("ls")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("VIEWERS") && r.out.contains("PROGRAM") && r.out.contains(cutName.toUtf8()), r.out.constData());
+        QVERIFY(!r.out.contains(longName.toUtf8()));
+        attached.type("\x1c");
+        QTRY_VERIFY_WITH_TIMEOUT(attached.out.contains("rc="), 10000);
+    }
+
+    /// What a session controls (the foreground process's name, its title,
+    /// its name) reaches the terminal of whoever lists only escaped, by
+    /// DisplayText::escape (issue 29: a process named
+    /// "z\033[2J\033[31mX" cleared the screen of `tether list` and turned
+    /// it red; U+202E and U+200B made names read backwards or vanish); the
+    /// same in `share --list` and in errors.
+    void listEscapesWhatASessionControls()
+    {
+        Serve s;
+        QVERIFY(s.start());
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        // A copy of sleep whose name (comm) is an escape sequence; a title
+        // with DEL and a zero-width space.
+        const QString id = s.create({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                     QStringLiteral("p=\"$0/$(printf 'z\\033[2J\\033[31mX')\"; cp /bin/sleep \"$p\"; "
+                                                    "printf '\\033]2;GH\\177I\\342\\200\\213\\007'; exec \"$p\" 300"),
+                                     dir.path()});
+        QVERIFY(!id.isEmpty());
+        QTRY_COMPARE(s.session(id).value(QStringLiteral("foreground")).toObject().value(QStringLiteral("name")).toString(),
+                     QStringLiteral("z\033[2J\033[31mX"));
+        QTRY_COMPARE(s.session(id).value(QStringLiteral("title")).toString(),
+                     QStringLiteral("GH\x7fI") + QChar(0x200b));
+        QCOMPARE(tether(s, {QStringLiteral("rename"), id, QStringLiteral("ab") + QChar(0x202e) + QStringLiteral("cd")}).code, 0);
+
+        // Bytes a terminal would act on: ESC, DEL, and U+202E, U+200B in UTF-8.
+        auto raw = [](const QByteArray &out) {
+            return out.contains('\033') || out.contains('\x7f') || out.contains("\xe2\x80\xae") || out.contains("\xe2\x80\x8b");
+        };
+        Run r = tether(s, {QStringLiteral("list")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(!raw(r.out), r.out.constData());
+        QVERIFY2(r.out.contains("'z\\e[2J\\e[31mX'"), r.out.constData());
+        QVERIFY2(r.out.contains("'ab\\u202ecd'"), r.out.constData());
+        QVERIFY2(r.out.contains("GH\\x7fI\\u200b"), r.out.constData());
+
+        // In a terminal: the same, and the columns line up (what is measured is what is shown).
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("list")}, false, 200, 24));
+        QTRY_VERIFY_WITH_TIMEOUT(t.finished, 20000);
+        QVERIFY2(!raw(t.out), t.out.constData());
+        const QStringList tty = QString::fromUtf8(t.out).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+        QCOMPARE(tty.size(), 2);
+        QCOMPARE(tty.at(1).indexOf(QStringLiteral("'z\\e")), tty.at(0).indexOf(QStringLiteral("PROGRAM")));
+
+        QCOMPARE(tether(s, {QStringLiteral("share"), id}).code, 0);
+        r = tether(s, {QStringLiteral("share"), QStringLiteral("--list")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(!raw(r.out), r.out.constData());
+        QVERIFY2(r.out.contains("'ab\\u202ecd'"), r.out.constData());
+
+        // An error quotes the argument and the sessions it matches: escaped.
+        r = tether(s, {QStringLiteral("attach"), QStringLiteral("q\033[2J")});
+        QCOMPARE(r.code, 4);
+        QVERIFY2(!raw(r.err), r.err.constData());
+        QVERIFY2(r.err.contains("\"q\\e[2J\""), r.err.constData());
+        r = tether(s, {QStringLiteral("kill"), id.left(2)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(!raw(r.err), r.err.constData());
+        QVERIFY2(r.err.contains("'ab\\u202ecd'"), r.err.constData());
+    }
+
     void helpNamesTheCommand()
     {
         // `tether attach --help` works without a server and its usage line
@@ -610,7 +720,7 @@ private Q_SLOTS:
             QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), 15000);
             t.type("\x1c");
             QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
-            QVERIFY2(t.out.contains("[detached from " + id.toLatin1() + "]"), t.out.constData());
+            QVERIFY2(t.out.contains("[detached from work]"), t.out.constData());
             QCOMPARE(t.rc(), 0);
         }
     }
@@ -669,7 +779,8 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(s.session(id).value(QStringLiteral("attached")).toBool(), 15000);
         t.type("\x1c");
         QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 10000);
-        QVERIFY2(t.out.contains("[detached from " + id.toLatin1() + "]"), t.out.constData());
+        // A named session is named on leaving, not by its 22-character id (issue 29).
+        QVERIFY2(t.out.contains("[detached from 'my build']"), t.out.constData());
         QCOMPARE(t.rc(), 0);
 
         // kill NAME.

@@ -62,9 +62,22 @@ private Q_SLOTS:
             << QStringList{a, a + QStringLiteral(" (repeated 3 times in 2 s)")};
         QTest::newRow("one repeat: singular")
             << Script{at(0, a), at(5, a)} << qint64(2000) << QStringList{a, a + QStringLiteral(" (repeated 1 time in 2 s)")};
-        QTest::newRow("window ends at start + window: the summary, then a new window")
+        QTest::newRow("window ends at start + window: the summary; the episode goes on in a 4 s window")
             << Script{at(0, a), at(1999, a), at(2000, a)} << qint64(2000)
-            << QStringList{a, a + QStringLiteral(" (repeated 1 time in 2 s)"), a};
+            << QStringList{a, a + QStringLiteral(" (repeated 1 time in 2 s)"), a + QStringLiteral(" (repeated 1 time in 4 s)")};
+        // Issue 29: fixed 2 s windows wrote the message and its count every
+        // 2 s for as long as a flood went on (3.8-5.3 lines a second).
+        QTest::newRow("an episode: windows double while it goes on, nothing else is written")
+            << Script{at(0, a), at(1000, a), at(3000, a), at(3001, a), at(7000, a), at(13999, a)} << qint64(2000)
+            << QStringList{a, a + QStringLiteral(" (repeated 1 time in 2 s)"), a + QStringLiteral(" (repeated 2 times in 4 s)"),
+                           a + QStringLiteral(" (repeated 2 times in 8 s)")};
+        QTest::newRow("a window without an occurrence ends the episode: the next one is written")
+            << Script{at(0, a), at(1000, a), at(3000, a), at(6000), at(14000, a), at(14001, a)} << qint64(2000)
+            << QStringList{a, a + QStringLiteral(" (repeated 1 time in 2 s)"), a + QStringLiteral(" (repeated 1 time in 4 s)"),
+                           a, a + QStringLiteral(" (repeated 1 time in 2 s)")};
+        QTest::newRow("a late collection: every window that ended, in turn")
+            << Script{at(0, a), at(1, a), at(2500, a), at(20000), at(20001, a)} << qint64(2000)
+            << QStringList{a, a + QStringLiteral(" (repeated 1 time in 2 s)"), a + QStringLiteral(" (repeated 1 time in 4 s)"), a};
         QTest::newRow("spaced out: every one written")
             << Script{at(0, a), at(2000, a), at(4500, a)} << qint64(2000) << QStringList{a, a, a};
         QTest::newRow("summary when collected, before a later message")
@@ -104,6 +117,41 @@ private Q_SLOTS:
         QCOMPARE(run(script, windowMs), lines);
     }
 
+    /// A day of 10 occurrences a second of each of 5 messages (a sustained
+    /// flood without the key): a bounded number of lines, the counts adding
+    /// up to every occurrence (issue 29: it was 2 lines per 2 s per message,
+    /// 432,000 lines a day here).
+    void aDayOfFloodWritesFewLines()
+    {
+        qint64 now = 0;
+        RepeatLimiter limiter(2000, [&now] { return now; });
+        QStringList out;
+        const QStringList kinds{QStringLiteral("refused: Host not allowed"), QStringLiteral("refused: cross-origin request"),
+                                QStringLiteral("refused: bad key"), QStringLiteral("evicted"), QStringLiteral("other")};
+        qint64 occurrences = 0;
+        for (now = 0; now < 24 * 3600 * 1000LL; now += 100) {
+            out += limiter.takeSummaries();
+            for (const QString &k : kinds) {
+                ++occurrences;
+                if (limiter.admit(k))
+                    out.append(k);
+            }
+        }
+        out += limiter.takeAll();
+        qInfo("a day of 5 messages 10 times a second each: %d lines", int(out.size()));
+        // Per message: the first line, 11 windows of 2 s .. 2048 s (about 68
+        // minutes), then one an hour.
+        QVERIFY2(out.size() <= kinds.size() * (1 + 11 + 24), qPrintable(QString::number(out.size())));
+        qint64 counted = 0;
+        const QRegularExpression repeated(QStringLiteral("\\(repeated ([0-9,]+) times? in "));
+        for (const QString &line : std::as_const(out)) {
+            const QRegularExpressionMatch m = repeated.match(line);
+            counted += m.hasMatch() ? m.captured(1).remove(QLatin1Char(',')).toLongLong() : 1;
+        }
+        QCOMPARE(counted, occurrences);
+        QVERIFY(out.contains(kinds.first() + QStringLiteral(" (repeated 36,000 times in 3600 s)")));
+    }
+
     void takeAllEndsOpenWindows()
     {
         qint64 now = 0;
@@ -134,6 +182,9 @@ private Q_SLOTS:
         QCOMPARE(limiter.msUntilNextSummary(), qint64(300)); // y's, at 3500
         now = 3500;
         QCOMPARE(limiter.takeSummaries(), QStringList()); // y was not repeated
+        QCOMPARE(limiter.msUntilNextSummary(), qint64(3500)); // x's episode goes on: its 4 s window ends at 7000
+        now = 7000;
+        QCOMPARE(limiter.takeSummaries(), QStringList()); // nothing in it: the episode is over
         QCOMPARE(limiter.msUntilNextSummary(), qint64(-1));
     }
 };

@@ -52,6 +52,7 @@ private Q_SLOTS:
     void formatting();
     void followsRegistry();
     void namesAndQuotedCommands();
+    void displayNamesAreEscaped();
     void rowsStayInOrderWhenMiddleRemoved();
     void refreshClocksOnlyTouchesClockColumns();
     void expiryRemovesRowAndShowsTimeLeft();
@@ -133,6 +134,30 @@ void TestSessionModel::followsRegistry()
     QCOMPARE(removed.count(), 1);
     QCOMPARE(model.rowCount(), 0);
     QCOMPARE(model.sessionAt(0), nullptr);
+}
+
+/// Window titles, menus and notifications show a session by displayName():
+/// its name, title or command through DisplayText::escape (issue 29: a
+/// title with ESC, DEL or U+202E reached the window title raw).
+void TestSessionModel::displayNamesAreEscaped()
+{
+    SessionRegistry registry;
+    registry.setTeardownGrace(200);
+    SessionModel model(&registry);
+    Session *named = registry.create(shell(), QStringLiteral("ab") + QChar(0x202e) + QStringLiteral("cd"));
+    Session *titled = registry.create(shell({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                             QStringLiteral("printf '\\033]2;GH\\177I \\342\\200\\213\\007'; exec sleep 60")}));
+    Session *command = registry.create(shell({QStringLiteral("/bin/sleep"), QStringLiteral("60"), QStringLiteral("x\033[2J")}));
+    QVERIFY(named && titled && command);
+    QCOMPARE(SessionModel::displayName(named), QStringLiteral("ab\\u202ecd"));
+    QTRY_COMPARE(SessionModel::displayName(titled), QStringLiteral("GH\\x7fI \\u200b"));
+    QCOMPARE(SessionModel::displayName(command), QStringLiteral("sleep 60 'x\\e[2J'"));
+    const int row = model.rowOf(named);
+    QVERIFY(row >= 0);
+    QCOMPARE(cell(model, row, SessionModel::TitleColumn), QStringLiteral("ab\\u202ecd"));
+    QVERIFY(cell(model, row, SessionModel::TitleColumn, Qt::ToolTipRole).endsWith(QStringLiteral("named ab\\u202ecd")));
+    // Editing starts from the name itself.
+    QCOMPARE(model.data(model.index(row, SessionModel::TitleColumn), Qt::EditRole).toString(), named->name());
 }
 
 void TestSessionModel::namesAndQuotedCommands()

@@ -6,7 +6,8 @@
 #   bash: the commands are the ones the binary names; each command's options
 #         are the ones its --help lists, and an alias `tether --help` names
 #         (ls, a, at) completes as its command; attach and kill complete the live
-#         session ids (a prefix narrows them; none after the id); --cwd
+#         session ids and names (a prefix narrows them; a name with a space
+#         comes quoted; none after the id); --cwd
 #         completes directories, `new --` a command; with the server gone, no ids and no wait.
 #   zsh:  attach offers the ids with their titles as descriptions (through a
 #         real interactive zsh, tests/packaging/zsh-complete.zsh); after
@@ -93,6 +94,27 @@ for pair in "${aliases[@]}"; do
       || fail "bash: tether $alias gives '$got', want '$ids'"
   fi
 done
+# Names too (issue 29: only the 22-character ids were offered), quoted as they
+# must be typed; a name is never taken for the foreground process's "name".
+roll_id=$(tether new -n roll -- sleep 600)
+spaced_id=$(tether new -n "my build" -- sleep 600)
+# An id may begin with "ro" by chance: the ids are left out of what is compared.
+not_an_id() { grep -vxF -f <(printf '%s\n' $ids "$roll_id" "$spaced_id") || true; }
+got=$(bash_complete tether attach ro | not_an_id)
+[ "$got" = roll ] && pass "bash: tether attach ro<TAB> gives the name roll" \
+  || fail "bash: tether attach ro gives '$got', want 'roll'"
+got=$(bash_complete tether kill my | not_an_id)
+[ "$got" = 'my\ build' ] && pass "bash: tether kill my<TAB> gives 'my\\ build'" \
+  || fail "bash: tether kill my gives '$got', want 'my\\ build'"
+got=$(bash_complete tether attach sle | not_an_id)
+[ -z "$got" ] && pass "bash: the foreground program (sleep) is not offered as a name" \
+  || fail "bash: tether attach sle gives '$got'"
+got=$(bash_complete tether attach "")
+want=$(printf '%s\n' $ids "$roll_id" "$spaced_id" roll 'my\ build' | sort)
+[ "$got" = "$want" ] && pass "bash: tether attach <TAB> gives the ids and the names" \
+  || { fail "bash: tether attach <TAB> differs (< want, > got)"; diff <(echo "$want") <(echo "$got"); }
+tether kill "$roll_id" >/dev/null && tether kill "$spaced_id" >/dev/null
+
 got=$(bash_complete tether kill "${plain_id:0:3}")
 [ "$got" = "$plain_id" ] && pass "bash: tether kill ${plain_id:0:3}<TAB> gives $plain_id" \
   || fail "bash: tether kill ${plain_id:0:3} gives '$got'"

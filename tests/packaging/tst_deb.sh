@@ -71,6 +71,9 @@ done
 # The packaged variant is the one with the terminal window.
 grep -q "^libqtermwidget${qt}-" <<<"$depends_names" && pass "Depends names QTermWidget for Qt $qt" \
   || fail "Depends names no libqtermwidget${qt}-*: not the variant with the terminal window"
+# The bash completion is loaded by bash-completion: recommended (issue 29).
+tr ',' '\n' <<<"$(dpkg-deb -f "$deb" Recommends)" | awk '{print $1}' | grep -qx bash-completion \
+  && pass "Recommends names bash-completion" || fail "Recommends lacks bash-completion: '$(dpkg-deb -f "$deb" Recommends)'"
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] && pass "Version $version" || fail "Version is $(dpkg-deb -f "$deb" Version)"
 
 # --- lintian -------------------------------------------------------------------

@@ -150,6 +150,13 @@ private Q_SLOTS:
         QCOMPARE(withHost("[::1%eth0]:" + port), 403);
         QCOMPARE(withHost("[::1%';default-src *]:" + port), 403);
         QCOMPARE(withHost("127.0.0.1:" + port + " x"), 403);
+        // Only the documented forms (issue 29): inet_aton(3)'s other spellings
+        // of 127.0.0.1 were accepted, and an IPv4 address in brackets.
+        for (const QByteArray &other : {QByteArray("127.1"), QByteArray("2130706433"), QByteArray("0x7f000001"),
+                                        QByteArray("0177.0.0.1"), QByteArray("127.0.0.01"), QByteArray("127.0.1"),
+                                        QByteArray("[127.0.0.1]")})
+            QVERIFY2(withHost(other + ":" + port) == 403, other.constData());
+        QCOMPARE(withHost("[0:0:0:0:0:0:0:1]:" + port), 200); // an IPv6 literal, in brackets
 
         Session *s = f.spawn();
         QVERIFY(s);

@@ -1462,6 +1462,30 @@ private Q_SLOTS:
         QCOMPARE(f.http("GET", "/api/sessions/" + s->id().toLatin1()).json().value(QStringLiteral("title")).toString(),
                  QStringLiteral("hello title"));
     }
+
+    /// A title with DEL, U+202E or ESC-less C1 in it: the `title` message, the
+    /// `attached` message and the API carry the same text, unchanged (issue
+    /// 29: "GH\x7fI" in the API, "GHI" in the `title` message).
+    void titleIsTheSameTextEverywhere()
+    {
+        Session *s = f.spawn({QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                              QStringLiteral("read x; printf '\\033]2;GH\\177I \\342\\200\\256x\\007'; exec cat")});
+        QVERIFY(s);
+        WsClient a;
+        a.open(f.port, wsPath(s), f.key);
+        QTRY_VERIFY(a.gotAttached());
+        a.sendInput("go\n");
+        const QString expected = QStringLiteral("GH") + QChar(0x7f) + QStringLiteral("I ") + QChar(0x202e) + QLatin1Char('x');
+        QTRY_COMPARE(a.textsOfType(QStringLiteral("title")).size(), 1);
+        QCOMPARE(a.textsOfType(QStringLiteral("title")).first().value(QStringLiteral("title")).toString(), expected);
+        QCOMPARE(s->title(), expected);
+        QCOMPARE(f.http("GET", "/api/sessions/" + s->id().toLatin1()).json().value(QStringLiteral("title")).toString(),
+                 expected);
+        WsClient late;
+        late.open(f.port, wsPath(s, QStringLiteral("mode=watch")), f.key);
+        QTRY_VERIFY(late.gotAttached());
+        QCOMPARE(late.attachedMsg.value(QStringLiteral("title")).toString(), expected);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestServerWs)

@@ -98,9 +98,22 @@ void ShellMarkScanner::scan(const char *data, qsizetype size, quint64 offset, Ha
         }
         case State::Escape: {
             const unsigned char c = *p++;
+            if (m_pendingDispatch) {
+                // The OSC ended at its ESC: ESC \ (ST) is part of the mark,
+                // any other ESC begins the next sequence.
+                m_pendingDispatch = false;
+                if (c == '\\') {
+                    oscDispatch(at(p), handler);
+                    m_state = State::Ground;
+                    continue;
+                }
+                oscDispatch(m_oscAt, handler);
+            }
             if (c == ']') {
+                m_oscStart = m_oscAt;
                 m_state = State::OscNumber;
                 m_oscNumber = -1;
+                m_inBody = false;
                 m_buf.resize(0);
                 m_truncated = false;
                 m_prevC2 = false;
@@ -138,8 +151,8 @@ void ShellMarkScanner::scan(const char *data, qsizetype size, quint64 offset, Ha
                 m_state = State::Ground;
                 continue;
             }
-            if (c == 0x1B) { // ends the OSC; ESC \ is ST
-                oscDispatch(at(p), handler);
+            if (c == 0x1B) { // ends the OSC; ESC \ is ST (dispatched with the next byte)
+                m_pendingDispatch = true;
                 m_oscAt = at(p - 1);
                 m_state = State::Escape;
                 continue;
@@ -163,6 +176,7 @@ void ShellMarkScanner::scan(const char *data, qsizetype size, quint64 offset, Ha
                     m_oscNumber = std::min((m_oscNumber < 0 ? 0 : m_oscNumber) * 10 + (c - '0'), kMaxOscNumber);
                 } else if (c == ';' && interesting(m_oscNumber)) {
                     m_state = State::OscBody;
+                    m_inBody = true;
                 } else {
                     m_state = State::OscSkip;
                 }
@@ -180,10 +194,11 @@ void ShellMarkScanner::scan(const char *data, qsizetype size, quint64 offset, Ha
 
 void ShellMarkScanner::oscDispatch(quint64 endOffset, Handler &handler)
 {
-    if (m_state != State::OscBody || m_buf.isEmpty())
+    if (!m_inBody || m_buf.isEmpty())
         return;
+    m_inBody = false;
     ShellMark m;
-    m.at = m_oscAt;
+    m.at = m_oscStart;
     m.end = endOffset;
     m.truncated = m_truncated;
     char *const b = m_buf.data(); // capacity reserved: no allocation (not shared)

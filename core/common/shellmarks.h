@@ -10,7 +10,9 @@ namespace Tether {
  * One shell-integration mark or notification found in a session's output
  * (docs/protocol.md §4, "Commands and notifications"). `at` is the stream
  * offset of the sequence's first byte (its ESC; the BEL itself for a bell),
- * `end` the offset just past its terminator (BEL, ESC \ or C1 ST).
+ * `end` the offset just past its terminator (BEL, ESC \ or C1 ST; an OSC
+ * ended by an ESC that begins another sequence ends at that ESC, and is
+ * reported when the byte after the ESC arrives).
  * `payload`/`payloadSize` point into the scanner: valid only during the
  * ShellMarkScanner::Handler call; at most ShellMarkScanner::kMaxPayload
  * bytes (`truncated` when the program sent more).
@@ -81,7 +83,10 @@ private:
     int m_oscNumber = 0;
     bool m_prevC2 = false;     ///< the last OSC byte was 0xC2 (a C1 ST may follow)
     bool m_truncated = false;
-    quint64 m_oscAt = 0;       ///< offset of the ESC that began the OSC
+    bool m_inBody = false;     ///< the OSC being read is one of ours, past "N;"
+    bool m_pendingDispatch = false; ///< an OSC of ours ended at an ESC: dispatched with the next byte
+    quint64 m_oscAt = 0;       ///< offset of the last ESC seen
+    quint64 m_oscStart = 0;    ///< offset of the ESC that began the OSC being read
     QByteArray m_buf;          ///< OSC body after "N;", at most kMaxPayload bytes
 };
 

@@ -5,6 +5,7 @@
 
 #include <QByteArray>
 #include <QList>
+#include <QMetaType>
 #include <QString>
 
 #include <optional>
@@ -94,3 +95,5 @@ private:
 };
 
 } // namespace Tether
+
+Q_DECLARE_METATYPE(Tether::CommandRecord)

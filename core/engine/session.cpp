@@ -244,10 +244,14 @@ void Session::onShellMark(const ShellMark &mark)
     const qint64 now = nowMs();
     const bool watched = viewerCount() > 0;
     if (mark.kind == ShellMark::Bell || mark.kind == ShellMark::Notify) {
+        NotifyBucket &b = m_notifyBuckets[mark.kind == ShellMark::Bell ? 0 : 1];
         const qint64 mono = monotonicMs();
-        if (m_lastNotifyMs != 0 && mono - m_lastNotifyMs < kNotifyIntervalMs)
+        if (b.atMs != 0)
+            b.tokens = std::min<double>(kNotifyBurst, b.tokens + double(mono - b.atMs) / double(kNotifyIntervalMs));
+        b.atMs = mono;
+        if (b.tokens < 1)
             return;
-        m_lastNotifyMs = mono;
+        b.tokens -= 1;
         QString text;
         if (mark.kind == ShellMark::Notify) {
             text = QString::fromUtf8(mark.payload, int(mark.payloadSize));

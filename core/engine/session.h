@@ -414,9 +414,11 @@ public:
     /// (notify(), kind "command"); default kDefaultNotifyAfterMs.
     void setNotifyAfterMs(qint64 ms) { m_notifyAfterMs = ms; }
     static constexpr qint64 kDefaultNotifyAfterMs = 10000;
-    /// At most one bell or program notification (OSC 9/777/99) per this
-    /// many ms is reported (notify()); more are dropped: a program ringing in
-    /// a loop costs nothing.
+    /// Bells and program notifications (OSC 9/777/99) are reported
+    /// (notify()) at most kNotifyBurst at once, then one per
+    /// kNotifyIntervalMs, each kind on its own (a token bucket); more are
+    /// dropped: a program ringing in a loop costs nothing.
+    static constexpr int kNotifyBurst = 5;
     static constexpr qint64 kNotifyIntervalMs = 1000;
 
 Q_SIGNALS:
@@ -583,7 +585,13 @@ private:
     MarkSink m_markSink;
     CommandLog m_commands;
     qint64 m_notifyAfterMs = kDefaultNotifyAfterMs;
-    qint64 m_lastNotifyMs = 0; ///< monotonic, of the last bell/message notify
+    /// The token buckets of bells [0] and messages [1]: tokens, and when
+    /// they were last counted (monotonic ms).
+    struct NotifyBucket {
+        double tokens = kNotifyBurst;
+        qint64 atMs = 0;
+    };
+    NotifyBucket m_notifyBuckets[2];
 };
 
 } // namespace Tether

@@ -9,7 +9,7 @@ if status is-interactive; and not set -q __tether_hooked
         printf '\e]133;D;%s\a' $status
     end
     function __tether_prompt_start --on-event fish_prompt
-        printf '\e]7;file://%s%s\a' (hostname) (string replace -a '%' '%25' -- $PWD)
+        printf '\e]7;file://%s%s\a' $hostname (string replace -a '%' '%25' -- $PWD)
         printf '\e]133;A\a'
     end
     function __tether_preexec --on-event fish_preexec

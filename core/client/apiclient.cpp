@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "apiclient.h"
+
+#include <memory>
 #include "runtimefile.h"
 #include "attachinfo.h"
 
@@ -12,6 +14,8 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QUrlQuery>
+
+#include <memory>
 
 namespace Tether {
 
@@ -194,6 +198,36 @@ QNetworkReply *ApiClient::openStream(const QString &path)
     req.setRawHeader("Accept", "text/event-stream");
     req.setTransferTimeout(0); // open for as long as the server serves
     return m_nam->get(req);
+}
+
+void ApiClient::stream(const QString &path, EventCallback onEvent, Callback done)
+{
+    QNetworkRequest req = makeRequest(m_endpoint, path, 60000);
+    req.setRawHeader("Accept", "text/event-stream");
+    QNetworkReply *reply = m_nam->get(req);
+    auto buffer = std::make_shared<QByteArray>();
+    connect(reply, &QNetworkReply::readyRead, this, [reply, buffer, onEvent = std::move(onEvent)]() {
+        if (reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt() != 200)
+            return; // the error body is read at the end
+        buffer->append(reply->readAll());
+        for (;;) {
+            const qsizetype end = buffer->indexOf("\n\n");
+            if (end < 0)
+                break;
+            const QByteArray block = buffer->left(end);
+            buffer->remove(0, end + 2);
+            QByteArray event = QByteArrayLiteral("message"), data;
+            for (const QByteArray &line : block.split('\n')) {
+                if (line.startsWith("event:"))
+                    event = line.mid(6).trimmed();
+                else if (line.startsWith("data:"))
+                    data += (data.isEmpty() ? QByteArray() : QByteArray("\n")) + line.mid(line.startsWith("data: ") ? 6 : 5);
+            }
+            if (!data.isEmpty() && onEvent)
+                onEvent(event, data);
+        }
+    });
+    track(reply, std::move(done));
 }
 
 void ApiClient::track(QNetworkReply *reply, Callback done)

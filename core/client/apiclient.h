@@ -124,6 +124,14 @@ public:
      * `/api/events` (EventStream).
      */
     QNetworkReply *openStream(const QString &path);
+    /// One Server-Sent Event (its `event:` name and its `data:` lines).
+    using EventCallback = std::function<void(const QByteArray &event, const QByteArray &data)>;
+    /// GET path as an event stream (e.g. "api/events", docs/protocol.md §4):
+    /// `onEvent` for each event as it arrives, then `done` once when the
+    /// stream ends (its status: 200 for a stream the server ended). No
+    /// answer within timeoutMs, or 60 s without a byte (the server sends a
+    /// keep-alive every 20 s), ends it with a network error.
+    void stream(const QString &path, EventCallback onEvent, Callback done);
 
 private:
     void track(QNetworkReply *reply, Callback done);

@@ -13,6 +13,10 @@ namespace Tether {
 
 /**
  * The command-line client: `tether list`, `tether new` (`-n NAME`),
+ * `tether wait ID` (waits for the running command through /api/events'
+ * `command` events and exits with its status) and `tether send ID
+ * [--enter] [--wait] -- TEXT...` (POST /api/sessions/{id}/input; --wait opens
+ * the event stream before typing, then waits for the next command),
  * `tether kill`, `tether rename ID NAME` (PATCH /api/sessions/{id}),
  * `tether attach` (like `tmux attach`), `tether key`, `tether restart`
  * (POST /api/restart, then GET /api/restart until a new process image
@@ -95,7 +99,7 @@ namespace Tether {
  */
 
 /// True when `arg` (argv[1]) names a client subcommand: attach, list, new,
-/// kill, rename, share, key, restart, or an alias of one a tmux user types
+/// kill, rename, share, key, restart, wait, send, or an alias of one a tmux user types
 /// (tmux's own: `a` and `at` for attach, `ls` for list).
 bool isClientCommand(const char *arg);
 

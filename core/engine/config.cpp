@@ -44,6 +44,9 @@ Config Config::load(QSettings &s)
         s.value(QStringLiteral("sessions/bufferSize"), qlonglong(c.limits.bufferCapacity)).toLongLong(),
         RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity);
     c.limits.screen = s.value(QStringLiteral("sessions/screen"), c.limits.screen).toBool();
+    c.limits.shellIntegration = s.value(QStringLiteral("sessions/shellIntegration"), c.limits.shellIntegration).toBool();
+    c.limits.notifyAfterSeconds = clamped("sessions/notifyAfter",
+        s.value(QStringLiteral("sessions/notifyAfter"), c.limits.notifyAfterSeconds).toInt(), 0, 86400);
     c.limits.maxSessions = clamped("sessions/maxSessions", s.value(QStringLiteral("sessions/maxSessions"), c.limits.maxSessions).toInt(), 1, maxSessionsLimit());
     c.command = s.value(QStringLiteral("sessions/command"), c.command).toString();
     QString why;
@@ -83,6 +86,8 @@ void Config::save(QSettings &s) const
     s.setValue(QStringLiteral("sessions/bufferSize"), qlonglong(limits.bufferCapacity));
     s.setValue(QStringLiteral("sessions/maxSessions"), limits.maxSessions);
     s.setValue(QStringLiteral("sessions/screen"), limits.screen);
+    s.setValue(QStringLiteral("sessions/shellIntegration"), limits.shellIntegration);
+    s.setValue(QStringLiteral("sessions/notifyAfter"), limits.notifyAfterSeconds);
     s.setValue(QStringLiteral("sessions/command"), command);
     s.setValue(QStringLiteral("server/bind"), bind);
     s.setValue(QStringLiteral("server/port"), int(port));

@@ -19,7 +19,11 @@ namespace Tether {
  * kept, default 1800, 0 = never), sessions/bufferSize (bytes,
  * 64 KiB..64 MiB), sessions/maxSessions (1..maxSessionsLimit(),
  * the kernel's PTY limit, 4096 by default), sessions/screen (bool,
- * default true: keep a server-side screen, Limits::screen), sessions/command (a
+ * default true: keep a server-side screen, Limits::screen),
+ * sessions/shellIntegration (bool, default true: load Tether's shell
+ * integration into bash, zsh and fish, Limits::shellIntegration),
+ * sessions/notifyAfter (seconds, 0..86400, default 10: a command that ran
+ * this long notifies when it ends, Limits::notifyAfterSeconds), sessions/command (a
  * command line in shell words, ShellWords::split: quotes, no expansion;
  * empty = login shell; one that cannot be split, an open quote, is logged
  * and runs the login shell),

@@ -88,6 +88,8 @@ QByteArray sessionMeta(const SessionRecord &s)
     }
     // Appended after the links: the output hold (-1: none).
     w.i64(s.outputHold && *s.outputHold <= quint64(std::numeric_limits<qint64>::max()) ? qint64(*s.outputHold) : -1);
+    // Appended after the hold: the command list (CommandLog::save()).
+    w.bytes(s.commands);
     return w.take();
 }
 
@@ -212,6 +214,8 @@ bool decodeSession(ByteReader &r, quint32 version, SessionRecord *s, bool borrow
         if (hold >= 0)
             s->outputHold = quint64(hold);
     }
+    if (m.ok() && m.remaining() > 0)
+        s->commands = m.bytes();
     // Bytes past the fields known here were appended by a later build of the
     // same format version: skipped on purpose.
     if (!r.ok() || !m.ok()) {

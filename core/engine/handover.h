@@ -118,6 +118,9 @@ struct SessionRecord {
     /// after `shares` (an i64, -1 for none): a state from a build without
     /// it reads as no hold.
     std::optional<quint64> outputHold;
+    /// Session::commands(): CommandLog::save(), appended after outputHold;
+    /// empty from a build without it (the list then starts empty).
+    QByteArray commands;
 
     qsizetype ringSize() const
     {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "registry.h"
 #include "logging.h"
+#include "shellintegration.h"
 
 #include <QRandomGenerator>
 #include <algorithm>
@@ -179,6 +180,9 @@ Session *SessionRegistry::create(const SpawnOptions &options, const QString &nam
     auto *s = new Session(newId(), options, m_limits.bufferCapacity, this);
     s->setName(name);
     s->setScreenEnabled(m_limits.screen);
+    s->setNotifyAfterMs(qint64(m_limits.notifyAfterSeconds) * 1000);
+    if (m_limits.shellIntegration)
+        s->setShellIntegration(ShellIntegration::scriptDir());
     s->process()->setTeardownGrace(m_graceMs);
     QString text;
     if (!s->start(&text)) {
@@ -224,6 +228,19 @@ void SessionRegistry::track(Session *s)
         rescheduleExpiry();
         Q_EMIT sessionChanged(s);
     });
+    connect(s, &Session::shellStateChanged, this, changed);
+    connect(s, &Session::commandStarted, this, [this, s](const CommandRecord &c) {
+        Q_EMIT sessionCommand(s, c, false);
+        Q_EMIT sessionChanged(s);
+    });
+    connect(s, &Session::commandFinished, this, [this, s](const CommandRecord &c) {
+        Q_EMIT sessionCommand(s, c, true);
+        Q_EMIT sessionChanged(s);
+    });
+    connect(s, &Session::notify, this,
+            [this, s](const QString &kind, const QString &text, bool watched, const CommandRecord &c) {
+                Q_EMIT sessionNotify(s, kind, text, watched, c);
+            });
 }
 
 Session *SessionRegistry::find(const QString &id) const
@@ -370,6 +387,7 @@ void SessionRegistry::setLimits(const Limits &limits)
         if (capacityChanged)
             s->setBufferCapacity(limits.bufferCapacity);
         s->setScreenEnabled(limits.screen);
+        s->setNotifyAfterMs(qint64(limits.notifyAfterSeconds) * 1000);
     }
     rescheduleExpiry();
 }
@@ -451,6 +469,7 @@ bool SessionRegistry::enlist(Session *s, bool dying)
     if (s->buffer().capacity() != m_limits.bufferCapacity)
         s->setBufferCapacity(m_limits.bufferCapacity);
     s->setScreenEnabled(m_limits.screen);
+    s->setNotifyAfterMs(qint64(m_limits.notifyAfterSeconds) * 1000);
     track(s);
     Q_EMIT sessionAdded(s);
     return true;

@@ -30,6 +30,14 @@ struct Limits {
     /// viewer go unanswered. For comparison (bench/, docs/performance.md) and
     /// for a user who wants the bytes only.
     bool screen = true;
+    /// Whether sessions load Tether's shell integration into the bash, zsh
+    /// or fish they start (ShellIntegration; setting
+    /// sessions/shellIntegration). Off: marks come only from shells and
+    /// programs that send them themselves. Applies to sessions started after.
+    bool shellIntegration = true;
+    /// A command that ran at least this long (seconds) notifies when it ends
+    /// (Session::setNotifyAfterMs; setting sessions/notifyAfter), 0..86400.
+    int notifyAfterSeconds = 10;
 };
 
 /**
@@ -206,6 +214,12 @@ Q_SIGNALS:
     /// `session` will expire in about `secondsLeft` seconds (rounded up, >= 1)
     /// unless someone attaches; see the class doc for when and how often.
     void expiringSoon(Tether::Session *session, int secondsLeft);
+    /// A command of `session` started or ended (Session::commandStarted,
+    /// commandFinished): `finished` says which.
+    void sessionCommand(Tether::Session *session, const Tether::CommandRecord &record, bool finished);
+    /// Session::notify() of `session`.
+    void sessionNotify(Tether::Session *session, const QString &kind, const QString &text, bool watched,
+                       const Tether::CommandRecord &record);
     void shutdownComplete();
 
 private:

@@ -4,6 +4,7 @@
 #include "replayplan.h"
 #include "procinfo.h"
 #include "screen.h"
+#include "shellintegration.h"
 
 #include <algorithm>
 #include <limits>
@@ -94,6 +95,7 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
                           << kOutputHoldGraceMs << "ms";
         releaseOutputHold(nullptr);
     });
+    m_markSink.session = this;
     connect(&m_pty, &PtyProcess::outputReady, this, &Session::onOutput);
     connect(&m_pty, &PtyProcess::finished, this, &Session::onFinished);
     connect(&m_pty, &PtyProcess::inputWritten, this, &Session::inputWritten);
@@ -123,6 +125,8 @@ bool Session::start(QString *error)
     // loop back into it).
     SpawnOptions options = m_options;
     options.extraEnv.prepend(QStringLiteral("TETHER_SESSION=") + m_id);
+    if (ShellIntegration::apply(&options, m_shellIntegrationDir))
+        qCDebug(lcSession) << "session" << m_id << "shell integration:" << options.argv;
     if (!m_pty.start(options, error))
         return false;
     m_sizes = {SizeChange{0, m_pty.cols(), m_pty.rows()}};
@@ -189,6 +193,9 @@ void Session::onOutput(const char *data, qsizetype size)
     // the ring (InertRuns).
     m_inertRuns.add(from, from + quint64(m_head.feedReportingInert(data, size)));
     m_lastActivityMs = nowMs();
+    // Shell-integration marks and notifications (ShellMarkScanner: memchr
+    // for ESC and BEL, then only OSC bytes are looked at).
+    m_marks.scan(data, size, from, m_markSink);
     if ((m_head.takeEvents() & (TerminalState::AltScreenEntered | TerminalState::CursorSaved | TerminalState::FullReset))
         || !m_head.hasMode(TerminalState::AltScreen))
         m_normalChangedAt = m_ring.endOffset();
@@ -228,6 +235,54 @@ void Session::onOutput(const char *data, qsizetype size)
         Q_EMIT titleChanged(t);
     }
     Q_EMIT outputArrived(size);
+}
+
+// --- commands and notifications ------------------------------------------------
+
+void Session::onShellMark(const ShellMark &mark)
+{
+    const qint64 now = nowMs();
+    const bool watched = viewerCount() > 0;
+    if (mark.kind == ShellMark::Bell || mark.kind == ShellMark::Notify) {
+        NotifyBucket &b = m_notifyBuckets[mark.kind == ShellMark::Bell ? 0 : 1];
+        const qint64 mono = monotonicMs();
+        if (b.atMs != 0)
+            b.tokens = std::min<double>(kNotifyBurst, b.tokens + double(mono - b.atMs) / double(kNotifyIntervalMs));
+        b.atMs = mono;
+        if (b.tokens < 1)
+            return;
+        b.tokens -= 1;
+        QString text;
+        if (mark.kind == ShellMark::Notify) {
+            text = QString::fromUtf8(mark.payload, int(mark.payloadSize));
+            text.replace(QLatin1Char(';'), QStringLiteral(": ")); // 777's "title;body"
+        }
+        Q_EMIT notify(mark.kind == ShellMark::Bell ? QStringLiteral("bell") : QStringLiteral("message"), text,
+                      watched, CommandRecord());
+        return;
+    }
+    switch (m_commands.apply(mark, now)) {
+    case CommandLog::Change::None:
+        return;
+    case CommandLog::Change::State:
+        Q_EMIT shellStateChanged();
+        return;
+    case CommandLog::Change::Started:
+        if (m_commands.finishedBefore())
+            Q_EMIT commandFinished(*m_commands.finishedBefore());
+        Q_EMIT commandStarted(*m_commands.last());
+        return;
+    case CommandLog::Change::Finished: {
+        const CommandRecord c = *m_commands.last();
+        Q_EMIT commandFinished(c);
+        if (c.endMs - c.startMs >= m_notifyAfterMs) {
+            const QString text = c.commandLine.isEmpty() ? QStringLiteral("command finished")
+                                                         : c.commandLine;
+            Q_EMIT notify(QStringLiteral("command"), text, watched, c);
+        }
+        return;
+    }
+    }
 }
 
 // --- the server-side screen ---------------------------------------------------
@@ -523,7 +578,16 @@ void Session::onFinished(const ExitStatus &status)
     // finished() comes after the last output byte of the leader, so every
     // viewer has seen all output before it hears of the exit.
     forEachViewer([&status](Viewer *v) { v->exited(status); });
+    const bool watched = viewerCount() > 0;
+    // A command still running ended with its shell (`exit 3`, `exec prog`):
+    // its status is the session's (128 + N for signal N, as a shell says).
+    if (m_commands.endRunning(nowMs(), m_ring.endOffset(), status.signaled ? 128 + status.signal : status.code))
+        Q_EMIT commandFinished(*m_commands.last());
     Q_EMIT exited(status);
+    Q_EMIT notify(QStringLiteral("exit"),
+                  status.signaled ? QStringLiteral("killed by signal %1").arg(status.signal)
+                                  : QStringLiteral("exited with code %1").arg(status.code),
+                  watched, CommandRecord());
 }
 
 void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request)
@@ -711,6 +775,14 @@ bool Session::sendInput(Viewer *from, const char *data, qsizetype size)
     return m_pty.write(data, size);
 }
 
+bool Session::sendApiInput(const QByteArray &data)
+{
+    if (m_state != State::Running || !m_pty.acceptsInput())
+        return false;
+    m_lastActivityMs = nowMs();
+    return m_pty.write(data.constData(), data.size());
+}
+
 bool Session::resize(Viewer *from, int cols, int rows)
 {
     if (from != m_control)
@@ -881,6 +953,7 @@ Handover::SessionRecord Session::handover() const
     r.tailState = m_tail.save();
     r.marginResets = m_marginResets;
     r.outputHold = m_hold;
+    r.commands = m_commands.save();
     // An outrun screen paused by a flood (its offset already left the ring)
     // is not handed over: the successor could not parse on from it, and the
     // reader refuses the whole state for an offset outside the ring. The
@@ -947,6 +1020,8 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     s->m_tailOffset = r.ringStart;
     s->m_titleSerial = head.titleSerial();
     s->m_marginResets = r.marginResets;
+    if (!r.commands.isEmpty() && !s->m_commands.restore(r.commands))
+        qCWarning(lcSession) << "session" << r.id << "command list not readable: starts empty";
     s->m_normalChangedAt = s->m_ring.endOffset(); // unknown before: not kept on an outrun
     s->m_sizes = {SizeChange{r.ringStart, r.pty.cols, r.pty.rows}};
     const Handover::ScreenRecord &sc = r.screen;

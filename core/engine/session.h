@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include "commandlog.h"
 #include "floodmeter.h"
 #include "handover.h"
 #include "inertruns.h"
 #include "ptyprocess.h"
 #include "ringbuffer.h"
+#include "shellmarks.h"
 #include "terminalstate.h"
 #include "viewer.h"
 
@@ -208,6 +210,11 @@ public:
     /// should then give up (the WebSocket viewer closes 1013) and detach.
     bool sendInput(Viewer *from, const char *data, qsizetype size);
     bool sendInput(Viewer *from, const QByteArray &data) { return sendInput(from, data.constData(), data.size()); }
+    /// Input typed by the API (POST /api/sessions/{id}/input, `tether send`),
+    /// with or without a control viewer, as if it had typed it. False when
+    /// the session is not running or the input queue is full (nothing is
+    /// queued then).
+    bool sendApiInput(const QByteArray &data);
     /// Input queued for the program and not yet written to its terminal
     /// (bytes; PtyProcess::pendingInput). inputWritten() reports progress.
     qsizetype pendingInput() const { return m_pty.pendingInput(); }
@@ -395,6 +402,25 @@ public:
     static Session *adoptBare(const Handover::FdEntry &entry, qsizetype bufferCapacity, QObject *parent,
                               QString *error);
 
+    // --- commands and notifications (docs/protocol.md §4) -----------------------
+    /// Loads the shell-integration scripts into the shell start() runs
+    /// (ShellIntegration; setting sessions/shellIntegration, default on).
+    /// Call before start(); `dir` is ShellIntegration::scriptDir() (empty: off).
+    void setShellIntegration(const QString &dir) { m_shellIntegrationDir = dir; }
+    /// The commands the shell's marks told (CommandLog: bounded, kept across
+    /// a restart in place).
+    const CommandLog &commands() const { return m_commands; }
+    /// A command that ran at least this long (ms) notifies when it ends
+    /// (notify(), kind "command"); default kDefaultNotifyAfterMs.
+    void setNotifyAfterMs(qint64 ms) { m_notifyAfterMs = ms; }
+    static constexpr qint64 kDefaultNotifyAfterMs = 10000;
+    /// Bells and program notifications (OSC 9/777/99) are reported
+    /// (notify()) at most kNotifyBurst at once, then one per
+    /// kNotifyIntervalMs, each kind on its own (a token bucket); more are
+    /// dropped: a program ringing in a loop costs nothing.
+    static constexpr int kNotifyBurst = 5;
+    static constexpr qint64 kNotifyIntervalMs = 1000;
+
 Q_SIGNALS:
     void titleChanged(const QString &title);
     /// setName() changed the name (empty: cleared).
@@ -410,6 +436,18 @@ Q_SIGNALS:
     /// Queued input was written to the program's terminal (PtyProcess::
     /// inputWritten); `pending` bytes still wait. Only while input waits.
     void inputWritten(qsizetype pending);
+    /// A command started (OSC 133;C) or ended (D, or A/C while it ran):
+    /// `record` as commands() holds it now.
+    void commandStarted(const Tether::CommandRecord &record);
+    void commandFinished(const Tether::CommandRecord &record);
+    /// The shell's state (CommandLog::state()) changed without a command
+    /// starting or ending (its first prompt).
+    void shellStateChanged();
+    /// Something the user may want to hear about: `kind` "command" (a
+    /// command that ran >= setNotifyAfterMs() ended; `record` is it),
+    /// "bell" (BEL), "message" (OSC 9, 777;notify, 99: `text`), "exit" (the
+    /// session's process exited). `watched`: a viewer was attached.
+    void notify(const QString &kind, const QString &text, bool watched, const Tether::CommandRecord &record);
 
 private:
     // The screen (see hasScreen()).
@@ -452,6 +490,11 @@ private:
     /// (out of range, no PTY).
     bool applySize(int cols, int rows);
     void onOutput(const char *data, qsizetype size);
+    void onShellMark(const ShellMark &mark);
+    struct MarkSink : ShellMarkScanner::Handler {
+        Session *session = nullptr;
+        void shellMark(const ShellMark &mark) override { session->onShellMark(mark); }
+    };
     /// The ring's eviction handler: moves m_tail over evicted bytes, applying
     /// the margin resets recorded inside them.
     void feedTail(const char *data, qsizetype size);
@@ -535,6 +578,20 @@ private:
     /// [from, to) ranges of output that arrived with no control viewer,
     /// ascending, not yet parsed by the screen: queries in them are answered.
     QList<QPair<quint64, quint64>> m_answerRanges;
+
+    // Commands and notifications.
+    QString m_shellIntegrationDir;
+    ShellMarkScanner m_marks;
+    MarkSink m_markSink;
+    CommandLog m_commands;
+    qint64 m_notifyAfterMs = kDefaultNotifyAfterMs;
+    /// The token buckets of bells [0] and messages [1]: tokens, and when
+    /// they were last counted (monotonic ms).
+    struct NotifyBucket {
+        double tokens = kNotifyBurst;
+        qint64 atMs = 0;
+    };
+    NotifyBucket m_notifyBuckets[2];
 };
 
 } // namespace Tether

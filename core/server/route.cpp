@@ -126,6 +126,18 @@ Route routeApi(const HttpRequest &request)
             r.id = parts.at(2);
         return r;
     }
+    if (parts.size() == 4 && endpoint == QLatin1String("sessions") && parts.at(3) == QLatin1String("commands")) {
+        Route r = apiByMethod(method, {{"GET", K::SessionCommands}}, "GET");
+        if (r.kind != K::MethodNotAllowed)
+            r.id = parts.at(2);
+        return r;
+    }
+    if (parts.size() == 4 && endpoint == QLatin1String("sessions") && parts.at(3) == QLatin1String("input")) {
+        Route r = apiByMethod(method, {{"POST", K::SessionInput}}, "POST");
+        if (r.kind != K::MethodNotAllowed)
+            r.id = parts.at(2);
+        return r;
+    }
     if (parts.size() == 2 && endpoint == QLatin1String("shares"))
         return apiByMethod(method, {{"GET", K::ListShares}, {"POST", K::CreateShare}}, "GET, POST");
     if (parts.size() == 3 && endpoint == QLatin1String("shares")) {

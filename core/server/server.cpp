@@ -154,6 +154,8 @@ Server::Server(SessionRegistry *registry, const Config &config, QObject *parent)
         connect(registry, &SessionRegistry::sessionAdded, this, &Server::scheduleEvents);
         connect(registry, &SessionRegistry::sessionRemoved, this, &Server::scheduleEvents);
         connect(registry, &SessionRegistry::sessionChanged, this, &Server::scheduleEvents);
+        connect(registry, &SessionRegistry::sessionCommand, this, &Server::sendCommandEvent);
+        connect(registry, &SessionRegistry::sessionNotify, this, &Server::sendNotifyEvent);
     }
 }
 
@@ -971,6 +973,15 @@ void Server::serveApi(HttpConnection *c, const Route &route)
     case Route::Kind::PatchSession:
         patchSession(c, route.id);
         return;
+    case Route::Kind::SessionCommands:
+        if (Session *s = m_registry->find(route.id))
+            c->respondJson(200, commandListJson(s));
+        else
+            c->respondError(404, QStringLiteral("no such session"));
+        return;
+    case Route::Kind::SessionInput:
+        sessionInput(c, route.id);
+        return;
     case Route::Kind::RotateKey: {
         QString error;
         if (!rotateAccessKey(&error)) {
@@ -1165,6 +1176,35 @@ void Server::serveSettings(HttpConnection *c)
     c->respondJson(200, answer(next));
 }
 
+void Server::sessionInput(HttpConnection *c, const QString &id)
+{
+    Session *s = m_registry->find(id);
+    if (!s) {
+        c->respondError(404, QStringLiteral("no such session"));
+        return;
+    }
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(c->request().body().trimmed(), &err);
+    if (err.error != QJsonParseError::NoError || !doc.isObject()) {
+        c->respondError(400, QStringLiteral("body must be a JSON object {\"data\": \"TEXT\"}"));
+        return;
+    }
+    const QJsonValue data = doc.object().value(QStringLiteral("data"));
+    if (!data.isString()) {
+        c->respondError(400, QStringLiteral("\"data\" must be a string"));
+        return;
+    }
+    if (s->state() != Session::State::Running) {
+        c->respondError(409, QStringLiteral("the session has exited"));
+        return;
+    }
+    if (!s->sendApiInput(data.toString().toUtf8())) {
+        c->respondError(503, QStringLiteral("the program is not reading its input"));
+        return;
+    }
+    c->respond(204, Headers(), QByteArray());
+}
+
 // --- restart in place ----------------------------------------------------------
 
 void Server::serveRestart(HttpConnection *c)
@@ -1297,6 +1337,41 @@ void Server::sendServerEvent()
     const auto streams = m_eventStreams;
     for (HttpConnection *c : streams)
         c->writeStream(event);
+}
+
+void Server::writeEvent(const QByteArray &event)
+{
+    if (m_restarting)
+        return;
+    const auto streams = m_eventStreams;
+    for (HttpConnection *c : streams)
+        c->writeStream(event);
+}
+
+void Server::sendCommandEvent(Session *s, const CommandRecord &record, bool finished)
+{
+    if (m_eventStreams.isEmpty())
+        return;
+    QJsonObject o;
+    o.insert(QStringLiteral("session"), s->id());
+    o.insert(QStringLiteral("phase"), finished ? QStringLiteral("finished") : QStringLiteral("started"));
+    o.insert(QStringLiteral("command"), commandToJson(record));
+    writeEvent("event: command\ndata: " + QJsonDocument(o).toJson(QJsonDocument::Compact) + "\n\n");
+}
+
+void Server::sendNotifyEvent(Session *s, const QString &kind, const QString &text, bool watched,
+                             const CommandRecord &record)
+{
+    if (m_eventStreams.isEmpty())
+        return;
+    QJsonObject o;
+    o.insert(QStringLiteral("session"), s->id());
+    o.insert(QStringLiteral("name"), s->name());
+    o.insert(QStringLiteral("kind"), kind);
+    o.insert(QStringLiteral("text"), text);
+    o.insert(QStringLiteral("watched"), watched);
+    o.insert(QStringLiteral("command"), record.id ? QJsonValue(commandToJson(record)) : QJsonValue(QJsonValue::Null));
+    writeEvent("event: notify\ndata: " + QJsonDocument(o).toJson(QJsonDocument::Compact) + "\n\n");
 }
 
 void Server::startEventStream(HttpConnection *c)

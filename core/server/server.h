@@ -345,6 +345,15 @@ private:
     /// Closes every WebSocket viewer with `code` and `reason` (Protocol::CloseReason).
     void closeViewers(int code, const char *reason);
     void startEventStream(HttpConnection *c);
+    /// Writes one event to every open event stream (none while restarting).
+    void writeEvent(const QByteArray &event);
+    /// `event: command` and `event: notify` (docs/protocol.md §4, "Commands
+    /// and notifications"): sent at once, not coalesced.
+    void sendCommandEvent(Session *session, const CommandRecord &record, bool finished);
+    void sendNotifyEvent(Session *session, const QString &kind, const QString &text, bool watched,
+                         const CommandRecord &record);
+    /// POST /api/sessions/{id}/input.
+    void sessionInput(HttpConnection *c, const QString &id);
     void scheduleEvents();
     void broadcastEvents();
     QByteArray sessionsEvent() const;

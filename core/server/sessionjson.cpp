@@ -69,6 +69,54 @@ QJsonObject sessionToJson(const Session *s, const SessionRegistry *registry)
              ? QJsonValue(QJsonObject{{QStringLiteral("synced"), s->screenSynced()},
                                       {QStringLiteral("offset"), double(s->screenOffset())}})
              : QJsonValue(QJsonValue::Null));
+    o.insert(QStringLiteral("shell"), shellToJson(s));
+    return o;
+}
+
+QJsonObject commandToJson(const CommandRecord &c)
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("id"), double(c.id));
+    o.insert(QStringLiteral("command_line"), c.commandLine);
+    o.insert(QStringLiteral("cwd"), c.cwd);
+    o.insert(QStringLiteral("started"), isoOrNull(QDateTime::fromMSecsSinceEpoch(c.startMs, Qt::UTC)));
+    const bool running = c.running();
+    o.insert(QStringLiteral("ended"), running ? QJsonValue(QJsonValue::Null)
+                                              : isoOrNull(QDateTime::fromMSecsSinceEpoch(c.endMs, Qt::UTC)));
+    const qint64 end = running ? QDateTime::currentMSecsSinceEpoch() : c.endMs;
+    o.insert(QStringLiteral("duration_ms"), double(std::max<qint64>(0, end - c.startMs)));
+    o.insert(QStringLiteral("exit_status"), c.exitStatus ? QJsonValue(*c.exitStatus) : QJsonValue(QJsonValue::Null));
+    o.insert(QStringLiteral("running"), running);
+    o.insert(QStringLiteral("output_start"), double(c.outputStart));
+    o.insert(QStringLiteral("output_end"), running ? QJsonValue(QJsonValue::Null) : QJsonValue(double(c.outputEnd)));
+    return o;
+}
+
+QJsonObject shellToJson(const Session *s)
+{
+    const CommandLog &log = s->commands();
+    QString state = QStringLiteral("unknown");
+    if (log.state() == CommandLog::ShellState::Prompt)
+        state = QStringLiteral("prompt");
+    else if (log.state() == CommandLog::ShellState::Running)
+        state = QStringLiteral("running");
+    QJsonObject o;
+    o.insert(QStringLiteral("state"), state);
+    o.insert(QStringLiteral("cwd"), log.cwd());
+    const CommandRecord *last = log.last();
+    o.insert(QStringLiteral("command"), last ? QJsonValue(commandToJson(*last)) : QJsonValue(QJsonValue::Null));
+    return o;
+}
+
+QJsonObject commandListJson(const Session *s)
+{
+    QJsonArray list;
+    for (const CommandRecord &c : s->commands().commands())
+        list.append(commandToJson(c));
+    QJsonObject o;
+    o.insert(QStringLiteral("session"), s->id());
+    o.insert(QStringLiteral("shell"), shellToJson(s));
+    o.insert(QStringLiteral("commands"), list);
     return o;
 }
 

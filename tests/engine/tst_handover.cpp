@@ -60,6 +60,7 @@ Handover::State sampleState()
     a.shares = {{QStringLiteral("tok1tok1tok1tok1tok1tok1tok1tok1tok1tok1tok"), 1714564800000},
                 {QStringLiteral("tok2tok2tok2tok2tok2tok2tok2tok2tok2tok2tok"), 1714564801000}};
     a.outputHold = 1005;
+    a.commands = QByteArray("cmd");
     Handover::SessionRecord b;
     b.id = QStringLiteral("BBBB");
     b.command = QStringList{QStringLiteral("true")};
@@ -138,11 +139,14 @@ void compareStates(const Handover::State &x, const Handover::State &y)
             QCOMPARE(a.shares.at(j).createdMs, b.shares.at(j).createdMs);
         }
         QCOMPARE(a.outputHold, b.outputHold);
+        QCOMPARE(a.commands, b.commands);
     }
 }
 
 /// Bytes of a session's output hold at the very end of its metadata (an i64).
 constexpr int kHoldBytes = 8;
+/// Bytes of the command list after it (a length and sampleState()'s "cmd").
+constexpr int kCommandsBytes = 4 + 3;
 
 /// Offset of the first session's metadata length in encode(sampleState()).
 int firstMetaOffset(const Handover::State &st)
@@ -339,18 +343,19 @@ private Q_SLOTS:
         // after the read-only links. Its sessions hold nothing.
         const Handover::State st = sampleState();
         QVERIFY(st.sessions.first().outputHold);
-        const QByteArray bytes = encodeWithoutMetaTail(st, kHoldBytes);
+        const QByteArray bytes = encodeWithoutMetaTail(st, kHoldBytes + kCommandsBytes);
         Handover::State back;
         QString error;
         QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
         Handover::State want = st;
         want.sessions.first().outputHold.reset();
+        want.sessions.first().commands.clear();
         compareStates(back, want);
         // No hold is written as -1, and read back as none.
         const QByteArray none = Handover::encode(want);
         const int at = firstMetaOffset(want);
         const quint32 len = qFromLittleEndian<quint32>(none.constData() + at);
-        QCOMPARE(qFromLittleEndian<qint64>(none.constData() + at + 4 + int(len) - kHoldBytes), qint64(-1));
+        QCOMPARE(qFromLittleEndian<qint64>(none.constData() + at + 4 + int(len) - kHoldBytes - 4), qint64(-1));
         QVERIFY2(Handover::decode(none.constData(), none.size(), &back, &error), qPrintable(error));
         compareStates(back, want);
     }
@@ -360,7 +365,7 @@ private Q_SLOTS:
     /// output hold appended after them (a build before links had neither).
     static int shareBytes(const Handover::State &st)
     {
-        int n = 4 + kHoldBytes;
+        int n = 4 + kHoldBytes + kCommandsBytes;
         for (const Handover::ShareRecord &r : st.sessions.first().shares)
             n += 4 + int(r.token.toUtf8().size()) + 8;
         return n;
@@ -380,6 +385,7 @@ private Q_SLOTS:
         Handover::State want = st;
         want.sessions.first().shares.clear();
         want.sessions.first().outputHold.reset();
+        want.sessions.first().commands.clear();
         compareStates(back, want);
     }
 
@@ -399,6 +405,7 @@ private Q_SLOTS:
         want.sessions.first().name.clear();
         want.sessions.first().shares.clear();
         want.sessions.first().outputHold.reset();
+        want.sessions.first().commands.clear();
         compareStates(back, want);
     }
 
@@ -445,7 +452,7 @@ private Q_SLOTS:
         const QByteArray v2 = Handover::encode(st);
         const int at = firstMetaOffset(st);
         const quint32 len = qFromLittleEndian<quint32>(v2.constData() + at);
-        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size()) + 4 + kHoldBytes;
+        const int nameBytes = 4 + int(st.sessions.first().name.toUtf8().size()) + 4 + kHoldBytes + kCommandsBytes;
         const int flagAt = at + 4 + int(len) - nameBytes - 1;
         QCOMPARE(v2.at(flagAt), '\0');
 
@@ -470,6 +477,7 @@ private Q_SLOTS:
         Handover::State unnamed = st;
         unnamed.sessions.first().name.clear();
         unnamed.sessions.first().outputHold.reset();
+        unnamed.sessions.first().commands.clear();
         compareStates(back, unnamed);
         QVERIFY(!back.sessions.first().screen.present);
         // The same bytes as version 2 lack a field: refused as truncated.

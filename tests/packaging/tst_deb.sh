@@ -49,6 +49,12 @@ expected="./usr/bin/tether
 ./usr/share/icons/hicolor/scalable/apps/tether.svg
 ./usr/share/man/man1/tether.1.gz
 ./usr/share/metainfo/$metainfo
+./usr/share/tether/shell-integration/tether.bash
+./usr/share/tether/shell-integration/tether.fish
+./usr/share/tether/shell-integration/zsh/.zlogin
+./usr/share/tether/shell-integration/zsh/.zprofile
+./usr/share/tether/shell-integration/zsh/.zshenv
+./usr/share/tether/shell-integration/zsh/.zshrc
 ./usr/share/zsh/vendor-completions/_tether"
 actual=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | grep -v '/$' | sort)
 if [ "$actual" = "$(sort <<<"$expected")" ]; then

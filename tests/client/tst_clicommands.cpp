@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `tether send` and `tether wait` (issue 25) as a user runs them: the BUILT
+// `tether` binary against a real `tether serve --port 0` whose bash sessions
+// load the shipped shell integration; GET /api/sessions/{id}/commands and
+// POST /api/sessions/{id}/input and their errors.
+#include "serveprocess.h"
+
+#include <QJsonArray>
+#include <QProcess>
+#include <QTest>
+
+using namespace ServerTest;
+
+namespace {
+
+QString shellState(const ServeProcess &s, const QString &id)
+{
+    return s.session(id).value(QStringLiteral("shell")).toObject().value(QStringLiteral("state")).toString();
+}
+
+QJsonArray commands(const ServeProcess &s, const QString &id)
+{
+    return s.http("GET", "/api/sessions/" + id.toLatin1() + "/commands").json().value(QStringLiteral("commands")).toArray();
+}
+
+} // namespace
+
+class TestCliCommands : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (tetherBinary().isEmpty())
+            QSKIP("the tether executable is not built in this tree (app/ skipped)");
+    }
+
+    void sendAndWait()
+    {
+        ServeProcess s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/bash")});
+        QVERIFY(!id.isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(shellState(s, id), QStringLiteral("prompt"), 20000);
+
+        // Typed with no viewer attached; the command list has it.
+        TetherRun r = runTether(s, {QStringLiteral("send"), id, QStringLiteral("--enter"), QStringLiteral("--"),
+                                    QStringLiteral("echo"), QStringLiteral("hi")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QTRY_COMPARE_WITH_TIMEOUT(commands(s, id).size(), 1, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(shellState(s, id), QStringLiteral("prompt"), 20000);
+        const QJsonObject first = commands(s, id).first().toObject();
+        QCOMPARE(first.value(QStringLiteral("command_line")).toString(), QStringLiteral("echo hi"));
+        QCOMPARE(first.value(QStringLiteral("exit_status")).toInt(-1), 0);
+        QCOMPARE(first.value(QStringLiteral("output_end")).toDouble() - first.value(QStringLiteral("output_start")).toDouble(),
+                 4.0); // "hi\r\n"
+
+        // send --wait: the status of the command it typed.
+        r = runTether(s, {QStringLiteral("send"), id, QStringLiteral("--enter"), QStringLiteral("--wait"),
+                          QStringLiteral("--"), QStringLiteral("sh -c 'exit 9'")});
+        QVERIFY2(r.code == 9, r.err.constData());
+        // wait at a prompt: the last status, at once.
+        r = runTether(s, {QStringLiteral("wait"), id});
+        QVERIFY2(r.code == 9, r.err.constData());
+
+        // A command that runs until it reads a line: --timeout gives up (124),
+        // and wait returns its status once it ends.
+        r = runTether(s, {QStringLiteral("send"), id, QStringLiteral("--enter"), QStringLiteral("--"),
+                          QStringLiteral("read x; sh -c \"exit $x\"")});
+        QCOMPARE(r.code, 0);
+        QTRY_COMPARE_WITH_TIMEOUT(shellState(s, id), QStringLiteral("running"), 20000);
+        r = runTether(s, {QStringLiteral("wait"), QStringLiteral("--timeout"), QStringLiteral("1"), id});
+        QVERIFY2(r.code == 124, r.err.constData());
+        QProcess waiter;
+        waiter.setProcessEnvironment(s.environment());
+        waiter.start(tetherBinary(), {QStringLiteral("wait"), id});
+        QVERIFY(waiter.waitForStarted(5000));
+        QCOMPARE(runTether(s, {QStringLiteral("send"), id, QStringLiteral("--enter"), QStringLiteral("--"),
+                               QStringLiteral("6")}).code, 0);
+        // runTether() ran the event loop: the waiter may have finished in it
+        // (waitForFinished() is then false at once).
+        QVERIFY(waiter.state() == QProcess::NotRunning || waiter.waitForFinished(20000));
+        QCOMPARE(waiter.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(waiter.exitCode(), 6);
+
+        // The shell exits: the command it ended with has the session's status.
+        r = runTether(s, {QStringLiteral("send"), id, QStringLiteral("--enter"), QStringLiteral("--wait"),
+                          QStringLiteral("--"), QStringLiteral("exit 3")});
+        QVERIFY2(r.code == 3, r.err.constData());
+        QTRY_COMPARE_WITH_TIMEOUT(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("exited"), 20000);
+        r = runTether(s, {QStringLiteral("wait"), id});
+        QVERIFY2(r.code == 3, r.err.constData());
+        // Typing into an exited session: refused (409).
+        r = runTether(s, {QStringLiteral("send"), id, QStringLiteral("--"), QStringLiteral("x")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("exited"), r.err.constData());
+    }
+
+    void waitWithoutIntegrationAndErrors()
+    {
+        ServeProcess s;
+        QVERIFY(s.start());
+        const QString cat = s.create({QStringLiteral("/bin/cat")});
+        QVERIFY(!cat.isEmpty());
+        TetherRun r = runTether(s, {QStringLiteral("wait"), cat});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("no shell integration"), r.err.constData());
+        QCOMPARE(shellState(s, cat), QStringLiteral("unknown"));
+        r = runTether(s, {QStringLiteral("wait"), QStringLiteral("nobody")});
+        QCOMPARE(r.code, 4);
+        r = runTether(s, {QStringLiteral("send"), cat});
+        QCOMPARE(r.code, 2);
+        // cat echoes what is typed: the text arrives as typed, with no viewer.
+        QCOMPARE(runTether(s, {QStringLiteral("send"), cat, QStringLiteral("--"), QStringLiteral("a;b"),
+                               QStringLiteral("c")}).code, 0);
+        QTRY_VERIFY(s.session(cat).value(QStringLiteral("offset")).toDouble() >= 5);
+
+        // The endpoints' errors.
+        QCOMPARE(s.http("GET", "/api/sessions/nope/commands").status, 404);
+        QCOMPARE(s.http("POST", "/api/sessions/" + cat.toLatin1() + "/commands", "{}").status, 405);
+        QCOMPARE(s.http("POST", "/api/sessions/" + cat.toLatin1() + "/input", "[1]").status, 400);
+        QCOMPARE(s.http("POST", "/api/sessions/" + cat.toLatin1() + "/input", "{\"data\": 5}").status, 400);
+        QCOMPARE(s.http("POST", "/api/sessions/nope/input", "{\"data\": \"x\"}").status, 404);
+        QCOMPARE(s.http("GET", "/api/sessions/" + cat.toLatin1() + "/input").status, 405);
+        const QJsonObject list = s.http("GET", "/api/sessions/" + cat.toLatin1() + "/commands").json();
+        QCOMPARE(list.value(QStringLiteral("session")).toString(), cat);
+        QVERIFY(list.value(QStringLiteral("commands")).toArray().isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliCommands)
+#include "tst_clicommands.moc"

@@ -445,6 +445,18 @@ private:
     void floodEnded();
     SizeChange sizeAt(quint64 offset) const;
     void recordSize(int cols, int rows);
+    /**
+     * For a replay to a viewer of `rows` rows (issue 29): the retained
+     * offsets just after a DECSTBM ("ESC [ t ; b r", no private marker or
+     * intermediate) that set the whole screen at the rows in force there
+     * (sizeAt(); TerminalState::marginsWholeScreen()) when those rows are
+     * not `rows`: the same bytes set a region on the viewer's screen, where
+     * output then scrolls without reaching its scrollback. Ascending.
+     * Empty, with no scan, when every retained byte was written at `rows`
+     * rows. Otherwise one memchr() pass over the ring for ESC (a DECSTBM
+     * inside a string cannot occur: ESC ends every string), at attach only.
+     */
+    QList<quint64> wholeScreenMargins(int rows) const;
     /// Resizes the PTY (SIGWINCH) and tells the viewers (sizeChanged, a
     /// margin fixup), records the size for the screen and applies it now
     /// when the screen has caught up: resize()'s work, for resize() and a

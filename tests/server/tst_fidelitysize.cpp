@@ -217,6 +217,71 @@ private Q_SLOTS:
         }
         QVERIFY(f.registry->kill(s->id()));
     }
+
+    /**
+     * Issue 29: a program left the scroll margins at `1;24` (the whole screen
+     * at 24 rows: vim does) and the shell printed 300 lines after it; a
+     * viewer that reattaches at 200x50 must have every one of them in its
+     * screen or its scrollback, in the raw replay and in `replay=screen`.
+     * The late viewer keeps its scrollback as tmux does (only lines scrolled
+     * off the whole screen: the strictest viewer, tst_fidelitycli's).
+     */
+    void reattachAtAnotherSizeKeepsEveryLine_data()
+    {
+        QTest::addColumn<QString>("replay");
+        QTest::addColumn<int>("cols");
+        QTest::addColumn<int>("rows");
+        QTest::newRow("raw, 200x50") << QStringLiteral("raw") << 200 << 50;
+        QTest::newRow("screen, 200x50") << QStringLiteral("screen") << 200 << 50;
+        QTest::newRow("raw, 100x30") << QStringLiteral("raw") << 100 << 30;
+    }
+    void reattachAtAnotherSizeKeepsEveryLine()
+    {
+        QFETCH(QString, replay);
+        QFETCH(int, cols);
+        QFETCH(int, rows);
+        const QJsonObject row{{QStringLiteral("cols"), 80}, {QStringLiteral("rows"), 24}};
+        QString error;
+        Session *s = f.registry->create(Fidelity::spawnOptions(row, m_home.path(), m_home.path()), nullptr, &error);
+        QVERIFY2(s, qPrintable(error));
+        const QString path = QStringLiteral("/ws/") + s->id();
+        WsClient typist;
+        typist.open(f.port, path, f.key);
+        QTRY_VERIFY_WITH_TIMEOUT(typist.gotAttached(), 10000);
+        QVERIFY(waitFor(typist, "$ ") >= 0);
+        // What vim leaves: the alternate screen with margins 1;24, then back.
+        typist.sendInput("seq 1 40; printf '\\033[?1049h\\033[1;24r'; printf '\\033[?1049l'; seq 1 300 | sed s/^/gap-/\r");
+        const qsizetype last = waitFor(typist, "gap-300\r\n");
+        QVERIFY(last >= 0);
+        QVERIFY(waitFor(typist, "$ ", last) >= 0);
+        QVERIFY(waitQuiet(typist));
+
+        WsClient late;
+        QString query = QStringLiteral("?cols=%1&rows=%2").arg(cols).arg(rows);
+        if (replay == QLatin1String("screen"))
+            query += QStringLiteral("&replay=screen&lines=1000");
+        late.open(f.port, path + query, f.key);
+        QTRY_VERIFY_WITH_TIMEOUT(late.gotAttached(), 10000);
+        QCOMPARE(late.attachedMsg.value(QStringLiteral("replay_mode")).toString(), replay);
+        QCOMPARE(late.attachedMsg.value(QStringLiteral("rows")).toInt(), rows);
+        QTRY_VERIFY_WITH_TIMEOUT(quint64(late.bytes.size()) >= replayEnd(late), 10000);
+        Fidelity::ViewerTerminal got(late, true);
+        got.vt->keepScrollback(true);
+        got.pump(replayEnd(late));
+        got.pumpTexts();
+        QStringList lines = got.vt->scrollback();
+        for (int r = 0; r < got.vt->rows(); ++r)
+            lines << got.vt->rowText(r);
+        QStringList missing;
+        for (int i = 1; i <= 300; ++i)
+            if (!lines.contains(QStringLiteral("gap-%1").arg(i)))
+                missing << QString::number(i);
+        QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("gap lines missing from screen + scrollback: %1\n--- screen:\n%2")
+                                                   .arg(missing.join(QLatin1Char(' ')), got.vt->text())));
+        // And nothing twice (a repaint that pushed what it paints again).
+        QCOMPARE(lines.count(QStringLiteral("gap-300")), 1);
+        QVERIFY(f.registry->kill(s->id()));
+    }
 };
 
 QTEST_MAIN(TestFidelitySize)

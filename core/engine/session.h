@@ -169,6 +169,15 @@ public:
      * unsynced) the replay is the raw one, painted at the new size, as
      * before. A watcher's size, a size out of range, or one equal to the
      * session's changes nothing.
+     *
+     * Bytes written at another number of rows than the session's now (issue
+     * 29): each DECSTBM among them that was the whole screen at its own
+     * size gets a fixup "CSI r" right after it in the replay, and the
+     * prelude leaves such margins out (wholeScreenMargins()). An attach
+     * that made the session taller has the snapshot first scroll, into the
+     * viewer's scrollback, the lines its raw replay left above the
+     * screen's old rows (Screen::SnapshotOptions::pushLines: as many as
+     * the rows added, at most the screen's scrollback lines).
      */
     void attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request);
     /// Most scrollback lines a `replay=screen` attach asks for

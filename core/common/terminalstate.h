@@ -140,6 +140,22 @@ public:
     /// attributes and origin mode come back). Costs the program's own
     /// DECSC slot on that screen, which DECRC after it would then restore.
     static QByteArray marginResetSequence() { return QByteArrayLiteral("\x1b" "7" "\x1b[r" "\x1b" "8"); }
+    /// True when margins are set (marginsSet()) and, at `rows` rows, they are
+    /// the whole screen all the same: top 1 (or omitted) and an explicit
+    /// bottom of `rows` or more ("CSI 1 ; 24 r" at 24 rows, as vim leaves
+    /// them). The same bytes set a region on a taller screen (issue 29), so
+    /// a replay at another size must not take them as they are.
+    bool marginsWholeScreen(int rows) const
+    {
+        return m_marginsSet && m_marginTop <= 1 && m_marginBottom > 0 && m_marginBottom >= rows;
+    }
+    /// What a viewer writes right after a DECSTBM that was the whole screen
+    /// at the size it was written for (marginsWholeScreen()) when it replays
+    /// it at another number of rows: "CSI r", the whole screen at any size.
+    /// The DECSTBM has just homed the cursor and this homes it again, so
+    /// nothing else changes (no DECSC: programs wrap DECSTBM in their own
+    /// DECSC/DECRC).
+    static QByteArray wholeScreenMarginsSequence() { return QByteArrayLiteral("\x1b[r"); }
 
     /// Titles the program pushed on the terminal's title stack (XTWINOPS
     /// "CSI 22 ; Ps t") and has not popped ("CSI 23 ; Ps t"), 0..kMaxTitleStack

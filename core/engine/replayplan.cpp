@@ -122,7 +122,7 @@ void findSafeStart(ReplayPlan &plan, const RingBuffer &ring, const TerminalState
 
 ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
                       const QList<quint64> &marginResets, std::optional<quint64> resume,
-                      std::optional<SnapshotOffer> snapshot)
+                      std::optional<SnapshotOffer> snapshot, const QList<quint64> &wholeScreenMargins)
 {
     ReplayPlan plan;
     const quint64 start = ring.startOffset();
@@ -137,7 +137,14 @@ ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
         plan.replayFrom = snapshot->at;
         plan.screenReplay = true;
     } else if (plan.reset && start > 0) {
-        findSafeStart(plan, ring, tail, marginResets);
+        // Margins that were the whole screen where they were set are none
+        // for the viewer: the prelude's state takes them as reset.
+        QList<quint64> resets = marginResets;
+        if (!wholeScreenMargins.isEmpty()) {
+            resets += wholeScreenMargins;
+            std::sort(resets.begin(), resets.end());
+        }
+        findSafeStart(plan, ring, tail, resets);
     }
     if (useSnapshot) {
         plan.snapshotAt = snapshot->at;
@@ -151,6 +158,9 @@ ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
     for (const quint64 reset : marginResets)
         if (reset >= plan.replayFrom && reset <= plan.offset)
             plan.fixups.append(reset);
+    for (const quint64 at : wholeScreenMargins)
+        if (at >= plan.replayFrom && at <= plan.offset)
+            plan.wholeScreenFixups.append(at);
     return plan;
 }
 

@@ -45,6 +45,13 @@ struct ReplayPlan {
     /// gets a fixup there. One at replayFrom itself is included: a resuming
     /// viewer may have been away when it happened (a second one is harmless).
     QList<quint64> fixups;
+    /// Where the replayed bytes set scroll margins that were the whole
+    /// screen at the size they were written for but are not at the
+    /// viewer's (`wholeScreenMargins` of planReplay(), issue 29): the viewer
+    /// gets TerminalState::wholeScreenMarginsSequence() there, right after
+    /// that DECSTBM. Ascending, within [replayFrom, offset]; at an offset
+    /// that also has a fixup, after it.
+    QList<quint64> wholeScreenFixups;
     /// Where the screen snapshot goes (within [replayFrom, offset]), if one
     /// is sent: after the replayed bytes before it and after a fixup at the
     /// same offset (the snapshot is the state at that offset, fixup
@@ -110,11 +117,21 @@ struct SnapshotOffer {
  * A resume (no reset) ignores it. Fixups keep their rule (within
  * [replayFrom, offset]); one at `at` comes before the snapshot.
  *
+ * `wholeScreenMargins` (issue 29): ascending offsets just after a DECSTBM
+ * that set margins which were the whole screen at the size in force there
+ * (TerminalState::marginsWholeScreen()) and are not at the viewer's size
+ * (Session finds them). To the viewer they mean "no margins": each within
+ * [replayFrom, offset] becomes a wholeScreenFixups entry, and those
+ * between ring.startOffset() and the chosen start reset the prelude's
+ * margins, as marginResets do. (`tail` is given as the viewer must take
+ * it: Session resets its margins when they were the whole screen.)
+ *
  * Cost: at most kMaxReplayBoundaryScan + kMaxReplayLineScan bytes parsed one
  * at a time; allocates the prelude and the fixup list only.
  */
 ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
                       const QList<quint64> &marginResets, std::optional<quint64> resume,
-                      std::optional<SnapshotOffer> snapshot = std::nullopt);
+                      std::optional<SnapshotOffer> snapshot = std::nullopt,
+                      const QList<quint64> &wholeScreenMargins = {});
 
 } // namespace Tether

@@ -1020,6 +1020,10 @@ QByteArray Screen::snapshot(const SnapshotOptions &options) const
     // save slot), then what would disturb the painting: pen, origin mode,
     // margins (which homes the cursor), insert mode, G0 and GL.
     out += "\x1b[?1047l\x1b[0m\x1b[?6l\x1b[r\x1b[4l\x1b(B\x0f";
+    if (options.inPlace && options.scrollbackLines <= 0 && options.pushLines > 0) {
+        appendCup(out, rows - 1, 0);
+        out += QByteArray(std::min(options.pushLines, rows), '\n');
+    }
 
     const int lines = int(std::min<qsizetype>(std::max(options.scrollbackLines, 0), qsizetype(d->scrollback.size())));
     if (options.scrollbackLines > 0 && lines > 0) {

@@ -142,6 +142,12 @@ public:
         /// nothing scrolled into its scrollback); the insertion at offset S.
         /// Ignored (false) when scrollbackLines > 0.
         bool inPlace = true;
+        /// In place only: first scroll this many lines off the top of the
+        /// viewer's normal screen into its scrollback (line feeds on its
+        /// last row, no margins; clamped to the rows). For a viewer whose
+        /// raw replay, at more rows than the stream was written for, left
+        /// lines above those this screen kept in its old rows (issue 29).
+        int pushLines = 0;
         /// Wrap in synchronized output, CSI ? 2026 h ... CSI ? 2026 l
         /// (terminals without it ignore both).
         bool synchronized = true;

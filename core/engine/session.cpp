@@ -7,6 +7,7 @@
 #include "shellintegration.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <utility>
 #include <sys/ioctl.h>
@@ -316,6 +317,60 @@ void Session::recordSize(int cols, int rows)
         m_sizes.removeFirst();
 }
 
+QList<quint64> Session::wholeScreenMargins(int rows) const
+{
+    QList<quint64> out;
+    const quint64 start = m_ring.startOffset();
+    const quint64 end = m_ring.endOffset();
+    // The sizes in force over [start, end): nothing to do when all are `rows`.
+    bool other = sizeAt(start).rows != rows;
+    for (const SizeChange &c : m_sizes)
+        other = other || (c.offset > start && c.offset < end && c.rows != rows);
+    if (!other)
+        return out;
+    // "ESC [ digits/; r", read through RingBuffer::at() (a sequence may
+    // straddle the ring's wrap).
+    const auto decstbmEnd = [&](quint64 esc) -> quint64 {
+        constexpr int kMaxParamBytes = 16;
+        quint64 at = esc + 1;
+        if (at >= end || m_ring.at(at) != '[')
+            return 0;
+        int top = 0, bottom = 0, param = 0;
+        for (++at; at < end && at - esc < quint64(kMaxParamBytes) + 2; ++at) {
+            const char c = m_ring.at(at);
+            if (c >= '0' && c <= '9') {
+                int &v = param == 0 ? top : bottom;
+                v = std::min(v * 10 + (c - '0'), 100000);
+            } else if (c == ';') {
+                ++param;
+            } else if (c == 'r') {
+                const int inForce = sizeAt(at).rows;
+                const bool whole = top <= 1 && bottom > 0 && bottom >= inForce;
+                return whole && inForce != rows ? at + 1 : 0;
+            } else {
+                return 0;
+            }
+        }
+        return 0;
+    };
+    quint64 at = start;
+    while (at < end) {
+        const RingBuffer::Span sp = m_ring.spans(at, qsizetype(end - at)).first;
+        if (sp.size <= 0)
+            break;
+        const char *p = sp.data;
+        const char *stop = sp.data + sp.size;
+        while ((p = static_cast<const char *>(std::memchr(p, '\x1b', size_t(stop - p))))) {
+            const quint64 esc = at + quint64(p - sp.data);
+            if (const quint64 after = decstbmEnd(esc))
+                out.append(after);
+            ++p;
+        }
+        at += quint64(sp.size);
+    }
+    return out;
+}
+
 void Session::createScreen(quint64 at, const TerminalState &modes, int cols, int rows)
 {
     m_screen = std::make_unique<Screen>(cols, rows);
@@ -611,6 +666,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
     // so only the watchers hear of it (a `size` message); this one learns
     // it from AttachInfo.
     bool resized = false;
+    const int rowsBefore = m_pty.rows();
     if (mode == ViewerMode::Control && request.cols > 0 && request.rows > 0 && m_state == State::Running
         && (request.cols != m_pty.cols() || request.rows != m_pty.rows()))
         resized = applySize(request.cols, request.rows);
@@ -667,12 +723,25 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
             if (request.screen) {
                 o.inPlace = false;
                 o.scrollbackLines = std::clamp(request.lines, 0, kMaxReplayLines);
+            } else if (resized && m_pty.rows() > rowsBefore) {
+                // Taller: the raw replay left lines on the viewer's screen
+                // above those the screen kept in its old rows (they went to
+                // the screen's scrollback). The in-place repaint would paint
+                // over them: they go to the viewer's scrollback first.
+                o.pushLines = int(std::min<qsizetype>(m_screen->scrollbackLineCount(), m_pty.rows() - rowsBefore));
             }
             snapshot = m_screen->snapshot(o);
         }
         scheduleScreen();
     }
-    const ReplayPlan plan = planReplay(m_ring, m_tail, m_marginResets, resume, offer);
+    // Bytes written at another number of rows than the viewer's (issue
+    // 29): margins that were the whole screen there are none for it.
+    const int viewerRows = m_pty.rows();
+    const QList<quint64> whole = wholeScreenMargins(viewerRows);
+    TerminalState tail = m_tail;
+    if (tail.marginsWholeScreen(sizeAt(m_ring.startOffset()).rows) && sizeAt(m_ring.startOffset()).rows != viewerRows)
+        tail.marginsResetByResize();
+    const ReplayPlan plan = planReplay(m_ring, tail, m_marginResets, resume, offer, whole);
     if (!plan.snapshotAt)
         snapshot.clear();
     AttachInfo info;
@@ -728,11 +797,16 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
             viewer->output(snapshot.constData(), snapshot.size());
         snapshotSent = true;
     };
-    for (const quint64 fixup : plan.fixups) {
+    const QByteArray wholeFix = TerminalState::wholeScreenMarginsSequence();
+    for (qsizetype i = 0, j = 0; i < plan.fixups.size() || j < plan.wholeScreenFixups.size();) {
+        // Both lists ascending; at one offset the resize's fixup first.
+        const bool resizeFix = j >= plan.wholeScreenFixups.size()
+            || (i < plan.fixups.size() && plan.fixups.at(i) <= plan.wholeScreenFixups.at(j));
+        const quint64 fixup = resizeFix ? plan.fixups.at(i++) : plan.wholeScreenFixups.at(j++);
         sendSnapshotBefore(fixup, false);
         replayUpTo(fixup);
         if (stillAttached())
-            viewer->fixup(fix);
+            viewer->fixup(resizeFix ? fix : wholeFix);
     }
     sendSnapshotBefore(plan.offset, true);
     replayUpTo(plan.offset);

@@ -171,6 +171,15 @@ public:
      * unsynced) the replay is the raw one, painted at the new size, as
      * before. A watcher's size, a size out of range, or one equal to the
      * session's changes nothing.
+     *
+     * Bytes written at another number of rows than the session's now (issue
+     * 29): each DECSTBM among them that was the whole screen at its own
+     * size gets a fixup "CSI r" right after it in the replay, and the
+     * prelude leaves such margins out (wholeScreenMargins()). An attach
+     * that made the session taller has the snapshot first scroll, into the
+     * viewer's scrollback, the lines its raw replay left above the
+     * screen's old rows (Screen::SnapshotOptions::pushLines: as many as
+     * the rows added, at most the screen's scrollback lines).
      */
     void attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request);
     /// Most scrollback lines a `replay=screen` attach asks for
@@ -483,6 +492,18 @@ private:
     void floodEnded();
     SizeChange sizeAt(quint64 offset) const;
     void recordSize(int cols, int rows);
+    /**
+     * For a replay to a viewer of `rows` rows (issue 29): the retained
+     * offsets just after a DECSTBM ("ESC [ t ; b r", no private marker or
+     * intermediate) that set the whole screen at the rows in force there
+     * (sizeAt(); TerminalState::marginsWholeScreen()) when those rows are
+     * not `rows`: the same bytes set a region on the viewer's screen, where
+     * output then scrolls without reaching its scrollback. Ascending.
+     * Empty, with no scan, when every retained byte was written at `rows`
+     * rows. Otherwise one memchr() pass over the ring for ESC (a DECSTBM
+     * inside a string cannot occur: ESC ends every string), at attach only.
+     */
+    QList<quint64> wholeScreenMargins(int rows) const;
     /// Resizes the PTY (SIGWINCH) and tells the viewers (sizeChanged, a
     /// margin fixup), records the size for the screen and applies it now
     /// when the screen has caught up: resize()'s work, for resize() and a

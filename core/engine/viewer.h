@@ -39,7 +39,9 @@ public:
      * (between the output() calls around it, replay or live): they stand for
      * what the terminal itself did there and the bytes cannot show, namely
      * the scroll margins a resize reset (TerminalState::
-     * marginResetSequence()). Not output: no offsets. Protocol: the "fixup"
+     * marginResetSequence()), and in a replay at another number of rows,
+     * margins that were the whole screen at their own size (TerminalState::
+     * wholeScreenMarginsSequence(), issue 29). Not output: no offsets. Protocol: the "fixup"
      * message. A viewer that ignores it replays margins the terminal no
      * longer had (garbled full-screen programs after a resize).
      */

@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import {
-  api, closeAll, launchBrowser, newPage, openDashboard, repoRoot, startTether, until,
+  api, bufferLines, closeAll, launchBrowser, newPage, openDashboard, repoRoot, startTether, until,
 } from './lib.mjs';
 
 const corpus = JSON.parse(readFileSync(path.join(repoRoot, 'tests/vectors/fidelity-corpus.json'), 'utf8'));
@@ -383,6 +383,62 @@ describe('reattach fidelity (dashboard, xterm.js)', { timeout: 280000, concurren
         }, id);
         await lateLoaded.catch(() => {});
         await latePage.context().close();
+        await api(server, 'DELETE', `/api/sessions/${id}`);
+      }
+    });
+  }
+
+  // Reattach at another size (issue 29, the corpus's size_rows): the row's
+  // program runs at its size, typed through a control WebSocket; then the
+  // dashboard opens the session (control) in a 1400x900 page, whose terminal
+  // is taller: it attaches at its size, and every line of the program's
+  // output must be in its buffer (scrollback + screen).
+  for (const row of corpus.size_rows) {
+    test(`${row.name} (reattach at another size)`, { timeout: 60000 }, async () => {
+      const created = await api(server, 'POST', '/api/sessions',
+        { command: ['/bin/bash'], cwd: server.home, cols: row.cols, rows: row.rows });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const id = created.body.id;
+      const page = await newPage(browser, { viewport: { width: 1400, height: 900 } });
+      try {
+        await openDashboard(page, server);
+        await page.evaluate(([sid, type, untilText]) => new Promise((resolve, reject) => {
+          const ws = new WebSocket(`ws://${location.host}/ws/${sid}`);
+          ws.binaryType = 'arraybuffer';
+          let text = '';
+          let typed = false;
+          ws.onerror = () => reject(new Error('typist WebSocket failed'));
+          ws.onmessage = (ev) => {
+            if (typeof ev.data === 'string') return;
+            text += String.fromCharCode(...new Uint8Array(ev.data));
+            if (!typed && text.includes('$ ')) {
+              typed = true;
+              ws.send(new TextEncoder().encode(type));
+            }
+            const at = text.indexOf(untilText);
+            if (at >= 0 && text.indexOf('$ ', at) > 0) {
+              ws.close();
+              resolve();
+            }
+          };
+        }), [id, row.type, row.until]);
+        const offset = (await api(server, 'GET', `/api/sessions/${id}`)).body.offset;
+        await page.evaluate((h) => { location.hash = h; }, `#/s/${encodeURIComponent(id)}`);
+        await until(() => page.evaluate((o) => {
+          const a = window.tether.attachment;
+          return a && a.state === 'connected' && a.offset >= o && a.parsed === a.received && a.received > 0;
+        }, offset), 20000, 'the dashboard to parse its replay');
+        const size = await page.evaluate(() => [window.tether.term.cols, window.tether.term.rows]);
+        assert.ok(size[1] > row.rows, `the dashboard's terminal (${size}) is taller than the row's`);
+        const lines = await bufferLines(page);
+        const { prefix, from, to } = row.lines;
+        const missing = [];
+        for (let i = from; i <= to; i++) if (!lines.includes(`${prefix}${i}`)) missing.push(i);
+        assert.deepEqual(missing, [], `lines missing from the dashboard's buffer at ${size}: ${missing.join(' ')}\n${lines.slice(-60).join('\n')}`);
+        assert.equal(lines.filter((l) => l === `${prefix}${to}`).length, 1, 'the last line once');
+        assert.deepEqual(page.errors, []);
+      } finally {
+        await page.context().close();
         await api(server, 'DELETE', `/api/sessions/${id}`);
       }
     });

@@ -24,6 +24,7 @@
 #include "vtrender.h"
 
 #include <QDir>
+#include <QJsonArray>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -592,6 +593,73 @@ private Q_SLOTS:
         const QString differs = paneDiff(ref, plain, 80);
         QVERIFY2(differs.contains(QLatin1String("6 cells differ")) && differs.contains(QLatin1String("cell (8,74):  |u0|bgi6 vs  |u0|bg\n")),
                  qPrintable(differs));
+    }
+
+    /**
+     * Issue 29 in the CLI, the corpus's size rows (fidelity-corpus.json
+     * "size_rows"): in an 80x24 session a program leaves the scroll margins
+     * at 1;24 (the whole screen there, as vim does) and 300 lines follow;
+     * `tether attach` from a tmux pane of the row's first late size (200x50)
+     * must show every one of them in the pane or its history. tmux keeps
+     * only lines scrolled off the whole screen: before the fix the replay
+     * scrolled them inside rows 1..24 and none reached the history.
+     */
+    void reattachAtAnotherSizeKeepsEveryLine_data()
+    {
+        QTest::addColumn<QJsonObject>("row");
+        const QJsonArray rows = Fidelity::sizeRows();
+        QVERIFY2(!rows.isEmpty(), "tests/vectors/fidelity-corpus.json: size_rows");
+        for (const QJsonValue &v : rows)
+            QTest::newRow(qPrintable(v.toObject().value(QStringLiteral("name")).toString())) << v.toObject();
+    }
+    void reattachAtAnotherSizeKeepsEveryLine()
+    {
+        QFETCH(QJsonObject, row);
+        const QJsonObject size = row.value(QStringLiteral("late")).toArray().first().toObject();
+        const int cols = size.value(QStringLiteral("cols")).toInt();
+        const int rows = size.value(QStringLiteral("rows")).toInt();
+        QString error;
+        Session *s = f.registry->create(Fidelity::spawnOptions(row, m_home.path(), m_home.path()), nullptr, &error);
+        QVERIFY2(s, qPrintable(error));
+        WsClient typist;
+        typist.open(f.port, QStringLiteral("/ws/") + s->id(), f.key);
+        QTRY_VERIFY_WITH_TIMEOUT(typist.gotAttached(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(typist.bytes.contains("$ "), 15000);
+        typist.sendInput(row.value(QStringLiteral("type")).toString().toUtf8());
+        const QByteArray until = row.value(QStringLiteral("until")).toString().toUtf8();
+        QTRY_VERIFY_WITH_TIMEOUT(typist.bytes.contains(until) && typist.bytes.indexOf("$ ", typist.bytes.indexOf(until)) > 0, 15000);
+
+        const QString pane = QStringLiteral("size-") + row.value(QStringLiteral("name")).toString();
+        const QString cmd = QStringLiteral("exec '%1' attach --url http://127.0.0.1:%2/ --key %3 %4")
+                                .arg(QStringLiteral(TETHER_BINARY)).arg(f.port).arg(QString::fromLatin1(f.key), s->id());
+        QVERIFY(m_tmux.newSession(pane, cols, rows, cmd));
+        // The CLI attached at the pane's size (it supersedes the typist).
+        QTRY_COMPARE_WITH_TIMEOUT(typist.closeCode, 4409, 15000);
+        QCOMPARE(s->rows(), rows);
+        // A barrier after the replay: a title written to the session's
+        // terminal reaches the pane after every byte before it.
+        const QString title = QStringLiteral("tether-size-barrier");
+        {
+            const QString tty = Fidelity::terminalOf(s->pid());
+            QVERIFY(!tty.isEmpty());
+            QFile t(tty);
+            QVERIFY(t.open(QIODevice::WriteOnly | QIODevice::Unbuffered));
+            QVERIFY(t.write("\x1b]2;" + title.toUtf8() + "\x07") > 0);
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(m_tmux.run({QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("-t"), pane,
+                                              QStringLiteral("#{pane_title}")}).trimmed(),
+                                  title, 15000);
+        QStringList lines = m_tmux.run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-J"),
+                                        QStringLiteral("-S"), QStringLiteral("-"), QStringLiteral("-t"), pane})
+                                .split(QLatin1Char('\n'));
+        for (QString &l : lines)
+            while (l.endsWith(QLatin1Char(' ')))
+                l.chop(1);
+        const QStringList missing = Fidelity::missingLines(row, lines);
+        QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("lines missing from the pane and its history: %1\n--- pane:\n%2")
+                                                   .arg(missing.join(QLatin1Char(' ')), lines.join(QLatin1Char('\n')).right(3000))));
+        m_tmux.run({QStringLiteral("kill-session"), QStringLiteral("-t"), pane});
+        QVERIFY(f.registry->kill(s->id()));
     }
 
 private:

@@ -30,6 +30,7 @@ private Q_SLOTS:
     void snapshot_data();
     void snapshot();
     void snapshotAtANewSize();
+    void wholeScreenMarginsAtAnotherSize();
 };
 
 void TestReplayPlan::plan_data()
@@ -402,6 +403,45 @@ void TestReplayPlan::snapshotAtANewSize()
     const ReplayPlan resume = planReplay(ring, tail, {}, quint64(3), SnapshotOffer{end, false, true});
     QVERIFY(!resume.reset);
     QVERIFY(!resume.snapshotAt);
+}
+
+void TestReplayPlan::wholeScreenMarginsAtAnotherSize()
+{
+    // Issue 29: "CSI 1;24 r" was the whole screen at 24 rows; a viewer at
+    // another size gets "CSI r" right after it (wholeScreenFixups), and a
+    // prelude whose start is past it restores no margins.
+    const QByteArray s = QByteArrayLiteral("ab\x1b[1;24r" "cd\nef\ngh\n");
+    const quint64 after = quint64(s.indexOf('r') + 1);
+    {
+        RingBuffer ring(1024);
+        TerminalState tail;
+        ring.append(s.constData(), s.size());
+        const ReplayPlan plan = planReplay(ring, tail, {}, std::nullopt, std::nullopt, {after});
+        QCOMPARE(plan.replayFrom, quint64(0));
+        QCOMPARE(plan.wholeScreenFixups, Offsets{after});
+        QVERIFY(plan.fixups.isEmpty());
+        // A resume past it: not replayed, no fixup.
+        const ReplayPlan resume = planReplay(ring, tail, {}, after + 1, std::nullopt, {after});
+        QVERIFY(resume.wholeScreenFixups.isEmpty());
+        // A resume at it: the fixup comes first (the viewer may not have it).
+        QCOMPARE(planReplay(ring, tail, {}, after, std::nullopt, {after}).wholeScreenFixups, Offsets{after});
+    }
+    {
+        // Rolled over: the DECSTBM is retained, before the safe start (the
+        // line it is on is skipped). Without the
+        // offset the prelude restores the margins (and puts the cursor at
+        // their bottom); with it, none.
+        RingBuffer ring(qsizetype(s.size()) - 1);
+        TerminalState tail;
+        ring.setEvictionHandler([&](const char *data, qsizetype size) { tail.feed(data, size); });
+        ring.append(s.constData(), s.size());
+        const ReplayPlan kept = planReplay(ring, tail, {}, std::nullopt);
+        QVERIFY2(kept.prelude.contains("\x1b[1;24r"), kept.prelude.constData());
+        const ReplayPlan whole = planReplay(ring, tail, {}, std::nullopt, std::nullopt, {after});
+        QVERIFY(whole.replayFrom > after);
+        QVERIFY2(!whole.prelude.contains('r'), whole.prelude.constData());
+        QVERIFY(whole.wholeScreenFixups.isEmpty());
+    }
 }
 
 #include "tst_replayplan.moc"

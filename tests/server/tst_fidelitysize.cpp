@@ -16,6 +16,7 @@
 #include "servertestutil.h"
 
 #include <QDir>
+#include <QJsonArray>
 #include <QFile>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -215,6 +216,78 @@ private Q_SLOTS:
             QVERIFY2(diff.isEmpty(), qPrintable(QStringLiteral("after the redraw, %1 cells differ:\n%2\n--- reference:\n%3")
                                                     .arg(cells).arg(diff, shown)));
         }
+        QVERIFY(f.registry->kill(s->id()));
+    }
+
+    /**
+     * Issue 29, the corpus's size rows (fidelity-corpus.json "size_rows"):
+     * a program left the scroll margins at `1;24` (the whole screen at 24
+     * rows: vim does) and the shell printed 300 lines after it; a viewer
+     * that reattaches at another size must have every one of them in its
+     * screen or its scrollback, in the raw replay and in `replay=screen`.
+     * The late viewer keeps its scrollback as tmux does (only lines scrolled
+     * off the whole screen: the strictest viewer, tst_fidelitycli's).
+     */
+    void reattachAtAnotherSizeKeepsEveryLine_data()
+    {
+        QTest::addColumn<QJsonObject>("row");
+        QTest::addColumn<QString>("replay");
+        QTest::addColumn<int>("cols");
+        QTest::addColumn<int>("rows");
+        const QJsonArray rows = Fidelity::sizeRows();
+        QVERIFY2(!rows.isEmpty(), "tests/vectors/fidelity-corpus.json: size_rows");
+        for (const QJsonValue &v : rows) {
+            const QJsonObject row = v.toObject();
+            QCOMPARE(row.value(QStringLiteral("check")).toString(), QStringLiteral("lines"));
+            for (const QJsonValue &l : row.value(QStringLiteral("late")).toArray()) {
+                const int cols = l.toObject().value(QStringLiteral("cols")).toInt();
+                const int rows = l.toObject().value(QStringLiteral("rows")).toInt();
+                for (const QString replay : {QStringLiteral("raw"), QStringLiteral("screen")})
+                    QTest::addRow("%s, %dx%d, %s", qPrintable(row.value(QStringLiteral("name")).toString()), cols, rows,
+                                  qPrintable(replay))
+                        << row << replay << cols << rows;
+            }
+        }
+    }
+    void reattachAtAnotherSizeKeepsEveryLine()
+    {
+        QFETCH(QJsonObject, row);
+        QFETCH(QString, replay);
+        QFETCH(int, cols);
+        QFETCH(int, rows);
+        QString error;
+        Session *s = f.registry->create(Fidelity::spawnOptions(row, m_home.path(), m_home.path()), nullptr, &error);
+        QVERIFY2(s, qPrintable(error));
+        const QString path = QStringLiteral("/ws/") + s->id();
+        WsClient typist;
+        typist.open(f.port, path, f.key);
+        QTRY_VERIFY_WITH_TIMEOUT(typist.gotAttached(), 10000);
+        QVERIFY(waitFor(typist, "$ ") >= 0);
+        typist.sendInput(row.value(QStringLiteral("type")).toString().toUtf8());
+        const qsizetype last = waitFor(typist, row.value(QStringLiteral("until")).toString().toUtf8());
+        QVERIFY(last >= 0);
+        QVERIFY(waitFor(typist, "$ ", last) >= 0);
+        QVERIFY(waitQuiet(typist));
+
+        WsClient late;
+        QString query = QStringLiteral("?cols=%1&rows=%2").arg(cols).arg(rows);
+        if (replay == QLatin1String("screen"))
+            query += QStringLiteral("&replay=screen&lines=1000");
+        late.open(f.port, path + query, f.key);
+        QTRY_VERIFY_WITH_TIMEOUT(late.gotAttached(), 10000);
+        QCOMPARE(late.attachedMsg.value(QStringLiteral("replay_mode")).toString(), replay);
+        QCOMPARE(late.attachedMsg.value(QStringLiteral("rows")).toInt(), rows);
+        QTRY_VERIFY_WITH_TIMEOUT(quint64(late.bytes.size()) >= replayEnd(late), 10000);
+        Fidelity::ViewerTerminal got(late, true);
+        got.vt->keepScrollback(true);
+        got.pump(replayEnd(late));
+        got.pumpTexts();
+        QStringList lines = got.vt->scrollback();
+        for (int r = 0; r < got.vt->rows(); ++r)
+            lines << got.vt->rowText(r);
+        const QStringList missing = Fidelity::missingLines(row, lines);
+        QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("lines missing from screen + scrollback: %1\n--- screen:\n%2")
+                                                   .arg(missing.join(QLatin1Char(' ')), got.vt->text())));
         QVERIFY(f.registry->kill(s->id()));
     }
 };

@@ -101,6 +101,35 @@ inline QJsonObject loadCorpus()
     return QJsonDocument::fromJson(f.readAll()).object();
 }
 
+/// The corpus's size rows ("size_rows", issue 29: reattach at another
+/// size), as parsed JSON objects.
+inline QJsonArray sizeRows()
+{
+    return loadCorpus().value(QStringLiteral("size_rows")).toArray();
+}
+
+/// The check "lines" of a size row: the numbers N (from..to) for which the
+/// line prefix+N is not one of `shown` (what a viewer has in its scrollback
+/// and screen, one line each, trailing blanks dropped), and for the last
+/// N, "N twice" when it is there more than once (a repaint that scrolled
+/// what it paints into the scrollback as well). Empty: the check holds.
+inline QStringList missingLines(const QJsonObject &row, const QStringList &shown)
+{
+    const QJsonObject spec = row.value(QStringLiteral("lines")).toObject();
+    const QString prefix = spec.value(QStringLiteral("prefix")).toString();
+    const int from = spec.value(QStringLiteral("from")).toInt();
+    const int to = spec.value(QStringLiteral("to")).toInt();
+    QStringList missing;
+    if (prefix.isEmpty() || to < from)
+        return {QStringLiteral("a size row without its lines")};
+    for (int i = from; i <= to; ++i)
+        if (!shown.contains(prefix + QString::number(i)))
+            missing << QString::number(i);
+    if (shown.count(prefix + QString::number(to)) > 1)
+        missing << QStringLiteral("%1 twice").arg(to);
+    return missing;
+}
+
 /// How a row's shell starts: bash without start-up files at the row's size in
 /// `dir`, with a known prompt and locale, and `home` as HOME for the
 /// programs' own settings (htop writes there), never the user's.

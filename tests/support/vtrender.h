@@ -55,6 +55,44 @@ public:
         vterm_screen_reset(m_screen, 1);
     }
     ~VtRender() { vterm_free(m_vt); }
+
+    /**
+     * Keeps the lines scrolled off the top of the normal screen (libvterm's
+     * sb_pushline) as text, for scrollback(). libvterm (like xterm.js) also
+     * pushes lines out of a scroll region whose top is the first row; with
+     * `wholeScreenOnly` such a line is dropped unless the margins in force
+     * are the whole screen, as tmux keeps its history
+     * (grid_view_scroll_region_up() saves lines only for the whole screen):
+     * the strictest of the viewers. Off by default.
+     */
+    void keepScrollback(bool wholeScreenOnly)
+    {
+        m_wholeScreenOnly = wholeScreenOnly;
+        m_callbacks.sb_pushline = [](int cols, const VTermScreenCell *cells, void *user) {
+            auto *self = static_cast<VtRender *>(user);
+            const Tether::TerminalState &st = self->m_state; // in lockstep at every DECSTBM (XtermEraseRule)
+            const bool whole = !st.marginsSet() || (st.marginTop() <= 1 && (st.marginBottom() == 0 || st.marginBottom() >= self->rows()));
+            if (self->m_wholeScreenOnly && !whole)
+                return 1;
+            QString s;
+            for (int c = 0; c < cols; ++c) {
+                if (cells[c].chars[0] == 0) {
+                    if (cells[c].width != 0)
+                        s += QLatin1Char(' ');
+                    continue;
+                }
+                for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && cells[c].chars[i]; ++i)
+                    s += QString::fromUcs4(reinterpret_cast<const char32_t *>(&cells[c].chars[i]), 1);
+            }
+            while (s.endsWith(QLatin1Char(' ')))
+                s.chop(1);
+            self->m_scrollback << s;
+            return 1;
+        };
+        vterm_screen_set_callbacks(m_screen, &m_callbacks, this);
+    }
+    /// The lines kept by keepScrollback(), oldest first.
+    QStringList scrollback() const { return m_scrollback; }
     VtRender(const VtRender &) = delete;
     VtRender &operator=(const VtRender &) = delete;
 
@@ -348,6 +386,8 @@ private:
     int m_mouse = 0;
     bool m_reverse = false;
     QString m_title;
+    bool m_wholeScreenOnly = false;
+    QStringList m_scrollback;
 };
 
 } // namespace TestUtil

@@ -14,6 +14,10 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QElapsedTimer>
+#include <QFile>
+#include <QJsonObject>
+#include <QJsonDocument>
+#include <QJsonArray>
 #include <QFontInfo>
 #include <QFontMetrics>
 #include <QGuiApplication>
@@ -136,6 +140,7 @@ private Q_SLOTS:
     void appearanceFromSettings();
     void sizeDrivesSession();
     void reattachesAtItsOwnSize();
+    void reattachAtAnotherSizeKeepsEveryLine();
     void zoomResizesSession();
     void largeOutputFlowsThrough();
     void watchModeDoesNotType();
@@ -756,6 +761,56 @@ void TestTerminalWindow::reattachesAtItsOwnSize()
     QTRY_COMPARE(TestUtil::windowScreen(w), renderedScreen(reference.vt));
     // The line's start (its first row) is on the screen.
     QVERIFY2(TestUtil::windowScreen(w).contains(QStringLiteral("$ echo 000")), qPrintable(TestUtil::windowScreen(w)));
+}
+
+void TestTerminalWindow::reattachAtAnotherSizeKeepsEveryLine()
+{
+    // Issue 29, the fidelity corpus's size rows (tests/vectors/
+    // fidelity-corpus.json "size_rows"): at 80x24 a program leaves the
+    // scroll margins at 1;24 (the whole screen there, as vim does), then
+    // 300 lines; the window, taller, attaches at its size and must have
+    // every line in its history or its screen.
+    QFile corpus(QStringLiteral(TETHER_SOURCE_DIR "/tests/vectors/fidelity-corpus.json"));
+    QVERIFY(corpus.open(QIODevice::ReadOnly));
+    const QJsonArray rows = QJsonDocument::fromJson(corpus.readAll()).object().value(QStringLiteral("size_rows")).toArray();
+    QVERIFY(!rows.isEmpty());
+    for (const QJsonValue &v : rows) {
+        const QJsonObject row = v.toObject();
+        SessionRegistry registry;
+        registry.setTeardownGrace(200);
+        SpawnOptions o = shellOptions();
+        o.cols = row.value(QStringLiteral("cols")).toInt();
+        o.rows = row.value(QStringLiteral("rows")).toInt();
+        Session *s = registry.create(o);
+        QVERIFY(s);
+        QTRY_VERIFY(ringText(s).contains("$ "));
+        FakeViewer typist;
+        s->attach(&typist, ViewerMode::Control, std::nullopt);
+        QVERIFY(s->sendInput(&typist, row.value(QStringLiteral("type")).toString().toUtf8()));
+        const QByteArray until = row.value(QStringLiteral("until")).toString().toUtf8();
+        QTRY_VERIFY_WITH_TIMEOUT(typist.data.contains(until) && typist.data.indexOf("$ ", typist.data.indexOf(until)) > 0, 15000);
+
+        TerminalWindow w(&registry, s, ViewerMode::Control);
+        w.resize(w.sizeForCells(120, 40));
+        w.show();
+        QVERIFY(w.attachSession());
+        QVERIFY2(s->rows() > o.rows, qPrintable(QStringLiteral("%1 rows").arg(s->rows())));
+        QTRY_VERIFY(!w.isReplaying());
+        const QString prefix = row.value(QStringLiteral("lines")).toObject().value(QStringLiteral("prefix")).toString();
+        const int from = row.value(QStringLiteral("lines")).toObject().value(QStringLiteral("from")).toInt();
+        const int to = row.value(QStringLiteral("lines")).toObject().value(QStringLiteral("to")).toInt();
+        QStringList missing;
+        QTRY_VERIFY_WITH_TIMEOUT(w.screenText().contains(prefix + QString::number(to)), 10000);
+        QStringList lines = w.screenText().split(QLatin1Char('\n'));
+        for (QString &l : lines)
+            l = l.trimmed();
+        for (int i = from; i <= to; ++i)
+            if (!lines.contains(prefix + QString::number(i)))
+                missing << QString::number(i);
+        QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("lines missing from the window's history + screen at %1x%2: %3")
+                                                   .arg(s->cols()).arg(s->rows()).arg(missing.join(QLatin1Char(' ')))));
+        QCOMPARE(lines.count(prefix + QString::number(to)), 1);
+    }
 }
 
 void TestTerminalWindow::zoomResizesSession()

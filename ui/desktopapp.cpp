@@ -837,7 +837,9 @@ QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &d
                        "  rename   name a session, or rename it\n"
                        "  share    print a read-only link to a session, list or revoke links\n"
                        "  key      print the dashboard link, or make a new key (--rotate)\n"
-                       "  restart  restart Tether in place, keeping every session"));
+                       "  restart  restart Tether in place, keeping every session\n"
+                       "  wait     wait for the command running in a session, exit with its status\n"
+                       "  send     type text into a session (like tmux send-keys)"));
     parser.addHelpOption();
     parser.addVersionOption();
     ServeOptions::addTo(parser, defaults);
@@ -888,7 +890,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, share, key or restart (aliases: a, at, ls)")
+        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, share, key, restart, wait or send (aliases: a, at, ls)")
                                                       .arg(parser.positionalArguments().constFirst()));
     QString error;
     if (!ServeOptions::read(parser, config, &error))

@@ -5,11 +5,11 @@
 # Commands (and their aliases), their options and the live sessions. The options are read
 # from `tether COMMAND --help` (once per shell and command), so they follow the
 # binary; the sessions' ids and names come from `tether list --json` (with the --url and
-# --key typed on the line, if any), for attach, kill, rename and share: `tether attach ro<Tab>`
+# --key typed on the line, if any), for attach, kill, rename, share, wait and send: `tether attach ro<Tab>`
 # gives `roll`, a name with a space or a quote comes quoted (`my\ build`). Works without the
 # bash-completion package's helpers.
 
-_tether_commands="serve attach list new kill rename share key restart"
+_tether_commands="serve attach list new kill rename share key restart wait send"
 # Aliases a tmux user types (`tether --help` names them): completed as their
 # commands once typed, not offered as words of their own.
 declare -gA _tether_aliases=([a]=attach [at]=attach [ls]=list)
@@ -65,7 +65,7 @@ _tether() {
         elif [[ $valued == *" $w "* ]]; then
             [[ $w == --url || $w == --key || $w == --cacert ]] && conn+=("$w" "${COMP_WORDS[i+1]}")
             ((i++))
-        elif [[ $w == -* && ( -z $cmd || ( $cmd != attach && $cmd != kill && $cmd != rename && $cmd != share ) ) ]]; then
+        elif [[ $w == -* && ( -z $cmd || ( $cmd != attach && $cmd != kill && $cmd != rename && $cmd != share && $cmd != wait && $cmd != send ) ) ]]; then
             :
         elif [[ -z $cmd ]]; then
             cmd=${_tether_aliases[$w]:-$w}
@@ -102,7 +102,7 @@ _tether() {
     [[ $cur == -* ]] && words=$(_tether_options "$tether" "$cmd" | sed 's/=$//')
     if [[ -z $cmd ]]; then
         words+=" $_tether_commands"
-    elif [[ ($cmd == attach || $cmd == kill || $cmd == rename || $cmd == share) && $positional -eq 0 ]]; then
+    elif [[ ($cmd == attach || $cmd == kill || $cmd == rename || $cmd == share || $cmd == wait || $cmd == send) && $positional -eq 0 ]]; then
         # Ids and names, shell-quoted as they must be typed (printf %q),
         # matched against the word as typed so far.
         local s q

@@ -776,7 +776,9 @@ void TestTerminalWindow::reattachAtAnotherSizeKeepsEveryLine()
     QVERIFY(!rows.isEmpty());
     for (const QJsonValue &v : rows) {
         const QJsonObject row = v.toObject();
-        SessionRegistry registry;
+        ServerTest::Fixture f;
+        QVERIFY(f.start());
+        SessionRegistry &registry = *f.registry;
         registry.setTeardownGrace(200);
         SpawnOptions o = shellOptions();
         o.cols = row.value(QStringLiteral("cols")).toInt();
@@ -790,12 +792,15 @@ void TestTerminalWindow::reattachAtAnotherSizeKeepsEveryLine()
         const QByteArray until = row.value(QStringLiteral("until")).toString().toUtf8();
         QTRY_VERIFY_WITH_TIMEOUT(typist.data.contains(until) && typist.data.indexOf("$ ", typist.data.indexOf(until)) > 0, 15000);
 
-        TerminalWindow w(&registry, s, ViewerMode::Control);
+        // The typist leaves: the window is the next control viewer.
+        s->detach(&typist);
+        TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
         w.resize(w.sizeForCells(120, 40));
         w.show();
         QVERIFY(w.attachSession());
-        QVERIFY2(s->rows() > o.rows, qPrintable(QStringLiteral("%1 rows").arg(s->rows())));
+        QTRY_VERIFY(w.isAttached());
         QTRY_VERIFY(!w.isReplaying());
+        QVERIFY2(s->rows() > o.rows, qPrintable(QStringLiteral("%1 rows").arg(s->rows())));
         const QString prefix = row.value(QStringLiteral("lines")).toObject().value(QStringLiteral("prefix")).toString();
         const int from = row.value(QStringLiteral("lines")).toObject().value(QStringLiteral("from")).toInt();
         const int to = row.value(QStringLiteral("lines")).toObject().value(QStringLiteral("to")).toInt();

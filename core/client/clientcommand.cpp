@@ -1154,11 +1154,14 @@ void followSession(ApiClient &api, const QString &command, const QString &id, bo
                 const QString state = shell.value(QStringLiteral("state")).toString();
                 const QJsonObject last = shell.value(QStringLiteral("command")).toObject();
                 const double lastId = last.value(QStringLiteral("id")).toDouble(0);
+                // Without marks no command ever finishes here: `send --wait`
+                // would type and then wait forever. Neither waits, nothing
+                // is typed.
+                if (state == QLatin1String("unknown"))
+                    return done(fail(command, QStringLiteral("the session's shell sends no command marks "
+                                                             "(no shell integration: see `tether --help`, "
+                                                             "\"Commands and notifications\")")));
                 if (!next) {
-                    if (state == QLatin1String("unknown"))
-                        return done(fail(command, QStringLiteral("the session's shell sends no command marks "
-                                                                 "(no shell integration: see `tether --help`, "
-                                                                 "\"Commands and notifications\")")));
                     if (state != QLatin1String("running"))
                         return done(last.isEmpty() ? kExitOk : commandExitStatus(last));
                     f->waitAfter = lastId - 1; // the running one
@@ -1236,8 +1239,9 @@ int sendCommand(const QStringList &args)
         "Types TEXT into a session, as tmux's send-keys: the words joined by spaces, as the\n"
         "program reads keystrokes (with or without a viewer attached).\n\n"
         "Exit status: 0 typed (with --wait: the command's status, as `tether wait`); 1 Tether\n"
-        "not running, the session has exited or another error; 2 usage error; 4 no session\n"
-        "matches ID."));
+        "not running, the session has exited, --wait in a session without shell integration\n"
+        "(nothing is typed) or another error; 2 usage error (--wait without --enter); 4 no\n"
+        "session matches ID."));
     parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The session: its name, or a unique prefix of its id."));
     parser.addPositionalArgument(QStringLiteral("TEXT"), QStringLiteral("What to type (after --)."), QStringLiteral("-- TEXT..."));
     const QCommandLineOption enter(QStringLiteral("enter"), QStringLiteral("Press Enter after the text."));
@@ -1258,6 +1262,9 @@ int sendCommand(const QStringList &args)
         text += QLatin1Char('\r');
     if (text.isEmpty())
         return fail(cmd, QStringLiteral("nothing to type (give TEXT, or --enter)"), kExitUsage);
+    // No command starts before Enter: --wait alone would wait forever.
+    if (parser.isSet(wait) && !text.endsWith(QLatin1Char('\r')) && !text.endsWith(QLatin1Char('\n')))
+        return fail(cmd, QStringLiteral("--wait needs --enter (no command starts until Enter is pressed)"), kExitUsage);
     if (!endpoint(parser, common, cmd, &ep, &status))
         return status;
     ApiClient api(ep);

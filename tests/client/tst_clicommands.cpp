@@ -110,6 +110,19 @@ private Q_SLOTS:
         QCOMPARE(r.code, 4);
         r = runTether(s, {QStringLiteral("send"), cat});
         QCOMPARE(r.code, 2);
+        // --wait where no command can ever finish: an error at once, and
+        // nothing typed (it typed, then waited forever: a new user's tryout).
+        const double before = s.session(cat).value(QStringLiteral("offset")).toDouble();
+        r = runTether(s, {QStringLiteral("send"), cat, QStringLiteral("--enter"), QStringLiteral("--wait"),
+                          QStringLiteral("--"), QStringLiteral("true")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("no shell integration"), r.err.constData());
+        QCOMPARE(s.session(cat).value(QStringLiteral("offset")).toDouble(), before);
+        // --wait without --enter: no command starts, a usage error.
+        r = runTether(s, {QStringLiteral("send"), cat, QStringLiteral("--wait"), QStringLiteral("--"),
+                          QStringLiteral("true")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("--wait needs --enter"), r.err.constData());
         // cat echoes what is typed: the text arrives as typed, with no viewer.
         QCOMPARE(runTether(s, {QStringLiteral("send"), cat, QStringLiteral("--"), QStringLiteral("a;b"),
                                QStringLiteral("c")}).code, 0);

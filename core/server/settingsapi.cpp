@@ -19,6 +19,8 @@ QJsonObject toJson(const Config &c)
         {QStringLiteral("buffer_size"), double(c.limits.bufferCapacity)},
         {QStringLiteral("max_sessions"), c.limits.maxSessions},
         {QStringLiteral("max_sessions_limit"), Config::maxSessionsLimit()},
+        {QStringLiteral("shell_integration"), c.limits.shellIntegration},
+        {QStringLiteral("notify_after"), c.limits.notifyAfterSeconds},
         {QStringLiteral("command"), c.command},
         {QStringLiteral("bind"), c.bind},
         {QStringLiteral("port"), int(c.port)},
@@ -71,6 +73,18 @@ bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *
         set(n);
         return true;
     };
+    auto boolean = [&](const char *name, auto set) {
+        const QJsonValue v = o.value(QLatin1String(name));
+        if (v.isUndefined())
+            return true;
+        any = true;
+        if (!v.isBool()) {
+            *error = QStringLiteral("%1 must be true or false").arg(QLatin1String(name));
+            return false;
+        }
+        set(v.toBool());
+        return true;
+    };
     auto text = [&](const char *name, auto set) {
         const QJsonValue v = o.value(QLatin1String(name));
         if (v.isUndefined())
@@ -91,6 +105,8 @@ bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *
         && integer("buffer_size", RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity,
                    [&](qint64 n) { next.limits.bufferCapacity = qsizetype(n); })
         && integer("max_sessions", 1, Config::maxSessionsLimit(), [&](qint64 n) { next.limits.maxSessions = int(n); })
+        && integer("notify_after", 0, 86400, [&](qint64 n) { next.limits.notifyAfterSeconds = int(n); })
+        && boolean("shell_integration", [&](bool b) { next.limits.shellIntegration = b; })
         && integer("port", 0, 65535, [&](qint64 n) { next.port = quint16(n); })
         && integer("terminal_font_size", Config::kMinTerminalFontSize, Config::kMaxTerminalFontSize,
                    [&](qint64 n) { next.terminalFontSize = int(n); })

@@ -30,6 +30,10 @@ private Q_SLOTS:
         QTest::newRow("several") << QByteArray(R"({"buffer_size": 65536, "max_sessions": 3, "port": 0})") << QString()
                                  << QStringList{QStringLiteral("buffer_size"), QStringLiteral("max_sessions"), QStringLiteral("port")};
         QTest::newRow("command") << QByteArray("{\"command\": \"bash -c \047echo hi\047\"}") << QString() << QStringList{QStringLiteral("command")};
+        QTest::newRow("shell integration and notify_after") << QByteArray(R"({"shell_integration": false, "notify_after": 30})") << QString()
+                                                     << QStringList{QStringLiteral("notify_after"), QStringLiteral("shell_integration")};
+        QTest::newRow("shell integration not a boolean") << QByteArray(R"({"shell_integration": 0})") << QStringLiteral("shell_integration must be true or false") << QStringList();
+        QTest::newRow("notify_after too big") << QByteArray(R"({"notify_after": 86401})") << QStringLiteral("notify_after must be an integer 0..86400") << QStringList();
         QTest::newRow("font size") << QByteArray(R"({"terminal_font_size": 12})") << QString() << QStringList{QStringLiteral("terminal_font_size")};
         QTest::newRow("unknown fields ignored") << QByteArray(R"({"ttl": 5, "colour": 3})") << QString() << QStringList{QStringLiteral("ttl")};
         QTest::newRow("not JSON") << QByteArray("{") << QStringLiteral("invalid JSON: ") << QStringList();

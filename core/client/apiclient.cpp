@@ -210,24 +210,55 @@ void ApiClient::stream(const QString &path, EventCallback onEvent, Callback done
         if (reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt() != 200)
             return; // the error body is read at the end
         buffer->append(reply->readAll());
-        for (;;) {
-            const qsizetype end = buffer->indexOf("\n\n");
-            if (end < 0)
-                break;
-            const QByteArray block = buffer->left(end);
-            buffer->remove(0, end + 2);
-            QByteArray event = QByteArrayLiteral("message"), data;
-            for (const QByteArray &line : block.split('\n')) {
-                if (line.startsWith("event:"))
-                    event = line.mid(6).trimmed();
-                else if (line.startsWith("data:"))
-                    data += (data.isEmpty() ? QByteArray() : QByteArray("\n")) + line.mid(line.startsWith("data: ") ? 6 : 5);
-            }
+        takeEvents(buffer.get(), [&onEvent](const QByteArray &event, const QByteArray &data) {
             if (!data.isEmpty() && onEvent)
                 onEvent(event, data);
-        }
+            return true;
+        });
     });
     track(reply, std::move(done));
+}
+
+void ApiClient::takeEvents(QByteArray *buffer,
+                           const std::function<bool(const QByteArray &event, const QByteArray &data)> &onEvent)
+{
+    for (;;) {
+        qsizetype end = buffer->indexOf("\n\n");
+        qsizetype sep = 2;
+        const qsizetype crlf = buffer->indexOf("\r\n\r\n");
+        if (crlf >= 0 && (end < 0 || crlf < end)) {
+            end = crlf;
+            sep = 4;
+        }
+        if (end < 0)
+            return;
+        const QByteArray block = buffer->left(end);
+        buffer->remove(0, end + sep);
+        QByteArray event = "message";
+        QByteArray data;
+        bool hasData = false;
+        for (QByteArray line : block.split('\n')) {
+            if (line.endsWith('\r'))
+                line.chop(1);
+            if (line.isEmpty() || line.startsWith(':'))
+                continue; // a comment: the keepalive
+            const qsizetype colon = line.indexOf(':');
+            const QByteArray field = colon < 0 ? line : line.left(colon);
+            QByteArray value = colon < 0 ? QByteArray() : line.mid(colon + 1);
+            if (value.startsWith(' '))
+                value.remove(0, 1);
+            if (field == "event") {
+                event = value;
+            } else if (field == "data") {
+                if (hasData)
+                    data += '\n';
+                data += value;
+                hasData = true;
+            }
+        }
+        if (hasData && !onEvent(event, data))
+            return;
+    }
 }
 
 void ApiClient::track(QNetworkReply *reply, Callback done)

@@ -133,6 +133,19 @@ public:
     /// keep-alive every 20 s), ends it with a network error.
     void stream(const QString &path, EventCallback onEvent, Callback done);
 
+    /**
+     * Takes every complete Server-Sent Event (HTML's "Server-sent events":
+     * lines up to a blank line; the server writes LF, CRLF is tolerated) off
+     * the front of `buffer` and calls `onEvent` with its `event` name
+     * ("message" when none) and its `data` lines joined by LF, for each event
+     * that has a `data` field; comment lines (`: keepalive`) and other fields
+     * are skipped. An incomplete event stays in `buffer`. Stops early, leaving
+     * the rest in `buffer`, when `onEvent` returns false. The one parser of
+     * stream() and EventStream.
+     */
+    static void takeEvents(QByteArray *buffer,
+                           const std::function<bool(const QByteArray &event, const QByteArray &data)> &onEvent);
+
 private:
     void track(QNetworkReply *reply, Callback done);
 

@@ -75,46 +75,12 @@ void EventStream::onReadyRead()
     if (status != 200)
         return; // the body is an error; onFinished() reads it
     m_buffer += m_reply->readAll();
-    // Events end with a blank line (the server writes LF; CRLF tolerated).
-    for (;;) {
-        qsizetype end = m_buffer.indexOf("\n\n");
-        qsizetype sep = 2;
-        const qsizetype crlf = m_buffer.indexOf("\r\n\r\n");
-        if (crlf >= 0 && (end < 0 || crlf < end)) {
-            end = crlf;
-            sep = 4;
-        }
-        if (end < 0)
-            break;
-        const QByteArray block = m_buffer.left(end);
-        m_buffer.remove(0, end + sep);
-        QByteArray event = "message";
-        QByteArray data;
-        bool hasData = false;
-        for (QByteArray line : block.split('\n')) {
-            if (line.endsWith('\r'))
-                line.chop(1);
-            if (line.isEmpty() || line.startsWith(':'))
-                continue; // a comment: the keepalive
-            const qsizetype colon = line.indexOf(':');
-            const QByteArray field = colon < 0 ? line : line.left(colon);
-            QByteArray value = colon < 0 ? QByteArray() : line.mid(colon + 1);
-            if (value.startsWith(' '))
-                value.remove(0, 1);
-            if (field == "event") {
-                event = value;
-            } else if (field == "data") {
-                if (hasData)
-                    data += '\n';
-                data += value;
-                hasData = true;
-            }
-        }
-        if (hasData)
-            dispatch(event, data);
-        if (!m_reply)
-            return; // a handler stopped us
-    }
+    ApiClient::takeEvents(&m_buffer, [this](const QByteArray &event, const QByteArray &data) {
+        dispatch(event, data);
+        return m_reply != nullptr; // false: a handler stopped us
+    });
+    if (!m_reply)
+        return;
     if (m_buffer.size() > kMaxEventBytes) {
         m_reply->abort(); // onFinished() reconnects
     }

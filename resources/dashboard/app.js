@@ -57,6 +57,14 @@ const state = {
   lastSentSize: null,
   /** The page is the watch-only view of a read-only link: { id } (id may be ''), else null. */
   share: null,
+  /**
+   * A session is being created (the terminal is open, the POST not yet
+   * answered). Routing waits for it: the page's first list can arrive in
+   * that gap, and routing the old address then showed the welcome over the
+   * new terminal. `routeWaiting` says a route was asked for meanwhile.
+   */
+  creating: false,
+  routeWaiting: false,
 };
 
 const api = createApi({
@@ -497,6 +505,8 @@ async function createSession(line) {
   // The list as it was: the event that removes an evicted session may come
   // before the answer that names it.
   const listed = new Map(state.sessions);
+  state.creating = true;
+  let created = false;
   try {
     const s = await api('POST', '/api/sessions', body);
     if (s.evicted) {
@@ -510,6 +520,7 @@ async function createSession(line) {
     state.sessions.set(s.id, { s, at: performance.now() });
     openSession(s.id, 'control', view);
     history.pushState(null, '', sessionHash(s.id));
+    created = true;
     $('new-command').value = '';
     list();
   } catch (e) {
@@ -527,6 +538,13 @@ async function createSession(line) {
     }
   } finally {
     $('new-button').disabled = false;
+    state.creating = false;
+    // Created: the address now names the new session, which is open. Not
+    // created: what the address names (a saved tab, a link clicked
+    // meanwhile) is opened now.
+    const waiting = state.routeWaiting;
+    state.routeWaiting = false;
+    if (waiting && !created) route();
   }
 }
 
@@ -540,6 +558,10 @@ function showEmpty() {
 
 function route() {
   if (state.share) return; // a link's page shows its one session only
+  if (state.creating) {
+    state.routeWaiting = true;
+    return;
+  }
   const target = parseHash(location.hash);
   if (target) {
     const r = resolveId(state.sessions, target.id);

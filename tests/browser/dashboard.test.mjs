@@ -324,6 +324,47 @@ describe('dashboard', { timeout: 240000 }, () => {
     await page.context().close();
   });
 
+  test('a session created before the first list arrives is shown, focused and typed into', async () => {
+    // A slow server (ASan under load in CI) answered the page's first list
+    // after the page had created a session; the late answer took the page
+    // back to its welcome, hiding the live terminal and leaving the keys in
+    // the New session field: typed lines became new sessions.
+    const page = await newPage(browser);
+    // The first list is held until the page has asked to create a session;
+    // the answer to that is held until the list has been applied (the page
+    // opens /api/events right after, then routes the address).
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    await page.route((url) => url.pathname === '/api/sessions', async (route) => {
+      if (route.request().method() === 'GET') {
+        await held;
+      } else {
+        const events = page.waitForRequest((r) => new URL(r.url()).pathname === '/api/events');
+        release();
+        await events;
+      }
+      await route.continue();
+    });
+    await openDashboard(page, server);
+    const before = (await api(server, 'GET', '/api/sessions')).body.sessions.length;
+    await page.fill('#new-command', '');
+    await page.press('#new-command', 'Enter');
+    await page.waitForFunction(() => /^#\/s\/[^/]+$/.test(location.hash), null, { timeout: 15000 });
+    const id = await page.evaluate(() => decodeURIComponent(location.hash.slice(4)));
+    await waitForLive(page);
+    await page.locator(`.session[data-id="${id}"]`).waitFor();
+    assert.ok(await page.locator('#terminal-wrap').isVisible(), 'the terminal is shown');
+    assert.ok(!(await page.locator('#empty').isVisible()), 'the welcome is not');
+    assert.equal(await page.evaluate(() => document.activeElement?.className), 'xterm-helper-textarea');
+    await page.keyboard.type('echo made-early');
+    await page.keyboard.press('Enter');
+    await waitForLine(page, /^made-early$/);
+    assert.equal((await api(server, 'GET', '/api/sessions')).body.sessions.length, before + 1);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+    await api(server, 'DELETE', `/api/sessions/${id}`);
+  });
+
   test('watch is read-only and follows the controlling page', async () => {
     const control = await newPage(browser);
     await openDashboard(control, server);

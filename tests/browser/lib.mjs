@@ -341,6 +341,10 @@ export async function waitForLive(page, timeout = 15000) {
 /** Types a line into the terminal as keystrokes and presses Enter. */
 export async function typeLine(page, text) {
   await page.locator('.xterm-helper-textarea').focus();
+  // Keys go where the focus is: a hidden terminal cannot take it, and the
+  // line would be typed into whatever had it (the New session field once).
+  const focused = await page.evaluate(() => document.activeElement?.id || document.activeElement?.className || '');
+  if (focused !== 'xterm-helper-textarea') throw new Error(`typeLine: the terminal did not take the focus (it is on "${focused}")`);
   await page.keyboard.type(text);
   await page.keyboard.press('Enter');
 }

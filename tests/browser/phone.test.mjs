@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The dashboard on a phone (issue 26): real Chromium with mobile emulation
+// (390×844, device pixel ratio 3, touch). Rendering right at every device
+// pixel ratio (the WebGL renderer drew glyphs 2–3× too large at ratios
+// above 1). Run by ctest as browser/phone, on its own.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  artifactsDir, createSessionInPage, launchBrowser, newPage, openDashboard, screenLines,
+  startTether, typeLine, until, closeAll,
+} from './lib.mjs';
+
+const PHONE = { width: 390, height: 844 };
+
+/** A page emulating a phone at device pixel ratio `dpr` (touch, mobile viewport). */
+function phonePage(browser, dpr = 3, viewport = PHONE) {
+  return newPage(browser, {
+    viewport, deviceScaleFactor: dpr, hasTouch: true, isMobile: true,
+  });
+}
+
+/** Waits for two animation frames: what the buffer holds is drawn. */
+function drawn(page) {
+  return page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/**
+ * Where ink is in a PNG screenshot of the terminal's screen, decoded by the
+ * page itself (a canvas): for each text row (cell height `cellH` CSS pixels
+ * at `dpr`), the rightmost and leftmost device pixel that differs from the
+ * background colour (sampled at the bottom-right corner, away from text).
+ */
+function inkByRow(page, png, cellH, dpr, rows) {
+  return page.evaluate(async ({ b64, cellH: h, dpr: d, rows: n }) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const bmp = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
+    const c = new OffscreenCanvas(bmp.width, bmp.height);
+    const g = c.getContext('2d');
+    g.drawImage(bmp, 0, 0);
+    const { data, width, height } = g.getImageData(0, 0, bmp.width, bmp.height);
+    const at = (x, y) => (y * width + x) * 4;
+    const bg = at(width - 2, height - 2);
+    const out = [];
+    for (let r = 0; r < n; r++) {
+      let min = Infinity;
+      let max = -1;
+      // A device pixel's margin at each edge: the cursor's box may reach
+      // over the row's rounded edge.
+      for (let y = Math.round(r * h * d) + d; y < Math.min(height, Math.round((r + 1) * h * d) - d); y++) {
+        for (let x = 0; x < width; x++) {
+          const i = at(x, y);
+          const diff = Math.abs(data[i] - data[bg]) + Math.abs(data[i + 1] - data[bg + 1]) + Math.abs(data[i + 2] - data[bg + 2]);
+          if (diff > 96) { min = Math.min(min, x); max = Math.max(max, x); }
+        }
+      }
+      out.push(max < 0 ? null : { min, max });
+    }
+    return { width, height, rows: out };
+  }, { b64: png.toString('base64'), cellH, dpr, rows });
+}
+
+describe('phone', { timeout: 280000 }, () => {
+  let server;
+  let browser;
+
+  before(async () => {
+    server = await startTether({ homeFiles: { '.bashrc': "PS1='$ '\n" } });
+    // The GPU renderer on (SwiftShader): the point is which one draws.
+    browser = await launchBrowser({ webgl: true });
+  });
+
+  after(() => closeAll(server, browser));
+
+  test('at device pixel ratio 1, 2 and 3 the prompt is at the top left at the cell size', async () => {
+    mkdirSync(artifactsDir, { recursive: true });
+    for (const dpr of [1, 2, 3]) {
+      const page = await phonePage(browser, dpr);
+      await openDashboard(page, server);
+      await createSessionInPage(page);
+      await typeLine(page, 'clear; echo MMMMMMMMMM');
+      await until(async () => {
+        const l = await screenLines(page);
+        return l[0] === 'MMMMMMMMMM' && l[1].trim() === '$';
+      }, 10000, 'MMMMMMMMMM then the prompt on the cleared screen');
+      // WebGL at ratio 1 only (terminalview.js, followPixelRatio).
+      assert.equal(await page.evaluate(() => window.tether.renderer), dpr === 1 ? 'webgl' : 'dom', `renderer at ${dpr}`);
+      const { cellW, cellH, fontSize } = await page.evaluate(() => {
+        // eslint-disable-next-line no-underscore-dangle
+        const cell = window.tether.term._core._renderService.dimensions.css.cell;
+        return { cellW: cell.width, cellH: cell.height, fontSize: window.tether.term.options.fontSize };
+      });
+      // DejaVu Sans Mono: 0.6 em wide; line height 1.15.
+      assert.ok(cellW > 0.5 * fontSize && cellW < 0.7 * fontSize, `cell width ${cellW} at ${fontSize}px`);
+      assert.ok(cellH > 1.0 * fontSize && cellH < 1.5 * fontSize, `cell height ${cellH} at ${fontSize}px`);
+      if (dpr !== 1) await page.waitForFunction(() => (document.querySelector('.xterm-rows')?.textContent || '').includes('MMMMMMMMMM'));
+      await drawn(page);
+      const png = await page.locator('.xterm-screen').screenshot();
+      writeFileSync(path.join(artifactsDir, `phone-dpr${dpr}.png`), png);
+      const ink = await inkByRow(page, png, cellH, dpr, 3);
+      const px = cellW * dpr; // one cell in device pixels
+      const where = `at DPR ${dpr}: cell ${cellW.toFixed(2)}×${cellH.toFixed(2)} CSS px, ink ${JSON.stringify(ink.rows)}`;
+      // Row 0: ten Ms from the first cell to the tenth, no further.
+      assert.ok(ink.rows[0], `no ink in the first row ${where}`);
+      assert.ok(ink.rows[0].min < px, `the first row starts in the first cell ${where}`);
+      assert.ok(ink.rows[0].max > 9 * px && ink.rows[0].max < 10.5 * px, `ten cells of M ${where}`);
+      // Row 1: the prompt "$ " and the cursor after it (three cells).
+      assert.ok(ink.rows[1] && ink.rows[1].min < px && ink.rows[1].max < 3.5 * px, `the prompt in row 2 ${where}`);
+      // Row 2: nothing (glyphs 2–3× too large spilled into it).
+      assert.equal(ink.rows[2], null, `nothing in row 3 ${where}`);
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    }
+  });
+
+  test('the renderer follows a change of the device pixel ratio', async () => {
+    const page = await phonePage(browser, 1);
+    await openDashboard(page, server);
+    await createSessionInPage(page);
+    assert.equal(await page.evaluate(() => window.tether.renderer), 'webgl');
+    const cdp = await page.context().newCDPSession(page);
+    // Headless Chromium evaluates media queries again only when the
+    // viewport changes too: the width changes by a pixel each time.
+    let width = PHONE.width;
+    const setRatio = (deviceScaleFactor) => cdp.send('Emulation.setDeviceMetricsOverride', {
+      width: ++width, height: PHONE.height, deviceScaleFactor, mobile: true,
+    });
+    await setRatio(3);
+    await page.waitForFunction(() => window.tether.renderer === 'dom', null, { timeout: 5000 });
+    await setRatio(1);
+    await page.waitForFunction(() => window.tether.renderer === 'webgl', null, { timeout: 5000 });
+    await typeLine(page, 'echo still-$((6*7))');
+    await until(async () => (await screenLines(page)).includes('still-42'), 10000, 'output after the switches');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});

@@ -35,6 +35,7 @@ import { initToolbar } from './toolbar.js';
 import { createShareDialog } from './sharedialog.js';
 import { createUpdateBar } from './update.js';
 import { createSidebar } from './sidebar.js';
+import { createKeyBar } from './keybar.js';
 import {
   createCatchupNote, hideBanner, showBanner, showEndBanner, showShutdownBanner,
 } from './banner.js';
@@ -83,6 +84,10 @@ const search = createSearchBox({ view: () => state.current?.view ?? null, schedu
 const sidebar = createSidebar(scheduleFit);
 const catchup = createCatchupNote();
 const updateBar = createUpdateBar(api);
+const keybar = createKeyBar({
+  term: () => (state.current && state.current.mode === 'control' ? state.current.view.term : null),
+  onLayout: scheduleFit,
+});
 const shareDialog = createShareDialog({
   api,
   unauthorized: () => state.conn.unauthorized,
@@ -104,6 +109,8 @@ window.tether = {
   get search() { return state.current ? state.current.view.search : null; },
   /** 'webgl' (the GPU renderer) or 'dom' (its fallback). */
   get renderer() { return state.current ? state.current.view.renderer : null; },
+  /** The key bar's sticky modifiers: { Ctrl, Alt }, each 'off', 'once' or 'lock'. */
+  get keyModifiers() { return keybar.modifiers(); },
   /** The read-only link's view: { id }, or null. */
   get share() { return state.share; },
 };
@@ -385,6 +392,7 @@ function openSession(id, mode, preparedView) {
     term: view.term,
     // A large buffer: the server's screen + 200 lines, not the whole ring.
     screenLines: screenReplayLines(e ? e.s : null),
+    filterInput: keybar.filter,
     // The pane's size with each attach: the session takes it before its
     // replay is drawn (a reattach from a smaller window is not garbled).
     attachSize: () => {
@@ -430,6 +438,7 @@ function openSession(id, mode, preparedView) {
     },
   });
   entry.attachment.start();
+  keybar.update();
   list();
   indicate();
   view.term.focus();
@@ -446,6 +455,7 @@ function closeCurrent() {
   document.body.classList.remove('watching', 'disconnected');
   setCurrentTitle('');
   hideBanner();
+  keybar.update();
   clearTab();
   list();
   indicate();

@@ -2,15 +2,17 @@
 // The dashboard on a phone (issue 26): real Chromium with mobile emulation
 // (390×844, device pixel ratio 3, touch). Rendering right at every device
 // pixel ratio (the WebGL renderer drew glyphs 2–3× too large at ratios
-// above 1). Run by ctest as browser/phone, on its own.
+// above 1); the key bar (Esc, Tab, sticky Ctrl and Alt, the arrows in either
+// cursor mode) driving vim, cat -v and a sleep. Run by ctest as
+// browser/phone, on its own.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  artifactsDir, createSessionInPage, launchBrowser, newPage, openDashboard, screenLines,
-  startTether, typeLine, until, closeAll,
+  api, artifactsDir, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, screenLines,
+  startTether, typeLine, until, waitForLine, closeAll,
 } from './lib.mjs';
 
 const PHONE = { width: 390, height: 844 };
@@ -20,6 +22,17 @@ function phonePage(browser, dpr = 3, viewport = PHONE) {
   return newPage(browser, {
     viewport, deviceScaleFactor: dpr, hasTouch: true, isMobile: true,
   });
+}
+
+/** The program in front of the session's terminal (protocol.md: foreground). */
+async function foreground(server, id) {
+  const r = await api(server, 'GET', `/api/sessions/${id}`);
+  return r.body && r.body.foreground ? r.body.foreground.name : null;
+}
+
+/** Taps a key of the key bar (a touch tap, as a finger). */
+function tapKey(page, name) {
+  return page.locator(`#keybar [data-key="${name}"]`).tap();
 }
 
 /** Waits for two animation frames: what the buffer holds is drawn. */
@@ -133,6 +146,111 @@ describe('phone', { timeout: 280000 }, () => {
     await page.waitForFunction(() => window.tether.renderer === 'webgl', null, { timeout: 5000 });
     await typeLine(page, 'echo still-$((6*7))');
     await until(async () => (await screenLines(page)).includes('still-42'), 10000, 'output after the switches');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('the key bar drives vim: text, Esc, :wq', async () => {
+    const page = await phonePage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    // Shown on a touch device, under the terminal, as wide as the window.
+    await page.locator('#keybar').waitFor({ state: 'visible' });
+    await typeLine(page, 'vim -u NONE -N keybar.txt');
+    await until(async () => (await foreground(server, id)) === 'vim', 10000, 'vim in front');
+    await page.keyboard.type('ihello from a phone');
+    await tapKey(page, 'Escape');
+    await page.keyboard.type(':wq');
+    await page.keyboard.press('Enter');
+    await until(async () => (await foreground(server, id)) === 'bash', 10000, 'vim gone after :wq');
+    await typeLine(page, 'cat keybar.txt');
+    await waitForLine(page, /^hello from a phone$/);
+    await page.screenshot({ path: path.join(artifactsDir, 'phone-keybar.png') });
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('Ctrl then c interrupts sleep; Ctrl twice locks; Alt; Tab', async () => {
+    const page = await phonePage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    await typeLine(page, 'sleep 300');
+    await until(async () => (await foreground(server, id)) === 'sleep', 10000, 'sleep in front');
+    await tapKey(page, 'Ctrl');
+    assert.equal((await page.evaluate(() => window.tether.keyModifiers)).Ctrl, 'once');
+    await page.keyboard.type('c');
+    await until(async () => (await foreground(server, id)) === 'bash', 10000, 'sleep interrupted');
+    assert.equal((await page.evaluate(() => window.tether.keyModifiers)).Ctrl, 'off', 'once: for one key');
+
+    // Locked: every key until it is tapped again. Alt: ESC before the key.
+    await typeLine(page, 'cat -v');
+    await until(async () => (await foreground(server, id)) === 'cat', 10000, 'cat in front');
+    await tapKey(page, 'Ctrl');
+    await tapKey(page, 'Ctrl');
+    assert.equal((await page.evaluate(() => window.tether.keyModifiers)).Ctrl, 'lock');
+    await page.keyboard.type('ab');
+    await tapKey(page, 'Ctrl');
+    await tapKey(page, 'Alt');
+    await page.keyboard.type('x');
+    await tapKey(page, 'Tab');
+    await page.keyboard.type('|');
+    await tapKey(page, '~');
+    await page.keyboard.press('Enter');
+    // cat -v shows control characters as ^X (and Tab as itself).
+    await waitForLine(page, /^\^A\^B\^\[x\t?\s*\|~$/);
+    assert.deepEqual(await page.evaluate(() => window.tether.keyModifiers), { Ctrl: 'off', Alt: 'off' });
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('the arrows follow the application cursor mode (DECCKM)', async () => {
+    const page = await phonePage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    // Normal mode: CSI D; after ESC [ ? 1 h: SS3 D; Home and PgUp too.
+    await typeLine(page, "printf '\\033[?1l'; cat -v");
+    await until(async () => (await foreground(server, id)) === 'cat', 10000, 'cat in front');
+    assert.equal(await page.evaluate(() => window.tether.term.modes.applicationCursorKeysMode), false);
+    await tapKey(page, 'ArrowLeft');
+    await tapKey(page, 'Home');
+    await tapKey(page, 'PageUp');
+    await page.keyboard.press('Enter');
+    await waitForLine(page, /^\^\[\[D\^\[\[H\^\[\[5~$/);
+    await page.keyboard.press('Control+C');
+    await until(async () => (await foreground(server, id)) === 'bash', 10000, 'bash in front');
+    await typeLine(page, "printf '\\033[?1h'; cat -v");
+    await until(async () => (await foreground(server, id)) === 'cat', 10000, 'cat in front');
+    assert.equal(await page.evaluate(() => window.tether.term.modes.applicationCursorKeysMode), true);
+    await tapKey(page, 'ArrowLeft');
+    await tapKey(page, 'End');
+    await tapKey(page, 'PageDown');
+    // With Ctrl: xterm's modifier parameter, in either mode.
+    await tapKey(page, 'Ctrl');
+    await tapKey(page, 'ArrowUp');
+    await page.keyboard.press('Enter');
+    await waitForLine(page, /^\^\[OD\^\[OF\^\[\[6~\^\[\[1;5A$/);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('Keys hides the key bar and shows it again; the terminal takes the room', async () => {
+    const page = await phonePage(browser);
+    await openDashboard(page, server);
+    await createSessionInPage(page);
+    await page.locator('#keybar').waitFor({ state: 'visible' });
+    const rows = () => page.evaluate(() => window.tether.term.rows);
+    const withBar = await rows();
+    await page.locator('#keys-toggle').tap();
+    await page.locator('#keybar').waitFor({ state: 'hidden' });
+    assert.equal(await page.locator('#keys-toggle').getAttribute('aria-pressed'), 'false');
+    await until(async () => (await rows()) > withBar, 5000, 'more rows without the bar');
+    // Remembered by the browser.
+    await page.reload();
+    await until(async () => page.evaluate(() => window.tether.term && window.tether.state === 'connected'), 10000, 'reattached');
+    assert.equal(await page.locator('#keybar').isHidden(), true);
+    await page.locator('#keys-toggle').tap();
+    await page.locator('#keybar').waitFor({ state: 'visible' });
+    await until(async () => (await rows()) === withBar, 5000, 'the rows with the bar again');
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

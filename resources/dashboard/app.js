@@ -36,6 +36,7 @@ import { createShareDialog } from './sharedialog.js';
 import { createUpdateBar } from './update.js';
 import { createSidebar } from './sidebar.js';
 import { createKeyBar } from './keybar.js';
+import { initTouch } from './touch.js';
 import {
   createCatchupNote, hideBanner, showBanner, showEndBanner, showShutdownBanner,
 } from './banner.js';
@@ -84,6 +85,8 @@ const search = createSearchBox({ view: () => state.current?.view ?? null, schedu
 const sidebar = createSidebar(scheduleFit);
 const catchup = createCatchupNote();
 const updateBar = createUpdateBar(api);
+/** Touch on the terminal (touch.js), wired by init(). */
+let touch = null;
 const keybar = createKeyBar({
   term: () => (state.current && state.current.mode === 'control' ? state.current.view.term : null),
   onLayout: scheduleFit,
@@ -109,6 +112,8 @@ window.tether = {
   get search() { return state.current ? state.current.view.search : null; },
   /** 'webgl' (the GPU renderer) or 'dom' (its fallback). */
   get renderer() { return state.current ? state.current.view.renderer : null; },
+  /** What touch did on the terminal (touch.js): counts of scrolls, wheel reports, taps... */
+  get touch() { return touch ? touch.stats() : null; },
   /** The key bar's sticky modifiers: { Ctrl, Alt }, each 'off', 'once' or 'lock'. */
   get keyModifiers() { return keybar.modifiers(); },
   /** The read-only link's view: { id }, or null. */
@@ -606,7 +611,7 @@ function focusList() {
 // Start
 
 function init() {
-  initToolbar({
+  const toolbar = initToolbar({
     onRename: () => { if (state.current) renameSession(state.current.id); },
     onShare: () => { if (state.current) shareDialog.open(state.current.id, labelOf(state.current.id)); },
     onFontSize: (px) => {
@@ -615,6 +620,16 @@ function init() {
         scheduleFit();
       }
     },
+  });
+  touch = initTouch({
+    term: () => state.current?.view.term ?? null,
+    control: () => state.current?.mode === 'control',
+    previewFontSize: (px) => {
+      if (!state.current) return;
+      state.current.view.term.options.fontSize = px;
+      scheduleFit();
+    },
+    setFontSize: (px) => toolbar.setSize(px),
   });
   initNotifications();
   $('new-form').addEventListener('submit', (e) => {

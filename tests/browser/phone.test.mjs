@@ -3,8 +3,9 @@
 // (390×844, device pixel ratio 3, touch). Rendering right at every device
 // pixel ratio (the WebGL renderer drew glyphs 2–3× too large at ratios
 // above 1); the key bar (Esc, Tab, sticky Ctrl and Alt, the arrows in either
-// cursor mode) driving vim, cat -v and a sleep. Run by ctest as
-// browser/phone, on its own.
+// cursor mode) driving vim, cat -v and a sleep; touch (scroll, wheel
+// reports, pinch, tap, long press and Copy; the cursor line in view when the
+// soft keyboard opens). Run by ctest as browser/phone, on its own.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,6 +34,30 @@ async function foreground(server, id) {
 /** Taps a key of the key bar (a touch tap, as a finger). */
 function tapKey(page, name) {
   return page.locator(`#keybar [data-key="${name}"]`).tap();
+}
+
+/**
+ * A finger (or two) on the screen through the DevTools protocol (trusted
+ * touch events, as from a touch screen): each step is a list of points.
+ */
+async function touchPath(page, steps, holdMs = 0) {
+  const cdp = await page.context().newCDPSession(page);
+  const pts = (ps) => ps.map(([x, y], id) => ({ x, y, id }));
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: pts(steps[0]) });
+  if (holdMs) await new Promise((r) => setTimeout(r, holdMs));
+  for (const s of steps.slice(1)) await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: pts(s) });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await cdp.detach();
+}
+
+/** A one-finger drag from (x, y) by dy CSS pixels, in 10 steps. */
+async function drag(page, dy) {
+  const box = await page.locator('.xterm-screen').boundingBox();
+  const x = box.x + box.width / 2;
+  const y = box.y + box.height / 2 - dy / 2;
+  const steps = [];
+  for (let i = 0; i <= 10; i++) steps.push([[x, y + (dy * i) / 10]]);
+  await touchPath(page, steps);
 }
 
 /** Waits for two animation frames: what the buffer holds is drawn. */
@@ -251,6 +276,142 @@ describe('phone', { timeout: 280000 }, () => {
     await page.locator('#keys-toggle').tap();
     await page.locator('#keybar').waitFor({ state: 'visible' });
     await until(async () => (await rows()) === withBar, 5000, 'the rows with the bar again');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('one finger scrolls the scrollback; programs get wheel reports or arrows', async () => {
+    const page = await phonePage(browser);
+    await openDashboard(page, server);
+    const id = await createSessionInPage(page);
+    await typeLine(page, 'seq 1 300');
+    await waitForLine(page, /^300$/);
+    const pos = () => page.evaluate(() => {
+      const b = window.tether.term.buffer.active;
+      return { viewportY: b.viewportY, baseY: b.baseY };
+    });
+    const start = await pos();
+    assert.equal(start.viewportY, start.baseY, 'at the bottom');
+    // Down: earlier lines come into view, as on any phone.
+    await drag(page, 300);
+    await until(async () => (await pos()).viewportY < start.baseY - 5, 5000, 'scrolled back');
+    const back = await pos();
+    assert.ok(!(await screenLines(page)).includes('300'), 'the last line left the screen');
+    // Up again: back to the bottom.
+    await drag(page, -400);
+    await until(async () => (await pos()).viewportY === start.baseY, 5000, 'at the bottom again');
+    assert.ok(back.viewportY < start.baseY);
+
+    // A program that asked for the mouse (SGR encoding) gets the wheel.
+    await typeLine(page, "printf '\\033[?1000h\\033[?1006h'; cat -v");
+    await until(async () => (await foreground(server, id)) === 'cat', 10000, 'cat in front');
+    await drag(page, 150);
+    await page.keyboard.press('Enter');
+    // Wheel up: button 64 (SGR: CSI < 64 ; col ; row M).
+    await waitForLine(page, /^\^\[\[<64;\d+;\d+M/);
+    await page.keyboard.press('Control+C');
+    await until(async () => (await foreground(server, id)) === 'bash', 10000, 'bash in front');
+
+    // The alternate screen without the mouse (less, man): arrow keys.
+    await typeLine(page, "printf '\\033[?1000l\\033[?1006l\\033[?1049h'; cat -v");
+    await until(async () => (await foreground(server, id)) === 'cat', 10000, 'cat in front');
+    await drag(page, 150);
+    await page.keyboard.press('Enter');
+    await waitForLine(page, /^(\^\[\[A)+$/);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('two fingers pinch the font size; a tap focuses the terminal', async () => {
+    const page = await phonePage(browser);
+    await openDashboard(page, server);
+    await createSessionInPage(page);
+    const size = () => page.evaluate(() => window.tether.term.options.fontSize);
+    const before = await size();
+    const cols = await page.evaluate(() => window.tether.term.cols);
+    const box = await page.locator('.xterm-screen').boundingBox();
+    const cx = box.x + box.width / 2;
+    const cy = box.y + box.height / 2;
+    const steps = [];
+    for (let i = 0; i <= 10; i++) {
+      const d = 40 + i * 8; // apart from 80 to 240 px: three times
+      steps.push([[cx - d, cy], [cx + d, cy]]);
+    }
+    await touchPath(page, steps);
+    await until(async () => (await size()) > before * 2, 5000, 'a larger font');
+    assert.equal(await page.locator('#font-size').textContent(), `${await size()}px`, 'kept as A+ keeps it');
+    await until(async () => (await page.evaluate(() => window.tether.term.cols)) < cols, 5000, 'fewer columns');
+    // Together again: smaller.
+    const larger = await size();
+    await touchPath(page, steps.slice().reverse());
+    await until(async () => (await size()) < larger, 5000, 'a smaller font');
+
+    // A tap on the terminal gives it the keyboard.
+    await page.evaluate(() => document.activeElement.blur());
+    await page.touchscreen.tap(cx, cy);
+    await until(async () => (await page.evaluate(() => document.activeElement?.className)) === 'xterm-helper-textarea',
+      5000, 'the terminal focused');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('a long press selects a word and Copy copies it', async () => {
+    const page = await phonePage(browser);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base.replace(/\/$/, '') });
+    await openDashboard(page, server);
+    await createSessionInPage(page);
+    await typeLine(page, 'clear; echo pick-me-42 other');
+    await until(async () => (await screenLines(page))[0] === 'pick-me-42 other', 10000, 'the line at the top');
+    const box = await page.locator('.xterm-screen').boundingBox();
+    const cell = await page.evaluate(() => {
+      const s = document.querySelector('.xterm-screen').getBoundingClientRect();
+      return { w: s.width / window.tether.term.cols, h: s.height / window.tether.term.rows };
+    });
+    // Held on the third cell of the first row.
+    const at = [box.x + cell.w * 2.5, box.y + cell.h * 0.5];
+    await touchPath(page, [[at]], 900);
+    assert.equal(await page.evaluate(() => window.tether.term.getSelection()), 'pick-me-42');
+    await page.locator('#touch-copy').waitFor({ state: 'visible' });
+    await page.locator('#touch-copy').tap();
+    await until(async () => (await page.evaluate(() => navigator.clipboard.readText())) === 'pick-me-42', 5000, 'copied');
+    await page.locator('#touch-copy').waitFor({ state: 'hidden' });
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('the cursor line stays in view when the soft keyboard opens', async () => {
+    const page = await phonePage(browser);
+    await openDashboard(page, server);
+    await createSessionInPage(page);
+    await typeLine(page, 'seq 1 200');
+    await waitForLine(page, /^200$/);
+    await drag(page, 300); // reading the scrollback
+    const rows = await page.evaluate(() => window.tether.term.rows);
+    // The soft keyboard takes the lower half: the page gets shorter.
+    await page.setViewportSize({ width: PHONE.width, height: 420 });
+    await until(async () => (await page.evaluate(() => window.tether.term.rows)) < rows, 5000, 'fewer rows');
+    await until(async () => page.evaluate(() => {
+      const t = window.tether.term;
+      const b = t.buffer.active;
+      if (b.viewportY !== b.baseY) return false;
+      // The cursor's row is on the screen, above the key bar, inside the window.
+      const s = document.querySelector('.xterm-screen').getBoundingClientRect();
+      const bottom = s.top + ((b.cursorY + 1) * s.height) / t.rows;
+      const bar = document.getElementById('keybar').getBoundingClientRect();
+      return bottom <= bar.top + 1 && bottom <= window.innerHeight;
+    }), 5000, 'the cursor line in view').catch(async (e) => {
+      throw new Error(`${e.message}: ${await page.evaluate(() => {
+        const t = window.tether.term;
+        const b = t.buffer.active;
+        const s = document.querySelector('.xterm-screen').getBoundingClientRect();
+        const bar = document.getElementById('keybar').getBoundingClientRect();
+        return JSON.stringify({
+          viewportY: b.viewportY, baseY: b.baseY, cursorY: b.cursorY, rows: t.rows, screenTop: s.top,
+          screenH: s.height, barTop: bar.top, inner: window.innerHeight, active: document.activeElement?.className,
+        });
+      })}`);
+    });
+    await page.screenshot({ path: path.join(artifactsDir, 'phone-keyboard-open.png') });
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

@@ -5,7 +5,8 @@
 // above 1); the key bar (Esc, Tab, sticky Ctrl and Alt, the arrows in either
 // cursor mode) driving vim, cat -v and a sleep; touch (scroll, wheel
 // reports, pinch, tap, long press and Copy; the cursor line in view when the
-// soft keyboard opens). Run by ctest as browser/phone, on its own.
+// soft keyboard opens); the web app manifest (installable). Run by ctest as
+// browser/phone, on its own.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -412,6 +413,40 @@ describe('phone', { timeout: 280000 }, () => {
       })}`);
     });
     await page.screenshot({ path: path.join(artifactsDir, 'phone-keyboard-open.png') });
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('the web app manifest is served, valid, and makes the page installable', async () => {
+    const page = await phonePage(browser);
+    await openDashboard(page, server);
+    const served = await page.evaluate(async () => {
+      const link = document.querySelector('link[rel="manifest"]');
+      const r = await fetch(link.href);
+      const m = await r.json();
+      const icons = [];
+      for (const i of m.icons) {
+        const ir = await fetch(new URL(i.src, link.href));
+        icons.push({ src: i.src, status: ir.status, type: ir.headers.get('Content-Type'), said: i.type });
+      }
+      return { status: r.status, type: r.headers.get('Content-Type'), m, icons };
+    });
+    assert.equal(served.status, 200);
+    assert.equal(served.type, 'application/manifest+json');
+    assert.equal(served.m.display, 'standalone');
+    assert.equal(served.m.start_url, '/');
+    for (const i of served.icons) {
+      assert.equal(i.status, 200, i.src);
+      assert.equal(i.type, i.said, i.src);
+    }
+    // Chromium's own reading: no manifest errors, and nothing against
+    // installing but the private context playwright makes.
+    const cdp = await page.context().newCDPSession(page);
+    const m = await cdp.send('Page.getAppManifest');
+    assert.match(m.url, /\/manifest\.webmanifest$/);
+    assert.deepEqual(m.errors, []);
+    const inst = await cdp.send('Page.getInstallabilityErrors');
+    assert.deepEqual(inst.installabilityErrors.map((e) => e.errorId).filter((id) => id !== 'in-incognito'), []);
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

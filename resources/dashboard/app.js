@@ -639,7 +639,8 @@ function init() {
   $('empty-new').addEventListener('click', () => createSession($('new-command').value));
   $('sidebar-toggle').addEventListener('click', () => {
     sidebar.set(!sidebar.isOpen());
-    if (sidebar.isOpen()) $('new-command').focus();
+    // Not on a touch screen: the soft keyboard would open over the list.
+    if (sidebar.isOpen() && !matchMedia('(pointer: coarse)').matches) $('new-command').focus();
   });
   document.addEventListener('keydown', (e) => {
     if (isListShortcut(e)) {

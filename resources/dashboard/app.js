@@ -37,6 +37,7 @@ import { createUpdateBar } from './update.js';
 import { createSidebar } from './sidebar.js';
 import { createKeyBar } from './keybar.js';
 import { initTouch } from './touch.js';
+import { createTiles, parseTilesHash, tilesHash } from './tiles.js';
 import {
   createCatchupNote, hideBanner, showBanner, showEndBanner, showShutdownBanner,
 } from './banner.js';
@@ -88,9 +89,21 @@ const updateBar = createUpdateBar(api);
 /** Touch on the terminal (touch.js), wired by init(). */
 let touch = null;
 const keybar = createKeyBar({
-  term: () => (state.current && state.current.mode === 'control' ? state.current.view.term : null),
+  term: () => {
+    if (state.current) return state.current.mode === 'control' ? state.current.view.term : null;
+    return tiles.term();
+  },
   onLayout: scheduleFit,
 });
+/** The tiled view (#/tiles/...; tiles.js) and the address it shows. */
+const tiles = createTiles({
+  fontSize,
+  label: (id) => labelOf(id),
+  filterInput: keybar.filter,
+  onListShortcut: () => focusList(),
+  onFocus: () => {},
+});
+let tilesShown = '';
 const shareDialog = createShareDialog({
   api,
   unauthorized: () => state.conn.unauthorized,
@@ -114,6 +127,8 @@ window.tether = {
   get renderer() { return state.current ? state.current.view.renderer : null; },
   /** What touch did on the terminal (touch.js): counts of scrolls, wheel reports, taps... */
   get touch() { return touch ? touch.stats() : null; },
+  /** The tiles shown (#/tiles/...): [{ id, term, attachment }]. */
+  get tiles() { return tiles.list(); },
   /** The key bar's sticky modifiers: { Ctrl, Alt }, each 'off', 'once' or 'lock'. */
   get keyModifiers() { return keybar.modifiers(); },
   /** The read-only link's view: { id }, or null. */
@@ -195,6 +210,7 @@ function applySessions(sessions) {
   notifyExits(state.sessions, sessions);
   state.sessions = new Map(sessions.map((s) => [s.id, { s, at: now }]));
   list();
+  tiles.relabel();
   const cur = state.current;
   if (cur) {
     const e = state.sessions.get(cur.id);
@@ -376,6 +392,7 @@ function openSession(id, mode, preparedView) {
     cur.view.term.focus();
     return;
   }
+  closeTiles();
   closeCurrent();
   hideBanner();
   const view = preparedView || newView(mode);
@@ -510,6 +527,7 @@ async function createSession(line) {
     return;
   }
   // Open the terminal first so the session starts at the pane's real size.
+  closeTiles();
   closeCurrent();
   hideBanner();
   const view = newView('control');
@@ -577,6 +595,12 @@ function route() {
     state.routeWaiting = true;
     return;
   }
+  const tileIds = parseTilesHash(location.hash);
+  if (tileIds) {
+    openTiles(tileIds);
+    return;
+  }
+  closeTiles();
   const target = parseHash(location.hash);
   if (target) {
     const r = resolveId(state.sessions, target.id);
@@ -601,6 +625,31 @@ function route() {
   }
 }
 
+/**
+ * The tiled view of these sessions (ids, names or prefixes, resolved as in
+ * #/s/): the open session closes; ambiguous ones are left out.
+ */
+function openTiles(ids) {
+  const resolved = [...new Set(ids.map((id) => resolveId(state.sessions, id)).filter((r) => r.id).map((r) => r.id))];
+  const hash = tilesHash(resolved);
+  if (hash !== location.hash) history.replaceState(null, '', hash);
+  if (tilesShown === hash) return;
+  closeCurrent();
+  hideBanner();
+  $('empty').hidden = true;
+  tilesShown = hash;
+  tiles.open(resolved);
+  keybar.update();
+  if (NARROW.matches) sidebar.set(false);
+}
+
+function closeTiles() {
+  if (!tilesShown) return;
+  tilesShown = '';
+  tiles.close();
+  keybar.update();
+}
+
 /** Keyboard: moves focus to the session list (the open session's entry first). */
 function focusList() {
   if (state.conn.unauthorized || state.share) return;
@@ -615,6 +664,7 @@ function init() {
     onRename: () => { if (state.current) renameSession(state.current.id); },
     onShare: () => { if (state.current) shareDialog.open(state.current.id, labelOf(state.current.id)); },
     onFontSize: (px) => {
+      tiles.setFontSize(px);
       if (state.current) {
         state.current.view.term.options.fontSize = px;
         scheduleFit();
@@ -635,6 +685,13 @@ function init() {
   $('new-form').addEventListener('submit', (e) => {
     e.preventDefault();
     createSession($('new-command').value);
+  });
+  // Tile: the running sessions side by side, the open one first.
+  $('tile-view').addEventListener('click', () => {
+    const running = [...state.sessions.values()].filter((e) => e.s.state !== 'exited').map((e) => e.s.id);
+    const cur = state.current?.id;
+    const ids = [...new Set([cur, ...running].filter(Boolean))].slice(0, 4);
+    if (ids.length) location.hash = tilesHash(ids);
   });
   $('empty-new').addEventListener('click', () => createSession($('new-command').value));
   $('sidebar-toggle').addEventListener('click', () => {

@@ -5,8 +5,9 @@
 // above 1); the key bar (Esc, Tab, sticky Ctrl and Alt, the arrows in either
 // cursor mode) driving vim, cat -v and a sleep; touch (scroll, wheel
 // reports, pinch, tap, long press and Copy; the cursor line in view when the
-// soft keyboard opens); the web app manifest (installable). Run by ctest as
-// browser/phone, on its own.
+// soft keyboard opens); the web app manifest (installable); and, at desktop
+// size, the tiled view (two live sessions, keys only to the focused one).
+// Run by ctest as browser/phone, on its own.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -447,6 +448,50 @@ describe('phone', { timeout: 280000 }, () => {
     assert.deepEqual(m.errors, []);
     const inst = await cdp.send('Page.getInstallabilityErrors');
     assert.deepEqual(inst.installabilityErrors.map((e) => e.errorId).filter((id) => id !== 'in-incognito'), []);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('two tiles show two live sessions and keys go only to the focused one', async () => {
+    const ids = [];
+    for (const name of ['left', 'right']) {
+      const r = await api(server, 'POST', '/api/sessions', { command: ['/bin/bash'], cols: 80, rows: 24, name });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      ids.push(r.body.id);
+    }
+    const page = await newPage(browser, { viewport: { width: 1280, height: 720 } });
+    await openDashboard(page, server, '#/tiles/left,right');
+    // Names in the address resolve to ids, as in #/s/NAME.
+    await page.waitForFunction((want) => location.hash === want, `#/tiles/${ids.join(',')}`);
+    await page.waitForFunction(() => window.tether.tiles.length === 2
+      && window.tether.tiles.every((t) => t.attachment.state === 'connected' && t.attachment.inputEnabled),
+    null, { timeout: 15000 });
+    assert.deepEqual(await page.locator('.tile-name').allTextContents(), ['left', 'right']);
+    const tileHas = (i, text) => page.evaluate(({ i: n, text: t }) => {
+      const b = window.tether.tiles[n].term.buffer.active;
+      for (let y = 0; y < b.length; y++) if (b.getLine(y).translateToString(true) === t) return true;
+      return false;
+    }, { i, text });
+
+    for (const [i, other, word] of [[0, 1, 'in-left'], [1, 0, 'in-right']]) {
+      await page.locator('.tile .xterm-screen').nth(i).click();
+      await page.keyboard.type(`echo ${word}-$((40+2))`);
+      await page.keyboard.press('Enter');
+      await until(() => tileHas(i, `${word}-42`), 10000, `${word}-42 in tile ${i}`);
+      assert.equal(await tileHas(other, `${word}-42`), false, `keys of tile ${i} reached tile ${other}`);
+      assert.equal(await page.locator('.tile.is-focused .tile-name').textContent(), i === 0 ? 'left' : 'right');
+    }
+    // Each session is attached (here), each at its tile's size.
+    for (const id of ids) {
+      const s = (await api(server, 'GET', `/api/sessions/${id}`)).body;
+      assert.equal(s.attached, true);
+    }
+    await page.screenshot({ path: path.join(artifactsDir, 'dashboard-tiles.png') });
+    // × leaves one tile; the session keeps running.
+    await page.locator('.tile-close').first().click();
+    await page.waitForFunction((want) => location.hash === want, `#/tiles/${ids[1]}`);
+    await page.waitForFunction(() => window.tether.tiles.length === 1);
+    assert.equal((await api(server, 'GET', `/api/sessions/${ids[0]}`)).body.state, 'running');
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

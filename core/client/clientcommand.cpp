@@ -490,6 +490,24 @@ int runAttach(const ServerEndpoint &ep, const QString &id, const QString &name, 
     return a.run();
 }
 
+/// `tether list --tsv`: a line per session, "ID\tNAME\tSTATE\tTITLE\n".
+/// Fields never hold a tab or a line break: ids are base64url, names have no
+/// control characters (the server refuses them), the state is a word, and the
+/// title goes through DisplayText::escape() (TAB is `\t`, LF `\n`). The
+/// shell completions read it (packaging/completions): a title raw in their
+/// descriptions turned zsh's and fish's menus backwards with U+202E.
+QString tsvLines(const QJsonArray &sessions)
+{
+    QString out;
+    for (const QJsonValue &v : sessions) {
+        const QJsonObject s = v.toObject();
+        out += s.value(QStringLiteral("id")).toString() + QLatin1Char('\t') + s.value(QStringLiteral("name")).toString()
+            + QLatin1Char('\t') + s.value(QStringLiteral("state")).toString() + QLatin1Char('\t')
+            + DisplayText::escape(s.value(QStringLiteral("title")).toString()) + QLatin1Char('\n');
+    }
+    return out;
+}
+
 int listCommand(const QStringList &args)
 {
     const QString cmd = QStringLiteral("list");
@@ -498,18 +516,27 @@ int listCommand(const QStringList &args)
     parser.setApplicationDescription(QStringLiteral("Lists the sessions of the running Tether server. Also `tether ls`, as in tmux."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print the API's JSON ({\"sessions\": [...]})."));
     parser.addOption(json);
+    const QCommandLineOption tsv(QStringLiteral("tsv"),
+                                 QStringLiteral("Print one session a line, for scripts and shell completion: id, name, state and title, "
+                                                "separated by tabs. The name is as it is typed (empty when none); the title is shown "
+                                                "as the table shows it (control, bidi and invisible characters escaped)."));
+    parser.addOption(tsv);
     int status = kExitOk;
     ServerEndpoint ep;
     if (!parse(parser, common, cmd, args, &status) || !endpoint(parser, common, cmd, &ep, &status))
         return status;
     if (!parser.positionalArguments().isEmpty())
         return fail(cmd, QStringLiteral("unexpected argument \"%1\"").arg(parser.positionalArguments().first()), kExitUsage);
+    if (parser.isSet(json) && parser.isSet(tsv))
+        return fail(cmd, QStringLiteral("--json and --tsv print the list in two ways: give one"), kExitUsage);
     ApiClient api(ep);
     return runAsync([&](std::function<void(int)> done) {
         api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
             if (r.status != 200)
                 return done(apiFailure(cmd, r));
-            if (parser.isSet(json)) {
+            if (parser.isSet(tsv)) {
+                std::fputs(tsvLines(r.json().value(QStringLiteral("sessions")).toArray()).toUtf8().constData(), stdout);
+            } else if (parser.isSet(json)) {
                 QByteArray body = r.body;
                 if (!body.endsWith('\n'))
                     body += '\n';

@@ -497,7 +497,7 @@ void Server::onAccepted(qintptr fd)
     }
     // TCP_NODELAY (tcp(7)): a terminal sends small writes (an echo, then
     // the command's output) that Nagle's algorithm would hold until the
-    // peer's delayed ACK, ~40 ms each (pitfalls.md, "Nagle"). Bulk output
+    // peer's delayed ACK, ~40 ms each (RFC 896; RFC 1122 4.2.3.2). Bulk output
     // is unaffected: Qt still writes whole buffers per syscall.
     socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     // The bound is on connections still in their request/response:

@@ -244,11 +244,34 @@ QVariant SessionListModel::headerData(int section, Qt::Orientation orientation, 
     return QVariant();
 }
 
+Qt::ItemFlags SessionListModel::flags(const QModelIndex &index) const
+{
+    Qt::ItemFlags f = QAbstractTableModel::flags(index);
+    if (m_renamable && index.isValid() && index.column() == TitleColumn)
+        f |= Qt::ItemIsEditable;
+    return f;
+}
+
+bool SessionListModel::setData(const QModelIndex &index, const QVariant &value, int role)
+{
+    if (!m_renamable || role != Qt::EditRole || !index.isValid() || index.column() != TitleColumn
+        || index.row() >= m_rows.size())
+        return false;
+    const Row &r = m_rows.at(index.row());
+    const QString name = value.toString();
+    if (name == r.session.value(QStringLiteral("name")).toString())
+        return false;
+    Q_EMIT renameRequested(r.id, name);
+    return true;
+}
+
 QVariant SessionListModel::data(const QModelIndex &index, int role) const
 {
     if (!index.isValid() || index.row() >= m_rows.size())
         return QVariant();
     const QJsonObject &s = m_rows.at(index.row()).session;
+    if (role == Qt::EditRole && index.column() == TitleColumn)
+        return s.value(QStringLiteral("name")).toString();
     if (role == SessionIdRole)
         return m_rows.at(index.row()).id;
     if (role == SessionRole)

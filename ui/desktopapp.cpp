@@ -17,6 +17,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QDateTime>
 #include <QCommandLineParser>
 #include <QDesktopServices>
 #include <QGuiApplication>
@@ -36,6 +37,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <sys/types.h>
 
 namespace Tether {
@@ -81,6 +83,9 @@ DesktopApp::DesktopApp(const Config &config, TrayMode trayMode, QObject *parent)
         }
     });
     connect(m_model, &SessionListModel::sessionExited, this, &DesktopApp::onSessionExited);
+    connect(m_model, &SessionListModel::listChanged, this, &DesktopApp::checkExpiry);
+    m_expiryTimer.setSingleShot(true);
+    connect(&m_expiryTimer, &QTimer::timeout, this, &DesktopApp::checkExpiry);
     connect(m_model, &SessionListModel::renameRequested, this, &DesktopApp::renameSession);
     m_quitDeadline.setSingleShot(true);
     m_quitDeadline.setInterval(kQuitDeadlineMs);
@@ -204,6 +209,8 @@ void DesktopApp::onConnectedChanged(bool connected)
         return; // closing: the stream was stopped here
     qCInfo(lcUi) << (connected ? "connected to the Tether host" : "lost the Tether host; reconnecting");
     m_listPending = connected;
+    if (connected)
+        readTtls();
     m_trayMenuDirty = true;
     updateTrayToolTip();
     if (m_sessionsWindow)
@@ -459,23 +466,100 @@ QString DesktopApp::updateText(const QString &version)
     return tr("Tether was updated — restart to use version %1 (sessions are kept)").arg(version);
 }
 
+qint64 DesktopApp::expiryWarningLeadMs(int ttlSeconds)
+{
+    if (ttlSeconds <= 0)
+        return 0;
+    return std::min<qint64>(60 * 1000, qint64(ttlSeconds) * 100);
+}
+
+void DesktopApp::readTtls()
+{
+    if (!m_api)
+        return;
+    m_api->get(QStringLiteral("api/settings"), [this](const ApiReply &reply) {
+        if (reply.status != 200)
+            return;
+        m_ttl = reply.json().value(QStringLiteral("ttl")).toInt(-1);
+        m_exitedTtl = reply.json().value(QStringLiteral("exited_ttl")).toInt(-1);
+        checkExpiry();
+    });
+}
+
+void DesktopApp::checkExpiry()
+{
+    m_expiryTimer.stop();
+    if (m_finishing || m_ttl < 0 || !isConnected())
+        return;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const qint64 age = m_model->listAgeMs();
+    qint64 next = -1;
+    QHash<QString, qint64> warned;
+    for (int row = 0; row < m_model->rowCount(); ++row) {
+        const QJsonObject s = m_model->sessionAt(row);
+        const QJsonValue expires = s.value(QStringLiteral("expires_in"));
+        const QString id = s.value(QStringLiteral("id")).toString();
+        // Only sessions that can expire: nobody attached, a TTL.
+        if (!expires.isDouble() || s.value(QStringLiteral("viewers")).toInt() > 0)
+            continue;
+        const qint64 left = qMax<qint64>(0, qint64(expires.toDouble() * 1000) - age); // ms
+        const qint64 deadline = now + left;
+        const qint64 lead = expiryWarningLeadMs(SessionListModel::isExited(s) ? m_exitedTtl : m_ttl);
+        if (lead <= 0)
+            continue;
+        // The same deadline seen again (whole seconds, so within a second or two).
+        const qint64 before = m_warnedDeadline.value(id, -1);
+        if (before >= 0 && qAbs(before - deadline) < 2500) {
+            warned.insert(id, before);
+            continue;
+        }
+        if (left <= lead) {
+            warned.insert(id, deadline);
+            const bool attach = canAttachHere();
+            notify(tr("Session about to expire"),
+                   tr("%1 — expires in %2").arg(SessionListModel::displayName(s), SessionListModel::formatDuration((left + 999) / 1000))
+                       + QLatin1Char('\n')
+                       + (attach ? tr("Click to attach and keep it.") : tr("Click to see your sessions.")),
+                   attach ? id : QString());
+            continue;
+        }
+        const qint64 in = left - lead;
+        next = next < 0 ? in : qMin(next, in);
+    }
+    m_warnedDeadline = warned;
+    if (next >= 0)
+        m_expiryTimer.start(int(qMin<qint64>(next + 50, std::numeric_limits<int>::max())));
+}
+
 void DesktopApp::onTrayMessageClicked()
 {
     // Trays report a click on the last message only: m_messageRestarts,
-    // that it offered the restart to a new version.
+    // that it offered the restart to a new version; m_messageSessionId, the
+    // session it was about.
     if (m_messageRestarts) {
         m_messageRestarts = false;
         if (!m_updateVersion.isEmpty())
             restartInPlace();
         return;
     }
-    showSessionsWindow();
+    const QString id = m_messageSessionId;
+    m_messageSessionId.clear();
+    const QJsonObject s = id.isEmpty() ? QJsonObject() : m_model->session(id);
+    // Someone attached since (a browser elsewhere): the session is safe, and
+    // a late click must not take it away from them.
+    const bool taken = s.value(QStringLiteral("attached")).toBool()
+        && s.value(QStringLiteral("viewer_kind")).toString() != QLatin1String("local");
+    if (!s.isEmpty() && !taken)
+        attachHere(id);
+    else
+        showSessionsWindow();
 }
 
-void DesktopApp::notify(const QString &title, const QString &text)
+void DesktopApp::notify(const QString &title, const QString &text, const QString &attachId)
 {
     qCInfo(lcUi) << "notification:" << text;
     if (m_tray) {
+        m_messageSessionId = attachId;
         m_messageRestarts = false;
         showTrayMessage(title, text, 8000);
     }
@@ -756,6 +840,10 @@ void DesktopApp::showSettings()
                                         tr("Saved, but Tether's host did not take them: %1").arg(reply.errorText()));
                                  return;
                              }
+                             m_ttl = reply.json().value(QStringLiteral("ttl")).toInt(m_ttl);
+                             m_exitedTtl = reply.json().value(QStringLiteral("exited_ttl")).toInt(m_exitedTtl);
+                             m_warnedDeadline.clear(); // a new TTL is a new deadline
+                             checkExpiry();
                              if (restart || reply.json().value(QStringLiteral("restart_needed")).toBool())
                                  notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
                          });

@@ -54,6 +54,11 @@ class SettingsDialog;
  * Tether, "Close the tray (sessions keep running)" and "Quit Tether (end N
  * sessions)". A detached session whose process exits produces a
  * notification ("make — exited 0"); clicking it opens the Sessions window.
+ * A detached session about to expire produces one too ("bash — expires in
+ * 1 min"), once per deadline, expiryWarningLeadMs() before it (its
+ * `expires_in` counted from the list's arrival; the TTL from `GET
+ * /api/settings`); clicking it attaches here, which keeps the session.
+ * One single-shot timer, set only while some session can expire.
  * Without a tray the Sessions window is the main window and closing it asks
  * whether to quit Tether or close the window only. A tray that appears
  * later (Tether started at login before the panel) gets the icon then
@@ -124,6 +129,10 @@ public:
     QString updateVersion() const { return m_updateVersion; }
     /// "Tether was updated — restart to use version X (sessions are kept)".
     static QString updateText(const QString &version);
+    /// How long before its deadline a session is announced, ms: 60 s, or a
+    /// tenth of the TTL when it is under 10 min (the host's rule,
+    /// SessionRegistry::expiryWarningLeadMs); 0 for ttlSeconds <= 0.
+    static qint64 expiryWarningLeadMs(int ttlSeconds);
     /// The Sessions window (created on first use).
     SessionsWindow *sessionsWindow();
     /// The local window on session `id`, or null.
@@ -223,10 +232,17 @@ private:
     void onServerStatus(const QJsonObject &status);
     void onSessionExited(const QJsonObject &session);
     void onTrayMessageClicked();
+    /// Notifies the sessions whose warning time came, and sets the timer
+    /// for the next one (none when nothing can expire).
+    void checkExpiry();
+    /// Reads the TTLs the host applies (GET /api/settings).
+    void readTtls();
     /// The event stream was refused (401: the key was rotated): the new key
     /// from the runtime file, when it names the same host.
     void onRefused(int status, const QString &error);
-    void notify(const QString &title, const QString &text);
+    /// `attachId`: the session a click on the message attaches to (empty:
+    /// the click opens the Sessions window).
+    void notify(const QString &title, const QString &text, const QString &attachId = QString());
     /// A message box for a failed request (`what`: "Could not kill the session").
     void showError(const QString &what, const ApiReply &reply);
 
@@ -249,6 +265,11 @@ private:
     bool m_trayMenuDirty = true;
     bool m_trayUpdatePending = false;
     bool m_messageRestarts = false; ///< the last tray message offered the restart to a new version
+    QString m_messageSessionId; ///< the session the last tray message is about, if a click attaches
+    int m_ttl = -1;        ///< the host's TTL of a detached running session, s (-1: not known yet)
+    int m_exitedTtl = -1;  ///< ... of an exited session
+    QTimer m_expiryTimer;  ///< single shot, to the next expiry warning
+    QHash<QString, qint64> m_warnedDeadline; ///< id -> deadline (ms since epoch) already announced
     QString m_notifiedUpdate;   ///< the update version already announced
     QPointer<SessionsWindow> m_sessionsWindow;
     QPointer<SettingsDialog> m_settingsDialog;

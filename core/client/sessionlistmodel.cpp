@@ -11,13 +11,12 @@
 
 namespace Tether {
 
-namespace {
-QString formatDuration(qint64 seconds)
+QString SessionListModel::formatDuration(qint64 seconds)
 {
     if (seconds < 0)
         seconds = 0;
     if (seconds < 60)
-        return SessionListModel::tr("%1 s").arg(seconds);
+        return tr("%1 s").arg(seconds);
     if (seconds < 3600) {
         const qint64 m = seconds / 60, s = seconds % 60;
         return s ? SessionListModel::tr("%1 min %2 s").arg(m).arg(s) : SessionListModel::tr("%1 min").arg(m);
@@ -29,6 +28,8 @@ QString formatDuration(qint64 seconds)
     const qint64 d = seconds / 86400, h = (seconds % 86400) / 3600;
     return h ? SessionListModel::tr("%1 d %2 h").arg(d).arg(h) : SessionListModel::tr("%1 d").arg(d);
 }
+
+namespace {
 
 QString formatBytes(qint64 bytes)
 {

@@ -93,6 +93,11 @@ public:
     /// The control viewer: "browser", "local window", "CLI", "other", "nobody".
     static QString attachedText(const QJsonObject &session);
     static bool isExited(const QJsonObject &session);
+    /// "45 s", "3 min 20 s", "2 h 5 min", "1 d 3 h" (negative as 0).
+    static QString formatDuration(qint64 seconds);
+    /// Milliseconds passed since the last setSessions() (the list's age: a
+    /// session's `expires_in` is that much less now).
+    qint64 listAgeMs() const { return m_received.elapsed(); }
 
 Q_SIGNALS:
     /// A session listed running is listed exited now (`session`: its new object).

@@ -123,6 +123,7 @@ private Q_SLOTS:
     void startsItsHostApartAndListsSessions();
     void actionsGoThroughTheHost();
     void notifiesWhenDetachedSessionExits();
+    void trayMessageBeforeExpiryAttachesOnClick();
     void trayOffersCloseAndQuit();
     void followsARestartInPlace();
     void settingsGoToTheHost();
@@ -131,7 +132,7 @@ private Q_SLOTS:
 private:
     /// A desktop app of this test on the host it finds or starts (the
     /// built `tether serve`); true once connected with the list in.
-    bool startApp(DesktopApp &app);
+    bool startApp(DesktopApp &app, const QStringList &hostOptions = {});
     /// SIGTERM to the host the runtime file names (the test's own
     /// XDG_RUNTIME_DIR), and waits for it to be gone; SIGKILL after 15 s.
     void stopHost();
@@ -173,10 +174,10 @@ void TestDesktopApp::cleanupTestCase()
     QDesktopServices::unsetUrlHandler(QStringLiteral("http"));
 }
 
-bool TestDesktopApp::startApp(DesktopApp &app)
+bool TestDesktopApp::startApp(DesktopApp &app, const QStringList &hostOptions)
 {
     app.setHostProgram(ServerTest::tetherBinary());
-    app.setHostArguments({QStringLiteral("--port"), QStringLiteral("0")});
+    app.setHostArguments(QStringList{QStringLiteral("--port"), QStringLiteral("0")} + hostOptions);
     QSignalSpy failed(&app, &DesktopApp::hostFailed);
     app.start();
     if (!QTest::qWaitFor([&] { return app.isConnected() || !failed.isEmpty(); }, 30000))
@@ -319,6 +320,35 @@ void TestDesktopApp::notifiesWhenDetachedSessionExits()
     QCOMPARE(a.messages.at(0).at(0), QStringLiteral("Session ended"));
     QVERIFY2(a.messages.at(0).at(1).endsWith(QStringLiteral(" — exited 3")), qPrintable(a.messages.at(0).at(1)));
     QFile::remove(flag);
+}
+
+void TestDesktopApp::trayMessageBeforeExpiryAttachesOnClick()
+{
+    // A host with a 10 s TTL for detached sessions: the warning comes a
+    // tenth of it (1 s) before the deadline, once.
+    QCOMPARE(DesktopApp::expiryWarningLeadMs(5), 500);
+    QCOMPARE(DesktopApp::expiryWarningLeadMs(3600), 60000);
+    QCOMPARE(DesktopApp::expiryWarningLeadMs(0), 0);
+    RecordingDesktopApp a(Config(), DesktopApp::TrayMode::On);
+    QVERIFY(startApp(a, {QStringLiteral("--ttl"), QStringLiteral("10")}));
+    const ApiReply made = call(a.endpoint(), "POST", QStringLiteral("api/sessions"), commandBody({QStringLiteral("/bin/sh")}));
+    QCOMPARE(made.status, 201);
+    const QString id = made.json().value(QStringLiteral("id")).toString();
+    Q_UNUSED(id); // without QTermWidget
+    QTRY_COMPARE_WITH_TIMEOUT(a.messages.size(), 1, 15000);
+    QCOMPARE(a.messages.at(0).at(0), QStringLiteral("Session about to expire"));
+    QVERIFY2(a.messages.at(0).at(1).contains(QStringLiteral(" — expires in ")), qPrintable(a.messages.at(0).at(1)));
+    if (!a.canAttachHere())
+        return; // the click opens the Sessions window instead (a build without a local terminal)
+    QVERIFY2(a.messages.at(0).at(1).endsWith(QStringLiteral("Click to attach and keep it.")), qPrintable(a.messages.at(0).at(1)));
+#ifdef TETHER_HAVE_QTERMWIDGET
+    // The click attaches here, which keeps the session.
+    Q_EMIT a.trayIcon()->messageClicked();
+    QVERIFY(a.terminalWindow(id));
+    QTRY_VERIFY_WITH_TIMEOUT(a.model()->session(id).value(QStringLiteral("attached")).toBool(), 10000);
+    QVERIFY(a.model()->session(id).value(QStringLiteral("expires_in")).isNull());
+    QCOMPARE(a.messages.size(), 1);
+#endif
 }
 
 void TestDesktopApp::trayOffersCloseAndQuit()

@@ -126,6 +126,7 @@ private Q_SLOTS:
     void trayMessageBeforeExpiryAttachesOnClick();
     void trayOffersCloseAndQuit();
     void followsARestartInPlace();
+    void offersToStartTheHostAgain();
     void settingsGoToTheHost();
     void binarySingleInstanceHandOff();
 
@@ -426,6 +427,36 @@ void TestDesktopApp::followsARestartInPlace()
     QTRY_VERIFY_WITH_TIMEOUT(attachment.size() >= 2, 20000);
     QTRY_VERIFY_WITH_TIMEOUT(w->isAttached(), 20000);
 #endif
+}
+
+void TestDesktopApp::offersToStartTheHostAgain()
+{
+    // The host is stopped elsewhere (`systemctl --user stop`, a kill): the
+    // tray says so and offers to start it again, which starts a new one.
+    DesktopApp a(Config(), DesktopApp::TrayMode::On);
+    QVERIFY(startApp(a));
+    const qint64 first = runtimePid();
+    a.rebuildTrayMenu();
+    QVERIFY(!a.trayMenu()->findChild<QAction *>(QStringLiteral("startHostAgain")));
+    QSignalSpy connected(&a, &DesktopApp::connectedChanged);
+    QCOMPARE(::kill(pid_t(first), SIGTERM), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!a.isConnected(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(!alive(first), 15000);
+    QCOMPARE(a.trayToolTip(), QStringLiteral("Tether — not connected to its host"));
+    a.rebuildTrayMenu();
+    QAction *again = a.trayMenu()->findChild<QAction *>(QStringLiteral("startHostAgain"));
+    QVERIFY(again);
+    QVERIFY(again->isEnabled());
+    QAction *quit = a.trayMenu()->findChild<QAction *>(QStringLiteral("quitTether"));
+    QVERIFY(quit && !quit->isEnabled());
+    again->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(a.isConnected(), 30000);
+    const qint64 second = runtimePid();
+    QVERIFY(alive(second));
+    QVERIFY(second != first);
+    QTRY_COMPARE(a.hostPid(), second);
+    a.rebuildTrayMenu();
+    QVERIFY(!a.trayMenu()->findChild<QAction *>(QStringLiteral("startHostAgain")));
 }
 
 void TestDesktopApp::settingsGoToTheHost()

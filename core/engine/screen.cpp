@@ -1470,8 +1470,14 @@ bool Screen::compact()
         // joins nothing. The snapshot's own last glyph may be: print a cell
         // of the last column again last (with autowrap off), which no
         // cursor is ever right after.
-        if (!((d->glyphConfirmed && glyphThere) || (g.end == d->cols && glyphThere)))
-            return false; // an erase came last: libvterm's last glyph is not known
+        // libvterm's last glyph is lastGlyph when the cursor moved to its
+        // end after it (a print does; an erase and a move there would leave
+        // a blank, unless scrolled away since) or when it is in the last
+        // column (recorded there only when it left a character). Else an
+        // erase came last and libvterm's last glyph is not known.
+        const bool printed = g.end == d->cols || (d->glyphConfirmed && (d->glyphTouched || !blank(c)));
+        if (!printed)
+            return false;
         VTermScreenCell e;
         std::memset(&e, 0, sizeof e);
         vterm_screen_get_cell(d->vs, VTermPos{0, d->cols - 1}, &e);

@@ -1110,6 +1110,8 @@ void TestScreen::compactIsLossless_data()
     };
     row("empty", QByteArray(), 1);
     row("scrolled text and a prompt", text + "prompt$ ", 1);
+    row("scrolled text ending in a newline", text, 1);
+    row("an erase and a move right after it last", "ab\x1b[X\x1b[C", 0);
     row("colours and attributes",
         "\x1b[1;3;4;7;9;38;5;100;48;2;10;20;30mall\x1b[22;23;24mpen left on\x1b[21md\x1b[4:3mc\x1b[11mf", 1);
     row("background erase with a bold pen", "\x1b[1;4;44m\x1b[2J\x1b[Hblue\x1b[3;1H\x1b[43mx\x1b[K\x1b[5;5H\x1b[45m\x1b[10X", 1);

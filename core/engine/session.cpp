@@ -80,6 +80,10 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     m_screenTimer.setSingleShot(true);
     m_screenTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_screenTimer, &QTimer::timeout, this, [this] { parseScreen(kScreenChunk, kScreenTurnUs); });
+    // Compaction of a detached idle session's screen (setScreenCompactDelay()).
+    m_compactTimer.setSingleShot(true);
+    m_compactTimer.setInterval(kScreenCompactMs);
+    connect(&m_compactTimer, &QTimer::timeout, this, &Session::compactScreen);
     // While flooding only: looks at the rate once per window, so that the
     // end of a flood is seen even when the output stops altogether.
     m_floodTimer.setInterval(int(FloodMeter::kWindowMs));
@@ -228,6 +232,8 @@ void Session::onOutput(const char *data, qsizetype size)
     // The screen's turn comes after the viewers have the bytes, and not in
     // this turn of the event loop (scheduleScreen(kScreenSettleMs)).
     scheduleScreen(kScreenSettleMs);
+    if (m_screen && viewerCount() == 0)
+        m_compactTimer.start();
 
     if (m_head.titleSerial() != m_titleSerial) {
         m_titleSerial = m_head.titleSerial();
@@ -652,6 +658,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         return;
     if (viewer == m_control || m_watchers.contains(viewer))
         detach(viewer);
+    m_compactTimer.stop(); // a compact screen is rebuilt by its first use below
 
     if (mode == ViewerMode::Control && m_control) {
         Viewer *old = m_control;
@@ -833,7 +840,36 @@ void Session::detach(Viewer *viewer)
         return;
     updateDetached();
     updatePause();
+    if (m_screen && viewerCount() == 0)
+        m_compactTimer.start();
     Q_EMIT viewersChanged();
+}
+
+void Session::setScreenCompactDelay(int ms)
+{
+    m_compactTimer.setInterval(std::max(0, ms));
+}
+
+bool Session::screenCompact() const
+{
+    return m_screen && m_screen->isCompact();
+}
+
+void Session::compactScreen()
+{
+    if (!m_screen || viewerCount() > 0)
+        return;
+    if (m_screenOffset < m_ring.endOffset() || m_flood.flooding() || m_screenTimer.isActive()) {
+        // Still parsing: once it has caught up.
+        m_compactTimer.start();
+        return;
+    }
+    const qsizetype before = m_screen->memoryBytes();
+    if (m_screen->compact())
+        qCDebug(lcSession) << "session" << m_id << "screen compacted:" << before << "->" << m_screen->memoryBytes()
+                           << "bytes";
+    else
+        qCDebug(lcSession) << "session" << m_id << "screen not compacted (a rebuild would not be exact)";
 }
 
 bool Session::sendInput(Viewer *from, const char *data, qsizetype size)

@@ -274,42 +274,56 @@ export function createNotifier(o) {
 // Notify next and Mute for the open session
 
 /**
- * Adds Notify next and Mute to the terminal's tools (over the terminal, beside
- * Rename) and returns update(session): shows them for `session` (a SESSION,
- * or null for none) and its `notify` (aria-pressed).
+ * Adds Notify next and Mute to the terminal's tools (over the terminal,
+ * beside Rename; from 1000 px) and, for narrower windows, under the session
+ * list ("This session:", commands.css shows one pair or the other), and
+ * returns update(session): shows them for `session` (a SESSION, or null for
+ * none) and its `notify` (aria-pressed).
  * @param {(id: string, notify: {muted?: boolean, next?: boolean}) => Promise<void>} patch
  */
 export function createNotifyButtons(patch) {
-  const tools = document.querySelector('.term-tools');
-  const next = el('button', 'small notify-next', 'Notify next');
-  next.type = 'button';
-  next.id = 'notify-next';
-  next.title = 'Notify me when the next command in this session finishes (or the session exits), even if it is quick';
-  const mute = el('button', 'small notify-mute', 'Mute');
-  mute.type = 'button';
-  mute.id = 'notify-mute';
-  mute.title = 'No notifications from this session (but the one Notify next asks for)';
-  if (tools) tools.prepend(next, mute);
   let shown = null;
   const pressed = (b) => b.getAttribute('aria-pressed') === 'true';
-  next.addEventListener('click', async () => {
-    if (!shown) return;
-    const on = !pressed(next);
-    if (on) await askNotificationPermission(); // once: a click is when a browser may ask
-    await patch(shown.id, { next: on });
-  });
-  mute.addEventListener('click', async () => {
-    if (!shown) return;
-    await patch(shown.id, { muted: !pressed(mute) });
-  });
+  const pair = () => {
+    const next = el('button', 'small notify-next', 'Notify next');
+    next.type = 'button';
+    next.title = 'Notify me when the next command in this session finishes (or the session exits), even if it is quick';
+    const mute = el('button', 'small notify-mute', 'Mute');
+    mute.type = 'button';
+    mute.title = 'No notifications from this session (but the one Notify next asks for)';
+    next.addEventListener('click', async () => {
+      if (!shown) return;
+      const on = !pressed(next);
+      if (on) await askNotificationPermission(); // once: a click is when a browser may ask
+      await patch(shown.id, { next: on });
+    });
+    mute.addEventListener('click', async () => {
+      if (!shown) return;
+      await patch(shown.id, { muted: !pressed(mute) });
+    });
+    return { next, mute };
+  };
+  const top = pair();
+  top.next.id = 'notify-next';
+  top.mute.id = 'notify-mute';
+  const tools = document.querySelector('.term-tools');
+  if (tools) tools.prepend(top.next, top.mute);
+  const side = pair();
+  const box = el('div', 'sidebar-notify');
+  box.append(el('span', '', 'This session:'), side.next, side.mute);
+  const list = $('session-list');
+  if (list) list.after(box);
   return (s) => {
     shown = s && s.state !== 'exited' && s.notify ? s : null;
-    next.hidden = !shown;
-    mute.hidden = !shown;
-    if (!shown) return;
-    next.setAttribute('aria-pressed', String(!!s.notify.next));
-    mute.setAttribute('aria-pressed', String(!!s.notify.muted));
-    next.textContent = s.notify.next ? 'Notifying next' : 'Notify next';
-    mute.textContent = s.notify.muted ? 'Muted' : 'Mute';
+    box.hidden = !shown;
+    for (const { next, mute } of [top, side]) {
+      next.hidden = !shown;
+      mute.hidden = !shown;
+      if (!shown) continue;
+      next.setAttribute('aria-pressed', String(!!s.notify.next));
+      mute.setAttribute('aria-pressed', String(!!s.notify.muted));
+      next.textContent = s.notify.next ? 'Notifying next' : 'Notify next';
+      mute.textContent = s.notify.muted ? 'Muted' : 'Mute';
+    }
   };
 }

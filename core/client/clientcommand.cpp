@@ -120,6 +120,42 @@ QString expiresText(const QJsonObject &s)
     return QStringLiteral("%1h%2m").arg(secs / 3600).arg((secs % 3600) / 60, 2, 10, QLatin1Char('0'));
 }
 
+/// A duration in whole seconds as "45s", "12m" or "2h05m".
+QString durationText(qint64 secs)
+{
+    if (secs < 60)
+        return QStringLiteral("%1s").arg(qMax<qint64>(0, secs));
+    if (secs < 3600)
+        return QStringLiteral("%1m").arg(secs / 60);
+    return QStringLiteral("%1h%2m").arg(secs / 3600).arg((secs % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+/// The running or last command of the session's shell and its status
+/// (the SESSION's `shell`, docs/protocol.md "Commands and notifications"):
+/// "run 12m: make -j8" while it runs, "exit 2: make -j8" once it ended
+/// ("done: ..." without a status), "idle" at a first prompt, "-" without
+/// shell integration.
+QString shellText(const QJsonObject &s)
+{
+    const QJsonObject shell = s.value(QStringLiteral("shell")).toObject();
+    const QString state = shell.value(QStringLiteral("state")).toString();
+    if (state.isEmpty() || state == QLatin1String("unknown"))
+        return QStringLiteral("-");
+    const QJsonValue last = shell.value(QStringLiteral("command"));
+    if (!last.isObject())
+        return state == QLatin1String("running") ? QStringLiteral("run") : QStringLiteral("idle");
+    const QJsonObject c = last.toObject();
+    QString status;
+    if (c.value(QStringLiteral("running")).toBool())
+        status = QStringLiteral("run ") + durationText(qint64(c.value(QStringLiteral("duration_ms")).toDouble() / 1000));
+    else if (c.value(QStringLiteral("exit_status")).isDouble())
+        status = QStringLiteral("exit %1").arg(c.value(QStringLiteral("exit_status")).toInt());
+    else
+        status = QStringLiteral("done");
+    const QString line = c.value(QStringLiteral("command_line")).toString();
+    return line.isEmpty() ? status : status + QStringLiteral(": ") + line;
+}
+
 /// The program in front of the session's terminal ("vim"), "-" when none.
 QString programText(const QJsonObject &s)
 {
@@ -196,19 +232,23 @@ QString alignedColumns(QList<QStringList> rows)
 
 /// The `tether list` table. The last column (COMMAND/TITLE) is cut to what
 /// is left of `columns` (the terminal's width) after the other columns, at
-/// least kMinLastColumn, or at kMaxLastColumn characters when `columns` is 0
+/// least kMinLastColumn (its header's width), or at kMaxLastColumn characters when `columns` is 0
 /// (not a terminal): a program may set a 4096-byte title
 /// (TerminalState::kMaxTitle), which filled whole screens. NAME is cut at
-/// kMaxName characters (a long name widened it without limit). In a
+/// kMaxName characters (a long name widened it without limit), SHELL (the
+/// running or last command and its status, shellText()) at kMaxShell, so
+/// that ID, a 24-character NAME, STATE, SHELL and the last column still fit
+/// 80 columns. In a
 /// terminal too narrow for every column, VIEWERS, EXPIRES, SIZE, PROGRAM,
-/// ATTACHED and STATE are left out, in that order, until the table fits:
-/// at 80 columns lines were 87-91 characters and wrapped (issue 29); ID,
-/// NAME and COMMAND/TITLE always stay.
+/// ATTACHED, SHELL and STATE are left out, in that order, until the table
+/// fits: at 80 columns lines were 87-91 characters and wrapped (issue 29);
+/// ID, NAME and COMMAND/TITLE always stay.
 QString table(const QJsonArray &sessions, int columns)
 {
-    constexpr int kMinLastColumn = 10;
+    constexpr int kMinLastColumn = 13; // "COMMAND/TITLE" whole
     constexpr int kMaxLastColumn = 200;
     constexpr int kMaxName = 24;
+    constexpr int kMaxShell = 20;
     QStringList ids;
     for (const QJsonValue &v : sessions)
         ids << v.toObject().value(QStringLiteral("id")).toString();
@@ -216,7 +256,7 @@ QString table(const QJsonArray &sessions, int columns)
     QList<QStringList> rows;
     rows << QStringList{QStringLiteral("ID"), QStringLiteral("NAME"), QStringLiteral("STATE"), QStringLiteral("ATTACHED"),
                         QStringLiteral("VIEWERS"), QStringLiteral("EXPIRES"), QStringLiteral("SIZE"), QStringLiteral("PROGRAM"),
-                        QStringLiteral("COMMAND/TITLE")};
+                        QStringLiteral("SHELL"), QStringLiteral("COMMAND/TITLE")};
     for (const QJsonValue &v : sessions) {
         const QJsonObject s = v.toObject();
         const bool attached = s.value(QStringLiteral("attached")).toBool();
@@ -225,11 +265,14 @@ QString table(const QJsonArray &sessions, int columns)
                                      : QStringLiteral("no"),
                             QString::number(s.value(QStringLiteral("viewers")).toInt()), expiresText(s),
                             QStringLiteral("%1x%2").arg(s.value(QStringLiteral("cols")).toInt()).arg(s.value(QStringLiteral("rows")).toInt()),
-                            programText(s), commandText(s)};
+                            programText(s), shellText(s), commandText(s)};
     }
     escapeCells(rows); // before the widths: what is measured is what is shown
-    for (QStringList &r : rows)
+    const int shellColumn = int(rows.first().indexOf(QLatin1String("SHELL")));
+    for (QStringList &r : rows) {
         r[1] = ellipsize(r[1], kMaxName); // NAME
+        r[shellColumn] = ellipsize(r[shellColumn], kMaxShell);
+    }
     QVector<int> widths(rows.first().size(), 0);
     for (const QStringList &r : rows)
         for (int c = 0; c < r.size(); ++c)
@@ -243,7 +286,7 @@ QString table(const QJsonArray &sessions, int columns)
     };
     int lastLimit = kMaxLastColumn;
     if (columns > 0) {
-        for (const char *header : {"VIEWERS", "EXPIRES", "SIZE", "PROGRAM", "ATTACHED", "STATE"}) {
+        for (const char *header : {"VIEWERS", "EXPIRES", "SIZE", "PROGRAM", "ATTACHED", "SHELL", "STATE"}) {
             if (usedBy(widths) + kMinLastColumn <= columns)
                 break;
             const int drop = int(rows.first().indexOf(QLatin1String(header)));

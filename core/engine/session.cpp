@@ -246,11 +246,40 @@ void Session::onOutput(const char *data, qsizetype size)
 
 // --- commands and notifications ------------------------------------------------
 
+void Session::setNotifySettings(const NotifySettings &settings)
+{
+    if (settings == m_notifySettings)
+        return;
+    m_notifySettings = settings;
+    Q_EMIT notifySettingsChanged();
+}
+
+bool Session::takeNextRequest()
+{
+    if (!m_notifySettings.next)
+        return false;
+    m_notifySettings.next = false;
+    Q_EMIT notifySettingsChanged();
+    return true;
+}
+
+void Session::commandEnded(const CommandRecord &c, bool watched)
+{
+    Q_EMIT commandFinished(c);
+    const bool requested = takeNextRequest();
+    if (!requested && (m_notifySettings.muted || c.endMs - c.startMs < m_notifyAfterMs))
+        return;
+    const QString text = c.commandLine.isEmpty() ? QStringLiteral("command finished") : c.commandLine;
+    Q_EMIT notify(QStringLiteral("command"), text, watched, requested, c);
+}
+
 void Session::onShellMark(const ShellMark &mark)
 {
     const qint64 now = nowMs();
     const bool watched = viewerCount() > 0;
     if (mark.kind == ShellMark::Bell || mark.kind == ShellMark::Notify) {
+        if (m_notifySettings.muted)
+            return;
         NotifyBucket &b = m_notifyBuckets[mark.kind == ShellMark::Bell ? 0 : 1];
         const qint64 mono = monotonicMs();
         if (b.atMs != 0)
@@ -265,7 +294,7 @@ void Session::onShellMark(const ShellMark &mark)
             text.replace(QLatin1Char(';'), QStringLiteral(": ")); // 777's "title;body"
         }
         Q_EMIT notify(mark.kind == ShellMark::Bell ? QStringLiteral("bell") : QStringLiteral("message"), text,
-                      watched, CommandRecord());
+                      watched, false, CommandRecord());
         return;
     }
     switch (m_commands.apply(mark, now)) {
@@ -276,19 +305,12 @@ void Session::onShellMark(const ShellMark &mark)
         return;
     case CommandLog::Change::Started:
         if (m_commands.finishedBefore())
-            Q_EMIT commandFinished(*m_commands.finishedBefore());
+            commandEnded(*m_commands.finishedBefore(), watched);
         Q_EMIT commandStarted(*m_commands.last());
         return;
-    case CommandLog::Change::Finished: {
-        const CommandRecord c = *m_commands.last();
-        Q_EMIT commandFinished(c);
-        if (c.endMs - c.startMs >= m_notifyAfterMs) {
-            const QString text = c.commandLine.isEmpty() ? QStringLiteral("command finished")
-                                                         : c.commandLine;
-            Q_EMIT notify(QStringLiteral("command"), text, watched, c);
-        }
+    case CommandLog::Change::Finished:
+        commandEnded(*m_commands.last(), watched);
         return;
-    }
     }
 }
 
@@ -645,10 +667,13 @@ void Session::onFinished(const ExitStatus &status)
     if (m_commands.endRunning(nowMs(), m_ring.endOffset(), status.signaled ? 128 + status.signal : status.code))
         Q_EMIT commandFinished(*m_commands.last());
     Q_EMIT exited(status);
-    Q_EMIT notify(QStringLiteral("exit"),
-                  status.signaled ? QStringLiteral("killed by signal %1").arg(status.signal)
-                                  : QStringLiteral("exited with code %1").arg(status.code),
-                  watched, CommandRecord());
+    // The exit says it: a `next` request still waiting is answered by it.
+    const bool requested = takeNextRequest();
+    if (requested || !m_notifySettings.muted)
+        Q_EMIT notify(QStringLiteral("exit"),
+                      status.signaled ? QStringLiteral("killed by signal %1").arg(status.signal)
+                                      : QStringLiteral("exited with code %1").arg(status.code),
+                      watched, requested, CommandRecord());
 }
 
 void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request)
@@ -1064,6 +1089,8 @@ Handover::SessionRecord Session::handover() const
     r.marginResets = m_marginResets;
     r.outputHold = m_hold;
     r.commands = m_commands.save();
+    r.notifyMuted = m_notifySettings.muted;
+    r.notifyNext = m_notifySettings.next;
     // An outrun screen paused by a flood (its offset already left the ring)
     // is not handed over: the successor could not parse on from it, and the
     // reader refuses the whole state for an offset outside the ring. The
@@ -1132,6 +1159,8 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     s->m_marginResets = r.marginResets;
     if (!r.commands.isEmpty() && !s->m_commands.restore(r.commands))
         qCWarning(lcSession) << "session" << r.id << "command list not readable: starts empty";
+    s->m_notifySettings.muted = r.notifyMuted;
+    s->m_notifySettings.next = r.notifyNext;
     s->m_normalChangedAt = s->m_ring.endOffset(); // unknown before: not kept on an outrun
     s->m_sizes = {SizeChange{r.ringStart, r.pty.cols, r.pty.rows}};
     const Handover::ScreenRecord &sc = r.screen;

@@ -444,6 +444,23 @@ public:
     static constexpr int kNotifyBurst = 5;
     static constexpr qint64 kNotifyIntervalMs = 1000;
 
+    /// The session's own notification settings (docs/protocol.md §4,
+    /// "Commands and notifications"; `PATCH /api/sessions/{id}`), kept
+    /// across a restart in place.
+    struct NotifySettings {
+        /// No notify() at all for this session, but the one `next` asks for.
+        bool muted = false;
+        /// The next command that ends (whatever its duration), or the
+        /// session's exit if that comes first, notifies with `requested`
+        /// set, even when muted; then this clears itself.
+        bool next = false;
+        bool operator==(const NotifySettings &o) const { return muted == o.muted && next == o.next; }
+        bool operator!=(const NotifySettings &o) const { return !(*this == o); }
+    };
+    NotifySettings notifySettings() const { return m_notifySettings; }
+    /// Replaces them; emits notifySettingsChanged() when they differ.
+    void setNotifySettings(const NotifySettings &settings);
+
 Q_SIGNALS:
     void titleChanged(const QString &title);
     /// setName() changed the name (empty: cleared).
@@ -470,7 +487,13 @@ Q_SIGNALS:
     /// command that ran >= setNotifyAfterMs() ended; `record` is it),
     /// "bell" (BEL), "message" (OSC 9, 777;notify, 99: `text`), "exit" (the
     /// session's process exited). `watched`: a viewer was attached.
-    void notify(const QString &kind, const QString &text, bool watched, const Tether::CommandRecord &record);
+    /// `requested`: NotifySettings::next asked for it (a command of any
+    /// duration, or the exit). Nothing is emitted while NotifySettings::muted
+    /// but what `next` asked for.
+    void notify(const QString &kind, const QString &text, bool watched, bool requested,
+                const Tether::CommandRecord &record);
+    /// setNotifySettings() changed them, or a requested notify() cleared `next`.
+    void notifySettingsChanged();
 
 private:
     // The screen (see hasScreen()).
@@ -622,6 +645,13 @@ private:
     MarkSink m_markSink;
     CommandLog m_commands;
     qint64 m_notifyAfterMs = kDefaultNotifyAfterMs;
+    NotifySettings m_notifySettings;
+    /// A command ended (D, or a C or A while it ran): notify() when it ran
+    /// long enough or `next` asked for it.
+    void commandEnded(const CommandRecord &record, bool watched);
+    /// Takes NotifySettings::next: true (and clears it, emitting
+    /// notifySettingsChanged()) when it was set.
+    bool takeNextRequest();
     /// The token buckets of bells [0] and messages [1]: tokens, and when
     /// they were last counted (monotonic ms).
     struct NotifyBucket {

@@ -1076,23 +1076,46 @@ void Server::patchSession(HttpConnection *c, const QString &id)
         c->respondError(400, QStringLiteral("body must be a JSON object"));
         return;
     }
-    const QJsonValue name = doc.object().value(QStringLiteral("name"));
-    if (name.isUndefined()) {
-        // Nothing else can change yet: a body without it is a mistake, not a no-op.
-        c->respondError(400, QStringLiteral("nothing to change: the body has no \"name\""));
+    const QJsonObject body = doc.object();
+    const QJsonValue name = body.value(QStringLiteral("name"));
+    const QJsonValue notify = body.value(QStringLiteral("notify"));
+    if (name.isUndefined() && notify.isUndefined()) {
+        // A body with nothing known to change is a mistake, not a no-op.
+        c->respondError(400, QStringLiteral("nothing to change: the body has no \"name\" and no \"notify\""));
         return;
     }
-    if (!name.isString() && !name.isNull()) {
+    if (!name.isUndefined() && !name.isString() && !name.isNull()) {
         c->respondError(400, QStringLiteral("name must be a string or null"));
         return;
     }
-    SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
-    QString errorText;
-    if (!m_registry->rename(s, name.toString(), &error, &errorText)) {
-        c->respondError(nameErrorStatus(error), errorText);
-        return;
+    // Every field is checked before anything changes: a bad body changes nothing.
+    Session::NotifySettings settings = s->notifySettings();
+    if (!notify.isUndefined()) {
+        if (!notify.isObject()) {
+            c->respondError(400, QStringLiteral("notify must be an object: {\"muted\": true|false, \"next\": true|false}"));
+            return;
+        }
+        const QJsonObject n = notify.toObject();
+        for (const QString &field : {QStringLiteral("muted"), QStringLiteral("next")}) {
+            const QJsonValue v = n.value(field);
+            if (!v.isUndefined() && !v.isBool()) {
+                c->respondError(400, QStringLiteral("notify.%1 must be true or false").arg(field));
+                return;
+            }
+        }
+        settings.muted = n.value(QStringLiteral("muted")).toBool(settings.muted);
+        settings.next = n.value(QStringLiteral("next")).toBool(settings.next);
     }
-    qCInfo(lcServer) << "session renamed:" << s->id();
+    if (!name.isUndefined()) {
+        SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
+        QString errorText;
+        if (!m_registry->rename(s, name.toString(), &error, &errorText)) {
+            c->respondError(nameErrorStatus(error), errorText);
+            return;
+        }
+        qCInfo(lcServer) << "session renamed:" << s->id();
+    }
+    s->setNotifySettings(settings);
     c->respondJson(200, sessionToJson(s, m_registry));
 }
 
@@ -1359,7 +1382,7 @@ void Server::sendCommandEvent(Session *s, const CommandRecord &record, bool fini
     writeEvent("event: command\ndata: " + QJsonDocument(o).toJson(QJsonDocument::Compact) + "\n\n");
 }
 
-void Server::sendNotifyEvent(Session *s, const QString &kind, const QString &text, bool watched,
+void Server::sendNotifyEvent(Session *s, const QString &kind, const QString &text, bool watched, bool requested,
                              const CommandRecord &record)
 {
     if (m_eventStreams.isEmpty())
@@ -1370,6 +1393,7 @@ void Server::sendNotifyEvent(Session *s, const QString &kind, const QString &tex
     o.insert(QStringLiteral("kind"), kind);
     o.insert(QStringLiteral("text"), text);
     o.insert(QStringLiteral("watched"), watched);
+    o.insert(QStringLiteral("requested"), requested);
     o.insert(QStringLiteral("command"), record.id ? QJsonValue(commandToJson(record)) : QJsonValue(QJsonValue::Null));
     writeEvent("event: notify\ndata: " + QJsonDocument(o).toJson(QJsonDocument::Compact) + "\n\n");
 }

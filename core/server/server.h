@@ -350,7 +350,7 @@ private:
     /// `event: command` and `event: notify` (docs/protocol.md §4, "Commands
     /// and notifications"): sent at once, not coalesced.
     void sendCommandEvent(Session *session, const CommandRecord &record, bool finished);
-    void sendNotifyEvent(Session *session, const QString &kind, const QString &text, bool watched,
+    void sendNotifyEvent(Session *session, const QString &kind, const QString &text, bool watched, bool requested,
                          const CommandRecord &record);
     /// POST /api/sessions/{id}/input.
     void sessionInput(HttpConnection *c, const QString &id);

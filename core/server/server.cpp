@@ -73,6 +73,9 @@ QByteArray contentTypeFor(const QString &path)
         return "image/png";
     if (suffix == QLatin1String("ico"))
         return "image/x-icon";
+    // The dashboard's web app manifest (W3C Web App Manifest, "Media type registration").
+    if (suffix == QLatin1String("webmanifest"))
+        return "application/manifest+json";
     if (suffix == QLatin1String("json") || suffix == QLatin1String("map"))
         return "application/json; charset=utf-8";
     if (suffix == QLatin1String("woff2"))

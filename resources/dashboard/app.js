@@ -39,6 +39,9 @@ import { initToolbar } from './toolbar.js';
 import { createShareDialog } from './sharedialog.js';
 import { createUpdateBar } from './update.js';
 import { createSidebar } from './sidebar.js';
+import { createKeyBar } from './keybar.js';
+import { initTouch } from './touch.js';
+import { createTiles, parseTilesHash, tilesHash } from './tiles.js';
 import {
   createCatchupNote, hideBanner, showBanner, showEndBanner, showShutdownBanner,
 } from './banner.js';
@@ -89,6 +92,24 @@ const search = createSearchBox({ view: () => state.current?.view ?? null, schedu
 const sidebar = createSidebar(scheduleFit);
 const catchup = createCatchupNote();
 const updateBar = createUpdateBar(api);
+/** Touch on the terminal (touch.js), wired by init(). */
+let touch = null;
+const keybar = createKeyBar({
+  term: () => {
+    if (state.current) return state.current.mode === 'control' ? state.current.view.term : null;
+    return tiles.term();
+  },
+  onLayout: scheduleFit,
+});
+/** The tiled view (#/tiles/...; tiles.js) and the address it shows. */
+const tiles = createTiles({
+  fontSize,
+  label: (id) => labelOf(id),
+  filterInput: keybar.filter,
+  onListShortcut: () => focusList(),
+  onFocus: () => {},
+});
+let tilesShown = '';
 const shareDialog = createShareDialog({
   api,
   unauthorized: () => state.conn.unauthorized,
@@ -110,6 +131,12 @@ window.tether = {
   get search() { return state.current ? state.current.view.search : null; },
   /** 'webgl' (the GPU renderer) or 'dom' (its fallback). */
   get renderer() { return state.current ? state.current.view.renderer : null; },
+  /** What touch did on the terminal (touch.js): counts of scrolls, wheel reports, taps... */
+  get touch() { return touch ? touch.stats() : null; },
+  /** The tiles shown (#/tiles/...): [{ id, term, attachment }]. */
+  get tiles() { return tiles.list(); },
+  /** The key bar's sticky modifiers: { Ctrl, Alt }, each 'off', 'once' or 'lock'. */
+  get keyModifiers() { return keybar.modifiers(); },
   /** The read-only link's view: { id }, or null. */
   get share() { return state.share; },
   /** The commands the open terminal's marks told (commandui.js). */
@@ -193,6 +220,7 @@ function applySessions(sessions) {
   const now = performance.now();
   state.sessions = new Map(sessions.map((s) => [s.id, { s, at: now }]));
   list();
+  tiles.relabel();
   const cur = state.current;
   if (cur) {
     const e = state.sessions.get(cur.id);
@@ -393,6 +421,7 @@ function openSession(id, mode, preparedView) {
     cur.view.term.focus();
     return;
   }
+  closeTiles();
   closeCurrent();
   hideBanner();
   const view = preparedView || newView(mode);
@@ -414,6 +443,7 @@ function openSession(id, mode, preparedView) {
     term: view.term,
     // A large buffer: the server's screen + 200 lines, not the whole ring.
     screenLines: screenReplayLines(e ? e.s : null),
+    filterInput: keybar.filter,
     // The pane's size with each attach: the session takes it before its
     // replay is drawn (a reattach from a smaller window is not garbled).
     attachSize: () => {
@@ -459,6 +489,7 @@ function openSession(id, mode, preparedView) {
     },
   });
   entry.attachment.start();
+  keybar.update();
   list();
   indicate();
   view.term.focus();
@@ -475,6 +506,7 @@ function closeCurrent() {
   document.body.classList.remove('watching', 'disconnected');
   setCurrentTitle('');
   hideBanner();
+  keybar.update();
   clearTab();
   list();
   indicate();
@@ -524,6 +556,7 @@ async function createSession(line) {
     return;
   }
   // Open the terminal first so the session starts at the pane's real size.
+  closeTiles();
   closeCurrent();
   hideBanner();
   const view = newView('control');
@@ -591,6 +624,12 @@ function route() {
     state.routeWaiting = true;
     return;
   }
+  const tileIds = parseTilesHash(location.hash);
+  if (tileIds) {
+    openTiles(tileIds);
+    return;
+  }
+  closeTiles();
   const target = parseHash(location.hash);
   if (target) {
     const r = resolveId(state.sessions, target.id);
@@ -615,6 +654,31 @@ function route() {
   }
 }
 
+/**
+ * The tiled view of these sessions (ids, names or prefixes, resolved as in
+ * #/s/): the open session closes; ambiguous ones are left out.
+ */
+function openTiles(ids) {
+  const resolved = [...new Set(ids.map((id) => resolveId(state.sessions, id)).filter((r) => r.id).map((r) => r.id))];
+  const hash = tilesHash(resolved);
+  if (hash !== location.hash) history.replaceState(null, '', hash);
+  if (tilesShown === hash) return;
+  closeCurrent();
+  hideBanner();
+  $('empty').hidden = true;
+  tilesShown = hash;
+  tiles.open(resolved);
+  keybar.update();
+  if (NARROW.matches) sidebar.set(false);
+}
+
+function closeTiles() {
+  if (!tilesShown) return;
+  tilesShown = '';
+  tiles.close();
+  keybar.update();
+}
+
 /** Keyboard: moves focus to the session list (the open session's entry first). */
 function focusList() {
   if (state.conn.unauthorized || state.share) return;
@@ -625,25 +689,44 @@ function focusList() {
 // Start
 
 function init() {
-  initToolbar({
+  const toolbar = initToolbar({
     onRename: () => { if (state.current) renameSession(state.current.id); },
     onShare: () => { if (state.current) shareDialog.open(state.current.id, labelOf(state.current.id)); },
     onFontSize: (px) => {
+      tiles.setFontSize(px);
       if (state.current) {
         state.current.view.term.options.fontSize = px;
         scheduleFit();
       }
     },
   });
+  touch = initTouch({
+    term: () => state.current?.view.term ?? null,
+    control: () => state.current?.mode === 'control',
+    previewFontSize: (px) => {
+      if (!state.current) return;
+      state.current.view.term.options.fontSize = px;
+      scheduleFit();
+    },
+    setFontSize: (px) => toolbar.setSize(px),
+  });
   initNotifications();
   $('new-form').addEventListener('submit', (e) => {
     e.preventDefault();
     createSession($('new-command').value);
   });
+  // Tile: the running sessions side by side, the open one first.
+  $('tile-view').addEventListener('click', () => {
+    const running = [...state.sessions.values()].filter((e) => e.s.state !== 'exited').map((e) => e.s.id);
+    const cur = state.current?.id;
+    const ids = [...new Set([cur, ...running].filter(Boolean))].slice(0, 4);
+    if (ids.length) location.hash = tilesHash(ids);
+  });
   $('empty-new').addEventListener('click', () => createSession($('new-command').value));
   $('sidebar-toggle').addEventListener('click', () => {
     sidebar.set(!sidebar.isOpen());
-    if (sidebar.isOpen()) $('new-command').focus();
+    // Not on a touch screen: the soft keyboard would open over the list.
+    if (sidebar.isOpen() && !matchMedia('(pointer: coarse)').matches) $('new-command').focus();
   });
   document.addEventListener('keydown', (e) => {
     if (isListShortcut(e)) {

@@ -173,6 +173,8 @@ export class Attachment {
    *   is drawn at this size; docs/protocol.md "Attaching at the viewer's
    *   size"), called as the socket is made; null or a size out of range:
    *   none is sent (the page resizes after `attached`, as before)
+   * @param {(data: string) => string} [o.filterInput] what xterm.js's onData
+   *   gives goes through this before it is sent (the key bar's modifiers)
    */
   constructor(o) {
     this.id = o.id;
@@ -218,7 +220,11 @@ export class Attachment {
     this.encoder = new TextEncoder();
 
     this.disposers = [
-      this.term.onData((data) => this.sendInput(this.encoder.encode(data))),
+      this.term.onData((data) => {
+        // The key bar's sticky Ctrl and Alt (keybar.js) apply to the next key typed.
+        const d = this.cb.filterInput ? this.cb.filterInput(data) : data;
+        this.sendInput(this.encoder.encode(d));
+      }),
       // onBinary carries non-UTF-8 mouse reports as a string of byte values.
       this.term.onBinary((data) => {
         const bytes = new Uint8Array(data.length);

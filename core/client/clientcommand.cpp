@@ -72,6 +72,10 @@ int runAsync(const std::function<void(std::function<void(int)>)> &body)
 
 QString stateText(const QJsonObject &s)
 {
+    // A record of a session its host did not end (docs/protocol.md, "Ended
+    // sessions"): "ended by reboot", "ended by crash", "ended by shutdown".
+    if (s.value(QStringLiteral("state")).toString() == QLatin1String("ended"))
+        return QStringLiteral("ended by ") + s.value(QStringLiteral("ended")).toString();
     if (s.value(QStringLiteral("state")).toString() != QLatin1String("exited"))
         return QStringLiteral("running");
     if (s.value(QStringLiteral("exit_code")).isDouble())
@@ -673,6 +677,40 @@ int killCommand(const QStringList &args)
         api.deleteResource(QStringLiteral("api/sessions/") + id, [&, done](const ApiReply &d) {
             done(d.status == 204 ? kExitOk : apiFailure(cmd, d));
         });
+    });
+}
+
+int reviveCommand(const QStringList &args)
+{
+    const QString cmd = QStringLiteral("revive");
+    QCommandLineParser parser;
+    Common common;
+    parser.setApplicationDescription(QStringLiteral(
+        "Starts an ended session again: a session that was still running when its Tether went\n"
+        "away without ending it (a reboot, a crash), which `tether list` shows as \"ended by\n"
+        "reboot\" (or crash, or shutdown). The same command runs in the same directory, its saved\n"
+        "screen and scrollback shown above a marker line. Prints the new session's id.\n"
+        "ID is the ended session's full id, its name, or a unique prefix of its id.\n\n"
+        "Exit status: 0 revived; 1 Tether not running, the session is not an ended one, its\n"
+        "command cannot start, or another error; 2 usage error (an ambiguous ID too); 4 no\n"
+        "session matches ID."));
+    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The ended session: its name, or a unique prefix of its id."));
+    int status = kExitOk;
+    ServerEndpoint ep;
+    if (!setUpSessionCommand(parser, common, cmd, args, 1, QStringLiteral("expected one session ID (see --help)"), &ep,
+                             &status))
+        return status;
+    ApiClient api(ep);
+    return withSession(api, cmd, parser.positionalArguments().first(), 0,
+                       [&](const QString &id, std::function<void(int)> done) {
+        api.post(QStringLiteral("api/sessions/") + id + QStringLiteral("/revive"), QByteArray(),
+                 [&, done](const ApiReply &r) {
+                     if (r.status != 201)
+                         return done(apiFailure(cmd, r));
+                     std::fprintf(stdout, "%s\n", qPrintable(r.json().value(QStringLiteral("id")).toString()));
+                     std::fflush(stdout);
+                     done(kExitOk);
+                 });
     });
 }
 
@@ -1365,7 +1403,7 @@ const char *clientCommandName(const char *arg)
 {
     if (!arg)
         return nullptr;
-    for (const char *c : {"attach", "list", "new", "kill", "rename", "share", "key", "restart", "wait", "send"}) {
+    for (const char *c : {"attach", "list", "new", "kill", "rename", "revive", "share", "key", "restart", "wait", "send"}) {
         if (std::strcmp(arg, c) == 0)
             return c;
     }
@@ -1405,6 +1443,8 @@ int clientMain(int argc, char **argv)
         return attachCommand(args);
     if (command == QLatin1String("rename"))
         return renameCommand(args);
+    if (command == QLatin1String("revive"))
+        return reviveCommand(args);
     if (command == QLatin1String("share"))
         return shareCommand(args);
     if (command == QLatin1String("key"))

@@ -429,6 +429,17 @@ void Session::setScreenEnabled(bool enabled)
     m_screenSynced = false;
 }
 
+void Session::ensureScreen(qsizetype parseNow)
+{
+    if (!m_screen && m_screenEnabled && m_ring.startOffset() >= m_screenRetryAt) {
+        m_answerRanges.clear(); // queries before now were never meant for it
+        createScreenAtStart();
+        scheduleScreen(0);
+    }
+    if (m_screen && parseNow > 0)
+        parseScreen(parseNow, std::numeric_limits<qint64>::max());
+}
+
 void Session::createScreenAtStart()
 {
     if (!m_screenEnabled)

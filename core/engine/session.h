@@ -324,6 +324,21 @@ public:
      */
     void setScreenEnabled(bool enabled);
     bool screenEnabled() const { return m_screenEnabled; }
+    /// Makes the server-side screen now when the session has none (and it is
+    /// enabled): it parses the retained output on its timer, off the output
+    /// path. For the saved record (SessionRecordStore), which needs what the
+    /// screen shows. Queries in the output before now go unanswered.
+    /// `parseNow` > 0: also parses up to that many bytes at once (the
+    /// host's shutdown, which cannot wait for the timer).
+    void ensureScreen(qsizetype parseNow = 0);
+    /**
+     * Output that did not come from the program, handled as if it had
+     * written it (ring, viewers, screen, title): a revived session's saved
+     * screen and marker line (SessionRecordStore, docs/protocol.md
+     * "Ended sessions"). Call right after start(), before the event loop
+     * reads the PTY, so that it comes first.
+     */
+    void injectOutput(const QByteArray &bytes) { onOutput(bytes.constData(), bytes.size()); }
     const Screen *screen() const { return m_screen.get(); }
     /// S: the offset the screen has parsed up to (ringStart <= S <= end); 0
     /// without a screen.

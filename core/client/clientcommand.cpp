@@ -72,6 +72,10 @@ int runAsync(const std::function<void(std::function<void(int)>)> &body)
 
 QString stateText(const QJsonObject &s)
 {
+    // A record of a session its host did not end (docs/protocol.md, "Ended
+    // sessions"): "ended by reboot", "ended by crash", "ended by shutdown".
+    if (s.value(QStringLiteral("state")).toString() == QLatin1String("ended"))
+        return QStringLiteral("ended by ") + s.value(QStringLiteral("ended")).toString();
     if (s.value(QStringLiteral("state")).toString() != QLatin1String("exited"))
         return QStringLiteral("running");
     if (s.value(QStringLiteral("exit_code")).isDouble())
@@ -118,6 +122,42 @@ QString expiresText(const QJsonObject &s)
     if (secs < 3600)
         return QStringLiteral("%1m").arg(secs / 60);
     return QStringLiteral("%1h%2m").arg(secs / 3600).arg((secs % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+/// A duration in whole seconds as "45s", "12m" or "2h05m".
+QString durationText(qint64 secs)
+{
+    if (secs < 60)
+        return QStringLiteral("%1s").arg(qMax<qint64>(0, secs));
+    if (secs < 3600)
+        return QStringLiteral("%1m").arg(secs / 60);
+    return QStringLiteral("%1h%2m").arg(secs / 3600).arg((secs % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+/// The running or last command of the session's shell and its status
+/// (the SESSION's `shell`, docs/protocol.md "Commands and notifications"):
+/// "run 12m: make -j8" while it runs, "exit 2: make -j8" once it ended
+/// ("done: ..." without a status), "idle" at a first prompt, "-" without
+/// shell integration.
+QString shellText(const QJsonObject &s)
+{
+    const QJsonObject shell = s.value(QStringLiteral("shell")).toObject();
+    const QString state = shell.value(QStringLiteral("state")).toString();
+    if (state.isEmpty() || state == QLatin1String("unknown"))
+        return QStringLiteral("-");
+    const QJsonValue last = shell.value(QStringLiteral("command"));
+    if (!last.isObject())
+        return state == QLatin1String("running") ? QStringLiteral("run") : QStringLiteral("idle");
+    const QJsonObject c = last.toObject();
+    QString status;
+    if (c.value(QStringLiteral("running")).toBool())
+        status = QStringLiteral("run ") + durationText(qint64(c.value(QStringLiteral("duration_ms")).toDouble() / 1000));
+    else if (c.value(QStringLiteral("exit_status")).isDouble())
+        status = QStringLiteral("exit %1").arg(c.value(QStringLiteral("exit_status")).toInt());
+    else
+        status = QStringLiteral("done");
+    const QString line = c.value(QStringLiteral("command_line")).toString();
+    return line.isEmpty() ? status : status + QStringLiteral(": ") + line;
 }
 
 /// The program in front of the session's terminal ("vim"), "-" when none.
@@ -196,19 +236,23 @@ QString alignedColumns(QList<QStringList> rows)
 
 /// The `tether list` table. The last column (COMMAND/TITLE) is cut to what
 /// is left of `columns` (the terminal's width) after the other columns, at
-/// least kMinLastColumn, or at kMaxLastColumn characters when `columns` is 0
+/// least kMinLastColumn (its header's width), or at kMaxLastColumn characters when `columns` is 0
 /// (not a terminal): a program may set a 4096-byte title
 /// (TerminalState::kMaxTitle), which filled whole screens. NAME is cut at
-/// kMaxName characters (a long name widened it without limit). In a
+/// kMaxName characters (a long name widened it without limit), SHELL (the
+/// running or last command and its status, shellText()) at kMaxShell, so
+/// that ID, a 24-character NAME, STATE, SHELL and the last column still fit
+/// 80 columns. In a
 /// terminal too narrow for every column, VIEWERS, EXPIRES, SIZE, PROGRAM,
-/// ATTACHED and STATE are left out, in that order, until the table fits:
-/// at 80 columns lines were 87-91 characters and wrapped (issue 29); ID,
-/// NAME and COMMAND/TITLE always stay.
+/// ATTACHED, SHELL and STATE are left out, in that order, until the table
+/// fits: at 80 columns lines were 87-91 characters and wrapped (issue 29);
+/// ID, NAME and COMMAND/TITLE always stay.
 QString table(const QJsonArray &sessions, int columns)
 {
-    constexpr int kMinLastColumn = 10;
+    constexpr int kMinLastColumn = 13; // "COMMAND/TITLE" whole
     constexpr int kMaxLastColumn = 200;
     constexpr int kMaxName = 24;
+    constexpr int kMaxShell = 20;
     QStringList ids;
     for (const QJsonValue &v : sessions)
         ids << v.toObject().value(QStringLiteral("id")).toString();
@@ -216,7 +260,7 @@ QString table(const QJsonArray &sessions, int columns)
     QList<QStringList> rows;
     rows << QStringList{QStringLiteral("ID"), QStringLiteral("NAME"), QStringLiteral("STATE"), QStringLiteral("ATTACHED"),
                         QStringLiteral("VIEWERS"), QStringLiteral("EXPIRES"), QStringLiteral("SIZE"), QStringLiteral("PROGRAM"),
-                        QStringLiteral("COMMAND/TITLE")};
+                        QStringLiteral("SHELL"), QStringLiteral("COMMAND/TITLE")};
     for (const QJsonValue &v : sessions) {
         const QJsonObject s = v.toObject();
         const bool attached = s.value(QStringLiteral("attached")).toBool();
@@ -225,11 +269,14 @@ QString table(const QJsonArray &sessions, int columns)
                                      : QStringLiteral("no"),
                             QString::number(s.value(QStringLiteral("viewers")).toInt()), expiresText(s),
                             QStringLiteral("%1x%2").arg(s.value(QStringLiteral("cols")).toInt()).arg(s.value(QStringLiteral("rows")).toInt()),
-                            programText(s), commandText(s)};
+                            programText(s), shellText(s), commandText(s)};
     }
     escapeCells(rows); // before the widths: what is measured is what is shown
-    for (QStringList &r : rows)
+    const int shellColumn = int(rows.first().indexOf(QLatin1String("SHELL")));
+    for (QStringList &r : rows) {
         r[1] = ellipsize(r[1], kMaxName); // NAME
+        r[shellColumn] = ellipsize(r[shellColumn], kMaxShell);
+    }
     QVector<int> widths(rows.first().size(), 0);
     for (const QStringList &r : rows)
         for (int c = 0; c < r.size(); ++c)
@@ -243,7 +290,7 @@ QString table(const QJsonArray &sessions, int columns)
     };
     int lastLimit = kMaxLastColumn;
     if (columns > 0) {
-        for (const char *header : {"VIEWERS", "EXPIRES", "SIZE", "PROGRAM", "ATTACHED", "STATE"}) {
+        for (const char *header : {"VIEWERS", "EXPIRES", "SIZE", "PROGRAM", "ATTACHED", "SHELL", "STATE"}) {
             if (usedBy(widths) + kMinLastColumn <= columns)
                 break;
             const int drop = int(rows.first().indexOf(QLatin1String(header)));
@@ -490,6 +537,24 @@ int runAttach(const ServerEndpoint &ep, const QString &id, const QString &name, 
     return a.run();
 }
 
+/// `tether list --tsv`: a line per session, "ID\tNAME\tSTATE\tTITLE\n".
+/// Fields never hold a tab or a line break: ids are base64url, names have no
+/// control characters (the server refuses them), the state is a word, and the
+/// title goes through DisplayText::escape() (TAB is `\t`, LF `\n`). The
+/// shell completions read it (packaging/completions): a title raw in their
+/// descriptions turned zsh's and fish's menus backwards with U+202E.
+QString tsvLines(const QJsonArray &sessions)
+{
+    QString out;
+    for (const QJsonValue &v : sessions) {
+        const QJsonObject s = v.toObject();
+        out += s.value(QStringLiteral("id")).toString() + QLatin1Char('\t') + s.value(QStringLiteral("name")).toString()
+            + QLatin1Char('\t') + s.value(QStringLiteral("state")).toString() + QLatin1Char('\t')
+            + DisplayText::escape(s.value(QStringLiteral("title")).toString()) + QLatin1Char('\n');
+    }
+    return out;
+}
+
 int listCommand(const QStringList &args)
 {
     const QString cmd = QStringLiteral("list");
@@ -498,18 +563,27 @@ int listCommand(const QStringList &args)
     parser.setApplicationDescription(QStringLiteral("Lists the sessions of the running Tether server. Also `tether ls`, as in tmux."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print the API's JSON ({\"sessions\": [...]})."));
     parser.addOption(json);
+    const QCommandLineOption tsv(QStringLiteral("tsv"),
+                                 QStringLiteral("Print one session a line, for scripts and shell completion: id, name, state and title, "
+                                                "separated by tabs. The name is as it is typed (empty when none); the title is shown "
+                                                "as the table shows it (control, bidi and invisible characters escaped)."));
+    parser.addOption(tsv);
     int status = kExitOk;
     ServerEndpoint ep;
     if (!parse(parser, common, cmd, args, &status) || !endpoint(parser, common, cmd, &ep, &status))
         return status;
     if (!parser.positionalArguments().isEmpty())
         return fail(cmd, QStringLiteral("unexpected argument \"%1\"").arg(parser.positionalArguments().first()), kExitUsage);
+    if (parser.isSet(json) && parser.isSet(tsv))
+        return fail(cmd, QStringLiteral("--json and --tsv print the list in two ways: give one"), kExitUsage);
     ApiClient api(ep);
     return runAsync([&](std::function<void(int)> done) {
         api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
             if (r.status != 200)
                 return done(apiFailure(cmd, r));
-            if (parser.isSet(json)) {
+            if (parser.isSet(tsv)) {
+                std::fputs(tsvLines(r.json().value(QStringLiteral("sessions")).toArray()).toUtf8().constData(), stdout);
+            } else if (parser.isSet(json)) {
                 QByteArray body = r.body;
                 if (!body.endsWith('\n'))
                     body += '\n';
@@ -603,6 +677,40 @@ int killCommand(const QStringList &args)
         api.deleteResource(QStringLiteral("api/sessions/") + id, [&, done](const ApiReply &d) {
             done(d.status == 204 ? kExitOk : apiFailure(cmd, d));
         });
+    });
+}
+
+int reviveCommand(const QStringList &args)
+{
+    const QString cmd = QStringLiteral("revive");
+    QCommandLineParser parser;
+    Common common;
+    parser.setApplicationDescription(QStringLiteral(
+        "Starts an ended session again: a session that was still running when its Tether went\n"
+        "away without ending it (a reboot, a crash), which `tether list` shows as \"ended by\n"
+        "reboot\" (or crash, or shutdown). The same command runs in the same directory, its saved\n"
+        "screen and scrollback shown above a marker line. Prints the new session's id.\n"
+        "ID is the ended session's full id, its name, or a unique prefix of its id.\n\n"
+        "Exit status: 0 revived; 1 Tether not running, the session is not an ended one, its\n"
+        "command cannot start, or another error; 2 usage error (an ambiguous ID too); 4 no\n"
+        "session matches ID."));
+    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The ended session: its name, or a unique prefix of its id."));
+    int status = kExitOk;
+    ServerEndpoint ep;
+    if (!setUpSessionCommand(parser, common, cmd, args, 1, QStringLiteral("expected one session ID (see --help)"), &ep,
+                             &status))
+        return status;
+    ApiClient api(ep);
+    return withSession(api, cmd, parser.positionalArguments().first(), 0,
+                       [&](const QString &id, std::function<void(int)> done) {
+        api.post(QStringLiteral("api/sessions/") + id + QStringLiteral("/revive"), QByteArray(),
+                 [&, done](const ApiReply &r) {
+                     if (r.status != 201)
+                         return done(apiFailure(cmd, r));
+                     std::fprintf(stdout, "%s\n", qPrintable(r.json().value(QStringLiteral("id")).toString()));
+                     std::fflush(stdout);
+                     done(kExitOk);
+                 });
     });
 }
 
@@ -1295,7 +1403,7 @@ const char *clientCommandName(const char *arg)
 {
     if (!arg)
         return nullptr;
-    for (const char *c : {"attach", "list", "new", "kill", "rename", "share", "key", "restart", "wait", "send"}) {
+    for (const char *c : {"attach", "list", "new", "kill", "rename", "revive", "share", "key", "restart", "wait", "send"}) {
         if (std::strcmp(arg, c) == 0)
             return c;
     }
@@ -1335,6 +1443,8 @@ int clientMain(int argc, char **argv)
         return attachCommand(args);
     if (command == QLatin1String("rename"))
         return renameCommand(args);
+    if (command == QLatin1String("revive"))
+        return reviveCommand(args);
     if (command == QLatin1String("share"))
         return shareCommand(args);
     if (command == QLatin1String("key"))

@@ -90,6 +90,8 @@ QByteArray sessionMeta(const SessionRecord &s)
     w.i64(s.outputHold && *s.outputHold <= quint64(std::numeric_limits<qint64>::max()) ? qint64(*s.outputHold) : -1);
     // Appended after the hold: the command list (CommandLog::save()).
     w.bytes(s.commands);
+    // Appended after the command list: the notification settings' flags.
+    w.u32((s.notifyMuted ? 1u : 0u) | (s.notifyNext ? 2u : 0u));
     return w.take();
 }
 
@@ -216,6 +218,11 @@ bool decodeSession(ByteReader &r, quint32 version, SessionRecord *s, bool borrow
     }
     if (m.ok() && m.remaining() > 0)
         s->commands = m.bytes();
+    if (m.ok() && m.remaining() > 0) {
+        const quint32 flags = m.u32();
+        s->notifyMuted = flags & 1u;
+        s->notifyNext = flags & 2u;
+    }
     // Bytes past the fields known here were appended by a later build of the
     // same format version: skipped on purpose.
     if (!r.ok() || !m.ok()) {

@@ -121,6 +121,12 @@ struct SessionRecord {
     /// Session::commands(): CommandLog::save(), appended after outputHold;
     /// empty from a build without it (the list then starts empty).
     QByteArray commands;
+    /// Session::notifySettings() (muted, next). Appended after `commands`
+    /// as a u32 of flags (bit 0 muted, bit 1 next; other bits are for later
+    /// settings and ignored): a state from a build without it reads as
+    /// neither.
+    bool notifyMuted = false;
+    bool notifyNext = false;
 
     qsizetype ringSize() const
     {

@@ -237,9 +237,10 @@ void SessionRegistry::track(Session *s)
         Q_EMIT sessionCommand(s, c, true);
         Q_EMIT sessionChanged(s);
     });
+    connect(s, &Session::notifySettingsChanged, this, changed);
     connect(s, &Session::notify, this,
-            [this, s](const QString &kind, const QString &text, bool watched, const CommandRecord &c) {
-                Q_EMIT sessionNotify(s, kind, text, watched, c);
+            [this, s](const QString &kind, const QString &text, bool watched, bool requested, const CommandRecord &c) {
+                Q_EMIT sessionNotify(s, kind, text, watched, requested, c);
             });
 }
 

@@ -219,7 +219,7 @@ Q_SIGNALS:
     void sessionCommand(Tether::Session *session, const Tether::CommandRecord &record, bool finished);
     /// Session::notify() of `session`.
     void sessionNotify(Tether::Session *session, const QString &kind, const QString &text, bool watched,
-                       const Tether::CommandRecord &record);
+                       bool requested, const Tether::CommandRecord &record);
     void shutdownComplete();
 
 private:

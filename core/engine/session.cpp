@@ -80,6 +80,10 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     m_screenTimer.setSingleShot(true);
     m_screenTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_screenTimer, &QTimer::timeout, this, [this] { parseScreen(kScreenChunk, kScreenTurnUs); });
+    // Compaction of a detached idle session's screen (setScreenCompactDelay()).
+    m_compactTimer.setSingleShot(true);
+    m_compactTimer.setInterval(kScreenCompactMs);
+    connect(&m_compactTimer, &QTimer::timeout, this, &Session::compactScreen);
     // While flooding only: looks at the rate once per window, so that the
     // end of a flood is seen even when the output stops altogether.
     m_floodTimer.setInterval(int(FloodMeter::kWindowMs));
@@ -228,6 +232,8 @@ void Session::onOutput(const char *data, qsizetype size)
     // The screen's turn comes after the viewers have the bytes, and not in
     // this turn of the event loop (scheduleScreen(kScreenSettleMs)).
     scheduleScreen(kScreenSettleMs);
+    if (m_screen && viewerCount() == 0)
+        m_compactTimer.start();
 
     if (m_head.titleSerial() != m_titleSerial) {
         m_titleSerial = m_head.titleSerial();
@@ -240,11 +246,40 @@ void Session::onOutput(const char *data, qsizetype size)
 
 // --- commands and notifications ------------------------------------------------
 
+void Session::setNotifySettings(const NotifySettings &settings)
+{
+    if (settings == m_notifySettings)
+        return;
+    m_notifySettings = settings;
+    Q_EMIT notifySettingsChanged();
+}
+
+bool Session::takeNextRequest()
+{
+    if (!m_notifySettings.next)
+        return false;
+    m_notifySettings.next = false;
+    Q_EMIT notifySettingsChanged();
+    return true;
+}
+
+void Session::commandEnded(const CommandRecord &c, bool watched)
+{
+    Q_EMIT commandFinished(c);
+    const bool requested = takeNextRequest();
+    if (!requested && (m_notifySettings.muted || c.endMs - c.startMs < m_notifyAfterMs))
+        return;
+    const QString text = c.commandLine.isEmpty() ? QStringLiteral("command finished") : c.commandLine;
+    Q_EMIT notify(QStringLiteral("command"), text, watched, requested, c);
+}
+
 void Session::onShellMark(const ShellMark &mark)
 {
     const qint64 now = nowMs();
     const bool watched = viewerCount() > 0;
     if (mark.kind == ShellMark::Bell || mark.kind == ShellMark::Notify) {
+        if (m_notifySettings.muted)
+            return;
         NotifyBucket &b = m_notifyBuckets[mark.kind == ShellMark::Bell ? 0 : 1];
         const qint64 mono = monotonicMs();
         if (b.atMs != 0)
@@ -259,7 +294,7 @@ void Session::onShellMark(const ShellMark &mark)
             text.replace(QLatin1Char(';'), QStringLiteral(": ")); // 777's "title;body"
         }
         Q_EMIT notify(mark.kind == ShellMark::Bell ? QStringLiteral("bell") : QStringLiteral("message"), text,
-                      watched, CommandRecord());
+                      watched, false, CommandRecord());
         return;
     }
     switch (m_commands.apply(mark, now)) {
@@ -270,19 +305,12 @@ void Session::onShellMark(const ShellMark &mark)
         return;
     case CommandLog::Change::Started:
         if (m_commands.finishedBefore())
-            Q_EMIT commandFinished(*m_commands.finishedBefore());
+            commandEnded(*m_commands.finishedBefore(), watched);
         Q_EMIT commandStarted(*m_commands.last());
         return;
-    case CommandLog::Change::Finished: {
-        const CommandRecord c = *m_commands.last();
-        Q_EMIT commandFinished(c);
-        if (c.endMs - c.startMs >= m_notifyAfterMs) {
-            const QString text = c.commandLine.isEmpty() ? QStringLiteral("command finished")
-                                                         : c.commandLine;
-            Q_EMIT notify(QStringLiteral("command"), text, watched, c);
-        }
+    case CommandLog::Change::Finished:
+        commandEnded(*m_commands.last(), watched);
         return;
-    }
     }
 }
 
@@ -399,6 +427,17 @@ void Session::setScreenEnabled(bool enabled)
     m_screenTimer.stop();
     m_screenOffset = 0;
     m_screenSynced = false;
+}
+
+void Session::ensureScreen(qsizetype parseNow)
+{
+    if (!m_screen && m_screenEnabled && m_ring.startOffset() >= m_screenRetryAt) {
+        m_answerRanges.clear(); // queries before now were never meant for it
+        createScreenAtStart();
+        scheduleScreen(0);
+    }
+    if (m_screen && parseNow > 0)
+        parseScreen(parseNow, std::numeric_limits<qint64>::max());
 }
 
 void Session::createScreenAtStart()
@@ -639,10 +678,13 @@ void Session::onFinished(const ExitStatus &status)
     if (m_commands.endRunning(nowMs(), m_ring.endOffset(), status.signaled ? 128 + status.signal : status.code))
         Q_EMIT commandFinished(*m_commands.last());
     Q_EMIT exited(status);
-    Q_EMIT notify(QStringLiteral("exit"),
-                  status.signaled ? QStringLiteral("killed by signal %1").arg(status.signal)
-                                  : QStringLiteral("exited with code %1").arg(status.code),
-                  watched, CommandRecord());
+    // The exit says it: a `next` request still waiting is answered by it.
+    const bool requested = takeNextRequest();
+    if (requested || !m_notifySettings.muted)
+        Q_EMIT notify(QStringLiteral("exit"),
+                      status.signaled ? QStringLiteral("killed by signal %1").arg(status.signal)
+                                      : QStringLiteral("exited with code %1").arg(status.code),
+                      watched, requested, CommandRecord());
 }
 
 void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request)
@@ -652,6 +694,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         return;
     if (viewer == m_control || m_watchers.contains(viewer))
         detach(viewer);
+    m_compactTimer.stop(); // a compact screen is rebuilt by its first use below
 
     if (mode == ViewerMode::Control && m_control) {
         Viewer *old = m_control;
@@ -833,7 +876,36 @@ void Session::detach(Viewer *viewer)
         return;
     updateDetached();
     updatePause();
+    if (m_screen && viewerCount() == 0)
+        m_compactTimer.start();
     Q_EMIT viewersChanged();
+}
+
+void Session::setScreenCompactDelay(int ms)
+{
+    m_compactTimer.setInterval(std::max(0, ms));
+}
+
+bool Session::screenCompact() const
+{
+    return m_screen && m_screen->isCompact();
+}
+
+void Session::compactScreen()
+{
+    if (!m_screen || viewerCount() > 0)
+        return;
+    if (m_screenOffset < m_ring.endOffset() || m_flood.flooding() || m_screenTimer.isActive()) {
+        // Still parsing: once it has caught up.
+        m_compactTimer.start();
+        return;
+    }
+    const qsizetype before = m_screen->memoryBytes();
+    if (m_screen->compact())
+        qCDebug(lcSession) << "session" << m_id << "screen compacted:" << before << "->" << m_screen->memoryBytes()
+                           << "bytes";
+    else
+        qCDebug(lcSession) << "session" << m_id << "screen not compacted (a rebuild would not be exact)";
 }
 
 bool Session::sendInput(Viewer *from, const char *data, qsizetype size)
@@ -1028,6 +1100,8 @@ Handover::SessionRecord Session::handover() const
     r.marginResets = m_marginResets;
     r.outputHold = m_hold;
     r.commands = m_commands.save();
+    r.notifyMuted = m_notifySettings.muted;
+    r.notifyNext = m_notifySettings.next;
     // An outrun screen paused by a flood (its offset already left the ring)
     // is not handed over: the successor could not parse on from it, and the
     // reader refuses the whole state for an offset outside the ring. The
@@ -1096,6 +1170,8 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     s->m_marginResets = r.marginResets;
     if (!r.commands.isEmpty() && !s->m_commands.restore(r.commands))
         qCWarning(lcSession) << "session" << r.id << "command list not readable: starts empty";
+    s->m_notifySettings.muted = r.notifyMuted;
+    s->m_notifySettings.next = r.notifyNext;
     s->m_normalChangedAt = s->m_ring.endOffset(); // unknown before: not kept on an outrun
     s->m_sizes = {SizeChange{r.ringStart, r.pty.cols, r.pty.rows}};
     const Handover::ScreenRecord &sc = r.screen;

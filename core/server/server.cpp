@@ -14,6 +14,7 @@
 #include "runtimefile.h"
 #include "serversocket.h"
 #include "sessionjson.h"
+#include "sessionrecordstore.h"
 #include "sharestore.h"
 #include "spawnrequest.h"
 #include "tlscontext.h"
@@ -500,7 +501,7 @@ void Server::onAccepted(qintptr fd)
     }
     // TCP_NODELAY (tcp(7)): a terminal sends small writes (an echo, then
     // the command's output) that Nagle's algorithm would hold until the
-    // peer's delayed ACK, ~40 ms each (pitfalls.md, "Nagle"). Bulk output
+    // peer's delayed ACK, ~40 ms each (RFC 896; RFC 1122 4.2.3.2). Bulk output
     // is unaffected: Qt still writes whole buffers per syscall.
     socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     // The bound is on connections still in their request/response:
@@ -956,7 +957,7 @@ void Server::serveApi(HttpConnection *c, const Route &route)
         serveShares(c, route);
         return;
     case Route::Kind::ListSessions:
-        c->respondJson(200, sessionListJson(m_registry));
+        c->respondJson(200, listJson());
         return;
     case Route::Kind::CreateSession:
         createSession(c);
@@ -964,17 +965,27 @@ void Server::serveApi(HttpConnection *c, const Route &route)
     case Route::Kind::GetSession:
         if (Session *s = m_registry->find(route.id))
             c->respondJson(200, sessionToJson(s, m_registry));
+        else if (const SessionRecord *r = endedRecord(route.id))
+            c->respondJson(200, m_records->toJson(*r));
         else
             c->respondError(404, QStringLiteral("no such session"));
         return;
     case Route::Kind::DeleteSession:
-        if (m_registry->kill(route.id))
+        // An ended session's record is forgotten (docs/protocol.md, "Ended sessions").
+        if (m_registry->kill(route.id) || (m_records && m_records->forget(route.id)))
             c->respond(204, Headers(), QByteArray());
         else
             c->respondError(404, QStringLiteral("no such session"));
         return;
     case Route::Kind::PatchSession:
-        patchSession(c, route.id);
+        if (!refuseEnded(c, route.id))
+            patchSession(c, route.id);
+        return;
+    case Route::Kind::SessionScreen:
+        serveSavedScreen(c, route.id);
+        return;
+    case Route::Kind::ReviveSession:
+        reviveSession(c, route.id);
         return;
     case Route::Kind::SessionCommands:
         if (Session *s = m_registry->find(route.id))
@@ -983,7 +994,8 @@ void Server::serveApi(HttpConnection *c, const Route &route)
             c->respondError(404, QStringLiteral("no such session"));
         return;
     case Route::Kind::SessionInput:
-        sessionInput(c, route.id);
+        if (!refuseEnded(c, route.id))
+            sessionInput(c, route.id);
         return;
     case Route::Kind::RotateKey: {
         QString error;
@@ -1079,23 +1091,46 @@ void Server::patchSession(HttpConnection *c, const QString &id)
         c->respondError(400, QStringLiteral("body must be a JSON object"));
         return;
     }
-    const QJsonValue name = doc.object().value(QStringLiteral("name"));
-    if (name.isUndefined()) {
-        // Nothing else can change yet: a body without it is a mistake, not a no-op.
-        c->respondError(400, QStringLiteral("nothing to change: the body has no \"name\""));
+    const QJsonObject body = doc.object();
+    const QJsonValue name = body.value(QStringLiteral("name"));
+    const QJsonValue notify = body.value(QStringLiteral("notify"));
+    if (name.isUndefined() && notify.isUndefined()) {
+        // A body with nothing known to change is a mistake, not a no-op.
+        c->respondError(400, QStringLiteral("nothing to change: the body has no \"name\" and no \"notify\""));
         return;
     }
-    if (!name.isString() && !name.isNull()) {
+    if (!name.isUndefined() && !name.isString() && !name.isNull()) {
         c->respondError(400, QStringLiteral("name must be a string or null"));
         return;
     }
-    SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
-    QString errorText;
-    if (!m_registry->rename(s, name.toString(), &error, &errorText)) {
-        c->respondError(nameErrorStatus(error), errorText);
-        return;
+    // Every field is checked before anything changes: a bad body changes nothing.
+    Session::NotifySettings settings = s->notifySettings();
+    if (!notify.isUndefined()) {
+        if (!notify.isObject()) {
+            c->respondError(400, QStringLiteral("notify must be an object: {\"muted\": true|false, \"next\": true|false}"));
+            return;
+        }
+        const QJsonObject n = notify.toObject();
+        for (const QString &field : {QStringLiteral("muted"), QStringLiteral("next")}) {
+            const QJsonValue v = n.value(field);
+            if (!v.isUndefined() && !v.isBool()) {
+                c->respondError(400, QStringLiteral("notify.%1 must be true or false").arg(field));
+                return;
+            }
+        }
+        settings.muted = n.value(QStringLiteral("muted")).toBool(settings.muted);
+        settings.next = n.value(QStringLiteral("next")).toBool(settings.next);
     }
-    qCInfo(lcServer) << "session renamed:" << s->id();
+    if (!name.isUndefined()) {
+        SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
+        QString errorText;
+        if (!m_registry->rename(s, name.toString(), &error, &errorText)) {
+            c->respondError(nameErrorStatus(error), errorText);
+            return;
+        }
+        qCInfo(lcServer) << "session renamed:" << s->id();
+    }
+    s->setNotifySettings(settings);
     c->respondJson(200, sessionToJson(s, m_registry));
 }
 
@@ -1317,7 +1352,7 @@ void Server::cancelRestart()
 QByteArray Server::sessionsEvent() const
 {
     return "event: sessions\ndata: "
-        + QJsonDocument(sessionListJson(m_registry)).toJson(QJsonDocument::Compact) + "\n\n";
+        + QJsonDocument(listJson()).toJson(QJsonDocument::Compact) + "\n\n";
 }
 
 QByteArray Server::shutdownEvent()
@@ -1362,7 +1397,7 @@ void Server::sendCommandEvent(Session *s, const CommandRecord &record, bool fini
     writeEvent("event: command\ndata: " + QJsonDocument(o).toJson(QJsonDocument::Compact) + "\n\n");
 }
 
-void Server::sendNotifyEvent(Session *s, const QString &kind, const QString &text, bool watched,
+void Server::sendNotifyEvent(Session *s, const QString &kind, const QString &text, bool watched, bool requested,
                              const CommandRecord &record)
 {
     if (m_eventStreams.isEmpty())
@@ -1373,6 +1408,7 @@ void Server::sendNotifyEvent(Session *s, const QString &kind, const QString &tex
     o.insert(QStringLiteral("kind"), kind);
     o.insert(QStringLiteral("text"), text);
     o.insert(QStringLiteral("watched"), watched);
+    o.insert(QStringLiteral("requested"), requested);
     o.insert(QStringLiteral("command"), record.id ? QJsonValue(commandToJson(record)) : QJsonValue(QJsonValue::Null));
     writeEvent("event: notify\ndata: " + QJsonDocument(o).toJson(QJsonDocument::Compact) + "\n\n");
 }
@@ -1587,8 +1623,113 @@ void Server::onWebSocket()
             v->start(session, ViewerMode::Watch, p.replay, false); // a link only ever watches
             continue;
         }
+        if (!session && m_records && !m_closed) {
+            if (const SessionRecord *r = m_records->findEnded(p.id)) {
+                // An ended session (docs/protocol.md, "Ended sessions").
+                v->closeWith(Protocol::Ended, QStringLiteral("session ended by ") + m_records->why(*r));
+                continue;
+            }
+        }
         v->start(session, p.mode, p.replay, p.badQuery);
     }
+}
+
+// --- ended sessions (docs/protocol.md, "Ended sessions") -------------------------
+
+void Server::setRecordStore(SessionRecordStore *store)
+{
+    if (m_records)
+        m_records->disconnect(this);
+    m_records = store;
+    if (store)
+        connect(store, &SessionRecordStore::endedChanged, this, &Server::scheduleEvents);
+}
+
+const SessionRecord *Server::endedRecord(const QString &id) const
+{
+    return m_records && !m_registry->find(id) ? m_records->findEnded(id) : nullptr;
+}
+
+QJsonObject Server::listJson() const
+{
+    QJsonObject o = sessionListJson(m_registry);
+    if (!m_records || m_records->ended().isEmpty())
+        return o;
+    QJsonArray list = o.value(QStringLiteral("sessions")).toArray();
+    for (const SessionRecord &r : m_records->ended())
+        list.append(m_records->toJson(r));
+    o.insert(QStringLiteral("sessions"), list);
+    return o;
+}
+
+bool Server::refuseEnded(HttpConnection *c, const QString &id)
+{
+    const SessionRecord *r = endedRecord(id);
+    if (!r)
+        return false;
+    c->respondError(409, QStringLiteral("session ended by %1: revive it (POST /api/sessions/%2/revive) or delete it")
+                             .arg(m_records->why(*r), id));
+    return true;
+}
+
+void Server::serveSavedScreen(HttpConnection *c, const QString &id)
+{
+    if (const SessionRecord *r = endedRecord(id)) {
+        Headers h;
+        h.append(qMakePair(QByteArray("Content-Type"), QByteArray("application/octet-stream")));
+        h.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-store")));
+        c->respond(200, h, r->screen);
+        return;
+    }
+    if (m_registry->find(id)) {
+        c->respondError(409, QStringLiteral("the session is running: attach with replay=screen to see its screen"));
+        return;
+    }
+    c->respondError(404, QStringLiteral("no such session"));
+}
+
+void Server::reviveSession(HttpConnection *c, const QString &id)
+{
+    if (m_registry->find(id)) {
+        c->respondError(409, QStringLiteral("the session is running: only an ended session can be revived"));
+        return;
+    }
+    const SessionRecord *found = endedRecord(id);
+    if (!found) {
+        c->respondError(404, QStringLiteral("no such session"));
+        return;
+    }
+    if (m_registry->isShuttingDown()) {
+        c->respondError(503, QStringLiteral("server shutting down"));
+        return;
+    }
+    const SessionRecord r = *found;
+    SpawnOptions opts;
+    opts.argv = r.command;
+    opts.cwd = r.cwd;
+    opts.cols = r.cols;
+    opts.rows = r.rows;
+    SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
+    QString errorText;
+    QString evicted;
+    // Its name, unless a live session took it meanwhile.
+    const QString name = m_registry->findByName(r.name) ? QString() : r.name;
+    Session *s = m_registry->create(opts, name, &error, &errorText, &evicted);
+    if (!s) {
+        if (error == SessionRegistry::CreateError::TooManySessions || error == SessionRegistry::CreateError::OutOfResources)
+            c->respondError(503, errorText.isEmpty() ? QStringLiteral("too many sessions") : errorText);
+        else
+            c->respondError(422, errorText.isEmpty() ? QStringLiteral("command cannot start") : errorText);
+        return;
+    }
+    // Before the event loop reads the program's first output.
+    s->injectOutput(SessionRecordStore::revivePreamble(r, m_records->why(r)));
+    m_records->forget(id);
+    qCInfo(lcServer) << "session" << id << "revived as" << s->id();
+    QJsonObject j = sessionToJson(s, m_registry);
+    j.insert(QStringLiteral("revived_from"), id);
+    j.insert(QStringLiteral("evicted"), evicted.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(evicted));
+    c->respondJson(201, j, header("Location", "/api/sessions/" + QUrl::toPercentEncoding(s->id())));
 }
 
 } // namespace Tether

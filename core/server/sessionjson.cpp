@@ -70,6 +70,8 @@ QJsonObject sessionToJson(const Session *s, const SessionRegistry *registry)
                                       {QStringLiteral("offset"), double(s->screenOffset())}})
              : QJsonValue(QJsonValue::Null));
     o.insert(QStringLiteral("shell"), shellToJson(s));
+    const Session::NotifySettings n = s->notifySettings();
+    o.insert(QStringLiteral("notify"), QJsonObject{{QStringLiteral("muted"), n.muted}, {QStringLiteral("next"), n.next}});
     return o;
 }
 

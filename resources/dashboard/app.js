@@ -8,6 +8,7 @@
 //   terminalview.js the xterm.js view: addons, keys, theme, sizes
 //   attachment.js  one WebSocket attachment (offsets, replay, reconnection)
 //   search.js, toolbar.js, sharedialog.js, update.js, sidebar.js, notify.js
+//   commandui.js   command marks in the terminal, notifications, Notify next / Mute
 //   banner.js      the banner and the "Catching up…" note
 //   router.js      addresses; storage.js per-tab state and preferences
 // Protocol: docs/protocol.md; the page's behaviour: docs/dashboard.md.
@@ -25,7 +26,10 @@ import { createApi } from './api.js';
 import { createConnectionState, EventStream, noteAuthorized } from './connection.js';
 import { renderIndicator } from './indicator.js';
 import { renderList, renderRow, renderTimes } from './sessionlist.js';
-import { initNotifications, notifyExits } from './notify.js';
+import { initNotifications } from './notify.js';
+import {
+  commandsOf, createNotifier, createNotifyButtons, followMarks, handleMarkKey,
+} from './commandui.js';
 import {
   createFitScheduler, createView, destroyView, fitWatch, isListShortcut, isSearchShortcut, measure,
   onThemeChanged,
@@ -78,9 +82,11 @@ const api = createApi({
 const events = new EventStream(state.conn, {
   onSessions: (list) => applySessions(list),
   onServer: (info) => applyServer(info),
+  onCommandEvent: (name, data) => notifier.onEvent(name, data),
   onChange: () => indicate(),
   refresh: () => refreshList(),
 });
+const notifier = createNotifier({ sessions: () => state.sessions, current: () => state.current });
 const scheduleFit = createFitScheduler(fitNow);
 const search = createSearchBox({ view: () => state.current?.view ?? null, scheduleFit });
 const sidebar = createSidebar(scheduleFit);
@@ -134,6 +140,10 @@ window.tether = {
   get keyModifiers() { return keybar.modifiers(); },
   /** The read-only link's view: { id }, or null. */
   get share() { return state.share; },
+  /** The commands the open terminal's marks told (commandui.js). */
+  get commands() { return state.current ? commandsOf(state.current.view.term) : []; },
+  /** The notifications this page showed: [{how: 'system'|'toast', title, body, session}]. */
+  get notified() { return notifier.shown; },
 };
 
 function indicate() {
@@ -142,6 +152,7 @@ function indicate() {
 
 function list() {
   renderList(state.sessions, state.current, { onKill: killSession });
+  updateNotifyButtons(state.current && !state.share ? state.sessions.get(state.current.id)?.s : null);
 }
 
 // ---------------------------------------------------------------------------
@@ -208,7 +219,6 @@ async function refreshList() {
 
 function applySessions(sessions) {
   const now = performance.now();
-  notifyExits(state.sessions, sessions);
   state.sessions = new Map(sessions.map((s) => [s.id, { s, at: now }]));
   list();
   tiles.relabel();
@@ -289,6 +299,21 @@ async function renameSession(id) {
   }
 }
 
+/** Notify next / Mute of session `id` (PATCH, protocol.md "Commands and notifications"). */
+async function patchNotify(id, notify) {
+  try {
+    const s = await api('PATCH', `/api/sessions/${encodeURIComponent(id)}`, { notify });
+    const e = state.sessions.get(id);
+    if (e) { e.s = s; e.at = performance.now(); }
+    list();
+  } catch (err) {
+    if (state.conn.unauthorized) return;
+    if (err.status === 404) { refreshList(); return; }
+    window.alert(`Could not change the notifications: ${err.message}`);
+  }
+}
+const updateNotifyButtons = createNotifyButtons(patchNotify);
+
 // ---------------------------------------------------------------------------
 // A read-only link's page
 
@@ -342,13 +367,17 @@ function showShareEnded(title, text) {
 // The open session: its view and its attachment
 
 function newView(mode) {
-  return createView(mode, {
+  let view = null;
+  view = createView(mode, {
     fontSize: fontSize(),
     onListShortcut: focusList,
     onSearchShortcut: search.open,
     onSearchResults: search.showCount,
     onResize: scheduleFit,
+    onKey: (e) => !!view && handleMarkKey(view.term, e),
   });
+  followMarks(view.term);
+  return view;
 }
 
 function dropView(view) {

@@ -45,6 +45,7 @@ export class EventStream {
    * @param {{
    *   onSessions: (list: object[]) => void, // the whole list (SESSION objects)
    *   onServer: (info: object) => void,     // the `server` event
+   *   onCommandEvent?: (name: string, data: object) => void, // a `command` or `notify` event
    *   onChange: () => void,                 // conn changed: redraw the indicator
    *   refresh: () => Promise<unknown>,      // fetch the list once (REST)
    * }} hooks
@@ -88,6 +89,12 @@ export class EventStream {
       conn.serverShutdown = true;
       hooks.onChange();
     });
+    // Commands and notifications (docs/protocol.md): commandui.js's.
+    for (const name of ['command', 'notify']) {
+      es.addEventListener(name, (e) => {
+        try { hooks.onCommandEvent?.(name, JSON.parse(e.data)); } catch { /* ignore a bad event */ }
+      });
+    }
     // Version and update: once on connect, again when an upgrade is noticed.
     es.addEventListener('server', (e) => {
       try { hooks.onServer(JSON.parse(e.data)); } catch { /* ignore a bad event */ }

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Notifications: a session that exits while the tab is in the background, as
-// the tray says it (with the user's permission, asked for by a button: a
-// browser asks only after a click).
+// Notifications: the button that asks for the browser's permission (a
+// browser asks only after a click). What is notified, and when (a command
+// finished, a bell or a program's message, a session exited, while nobody
+// looks), is commandui.js's, from the `notify` events of /api/events.
 
 import { $ } from './dom.js';
-import { exitText, sessionLabel } from './util.js';
-import { sessionHash } from './router.js';
 
 function notificationsSupported() {
   return typeof window.Notification === 'function' && window.isSecureContext;
@@ -16,35 +15,17 @@ function renderNotifyButton() {
 }
 
 /**
- * Notifies the running sessions of `before` that `list` shows exited, when
- * the tab is hidden and the user allowed it. Clicking one opens the session.
- * @param {Map<string, {s: object}>} before the list as it was (id -> entry)
- * @param {object[]} list the new list (SESSION objects)
+ * Asks for the browser's permission, once: nothing when it was asked before
+ * (granted or denied). Call it from a click.
  */
-export function notifyExits(before, list) {
-  if (!notificationsSupported() || Notification.permission !== 'granted') return;
-  if (document.visibilityState !== 'hidden') return;
-  for (const s of list) {
-    const old = before.get(s.id);
-    if (!old || old.s.state === 'exited' || s.state !== 'exited') continue;
-    const n = new Notification(`${sessionLabel(s)} exited`, {
-      body: exitText({ code: s.exit_code, signal: s.exit_signal }),
-      tag: `tether-exit-${s.id}`,
-      icon: 'icon.svg',
-    });
-    n.onclick = () => {
-      window.focus();
-      location.hash = sessionHash(s.id);
-      n.close();
-    };
-  }
+export async function askNotificationPermission() {
+  if (!notificationsSupported() || Notification.permission !== 'default') return;
+  try { await Notification.requestPermission(); } catch { /* refused or unsupported */ }
+  renderNotifyButton();
 }
 
 /** Shows the "Notify me" button while the browser has not been asked, and asks on its click. */
 export function initNotifications() {
   renderNotifyButton();
-  $('notify-enable').addEventListener('click', async () => {
-    try { await Notification.requestPermission(); } catch { /* refused or unsupported */ }
-    renderNotifyButton();
-  });
+  $('notify-enable').addEventListener('click', askNotificationPermission);
 }

@@ -8,6 +8,7 @@ import {
   commandLine, displayText, formatBytes, formatCountdown, formatDuration, sessionLabel,
 } from './util.js';
 import { sessionHash } from './router.js';
+import { notifyStatus, shellStatus } from './commands.js';
 
 /**
  * The open session as the list needs it: { id, mode, attachment } (the
@@ -57,13 +58,15 @@ function createItem(id, actions) {
   const head = el('span', 'session-head');
   head.append(el('span', 'session-title'));
   const cmd = el('span', 'session-cmd');
+  // The shell's state (commands.js): "running `make` for 12m", "idle, last exit 2".
+  const shell = el('span', 'session-shell');
   const meta = el('span', 'session-meta');
   meta.append(el('span', 'badge state'), el('span', 'viewer'), el('span', 'idle'), el('span', 'expiry'));
   const buf = el('span', 'buffer');
   const bar = el('span', 'buffer-bar');
   bar.append(el('span', 'buffer-fill'));
   buf.append(bar, el('span', 'buffer-text'));
-  open.append(head, cmd, meta, buf);
+  open.append(head, cmd, shell, meta, buf);
 
   const buttons = el('div', 'session-actions');
   // The row attaches too; an explicit action says so (issue 14).
@@ -132,6 +135,16 @@ function updateItem(li, s, current) {
   li.classList.toggle('has-attach', !attach.hidden);
 }
 
+/** The shell's state and the notification settings, under the command line. */
+function renderShell(li, s, elapsedMs) {
+  const shellEl = li.querySelector('.session-shell');
+  const { text, kind } = shellStatus(s, elapsedMs);
+  const notify = s.state === 'exited' ? '' : notifyStatus(s);
+  shellEl.textContent = [text, notify].filter(Boolean).join(' · ');
+  shellEl.dataset.kind = kind;
+  shellEl.hidden = !shellEl.textContent;
+}
+
 /**
  * The ring buffer meter. Output causes no list event (protocol.md, Live
  * list), so the `buffer_bytes` of an event is as of that event. For the
@@ -162,6 +175,7 @@ export function renderTimes(sessions, current) {
     const { s } = e;
     const elapsed = (now - e.at) / 1000;
     if (current && current.id === s.id) renderBuffer(li, s, current);
+    renderShell(li, s, now - e.at);
     const idle = li.querySelector('.idle');
     if (typeof s.idle_seconds === 'number' && s.state !== 'exited') {
       const secs = s.idle_seconds + elapsed;

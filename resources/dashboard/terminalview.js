@@ -113,6 +113,7 @@ function copySelection(term) {
  *   onSearchShortcut: () => void,     // Ctrl+Shift+F pressed in the terminal
  *   onSearchResults: (r: {resultIndex: number, resultCount: number}) => void,
  *   onResize: () => void,             // the pane changed size: fit again
+ *   onKey?: (e: KeyboardEvent) => boolean, // true: the dashboard took the key (commandui.js)
  * }} o
  * @returns {View}
  */
@@ -152,6 +153,7 @@ export function createView(mode, o) {
   // list. Terminals send the same byte for Ctrl+S and Ctrl+Shift+S, so no
   // program can tell them apart: taking the shifted one costs nothing.
   term.attachCustomKeyEventHandler((e) => {
+    if (o.onKey && o.onKey(e)) return false;
     if (isListShortcut(e)) {
       if (e.type === 'keydown') o.onListShortcut();
       return false;

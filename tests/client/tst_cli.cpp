@@ -275,6 +275,17 @@ private Q_SLOTS:
         Term attached;
         QVERIFY(attached.start(s, {QStringLiteral("attach"), named}));
         QTRY_VERIFY_WITH_TIMEOUT(s.session(named).value(QStringLiteral("attached")).toBool(), 15000);
+        // A shell with integration running a long command line: SHELL,
+        // cut at 20 characters, still fits at 80 (issue 25).
+        const QString shelled = s.create({QStringLiteral("/bin/bash")});
+        QVERIFY(!shelled.isEmpty());
+        const auto shellState = [&s, &shelled] {
+            return s.session(shelled).value(QStringLiteral("shell")).toObject().value(QStringLiteral("state")).toString();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(shellState(), QStringLiteral("prompt"), 20000);
+        QCOMPARE(tether(s, {QStringLiteral("send"), shelled, QStringLiteral("--enter"), QStringLiteral("--"),
+                            QStringLiteral("sleep 300 # a comment long enough to be cut")}).code, 0);
+        QTRY_COMPARE_WITH_TIMEOUT(shellState(), QStringLiteral("running"), 20000);
 
         const QString cutName = longName.left(23) + QChar(0x2026);
         for (const int width : {80, 60}) {
@@ -282,9 +293,14 @@ private Q_SLOTS:
             QVERIFY(t.start(s, {QStringLiteral("ls")}, false, width, 24));
             QTRY_VERIFY_WITH_TIMEOUT(t.finished, 20000);
             const QStringList tty = QString::fromUtf8(t.out).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
-            QCOMPARE(tty.size(), 3);
+            QCOMPARE(tty.size(), 4);
             for (const QString &line : tty)
                 QVERIFY2(line.size() <= width, qPrintable(QStringLiteral("%1 > %2: ").arg(line.size()).arg(width) + line));
+            if (width == 80) {
+                QVERIFY2(tty.first().contains(QStringLiteral("  SHELL  ")), qPrintable(tty.first()));
+                QVERIFY2(QRegularExpression(QStringLiteral("  run \\d+s: sleep 300 #.*\u2026  ")).match(QString::fromUtf8(t.out)).hasMatch(),
+                         t.out.constData());
+            }
             QVERIFY2(tty.first().startsWith(QStringLiteral("ID  ")) && tty.first().contains(QStringLiteral("  NAME  "))
                          && tty.first().endsWith(QStringLiteral("  COMMAND/TITLE")),
                      qPrintable(tty.first()));
@@ -298,7 +314,8 @@ private Q_SLOTS:
         // Not a terminal: every column, the name cut all the same.
         const Run r = tether(s, {QStringLiteral("ls")});
         QCOMPARE(r.code, 0);
-        QVERIFY2(r.out.contains("VIEWERS") && r.out.contains("PROGRAM") && r.out.contains(cutName.toUtf8()), r.out.constData());
+        QVERIFY2(r.out.contains("VIEWERS") && r.out.contains("PROGRAM") && r.out.contains("SHELL")
+                     && r.out.contains(cutName.toUtf8()), r.out.constData());
         QVERIFY(!r.out.contains(longName.toUtf8()));
         attached.type("\x1c");
         QTRY_VERIFY_WITH_TIMEOUT(attached.out.contains("rc="), 10000);

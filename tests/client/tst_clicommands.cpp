@@ -7,6 +7,7 @@
 
 #include <QJsonArray>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTest>
 
 using namespace ServerTest;
@@ -62,6 +63,11 @@ private Q_SLOTS:
         // wait at a prompt: the last status, at once.
         r = runTether(s, {QStringLiteral("wait"), id});
         QVERIFY2(r.code == 9, r.err.constData());
+        // tether list: the last command and its status (SHELL).
+        r = runTether(s, {QStringLiteral("list")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.startsWith("ID ") && r.out.contains("  SHELL  "), r.out.constData());
+        QVERIFY2(r.out.contains("  exit 9: sh -c 'exit\u2026  "), r.out.constData()); // cut at 20 characters
 
         // A command that runs until it reads a line: --timeout gives up (124),
         // and wait returns its status once it ends.
@@ -69,6 +75,9 @@ private Q_SLOTS:
                           QStringLiteral("read x; sh -c \"exit $x\"")});
         QCOMPARE(r.code, 0);
         QTRY_COMPARE_WITH_TIMEOUT(shellState(s, id), QStringLiteral("running"), 20000);
+        r = runTether(s, {QStringLiteral("list")});
+        QVERIFY2(QRegularExpression(QStringLiteral("  run \\d+s: read x;.*\u2026  ")).match(QString::fromUtf8(r.out)).hasMatch(),
+                 r.out.constData());
         r = runTether(s, {QStringLiteral("wait"), QStringLiteral("--timeout"), QStringLiteral("1"), id});
         QVERIFY2(r.code == 124, r.err.constData());
         QProcess waiter;
@@ -94,6 +103,29 @@ private Q_SLOTS:
         r = runTether(s, {QStringLiteral("send"), id, QStringLiteral("--"), QStringLiteral("x")});
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("exited"), r.err.constData());
+    }
+
+    /// Mute and "notify when the next command finishes" are the session's
+    /// and survive `tether restart` (the restart in place's handover).
+    void notifySettingsSurviveARestart()
+    {
+        ServeProcess s;
+        QVERIFY(s.start());
+        const QString id = s.create({QStringLiteral("/bin/cat")});
+        QVERIFY(!id.isEmpty());
+        const QJsonObject both{{QStringLiteral("muted"), true}, {QStringLiteral("next"), true}};
+        const HttpReply r = s.http("PATCH", "/api/sessions/" + id.toLatin1(), R"({"notify": {"muted": true, "next": true}})");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("notify")).toObject(), both);
+        const QString instance = s.http("GET", "/api/restart").json().value(QStringLiteral("instance")).toString();
+        const TetherRun restart = runTether(s, {QStringLiteral("restart")});
+        QVERIFY2(restart.code == 0, restart.err.constData());
+        QTRY_VERIFY_WITH_TIMEOUT(s.http("GET", "/api/restart").json().value(QStringLiteral("instance")).toString() != instance,
+                                 20000);
+        QCOMPARE(s.session(id).value(QStringLiteral("notify")).toObject(), both);
+        QCOMPARE(s.http("PATCH", "/api/sessions/" + id.toLatin1(), R"({"notify": {"muted": false}})").status, 200);
+        QCOMPARE(s.session(id).value(QStringLiteral("notify")).toObject(),
+                 (QJsonObject{{QStringLiteral("muted"), false}, {QStringLiteral("next"), true}}));
     }
 
     void waitWithoutIntegrationAndErrors()

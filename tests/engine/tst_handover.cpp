@@ -61,6 +61,8 @@ Handover::State sampleState()
                 {QStringLiteral("tok2tok2tok2tok2tok2tok2tok2tok2tok2tok2tok"), 1714564801000}};
     a.outputHold = 1005;
     a.commands = QByteArray("cmd");
+    a.notifyMuted = true;
+    a.notifyNext = true;
     Handover::SessionRecord b;
     b.id = QStringLiteral("BBBB");
     b.command = QStringList{QStringLiteral("true")};
@@ -140,13 +142,17 @@ void compareStates(const Handover::State &x, const Handover::State &y)
         }
         QCOMPARE(a.outputHold, b.outputHold);
         QCOMPARE(a.commands, b.commands);
+        QCOMPARE(a.notifyMuted, b.notifyMuted);
+        QCOMPARE(a.notifyNext, b.notifyNext);
     }
 }
 
 /// Bytes of a session's output hold at the very end of its metadata (an i64).
 constexpr int kHoldBytes = 8;
-/// Bytes of the command list after it (a length and sampleState()'s "cmd").
-constexpr int kCommandsBytes = 4 + 3;
+/// Bytes of the command list after it (a length and sampleState()'s "cmd"),
+/// and of the notification flags after that (a u32).
+constexpr int kNotifyBytes = 4;
+constexpr int kCommandsBytes = 4 + 3 + kNotifyBytes;
 
 /// Offset of the first session's metadata length in encode(sampleState()).
 int firstMetaOffset(const Handover::State &st)
@@ -350,12 +356,14 @@ private Q_SLOTS:
         Handover::State want = st;
         want.sessions.first().outputHold.reset();
         want.sessions.first().commands.clear();
+        want.sessions.first().notifyMuted = false;
+        want.sessions.first().notifyNext = false;
         compareStates(back, want);
         // No hold is written as -1, and read back as none.
         const QByteArray none = Handover::encode(want);
         const int at = firstMetaOffset(want);
         const quint32 len = qFromLittleEndian<quint32>(none.constData() + at);
-        QCOMPARE(qFromLittleEndian<qint64>(none.constData() + at + 4 + int(len) - kHoldBytes - 4), qint64(-1));
+        QCOMPARE(qFromLittleEndian<qint64>(none.constData() + at + 4 + int(len) - kHoldBytes - 4 - kNotifyBytes), qint64(-1));
         QVERIFY2(Handover::decode(none.constData(), none.size(), &back, &error), qPrintable(error));
         compareStates(back, want);
     }
@@ -369,6 +377,32 @@ private Q_SLOTS:
         for (const Handover::ShareRecord &r : st.sessions.first().shares)
             n += 4 + int(r.token.toUtf8().size()) + 8;
         return n;
+    }
+
+    void stateWithoutNotifyFlagsReadsAsNone()
+    {
+        // A state from a build before the notification settings: the
+        // metadata ends after the command list. Neither muted nor next.
+        const Handover::State st = sampleState();
+        QVERIFY(st.sessions.first().notifyMuted && st.sessions.first().notifyNext);
+        const QByteArray bytes = encodeWithoutMetaTail(st, kNotifyBytes);
+        Handover::State back;
+        QString error;
+        QVERIFY2(Handover::decode(bytes.constData(), bytes.size(), &back, &error), qPrintable(error));
+        Handover::State want = st;
+        want.sessions.first().notifyMuted = false;
+        want.sessions.first().notifyNext = false;
+        compareStates(back, want);
+        // Bits a later build may add are ignored.
+        QByteArray later = Handover::encode(st);
+        const int at = firstMetaOffset(st);
+        const quint32 len = qFromLittleEndian<quint32>(later.constData() + at);
+        const int flagsAt = at + 4 + int(len) - kNotifyBytes;
+        QCOMPARE(qFromLittleEndian<quint32>(later.constData() + flagsAt), 3u);
+        qToLittleEndian<quint32>(0xfff4u | 2u, later.data() + flagsAt);
+        QVERIFY2(Handover::decode(later.constData(), later.size(), &back, &error), qPrintable(error));
+        want.sessions.first().notifyNext = true;
+        compareStates(back, want);
     }
 
     void stateWithoutSharesReadsAsNone()
@@ -386,6 +420,8 @@ private Q_SLOTS:
         want.sessions.first().shares.clear();
         want.sessions.first().outputHold.reset();
         want.sessions.first().commands.clear();
+        want.sessions.first().notifyMuted = false;
+        want.sessions.first().notifyNext = false;
         compareStates(back, want);
     }
 
@@ -406,6 +442,8 @@ private Q_SLOTS:
         want.sessions.first().shares.clear();
         want.sessions.first().outputHold.reset();
         want.sessions.first().commands.clear();
+        want.sessions.first().notifyMuted = false;
+        want.sessions.first().notifyNext = false;
         compareStates(back, want);
     }
 
@@ -478,6 +516,8 @@ private Q_SLOTS:
         unnamed.sessions.first().name.clear();
         unnamed.sessions.first().outputHold.reset();
         unnamed.sessions.first().commands.clear();
+        unnamed.sessions.first().notifyMuted = false;
+        unnamed.sessions.first().notifyNext = false;
         compareStates(back, unnamed);
         QVERIFY(!back.sessions.first().screen.present);
         // The same bytes as version 2 lack a field: refused as truncated.

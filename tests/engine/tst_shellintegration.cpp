@@ -423,7 +423,98 @@ private Q_SLOTS:
         expected << QStringLiteral("message:built:alone") << QStringLiteral("message:T: B:alone")
                  << QStringLiteral("exit:exited with code 2:alone");
         QCOMPARE(seen, expected);
-        QCOMPARE(notify.first().at(3).value<CommandRecord>().commandLine, QStringLiteral("long"));
+        QCOMPARE(notify.first().at(4).value<CommandRecord>().commandLine, QStringLiteral("long"));
+        for (const QList<QVariant> &n : notify)
+            QCOMPARE(n.at(3).toBool(), false); // nobody asked (NotifySettings::next)
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void notifySettings_data()
+    {
+        QTest::addColumn<bool>("muted");
+        QTest::addColumn<bool>("next");
+        QTest::addColumn<qint64>("notifyAfterMs");
+        QTest::addColumn<QStringList>("expected"); // kind:text:requested
+        // Two commands far shorter than the default threshold, a bell, OSC 9, exit 2.
+        QTest::newRow("default: short commands say nothing")
+            << false << false << Session::kDefaultNotifyAfterMs
+            << QStringList{QStringLiteral("bell::no"), QStringLiteral("message:hey:no"), QStringLiteral("exit:exited with code 2:no")};
+        QTest::newRow("next: the first command, however short")
+            << false << true << Session::kDefaultNotifyAfterMs
+            << QStringList{QStringLiteral("command:one:yes"), QStringLiteral("bell::no"), QStringLiteral("message:hey:no"),
+                           QStringLiteral("exit:exited with code 2:no")};
+        QTest::newRow("muted: nothing, whatever the threshold")
+            << true << false << qint64(0) << QStringList();
+        QTest::newRow("muted and next: only what next asked for")
+            << true << true << qint64(0) << QStringList{QStringLiteral("command:one:yes")};
+    }
+
+    void notifySettings()
+    {
+        QFETCH(bool, muted);
+        QFETCH(bool, next);
+        QFETCH(qint64, notifyAfterMs);
+        QFETCH(QStringList, expected);
+        const QString script = QStringLiteral(
+            "for c in one two; do printf '\\033]133;A\\007\\033]633;E;%s\\007\\033]133;C\\007\\033]133;D;0\\007' $c; done; "
+            "printf '\\007\\033]9;hey\\007'; exit 2");
+        Session s(QStringLiteral("n"), TestUtil::shell(script), 1 << 20);
+        s.setNotifyAfterMs(notifyAfterMs);
+        QSignalSpy changed(&s, &Session::notifySettingsChanged);
+        s.setNotifySettings({muted, next});
+        QCOMPARE(changed.count(), (muted || next) ? 1 : 0);
+        s.setNotifySettings({muted, next}); // the same: no signal
+        QCOMPARE(changed.count(), (muted || next) ? 1 : 0);
+        QSignalSpy notify(&s, &Session::notify);
+        QSignalSpy exited(&s, &Session::exited);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QVERIFY(exited.wait(20000));
+        QStringList seen;
+        for (const QList<QVariant> &n : notify)
+            seen << n.at(0).toString() + QLatin1Char(':') + n.at(1).toString() + QLatin1Char(':')
+                    + (n.at(3).toBool() ? QLatin1String("yes") : QLatin1String("no"));
+        QCOMPARE(seen, expected);
+        // A request is used up by what it asked for.
+        QCOMPARE(s.notifySettings().next, false);
+        QCOMPARE(s.notifySettings().muted, muted);
+        QCOMPARE(changed.count(), (muted || next) ? 1 + (next ? 1 : 0) : 0);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void nextRequestIsAnsweredByTheExit()
+    {
+        // A session whose shell marks no command: the exit answers the
+        // request (requested), muted or not.
+        Session s(QStringLiteral("x"), TestUtil::shell(QStringLiteral("exit 4")), 1 << 20);
+        s.setNotifySettings({true, true});
+        QSignalSpy notify(&s, &Session::notify);
+        QSignalSpy exited(&s, &Session::exited);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QVERIFY(exited.wait(20000));
+        QCOMPARE(notify.count(), 1);
+        QCOMPARE(notify.first().at(0).toString(), QStringLiteral("exit"));
+        QCOMPARE(notify.first().at(3).toBool(), true);
+        QCOMPARE(s.notifySettings().next, false);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    void notifySettingsSurviveTheHandover()
+    {
+        Session s(QStringLiteral("h"), TestUtil::shell(QStringLiteral("read x")), 1 << 20);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        s.setNotifySettings({true, true});
+        const Handover::SessionRecord r = s.handover();
+        QCOMPARE(r.notifyMuted, true);
+        QCOMPARE(r.notifyNext, true);
+        s.setNotifySettings({false, true});
+        QCOMPARE(s.handover().notifyMuted, false);
+        QCOMPARE(s.handover().notifyNext, true);
         s.kill();
         QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
     }

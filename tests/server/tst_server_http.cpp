@@ -591,6 +591,98 @@ private Q_SLOTS:
         QCOMPARE(f.http("PATCH", "/api/sessions/" + b, QByteArray("")).status, 400);
     }
 
+    /// Per-session notification settings (issue 25): PATCH {"notify": ...},
+    /// the session's `notify`, and a `next` request answered by the next
+    /// command however short, with `requested` in its event; mute silences.
+    void notifySettingsOverRest()
+    {
+        // A "shell" that runs one marked command per line it reads.
+        const QByteArray script =
+            "for c in one two three; do read x; printf '\\033]133;A\\007\\033]633;E;%s\\007\\033]133;C\\007\\033]133;D;3\\007' $c; done; read x";
+        HttpReply r = f.http("POST", "/api/sessions",
+                             QJsonDocument(QJsonObject{{QStringLiteral("command"),
+                                                        QJsonArray{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                                                   QString::fromLatin1(script)}}})
+                                 .toJson(QJsonDocument::Compact));
+        QCOMPARE(r.status, 201);
+        const QByteArray id = r.json().value(QStringLiteral("id")).toString().toLatin1();
+        const auto notifyOf = [](const QJsonObject &session) { return session.value(QStringLiteral("notify")).toObject(); };
+        QCOMPARE(notifyOf(r.json()), (QJsonObject{{QStringLiteral("muted"), false}, {QStringLiteral("next"), false}}));
+
+        QTcpSocket stream;
+        QByteArray events;
+        connect(&stream, &QTcpSocket::readyRead, this, [&]() { events += stream.readAll(); });
+        stream.connectToHost(QHostAddress::LocalHost, f.port);
+        QVERIFY(stream.waitForConnected(3000));
+        stream.write(f.build("GET", "/api/events"));
+        QTRY_VERIFY(events.contains("event: sessions\n"));
+        // The `data` of every event named `name` so far.
+        const auto eventsNamed = [&events](const QByteArray &name) {
+            QList<QJsonObject> out;
+            QByteArray last;
+            for (const QByteArray &e : events.split('\n')) {
+                if (e.startsWith("event: "))
+                    last = e.mid(7);
+                else if (e.startsWith("data: ") && last == name)
+                    out << QJsonDocument::fromJson(e.mid(6)).object();
+            }
+            return out;
+        };
+
+        // "Notify when the next command finishes": the session says so, and
+        // open streams hear of it.
+        r = f.http("PATCH", "/api/sessions/" + id, R"({"notify": {"next": true}})");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(notifyOf(r.json()), (QJsonObject{{QStringLiteral("muted"), false}, {QStringLiteral("next"), true}}));
+        QTRY_VERIFY(events.contains("\"next\":true"));
+        // Bad bodies: 400, and nothing changes (a bad name beside a good
+        // notify changes neither).
+        for (const QByteArray &body : {QByteArray(R"({"notify": 1})"), QByteArray(R"({"notify": {"muted": "yes"}})"),
+                                       QByteArray(R"({"notify": {"next": null}})"),
+                                       QByteArray(R"({"notify": {"muted": true}, "name": 5})"),
+                                       QByteArray(R"({"notify": {"muted": true}, "name": " x"})")}) {
+            r = f.http("PATCH", "/api/sessions/" + id, body);
+            QVERIFY2(r.status == 400, body.constData());
+            QVERIFY(!r.json().value(QStringLiteral("error")).toString().isEmpty());
+        }
+        QCOMPARE(f.http("PATCH", "/api/sessions/" + id, R"({"notify": {"muted": 1}})").json().value(QStringLiteral("error")).toString(),
+                 QStringLiteral("notify.muted must be true or false"));
+        QCOMPARE(f.http("PATCH", "/api/sessions/" + id, R"({"colour": 1})").json().value(QStringLiteral("error")).toString(),
+                 QStringLiteral("nothing to change: the body has no \"name\" and no \"notify\""));
+        QCOMPARE(notifyOf(f.http("GET", "/api/sessions/" + id).json()),
+                 (QJsonObject{{QStringLiteral("muted"), false}, {QStringLiteral("next"), true}}));
+        QVERIFY(f.registry->find(QString::fromLatin1(id))->name().isEmpty());
+
+        // The next command, far shorter than notify_after (10 s): notified,
+        // requested; the request is used up.
+        QCOMPARE(f.http("POST", "/api/sessions/" + id + "/input", R"({"data": "\r"})").status, 204);
+        QTRY_COMPARE(eventsNamed("notify").size(), 1);
+        const QJsonObject n = eventsNamed("notify").first();
+        QCOMPARE(n.value(QStringLiteral("session")).toString(), QString::fromLatin1(id));
+        QCOMPARE(n.value(QStringLiteral("kind")).toString(), QStringLiteral("command"));
+        QCOMPARE(n.value(QStringLiteral("text")).toString(), QStringLiteral("one"));
+        QCOMPARE(n.value(QStringLiteral("requested")), QJsonValue(true));
+        QCOMPARE(n.value(QStringLiteral("watched")), QJsonValue(false));
+        QCOMPARE(n.value(QStringLiteral("command")).toObject().value(QStringLiteral("exit_status")).toInt(), 3);
+        QTRY_COMPARE(notifyOf(f.http("GET", "/api/sessions/" + id).json()),
+                     (QJsonObject{{QStringLiteral("muted"), false}, {QStringLiteral("next"), false}}));
+        // The one after it is short and not asked for: nothing.
+        QCOMPARE(f.http("POST", "/api/sessions/" + id + "/input", R"({"data": "\r"})").status, 204);
+        QTRY_COMPARE(eventsNamed("command").size(), 4); // one, two: started and finished
+
+        // Muted: not even the exit is told; `null`s are refused, `false` clears.
+        r = f.http("PATCH", "/api/sessions/" + id, R"({"notify": {"muted": true}})");
+        QCOMPARE(notifyOf(r.json()), (QJsonObject{{QStringLiteral("muted"), true}, {QStringLiteral("next"), false}}));
+        QCOMPARE(f.http("POST", "/api/sessions/" + id + "/input", R"({"data": "\r\r"})").status, 204);
+        QTRY_COMPARE(f.http("GET", "/api/sessions/" + id).json().value(QStringLiteral("state")).toString(),
+                     QStringLiteral("exited"));
+        QTRY_VERIFY(eventsNamed("sessions").last().value(QStringLiteral("sessions")).toArray().first().toObject()
+                        .value(QStringLiteral("state")).toString() == QLatin1String("exited"));
+        QCOMPARE(eventsNamed("command").size(), 6);
+        QCOMPARE(eventsNamed("notify").size(), 1);
+        QCOMPARE(f.http("PATCH", "/api/sessions/" + id, R"({"notify": {"muted": false}})").status, 200);
+    }
+
     void restErrors_data()
     {
         QTest::addColumn<QByteArray>("method");

@@ -41,12 +41,12 @@ import { createUpdateBar } from './update.js';
 import { createSidebar } from './sidebar.js';
 import { createKeyBar } from './keybar.js';
 import { initTouch } from './touch.js';
-import { createTiles, parseTilesHash, tilesHash } from './tiles.js';
+import { createTiles } from './tiles.js';
 import {
   createCatchupNote, hideBanner, showBanner, showEndBanner, showShutdownBanner,
 } from './banner.js';
 import {
-  decodeAddressPart, parseHash, parseShareHash, resolveId, sessionHash,
+  decodeAddressPart, parseHash, parseShareHash, MAX_TILES, parseTilesHash, resolveId, sessionHash, tilesHash,
 } from './router.js';
 import { clearTab, fontSize, saveTab, savedTab } from './storage.js';
 
@@ -94,6 +94,16 @@ const catchup = createCatchupNote();
 const updateBar = createUpdateBar(api);
 /** Touch on the terminal (touch.js), wired by init(). */
 let touch = null;
+/** The tiled view (#/tiles/...; tiles.js) and the address it shows. */
+const tiles = createTiles({
+  fontSize,
+  label: (id) => labelOf(id),
+  // The key bar is made below (it asks the tiles for their terminal).
+  filterInput: (data) => keybar.filter(data),
+  onListShortcut: () => focusList(),
+  onFocus: () => {},
+});
+let tilesShown = '';
 const keybar = createKeyBar({
   term: () => {
     if (state.current) return state.current.mode === 'control' ? state.current.view.term : null;
@@ -101,15 +111,6 @@ const keybar = createKeyBar({
   },
   onLayout: scheduleFit,
 });
-/** The tiled view (#/tiles/...; tiles.js) and the address it shows. */
-const tiles = createTiles({
-  fontSize,
-  label: (id) => labelOf(id),
-  filterInput: keybar.filter,
-  onListShortcut: () => focusList(),
-  onFocus: () => {},
-});
-let tilesShown = '';
 const shareDialog = createShareDialog({
   api,
   unauthorized: () => state.conn.unauthorized,
@@ -719,7 +720,7 @@ function init() {
   $('tile-view').addEventListener('click', () => {
     const running = [...state.sessions.values()].filter((e) => e.s.state !== 'exited').map((e) => e.s.id);
     const cur = state.current?.id;
-    const ids = [...new Set([cur, ...running].filter(Boolean))].slice(0, 4);
+    const ids = [...new Set([cur, ...running].filter(Boolean))].slice(0, MAX_TILES);
     if (ids.length) location.hash = tilesHash(ids);
   });
   $('empty-new').addEventListener('click', () => createSession($('new-command').value));

@@ -9,28 +9,7 @@
 import { Attachment } from './attachment.js';
 import { $, el } from './dom.js';
 import { createView, destroyView, measure } from './terminalview.js';
-import { decodeAddressPart, sessionHash } from './router.js';
-
-/** At most this many tiles. */
-export const MAX_TILES = 4;
-
-/**
- * The sessions a tiles address names (1 to MAX_TILES ids, duplicates
- * dropped), or null for any other address.
- * @param {string} hash location.hash
- * @returns {?string[]}
- */
-export function parseTilesHash(hash) {
-  const m = /^#\/tiles\/([^/]+)$/.exec(hash);
-  if (!m) return null;
-  const ids = [...new Set(m[1].split(',').filter(Boolean).map(decodeAddressPart))];
-  return ids.length ? ids.slice(0, MAX_TILES) : null;
-}
-
-/** The address of tiles of these sessions. */
-export function tilesHash(ids) {
-  return `#/tiles/${ids.map(encodeURIComponent).join(',')}`;
-}
+import { sessionHash, tilesHash } from './router.js';
 
 /**
  * The tiled view in #tiles.

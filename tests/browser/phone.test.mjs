@@ -462,10 +462,14 @@ describe('phone', { timeout: 280000 }, () => {
     const page = await newPage(browser, { viewport: { width: 1280, height: 720 } });
     await openDashboard(page, server, '#/tiles/left,right');
     // Names in the address resolve to ids, as in #/s/NAME.
-    await page.waitForFunction((want) => location.hash === want, `#/tiles/${ids.join(',')}`);
+    await page.waitForFunction((want) => location.hash === want, `#/tiles/${ids.join(',')}`, { timeout: 15000 })
+      .catch(async (e) => { throw new Error(`${e.message}: address ${await page.evaluate(() => location.hash)}, errors ${page.errors}`); });
     await page.waitForFunction(() => window.tether.tiles.length === 2
       && window.tether.tiles.every((t) => t.attachment.state === 'connected' && t.attachment.inputEnabled),
-    null, { timeout: 15000 });
+    null, { timeout: 15000 }).catch(async (e) => {
+      throw new Error(`${e.message}: tiles ${await page.evaluate(() => JSON.stringify(window.tether.tiles.map(
+        (t) => ({ id: t.id, state: t.attachment.state, input: t.attachment.inputEnabled, closes: t.attachment.closes }))))}`);
+    });
     assert.deepEqual(await page.locator('.tile-name').allTextContents(), ['left', 'right']);
     const tileHas = (i, text) => page.evaluate(({ i: n, text: t }) => {
       const b = window.tether.tiles[n].term.buffer.active;

@@ -187,6 +187,15 @@ void TestReboot::simulatedRebootKeepsTheRecord()
     QTRY_VERIFY_WITH_TIMEOUT(viewer.bytes.indexOf("$ ", viewer.bytes.indexOf("--- tether:")) > 0, 10000);
     viewer.sendInput("pwd\r");
     QTRY_VERIFY_WITH_TIMEOUT(viewer.bytes.contains("/work/sub\r\n"), 10000);
+    // As a terminal shows it: the saved lines, the prompt, the marker on
+    // the line below it, then the new shell.
+    TestUtil::VtRender shown(kCols, kRows);
+    shown.keepScrollback(false);
+    shown.feed(viewer.bytes);
+    const QStringList all = shown.scrollback() + shown.text().split(QLatin1Char('\n'));
+    const int markerRow = int(all.indexOf(QRegularExpression(QStringLiteral("^--- tether: session ended by reboot.*"))));
+    QVERIFY2(markerRow > 1 && all.at(markerRow - 1) == QLatin1String("$") && all.at(markerRow - 2) == QLatin1String("before-30"),
+             qPrintable(all.join(QLatin1Char('\n'))));
     const qsizetype old = viewer.bytes.indexOf("before-30");
     const qsizetype marker = viewer.bytes.indexOf("--- tether: session ended by reboot");
     const qsizetype pwd = viewer.bytes.indexOf("/work/sub\r\n");

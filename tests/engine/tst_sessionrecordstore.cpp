@@ -72,7 +72,7 @@ void TestSessionRecordStore::roundTripWithPrivateModes()
     SessionRecord r;
     r.id = QStringLiteral("-AbC_123");
     r.name = QStringLiteral("build ✓");
-    r.command = {QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo 'x y'")};
+    r.command = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo 'x y'")};
     r.cwd = QStringLiteral("/tmp/a dir");
     r.title = QStringLiteral("vim notes");
     r.created = QDateTime::fromString(QStringLiteral("2024-05-01T12:00:00Z"), Qt::ISODate);

@@ -114,6 +114,8 @@ QString ellipsize(const QString &text, int limit)
 QString expiresText(const QJsonObject &s)
 {
     const QJsonValue left = s.value(QStringLiteral("expires_in"));
+    if (s.value(QStringLiteral("state")).toString() == QLatin1String("ended"))
+        return QStringLiteral("-"); // nothing runs to expire
     if (!left.isDouble())
         return s.value(QStringLiteral("viewers")).toInt() > 0 ? QStringLiteral("-") : QStringLiteral("never");
     const qint64 secs = qint64(left.toDouble());

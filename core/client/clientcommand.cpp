@@ -114,6 +114,8 @@ QString ellipsize(const QString &text, int limit)
 QString expiresText(const QJsonObject &s)
 {
     const QJsonValue left = s.value(QStringLiteral("expires_in"));
+    if (s.value(QStringLiteral("state")).toString() == QLatin1String("ended"))
+        return QStringLiteral("-"); // nothing runs to expire
     if (!left.isDouble())
         return s.value(QStringLiteral("viewers")).toInt() > 0 ? QStringLiteral("-") : QStringLiteral("never");
     const qint64 secs = qint64(left.toDouble());
@@ -332,19 +334,26 @@ QString idAndName(const QJsonObject &s)
 /// Returns kExitOk with *id; kExitNotFound when nothing matches; kExitUsage
 /// when `arg` is a prefix of several ids, or one id's prefix shorter than
 /// `minPrefix`: *error then lists the sessions it matches, ids and names.
-int resolveId(const QJsonArray &sessions, const QString &arg, int minPrefix, QString *id, QString *error)
+/// A live session and an ended one (docs/protocol.md, "Ended sessions") may
+/// have the same name: the live one is taken, or the ended one when
+/// `preferEnded` (`tether revive`).
+int resolveId(const QJsonArray &sessions, const QString &arg, int minPrefix, QString *id, QString *error,
+              bool preferEnded = false)
 {
     QStringList matchIds;
     QStringList matches; // as the error shows them
     QString named;
+    bool namedPreferred = false;
     for (const QJsonValue &v : sessions) {
         const QString sid = v.toObject().value(QStringLiteral("id")).toString();
         if (sid == arg) {
             *id = sid;
             return kExitOk;
         }
-        if (!arg.isEmpty() && v.toObject().value(QStringLiteral("name")).toString() == arg)
+        if (!arg.isEmpty() && v.toObject().value(QStringLiteral("name")).toString() == arg && !namedPreferred) {
             named = sid;
+            namedPreferred = (v.toObject().value(QStringLiteral("state")).toString() == QLatin1String("ended")) == preferEnded;
+        }
         if (!arg.isEmpty() && sid.startsWith(arg)) {
             matchIds << sid;
             matches << idAndName(v.toObject());
@@ -639,14 +648,15 @@ bool setUpSessionCommand(QCommandLineParser &parser, const Common &common, const
 /// GET /api/sessions with `minPrefix`; its status and error when it finds
 /// none), then `then(id, done)`.
 int withSession(ApiClient &api, const QString &command, const QString &prefix, int minPrefix,
-                const std::function<void(const QString &, std::function<void(int)>)> &then)
+                const std::function<void(const QString &, std::function<void(int)>)> &then, bool preferEnded = false)
 {
     return runAsync([&](std::function<void(int)> done) {
         api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
             if (r.status != 200)
                 return done(apiFailure(command, r));
             QString id, error;
-            const int found = resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, minPrefix, &id, &error);
+            const int found = resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, minPrefix, &id, &error,
+                                        preferEnded);
             if (found != kExitOk)
                 return done(fail(command, error, found));
             then(id, done);
@@ -711,7 +721,7 @@ int reviveCommand(const QStringList &args)
                      std::fflush(stdout);
                      done(kExitOk);
                  });
-    });
+    }, true);
 }
 
 int renameCommand(const QStringList &args)

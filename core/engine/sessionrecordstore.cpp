@@ -5,6 +5,7 @@
 #include "registry.h"
 #include "screen.h"
 #include "session.h"
+#include "terminalstate.h"
 
 #include <QDir>
 #include <QFile>
@@ -416,17 +417,26 @@ QJsonObject SessionRecordStore::toJson(const SessionRecord &r) const
 QByteArray SessionRecordStore::revivePreamble(const SessionRecord &r, const QString &why)
 {
     QByteArray out = r.screen;
-    // Back to a fresh terminal's modes, below what the screen showed: the
-    // normal screen, no margins, default pen, cursor shown, no mouse or
-    // paste modes, cursor and keypad keys in normal mode, autowrap on.
-    out += "\x1b[?1049l\x1b[r\x1b[0m\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l"
-           "\x1b[?2004l\x1b[?1l\x1b>\x1b[?7h\x1b(B\x0f";
-    if (!out.isEmpty() && !r.screen.isEmpty())
-        out += "\r\n";
+    // Where the screen leaves the cursor, and whether in the alternate
+    // screen: the marker goes on the line below the cursor (below a
+    // shell's last prompt), or below everything when a full-screen program
+    // was in front (its normal screen is shown again).
+    Screen screen(r.cols, r.rows);
+    screen.feed(r.screen);
+    const bool alt = screen.modes().hasMode(TerminalState::AltScreen);
+    const int row = alt ? screen.rows() : screen.cursorRow() + 1;
+    // Back to a fresh terminal's modes: the normal screen (?1047: no cursor
+    // restore), no margins or origin mode (both home the cursor, hence the
+    // CUP after), default pen and charsets, cursor shown, no mouse or paste
+    // modes, cursor and keypad keys in normal mode, autowrap on.
+    out += "\x1b[?1047l\x1b[?6l\x1b[r\x1b[0m\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l"
+           "\x1b[?2004l\x1b[?1l\x1b>\x1b[?7h\x1b[4l\x1b(B\x0f";
+    if (!r.screen.isEmpty())
+        out += "\x1b[" + QByteArray::number(row) + ";1H\r\n";
     // The marker line (docs/protocol.md, "Ended sessions").
     out += "\x1b[7m--- tether: session ended by " + why.toUtf8() + " at "
         + r.saved.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")).toUtf8()
-        + " UTC; revived; output above is saved, not live ---\x1b[0m\r\n";
+        + " UTC; revived ---\x1b[0m\r\n";
     return out;
 }
 

@@ -56,6 +56,10 @@ inline constexpr char Superseded[] = "superseded";
 inline constexpr char ProcessExited[] = "process exited";
 inline constexpr char TooManyViewers[] = "too many viewers";
 inline constexpr char ShareRevoked[] = "read-only link revoked";
+/// 4411 (Ended): the ended session's `ended` (docs/protocol.md, "Ended sessions").
+inline constexpr char SessionEndedByReboot[] = "session ended by reboot";
+inline constexpr char SessionEndedByCrash[] = "session ended by crash";
+inline constexpr char SessionEndedByShutdown[] = "session ended by shutdown";
 } // namespace CloseReason
 
 /// The protocol field "reason" of the `attached` message for `reason`

@@ -1626,7 +1626,11 @@ void Server::onWebSocket()
         if (!session && m_records && !m_closed) {
             if (const SessionRecord *r = m_records->findEnded(p.id)) {
                 // An ended session (docs/protocol.md, "Ended sessions").
-                v->closeWith(Protocol::Ended, QStringLiteral("session ended by ") + m_records->why(*r));
+                const QString why = m_records->why(*r);
+                const char *reason = why == QLatin1String("reboot") ? Protocol::CloseReason::SessionEndedByReboot
+                    : why == QLatin1String("crash")                 ? Protocol::CloseReason::SessionEndedByCrash
+                                                                    : Protocol::CloseReason::SessionEndedByShutdown;
+                v->closeWith(Protocol::Ended, QString::fromLatin1(reason));
                 continue;
             }
         }

@@ -151,7 +151,7 @@ function indicate() {
 }
 
 function list() {
-  renderList(state.sessions, state.current, { onKill: killSession });
+  renderList(state.sessions, state.current, { onKill: killSession, onRevive: reviveSession });
   updateNotifyButtons(state.current && !state.share ? state.sessions.get(state.current.id)?.s : null);
 }
 
@@ -245,12 +245,28 @@ function labelOf(id) {
   return e ? sessionLabel(e.s) : id;
 }
 
+/** Revive of an ended session (protocol.md, Ended sessions): opens the new one. */
+async function reviveSession(id) {
+  try {
+    const s = await api('POST', `/api/sessions/${encodeURIComponent(id)}/revive`);
+    state.sessions.delete(id);
+    state.sessions.set(s.id, { s, at: performance.now() });
+    list();
+    history.pushState(null, '', sessionHash(s.id));
+    route();
+  } catch (err) {
+    if (err.status === 404) { refreshList(); return; }
+    if (!state.conn.unauthorized) window.alert(`Could not revive the session: ${err.message}`);
+  }
+}
+
 async function killSession(id) {
   const e = state.sessions.get(id);
   const label = labelOf(id);
-  const running = !e || e.s.state !== 'exited';
+  const running = !e || (e.s.state !== 'exited' && e.s.state !== 'ended');
   const question = running
     ? `Kill "${label}"?\n\nIts processes are ended and its output is discarded.`
+    : e.s.state === 'ended' ? `Forget "${label}"?\n\nIts saved screen is deleted.`
     : `Remove "${label}" from the list?`;
   if (!window.confirm(question)) return;
   try {

@@ -59,6 +59,7 @@ export const CloseCode = Object.freeze({
   NO_SESSION: 4404,
   SUPERSEDED: 4409,
   EXITED: 4410,
+  ENDED: 4411,        // an ended session (its host went away): revive or forget it
   TOO_MANY_VIEWERS: 4429,
 });
 
@@ -76,6 +77,9 @@ export const CloseReason = Object.freeze({
   TOO_MANY_VIEWERS: 'too many viewers',
   SERVICE_RESTART: 'server restarting',
   SHARE_REVOKED: 'read-only link revoked',
+  SESSION_ENDED_BY_REBOOT: 'session ended by reboot', // 4411
+  SESSION_ENDED_BY_CRASH: 'session ended by crash',
+  SESSION_ENDED_BY_SHUTDOWN: 'session ended by shutdown',
 });
 
 /**
@@ -91,6 +95,7 @@ export function closeMeaning(code, reason) {
     case CloseCode.SUPERSEDED: return 'taken_over';
     case CloseCode.EXITED: return 'exited';
     case CloseCode.NO_SESSION: return 'not_found';
+    case CloseCode.ENDED: return 'session_killed'; // its processes are gone: as a killed one
     case CloseCode.GOING_AWAY:
       if (reason === CloseReason.SESSION_KILLED) return 'session_killed';
       if (reason === CloseReason.SERVER_SHUTDOWN) return 'server_shutdown';

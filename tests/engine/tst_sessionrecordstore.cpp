@@ -4,6 +4,7 @@
 // removed when a session ends; kept at shutdown; read back as ended
 // sessions ("reboot", "shutdown", "crash"); 0 lines is off.
 #include "registry.h"
+#include "screen.h"
 #include "sessionrecordstore.h"
 #include "testutil.h"
 #include "vtrender.h"
@@ -71,7 +72,7 @@ void TestSessionRecordStore::roundTripWithPrivateModes()
     SessionRecord r;
     r.id = QStringLiteral("-AbC_123");
     r.name = QStringLiteral("build ✓");
-    r.command = {QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo 'x y'")};
+    r.command = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo 'x y'")};
     r.cwd = QStringLiteral("/tmp/a dir");
     r.title = QStringLiteral("vim notes");
     r.created = QDateTime::fromString(QStringLiteral("2024-05-01T12:00:00Z"), Qt::ISODate);
@@ -288,16 +289,43 @@ void TestSessionRecordStore::shutdownKeepsRecordsAndTellsWhy()
 
 void TestSessionRecordStore::revivePreambleEndsWithTheMarker()
 {
+    // A real snapshot (its cursor save slot is home, its cursor after the
+    // prompt): the marker goes on the line below the prompt, nothing of
+    // the saved screen is overwritten.
+    Screen shell(80, 6);
+    shell.feed(QByteArray("$ make\r\nbuilt\r\n\x1b[1;2r\x1b[4;1H$ "));
+    Screen::SnapshotOptions o;
+    o.inPlace = false;
+    o.synchronized = false;
     SessionRecord r;
-    r.screen = "\x1b[1;1Hold output";
+    r.cols = 80;
+    r.rows = 6;
+    r.screen = shell.snapshot(o);
     r.saved = QDateTime::fromString(QStringLiteral("2024-05-01T12:30:00Z"), Qt::ISODate);
-    const QByteArray p = SessionRecordStore::revivePreamble(r, QStringLiteral("reboot"));
+    QByteArray p = SessionRecordStore::revivePreamble(r, QStringLiteral("reboot"));
     QVERIFY(p.startsWith(r.screen));
     QVERIFY(p.contains("session ended by reboot at 2024-05-01 12:30:00 UTC"));
     QVERIFY(p.endsWith("\x1b[0m\r\n"));
-    // Fed to a terminal: the old output, then the marker on the next line.
-    const QString shown = render(p, 100, 5);
-    QVERIFY2(shown.startsWith(QLatin1String("old output\n--- tether: session ended by reboot")), qPrintable(shown));
+    {
+        TestUtil::VtRender vt(80, 6);
+        vt.feed(p);
+        QVERIFY2(vt.rowText(0) == QStringLiteral("$ make"), qPrintable(vt.text() + QStringLiteral("\n---\n") + QString::fromLatin1(p.toPercentEncoding(" $;[?"))));
+        QCOMPARE(vt.rowText(1), QStringLiteral("built"));
+        QCOMPARE(vt.rowText(3), QStringLiteral("$"));
+        QVERIFY2(vt.rowText(4).startsWith(QLatin1String("--- tether: session ended by reboot")), qPrintable(vt.text()));
+    }
+    // A full-screen program in front: back on the normal screen, the
+    // marker below everything.
+    Screen vim(80, 6);
+    vim.feed(QByteArray("$ vim\r\n\x1b[?1049h\x1b[2J\x1b[Hin vim"));
+    r.screen = vim.snapshot(o);
+    p = SessionRecordStore::revivePreamble(r, QStringLiteral("crash"));
+    TestUtil::VtRender vt(80, 6);
+    vt.keepScrollback(false);
+    vt.feed(p);
+    QVERIFY(!vt.altScreen());
+    QVERIFY2(vt.rowText(4).startsWith(QLatin1String("--- tether: session ended by crash")) && vt.cursor().first == 5, qPrintable(vt.text()));
+    QVERIFY2((vt.scrollback() + vt.text().split(QLatin1Char('\n'))).contains(QStringLiteral("$ vim")), qPrintable(vt.text()));
 }
 
 QTEST_GUILESS_MAIN(TestSessionRecordStore)

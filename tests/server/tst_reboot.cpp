@@ -166,14 +166,18 @@ void TestReboot::simulatedRebootKeepsTheRecord()
     QCOMPARE(s2.http("POST", "/api/sessions/" + id.toLatin1() + "/input", "{\"data\":\"x\"}").status, 409);
 
     // Revive by name: the same command in the same directory, the old
-    // output above the marker line.
+    // output above the marker line. A live session took the name meanwhile:
+    // `revive NAME` still means the ended one, which comes back unnamed.
+    const QString live = createSession(s2, QStringLiteral("job"), work);
+    QVERIFY(!live.isEmpty());
     const TetherRun revived = runTether(s2, {QStringLiteral("revive"), QStringLiteral("job")});
     QVERIFY2(revived.code == 0, revived.err.constData());
     const QString newId = QString::fromLatin1(revived.out.trimmed());
     QVERIFY(!newId.isEmpty() && newId != id);
     const QJsonObject fresh = s2.session(newId);
     QCOMPARE(fresh.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
-    QCOMPARE(fresh.value(QStringLiteral("name")).toString(), QStringLiteral("job"));
+    QCOMPARE(fresh.value(QStringLiteral("name")).toString(), QString());
+    QCOMPARE(s2.session(live).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
     QVERIFY(fresh.value(QStringLiteral("cwd")).toString().endsWith(QLatin1String("/work/sub")));
     QCOMPARE(s2.http("GET", "/api/sessions/" + id.toLatin1()).status, 404); // revived: no longer listed as ended
     QVERIFY(recordOf(stateDir, id).isEmpty());
@@ -183,6 +187,15 @@ void TestReboot::simulatedRebootKeepsTheRecord()
     QTRY_VERIFY_WITH_TIMEOUT(viewer.bytes.indexOf("$ ", viewer.bytes.indexOf("--- tether:")) > 0, 10000);
     viewer.sendInput("pwd\r");
     QTRY_VERIFY_WITH_TIMEOUT(viewer.bytes.contains("/work/sub\r\n"), 10000);
+    // As a terminal shows it: the saved lines, the prompt, the marker on
+    // the line below it, then the new shell.
+    TestUtil::VtRender shown(kCols, kRows);
+    shown.keepScrollback(false);
+    shown.feed(viewer.bytes);
+    const QStringList all = shown.scrollback() + shown.text().split(QLatin1Char('\n'));
+    const int markerRow = int(all.indexOf(QRegularExpression(QStringLiteral("^--- tether: session ended by reboot.*"))));
+    QVERIFY2(markerRow > 1 && all.at(markerRow - 1) == QLatin1String("$") && all.at(markerRow - 2) == QLatin1String("before-30"),
+             qPrintable(all.join(QLatin1Char('\n'))));
     const qsizetype old = viewer.bytes.indexOf("before-30");
     const qsizetype marker = viewer.bytes.indexOf("--- tether: session ended by reboot");
     const qsizetype pwd = viewer.bytes.indexOf("/work/sub\r\n");

@@ -414,6 +414,10 @@ void Session::createScreenAtStart()
     const quint64 start = m_ring.startOffset();
     if (start == 0) {
         const SizeChange size = sizeAt(0);
+        if (!screenFits(size.cols, size.rows)) {
+            dropOversizedScreen();
+            return;
+        }
         createScreen(0, TerminalState(), size.cols, size.rows);
         m_screenSynced = true;
         applyScreenEventsAt(0);
@@ -458,6 +462,10 @@ void Session::resyncScreen(quint64 from)
         return;
     }
     const SizeChange size = sizeAt(at);
+    if (!screenFits(size.cols, size.rows)) {
+        dropOversizedScreen();
+        return;
+    }
     if (m_screen)
         ++m_screenOutruns;
     if (m_screen) {
@@ -519,9 +527,26 @@ void Session::floodEnded()
     scheduleScreen();
 }
 
+void Session::dropOversizedScreen()
+{
+    if (m_screen)
+        qCInfo(lcSession) << "session" << m_id << "screen dropped: the terminal is larger than" << kMaxScreenCells
+                          << "cells; reset replays are raw";
+    m_screen.reset();
+    m_screenOffset = 0;
+    m_screenSynced = false;
+    m_screenRetryAt = std::max<quint64>(m_ring.endOffset(), 1);
+    m_screenTimer.stop();
+    m_compactTimer.stop();
+}
+
 void Session::applyScreenEventsAt(quint64 at)
 {
     for (const SizeChange &c : std::as_const(m_sizes)) {
+        if (c.offset == at && !screenFits(c.cols, c.rows)) {
+            dropOversizedScreen();
+            return;
+        }
         if (c.offset == at && (c.cols != m_screen->cols() || c.rows != m_screen->rows()))
             m_screen->resize(c.cols, c.rows);
         if (c.offset > at)
@@ -588,6 +613,8 @@ void Session::parseScreen(qsizetype maxBytes, qint64 maxUs, bool onOutputPath)
         }
         feedScreen(stop, answering);
         applyScreenEventsAt(m_screenOffset);
+        if (!m_screen)
+            return; // larger than kMaxScreenCells now
         if (!m_screenSynced && m_screen->fullyRewrittenSinceMark()) {
             m_screenSynced = true;
             qCDebug(lcSession) << "session" << m_id << "screen synced again at" << m_screenOffset;
@@ -624,6 +651,8 @@ bool Session::screenToSafeBoundary()
             answering = answering || (r.first <= m_screenOffset && m_screenOffset < r.second);
         feedScreen(m_screenOffset + 1, answering);
         applyScreenEventsAt(m_screenOffset);
+        if (!m_screen)
+            return false;
         ++scanned;
     }
     return true;
@@ -1135,7 +1164,7 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     s->m_normalChangedAt = s->m_ring.endOffset(); // unknown before: not kept on an outrun
     s->m_sizes = {SizeChange{r.ringStart, r.pty.cols, r.pty.rows}};
     const Handover::ScreenRecord &sc = r.screen;
-    if (sc.present && sc.offset >= r.ringStart && sc.offset <= s->m_ring.endOffset()) {
+    if (sc.present && screenFits(sc.cols, sc.rows) && sc.offset >= r.ringStart && sc.offset <= s->m_ring.endOffset()) {
         // The screen as it was at S: its snapshot fed into a fresh one.
         s->m_sizes = {SizeChange{std::min(r.ringStart, sc.offset), sc.cols, sc.rows}};
         for (const Handover::ResizeRecord &rz : sc.resizes)

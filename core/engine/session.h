@@ -353,6 +353,19 @@ public:
      * Default kScreenCompactMs; for tests, any delay >= 0 (ms).
      */
     static constexpr int kScreenCompactMs = 10000;
+    /**
+     * The hard cap on one server screen (issue 27): at most this many cells
+     * (cols x rows; 131,072 is 512x256 or 362x362). libvterm keeps two
+     * buffers of about 36 bytes a cell, so a 1000x1000 terminal would cost
+     * 36 MB. While the terminal is larger the session keeps no screen:
+     * reset replays are the raw replay from the ring (as with the screen
+     * switched off), queries in output no control viewer saw go unanswered;
+     * a screen is made again, unsynced, once the output written at that
+     * size has left the ring and the size fits again
+     * (docs/architecture.md, "Server screen").
+     */
+    static constexpr qsizetype kMaxScreenCells = 131072;
+    static bool screenFits(int cols, int rows) { return qsizetype(cols) * qsizetype(rows) <= kMaxScreenCells; }
     void setScreenCompactDelay(int ms);
     int screenCompactDelay() const { return m_compactTimer.interval(); }
     /// The screen is compact now (Screen::isCompact()).
@@ -609,6 +622,9 @@ private:
     QTimer m_screenTimer;
     QTimer m_compactTimer; ///< setScreenCompactDelay(); runs only while detached after output
     void compactScreen();
+    /// No screen while the size is over kMaxScreenCells: dropped, made
+    /// again once the ring has moved past its end now.
+    void dropOversizedScreen();
     /// Sizes in force from each offset on, ascending; the first entry holds
     /// the size at the ring's start (or the screen's S, whichever is lower).
     QList<SizeChange> m_sizes;

@@ -167,6 +167,7 @@ void Session::feedTail(const char *data, qsizetype size)
 
 void Session::onOutput(const char *data, qsizetype size)
 {
+    m_compactWhenCaughtUp = false; // the compaction delay starts again below
     const quint64 from = m_ring.endOffset();
     if (m_screenEnabled)
         measureRate(monotonicMs(), size);
@@ -538,6 +539,7 @@ void Session::dropOversizedScreen()
     m_screenRetryAt = std::max<quint64>(m_ring.endOffset(), 1);
     m_screenTimer.stop();
     m_compactTimer.stop();
+    m_compactWhenCaughtUp = false;
 }
 
 void Session::applyScreenEventsAt(quint64 at)
@@ -634,6 +636,8 @@ void Session::parseScreen(qsizetype maxBytes, qint64 maxUs, bool onOutputPath)
     if (m_screenOffset >= end) {
         m_screenTimer.stop();
         m_flood.caughtUp();
+        if (m_compactWhenCaughtUp && !m_compactTimer.isActive())
+            compactScreen();
     } else {
         scheduleScreen();
     }
@@ -688,6 +692,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
     if (viewer == m_control || m_watchers.contains(viewer))
         detach(viewer);
     m_compactTimer.stop(); // a compact screen is rebuilt by its first use below
+    m_compactWhenCaughtUp = false;
 
     if (mode == ViewerMode::Control && m_control) {
         Viewer *old = m_control;
@@ -889,10 +894,15 @@ void Session::compactScreen()
     if (!m_screen || viewerCount() > 0)
         return;
     if (m_screenOffset < m_ring.endOffset() || m_flood.flooding() || m_screenTimer.isActive()) {
-        // Still parsing: once it has caught up.
-        m_compactTimer.start();
+        // Still parsing (many sessions' screens catching up at once, a
+        // flood): when the parse reaches the end (parseScreen()), or, while
+        // flooding, once more after the delay.
+        m_compactWhenCaughtUp = true;
+        if (m_flood.flooding())
+            m_compactTimer.start();
         return;
     }
+    m_compactWhenCaughtUp = false;
     const qsizetype before = m_screen->memoryBytes();
     if (m_screen->compact())
         qCDebug(lcSession) << "session" << m_id << "screen compacted:" << before << "->" << m_screen->memoryBytes()

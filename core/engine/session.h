@@ -348,7 +348,8 @@ public:
      * Screen::compact()): a single-shot timer started by output while no
      * viewer is attached and by the last viewer's detach; when it fires, the
      * screen, caught up with the stream, is compacted (or it refuses and
-     * stays as it is until the next output: no wakeups while idle). The
+     * stays as it is until the next output: no wakeups while idle); one
+     * still parsing is compacted when its parse reaches the end. The
      * next output, attach or query rebuilds it (Screen does, on use).
      * Default kScreenCompactMs; for tests, any delay >= 0 (ms).
      */
@@ -621,6 +622,9 @@ private:
     quint64 m_normalChangedAt = 0;
     QTimer m_screenTimer;
     QTimer m_compactTimer; ///< setScreenCompactDelay(); runs only while detached after output
+    /// The delay passed while the screen was still parsing: compact when
+    /// it catches up (parseScreen()).
+    bool m_compactWhenCaughtUp = false;
     void compactScreen();
     /// No screen while the size is over kMaxScreenCells: dropped, made
     /// again once the ring has moved past its end now.

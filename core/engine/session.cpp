@@ -6,6 +6,10 @@
 #include "screen.h"
 #include "shellintegration.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <QCoreApplication>
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -879,6 +883,25 @@ void Session::detach(Viewer *viewer)
     Q_EMIT viewersChanged();
 }
 
+void Session::trimHeapSoon()
+{
+#ifdef __GLIBC__
+    // libvterm's buffers (under glibc's mmap threshold at usual sizes) were
+    // freed in the middle of the heap: the RSS keeps them until the pages
+    // are given back. One malloc_trim() a second at most, for every
+    // session compacted meanwhile (a heap walk each: not one per session).
+    static QTimer *trim = nullptr;
+    if (!trim) {
+        trim = new QTimer(QCoreApplication::instance());
+        trim->setSingleShot(true);
+        trim->setInterval(1000);
+        QObject::connect(trim, &QTimer::timeout, [] { ::malloc_trim(0); });
+    }
+    if (!trim->isActive())
+        trim->start();
+#endif
+}
+
 void Session::setScreenCompactDelay(int ms)
 {
     m_compactTimer.setInterval(std::max(0, ms));
@@ -904,9 +927,11 @@ void Session::compactScreen()
     }
     m_compactWhenCaughtUp = false;
     const qsizetype before = m_screen->memoryBytes();
-    if (m_screen->compact())
+    if (m_screen->compact()) {
         qCDebug(lcSession) << "session" << m_id << "screen compacted:" << before << "->" << m_screen->memoryBytes()
                            << "bytes";
+        trimHeapSoon();
+    }
     else
         qCDebug(lcSession) << "session" << m_id << "screen not compacted (a rebuild would not be exact)";
 }

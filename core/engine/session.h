@@ -629,6 +629,9 @@ private:
     /// No screen while the size is over kMaxScreenCells: dropped, made
     /// again once the ring has moved past its end now.
     void dropOversizedScreen();
+    /// Gives the heap's free pages back to the system a second after a
+    /// compaction (coalesced across sessions; glibc's malloc_trim()).
+    static void trimHeapSoon();
     /// Sizes in force from each offset on, ascending; the first entry holds
     /// the size at the ring's start (or the screen's S, whichever is lower).
     QList<SizeChange> m_sizes;

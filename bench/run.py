@@ -20,9 +20,16 @@ Environment:
   BENCH_MAX_SESSIONS=N cap on the "largest count" idle phase (default: what
                        the kernel's PTY limit leaves, less BENCH_PTY_MARGIN=512
                        PTYs kept free for other users of the machine)
+  BENCH_SCALE_FULL=N   sessions with full rings in the scale phase (default 200;
+                       quick 20), at 80x24 and at 200x50
+  BENCH_SCALE_SHUTDOWN=N idle sessions ended by one SIGTERM (default 1000;
+                       quick 100)
+  BENCH_ONLY=a,b       only these phases (throughput, latency, reattach,
+                       fairness, browser, idle, startup, scale)
 Every server runs in its own session (setsid) with a private HOME and
 XDG_RUNTIME_DIR, on 127.0.0.1 port 0; every child has a timeout, and the whole
-run is bounded (about 11 minutes on a loaded 2-CPU machine, 2 in quick mode).
+run is bounded (the scale phase adds several minutes to the 11 on a loaded
+2-CPU machine; 2 in quick mode).
 """
 import concurrent.futures
 import http.client
@@ -56,6 +63,13 @@ STARTUPS = 3 if QUICK else 10
 BROWSER_MIB = int(os.environ.get('BENCH_BROWSER_MIB', '2' if QUICK else '16'))
 BROWSER_KEYS = 50 if QUICK else 200
 CREATE_SECS = 30 if QUICK else 120     # bound on making the idle sessions
+SCALE_FULL = int(os.environ.get('BENCH_SCALE_FULL', '20' if QUICK else '200'))
+SCALE_SHUTDOWN = int(os.environ.get('BENCH_SCALE_SHUTDOWN', '100' if QUICK else '1000'))
+# Output of each full-ring session: `seq 1 150000` is 1,038,894 bytes (the
+# default ring is 1 MiB); then a shell at its prompt.
+SCALE_COMMAND = ['sh', '-c', 'seq 1 150000; exec sh']
+SCALE_COMPACT_WAIT = 13                # Session::kScreenCompactMs (10 s) + margin
+ONLY = [p for p in os.environ.get('BENCH_ONLY', '').split(',') if p]
 PTY_MARGIN = int(os.environ.get('BENCH_PTY_MARGIN', '512'))
 # A desktop session's default descriptor limits (systemd >= 240: soft 1024,
 # hard 524288), capped by what this process may give.
@@ -204,7 +218,8 @@ class Bench:
         self.tether = os.path.join(self.build, 'app', 'tether')
         self.client = os.path.join(self.build, 'bench', 'bench_client')
         self.shim = os.path.join(self.build, 'bench', 'libbench_nodelay_off.so')
-        for p in (self.tether, self.client, self.shim):
+        needs_client = not ONLY or set(ONLY) & {'throughput', 'latency', 'reattach', 'fairness'}
+        for p in (self.tether, self.client, self.shim) if needs_client else (self.tether,):
             if not os.path.exists(p):
                 sys.exit('bench: %s is missing (make bench builds it)' % p)
         self.window = os.environ.get('BENCH_WINDOW') or None
@@ -506,6 +521,103 @@ class Bench:
         finally:
             kill_matching('^dtach -n %s/' % d)
 
+    def make_sessions(self, server, count, body):
+        """POSTs `count` sessions, four requests in flight; (made, refusal)."""
+        made, refused = 0, ''
+        t0 = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            while made < count and not refused and time.monotonic() - t0 < CREATE_SECS:
+                batch = min(64, count - made)
+                for status, data in pool.map(lambda _: server.api('POST', '/api/sessions', body), range(batch)):
+                    if status == 201:
+                        made += 1
+                    elif not refused:
+                        refused = '%d %s' % (status, data.decode(errors='replace').strip())
+        if made < count and not refused:
+            refused = 'the bench\'s time bound: %d s for making sessions' % CREATE_SECS
+        return made, refused
+
+    def scale_memory(self, cols, rows):
+        """Sessions whose rings are full (`seq`), then idle and detached past
+        the screen's compaction delay: the server's RSS growth per session
+        and the screens' own bytes (screen_bytes), beside the bytes buffered."""
+        server = Server(self, max_sessions=SCALE_FULL)
+        try:
+            time.sleep(0.5)
+            base = proc_status(server.pid)['rss']
+            made, refused = self.make_sessions(server, SCALE_FULL,
+                                               {'command': SCALE_COMMAND, 'cols': cols, 'rows': rows})
+            t0 = time.monotonic()
+            last, rows_json = None, []
+            while time.monotonic() - t0 < 300:  # until every ring is full and the output stopped
+                time.sleep(1)
+                status, data = server.api('GET', '/api/sessions')
+                rows_json = json.loads(data)
+                if isinstance(rows_json, dict):
+                    rows_json = rows_json.get('sessions', [])
+                offsets = [r['offset'] for r in rows_json]
+                if offsets == last and all(o >= 1038894 for o in offsets):
+                    break
+                last = offsets
+            settled = time.monotonic() - t0
+            # The screens parse in the background (at 200x50 about 1 MB/s of
+            # `seq` each on this machine): past the compaction delay and
+            # until every screen has caught up and screen_bytes stays put.
+            t1 = time.monotonic()
+            time.sleep(SCALE_COMPACT_WAIT)
+            previous = None
+            while time.monotonic() - t1 < 600:
+                status, data = server.api('GET', '/api/sessions')
+                rows_json = json.loads(data)
+                if isinstance(rows_json, dict):
+                    rows_json = rows_json.get('sessions', [])
+                caught_up = all(r['screen'] is None or r['screen']['offset'] == r['offset'] for r in rows_json)
+                total = sum(r['screen_bytes'] for r in rows_json)
+                if caught_up and total == previous:
+                    break
+                previous = total
+                time.sleep(2)
+            time.sleep(1.5)  # the server gives freed pages back (malloc_trim) a second after
+            rss = proc_status(server.pid)['rss']
+            buffered = sum(r['buffer_bytes'] for r in rows_json)
+            screens = sum(r['screen_bytes'] for r in rows_json)
+            out = {'cols': cols, 'rows': rows, 'made': made, 'refused': refused, 'settle_secs': settled,
+                   'kib_per_session': (rss - base) / max(made, 1), 'buffered_kib_per_session': buffered / 1024 / max(made, 1),
+                   'screen_kib_per_session': screens / 1024 / max(made, 1),
+                   'rss_over_buffered': (rss - base) * 1024 / max(buffered, 1)}
+            log('scale %dx%d: %d sessions with full rings, %.1f KiB RSS each (%.2fx the bytes buffered), '
+                'screen %.1f KiB each' % (cols, rows, made, out['kib_per_session'], out['rss_over_buffered'],
+                                          out['screen_kib_per_session']))
+            return out
+        finally:
+            server.stop()
+
+    def scale_shutdown(self, count):
+        """SIGTERM to a server with `count` idle sessions: seconds until it
+        has ended them all and exited (each HUP -> TERM -> KILL)."""
+        server = Server(self, max_sessions=count)
+        try:
+            made, refused = self.make_sessions(server, count, {'command': ['sh']})
+            time.sleep(2)  # the shells print their prompts
+            t0 = time.monotonic()
+            server.proc.send_signal(signal.SIGTERM)
+            server.proc.wait(120)
+            secs = time.monotonic() - t0
+            log('shutdown: %d sessions ended in %.2f s' % (made, secs))
+            return {'made': made, 'refused': refused, 'secs': secs}
+        finally:
+            server.stop()
+
+    def scale(self):
+        res = self.fig['scale'] = {}
+        res['memory'] = [self.scale_memory(80, 24), self.scale_memory(200, 50)]
+        with open('/proc/sys/kernel/pty/max') as f:
+            pty_max = int(f.read())
+        with open('/proc/sys/kernel/pty/nr') as f:
+            pty_nr = int(f.read())
+        count = min(SCALE_SHUTDOWN, pty_max - pty_nr - PTY_MARGIN)
+        res['shutdown'] = [self.scale_shutdown(count) for _ in range(1 if QUICK else 3)]
+
     def tether_session_cap(self):
         """Tether's own limit on --max-sessions, from its --help (1..N)."""
         text = subprocess.run([self.tether, 'serve', '--help'], capture_output=True, text=True, timeout=30).stdout
@@ -594,13 +706,15 @@ class Bench:
                       ('fairness', lambda: self.fairness(server)),
                       ('browser', lambda: self.browser(server))]
             for name, f in phases:
-                self.phase(name, f)
+                if not ONLY or name in ONLY:
+                    self.phase(name, f)
         finally:
             server.stop()
             nagle.stop()
             self.cleanup_peers()
-        for name, f in (('idle', self.idle), ('startup', self.startup)):
-            self.phase(name, f)
+        for name, f in (('idle', self.idle), ('startup', self.startup), ('scale', self.scale)):
+            if not ONLY or name in ONLY:
+                self.phase(name, f)
         self.fig['machine']['load_after'] = open('/proc/loadavg').read().split()[:3]
         self.fig['total_secs'] = time.monotonic() - self.started
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -804,10 +918,28 @@ def render(fig):
         for name, what in (('Tether', '`server.json`'), ('tmux', 'its server socket'), ('dtach', 'its socket')):
             w('| %s (%s) | %s | %.2f |' % (name, what, fmt(stats(s[name])), statistics.median(s[name]) / tm))
         w('')
-    for name in ('throughput', 'latency', 'reattach', 'idle', 'fairness', 'browser', 'startup'):
+    def sec_scale():
+        sc = fig['scale']
+        w('### Scale: sessions with full rings, idle and detached; shutdown of many sessions')
+        w('')
+        w('Each session ran `%s` (1,038,894 bytes: its 1 MiB ring full), then sat at its prompt with no '
+          'viewer for %d s (past the screen\'s 10 s compaction delay). RSS is the server\'s VmRSS growth per '
+          'session; screen is `screen_bytes` (GET /api/sessions) per session.' % (' '.join(SCALE_COMMAND[2:]), SCALE_COMPACT_WAIT))
+        w('')
+        w('| size | sessions | RSS KiB/session | buffered KiB/session | RSS / buffered | screen KiB/session |')
+        w('|---|---|---|---|---|---|')
+        for e in sc['memory']:
+            w('| %d×%d | %s | %.0f | %.0f | %.2f | %.1f |' % (e['cols'], e['rows'], '{:,}'.format(e['made']),
+              e['kib_per_session'], e['buffered_kib_per_session'], e['rss_over_buffered'], e['screen_kib_per_session']))
+        w('')
+        d = sc['shutdown']
+        w('SIGTERM to a server with %s idle `sh` sessions until it exited (every session HUP → TERM → KILL): '
+          '%s s.' % ('{:,}'.format(d[0]['made']), fmt(stats([e['secs'] for e in d]), '%.2f')))
+        w('')
+    for name in ('throughput', 'latency', 'reattach', 'idle', 'fairness', 'browser', 'startup', 'scale'):
         try:
             {'throughput': sec_throughput, 'latency': sec_latency, 'reattach': sec_reattach, 'idle': sec_idle,
-             'fairness': sec_fairness, 'browser': sec_browser, 'startup': sec_startup}[name]()
+             'fairness': sec_fairness, 'browser': sec_browser, 'startup': sec_startup, 'scale': sec_scale}[name]()
         except (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, statistics.StatisticsError) as e:
             w('### %s' % name)
             w('')

@@ -51,14 +51,15 @@ QString processCwd(pid_t pid)
     return n > 0 ? QFile::decodeName(QByteArray(buf, int(n))) : QString();
 }
 
-QList<pid_t> processesInSession(pid_t sid, bool includeZombies)
+namespace {
+
+/// Calls f(pid, state, session) for every process in /proc.
+template<typename F>
+void forEachProcess(F f)
 {
-    QList<pid_t> result;
-    if (sid <= 0)
-        return result;
     DIR *dir = ::opendir("/proc");
     if (!dir)
-        return result;
+        return;
     while (const dirent *e = ::readdir(dir)) {
         const char *name = e->d_name;
         if (*name < '1' || *name > '9')
@@ -87,13 +88,37 @@ QList<pid_t> processesInSession(pid_t sid, bool includeZombies)
         int ppid = 0, pgrp = 0, session = 0;
         if (std::sscanf(close + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) != 4)
             continue;
-        if (session != sid)
-            continue;
-        if (!includeZombies && (state == 'Z' || state == 'X' || state == 'x'))
-            continue;
-        result.append(pid_t(pid));
+        f(pid_t(pid), state, pid_t(session));
     }
     ::closedir(dir);
+}
+
+bool isZombie(char state)
+{
+    return state == 'Z' || state == 'X' || state == 'x';
+}
+
+} // namespace
+
+QList<pid_t> processesInSession(pid_t sid, bool includeZombies)
+{
+    QList<pid_t> result;
+    if (sid <= 0)
+        return result;
+    forEachProcess([&](pid_t pid, char state, pid_t session) {
+        if (session == sid && (includeZombies || !isZombie(state)))
+            result.append(pid);
+    });
+    return result;
+}
+
+QHash<pid_t, QList<pid_t>> processesBySession()
+{
+    QHash<pid_t, QList<pid_t>> result;
+    forEachProcess([&](pid_t pid, char state, pid_t session) {
+        if (session > 0 && !isZombie(state))
+            result[session].append(pid);
+    });
     return result;
 }
 

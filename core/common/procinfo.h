@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <QHash>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -27,5 +28,10 @@ QString processCwd(pid_t pid);
 /// Pids of every process whose session id (/proc/<pid>/stat field 6) is `sid`.
 /// Zombies are included only if `includeZombies`.
 QList<pid_t> processesInSession(pid_t sid, bool includeZombies = false);
+
+/// Every session's processes (not zombies) from one scan of /proc: what
+/// processesInSession() gives for each session id, for a caller that asks
+/// about many sessions at once (the teardown of many sessions, issue 27).
+QHash<pid_t, QList<pid_t>> processesBySession();
 
 } // namespace Tether

@@ -6,6 +6,10 @@
 #include "screen.h"
 #include "shellintegration.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <QCoreApplication>
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -167,6 +171,7 @@ void Session::feedTail(const char *data, qsizetype size)
 
 void Session::onOutput(const char *data, qsizetype size)
 {
+    m_compactWhenCaughtUp = false; // the compaction delay starts again below
     const quint64 from = m_ring.endOffset();
     if (m_screenEnabled)
         measureRate(monotonicMs(), size);
@@ -447,6 +452,10 @@ void Session::createScreenAtStart()
     const quint64 start = m_ring.startOffset();
     if (start == 0) {
         const SizeChange size = sizeAt(0);
+        if (!screenFits(size.cols, size.rows)) {
+            dropOversizedScreen();
+            return;
+        }
         createScreen(0, TerminalState(), size.cols, size.rows);
         m_screenSynced = true;
         applyScreenEventsAt(0);
@@ -491,6 +500,10 @@ void Session::resyncScreen(quint64 from)
         return;
     }
     const SizeChange size = sizeAt(at);
+    if (!screenFits(size.cols, size.rows)) {
+        dropOversizedScreen();
+        return;
+    }
     if (m_screen)
         ++m_screenOutruns;
     if (m_screen) {
@@ -552,9 +565,27 @@ void Session::floodEnded()
     scheduleScreen();
 }
 
+void Session::dropOversizedScreen()
+{
+    if (m_screen)
+        qCInfo(lcSession) << "session" << m_id << "screen dropped: the terminal is larger than" << kMaxScreenCells
+                          << "cells; reset replays are raw";
+    m_screen.reset();
+    m_screenOffset = 0;
+    m_screenSynced = false;
+    m_screenRetryAt = std::max<quint64>(m_ring.endOffset(), 1);
+    m_screenTimer.stop();
+    m_compactTimer.stop();
+    m_compactWhenCaughtUp = false;
+}
+
 void Session::applyScreenEventsAt(quint64 at)
 {
     for (const SizeChange &c : std::as_const(m_sizes)) {
+        if (c.offset == at && !screenFits(c.cols, c.rows)) {
+            dropOversizedScreen();
+            return;
+        }
         if (c.offset == at && (c.cols != m_screen->cols() || c.rows != m_screen->rows()))
             m_screen->resize(c.cols, c.rows);
         if (c.offset > at)
@@ -621,6 +652,8 @@ void Session::parseScreen(qsizetype maxBytes, qint64 maxUs, bool onOutputPath)
         }
         feedScreen(stop, answering);
         applyScreenEventsAt(m_screenOffset);
+        if (!m_screen)
+            return; // larger than kMaxScreenCells now
         if (!m_screenSynced && m_screen->fullyRewrittenSinceMark()) {
             m_screenSynced = true;
             qCDebug(lcSession) << "session" << m_id << "screen synced again at" << m_screenOffset;
@@ -640,6 +673,8 @@ void Session::parseScreen(qsizetype maxBytes, qint64 maxUs, bool onOutputPath)
     if (m_screenOffset >= end) {
         m_screenTimer.stop();
         m_flood.caughtUp();
+        if (m_compactWhenCaughtUp && !m_compactTimer.isActive())
+            compactScreen();
     } else {
         scheduleScreen();
     }
@@ -657,6 +692,8 @@ bool Session::screenToSafeBoundary()
             answering = answering || (r.first <= m_screenOffset && m_screenOffset < r.second);
         feedScreen(m_screenOffset + 1, answering);
         applyScreenEventsAt(m_screenOffset);
+        if (!m_screen)
+            return false;
         ++scanned;
     }
     return true;
@@ -695,6 +732,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
     if (viewer == m_control || m_watchers.contains(viewer))
         detach(viewer);
     m_compactTimer.stop(); // a compact screen is rebuilt by its first use below
+    m_compactWhenCaughtUp = false;
 
     if (mode == ViewerMode::Control && m_control) {
         Viewer *old = m_control;
@@ -881,6 +919,25 @@ void Session::detach(Viewer *viewer)
     Q_EMIT viewersChanged();
 }
 
+void Session::trimHeapSoon()
+{
+#ifdef __GLIBC__
+    // libvterm's buffers (under glibc's mmap threshold at usual sizes) were
+    // freed in the middle of the heap: the RSS keeps them until the pages
+    // are given back. One malloc_trim() a second at most, for every
+    // session compacted meanwhile (a heap walk each: not one per session).
+    static QTimer *trim = nullptr;
+    if (!trim) {
+        trim = new QTimer(QCoreApplication::instance());
+        trim->setSingleShot(true);
+        trim->setInterval(1000);
+        QObject::connect(trim, &QTimer::timeout, [] { ::malloc_trim(0); });
+    }
+    if (!trim->isActive())
+        trim->start();
+#endif
+}
+
 void Session::setScreenCompactDelay(int ms)
 {
     m_compactTimer.setInterval(std::max(0, ms));
@@ -896,14 +953,21 @@ void Session::compactScreen()
     if (!m_screen || viewerCount() > 0)
         return;
     if (m_screenOffset < m_ring.endOffset() || m_flood.flooding() || m_screenTimer.isActive()) {
-        // Still parsing: once it has caught up.
-        m_compactTimer.start();
+        // Still parsing (many sessions' screens catching up at once, a
+        // flood): when the parse reaches the end (parseScreen()), or, while
+        // flooding, once more after the delay.
+        m_compactWhenCaughtUp = true;
+        if (m_flood.flooding())
+            m_compactTimer.start();
         return;
     }
+    m_compactWhenCaughtUp = false;
     const qsizetype before = m_screen->memoryBytes();
-    if (m_screen->compact())
+    if (m_screen->compact()) {
         qCDebug(lcSession) << "session" << m_id << "screen compacted:" << before << "->" << m_screen->memoryBytes()
                            << "bytes";
+        trimHeapSoon();
+    }
     else
         qCDebug(lcSession) << "session" << m_id << "screen not compacted (a rebuild would not be exact)";
 }
@@ -1175,7 +1239,7 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     s->m_normalChangedAt = s->m_ring.endOffset(); // unknown before: not kept on an outrun
     s->m_sizes = {SizeChange{r.ringStart, r.pty.cols, r.pty.rows}};
     const Handover::ScreenRecord &sc = r.screen;
-    if (sc.present && sc.offset >= r.ringStart && sc.offset <= s->m_ring.endOffset()) {
+    if (sc.present && screenFits(sc.cols, sc.rows) && sc.offset >= r.ringStart && sc.offset <= s->m_ring.endOffset()) {
         // The screen as it was at S: its snapshot fed into a fresh one.
         s->m_sizes = {SizeChange{std::min(r.ringStart, sc.offset), sc.cols, sc.rows}};
         for (const Handover::ResizeRecord &rz : sc.resizes)

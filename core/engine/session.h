@@ -363,11 +363,25 @@ public:
      * Screen::compact()): a single-shot timer started by output while no
      * viewer is attached and by the last viewer's detach; when it fires, the
      * screen, caught up with the stream, is compacted (or it refuses and
-     * stays as it is until the next output: no wakeups while idle). The
+     * stays as it is until the next output: no wakeups while idle); one
+     * still parsing is compacted when its parse reaches the end. The
      * next output, attach or query rebuilds it (Screen does, on use).
      * Default kScreenCompactMs; for tests, any delay >= 0 (ms).
      */
     static constexpr int kScreenCompactMs = 10000;
+    /**
+     * The hard cap on one server screen (issue 27): at most this many cells
+     * (cols x rows; 131,072 is 512x256 or 362x362). libvterm keeps two
+     * buffers of about 36 bytes a cell, so a 1000x1000 terminal would cost
+     * 36 MB. While the terminal is larger the session keeps no screen:
+     * reset replays are the raw replay from the ring (as with the screen
+     * switched off), queries in output no control viewer saw go unanswered;
+     * a screen is made again, unsynced, once the output written at that
+     * size has left the ring and the size fits again
+     * (docs/architecture.md, "Server screen").
+     */
+    static constexpr qsizetype kMaxScreenCells = 131072;
+    static bool screenFits(int cols, int rows) { return qsizetype(cols) * qsizetype(rows) <= kMaxScreenCells; }
     void setScreenCompactDelay(int ms);
     int screenCompactDelay() const { return m_compactTimer.interval(); }
     /// The screen is compact now (Screen::isCompact()).
@@ -646,7 +660,16 @@ private:
     quint64 m_normalChangedAt = 0;
     QTimer m_screenTimer;
     QTimer m_compactTimer; ///< setScreenCompactDelay(); runs only while detached after output
+    /// The delay passed while the screen was still parsing: compact when
+    /// it catches up (parseScreen()).
+    bool m_compactWhenCaughtUp = false;
     void compactScreen();
+    /// No screen while the size is over kMaxScreenCells: dropped, made
+    /// again once the ring has moved past its end now.
+    void dropOversizedScreen();
+    /// Gives the heap's free pages back to the system a second after a
+    /// compaction (coalesced across sessions; glibc's malloc_trim()).
+    static void trimHeapSoon();
     /// Sizes in force from each offset on, ascending; the first entry holds
     /// the size at the ring's start (or the screen's S, whichever is lower).
     QList<SizeChange> m_sizes;

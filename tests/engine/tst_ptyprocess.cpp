@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <functional>
 #include <memory>
+#include <vector>
 #include <pthread.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -131,6 +132,7 @@ private Q_SLOTS:
     void execFailure();
     void teardownIgnoringHupAndTerm();
     void teardownBackgroundJobOwnGroup();
+    void manySessionsTornDownAtOnce();
     void teardownContinuesAfterLeaderDied();
     void leaderExitsWhileBackgroundHoldsSlave();
     void pausedReadingDefersFinished();
@@ -396,6 +398,49 @@ void TestPtyProcess::teardownIgnoringHupAndTerm()
     QCOMPARE(p.masterFd(), -1);
     QTRY_VERIFY(processesInSession(pid).isEmpty());
     QTRY_COMPARE(TestUtil::zombieChildren(), 0);
+}
+
+void TestPtyProcess::manySessionsTornDownAtOnce()
+{
+    // Sessions terminated in one turn of the event loop share one scan of
+    // /proc (issue 27): each still reaches every member of its own session
+    // (a background job in its own process group) with SIGHUP alone, and
+    // not those of the others.
+    constexpr int kCount = 12;
+    std::vector<std::unique_ptr<PtyProcess>> ps;
+    std::vector<std::unique_ptr<Recorder>> rs;
+    std::vector<pid_t> jobs;
+    for (int i = 0; i < kCount; ++i) {
+        ps.push_back(std::make_unique<PtyProcess>());
+        rs.push_back(std::make_unique<Recorder>(*ps.back()));
+        ps.back()->setTeardownGrace(kNoEscalationGraceMs);
+        SpawnOptions o;
+        o.argv = sh(QStringLiteral("set -m; sleep 100 & echo \"job:$!:\"; wait"));
+        QString err;
+        QVERIFY2(ps.back()->start(o, &err), qPrintable(err));
+    }
+    for (int i = 0; i < kCount; ++i) {
+        const pid_t job = rs[size_t(i)]->announcedPid(QStringLiteral("job"));
+        QVERIFY(job > 0);
+        QTRY_COMPARE(statField(job, 6).toInt(), int(ps[size_t(i)]->pid()));
+        jobs.push_back(job);
+    }
+    // One survivor: its session must be left alone.
+    for (int i = 1; i < kCount; ++i)
+        ps[size_t(i)]->terminate();
+    QVERIFY2(waitUntil([&] {
+                 for (int i = 1; i < kCount; ++i)
+                     if (rs[size_t(i)]->tornDown == 0)
+                         return false;
+                 return true;
+             }, kTeardownWaitMs),
+             "no tornDown without escalation: SIGHUP did not reach every job?");
+    for (int i = 1; i < kCount; ++i)
+        QCOMPARE(rs[size_t(i)]->status.signal, int(SIGHUP));
+    QCOMPARE(rs[0]->tornDown, 0);
+    QVERIFY(processesInSession(ps[0]->pid()).contains(jobs[0]));
+    ps[0]->terminate();
+    QVERIFY(waitUntil([&] { return rs[0]->tornDown > 0; }, kTeardownWaitMs));
 }
 
 void TestPtyProcess::teardownBackgroundJobOwnGroup()
@@ -906,6 +951,10 @@ void TestPtyProcess::processesInSessionFindsMembers()
     QVERIFY(members.contains(p.pid()));
     QVERIFY(!members.contains(::getpid()));
     QCOMPARE(statField(p.pid(), 6).toInt(), int(p.pid()));
+    // One scan for every session (the teardown of many, issue 27).
+    const QHash<pid_t, QList<pid_t>> all = processesBySession();
+    QVERIFY(all.value(p.pid()).contains(p.pid()));
+    QVERIFY(!all.contains(0));
 }
 
 void TestPtyProcess::scriptWithoutShebangRunsWithSh()

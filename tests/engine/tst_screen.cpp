@@ -1081,7 +1081,7 @@ QString screenDifference(const Screen &a, const Screen &b)
     const QByteArray inPlaceA = a.snapshot(), inPlaceB = b.snapshot();
     if (inPlaceA != inPlaceB) {
         qsizetype at = 0;
-        while (at < inPlaceA.size() && at < inPlaceB.size() && inPlaceA[at] == inPlaceB[at])
+        while (at < inPlaceA.size() && at < inPlaceB.size() && inPlaceA.at(int(at)) == inPlaceB.at(int(at)))
             ++at;
         const qsizetype from = std::max<qsizetype>(0, at - 40);
         diffs << QStringLiteral("snapshot in place differs at %1:\n").arg(at)

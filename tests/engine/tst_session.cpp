@@ -701,6 +701,48 @@ private Q_SLOTS:
         QVERIFY(finish(twin, {&lateTwin, &inPlaceTwin}));
     }
 
+    void oversizedTerminalKeepsNoScreen()
+    {
+        // Issue 27: a 1000x1000 terminal would make a 36 MB screen. Above
+        // Session::kMaxScreenCells the session keeps none (reset replays are
+        // raw); within the cap it keeps one.
+        const QString script = QStringLiteral("seq 1 40000; printf 'END\\n'; read x; printf 'at the new size\\n'; exec sleep 30");
+        Session s(QStringLiteral("big"), sh(script), 65536);
+        QString err;
+        QVERIFY(s.start(&err));
+        QVERIFY(settle(s, "END"));
+        QVERIFY(s.hasScreen());
+        RecordingViewer v;
+        s.attach(&v, ViewerMode::Control, std::nullopt);
+        QVERIFY(!Session::screenFits(1000, 1000));
+        QVERIFY(s.resize(&v, 1000, 1000));
+        QVERIFY(s.sendInput(&v, "x\n", 2));
+        QTRY_VERIFY_WITH_TIMEOUT(ringContent(s).contains("at the new size"), 10000);
+        QTRY_VERIFY(!s.hasScreen());
+        QCOMPARE(s.screenBytes(), qsizetype(0));
+        s.detach(&v);
+        RecordingViewer late;
+        s.attach(&late, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 100});
+        QVERIFY(!late.attachInfos.first().snapshotAt);
+        QVERIFY(!late.attachInfos.first().screenReplay);
+        QVERIFY(!s.hasScreen()); // not made for the attach either
+        QVERIFY(finish(s, {&late}));
+
+        // 362x362 = 131,044 cells: within the cap, a screen (about 9 MB).
+        QVERIFY(Session::screenFits(362, 362));
+        Session fits(QStringLiteral("fits"), sh(script), 65536);
+        QVERIFY(fits.start(&err));
+        QVERIFY(settle(fits, "END"));
+        RecordingViewer w;
+        fits.attach(&w, ViewerMode::Control, std::nullopt);
+        QVERIFY(fits.resize(&w, 362, 362));
+        QVERIFY(fits.sendInput(&w, "x\n", 2));
+        QVERIFY(settle(fits, "at the new size"));
+        QVERIFY(fits.hasScreen());
+        QVERIFY(fits.screen()->cols() == 362 && fits.screen()->rows() == 362);
+        QVERIFY(finish(fits, {&w}));
+    }
+
     void outputRebuildsACompactScreen()
     {
         // Output after compaction goes to the rebuilt screen: the snapshot

@@ -126,6 +126,10 @@ void DesktopApp::launchHost()
             qCInfo(lcUi) << "started the Tether host, pid" << launcher->startedPid() << "- its log:" << HostLauncher::logPath();
         else
             qCInfo(lcUi) << "connected to the running Tether host at" << endpoint.url.toString();
+        if (!started && !m_hostArguments.isEmpty())
+            qCWarning(lcUi).noquote() << "a Tether host was already running: the server options given ("
+                                      << m_hostArguments.join(QLatin1Char(' '))
+                                      << ") apply to a host this app starts, not to that one";
         connectTo(endpoint);
     });
     connect(launcher, &HostLauncher::failed, this, [this, launcher](const QString &why) {

@@ -38,6 +38,7 @@
 #include <csignal>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <sys/types.h>
 
 namespace Tether {
@@ -803,6 +804,12 @@ void DesktopApp::showSettings()
                 if (!dialog || reply.status != 200)
                     return;
                 const QJsonObject o = reply.json();
+                Limits run;
+                run.ttlSeconds = o.value(QStringLiteral("ttl")).toInt();
+                run.exitedTtlSeconds = o.value(QStringLiteral("exited_ttl")).toInt();
+                run.bufferCapacity = qsizetype(o.value(QStringLiteral("buffer_size")).toDouble());
+                run.maxSessions = o.value(QStringLiteral("max_sessions")).toInt();
+                dialog->setRunningLimits(run);
                 const QJsonObject serving = o.value(QStringLiteral("serving")).toObject();
                 dialog->setRunningAddress(serving.value(QStringLiteral("bind")).toString(),
                                           quint16(serving.value(QStringLiteral("port")).toInt()),
@@ -810,7 +817,13 @@ void DesktopApp::showSettings()
                                           quint16(o.value(QStringLiteral("port")).toInt()));
             });
         }
-        connect(d, &SettingsDialog::applied, this, [this](const Config &c, bool restart) {
+        // What the file held when the form was loaded: only the fields
+        // changed from it are sent, so that a value a command-line option
+        // set for the host's run stays until that field is changed here.
+        auto baseline = std::make_shared<Config>(Config::load());
+        connect(d, &SettingsDialog::applied, this, [this, baseline](const Config &c, bool restart) {
+            const Config before = *baseline;
+            *baseline = c;
             m_config.command = c.command;
             m_config.terminal = c.terminal;
             m_config.terminalColorScheme = c.terminalColorScheme;
@@ -824,19 +837,27 @@ void DesktopApp::showSettings()
 #endif
             if (!m_api)
                 return;
-            const QJsonObject body{
-                {QStringLiteral("ttl"), c.limits.ttlSeconds},
-                {QStringLiteral("exited_ttl"), c.limits.exitedTtlSeconds},
-                {QStringLiteral("buffer_size"), double(c.limits.bufferCapacity)},
-                {QStringLiteral("max_sessions"), c.limits.maxSessions},
-                {QStringLiteral("command"), c.command},
-                {QStringLiteral("bind"), c.bind},
-                {QStringLiteral("port"), int(c.port)},
-                {QStringLiteral("terminal"), c.terminal},
-                {QStringLiteral("terminal_color_scheme"), c.terminalColorScheme},
-                {QStringLiteral("terminal_font_family"), c.terminalFontFamily},
-                {QStringLiteral("terminal_font_size"), c.terminalFontSize},
+            QJsonObject body;
+            const auto put = [&body](const char *name, bool changed, const QJsonValue &v) {
+                if (changed)
+                    body.insert(QLatin1String(name), v);
             };
+            put("ttl", c.limits.ttlSeconds != before.limits.ttlSeconds, c.limits.ttlSeconds);
+            put("exited_ttl", c.limits.exitedTtlSeconds != before.limits.exitedTtlSeconds, c.limits.exitedTtlSeconds);
+            put("buffer_size", c.limits.bufferCapacity != before.limits.bufferCapacity, double(c.limits.bufferCapacity));
+            put("max_sessions", c.limits.maxSessions != before.limits.maxSessions, c.limits.maxSessions);
+            put("command", c.command != before.command, c.command);
+            put("bind", c.bind != before.bind, c.bind);
+            put("port", c.port != before.port, int(c.port));
+            put("terminal", c.terminal != before.terminal, c.terminal);
+            put("terminal_color_scheme", c.terminalColorScheme != before.terminalColorScheme, c.terminalColorScheme);
+            put("terminal_font_family", c.terminalFontFamily != before.terminalFontFamily, c.terminalFontFamily);
+            put("terminal_font_size", c.terminalFontSize != before.terminalFontSize, c.terminalFontSize);
+            if (body.isEmpty()) {
+                if (restart)
+                    notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
+                return; // nothing the host applies changed (autostart, say)
+            }
             m_api->patch(QStringLiteral("api/settings"), QJsonDocument(body).toJson(QJsonDocument::Compact),
                          [this, restart](const ApiReply &reply) {
                              if (reply.status != 200) {

@@ -404,9 +404,9 @@ void DesktopApp::rebuildTrayMenu()
             QString name = SessionListModel::displayName(s);
             if (name.size() > 48)
                 name = name.left(47) + QChar(0x2026);
-            QString state = SessionListModel::isExited(s) ? SessionListModel::stateText(s)
-                                                          : SessionListModel::attachedText(s);
-            if (!SessionListModel::isExited(s) && !s.value(QStringLiteral("attached")).toBool())
+            const bool running = SessionListModel::isRunning(s);
+            QString state = running ? SessionListModel::attachedText(s) : SessionListModel::stateText(s);
+            if (running && !s.value(QStringLiteral("attached")).toBool())
                 state = tr("detached");
             // '&' would become a mnemonic.
             name.replace(QLatin1Char('&'), QStringLiteral("&&"));
@@ -416,8 +416,11 @@ void DesktopApp::rebuildTrayMenu()
                 command << v.toString();
             a->setToolTip(ShellWords::quote(command));
             const QString id = s.value(QStringLiteral("id")).toString();
-            connect(a, &QAction::triggered, this, [this, id, local] {
-                if (local)
+            // An ended session (a record kept across a reboot or crash) cannot
+            // be attached: the dashboard offers Revive for it.
+            const bool ended = s.value(QStringLiteral("state")).toString() == QLatin1String("ended");
+            connect(a, &QAction::triggered, this, [this, id, local, ended] {
+                if (local && !ended)
                     attachHere(id);
                 else
                     openInBrowser(id);

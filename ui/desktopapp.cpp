@@ -38,6 +38,7 @@
 #include <csignal>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <sys/types.h>
 
 namespace Tether {
@@ -126,6 +127,10 @@ void DesktopApp::launchHost()
             qCInfo(lcUi) << "started the Tether host, pid" << launcher->startedPid() << "- its log:" << HostLauncher::logPath();
         else
             qCInfo(lcUi) << "connected to the running Tether host at" << endpoint.url.toString();
+        if (!started && !m_hostArguments.isEmpty())
+            qCWarning(lcUi).noquote() << "a Tether host was already running: the server options given ("
+                                      << m_hostArguments.join(QLatin1Char(' '))
+                                      << ") apply to a host this app starts, not to that one";
         connectTo(endpoint);
     });
     connect(launcher, &HostLauncher::failed, this, [this, launcher](const QString &why) {
@@ -399,9 +404,9 @@ void DesktopApp::rebuildTrayMenu()
             QString name = SessionListModel::displayName(s);
             if (name.size() > 48)
                 name = name.left(47) + QChar(0x2026);
-            QString state = SessionListModel::isExited(s) ? SessionListModel::stateText(s)
-                                                          : SessionListModel::attachedText(s);
-            if (!SessionListModel::isExited(s) && !s.value(QStringLiteral("attached")).toBool())
+            const bool running = SessionListModel::isRunning(s);
+            QString state = running ? SessionListModel::attachedText(s) : SessionListModel::stateText(s);
+            if (running && !s.value(QStringLiteral("attached")).toBool())
                 state = tr("detached");
             // '&' would become a mnemonic.
             name.replace(QLatin1Char('&'), QStringLiteral("&&"));
@@ -411,8 +416,11 @@ void DesktopApp::rebuildTrayMenu()
                 command << v.toString();
             a->setToolTip(ShellWords::quote(command));
             const QString id = s.value(QStringLiteral("id")).toString();
-            connect(a, &QAction::triggered, this, [this, id, local] {
-                if (local)
+            // An ended session (a record kept across a reboot or crash) cannot
+            // be attached: the dashboard offers Revive for it.
+            const bool ended = s.value(QStringLiteral("state")).toString() == QLatin1String("ended");
+            connect(a, &QAction::triggered, this, [this, id, local, ended] {
+                if (local && !ended)
                     attachHere(id);
                 else
                     openInBrowser(id);
@@ -799,6 +807,12 @@ void DesktopApp::showSettings()
                 if (!dialog || reply.status != 200)
                     return;
                 const QJsonObject o = reply.json();
+                Limits run;
+                run.ttlSeconds = o.value(QStringLiteral("ttl")).toInt();
+                run.exitedTtlSeconds = o.value(QStringLiteral("exited_ttl")).toInt();
+                run.bufferCapacity = qsizetype(o.value(QStringLiteral("buffer_size")).toDouble());
+                run.maxSessions = o.value(QStringLiteral("max_sessions")).toInt();
+                dialog->setRunningLimits(run);
                 const QJsonObject serving = o.value(QStringLiteral("serving")).toObject();
                 dialog->setRunningAddress(serving.value(QStringLiteral("bind")).toString(),
                                           quint16(serving.value(QStringLiteral("port")).toInt()),
@@ -806,7 +820,13 @@ void DesktopApp::showSettings()
                                           quint16(o.value(QStringLiteral("port")).toInt()));
             });
         }
-        connect(d, &SettingsDialog::applied, this, [this](const Config &c, bool restart) {
+        // What the file held when the form was loaded: only the fields
+        // changed from it are sent, so that a value a command-line option
+        // set for the host's run stays until that field is changed here.
+        auto baseline = std::make_shared<Config>(Config::load());
+        connect(d, &SettingsDialog::applied, this, [this, baseline](const Config &c, bool restart) {
+            const Config before = *baseline;
+            *baseline = c;
             m_config.command = c.command;
             m_config.terminal = c.terminal;
             m_config.terminalColorScheme = c.terminalColorScheme;
@@ -820,19 +840,27 @@ void DesktopApp::showSettings()
 #endif
             if (!m_api)
                 return;
-            const QJsonObject body{
-                {QStringLiteral("ttl"), c.limits.ttlSeconds},
-                {QStringLiteral("exited_ttl"), c.limits.exitedTtlSeconds},
-                {QStringLiteral("buffer_size"), double(c.limits.bufferCapacity)},
-                {QStringLiteral("max_sessions"), c.limits.maxSessions},
-                {QStringLiteral("command"), c.command},
-                {QStringLiteral("bind"), c.bind},
-                {QStringLiteral("port"), int(c.port)},
-                {QStringLiteral("terminal"), c.terminal},
-                {QStringLiteral("terminal_color_scheme"), c.terminalColorScheme},
-                {QStringLiteral("terminal_font_family"), c.terminalFontFamily},
-                {QStringLiteral("terminal_font_size"), c.terminalFontSize},
+            QJsonObject body;
+            const auto put = [&body](const char *name, bool changed, const QJsonValue &v) {
+                if (changed)
+                    body.insert(QLatin1String(name), v);
             };
+            put("ttl", c.limits.ttlSeconds != before.limits.ttlSeconds, c.limits.ttlSeconds);
+            put("exited_ttl", c.limits.exitedTtlSeconds != before.limits.exitedTtlSeconds, c.limits.exitedTtlSeconds);
+            put("buffer_size", c.limits.bufferCapacity != before.limits.bufferCapacity, double(c.limits.bufferCapacity));
+            put("max_sessions", c.limits.maxSessions != before.limits.maxSessions, c.limits.maxSessions);
+            put("command", c.command != before.command, c.command);
+            put("bind", c.bind != before.bind, c.bind);
+            put("port", c.port != before.port, int(c.port));
+            put("terminal", c.terminal != before.terminal, c.terminal);
+            put("terminal_color_scheme", c.terminalColorScheme != before.terminalColorScheme, c.terminalColorScheme);
+            put("terminal_font_family", c.terminalFontFamily != before.terminalFontFamily, c.terminalFontFamily);
+            put("terminal_font_size", c.terminalFontSize != before.terminalFontSize, c.terminalFontSize);
+            if (body.isEmpty()) {
+                if (restart)
+                    notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
+                return; // nothing the host applies changed (autostart, say)
+            }
             m_api->patch(QStringLiteral("api/settings"), QJsonDocument(body).toJson(QJsonDocument::Compact),
                          [this, restart](const ApiReply &reply) {
                              if (reply.status != 200) {

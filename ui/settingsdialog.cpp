@@ -275,7 +275,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
 
     load();
     updateOverrideNote();
-    if (!m_registry)
+    if (!m_registry && !m_runningLimits)
         m_overrideNote->hide();
 }
 
@@ -328,12 +328,18 @@ void SettingsDialog::showEvent(QShowEvent *event)
     }
 }
 
+void SettingsDialog::setRunningLimits(const Limits &run)
+{
+    m_runningLimits = run;
+    updateOverrideNote();
+}
+
 void SettingsDialog::updateOverrideNote()
 {
-    if (!m_registry || !m_overrideNote)
+    if ((!m_registry && !m_runningLimits) || !m_overrideNote)
         return;
     const Limits saved = Config::load(*m_settings).limits;
-    const Limits run = m_registry->limits();
+    const Limits run = m_registry ? m_registry->limits() : *m_runningLimits;
     QStringList differ;
     if (run.ttlSeconds != saved.ttlSeconds)
         differ << tr("close after %1 s").arg(run.ttlSeconds);
@@ -591,11 +597,11 @@ bool SettingsDialog::apply()
     if (m_settings->status() != QSettings::NoError)
         qCWarning(lcUi) << "could not write settings to" << m_settings->fileName();
 
-    if (m_registry) {
+    if (m_registry || m_runningLimits) {
         // Command-line options (`tether --ttl 120`) override the saved values
         // for this run. A field left as saved keeps the running value; only
         // what was changed here replaces it (Apply used to undo the options).
-        Limits run = m_registry->limits();
+        Limits run = m_registry ? m_registry->limits() : *m_runningLimits;
         if (c.limits.ttlSeconds != before.limits.ttlSeconds)
             run.ttlSeconds = c.limits.ttlSeconds;
         if (c.limits.exitedTtlSeconds != before.limits.exitedTtlSeconds)
@@ -604,7 +610,10 @@ bool SettingsDialog::apply()
             run.bufferCapacity = c.limits.bufferCapacity;
         if (c.limits.maxSessions != before.limits.maxSessions)
             run.maxSessions = c.limits.maxSessions;
-        m_registry->setLimits(run);
+        if (m_registry)
+            m_registry->setLimits(run);
+        else
+            m_runningLimits = run; // the holder sends the changed fields to the host
         updateOverrideNote();
     }
 

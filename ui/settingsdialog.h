@@ -6,6 +6,7 @@
 #include <QDialog>
 #include <QPointer>
 #include <functional>
+#include <optional>
 
 class QCheckBox;
 class QComboBox;
@@ -74,6 +75,12 @@ public:
     /// The same for a server started with the saved address (savedBind =
     /// `bind`, savedPort = `port`).
     void setRunningAddress(const QString &bind, quint16 port) { setRunningAddress(bind, port, bind, port); }
+    /// The limits the running host applies (`GET /api/settings`), for a
+    /// dialog without a registry in its process (the desktop app, a client
+    /// of its host): the note on values a command-line option set for this
+    /// run is made from them, and apply() keeps them for the fields left as
+    /// saved, as with a registry.
+    void setRunningLimits(const Limits &run);
     /// Whether `c`'s bind and port need a restart of the running server (see
     /// setRunningAddress(); false before it was called).
     bool isRestartNeeded(const Config &c) const;
@@ -158,6 +165,7 @@ private:
     bool isCommandValid(QString *error = nullptr) const;
 
     QPointer<SessionRegistry> m_registry;
+    std::optional<Limits> m_runningLimits; ///< setRunningLimits(): the host's, without a registry
     QSettings *m_settings = nullptr;
     bool m_ownsSettings = false;
     QString m_runningBind;

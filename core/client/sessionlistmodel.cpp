@@ -83,6 +83,11 @@ int SessionListModel::rowOf(const QString &id) const
     return -1;
 }
 
+bool SessionListModel::isRunning(const QJsonObject &s)
+{
+    return s.value(QStringLiteral("state")).toString() == QLatin1String("running");
+}
+
 bool SessionListModel::isExited(const QJsonObject &s)
 {
     return s.value(QStringLiteral("state")).toString() == QLatin1String("exited");
@@ -92,7 +97,7 @@ int SessionListModel::runningCount() const
 {
     int n = 0;
     for (const Row &r : m_rows)
-        n += isExited(r.session) ? 0 : 1;
+        n += isRunning(r.session) ? 1 : 0;
     return n;
 }
 
@@ -203,6 +208,9 @@ QString SessionListModel::displayName(const QJsonObject &s)
 
 QString SessionListModel::stateText(const QJsonObject &s)
 {
+    const QString state = s.value(QStringLiteral("state")).toString();
+    if (state == QLatin1String("ended")) // a record of a session a reboot or crash ended (server with revive)
+        return tr("ended by %1").arg(s.value(QStringLiteral("ended")).toString());
     if (!isExited(s))
         return tr("running");
     const qint64 sig = num(s, "exit_signal");

@@ -81,7 +81,8 @@ public:
     QJsonObject session(const QString &id) const;
     /// The row of the session with `id`, or -1.
     int rowOf(const QString &id) const;
-    /// Sessions whose state is not "exited".
+    /// Sessions whose state is "running" (not "exited", nor "ended": the
+    /// record of a session a reboot or a crash ended, on a server that keeps them).
     int runningCount() const;
     /// Sessions with a control viewer or watchers (`viewers` > 0).
     int attachedCount() const;
@@ -93,6 +94,8 @@ public:
     /// The control viewer: "browser", "local window", "CLI", "other", "nobody".
     static QString attachedText(const QJsonObject &session);
     static bool isExited(const QJsonObject &session);
+    /// Its state is "running".
+    static bool isRunning(const QJsonObject &session);
     /// "45 s", "3 min 20 s", "2 h 5 min", "1 d 3 h" (negative as 0).
     static QString formatDuration(qint64 seconds);
     /// Milliseconds passed since the last setSessions() (the list's age: a

@@ -94,6 +94,13 @@ private Q_SLOTS:
         // The same exit again is no second exit.
         m.setSessions(QJsonArray{sessionObject(QStringLiteral("b"), QStringLiteral("exited"), 1), sessionObject(QStringLiteral("c"))});
         QCOMPARE(exited.size(), 1);
+        // An ended session (a record a reboot or crash left, on a server
+        // that keeps them) is not running, and says why it ended.
+        QJsonObject ended = sessionObject(QStringLiteral("d"), QStringLiteral("ended"), 0);
+        ended.insert(QStringLiteral("ended"), QStringLiteral("reboot"));
+        m.setSessions(QJsonArray{sessionObject(QStringLiteral("c")), ended});
+        QCOMPARE(m.runningCount(), 1);
+        QCOMPARE(m.index(1, SessionListModel::StateColumn).data().toString(), QStringLiteral("ended by reboot"));
         m.clear();
         QCOMPARE(m.rowCount(), 0);
     }

@@ -461,9 +461,12 @@ void TestDesktopApp::offersToStartTheHostAgain()
 
 void TestDesktopApp::settingsGoToTheHost()
 {
+    // The host runs with a command-line TTL (`--ttl 120`) over the saved 0.
     DesktopApp a(Config(), DesktopApp::TrayMode::Off);
-    QVERIFY(startApp(a));
-    QCOMPARE(call(a.endpoint(), "GET", QStringLiteral("api/settings")).json().value(QStringLiteral("max_sessions")).toInt(), 256);
+    QVERIFY(startApp(a, {QStringLiteral("--ttl"), QStringLiteral("120")}));
+    const auto settings = [&a] { return call(a.endpoint(), "GET", QStringLiteral("api/settings")).json(); };
+    QCOMPARE(settings().value(QStringLiteral("max_sessions")).toInt(), 256);
+    QCOMPARE(settings().value(QStringLiteral("ttl")).toInt(), 120);
     a.showSettings();
     SettingsDialog *d = nullptr;
     for (QWidget *w : QApplication::topLevelWidgets()) {
@@ -471,13 +474,20 @@ void TestDesktopApp::settingsGoToTheHost()
             d = s;
     }
     QVERIFY(d);
+    // It says which values this run has from the command line (read from
+    // the host: GET /api/settings).
+    auto *note = d->findChild<QLabel *>(QStringLiteral("overrideNote"));
+    QVERIFY(note);
+    QTRY_VERIFY(!note->isHidden());
+    QVERIFY2(note->text().contains(QStringLiteral("close after 120 s")), qPrintable(note->text()));
     auto *max = d->findChild<QSpinBox *>(QStringLiteral("maxSessions"));
     QVERIFY(max);
     max->setValue(17);
     QVERIFY(d->apply());
-    // The host applies it at once (PATCH /api/settings), no restart.
-    QTRY_COMPARE_WITH_TIMEOUT(call(a.endpoint(), "GET", QStringLiteral("api/settings")).json().value(QStringLiteral("max_sessions")).toInt(),
-                              17, 10000);
+    // The host applies it at once (PATCH /api/settings), no restart; the
+    // field left as saved keeps the command line's value.
+    QTRY_COMPARE_WITH_TIMEOUT(settings().value(QStringLiteral("max_sessions")).toInt(), 17, 10000);
+    QCOMPARE(settings().value(QStringLiteral("ttl")).toInt(), 120);
     d->close();
     QSettings(QStringLiteral("Tether"), QStringLiteral("tether")).remove(QStringLiteral("sessions/maxSessions"));
 }

@@ -26,7 +26,7 @@ import tempfile
 # The commands of `tether` as the manual page presents them, the desktop
 # application ("") first. The test packaging/tst_manpage holds this list to
 # the one the binary itself names (`tether nosuchcommand`).
-COMMANDS = ["", "serve", "list", "new", "attach", "kill", "rename", "share", "key", "restart", "wait", "send"]
+COMMANDS = ["", "serve", "list", "new", "attach", "kill", "rename", "revive", "share", "key", "restart", "wait", "send"]
 
 
 def fail(message):

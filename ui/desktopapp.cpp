@@ -1045,7 +1045,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, share, key, restart, wait or send (aliases: a, at, ls)")
+        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, revive, share, key, restart, wait or send (aliases: a, at, ls)")
                                                       .arg(parser.positionalArguments().constFirst()));
     QString error;
     if (!ServeOptions::read(parser, config, &error))

@@ -9,7 +9,7 @@
 # gives `roll`, a name with a space or a quote comes quoted (`my\ build`). Works without the
 # bash-completion package's helpers.
 
-_tether_commands="serve attach list new kill rename share key restart wait send"
+_tether_commands="serve attach list new kill rename revive share key restart wait send"
 # Aliases a tmux user types (`tether --help` names them): completed as their
 # commands once typed, not offered as words of their own.
 declare -gA _tether_aliases=([a]=attach [at]=attach [ls]=list)
@@ -98,7 +98,7 @@ _tether() {
     [[ $cur == -* ]] && words=$(_tether_options "$tether" "$cmd" | sed 's/=$//')
     if [[ -z $cmd ]]; then
         words+=" $_tether_commands"
-    elif [[ ($cmd == attach || $cmd == kill || $cmd == rename || $cmd == share || $cmd == wait || $cmd == send) && $positional -eq 0 ]]; then
+    elif [[ ($cmd == attach || $cmd == kill || $cmd == rename || $cmd == revive || $cmd == share || $cmd == wait || $cmd == send) && $positional -eq 0 ]]; then
         # Ids and names, shell-quoted as they must be typed (printf %q),
         # matched against the word as typed so far.
         local s q

@@ -7,7 +7,7 @@
 # ids with their titles as descriptions (`tether list --tsv`), for attach,
 # kill, rename, share, wait and send.
 
-set -g __tether_commands serve attach list new kill rename share key restart wait send
+set -g __tether_commands serve attach list new kill rename revive share key restart wait send
 
 # The command given so far on the line ("" for none); an alias a tmux user
 # types (`tether --help` names them) stands for its command. Aliases are
@@ -89,12 +89,13 @@ complete -c tether -n 'test -z (__tether_command)' -a list -d 'list sessions'
 complete -c tether -n 'test -z (__tether_command)' -a new -d 'start a session'
 complete -c tether -n 'test -z (__tether_command)' -a kill -d 'end a session'
 complete -c tether -n 'test -z (__tether_command)' -a rename -d 'name a session, or rename it'
+complete -c tether -n 'test -z (__tether_command)' -a revive -d 'start an ended session again (after a reboot or crash)'
 complete -c tether -n 'test -z (__tether_command)' -a share -d 'print a read-only link to a session, list or revoke links'
 complete -c tether -n 'test -z (__tether_command)' -a key -d 'print the dashboard link with the access key'
 complete -c tether -n 'test -z (__tether_command)' -a restart -d 'restart Tether in place, keeping every session'
 complete -c tether -n 'test -z (__tether_command)' -a wait -d 'wait for the command running in a session, exit with its status'
 complete -c tether -n 'test -z (__tether_command)' -a send -d 'type text into a session (like tmux send-keys)'
 complete -c tether -a '(__tether_complete_options)'
-complete -c tether -n 'contains -- (__tether_command) attach kill rename share wait send' -a '(__tether_sessions)'
+complete -c tether -n 'contains -- (__tether_command) attach kill rename revive share wait send' -a '(__tether_sessions)'
 complete -c tether -n '__fish_seen_subcommand_from new; and __fish_prev_arg_in --cwd' -x -a '(__fish_complete_directories)'
 complete -c tether -n '__fish_seen_subcommand_from new; and contains -- -- (commandline -opc)' -F

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Thin entry point: `tether serve ...` runs headless (core only);
-// `tether attach|list|new|kill ...` is the command-line client (core only);
+// `tether attach|list|new|kill|rename|share|key|restart|wait|send ...` (and
+// the aliases ls, a, at) is the command-line client (core only);
 // `tether` with no subcommand is the desktop application (ui).
 #include "clientcommand.h"
 #include "desktopapp.h"

@@ -112,6 +112,12 @@ dpid=$!
 for i in $(seq 100); do grep -q '^Tether is serving' /tmp/desktop.log && break; sleep 0.1; done
 grep -q '^Tether is serving' /tmp/desktop.log || { cat /tmp/desktop.log; exit 1; }
 kill -TERM $dpid; wait $dpid
+# The desktop app started its host (`tether serve`), which outlives it:
+# still serving after the app closed; then stopped.
+hpid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' $XDG_RUNTIME_DIR/tether/server.json)
+[ -n "$hpid" ] && kill -0 "$hpid" || { echo "no host left by the desktop app"; exit 1; }
+tether list >/dev/null || exit 1
+kill -TERM "$hpid"
 echo session-ok
 SH
 if in_root bash /tmp/session.sh >"$root/tmp/session.log" 2>&1 && grep -q session-ok "$root/tmp/session.log"; then

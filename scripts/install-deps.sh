@@ -17,6 +17,8 @@ PACKAGES=(
   python3                                # packaging/generate.py: the manual page, metainfo, changelog
   # run
   libqt6svg6 libqt5svg5 xdg-utils
+  # scripts/make-icons.sh: the dashboard's app icons from icon.svg
+  librsvg2-bin
   # tests: shells, process tools, browser, X server, tray host, screenshots
   procps tmux less chromium xvfb xauth tint2 imagemagick x11-utils
   openssl                                # TLS tests: certificates made with `openssl req -x509`, s_client

@@ -1,31 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "desktopapp.h"
-#include "commandline.h"
-#include "fdlimit.h"
-#include "hostlock.h"
-
 #include "appicon.h"
-
+#include "commandline.h"
+#include "eventstream.h"
+#include "hostlauncher.h"
 #include "logging.h"
-#include "procinfo.h"
-#include "registry.h"
-#include "restartinplace.h"
 #include "runtimefile.h"
-#include "server.h"
 #include "serveoptions.h"
-#include "session.h"
-#include "sessionmodel.h"
+#include "sessionlistmodel.h"
 #include "sessionswindow.h"
-#include "shellwords.h"
 #include "settingsdialog.h"
+#include "shellwords.h"
 #include "signalpipe.h"
 #include "singleinstance.h"
-#include "systemdnotify.h"
 #include "terminalwindow.h"
-#include "upgradewatch.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QDateTime>
 #include <QCommandLineParser>
 #include <QDesktopServices>
 #include <QGuiApplication>
@@ -36,62 +28,34 @@
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
-#include <QSettings>
 #include <QStatusBar>
 #include <QSystemTrayIcon>
 #include <QTextStream>
 #include <QTimer>
 #include <QUrl>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <limits>
+#include <sys/types.h>
 
 namespace Tether {
 
 namespace {
 constexpr int kMaxTrayMenuSessions = 20;
-/// The local terminal windows open when Tether restarted in place, for the
-/// next process image: "ID" or "ID:watch", separated by spaces. Set just
-/// before the exec, read and removed by the next image's start().
-const char kWindowsEnv[] = "TETHER_HANDOVER_WINDOWS";
-/// The rest of the desktop as it was, for the next process image: compact
-/// JSON {"sessions": [X,Y,W,H] (the Sessions window was open; its
-/// geometry), "settings": true (the Settings dialog was open), "windows":
-/// {"ID": [X,Y,W,H]} (geometry of the terminal windows kWindowsEnv lists)}.
-/// Set just before the exec, read and removed by the next image's start().
-const char kDesktopEnv[] = "TETHER_HANDOVER_DESKTOP";
+/// How long Quit waits for the host to say it shuts down before the UI
+/// leaves anyway (the host goes on with its SIGTERM regardless).
+constexpr int kQuitDeadlineMs = 10000;
 
-QJsonArray rectJson(const QRect &r)
+QString exitText(const QJsonObject &s)
 {
-    return QJsonArray{r.x(), r.y(), r.width(), r.height()};
+    return SessionListModel::stateText(s);
 }
 
-/// A geometry from rectJson(); null when malformed or empty.
-QRect rectFromJson(const QJsonValue &v)
+QString pathOf(const QString &id)
 {
-    const QJsonArray a = v.toArray();
-    if (a.size() != 4)
-        return QRect();
-    const QRect r(a.at(0).toInt(), a.at(1).toInt(), a.at(2).toInt(), a.at(3).toInt());
-    return r.width() > 0 && r.height() > 0 ? r : QRect();
-}
-
-/// Puts `w` where it was: the size always, the position only when it is on
-/// a screen now (the screens may have changed; a window placed off every
-/// screen could not be found).
-void restoreGeometry(QWidget *w, const QRect &r)
-{
-    if (!w || r.isNull())
-        return;
-    if (QGuiApplication::screenAt(r.center()))
-        w->setGeometry(r);
-    else
-        w->resize(r.size());
-}
-
-QString exitText(const ExitStatus &st)
-{
-    return st.signaled ? DesktopApp::tr("killed by signal %1").arg(st.signal)
-                       : DesktopApp::tr("exited %1").arg(st.code);
+    return QStringLiteral("api/sessions/") + QString::fromLatin1(QUrl::toPercentEncoding(id));
 }
 } // namespace
 
@@ -99,91 +63,132 @@ DesktopApp::DesktopApp(const Config &config, TrayMode trayMode, QObject *parent)
     : QObject(parent)
     , m_config(config)
     , m_trayMode(trayMode)
-    , m_registry(std::make_unique<SessionRegistry>(config.limits))
 {
-    m_model = new SessionModel(m_registry.get(), this);
-    connect(m_registry.get(), &SessionRegistry::sessionAdded, this, [this](Session *s) {
-        watchSession(s);
+    m_model = new SessionListModel(this);
+    m_model->setRenamable(true);
+    connect(m_model, &SessionListModel::listChanged, this, [this] {
+        if (m_listPending) {
+            m_listPending = false;
+            qCInfo(lcUi) << "the host lists" << m_model->rowCount() << "sessions";
+        }
         m_trayMenuDirty = true;
         updateTrayToolTip();
+        // A window on a session gone (killed elsewhere) was told so and
+        // stays open to show the last screen; a new attach opens a fresh one.
+        for (auto it = m_terminals.begin(); it != m_terminals.end();) {
+            if (!it.value() || (m_model->rowOf(it.key()) < 0 && isConnected()))
+                it = m_terminals.erase(it);
+            else
+                ++it;
+        }
     });
-    connect(m_registry.get(), &SessionRegistry::sessionRemoved, this, [this](Session *s) {
-        m_trayMenuDirty = true;
-        updateTrayToolTip();
-        // A window on a removed session was told Killed; it stays open to show
-        // the last screen. Forget it so a new attach opens a fresh window.
-        m_terminals.remove(s->id());
+    connect(m_model, &SessionListModel::sessionExited, this, &DesktopApp::onSessionExited);
+    connect(m_model, &SessionListModel::listChanged, this, &DesktopApp::checkExpiry);
+    m_expiryTimer.setSingleShot(true);
+    connect(&m_expiryTimer, &QTimer::timeout, this, &DesktopApp::checkExpiry);
+    connect(m_model, &SessionListModel::renameRequested, this, &DesktopApp::renameSession);
+    m_quitDeadline.setSingleShot(true);
+    m_quitDeadline.setInterval(kQuitDeadlineMs);
+    connect(&m_quitDeadline, &QTimer::timeout, this, [this] {
+        qCWarning(lcUi) << "the host did not say it shuts down; closing the desktop app";
+        Q_EMIT finished(0);
     });
-    connect(m_registry.get(), &SessionRegistry::sessionChanged, this, [this](Session *) {
-        m_trayMenuDirty = true;
-        updateTrayToolTip();
-    });
-    connect(m_registry.get(), &SessionRegistry::expiringSoon, this, &DesktopApp::onSessionExpiringSoon);
-    // The model notices background jobs ending (a state change no registry
-    // signal carries); the menu shows that count too.
-    connect(m_model, &QAbstractItemModel::dataChanged, this,
-            [this](const QModelIndex &topLeft, const QModelIndex &bottomRight) {
-                if (topLeft.column() <= SessionModel::StateColumn && bottomRight.column() >= SessionModel::StateColumn)
-                    m_trayMenuDirty = true;
-            });
 }
 
 DesktopApp::~DesktopApp()
 {
-    // Windows are viewers: they must detach before the sessions go away.
     for (const QPointer<QWidget> &w : std::as_const(m_terminals))
         delete w.data();
     m_terminals.clear();
     delete m_settingsDialog.data();
     delete m_sessionsWindow.data();
     delete m_trayMenu;
-    m_server.reset();  // its viewers detach from the sessions
-    m_registry.reset();
 }
 
-bool DesktopApp::start(QString *error, bool *badValue)
+void DesktopApp::start()
 {
-    m_server = std::make_unique<Server>(m_registry.get(), m_config);
-    m_server->setSettingsFile(QSettings(QStringLiteral("Tether"), QStringLiteral("tether")).fileName());
-    m_server->setKeepalive(m_config.pingIntervalSec * 1000, m_config.pingTimeoutSec * 1000);
-    m_restart = new RestartInPlace(m_registry.get(), m_server.get(), this);
-    connect(m_restart, &RestartInPlace::aboutToExec, this, &DesktopApp::prepareExec);
-    connect(m_restart, &RestartInPlace::failed, this, [this](const QString &why) {
-        reopenWindows(false); // closed for the exec that did not happen
-        notify(tr("Tether could not restart"), tr("It carries on as it was: %1").arg(why));
-    });
-    // A newer Tether installed: say so, and offer the restart that uses it.
-    connect(m_restart->upgradeWatch(), &UpgradeWatch::updateChanged, this, &DesktopApp::onUpdateChanged);
-    // Exec'd by a restart in place: the socket and the sessions are ours.
-    QString report;
-    const RestartInPlace::Adoption adoption = m_restart->adoptHandover(&report);
-    if (adoption != RestartInPlace::Adoption::None)
-        qCInfo(lcUi).noquote() << report;
-    m_restartedInPlace = adoption == RestartInPlace::Adoption::Adopted;
-    // The address saved in the settings now, which the command line may
-    // override for this run (`--port 0`): the Settings dialog opens with it,
-    // and must not take it for an edit that needs a restart.
-    const Config saved = Config::load();
-    m_savedBind = saved.bind;
-    m_savedPort = saved.port;
-    QString err;
-    if (!m_restartedInPlace && !m_server->listen(&err, badValue)) {
-        if (error)
-            *error = err;
-        return false;
-    }
-    QJsonObject otherServer;
-    if (!m_server->writeRuntimeFile(&err, &otherServer))
-        qCWarning(lcUi) << "cannot write the runtime file:" << err;
-    else if (!otherServer.isEmpty())
-        qCWarning(lcUi) << "another tether server is running (pid"
-                        << qint64(otherServer.value(QStringLiteral("pid")).toDouble()) << otherServer.value(QStringLiteral("url")).toString()
-                        << "): its runtime file is kept, so tether attach/list talk to that one";
-    qCInfo(lcUi) << "serving on" << m_server->url();
-    SystemdNotify::notify("READY=1\nSTATUS=Serving " + m_server->url().toUtf8()); // under a Type=notify unit
-    if (!m_server->startWarning().isEmpty()) // at every start, as `tether serve`
-        qCWarning(lcUi).noquote() << m_server->startWarning();
+    showUi();
+    launchHost();
+}
 
+void DesktopApp::launchHost()
+{
+    if (m_launcher)
+        return;
+    auto *launcher = new HostLauncher(this);
+    m_launcher = launcher;
+    if (!m_hostProgram.isEmpty())
+        launcher->setProgram(m_hostProgram);
+    launcher->setArguments(m_hostArguments);
+    connect(launcher, &HostLauncher::ready, this, [this, launcher](const ServerEndpoint &endpoint, bool started) {
+        launcher->deleteLater();
+        if (started)
+            qCInfo(lcUi) << "started the Tether host, pid" << launcher->startedPid() << "- its log:" << HostLauncher::logPath();
+        else
+            qCInfo(lcUi) << "connected to the running Tether host at" << endpoint.url.toString();
+        connectTo(endpoint);
+    });
+    connect(launcher, &HostLauncher::failed, this, [this, launcher](const QString &why) {
+        launcher->deleteLater();
+        qCWarning(lcUi).noquote() << "no Tether host:" << why;
+        Q_EMIT hostFailed(why);
+        m_trayMenuDirty = true;
+        updateTrayToolTip();
+    });
+    launcher->start();
+}
+
+void DesktopApp::startHostAgain()
+{
+    launchHost();
+}
+
+void DesktopApp::connectTo(const ServerEndpoint &endpoint)
+{
+    m_endpoint = endpoint;
+    delete m_api;
+    m_api = new ApiClient(endpoint, this);
+    if (!m_events) {
+        m_events = new EventStream(endpoint, this);
+        connect(m_events, &EventStream::sessionsReceived, m_model, &SessionListModel::setSessions);
+        connect(m_events, &EventStream::serverReceived, this, &DesktopApp::onServerStatus);
+        connect(m_events, &EventStream::connectedChanged, this, &DesktopApp::onConnectedChanged);
+        connect(m_events, &EventStream::refused, this, &DesktopApp::onRefused);
+        connect(m_events, &EventStream::shutdownReceived, this, [this](const QString &reason) {
+            qCInfo(lcUi).noquote() << "the host shuts down:" << reason;
+            if (m_quitDeadline.isActive()) {
+                m_quitDeadline.stop();
+                Q_EMIT finished(0);
+            }
+        });
+    } else {
+        m_events->setEndpoint(endpoint);
+    }
+    if (m_sessionsWindow)
+        m_sessionsWindow->setServerUrl((endpoint.publicUrl.isEmpty() ? endpoint.url : endpoint.publicUrl).toString());
+    showUi();
+    m_events->start();
+    Q_EMIT hostReady();
+}
+
+bool DesktopApp::isConnected() const
+{
+    return m_events && m_events->isConnected();
+}
+
+QString DesktopApp::keyedUrl() const
+{
+    const QUrl base = m_endpoint.publicUrl.isEmpty() ? m_endpoint.url : m_endpoint.publicUrl;
+    if (base.isEmpty())
+        return QString();
+    return base.toString() + QStringLiteral("?key=") + m_endpoint.key;
+}
+
+void DesktopApp::showUi()
+{
+    if (m_uiShown)
+        return;
+    m_uiShown = true;
     const bool tray = m_trayMode == TrayMode::On
         || (m_trayMode == TrayMode::Auto && QSystemTrayIcon::isSystemTrayAvailable());
     if (tray) {
@@ -196,9 +201,66 @@ bool DesktopApp::start(QString *error, bool *badValue)
         if (m_trayMode == TrayMode::Auto)
             watchForTray();
     }
-    // Exec'd by a restart in place: the windows open before it, as they were.
-    reopenWindows(true);
-    return true;
+}
+
+void DesktopApp::onConnectedChanged(bool connected)
+{
+    if (m_finishing && !m_quitDeadline.isActive())
+        return; // closing: the stream was stopped here
+    qCInfo(lcUi) << (connected ? "connected to the Tether host" : "lost the Tether host; reconnecting");
+    m_listPending = connected;
+    if (connected)
+        readTtls();
+    m_trayMenuDirty = true;
+    updateTrayToolTip();
+    if (m_sessionsWindow)
+        m_sessionsWindow->setConnectionNote(connected ? QString() : tr("Reconnecting to Tether…"));
+    if (!connected && m_quitDeadline.isActive()) {
+        // Quitting: the host ended the stream as it shut down.
+        m_quitDeadline.stop();
+        Q_EMIT finished(0);
+        return;
+    }
+    Q_EMIT connectedChanged(connected);
+}
+
+void DesktopApp::onRefused(int status, const QString &error)
+{
+    // The key was rotated (401): the runtime file has the new one, when it
+    // still names the host we were talking to.
+    const QJsonObject rt = RuntimeFile::read();
+    ServerEndpoint endpoint;
+    QString why;
+    if (status == 401 && QUrl(rt.value(QStringLiteral("url")).toString()) == m_endpoint.url
+        && rt.value(QStringLiteral("key")).toString() != m_endpoint.key
+        && ServerEndpoint::resolve(rt.value(QStringLiteral("url")).toString(), rt.value(QStringLiteral("key")).toString(),
+                                   &endpoint, &why)) {
+        qCInfo(lcUi) << "the access key changed; using the new one";
+        connectTo(endpoint);
+        return;
+    }
+    qCWarning(lcUi).noquote() << "the host refused the event stream:" << status << error;
+    notify(tr("Tether"), tr("The Tether host refused this app: %1").arg(error));
+}
+
+void DesktopApp::onServerStatus(const QJsonObject &status)
+{
+    const qint64 pid = qint64(status.value(QStringLiteral("pid")).toDouble());
+    if (pid > 0)
+        m_hostPid = pid;
+    const QString v = status.value(QStringLiteral("update")).toObject().value(QStringLiteral("version")).toString();
+    if (v == m_updateVersion)
+        return;
+    m_updateVersion = v;
+    m_trayMenuDirty = true;
+    // Without a tray the Sessions window is where it is seen.
+    if (m_sessionsWindow)
+        m_sessionsWindow->setUpdateNotice(v.isEmpty() ? QString() : updateText(v));
+    if (v.isEmpty() || v == m_notifiedUpdate)
+        return; // once per new version
+    m_notifiedUpdate = v;
+    notify(tr("Tether was updated"), updateText(v) + QLatin1Char('\n') + tr("Click to restart now."));
+    m_messageRestarts = true;
 }
 
 // --- tray ----------------------------------------------------------------------
@@ -209,14 +271,13 @@ void DesktopApp::watchForTray()
     // _NET_SYSTEM_TRAY_S<screen> and says so with a MANAGER client message
     // on the root window (freedesktop System Tray Protocol); Qt's xcb plugin
     // follows that owner for QSystemTrayIcon (created by the
-    // isSystemTrayAvailable() call in start()) and emits
+    // isSystemTrayAvailable() call in showUi()) and emits
     // systemTrayWindowChanged(QScreen*) from its native interface when it
     // changes (Qt >= 5.12.2 re-adds its own tray icons on it: QTBUG-61898).
     // The native interface's class (QPlatformNativeInterface) is private,
     // so the connection is made by name; it derives from QObject alone, so
     // its pointer is the QObject's. Other platforms have no such signal
-    // (Wayland, offscreen): the Sessions window then stays the main window,
-    // as before.
+    // (Wayland, offscreen): the Sessions window then stays the main window.
     auto *native = reinterpret_cast<QObject *>(QGuiApplication::platformNativeInterface());
     if (!native || native->metaObject()->indexOfSignal("systemTrayWindowChanged(QScreen*)") < 0) {
         qCInfo(lcUi) << "no system tray, and no way to hear of one appearing: the Sessions window is the main window";
@@ -229,13 +290,13 @@ void DesktopApp::watchForTray()
 void DesktopApp::onSystemTrayChanged()
 {
     // Also sent when a tray goes away; only an available one is news here.
-    if (m_tray || m_quitting || !QSystemTrayIcon::isSystemTrayAvailable())
+    if (m_tray || m_finishing || !QSystemTrayIcon::isSystemTrayAvailable())
         return;
     disconnect(m_trayWatch);
     qCInfo(lcUi) << "a system tray appeared: adding the tray icon";
     setupTray();
     // What the user sees stays: the Sessions window stays open, but from now
-    // on closing it leaves Tether in the tray (no "quit or keep serving?").
+    // on closing it leaves Tether in the tray (no "quit or close?").
     if (m_sessionsWindow) {
         m_sessionsWindow->setMainWindowMode(false);
         if (m_sessionsWindow->isVisible())
@@ -270,13 +331,10 @@ void DesktopApp::setupTray()
 
 QString DesktopApp::trayToolTip() const
 {
-    int total = 0, attached = 0;
-    const auto sessions = m_registry->sessions();
-    for (const Session *s : sessions) {
-        ++total;
-        if (s->viewerCount() > 0)
-            ++attached;
-    }
+    if (!isConnected())
+        return m_endpoint.url.isEmpty() ? tr("Tether — starting its host…") : tr("Tether — not connected to its host");
+    const int total = m_model->rowCount();
+    const int attached = m_model->attachedCount();
     // Explicit plurals: without a translator loaded, %n would print "session(s)".
     if (total == 1)
         return tr("Tether — 1 session, %1 attached").arg(attached);
@@ -285,8 +343,7 @@ QString DesktopApp::trayToolTip() const
 
 void DesktopApp::updateTrayToolTip()
 {
-    // Coalesced: a burst of changes (titles set per prompt, many sessions
-    // ending at once) costs one update, on the next event loop pass.
+    // Coalesced: a burst of changes costs one update, on the next pass.
     if (m_trayUpdatePending || !m_tray)
         return;
     m_trayUpdatePending = true;
@@ -308,42 +365,52 @@ void DesktopApp::rebuildTrayMenu()
         return;
     m_trayMenuDirty = false;
     m_trayMenu->clear();
-    const QString update = updateVersion();
-    if (!update.isEmpty()) {
+    if (!m_updateVersion.isEmpty()) {
         connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("system-software-update")),
-                                      tr("Restart to use version %1").arg(update)),
+                                      tr("Restart to use version %1").arg(m_updateVersion)),
                 &QAction::triggered, this, &DesktopApp::restartInPlace);
         m_trayMenu->addSeparator();
     }
+    const bool connected = isConnected();
+    if (!connected) {
+        m_trayMenu->addAction(trayToolTip())->setEnabled(false);
+        if (!m_endpoint.url.isEmpty() || !m_launcher) {
+            QAction *again = m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")),
+                                                   tr("Start Tether again"));
+            again->setObjectName(QStringLiteral("startHostAgain"));
+            again->setEnabled(!m_launcher);
+            connect(again, &QAction::triggered, this, &DesktopApp::startHostAgain);
+        }
+    }
     const bool local = canAttachHere();
-    const auto sessions = m_registry->sessions();
-    if (sessions.isEmpty()) {
+    const int count = m_model->rowCount();
+    if (connected && count == 0) {
         m_trayMenu->addAction(tr("No sessions"))->setEnabled(false);
-    } else {
+    } else if (count > 0) {
         QAction *header = m_trayMenu->addAction(local ? tr("Attach here:") : tr("Open in browser:"));
         header->setEnabled(false);
-        int shown = 0;
-        for (Session *s : sessions) {
-            if (++shown > kMaxTrayMenuSessions) {
-                QAction *more = m_trayMenu->addAction(tr("%1 more…").arg(sessions.size() - kMaxTrayMenuSessions));
+        for (int row = 0; row < count; ++row) {
+            if (row >= kMaxTrayMenuSessions) {
+                QAction *more = m_trayMenu->addAction(tr("%1 more…").arg(count - kMaxTrayMenuSessions));
                 connect(more, &QAction::triggered, this, &DesktopApp::showSessionsWindow);
                 break;
             }
-            QString name = SessionModel::displayName(s);
+            const QJsonObject s = m_model->sessionAt(row);
+            QString name = SessionListModel::displayName(s);
             if (name.size() > 48)
                 name = name.left(47) + QChar(0x2026);
-            QString state = s->state() == Session::State::Exited ? SessionModel::stateText(s)
-                                                                 : SessionModel::attachedText(s);
-            // "exited 0 · 1 background process": why an exited session stays.
-            if (const int n = m_model->backgroundProcesses(s))
-                state += QStringLiteral(" · ") + SessionModel::backgroundText(n);
-            if (s->state() != Session::State::Exited && !s->controlViewer())
+            QString state = SessionListModel::isExited(s) ? SessionListModel::stateText(s)
+                                                          : SessionListModel::attachedText(s);
+            if (!SessionListModel::isExited(s) && !s.value(QStringLiteral("attached")).toBool())
                 state = tr("detached");
             // '&' would become a mnemonic.
             name.replace(QLatin1Char('&'), QStringLiteral("&&"));
             QAction *a = m_trayMenu->addAction(QStringLiteral("%1 — %2").arg(name, state));
-            const QString id = s->id();
-            a->setToolTip(ShellWords::quote(s->command()));
+            QStringList command;
+            for (const QJsonValue &v : s.value(QStringLiteral("command")).toArray())
+                command << v.toString();
+            a->setToolTip(ShellWords::quote(command));
+            const QString id = s.value(QStringLiteral("id")).toString();
             connect(a, &QAction::triggered, this, [this, id, local] {
                 if (local)
                     attachHere(id);
@@ -359,61 +426,39 @@ void DesktopApp::rebuildTrayMenu()
         }
     }
     m_trayMenu->addSeparator();
-    connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("utilities-terminal")), tr("New terminal")),
-            &QAction::triggered, this, [this] { newTerminal(); });
+    QAction *newTerm = m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("utilities-terminal")), tr("New terminal"));
+    newTerm->setEnabled(connected);
+    connect(newTerm, &QAction::triggered, this, &DesktopApp::newTerminal);
     connect(m_trayMenu->addAction(tr("Sessions…")), &QAction::triggered, this,
             &DesktopApp::showSessionsWindow);
-    connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("internet-web-browser")), tr("Open dashboard")),
-            &QAction::triggered, this, &DesktopApp::openDashboard);
-    connect(m_trayMenu->addAction(tr("Settings…")), &QAction::triggered, this, &DesktopApp::showSettings);
+    QAction *dashboard = m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("internet-web-browser")), tr("Open dashboard"));
+    dashboard->setEnabled(!m_endpoint.url.isEmpty());
+    connect(dashboard, &QAction::triggered, this, &DesktopApp::openDashboard);
+    QAction *settings = m_trayMenu->addAction(tr("Settings…"));
+    settings->setEnabled(connected);
+    connect(settings, &QAction::triggered, this, &DesktopApp::showSettings);
     m_trayMenu->addSeparator();
-    connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")), tr("Restart Tether")),
-            &QAction::triggered, this, &DesktopApp::restartInPlace);
-    connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("application-exit")), tr("Quit")),
-            &QAction::triggered, this, [this] { requestQuit(true); });
+    QAction *restart = m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")), tr("Restart Tether"));
+    restart->setEnabled(connected);
+    connect(restart, &QAction::triggered, this, &DesktopApp::restartInPlace);
+    QAction *close = m_trayMenu->addAction(tr("Close the tray (sessions keep running)"));
+    close->setObjectName(QStringLiteral("closeUi"));
+    connect(close, &QAction::triggered, this, &DesktopApp::closeUi);
+    const int running = m_model->runningCount();
+    QAction *quit = m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("application-exit")),
+                                          running == 1 ? tr("Quit Tether (end 1 session)")
+                                                       : tr("Quit Tether (end %1 sessions)").arg(running));
+    quit->setObjectName(QStringLiteral("quitTether"));
+    quit->setEnabled(connected);
+    connect(quit, &QAction::triggered, this, [this] { quitTether(true); });
 }
 
-void DesktopApp::watchSession(Session *session)
-{
-    connect(session, &Session::exited, this, [this, session](const ExitStatus &st) {
-        onSessionExited(session, st);
-    });
-}
-
-void DesktopApp::onSessionExited(Session *session, const ExitStatus &status)
+void DesktopApp::onSessionExited(const QJsonObject &session)
 {
     // Someone looking at it already sees the exit; tell only about detached ones.
-    if (m_quitting || session->viewerCount() > 0)
+    if (m_finishing || session.value(QStringLiteral("viewers")).toInt() > 0)
         return;
-    QString text = QStringLiteral("%1 — %2").arg(SessionModel::displayName(session), exitText(status));
-    // By design a session whose shell left jobs running stays until its TTL
-    // or a kill; say so, or the user wonders why it is still listed. One
-    // /proc scan, once per exit.
-    if (!session->isTornDown()) {
-        if (const int n = int(processesInSession(session->pid()).size()))
-            text += QStringLiteral(" · ") + SessionModel::backgroundText(n);
-    }
-    notify(tr("Session ended"), text);
-}
-
-void DesktopApp::onSessionExpiringSoon(Session *session, int secondsLeft)
-{
-    // The registry announces only sessions that can expire (nobody attached,
-    // TTL > 0), once per detach period.
-    if (m_quitting || session->viewerCount() > 0)
-        return;
-    const bool attach = canAttachHere();
-    notify(tr("Session about to expire"),
-           tr("%1 — expires in %2").arg(SessionModel::displayName(session),
-                                        SessionModel::formatDuration(secondsLeft))
-               + QLatin1Char('\n')
-               + (attach ? tr("Click to attach and keep it.") : tr("Click to see your sessions.")),
-           attach ? session->id() : QString());
-}
-
-QString DesktopApp::updateVersion() const
-{
-    return m_restart ? m_restart->upgradeWatch()->update().version : QString();
+    notify(tr("Session ended"), QStringLiteral("%1 — %2").arg(SessionListModel::displayName(session), exitText(session)));
 }
 
 QString DesktopApp::updateText(const QString &version)
@@ -421,38 +466,90 @@ QString DesktopApp::updateText(const QString &version)
     return tr("Tether was updated — restart to use version %1 (sessions are kept)").arg(version);
 }
 
-void DesktopApp::onUpdateChanged()
+qint64 DesktopApp::expiryWarningLeadMs(int ttlSeconds)
 {
-    m_trayMenuDirty = true;
-    const QString v = updateVersion();
-    // Without a tray the Sessions window is where it is seen.
-    if (m_sessionsWindow)
-        m_sessionsWindow->setUpdateNotice(v.isEmpty() ? QString() : updateText(v));
-    if (v.isEmpty() || v == m_notifiedUpdate)
-        return; // once per new version, not again for each look at the file
-    m_notifiedUpdate = v;
-    notify(tr("Tether was updated"), updateText(v) + QLatin1Char('\n') + tr("Click to restart now."));
-    m_messageRestarts = true;
+    if (ttlSeconds <= 0)
+        return 0;
+    return std::min<qint64>(60 * 1000, qint64(ttlSeconds) * 100);
+}
+
+void DesktopApp::readTtls()
+{
+    if (!m_api)
+        return;
+    m_api->get(QStringLiteral("api/settings"), [this](const ApiReply &reply) {
+        if (reply.status != 200)
+            return;
+        m_ttl = reply.json().value(QStringLiteral("ttl")).toInt(-1);
+        m_exitedTtl = reply.json().value(QStringLiteral("exited_ttl")).toInt(-1);
+        checkExpiry();
+    });
+}
+
+void DesktopApp::checkExpiry()
+{
+    m_expiryTimer.stop();
+    if (m_finishing || m_ttl < 0 || !isConnected())
+        return;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const qint64 age = m_model->listAgeMs();
+    qint64 next = -1;
+    QHash<QString, qint64> warned;
+    for (int row = 0; row < m_model->rowCount(); ++row) {
+        const QJsonObject s = m_model->sessionAt(row);
+        const QJsonValue expires = s.value(QStringLiteral("expires_in"));
+        const QString id = s.value(QStringLiteral("id")).toString();
+        // Only sessions that can expire: nobody attached, a TTL.
+        if (!expires.isDouble() || s.value(QStringLiteral("viewers")).toInt() > 0)
+            continue;
+        const qint64 left = qMax<qint64>(0, qint64(expires.toDouble() * 1000) - age); // ms
+        const qint64 deadline = now + left;
+        const qint64 lead = expiryWarningLeadMs(SessionListModel::isExited(s) ? m_exitedTtl : m_ttl);
+        if (lead <= 0)
+            continue;
+        // The same deadline seen again (whole seconds, so within a second or two).
+        const qint64 before = m_warnedDeadline.value(id, -1);
+        if (before >= 0 && qAbs(before - deadline) < 2500) {
+            warned.insert(id, before);
+            continue;
+        }
+        if (left <= lead) {
+            warned.insert(id, deadline);
+            const bool attach = canAttachHere();
+            notify(tr("Session about to expire"),
+                   tr("%1 — expires in %2").arg(SessionListModel::displayName(s), SessionListModel::formatDuration((left + 999) / 1000))
+                       + QLatin1Char('\n')
+                       + (attach ? tr("Click to attach and keep it.") : tr("Click to see your sessions.")),
+                   attach ? id : QString());
+            continue;
+        }
+        const qint64 in = left - lead;
+        next = next < 0 ? in : qMin(next, in);
+    }
+    m_warnedDeadline = warned;
+    if (next >= 0)
+        m_expiryTimer.start(int(qMin<qint64>(next + 50, std::numeric_limits<int>::max())));
 }
 
 void DesktopApp::onTrayMessageClicked()
 {
-    // Trays report a click on the last message only: m_messageSessionId is
-    // the session that message was about; m_messageRestarts, that it offered
-    // the restart to a new version.
+    // Trays report a click on the last message only: m_messageRestarts,
+    // that it offered the restart to a new version; m_messageSessionId, the
+    // session it was about.
     if (m_messageRestarts) {
         m_messageRestarts = false;
-        if (!updateVersion().isEmpty())
+        if (!m_updateVersion.isEmpty())
             restartInPlace();
         return;
     }
     const QString id = m_messageSessionId;
     m_messageSessionId.clear();
-    const Session *s = id.isEmpty() ? nullptr : m_registry->find(id);
+    const QJsonObject s = id.isEmpty() ? QJsonObject() : m_model->session(id);
     // Someone attached since (a browser elsewhere): the session is safe, and
     // a late click must not take it away from them.
-    const Viewer *v = s ? s->controlViewer() : nullptr;
-    if (s && (!v || v->kind() == ViewerKind::LocalWindow))
+    const bool taken = s.value(QStringLiteral("attached")).toBool()
+        && s.value(QStringLiteral("viewer_kind")).toString() != QLatin1String("local");
+    if (!s.isEmpty() && !taken)
         attachHere(id);
     else
         showSessionsWindow();
@@ -475,6 +572,11 @@ void DesktopApp::showTrayMessage(const QString &title, const QString &text, int 
         m_tray->showMessage(title, text, appIcon(), msecs);
 }
 
+void DesktopApp::showError(const QString &what, const ApiReply &reply)
+{
+    QMessageBox::warning(m_sessionsWindow, tr("Tether"), QStringLiteral("%1: %2").arg(what, reply.errorText()));
+}
+
 // --- windows --------------------------------------------------------------------
 
 SessionsWindow *DesktopApp::sessionsWindow()
@@ -482,21 +584,24 @@ SessionsWindow *DesktopApp::sessionsWindow()
     if (!m_sessionsWindow) {
         auto *w = new SessionsWindow(m_model);
         m_sessionsWindow = w;
-        if (m_server)
-            w->setServerUrl(m_server->url());
+        if (!m_endpoint.url.isEmpty())
+            w->setServerUrl((m_endpoint.publicUrl.isEmpty() ? m_endpoint.url : m_endpoint.publicUrl).toString());
+        if (!isConnected())
+            w->setConnectionNote(m_endpoint.url.isEmpty() ? tr("Starting Tether…") : tr("Reconnecting to Tether…"));
         w->setLocalTerminalAvailable(canAttachHere(), attachUnavailableReason());
         connect(w, &SessionsWindow::attachRequested, this, [this](const QString &id) { attachHere(id); });
         connect(w, &SessionsWindow::watchRequested, this,
                 [this](const QString &id) { attachHere(id, ViewerMode::Watch); });
         connect(w, &SessionsWindow::openInBrowserRequested, this, &DesktopApp::openInBrowser);
         connect(w, &SessionsWindow::killRequested, this, &DesktopApp::killSession);
-        connect(w, &SessionsWindow::newSessionRequested, this, [this] { newTerminal(); });
+        connect(w, &SessionsWindow::newSessionRequested, this, &DesktopApp::newTerminal);
         connect(w, &SessionsWindow::dashboardRequested, this, &DesktopApp::openDashboard);
         connect(w, &SessionsWindow::settingsRequested, this, &DesktopApp::showSettings);
         connect(w, &SessionsWindow::restartRequested, this, &DesktopApp::restartInPlace);
-        if (!updateVersion().isEmpty())
-            w->setUpdateNotice(updateText(updateVersion()));
-        connect(w, &SessionsWindow::quitRequested, this, [this](bool confirmed) { requestQuit(!confirmed); });
+        if (!m_updateVersion.isEmpty())
+            w->setUpdateNotice(updateText(m_updateVersion));
+        connect(w, &SessionsWindow::quitRequested, this, [this](bool confirmed) { quitTether(!confirmed); });
+        connect(w, &SessionsWindow::closeRequested, this, &DesktopApp::closeUi);
     }
     return m_sessionsWindow;
 }
@@ -548,13 +653,12 @@ bool DesktopApp::attachInTerminalEmulator(const QString &id, ViewerMode mode, QS
     QProcess p;
     p.setProgram(terminal.first());
     p.setArguments(args);
-    // The runtime file names this server too, but another one started later
-    // may have replaced it: tell the client which server (environment, not
-    // argv: the key must not show in ps).
+    // Tell the client which host (environment, not argv: the key must not
+    // show in ps).
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    if (m_server) {
-        env.insert(QStringLiteral("TETHER_URL"), m_server->url());
-        env.insert(QStringLiteral("TETHER_KEY"), m_server->accessKey());
+    if (!m_endpoint.url.isEmpty()) {
+        env.insert(QStringLiteral("TETHER_URL"), m_endpoint.url.toString());
+        env.insert(QStringLiteral("TETHER_KEY"), m_endpoint.key);
     }
     p.setProcessEnvironment(env);
     qint64 pid = 0;
@@ -569,25 +673,18 @@ bool DesktopApp::attachInTerminalEmulator(const QString &id, ViewerMode mode, QS
 
 void DesktopApp::attachHere(const QString &id, ViewerMode mode)
 {
-    Session *s = m_registry->find(id);
-    if (!s) {
+    const QJsonObject s = m_model->session(id);
+    if (s.isEmpty()) {
         QMessageBox::information(m_sessionsWindow, tr("Tether"), tr("That session no longer exists."));
         return;
     }
 #ifdef TETHER_HAVE_QTERMWIDGET
     auto *w = qobject_cast<TerminalWindow *>(m_terminals.value(id).data());
     if (!w) {
-        // The window is a client of this process's server, over its URL and key.
-        ServerEndpoint endpoint;
-        QString error;
-        if (!m_server || !ServerEndpoint::resolve(m_server->url(), m_server->accessKey(), &endpoint, &error)) {
-            QMessageBox::warning(m_sessionsWindow, tr("Tether"), tr("Cannot open a terminal window: %1").arg(error));
-            return;
-        }
-        w = new TerminalWindow(endpoint, id, mode);
+        w = new TerminalWindow(m_endpoint, id, mode);
         w->setAppearance(m_config.terminalColorScheme, m_config.terminalFontFamily, m_config.terminalFontSize);
         // Open at the session's size (bounded by the screen).
-        w->resize(w->sizeForCells(s->cols(), s->rows()));
+        w->resize(w->sizeForCells(s.value(QStringLiteral("cols")).toInt(80), s.value(QStringLiteral("rows")).toInt(24)));
         w->setAttribute(Qt::WA_DeleteOnClose);
         m_terminals.insert(id, w);
         // Shown first: a shown window is laid out and attaches at its own
@@ -619,67 +716,99 @@ void DesktopApp::attachHere(const QString &id, ViewerMode mode)
 
 void DesktopApp::openInBrowser(const QString &id)
 {
-    if (!m_server)
+    const QString url = keyedUrl();
+    if (url.isEmpty())
         return;
-    if (!QDesktopServices::openUrl(QUrl(m_server->sessionUrl(id))))
+    const QString session = url + QStringLiteral("#/s/") + QString::fromLatin1(QUrl::toPercentEncoding(id));
+    if (!QDesktopServices::openUrl(QUrl(session)))
         QMessageBox::warning(m_sessionsWindow, tr("Tether"),
-                             tr("Could not start a web browser. Open this address yourself:\n%1")
-                                 .arg(m_server->sessionUrl(id)));
+                             tr("Could not start a web browser. Open this address yourself:\n%1").arg(session));
 }
 
 void DesktopApp::openDashboard()
 {
-    if (!m_server)
+    const QString url = keyedUrl();
+    if (url.isEmpty())
         return;
-    if (!QDesktopServices::openUrl(QUrl(m_server->keyedUrl())))
+    if (!QDesktopServices::openUrl(QUrl(url)))
         QMessageBox::warning(m_sessionsWindow, tr("Tether"),
-                             tr("Could not start a web browser. Open this address yourself:\n%1")
-                                 .arg(m_server->keyedUrl()));
+                             tr("Could not start a web browser. Open this address yourself:\n%1").arg(url));
 }
 
-QString DesktopApp::newTerminal()
+void DesktopApp::newTerminal()
 {
-    SpawnOptions options;
-    options.argv = m_config.commandArgv();
-    SessionRegistry::CreateError err = SessionRegistry::CreateError::None;
-    QString text;
-    Session *s = m_registry->create(options, &err, &text);
-    if (!s) {
-        QString msg;
-        if (err == SessionRegistry::CreateError::TooManySessions)
-            msg = tr("%1 sessions are running, the limit. A running session is never ended to make "
-                     "room: kill one, or raise the limit in Settings.").arg(m_registry->limits().maxSessions);
+    if (!m_api)
+        return;
+    // No command: the host's default (its settings, which it owns).
+    m_api->post(QStringLiteral("api/sessions"), QByteArray(), [this](const ApiReply &reply) {
+        if (reply.status != 201) {
+            QMessageBox::warning(m_sessionsWindow, tr("New terminal"),
+                                 tr("Could not start a session: %1").arg(reply.errorText()));
+            return;
+        }
+        const QJsonObject s = reply.json();
+        const QString id = s.value(QStringLiteral("id")).toString();
+        // Listed now, not only at the next event: the window needs its size.
+        if (m_model->rowOf(id) < 0) {
+            QJsonArray list;
+            for (int i = 0; i < m_model->rowCount(); ++i)
+                list.append(m_model->sessionAt(i));
+            list.append(s);
+            m_model->setSessions(list);
+        }
+        if (canAttachHere())
+            attachHere(id);
         else
-            msg = tr("Could not start “%1”: %2")
-                      .arg(options.argv.isEmpty() ? tr("login shell") : ShellWords::quote(options.argv), text);
-        QMessageBox::warning(m_sessionsWindow, tr("New terminal"), msg);
-        return QString();
-    }
-    if (canAttachHere())
-        attachHere(s->id());
-    else
-        openInBrowser(s->id());
-    return s->id();
+            openInBrowser(id);
+        Q_EMIT sessionCreated(id);
+    });
 }
 
 void DesktopApp::killSession(const QString &id)
 {
-    m_registry->kill(id);
+    if (!m_api)
+        return;
+    m_api->deleteResource(pathOf(id), [this](const ApiReply &reply) {
+        if (reply.status != 204 && reply.status != 404)
+            showError(tr("Could not kill the session"), reply);
+    });
+}
+
+void DesktopApp::renameSession(const QString &id, const QString &name)
+{
+    if (!m_api)
+        return;
+    const QJsonObject body{{QStringLiteral("name"), name.isEmpty() ? QJsonValue() : QJsonValue(name)}};
+    m_api->patch(pathOf(id), QJsonDocument(body).toJson(QJsonDocument::Compact), [this](const ApiReply &reply) {
+        if (reply.status != 200 && m_sessionsWindow)
+            m_sessionsWindow->showRenameRefused(reply.errorText());
+    });
 }
 
 void DesktopApp::showSettings()
 {
     if (!m_settingsDialog) {
-        auto *d = new SettingsDialog(m_registry.get());
+        // The dialog saves the settings file; the host, which owns it, is
+        // then told (PATCH /api/settings) and applies them at once.
+        auto *d = new SettingsDialog(nullptr);
         d->setAttribute(Qt::WA_DeleteOnClose);
-        if (m_server)
-            d->setRunningAddress(m_config.bind, m_server->port(), m_savedBind, m_savedPort);
+        m_settingsDialog = d;
+        if (m_api) {
+            QPointer<SettingsDialog> dialog = d;
+            m_api->get(QStringLiteral("api/settings"), [dialog](const ApiReply &reply) {
+                if (!dialog || reply.status != 200)
+                    return;
+                const QJsonObject o = reply.json();
+                const QJsonObject serving = o.value(QStringLiteral("serving")).toObject();
+                dialog->setRunningAddress(serving.value(QStringLiteral("bind")).toString(),
+                                          quint16(serving.value(QStringLiteral("port")).toInt()),
+                                          o.value(QStringLiteral("bind")).toString(),
+                                          quint16(o.value(QStringLiteral("port")).toInt()));
+            });
+        }
         connect(d, &SettingsDialog::applied, this, [this](const Config &c, bool restart) {
-            // Limits are already applied to the registry; the address is not
-            // (it needs a restart), so keep the running one in m_config.
-            // (The registry keeps command-line limits for fields left as saved.)
-            m_config.limits = m_registry->limits();
             m_config.command = c.command;
+            m_config.terminal = c.terminal;
             m_config.terminalColorScheme = c.terminalColorScheme;
             m_config.terminalFontFamily = c.terminalFontFamily;
             m_config.terminalFontSize = c.terminalFontSize;
@@ -689,10 +818,36 @@ void DesktopApp::showSettings()
                 if (auto *w = qobject_cast<TerminalWindow *>(t.data()))
                     w->setAppearance(c.terminalColorScheme, c.terminalFontFamily, c.terminalFontSize);
 #endif
-            if (restart)
-                notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
+            if (!m_api)
+                return;
+            const QJsonObject body{
+                {QStringLiteral("ttl"), c.limits.ttlSeconds},
+                {QStringLiteral("exited_ttl"), c.limits.exitedTtlSeconds},
+                {QStringLiteral("buffer_size"), double(c.limits.bufferCapacity)},
+                {QStringLiteral("max_sessions"), c.limits.maxSessions},
+                {QStringLiteral("command"), c.command},
+                {QStringLiteral("bind"), c.bind},
+                {QStringLiteral("port"), int(c.port)},
+                {QStringLiteral("terminal"), c.terminal},
+                {QStringLiteral("terminal_color_scheme"), c.terminalColorScheme},
+                {QStringLiteral("terminal_font_family"), c.terminalFontFamily},
+                {QStringLiteral("terminal_font_size"), c.terminalFontSize},
+            };
+            m_api->patch(QStringLiteral("api/settings"), QJsonDocument(body).toJson(QJsonDocument::Compact),
+                         [this, restart](const ApiReply &reply) {
+                             if (reply.status != 200) {
+                                 notify(tr("Settings not applied"),
+                                        tr("Saved, but Tether's host did not take them: %1").arg(reply.errorText()));
+                                 return;
+                             }
+                             m_ttl = reply.json().value(QStringLiteral("ttl")).toInt(m_ttl);
+                             m_exitedTtl = reply.json().value(QStringLiteral("exited_ttl")).toInt(m_exitedTtl);
+                             m_warnedDeadline.clear(); // a new TTL is a new deadline
+                             checkExpiry();
+                             if (restart || reply.json().value(QStringLiteral("restart_needed")).toBool())
+                                 notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
+                         });
         });
-        m_settingsDialog = d;
     }
     m_settingsDialog->show();
     m_settingsDialog->raise();
@@ -701,96 +856,48 @@ void DesktopApp::showSettings()
 
 void DesktopApp::restartInPlace()
 {
-    QString why;
-    if (m_restart && !m_restart->request(&why))
-        notify(tr("Tether cannot restart"), why);
-}
-
-void DesktopApp::prepareExec()
-{
-    // The windows go with this process image; the next one opens them again.
-    // Closed here, not left to the exec: a viewer detaches, and the widget's
-    // own PTY is closed rather than carried over.
-    QStringList windows;
-    QJsonObject geometries;
-    for (auto it = m_terminals.cbegin(); it != m_terminals.cend(); ++it) {
-#ifdef TETHER_HAVE_QTERMWIDGET
-        auto *w = qobject_cast<TerminalWindow *>(it.value().data());
-        if (w && w->isVisible() && w->isAttached()) {
-            windows.append(it.key() + (w->mode() == ViewerMode::Watch ? QStringLiteral(":watch") : QString()));
-            geometries.insert(it.key(), rectJson(w->geometry()));
-        }
-#endif
-        delete it.value().data();
-    }
-    m_terminals.clear();
-    qputenv(kWindowsEnv, windows.join(QLatin1Char(' ')).toUtf8());
-    // The Sessions window and the Settings dialog stay open until the exec
-    // (nothing of theirs must outlive the image); the next one reopens them.
-    QJsonObject desktop;
-    if (m_sessionsWindow && m_sessionsWindow->isVisible())
-        desktop.insert(QStringLiteral("sessions"), rectJson(m_sessionsWindow->geometry()));
-    if (m_settingsDialog && m_settingsDialog->isVisible())
-        desktop.insert(QStringLiteral("settings"), true);
-    desktop.insert(QStringLiteral("windows"), geometries);
-    qputenv(kDesktopEnv, QJsonDocument(desktop).toJson(QJsonDocument::Compact));
-}
-
-void DesktopApp::reopenWindows(bool atStart)
-{
-    const QStringList windows = QString::fromUtf8(qgetenv(kWindowsEnv)).split(QLatin1Char(' '), Qt::SkipEmptyParts);
-    const QJsonObject desktop = QJsonDocument::fromJson(qgetenv(kDesktopEnv)).object();
-    // Read once: the shells this image starts must not inherit them.
-    qunsetenv(kWindowsEnv);
-    qunsetenv(kDesktopEnv);
-    const QJsonObject geometries = desktop.value(QStringLiteral("windows")).toObject();
-    for (const QString &w : windows) {
-        const QString id = w.section(QLatin1Char(':'), 0, 0);
-        const bool watch = w.endsWith(QLatin1String(":watch"));
-        const QRect geometry = rectFromJson(geometries.value(id));
-        if (m_registry->find(id))
-            QTimer::singleShot(0, this, [this, id, watch, geometry] {
-                attachHere(id, watch ? ViewerMode::Watch : ViewerMode::Control);
-                restoreGeometry(terminalWindow(id), geometry);
-            });
-    }
-    // After a failed exec the Sessions window and the Settings dialog are
-    // still open as they were (prepareExec leaves them): nothing to do.
-    if (!atStart)
+    if (!m_api)
         return;
-    if (desktop.contains(QStringLiteral("sessions"))) {
-        restoreGeometry(sessionsWindow(), rectFromJson(desktop.value(QStringLiteral("sessions"))));
-        showSessionsWindow();
-    }
-    if (desktop.value(QStringLiteral("settings")).toBool())
-        showSettings();
+    m_api->post(QStringLiteral("api/restart"), QByteArray(), [this](const ApiReply &reply) {
+        if (reply.status != 202)
+            notify(tr("Tether cannot restart"), reply.errorText());
+    });
 }
 
-void DesktopApp::requestQuit(bool confirm)
+void DesktopApp::quitTether(bool confirm)
 {
-    if (m_quitting)
+    if (m_finishing)
         return;
-    int running = 0;
-    const auto sessions = m_registry->sessions();
-    for (const Session *s : sessions) {
-        if (s->state() != Session::State::Exited)
-            ++running;
-    }
+    const int running = m_model->runningCount();
     if (confirm && running > 0) {
         QMessageBox box(QMessageBox::Question, tr("Quit Tether?"),
                         running == 1 ? tr("1 session is still running.")
                                      : tr("%1 sessions are still running.").arg(running), QMessageBox::Cancel,
                         m_sessionsWindow);
         box.setInformativeText(tr("Quitting ends them and every process in them. To keep them, "
-                                  "close the windows instead: sessions live on in the tray."));
-        QPushButton *quit = box.addButton(tr("Quit"), QMessageBox::DestructiveRole);
+                                  "close the tray or the windows instead: sessions live on in Tether's host."));
+        QPushButton *quit = box.addButton(tr("Quit Tether"), QMessageBox::DestructiveRole);
         box.setDefaultButton(QMessageBox::Cancel);
         box.exec();
         if (box.clickedButton() != quit)
             return;
     }
-    m_quitting = true;
-    qCInfo(lcUi) << "quitting: shutting down" << sessions.size() << "sessions";
+    // The host is a local process (found by its runtime file): SIGTERM, as
+    // `systemctl --user stop tether` or a logout would send it. Its pid is
+    // the one it reports itself, and the runtime file must agree.
+    const qint64 filePid = qint64(RuntimeFile::read().value(QStringLiteral("pid")).toDouble());
+    const qint64 pid = m_hostPid > 0 ? m_hostPid : filePid;
+    if (pid <= 0 || !m_endpoint.isLoopback() || (filePid > 0 && filePid != pid)) {
+        notify(tr("Tether cannot quit"), tr("Its host's process is not known here (pid %1). Stop it with "
+                                            "`systemctl --user stop tether` or `kill`.").arg(pid));
+        return;
+    }
+    qCInfo(lcUi) << "quitting: asking the host (pid" << pid << ") to shut down," << running << "sessions running";
+    if (::kill(pid_t(pid), SIGTERM) != 0) {
+        notify(tr("Tether cannot quit"), tr("Cannot signal its host (pid %1): %2").arg(pid).arg(QString::fromLocal8Bit(strerror(errno))));
+        return;
+    }
+    m_finishing = true;
     for (const QPointer<QWidget> &w : std::as_const(m_terminals)) {
         if (w)
             w->close();
@@ -803,16 +910,34 @@ void DesktopApp::requestQuit(bool confirm)
         m_settingsDialog->close();
     if (m_tray)
         m_tray->hide();
-    // Like `tether serve`: stop accepting connections (browsers get 1001),
-    // then tear every session down; the runtime file goes last.
-    if (m_server)
-        m_server->close();
-    connect(m_registry.get(), &SessionRegistry::shutdownComplete, this, [this] {
-        if (m_server)
-            m_server->removeRuntimeFile();
-        Q_EMIT finished();
-    }, Qt::QueuedConnection);
-    m_registry->shutdown();
+    if (!isConnected()) {
+        Q_EMIT finished(0);
+        return;
+    }
+    m_quitDeadline.start(); // until the host's `shutdown` event or its stream's end
+}
+
+void DesktopApp::closeUi()
+{
+    if (m_finishing)
+        return;
+    m_finishing = true;
+    qCInfo(lcUi) << "closing the desktop app; the host keeps" << m_model->runningCount() << "sessions running";
+    for (const QPointer<QWidget> &w : std::as_const(m_terminals)) {
+        if (w)
+            w->close();
+    }
+    if (m_sessionsWindow) {
+        m_sessionsWindow->setMainWindowMode(false);
+        m_sessionsWindow->hide();
+    }
+    if (m_settingsDialog)
+        m_settingsDialog->close();
+    if (m_tray)
+        m_tray->hide();
+    if (m_events)
+        m_events->stop();
+    QTimer::singleShot(0, this, [this] { Q_EMIT finished(0); });
 }
 
 // --- main -------------------------------------------------------------------------
@@ -827,8 +952,10 @@ QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &d
 {
     parser.setApplicationDescription(
         DesktopApp::tr("Tether keeps terminal sessions alive. Without a command it runs the desktop "
-                       "application (tray icon, local terminal windows) and the web dashboard "
-                       "server.\n\nCommands (each has --help):\n"
+                       "application (tray icon, local terminal windows), a client of Tether's host: "
+                       "it starts `tether serve` (the sessions and the web dashboard, in a process of "
+                       "its own that outlives the desktop app) when none runs. The server options "
+                       "below are for a host it starts.\n\nCommands (each has --help):\n"
                        "  serve    the server alone, headless\n"
                        "  attach   attach this terminal to a session (like tmux attach); also: a, at\n"
                        "  list     list sessions; also: ls\n"
@@ -898,12 +1025,23 @@ int readArguments(QCommandLineParser &parser, Config *config)
     return -1;
 }
 
-/// Runs the desktop app with `config` in `app`'s event loop, or hands off to
-/// the instance already running. Returns the exit status.
-int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode trayMode)
+/// The arguments for a host this desktop app starts: the server options
+/// given on its command line (QCoreApplication::arguments() without the
+/// program and without --no-tray), as `tether serve` takes them.
+QStringList hostArguments(const QCommandLineParser &parser)
+{
+    Q_UNUSED(parser);
+    QStringList args = QCoreApplication::arguments().mid(1);
+    args.removeAll(QStringLiteral("--no-tray"));
+    return args;
+}
+
+/// Runs the desktop app in `app`'s event loop, or hands off to the desktop
+/// app already running. Returns the exit status.
+int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode trayMode, const QStringList &hostArgs)
 {
     QTextStream err(stderr);
-    // One desktop instance per user: a second launch raises the first.
+    // One desktop app per user: a second launch raises the first.
     SingleInstance instance;
     QString instanceError;
     if (!instance.claim(&instanceError)) {
@@ -913,13 +1051,9 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
                     << ") holds " << instance.lockPath() << " but does not answer\n";
             } else {
                 // Said, so that a launch from a terminal does not look like
-                // it did nothing. The address from the running instance's
-                // runtime file, when the file is its own (no key: the first
-                // launch printed the keyed one; the file has it, 0600).
+                // it did nothing; with the host's address (no key).
                 const QJsonObject running = RuntimeFile::read();
-                const QString url = qint64(running.value(QStringLiteral("pid")).toDouble()) == instance.primaryPid()
-                    ? running.value(QStringLiteral("url")).toString()
-                    : QString();
+                const QString url = running.value(QStringLiteral("url")).toString();
                 QTextStream out(stdout);
                 out << "Tether is already running (pid " << instance.primaryPid() << "): its Sessions window was raised";
                 if (!url.isEmpty())
@@ -936,93 +1070,47 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
     if (!instanceError.isEmpty())
         qCWarning(lcUi) << instanceError;
 
-    // The desktop app still holds the sessions itself: it is a host like
-    // `tether serve`, and one host per user holds them (HostLock; inherited
-    // across a restart in place).
-    HostLock hostLock;
-    QString lockError;
-    qint64 holder = 0;
-    const HostLock::Result locked = hostLock.acquire(&lockError, &holder);
-    if (locked == HostLock::Result::Held) {
-        const QJsonObject running = RuntimeFile::read();
-        const QString url = holder > 0 && qint64(running.value(QStringLiteral("pid")).toDouble()) == holder
-            ? running.value(QStringLiteral("url")).toString()
-            : QString();
-        const QString msg = DesktopApp::tr("Tether is already running (pid %1%2) and holds your sessions: one Tether "
-                                           "per user does. The desktop app cannot connect to it yet: use the "
-                                           "dashboard or `tether attach`, or stop it (for example the systemd user "
-                                           "service tether.service) and start the desktop app again.")
-                                .arg(holder > 0 ? QString::number(holder) : DesktopApp::tr("unknown"),
-                                     url.isEmpty() ? QString() : QStringLiteral(", ") + url);
-        err << "tether: " << msg << '\n';
-        err.flush();
-        QMessageBox::critical(nullptr, QStringLiteral("Tether"), msg);
-        return 1;
-    }
-    if (locked == HostLock::Result::Unusable)
-        qCWarning(lcUi).noquote() << "no single-host lock (" << lockError << "); a second Tether may start beside this one";
-
     // QTermWidget 1.2 prints uncategorized debug lines at every search.
     installTerminalMessageFilter();
     DesktopApp desktop(config, trayMode);
-    QString error;
-    bool badValue = false;
-    if (!desktop.start(&error, &badValue)) {
-        if (badValue) {
-            // As `tether serve`: a bad option value (a TLS file) is a usage
-            // error, exit 2; the box too, for a start from the menu.
-            QMessageBox::critical(nullptr, QStringLiteral("Tether"), DesktopApp::tr("Tether cannot start: %1").arg(error));
-            return ServeOptions::usageError(QStringLiteral("tether"), error);
-        }
-        const QString msg = DesktopApp::tr("Tether cannot start its server on %1 port %2: %3\n\n"
-                                           "If `tether serve` already runs (for example the systemd user "
-                                           "service tether.service), stop it first, or pick another port "
-                                           "with --port or in the settings file.")
-                                .arg(config.bind).arg(config.port).arg(error);
+    desktop.setHostArguments(hostArgs);
+    QObject::connect(&instance, &SingleInstance::raiseRequested, &desktop, &DesktopApp::showSessionsWindow);
+    QObject::connect(&desktop, &DesktopApp::finished, &app, [](int status) { QCoreApplication::exit(status); });
+    bool said = false;
+    QObject::connect(&desktop, &DesktopApp::hostReady, &app, [&desktop, &said] {
+        // The same line as `tether serve`, for scripts and for people; once.
+        if (said)
+            return;
+        said = true;
+        QTextStream out(stdout);
+        out << "Tether is serving " << desktop.keyedUrl() << '\n';
+        out.flush();
+    });
+    QObject::connect(&desktop, &DesktopApp::hostFailed, &app, [&desktop, &err](const QString &why) {
+        if (desktop.isConnected() || !desktop.endpoint().url.isEmpty())
+            return; // a later "start again" that failed: the tray says so
+        const QString msg = DesktopApp::tr("Tether cannot start its host: %1").arg(why);
         err << "tether: " << msg << '\n';
         err.flush();
         QMessageBox::critical(nullptr, QStringLiteral("Tether"), msg);
-        return 1;
-    }
-    desktop.restarter()->setHostLock(&hostLock);
-    QObject::connect(&instance, &SingleInstance::raiseRequested, &desktop, &DesktopApp::showSessionsWindow);
-    QObject::connect(&desktop, &DesktopApp::finished, &app, [] { QCoreApplication::exit(0); });
-    // SIGTERM / SIGINT / SIGHUP (logout, Ctrl+C, kill) quit cleanly: sessions
-    // are torn down rather than left orphaned. SIGUSR2 restarts in place.
+        QCoreApplication::exit(1);
+    });
+    // SIGTERM / SIGINT / SIGHUP (logout, Ctrl+C, kill) close the desktop
+    // app only: the sessions live in the host, which goes on. SIGUSR2 asks
+    // the host to restart in place.
     SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP, SIGUSR2});
     if (!signalPipe.isValid())
         qCWarning(lcUi) << "cannot handle signals:" << signalPipe.errorString();
     QObject::connect(&signalPipe, &SignalPipe::receivedInfo, &desktop, [&desktop](const SignalInfo &info) {
-        // As `tether serve`: kill -HUP reloads a TLS certificate.
-        if (info.number == SIGHUP && desktop.server()->isTls() && info.fromProcess()) {
-            qCInfo(lcUi).noquote() << "signal received:" << info.describe() << "- reloading the TLS certificate";
-            desktop.server()->reloadTls();
-            return;
-        }
-        // Who sent it, as `tether serve` logs it.
         qCInfo(lcUi).noquote() << "signal received:" << info.describe()
-                               << (info.number == SIGUSR2 ? "- restarting in place" : "- quitting");
+                               << (info.number == SIGUSR2 ? "- asking the host to restart in place"
+                                                          : "- closing the desktop app; the sessions keep running");
         if (info.number == SIGUSR2)
             desktop.restartInPlace();
         else
-            desktop.requestQuit(false);
+            desktop.closeUi();
     });
-    // The next process image (same pid) claims the single-instance lock anew.
-    QObject::connect(desktop.restarter(), &RestartInPlace::aboutToExec, &instance, &SingleInstance::release);
-    QObject::connect(desktop.restarter(), &RestartInPlace::failed, &instance, [&instance] {
-        if (instance.isPrimary())
-            return; // failed before letting go of it
-        QString why;
-        if (!instance.claim(&why) || !why.isEmpty())
-            qCWarning(lcUi) << "single instance after a failed restart:" << why;
-    });
-    // The same line as `tether serve`, for scripts and for people; once per
-    // start (a restart in place is the same server going on).
-    if (!desktop.restartedInPlace()) {
-        QTextStream out(stdout);
-        out << "Tether is serving " << desktop.server()->keyedUrl() << '\n';
-        out.flush();
-    }
+    desktop.start();
     return app.exec();
 }
 
@@ -1030,15 +1118,6 @@ int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode tra
 
 int desktopMain(int argc, char **argv)
 {
-    // Before QApplication, which removes the arguments it knows (-platform).
-    RestartInPlace::guardIfAsked(argv); // never returns in a restart's guardian
-    RestartInPlace::recordStartup(argc, argv);
-    // As `tether serve`: NOTIFY_SOCKET is kept for READY=1 and restarts, and
-    // out of the environment the shells inherit.
-    SystemdNotify::takeFromEnvironment();
-    // Before anything opens descriptors or starts a thread (it edits the
-    // environment); the sessions get the limit we started with back.
-    FdLimit::raiseSoftLimit();
     QCoreApplication::setOrganizationName(QStringLiteral("Tether"));
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(version());
@@ -1067,7 +1146,8 @@ int desktopMain(int argc, char **argv)
     const int status = readArguments(parser, &config);
     if (status >= 0)
         return status;
-    return runDesktop(app, config, parser.isSet(noTray) ? DesktopApp::TrayMode::Off : DesktopApp::TrayMode::Auto);
+    return runDesktop(app, config, parser.isSet(noTray) ? DesktopApp::TrayMode::Off : DesktopApp::TrayMode::Auto,
+                      hostArguments(parser));
 }
 
 } // namespace Tether

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include "apiclient.h"
 #include "config.h"
 #include "viewer.h"
 
 #include <QHash>
+#include <QJsonObject>
 #include <QObject>
 #include <QPointer>
-#include <memory>
+#include <QTimer>
 
 class QMenu;
 class QSystemTrayIcon;
@@ -15,46 +17,66 @@ class QWidget;
 
 namespace Tether {
 
-class RestartInPlace;
-class Server;
-class Session;
-class SessionModel;
-class SessionRegistry;
+class EventStream;
+class HostLauncher;
+class SessionListModel;
 class SessionsWindow;
 class SettingsDialog;
 
 /**
- * The desktop application: the same registry and server as `tether serve`,
- * plus a tray icon, the Sessions window, local terminal windows and the
- * settings dialog, all in one Qt event loop.
+ * The desktop application: a client of the Tether host (`tether serve`,
+ * the process that holds the sessions), with a tray icon, the Sessions
+ * window, local terminal windows and the settings dialog (issue 23). It
+ * holds no session: a lost display, a crash or a `kill -9` of this process
+ * ends the UI only; the host and every session go on, and the next start
+ * of the desktop app lists them again.
+ *
+ * The host: start() finds the one running (its runtime file, answered by
+ * the API) or starts one that outlives this process (HostLauncher: `tether
+ * serve` in its own process session, stdio to $XDG_STATE_HOME/tether/host.log),
+ * with the host arguments (the desktop's --port, --bind, ... as given).
+ * One host per user (HostLock): two desktop apps, a `tether serve` by hand
+ * or the systemd unit all meet the same one. connectTo() skips the search.
+ *
+ * Everything the UI shows comes over the same API as the dashboard's
+ * (docs/protocol.md): the tray menu, its tooltip and the Sessions window
+ * from `GET /api/events` (EventStream into a SessionListModel); new, kill
+ * and rename are REST calls (ApiClient); terminal windows attach over the
+ * WebSocket (TerminalWindow, AttachClient); Settings are saved and then
+ * sent to the host with `PATCH /api/settings`, which applies them live.
+ * The event stream reconnects by itself, so a `tether restart` (restart in
+ * place) is followed without anything lost: the list stays and the
+ * terminal windows resume.
  *
  * Tray (when QSystemTrayIcon::isSystemTrayAvailable()): tooltip
  * "Tether — N sessions, M attached"; menu with the live sessions (click =
- * attach here), New terminal, Sessions…, Open dashboard, Settings…, Quit.
- * A detached session whose process exits produces a tray notification
- * ("make — exited 0"); clicking it opens the Sessions window. A detached
- * session about to expire produces one too ("bash — expires in 1 min"), once
- * per detach period, SessionRegistry::expiryWarningLeadMs() before the TTL
- * runs out (60 s, or a tenth of a TTL under 10 min; never with TTL 0, which
- * never expires); clicking it attaches here, which keeps the session (without
- * a local terminal it opens the Sessions window). Without a tray the Sessions
- * window is the main window and closing it asks whether to quit or keep
- * serving. A tray that appears later (Tether started at login before the
- * panel) gets the icon then (X11; watchForTray()): the Sessions window stays
- * open, and closing it from then on leaves Tether in the tray.
+ * attach here), New terminal, Sessions…, Open dashboard, Settings…, Restart
+ * Tether, "Close the tray (sessions keep running)" and "Quit Tether (end N
+ * sessions)". A detached session whose process exits produces a
+ * notification ("make — exited 0"); clicking it opens the Sessions window.
+ * A detached session about to expire produces one too ("bash — expires in
+ * 1 min"), once per deadline, expiryWarningLeadMs() before it (its
+ * `expires_in` counted from the list's arrival; the TTL from `GET
+ * /api/settings`); clicking it attaches here, which keeps the session.
+ * One single-shot timer, set only while some session can expire.
+ * Without a tray the Sessions window is the main window and closing it asks
+ * whether to quit Tether or close the window only. A tray that appears
+ * later (Tether started at login before the panel) gets the icon then
+ * (X11; watchForTray()).
  *
- * When a newer Tether is installed over the running one (UpgradeWatch), the
- * tray says "Tether was updated — restart to use version X (sessions are
- * kept)" (a click restarts in place), its menu starts with "Restart to
- * use version X", and the Sessions window shows the same above the list
- * with a Restart button (seen without a tray too).
+ * When a newer Tether is installed over the running host (its `server`
+ * event's `update`), the tray says "Tether was updated — restart to use
+ * version X (sessions are kept)" (a click restarts the host in place), its
+ * menu starts with "Restart to use version X", and the Sessions window
+ * shows the same with a Restart button.
  *
- * Quit asks first when sessions are running, then shuts the registry down
- * (every session torn down, bounded) and leaves the event loop.
+ * Quit (quitTether()) asks first when sessions run, then asks the host to
+ * shut down (SIGTERM to its pid, as `systemctl --user stop` does) and
+ * leaves once the host said it shuts down. Close (closeUi()) and SIGTERM,
+ * SIGINT or SIGHUP to this process leave the host running.
  *
- * Local terminal windows (builds with QTermWidget) are one per session: a
- * second "attach" raises the existing window (taking over again if another
- * viewer superseded it).
+ * When the host goes away (its event stream stays refused), the tray says
+ * so and offers "Start Tether again" (a new HostLauncher).
  */
 class DesktopApp : public QObject
 {
@@ -70,33 +92,47 @@ public:
                         QObject *parent = nullptr);
     ~DesktopApp() override;
 
-    /// Starts the server (listen, runtime file) and shows the tray or the
-    /// Sessions window. False with *error set when the server cannot listen;
-    /// `*badValue` as Server::listen()'s (a bad TLS file: a usage error).
-    bool start(QString *error, bool *badValue = nullptr);
+    /// The `tether` executable started as `PROGRAM serve` when no host runs
+    /// (default: this very binary). For tests.
+    void setHostProgram(const QString &program) { m_hostProgram = program; }
+    /// Arguments after `serve` for a host this app starts (the desktop's
+    /// own server options, e.g. `--port 0`).
+    void setHostArguments(const QStringList &args) { m_hostArguments = args; }
 
-    SessionRegistry *registry() const { return m_registry.get(); }
-    Server *server() const { return m_server.get(); }
-    /// Restarts in place (tray: Restart Tether, SIGUSR2); after start().
-    RestartInPlace *restarter() const { return m_restart; }
-    /// start() took over a handover: this process image was exec'd by a
-    /// restart in place (the sessions and the socket were adopted).
-    bool restartedInPlace() const { return m_restartedInPlace; }
-    SessionModel *model() const { return m_model; }
+    /// Finds or starts the host (HostLauncher) and shows the tray or the
+    /// Sessions window at once. hostReady() or hostFailed() follows.
+    void start();
+    /// Shows the UI on the host at `endpoint` without searching for one
+    /// (tests; a host known otherwise).
+    void connectTo(const ServerEndpoint &endpoint);
+    /// The host's address and key (empty before hostReady()).
+    const ServerEndpoint &endpoint() const { return m_endpoint; }
+    /// The host's event stream is open and its list has arrived.
+    bool isConnected() const;
+    /// The host's pid, from its `server` event (GET /api/restart's `pid`);
+    /// 0 before it arrived.
+    qint64 hostPid() const { return m_hostPid; }
+    /// The host's dashboard link with the key (`URL?key=KEY`).
+    QString keyedUrl() const;
+
+    SessionListModel *model() const { return m_model; }
     const Config &config() const { return m_config; }
     /// The tray icon, null in main-window mode.
     QSystemTrayIcon *trayIcon() const { return m_tray; }
-    /// The tray's context menu (rebuilt from the registry each time it opens).
+    /// The tray's context menu (rebuilt from the list each time it opens).
     QMenu *trayMenu() const { return m_trayMenu; }
-    /// "Tether — 3 sessions, 1 attached".
+    /// "Tether — 3 sessions, 1 attached"; "Tether — not connected to its
+    /// host" while the host is away.
     QString trayToolTip() const;
-    /// The version of a newer Tether installed over the running one
-    /// (UpgradeWatch), empty when there is none. While there is one, the tray
-    /// menu starts with "Restart to use version X", and a notification
-    /// (updateText(), once per version; a click restarts in place) says so.
-    QString updateVersion() const;
+    /// The version of a newer Tether installed over the running host, empty
+    /// when there is none (its `server` event's `update`).
+    QString updateVersion() const { return m_updateVersion; }
     /// "Tether was updated — restart to use version X (sessions are kept)".
     static QString updateText(const QString &version);
+    /// How long before its deadline a session is announced, ms: 60 s, or a
+    /// tenth of the TTL when it is under 10 min (the host's rule,
+    /// SessionRegistry::expiryWarningLeadMs); 0 for ttlSeconds <= 0.
+    static qint64 expiryWarningLeadMs(int ttlSeconds);
     /// The Sessions window (created on first use).
     SessionsWindow *sessionsWindow();
     /// The local window on session `id`, or null.
@@ -110,8 +146,7 @@ public:
     QString attachUnavailableReason() const;
     /// Runs `<cli program> attach [--watch] -- ID` in the terminal emulator
     /// (QProcess::startDetached of Config::terminalArgv() + that), with
-    /// TETHER_URL/TETHER_KEY of this server in its environment. The path
-    /// used when the build has no QTermWidget (Qt 6 on Debian 12). False with
+    /// TETHER_URL/TETHER_KEY of the host in its environment. False with
     /// *error (for the user) when no terminal emulator is found or it cannot
     /// start.
     bool attachInTerminalEmulator(const QString &id, Tether::ViewerMode mode, QString *error);
@@ -129,26 +164,45 @@ public Q_SLOTS:
     void attachHere(const QString &id, Tether::ViewerMode mode = Tether::ViewerMode::Control);
     void openInBrowser(const QString &id);
     void openDashboard();
-    /// Starts a session with the default command and attaches here (or opens
-    /// it in the browser without QTermWidget). Returns its id (empty on error,
-    /// which is shown to the user).
-    QString newTerminal();
+    /// Asks the host for a session with its default command (`POST
+    /// /api/sessions`), then attaches here (or opens it in the browser when
+    /// nothing local can); sessionCreated() says its id. An error is shown.
+    void newTerminal();
+    /// `DELETE /api/sessions/{id}`.
     void killSession(const QString &id);
+    /// `PATCH /api/sessions/{id}` with the name (empty: no name); a refusal
+    /// is said in the Sessions window.
+    void renameSession(const QString &id, const QString &name);
     void showSettings();
-    /// Restarts Tether in place (RestartInPlace): every session is kept, and
-    /// the new process image comes back as this one was: the tray, the
-    /// Sessions window and the Settings dialog if they were open, the local
-    /// terminal windows open now attached in the same mode, where they were. When it cannot restart, the
-    /// reason is shown as a notification (and the app carries on).
+    /// Asks the host to restart in place (`POST /api/restart`): every
+    /// session is kept; the event stream and the terminal windows reconnect
+    /// by themselves. A refusal is shown as a notification.
     void restartInPlace();
-    /// Quits: asks first when `confirm` and sessions are running; then shuts
-    /// the registry down and exits the event loop once all are torn down.
-    void requestQuit(bool confirm = true);
+    /// Quit Tether: asks first when `confirm` and sessions are running;
+    /// then asks the host to shut down (SIGTERM to hostPid()), which ends
+    /// every session, and finishes once it said so (its `shutdown` event,
+    /// or its stream ending; at most 10 s).
+    void quitTether(bool confirm = true);
+    /// Closes the desktop app only: windows and tray go, the host and its
+    /// sessions go on. finished() follows.
+    void closeUi();
+    /// Starts the host again (the tray's "Start Tether again" when it went
+    /// away): a new HostLauncher, as start() does.
+    void startHostAgain();
 
 Q_SIGNALS:
-    /// Quitting is complete: the registry shut down and the server closed.
-    /// desktopMain leaves the event loop on it.
-    void finished();
+    /// The desktop app is done (closeUi(), quitTether(), or the host could
+    /// not be found nor started: `status` 1). desktopMain leaves the event
+    /// loop on it.
+    void finished(int status);
+    /// The host is known (found, started, or connectTo()); the list follows.
+    void hostReady();
+    /// No host could be found nor started: `why` (also shown to the user).
+    void hostFailed(const QString &why);
+    /// The host's event stream opened (its list arrived) or closed.
+    void connectedChanged(bool connected);
+    /// newTerminal() made session `id`.
+    void sessionCreated(const QString &id);
     /// A notification was shown (or would have been, without a tray).
     void notified(const QString &title, const QString &text);
 
@@ -165,61 +219,70 @@ private Q_SLOTS:
     void onSystemTrayChanged();
 
 private:
+    void showUi();
+    void launchHost();
     void setupTray();
     /// Started without a tray (TrayMode::Auto): listens for one to appear
     /// (X11: the _NET_SYSTEM_TRAY_S<n> selection's new owner, through Qt's
     /// xcb plugin; no timer), then adds the tray icon and turns the Sessions
     /// window's main-window mode off (it stays open).
     void watchForTray();
-    /// RestartInPlace::aboutToExec: closes the terminal windows, noting them
-    /// (id, mode, geometry) in the environment for the next image, with
-    /// whether the Sessions window (and its geometry) and the Settings dialog
-    /// were open (TETHER_HANDOVER_WINDOWS, TETHER_HANDOVER_DESKTOP:
-    /// docs/architecture.md, "Restart in place").
-    void prepareExec();
-    /// Reads and removes what prepareExec() noted and opens the terminal
-    /// windows again, attached in the same mode, where they were. `atStart`
-    /// (an image exec'd by a restart): the Sessions window and the Settings
-    /// dialog too; else (the restart failed) they are still open.
-    void reopenWindows(bool atStart);
     void updateTrayToolTip();
-    void watchSession(Session *session);
-    void onSessionExited(Session *session, const ExitStatus &status);
-    void onSessionExpiringSoon(Session *session, int secondsLeft);
+    void onConnectedChanged(bool connected);
+    void onServerStatus(const QJsonObject &status);
+    void onSessionExited(const QJsonObject &session);
     void onTrayMessageClicked();
-    /// UpgradeWatch::updateChanged: menu entry and notification.
-    void onUpdateChanged();
+    /// Notifies the sessions whose warning time came, and sets the timer
+    /// for the next one (none when nothing can expire).
+    void checkExpiry();
+    /// Reads the TTLs the host applies (GET /api/settings).
+    void readTtls();
+    /// The event stream was refused (401: the key was rotated): the new key
+    /// from the runtime file, when it names the same host.
+    void onRefused(int status, const QString &error);
     /// `attachId`: the session a click on the message attaches to (empty:
     /// the click opens the Sessions window).
     void notify(const QString &title, const QString &text, const QString &attachId = QString());
+    /// A message box for a failed request (`what`: "Could not kill the session").
+    void showError(const QString &what, const ApiReply &reply);
 
     Config m_config;
     TrayMode m_trayMode;
-    std::unique_ptr<SessionRegistry> m_registry;
-    std::unique_ptr<Server> m_server;
-    SessionModel *m_model = nullptr;
+    QString m_hostProgram;
+    QStringList m_hostArguments;
+    ServerEndpoint m_endpoint;
+    qint64 m_hostPid = 0;
+    QString m_updateVersion;
+    SessionListModel *m_model = nullptr;
+    EventStream *m_events = nullptr;
+    ApiClient *m_api = nullptr;
+    QPointer<HostLauncher> m_launcher;
+    bool m_uiShown = false;
+    bool m_listPending = false; ///< connected; the first list is to be logged
     QSystemTrayIcon *m_tray = nullptr;
     QMetaObject::Connection m_trayWatch; ///< to the platform's tray-changed signal, until a tray appears
     QMenu *m_trayMenu = nullptr;
     bool m_trayMenuDirty = true;
     bool m_trayUpdatePending = false;
-    QString m_messageSessionId; ///< the session the last tray message is about, if a click attaches
     bool m_messageRestarts = false; ///< the last tray message offered the restart to a new version
+    QString m_messageSessionId; ///< the session the last tray message is about, if a click attaches
+    int m_ttl = -1;        ///< the host's TTL of a detached running session, s (-1: not known yet)
+    int m_exitedTtl = -1;  ///< ... of an exited session
+    QTimer m_expiryTimer;  ///< single shot, to the next expiry warning
+    QHash<QString, qint64> m_warnedDeadline; ///< id -> deadline (ms since epoch) already announced
     QString m_notifiedUpdate;   ///< the update version already announced
     QPointer<SessionsWindow> m_sessionsWindow;
     QPointer<SettingsDialog> m_settingsDialog;
     QHash<QString, QPointer<QWidget>> m_terminals;
-    bool m_quitting = false;
-    RestartInPlace *m_restart = nullptr;
-    bool m_restartedInPlace = false;
+    bool m_finishing = false;
+    QTimer m_quitDeadline;
     QString m_cliProgram;
-    QString m_savedBind;   ///< server/bind saved when start() ran (SettingsDialog::setRunningAddress)
-    quint16 m_savedPort = 0; ///< server/port saved when start() ran
 };
 
 /// `tether` without a subcommand: parses the command line (same options as
-/// `tether serve`, plus --no-tray), hands off to a running instance if there is
-/// one (exit 0), else runs the desktop application. Returns the exit code.
+/// `tether serve`, for a host it starts, plus --no-tray), hands off to a
+/// running desktop app if there is one (exit 0), else runs the desktop
+/// application. Returns the exit code.
 int desktopMain(int argc, char **argv);
 
 } // namespace Tether

@@ -2,8 +2,7 @@
 #include "sessionswindow.h"
 #include "appicon.h"
 
-#include "session.h"
-#include "sessionmodel.h"
+#include "sessionlistmodel.h"
 
 #include <QAction>
 #include <QCloseEvent>
@@ -28,7 +27,7 @@
 
 namespace Tether {
 
-SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
+SessionsWindow::SessionsWindow(SessionListModel *model, QWidget *parent)
     : QMainWindow(parent)
     , m_model(model)
 {
@@ -40,7 +39,7 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
 
     m_proxy = new QSortFilterProxyModel(this);
     m_proxy->setSourceModel(model);
-    m_proxy->setSortRole(SessionModel::SortRole);
+    m_proxy->setSortRole(SessionListModel::SortRole);
     m_proxy->setDynamicSortFilter(true);
 
     m_view = new QTableView(this);
@@ -57,7 +56,7 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setHighlightSections(false);
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_view->horizontalHeader()->setSectionResizeMode(SessionModel::TitleColumn, QHeaderView::Stretch);
+    m_view->horizontalHeader()->setSectionResizeMode(SessionListModel::TitleColumn, QHeaderView::Stretch);
     m_view->setContextMenuPolicy(Qt::ActionsContextMenu);
 
     auto *empty = new QWidget(this);
@@ -121,10 +120,7 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     connect(m_rename, &QAction::triggered, this, [this] {
         const QModelIndex current = m_view->currentIndex();
         if (current.isValid())
-            m_view->edit(m_proxy->index(current.row(), SessionModel::TitleColumn));
-    });
-    connect(m_model, &SessionModel::renameRefused, this, [this](const QString &why) {
-        statusBar()->showMessage(tr("Not renamed: %1").arg(why), 8000);
+            m_view->edit(m_proxy->index(current.row(), SessionListModel::TitleColumn));
     });
 
     connect(m_new, &QAction::triggered, this, &SessionsWindow::newSessionRequested);
@@ -188,7 +184,10 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     QAction *close = file->addAction(tr("&Close window"));
     close->setShortcut(QKeySequence::Close);
     connect(close, &QAction::triggered, this, &QWidget::close);
-    QAction *quit = file->addAction(tr("&Quit Tether"));
+    QAction *closeUi = file->addAction(tr("Close &Tether's windows (sessions keep running)"));
+    closeUi->setObjectName(QStringLiteral("closeUi"));
+    connect(closeUi, &QAction::triggered, this, &SessionsWindow::closeRequested);
+    QAction *quit = file->addAction(tr("&Quit Tether (end the sessions)"));
     quit->setShortcut(QKeySequence::Quit);
     quit->setMenuRole(QAction::QuitRole);
     connect(quit, &QAction::triggered, this, [this] { Q_EMIT quitRequested(false); });
@@ -217,13 +216,26 @@ SessionsWindow::SessionsWindow(SessionModel *model, QWidget *parent)
     });
 
     m_clock.setInterval(1000);
-    connect(&m_clock, &QTimer::timeout, m_model, &SessionModel::refreshClocks);
+    connect(&m_clock, &QTimer::timeout, m_model, &SessionListModel::refreshClocks);
 
     updateEmptyState();
     updateActions();
 }
 
 SessionsWindow::~SessionsWindow() = default;
+
+void SessionsWindow::showRenameRefused(const QString &why)
+{
+    statusBar()->showMessage(tr("Not renamed: %1").arg(why), 8000);
+}
+
+void SessionsWindow::setConnectionNote(const QString &text)
+{
+    if (text.isEmpty())
+        statusBar()->clearMessage();
+    else
+        statusBar()->showMessage(text);
+}
 
 void SessionsWindow::setServerUrl(const QString &url)
 {
@@ -259,7 +271,7 @@ QString SessionsWindow::currentSessionId() const
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
     if (rows.isEmpty())
         return QString();
-    return rows.first().data(SessionModel::SessionIdRole).toString();
+    return rows.first().data(SessionListModel::SessionIdRole).toString();
 }
 
 void SessionsWindow::selectSession(const QString &id)
@@ -281,8 +293,8 @@ void SessionsWindow::updateActions()
     m_kill->setEnabled(has);
     m_rename->setEnabled(has);
     if (has) {
-        const Session *s = m_model->sessionAt(m_model->rowOf(id));
-        const bool running = s && s->state() != Session::State::Exited;
+        const QJsonObject s = m_model->session(id);
+        const bool running = !s.isEmpty() && !SessionListModel::isExited(s);
         m_kill->setText(running ? tr("&Kill…") : tr("&Remove"));
     }
 }
@@ -314,14 +326,13 @@ void SessionsWindow::keepTitleRoom(QMessageBox &box)
 void SessionsWindow::confirmKill()
 {
     const QString id = currentSessionId();
-    const int row = m_model->rowOf(id);
-    const Session *s = m_model->sessionAt(row);
-    if (!s)
+    const QJsonObject s = m_model->session(id);
+    if (s.isEmpty())
         return;
-    if (s->state() != Session::State::Exited) {
-        const QString name = SessionModel::displayName(s);
+    if (!SessionListModel::isExited(s)) {
+        const QString name = SessionListModel::displayName(s);
         QMessageBox box(QMessageBox::Warning, tr("Kill session"),
-                        tr("Kill “%1” (pid %2)?").arg(name).arg(s->pid()),
+                        tr("Kill “%1” (pid %2)?").arg(name).arg(qint64(s.value(QStringLiteral("pid")).toDouble())),
                         QMessageBox::Cancel, this);
         box.setInformativeText(tr("Its processes are sent SIGHUP, then SIGTERM and SIGKILL. "
                                   "Unsaved work in them is lost."));
@@ -356,21 +367,22 @@ void SessionsWindow::closeEvent(QCloseEvent *event)
         event->accept();
         return;
     }
-    const int n = m_model->rowCount();
+    const int n = m_model->runningCount();
     QMessageBox box(QMessageBox::Question, tr("Close Tether?"),
                     tr("There is no system tray to keep Tether in."), QMessageBox::Cancel, this);
     box.setInformativeText(
-        n > 0 ? tr("Quit ends %1 and their processes. Keep serving leaves them running in "
-                   "the background: run tether again to get this window back.")
+        n > 0 ? tr("Quit Tether ends %1 and their processes. Close the window leaves them running in "
+                   "Tether's host: run tether again to get this window back.")
                   .arg(n == 1 ? tr("the running session") : tr("all %1 sessions").arg(n))
-              : tr("Keep serving leaves the server running in the background: run tether again "
+              : tr("Close the window leaves Tether's host running in the background: run tether again "
                    "to get this window back."));
-    QPushButton *quit = box.addButton(tr("Quit"), QMessageBox::DestructiveRole);
-    QPushButton *keep = box.addButton(tr("Keep serving"), QMessageBox::AcceptRole);
+    QPushButton *quit = box.addButton(tr("Quit Tether"), QMessageBox::DestructiveRole);
+    QPushButton *keep = box.addButton(tr("Close the window"), QMessageBox::AcceptRole);
     box.setDefaultButton(keep);
     box.exec();
     if (box.clickedButton() == keep) {
         event->accept();
+        Q_EMIT closeRequested();
     } else if (box.clickedButton() == quit) {
         event->accept();
         Q_EMIT quitRequested(true);

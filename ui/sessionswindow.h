@@ -14,30 +14,37 @@ class QTableView;
 
 namespace Tether {
 
-class SessionModel;
+class SessionListModel;
 
 /**
- * The Sessions window: a sortable table of every live session (SessionModel
- * behind a QSortFilterProxyModel) with the actions Attach here, Watch, Open in
- * browser, Rename, Kill and New. Double-click attaches; Rename (F2) edits
- * the name in place (SessionModel::setData), a refused name is said in the
- * status bar.
+ * The Sessions window: a sortable table of every session of the host
+ * (SessionListModel, fed from `/api/events`, behind a QSortFilterProxyModel)
+ * with the actions Attach here, Watch, Open in browser, Rename, Kill and
+ * New. Double-click attaches; Rename (F2) edits the name in place
+ * (SessionListModel::setData emits renameRequested, which the DesktopApp
+ * sends to the host), a refused name is said in the status bar
+ * (showRenameRefused()).
  *
  * The window does not act on sessions itself; it emits requests that the
  * DesktopApp carries out (Kill is confirmed here first). The clock columns
  * (idle, expires in) refresh once a second only while the window is shown:
  * no timer runs while it is hidden.
  *
- * Main-window mode (no system tray): closing asks whether to quit Tether or
- * keep serving in the background.
+ * Main-window mode (no system tray): closing asks whether to quit Tether
+ * (the host ends every session) or only close the window (the desktop app
+ * exits, the host and its sessions go on).
  */
 class SessionsWindow : public QMainWindow
 {
     Q_OBJECT
 public:
-    explicit SessionsWindow(SessionModel *model, QWidget *parent = nullptr);
+    explicit SessionsWindow(SessionListModel *model, QWidget *parent = nullptr);
     ~SessionsWindow() override;
 
+    /// Says in the status bar why the rename was refused (the host's text).
+    void showRenameRefused(const QString &why);
+    /// A lasting status-bar note ("Reconnecting to Tether…"); empty clears it.
+    void setConnectionNote(const QString &text);
     /// Shows the dashboard address in the status bar.
     void setServerUrl(const QString &url);
     /// Shows `text` ("Tether was updated — restart to use version X
@@ -47,7 +54,7 @@ public:
     /// Enables the local terminal actions, or disables them with `reason` as
     /// tooltip and status text (a build without QTermWidget).
     void setLocalTerminalAvailable(bool available, const QString &reason = QString());
-    /// When true (no tray), closing asks "quit or keep serving".
+    /// When true (no tray), closing asks "quit Tether or close the window".
     void setMainWindowMode(bool on) { m_mainWindowMode = on; }
     bool isMainWindowMode() const { return m_mainWindowMode; }
 
@@ -84,9 +91,14 @@ Q_SIGNALS:
     void settingsRequested();
     /// Tether menu: Restart Tether (in place, every session kept).
     void restartRequested();
-    /// The user chose Quit (menu, or closing in main-window mode). `confirmed`:
-    /// the user already agreed to end the running sessions.
+    /// The user chose Quit Tether (menu, or closing in main-window mode):
+    /// the host is to shut down, ending every session. `confirmed`: the user
+    /// already agreed to end the running sessions.
     void quitRequested(bool confirmed);
+    /// The user chose to close the desktop app only (menu Close, or "Close
+    /// the window" when closing in main-window mode): the sessions keep
+    /// running in the host.
+    void closeRequested();
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -98,7 +110,7 @@ private:
     void updateEmptyState();
     void confirmKill();
 
-    SessionModel *m_model;
+    SessionListModel *m_model;
     QSortFilterProxyModel *m_proxy;
     QStackedWidget *m_stack;
     QTableView *m_view;

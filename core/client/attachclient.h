@@ -210,7 +210,7 @@ private:
     /// Sets TCP_NODELAY (QAbstractSocket::LowDelayOption) on `ws`'s TCP
     /// socket as soon as it is connected, so keystrokes and resizes are not
     /// held by Nagle's algorithm until the server's delayed ACK (~40 ms;
-    /// tcp(7), pitfalls.md "Nagle"). Call right after ws->open(). Without a
+    /// tcp(7), RFC 896). Call right after ws->open(). Without a
     /// QTcpSocket child (a QtWebSockets that no longer keeps one) it does
     /// nothing.
     static void setLowDelayWhenConnected(QWebSocket *ws);

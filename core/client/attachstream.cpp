@@ -147,6 +147,10 @@ AttachStream::Close AttachStream::closeMeaning(int code, const QString &reason)
         return Close::TakenOver;
     case Protocol::NotFound:
         return Close::NotFound;
+    case Protocol::Ended:
+        // "session ended by reboot": its processes are gone, only its
+        // record is left (docs/protocol.md, "Ended sessions"): as killed.
+        return Close::SessionKilled;
     case Protocol::GoingAway:
         if (reason == QLatin1String(Protocol::CloseReason::SessionKilled))
             return Close::SessionKilled;

@@ -67,7 +67,7 @@ public:
         TakenOver,      ///< 4409
         Exited,         ///< 4410
         NotFound,       ///< 4404
-        SessionKilled,  ///< 1001 "session killed"
+        SessionKilled,  ///< 1001 "session killed"; 4411 "session ended by ..." (an ended session)
         ServerShutdown, ///< 1001 "server shutting down"
         GoingAway,      ///< 1001 with another reason text
         TooManyViewers, ///< 4429

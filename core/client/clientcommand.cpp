@@ -72,6 +72,10 @@ int runAsync(const std::function<void(std::function<void(int)>)> &body)
 
 QString stateText(const QJsonObject &s)
 {
+    // A record of a session its host did not end (docs/protocol.md, "Ended
+    // sessions"): "ended by reboot", "ended by crash", "ended by shutdown".
+    if (s.value(QStringLiteral("state")).toString() == QLatin1String("ended"))
+        return QStringLiteral("ended by ") + s.value(QStringLiteral("ended")).toString();
     if (s.value(QStringLiteral("state")).toString() != QLatin1String("exited"))
         return QStringLiteral("running");
     if (s.value(QStringLiteral("exit_code")).isDouble())
@@ -110,6 +114,8 @@ QString ellipsize(const QString &text, int limit)
 QString expiresText(const QJsonObject &s)
 {
     const QJsonValue left = s.value(QStringLiteral("expires_in"));
+    if (s.value(QStringLiteral("state")).toString() == QLatin1String("ended"))
+        return QStringLiteral("-"); // nothing runs to expire
     if (!left.isDouble())
         return s.value(QStringLiteral("viewers")).toInt() > 0 ? QStringLiteral("-") : QStringLiteral("never");
     const qint64 secs = qint64(left.toDouble());
@@ -328,19 +334,26 @@ QString idAndName(const QJsonObject &s)
 /// Returns kExitOk with *id; kExitNotFound when nothing matches; kExitUsage
 /// when `arg` is a prefix of several ids, or one id's prefix shorter than
 /// `minPrefix`: *error then lists the sessions it matches, ids and names.
-int resolveId(const QJsonArray &sessions, const QString &arg, int minPrefix, QString *id, QString *error)
+/// A live session and an ended one (docs/protocol.md, "Ended sessions") may
+/// have the same name: the live one is taken, or the ended one when
+/// `preferEnded` (`tether revive`).
+int resolveId(const QJsonArray &sessions, const QString &arg, int minPrefix, QString *id, QString *error,
+              bool preferEnded = false)
 {
     QStringList matchIds;
     QStringList matches; // as the error shows them
     QString named;
+    bool namedPreferred = false;
     for (const QJsonValue &v : sessions) {
         const QString sid = v.toObject().value(QStringLiteral("id")).toString();
         if (sid == arg) {
             *id = sid;
             return kExitOk;
         }
-        if (!arg.isEmpty() && v.toObject().value(QStringLiteral("name")).toString() == arg)
+        if (!arg.isEmpty() && v.toObject().value(QStringLiteral("name")).toString() == arg && !namedPreferred) {
             named = sid;
+            namedPreferred = (v.toObject().value(QStringLiteral("state")).toString() == QLatin1String("ended")) == preferEnded;
+        }
         if (!arg.isEmpty() && sid.startsWith(arg)) {
             matchIds << sid;
             matches << idAndName(v.toObject());
@@ -533,6 +546,24 @@ int runAttach(const ServerEndpoint &ep, const QString &id, const QString &name, 
     return a.run();
 }
 
+/// `tether list --tsv`: a line per session, "ID\tNAME\tSTATE\tTITLE\n".
+/// Fields never hold a tab or a line break: ids are base64url, names have no
+/// control characters (the server refuses them), the state is a word, and the
+/// title goes through DisplayText::escape() (TAB is `\t`, LF `\n`). The
+/// shell completions read it (packaging/completions): a title raw in their
+/// descriptions turned zsh's and fish's menus backwards with U+202E.
+QString tsvLines(const QJsonArray &sessions)
+{
+    QString out;
+    for (const QJsonValue &v : sessions) {
+        const QJsonObject s = v.toObject();
+        out += s.value(QStringLiteral("id")).toString() + QLatin1Char('\t') + s.value(QStringLiteral("name")).toString()
+            + QLatin1Char('\t') + s.value(QStringLiteral("state")).toString() + QLatin1Char('\t')
+            + DisplayText::escape(s.value(QStringLiteral("title")).toString()) + QLatin1Char('\n');
+    }
+    return out;
+}
+
 int listCommand(const QStringList &args)
 {
     const QString cmd = QStringLiteral("list");
@@ -541,18 +572,27 @@ int listCommand(const QStringList &args)
     parser.setApplicationDescription(QStringLiteral("Lists the sessions of the running Tether server. Also `tether ls`, as in tmux."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print the API's JSON ({\"sessions\": [...]})."));
     parser.addOption(json);
+    const QCommandLineOption tsv(QStringLiteral("tsv"),
+                                 QStringLiteral("Print one session a line, for scripts and shell completion: id, name, state and title, "
+                                                "separated by tabs. The name is as it is typed (empty when none); the title is shown "
+                                                "as the table shows it (control, bidi and invisible characters escaped)."));
+    parser.addOption(tsv);
     int status = kExitOk;
     ServerEndpoint ep;
     if (!parse(parser, common, cmd, args, &status) || !endpoint(parser, common, cmd, &ep, &status))
         return status;
     if (!parser.positionalArguments().isEmpty())
         return fail(cmd, QStringLiteral("unexpected argument \"%1\"").arg(parser.positionalArguments().first()), kExitUsage);
+    if (parser.isSet(json) && parser.isSet(tsv))
+        return fail(cmd, QStringLiteral("--json and --tsv print the list in two ways: give one"), kExitUsage);
     ApiClient api(ep);
     return runAsync([&](std::function<void(int)> done) {
         api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
             if (r.status != 200)
                 return done(apiFailure(cmd, r));
-            if (parser.isSet(json)) {
+            if (parser.isSet(tsv)) {
+                std::fputs(tsvLines(r.json().value(QStringLiteral("sessions")).toArray()).toUtf8().constData(), stdout);
+            } else if (parser.isSet(json)) {
                 QByteArray body = r.body;
                 if (!body.endsWith('\n'))
                     body += '\n';
@@ -608,14 +648,15 @@ bool setUpSessionCommand(QCommandLineParser &parser, const Common &common, const
 /// GET /api/sessions with `minPrefix`; its status and error when it finds
 /// none), then `then(id, done)`.
 int withSession(ApiClient &api, const QString &command, const QString &prefix, int minPrefix,
-                const std::function<void(const QString &, std::function<void(int)>)> &then)
+                const std::function<void(const QString &, std::function<void(int)>)> &then, bool preferEnded = false)
 {
     return runAsync([&](std::function<void(int)> done) {
         api.get(QStringLiteral("api/sessions"), [&, done](const ApiReply &r) {
             if (r.status != 200)
                 return done(apiFailure(command, r));
             QString id, error;
-            const int found = resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, minPrefix, &id, &error);
+            const int found = resolveId(r.json().value(QStringLiteral("sessions")).toArray(), prefix, minPrefix, &id, &error,
+                                        preferEnded);
             if (found != kExitOk)
                 return done(fail(command, error, found));
             then(id, done);
@@ -647,6 +688,40 @@ int killCommand(const QStringList &args)
             done(d.status == 204 ? kExitOk : apiFailure(cmd, d));
         });
     });
+}
+
+int reviveCommand(const QStringList &args)
+{
+    const QString cmd = QStringLiteral("revive");
+    QCommandLineParser parser;
+    Common common;
+    parser.setApplicationDescription(QStringLiteral(
+        "Starts an ended session again: a session that was still running when its Tether went\n"
+        "away without ending it (a reboot, a crash), which `tether list` shows as \"ended by\n"
+        "reboot\" (or crash, or shutdown). The same command runs in the same directory, its saved\n"
+        "screen and scrollback shown above a marker line. Prints the new session's id.\n"
+        "ID is the ended session's full id, its name, or a unique prefix of its id.\n\n"
+        "Exit status: 0 revived; 1 Tether not running, the session is not an ended one, its\n"
+        "command cannot start, or another error; 2 usage error (an ambiguous ID too); 4 no\n"
+        "session matches ID."));
+    parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The ended session: its name, or a unique prefix of its id."));
+    int status = kExitOk;
+    ServerEndpoint ep;
+    if (!setUpSessionCommand(parser, common, cmd, args, 1, QStringLiteral("expected one session ID (see --help)"), &ep,
+                             &status))
+        return status;
+    ApiClient api(ep);
+    return withSession(api, cmd, parser.positionalArguments().first(), 0,
+                       [&](const QString &id, std::function<void(int)> done) {
+        api.post(QStringLiteral("api/sessions/") + id + QStringLiteral("/revive"), QByteArray(),
+                 [&, done](const ApiReply &r) {
+                     if (r.status != 201)
+                         return done(apiFailure(cmd, r));
+                     std::fprintf(stdout, "%s\n", qPrintable(r.json().value(QStringLiteral("id")).toString()));
+                     std::fflush(stdout);
+                     done(kExitOk);
+                 });
+    }, true);
 }
 
 int renameCommand(const QStringList &args)
@@ -1338,7 +1413,7 @@ const char *clientCommandName(const char *arg)
 {
     if (!arg)
         return nullptr;
-    for (const char *c : {"attach", "list", "new", "kill", "rename", "share", "key", "restart", "wait", "send"}) {
+    for (const char *c : {"attach", "list", "new", "kill", "rename", "revive", "share", "key", "restart", "wait", "send"}) {
         if (std::strcmp(arg, c) == 0)
             return c;
     }
@@ -1378,6 +1453,8 @@ int clientMain(int argc, char **argv)
         return attachCommand(args);
     if (command == QLatin1String("rename"))
         return renameCommand(args);
+    if (command == QLatin1String("revive"))
+        return reviveCommand(args);
     if (command == QLatin1String("share"))
         return shareCommand(args);
     if (command == QLatin1String("key"))

@@ -11,13 +11,12 @@
 
 namespace Tether {
 
-namespace {
-QString formatDuration(qint64 seconds)
+QString SessionListModel::formatDuration(qint64 seconds)
 {
     if (seconds < 0)
         seconds = 0;
     if (seconds < 60)
-        return SessionListModel::tr("%1 s").arg(seconds);
+        return tr("%1 s").arg(seconds);
     if (seconds < 3600) {
         const qint64 m = seconds / 60, s = seconds % 60;
         return s ? SessionListModel::tr("%1 min %2 s").arg(m).arg(s) : SessionListModel::tr("%1 min").arg(m);
@@ -29,6 +28,8 @@ QString formatDuration(qint64 seconds)
     const qint64 d = seconds / 86400, h = (seconds % 86400) / 3600;
     return h ? SessionListModel::tr("%1 d %2 h").arg(d).arg(h) : SessionListModel::tr("%1 d").arg(d);
 }
+
+namespace {
 
 QString formatBytes(qint64 bytes)
 {
@@ -244,11 +245,34 @@ QVariant SessionListModel::headerData(int section, Qt::Orientation orientation, 
     return QVariant();
 }
 
+Qt::ItemFlags SessionListModel::flags(const QModelIndex &index) const
+{
+    Qt::ItemFlags f = QAbstractTableModel::flags(index);
+    if (m_renamable && index.isValid() && index.column() == TitleColumn)
+        f |= Qt::ItemIsEditable;
+    return f;
+}
+
+bool SessionListModel::setData(const QModelIndex &index, const QVariant &value, int role)
+{
+    if (!m_renamable || role != Qt::EditRole || !index.isValid() || index.column() != TitleColumn
+        || index.row() >= m_rows.size())
+        return false;
+    const Row &r = m_rows.at(index.row());
+    const QString name = value.toString();
+    if (name == r.session.value(QStringLiteral("name")).toString())
+        return false;
+    Q_EMIT renameRequested(r.id, name);
+    return true;
+}
+
 QVariant SessionListModel::data(const QModelIndex &index, int role) const
 {
     if (!index.isValid() || index.row() >= m_rows.size())
         return QVariant();
     const QJsonObject &s = m_rows.at(index.row()).session;
+    if (role == Qt::EditRole && index.column() == TitleColumn)
+        return s.value(QStringLiteral("name")).toString();
     if (role == SessionIdRole)
         return m_rows.at(index.row()).id;
     if (role == SessionRole)

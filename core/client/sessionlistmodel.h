@@ -52,6 +52,17 @@ public:
     int columnCount(const QModelIndex &parent = QModelIndex()) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    /// The title column is editable (the name, Qt::EditRole) when
+    /// setRenamable(true): the Sessions window's Rename (F2).
+    Qt::ItemFlags flags(const QModelIndex &index) const override;
+    /**
+     * An edit of the title column's name: changes nothing here, emits
+     * renameRequested(id, name) for the holder to send (`PATCH
+     * /api/sessions/{id}`); the next `sessions` event shows the new name.
+     * True when the edit was passed on (a changed name of a listed row).
+     */
+    bool setData(const QModelIndex &index, const QVariant &value, int role = Qt::EditRole) override;
+    void setRenamable(bool on) { m_renamable = on; }
 
     /**
      * Replaces the list with `sessions` (SESSION objects, oldest first):
@@ -82,12 +93,20 @@ public:
     /// The control viewer: "browser", "local window", "CLI", "other", "nobody".
     static QString attachedText(const QJsonObject &session);
     static bool isExited(const QJsonObject &session);
+    /// "45 s", "3 min 20 s", "2 h 5 min", "1 d 3 h" (negative as 0).
+    static QString formatDuration(qint64 seconds);
+    /// Milliseconds passed since the last setSessions() (the list's age: a
+    /// session's `expires_in` is that much less now).
+    qint64 listAgeMs() const { return m_received.elapsed(); }
 
 Q_SIGNALS:
     /// A session listed running is listed exited now (`session`: its new object).
     void sessionExited(const QJsonObject &session);
     /// The list changed (after setSessions() or clear()).
     void listChanged();
+    /// The user renamed session `id` to `name` in a view (setData()); empty
+    /// `name` takes the name away.
+    void renameRequested(const QString &id, const QString &name);
 
 public Q_SLOTS:
     /// dataChanged for the idle and time-left columns of every row.
@@ -103,6 +122,7 @@ private:
 
     QList<Row> m_rows;
     QElapsedTimer m_received;
+    bool m_renamable = false;
 };
 
 } // namespace Tether

@@ -203,6 +203,7 @@ Q_ALWAYS_INLINE bool TerminalState::utf8Continuation(unsigned char c)
     m_utf8Lo = 0x80;
     m_utf8Hi = 0xBF;
     nonAsciiChar();
+    m_utf8CutByControl = c < 0x20 || c == 0x7F;
     return false;
 }
 
@@ -481,6 +482,7 @@ void TerminalState::c1Control(unsigned char c)
 
 void TerminalState::nonAsciiChar()
 {
+    m_utf8CutByControl = false;
     // xterm.js: a character >= U+00A0 inside an escape or CSI sequence is an
     // error that returns to ground; strings and CSI-ignore swallow it.
     switch (m_state) {

@@ -211,6 +211,14 @@ public:
     /// expose. A wrap pending stays pending when autowrap is turned off
     /// after it, and none is pending when autowrap was off at the print.
     bool lastPrintMayWrap() const { return m_lastPrintMayWrap; }
+    /// A UTF-8 character was cut short by a control (C0, DEL, ESC) and no
+    /// other non-ASCII character came since. libvterm 0.1.4 keeps such a
+    /// partial character across controls and ASCII text (decoded apart
+    /// through G0) and completes it with continuation bytes that come later
+    /// (xterm.js, and this class, print U+FFFD): a state of its decoder no
+    /// sequence can rebuild (Screen::compact() refuses then). Not part of
+    /// save()/restore().
+    bool utf8CutByControl() const { return m_utf8CutByControl; }
 
     /// Events feedUntilEvent() stops after (Screen keeps its emulator in
     /// step with them; see screen.h).
@@ -306,6 +314,7 @@ private:
                                 CsiIntermediate, CsiIgnore, Osc, String };
     State m_state = State::Ground;
     quint8 m_utf8Remaining = 0;   ///< continuation bytes still expected
+    bool m_utf8CutByControl = false; ///< utf8CutByControl()
     quint8 m_utf8Lead = 0;        ///< lead byte of the character being decoded
     quint8 m_utf8Lo = 0x80;       ///< valid range of the next continuation byte
     quint8 m_utf8Hi = 0xBF;       ///< (RFC 3629 section 4: no overlongs/surrogates)

@@ -48,6 +48,9 @@ Config Config::load(QSettings &s)
     c.limits.notifyAfterSeconds = clamped("sessions/notifyAfter",
         s.value(QStringLiteral("sessions/notifyAfter"), c.limits.notifyAfterSeconds).toInt(), 0, 86400);
     c.limits.maxSessions = clamped("sessions/maxSessions", s.value(QStringLiteral("sessions/maxSessions"), c.limits.maxSessions).toInt(), 1, maxSessionsLimit());
+    c.savedScrollbackLines = clamped("sessions/savedScrollbackLines",
+        s.value(QStringLiteral("sessions/savedScrollbackLines"), c.savedScrollbackLines).toInt(), 0,
+        kMaxSavedScrollbackLines);
     c.command = s.value(QStringLiteral("sessions/command"), c.command).toString();
     QString why;
     if (!ShellWords::split(c.command, &why))
@@ -88,6 +91,7 @@ void Config::save(QSettings &s) const
     s.setValue(QStringLiteral("sessions/screen"), limits.screen);
     s.setValue(QStringLiteral("sessions/shellIntegration"), limits.shellIntegration);
     s.setValue(QStringLiteral("sessions/notifyAfter"), limits.notifyAfterSeconds);
+    s.setValue(QStringLiteral("sessions/savedScrollbackLines"), savedScrollbackLines);
     s.setValue(QStringLiteral("sessions/command"), command);
     s.setValue(QStringLiteral("server/bind"), bind);
     s.setValue(QStringLiteral("server/port"), int(port));

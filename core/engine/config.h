@@ -23,7 +23,10 @@ namespace Tether {
  * sessions/shellIntegration (bool, default true: load Tether's shell
  * integration into bash, zsh and fish, Limits::shellIntegration),
  * sessions/notifyAfter (seconds, 0..86400, default 10: a command that ran
- * this long notifies when it ends, Limits::notifyAfterSeconds), sessions/command (a
+ * this long notifies when it ends, Limits::notifyAfterSeconds),
+ * sessions/savedScrollbackLines (0..1000, default 1000: the scrollback lines
+ * kept on disk with each session's record, SessionRecordStore; 0 = no record
+ * is written at all), sessions/command (a
  * command line in shell words, ShellWords::split: quotes, no expansion;
  * empty = login shell; one that cannot be split, an open quote, is logged
  * and runs the login shell),
@@ -68,6 +71,11 @@ struct Config {
     QString bind = QStringLiteral("127.0.0.1");
     quint16 port = kDefaultPort;
     QString command;           ///< default command line; empty = login shell
+    /// sessions/savedScrollbackLines: scrollback lines saved on disk with each
+    /// running session's record (SessionRecordStore), 0..kMaxSavedScrollbackLines;
+    /// 0 turns the records off. Read at start.
+    int savedScrollbackLines = kMaxSavedScrollbackLines;
+    static constexpr int kMaxSavedScrollbackLines = 1000;
     int pingIntervalSec = 20;  ///< WebSocket ping interval, seconds
     int pingTimeoutSec = 60;   ///< drop a viewer silent this long, seconds
     /// desktop/terminal: command prefix that runs a program in a terminal

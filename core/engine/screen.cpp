@@ -6,6 +6,8 @@
 
 #include <vterm.h>
 
+#include <QtGlobal>
+
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -343,6 +345,50 @@ void paintCells(QByteArray &out, Pen &pen, const VTermScreenCell *cells, int col
     }
 }
 
+
+/// Whether two cells look the same to every viewer: the same characters
+/// and width, and the same pen for a glyph; for a blank only the
+/// background (erasePen(): the rest of an erased cell's pen is never shown).
+bool sameShown(const VTermScreenCell &a, const VTermScreenCell &b)
+{
+    if (a.width != b.width)
+        return false;
+    for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL; ++i) {
+        if (a.chars[i] != b.chars[i])
+            return false;
+        if (!a.chars[i])
+            break;
+    }
+    if (a.attrs.dwl != b.attrs.dwl || a.attrs.dhl != b.attrs.dhl)
+        return false;
+    if (blank(a))
+        return sameColor(a.bg, b.bg);
+    return samePen(cellPen(a, false), cellPen(b, false));
+}
+
+/// Whether paintCells() repaints this row exactly (compaction): no second
+/// half of a wide character without its first half, no wide character in
+/// the last column or reported wide while narrow, no combining character in
+/// the last column, no double-width or double-height line.
+bool paintsExactly(const VTermScreenCell *cells, int cols)
+{
+    for (int col = 0; col < cols; ++col) {
+        const VTermScreenCell &c = cells[col];
+        if (c.attrs.dwl || c.attrs.dhl)
+            return false;
+        if (c.chars[0] == kWideContinuation) {
+            if (col == 0 || cells[col - 1].width != 2 || cells[col - 1].chars[0] == kWideContinuation)
+                return false;
+            continue;
+        }
+        if (c.width == 2 && (col == cols - 1 || surelyNarrow(c.chars[0])))
+            return false;
+        if (col == cols - 1 && (c.chars[1] != 0 || !surelyNarrow(c.chars[0])))
+            return false;
+    }
+    return true;
+}
+
 } // namespace
 
 struct Screen::Private
@@ -400,6 +446,14 @@ struct Screen::Private
     GlyphDamage lastGlyph;
     /// The cursor went elsewhere since (movecursor): no wrap is pending.
     bool movedSincePrint = true;
+    /// For compact(), which must know libvterm's last glyph (a combining
+    /// character that comes next joins it when the cursor is right after
+    /// it): the cursor then moved to lastGlyph's end (a print does that, an
+    /// erase does not), larger damage or a scroll came since (the cell may
+    /// no longer be that glyph), a glyph was ever damaged.
+    bool glyphConfirmed = false;
+    bool glyphTouched = false;
+    bool everPrinted = false;
 
     std::deque<QByteArray> scrollback;
     qsizetype scrollbackBytes = 0;
@@ -408,6 +462,15 @@ struct Screen::Private
     int pushedSinceMark = 0;
     bool marginsWhileParsing = false;
 
+    /// Compaction (Screen::compact()): while vt is null, libvterm's state
+    /// lives here, qCompress()ed: the in-place snapshot, the normal screen
+    /// copy's cells and the scrollback lines (each a 32-bit length and its
+    /// bytes).
+    QByteArray compacted;
+    qsizetype compactedLines = 0;
+    /// libvterm's callbacks change nothing (a rebuild feeds it a snapshot).
+    bool muted = false;
+
     /// An incomplete UTF-8 character at the end of the last write, held
     /// back: libvterm 0.1.4 decodes each vterm_input_write() on its own and
     /// turns a character split across two into U+FFFD (its on_text drops
@@ -415,6 +478,79 @@ struct Screen::Private
     char utf8Tail[4] = {};
     int utf8TailSize = 0;
     int utf8TailNeed = 0;
+
+    /// A new libvterm of cols x rows, reset, with this Private's callbacks,
+    /// the save slot a terminal has after a reset (initSaveSlot()).
+    void createVt()
+    {
+        vt = vterm_new(rows, cols);
+        vterm_set_utf8(vt, 1);
+        vterm_output_set_callback(vt, &Private::onOutput, this);
+        st = vterm_obtain_state(vt);
+        vs = vterm_obtain_screen(vt);
+        vterm_screen_enable_altscreen(vs, 1);
+        callbacks.damage = &Private::onDamage;
+        callbacks.movecursor = &Private::onMoveCursor;
+        callbacks.moverect = &Private::onMoveRect;
+        callbacks.settermprop = &Private::onSetTermProp;
+        callbacks.sb_pushline = &Private::onPushLine;
+        vterm_screen_set_callbacks(vs, &callbacks, this);
+        vterm_screen_set_damage_merge(vs, VTERM_DAMAGE_CELL);
+        vterm_screen_reset(vs, 1);
+        initSaveSlot();
+    }
+
+    /// A libvterm brought to this snapshot with the callbacks muted (what
+    /// this Private follows stays as it is).
+    void createVtFrom(const QByteArray &snapshot)
+    {
+        muted = true;
+        createVt();
+        inject(snapshot);
+        muted = false;
+    }
+
+    static void appendLength(QByteArray &out, qsizetype n)
+    {
+        const quint32 v = quint32(n);
+        out.append(reinterpret_cast<const char *>(&v), sizeof v);
+    }
+    static bool takeLength(const QByteArray &in, qsizetype &at, qsizetype &n)
+    {
+        quint32 v = 0;
+        if (at + qsizetype(sizeof v) > in.size())
+            return false;
+        std::memcpy(&v, in.constData() + at, sizeof v);
+        at += qsizetype(sizeof v);
+        n = qsizetype(v);
+        return at + n <= in.size();
+    }
+
+    /// Compaction undone (Screen::compact()); nothing while live.
+    void ensureLive()
+    {
+        if (vt)
+            return;
+        const QByteArray raw = qUncompress(compacted);
+        qsizetype at = 0, n = 0;
+        takeLength(raw, at, n);
+        createVtFrom(QByteArray::fromRawData(raw.constData() + at, n));
+        at += n;
+        if (takeLength(raw, at, n) && n > 0) {
+            normal.resize(size_t(n) / sizeof(VTermScreenCell));
+            std::memcpy(static_cast<void *>(normal.data()), raw.constData() + at, size_t(n));
+        }
+        at += n;
+        scrollbackBytes = 0;
+        for (qsizetype i = 0; i < compactedLines && takeLength(raw, at, n); ++i) {
+            QByteArray line(raw.constData() + at, n);
+            scrollbackBytes += line.capacity();
+            scrollback.push_back(std::move(line));
+            at += n;
+        }
+        compacted = QByteArray();
+        compactedLines = 0;
+    }
 
     /// The lead byte's sequence length (1 for ASCII and stray bytes).
     static int utf8Length(unsigned char c)
@@ -550,7 +686,15 @@ struct Screen::Private
     /// hidden, shape 0), which DECRC or ?1049 l without a save would
     /// restore; a terminal restores home, the default pen, a visible cursor
     /// (xterm, xterm.js). Saving once right after a reset gives that.
-    void initSaveSlot() { inject("\x1b" "7", 2); }
+    ///
+    /// G0 and G1 are designated ASCII here too: libvterm 0.1.4 decodes
+    /// ASCII through a designated G0 apart from UTF-8 (a combining
+    /// character in the last column then does not join its base, and a
+    /// partial UTF-8 character cut by a control is completed differently)
+    /// and has no sequence that takes a designation back. A snapshot
+    /// designates them, so a screen rebuilt from one (compact()) is in the
+    /// same state only if the live one always is.
+    void initSaveSlot() { inject("\x1b(B\x1b)B\x1b" "7", 8); }
 
     /// Paints the normal screen kept under the alternate one (blank if
     /// unknown) from a terminal with no margins, origin or insert mode and G0
@@ -703,6 +847,14 @@ struct Screen::Private
         return p.row == lastGlyph.row && p.col == lastGlyph.start;
     }
 
+    /// Damage or a scroll over lastGlyph's cell (compact()).
+    void touchGlyph(const VTermRect &rect)
+    {
+        if (lastGlyph.row >= rect.start_row && lastGlyph.row < rect.end_row && lastGlyph.start < rect.end_col
+            && lastGlyph.end > rect.start_col)
+            glyphTouched = true;
+    }
+
     // libvterm callbacks.
     static int onDamage(VTermRect rect, void *user)
     {
@@ -714,8 +866,12 @@ struct Screen::Private
         // erase elsewhere is at a cursor that moved there): the cell is read
         // only there. No allocation.
         auto *d = static_cast<Private *>(user);
-        if (rect.end_row - rect.start_row != 1 || rect.end_col - rect.start_col > 2)
+        if (d->muted)
             return 1;
+        if (rect.end_row - rect.start_row != 1 || rect.end_col - rect.start_col > 2) {
+            d->touchGlyph(rect);
+            return 1;
+        }
         if (rect.end_col == d->cols) {
             VTermScreenCell c;
             c.chars[0] = 0;
@@ -725,6 +881,9 @@ struct Screen::Private
         }
         d->lastGlyph = GlyphDamage{rect.start_row, rect.start_col, rect.end_col};
         d->movedSincePrint = false;
+        d->glyphConfirmed = false;
+        d->glyphTouched = false;
+        d->everPrinted = true;
         return 1;
     }
     static int onMoveCursor(VTermPos pos, VTermPos, int, void *user)
@@ -734,8 +893,12 @@ struct Screen::Private
         // it does not). Printing ends with a move to where the next
         // character goes, or, pending a wrap, to the printed glyph itself.
         auto *d = static_cast<Private *>(user);
+        if (d->muted)
+            return 1;
         if (pos.row != d->lastGlyph.row || pos.col != d->lastGlyph.start)
             d->movedSincePrint = true;
+        if (pos.row == d->lastGlyph.row && pos.col == d->lastGlyph.end)
+            d->glyphConfirmed = true;
         return 1;
     }
     static int onMoveRect(VTermRect dest, VTermRect src, void *user)
@@ -745,6 +908,9 @@ struct Screen::Private
         // libvterm calls for the normal screen only): less pages forward
         // so and never erases its screen whole. 0: libvterm still damages.
         auto *d = static_cast<Private *>(user);
+        if (d->muted)
+            return 0;
+        d->touchGlyph(dest);
         if (d->vtAlt && dest.start_row == 0 && src.start_row > 0 && src.end_row == d->rows && dest.start_col == 0
             && dest.end_col == d->cols)
             d->pushedSinceMark += src.start_row;
@@ -753,6 +919,8 @@ struct Screen::Private
     static int onSetTermProp(VTermProp prop, VTermValue *val, void *user)
     {
         auto *d = static_cast<Private *>(user);
+        if (d->muted)
+            return 1;
         switch (prop) {
         case VTERM_PROP_CURSORVISIBLE:
             d->cursorVisible = val->boolean;
@@ -779,6 +947,8 @@ struct Screen::Private
     static int onPushLine(int cols, const VTermScreenCell *cells, void *user)
     {
         auto *d = static_cast<Private *>(user);
+        if (d->muted)
+            return 1;
         QByteArray line;
         Pen pen;
         if (cols > 0)
@@ -797,7 +967,7 @@ struct Screen::Private
     static void onOutput(const char *s, size_t len, void *user)
     {
         auto *d = static_cast<Private *>(user);
-        if (d->answer)
+        if (!d->muted && d->answer)
             d->answer(s, qsizetype(len));
     }
 };
@@ -807,21 +977,7 @@ Screen::Screen(int cols, int rows)
 {
     d->cols = std::clamp(cols, kMinSize, kMaxCols);
     d->rows = std::clamp(rows, kMinSize, kMaxRows);
-    d->vt = vterm_new(d->rows, d->cols);
-    vterm_set_utf8(d->vt, 1);
-    vterm_output_set_callback(d->vt, &Private::onOutput, d.get());
-    d->st = vterm_obtain_state(d->vt);
-    d->vs = vterm_obtain_screen(d->vt);
-    vterm_screen_enable_altscreen(d->vs, 1);
-    d->callbacks.damage = &Private::onDamage;
-    d->callbacks.movecursor = &Private::onMoveCursor;
-    d->callbacks.moverect = &Private::onMoveRect;
-    d->callbacks.settermprop = &Private::onSetTermProp;
-    d->callbacks.sb_pushline = &Private::onPushLine;
-    vterm_screen_set_callbacks(d->vs, &d->callbacks, d.get());
-    vterm_screen_set_damage_merge(d->vs, VTERM_DAMAGE_CELL);
-    vterm_screen_reset(d->vs, 1);
-    d->initSaveSlot();
+    d->createVt();
 }
 
 Screen::~Screen()
@@ -832,6 +988,8 @@ Screen::~Screen()
 
 void Screen::feed(const char *data, qsizetype size)
 {
+    if (size > 0)
+        d->ensureLive();
     while (size > 0) {
         quint16 ev = 0;
         // The bytes before an event are parsed by libvterm in the margins
@@ -865,6 +1023,7 @@ void Screen::resize(int cols, int rows)
     rows = std::clamp(rows, kMinSize, kMaxRows);
     if (cols == d->cols && rows == d->rows)
         return;
+    d->ensureLive();
     const int oldCols = d->cols;
     // libvterm 0.1.4 fills the cells a resize adds, and the rows a shrink
     // scrolls up, with the pen in force (vim's status line colour, say);
@@ -923,6 +1082,7 @@ void Screen::resize(int cols, int rows)
 
 void Screen::reset(const TerminalState &state, bool keepNormalScreen)
 {
+    d->ensureLive();
     // Kept: painted into libvterm's normal screen right after its RIS (a
     // clean terminal: default pen, no margins, origin or insert mode, G0
     // ASCII), the alternate screen entered from where the program entered
@@ -1006,6 +1166,7 @@ int Screen::rows() const
 
 QByteArray Screen::snapshot(const SnapshotOptions &options) const
 {
+    d->ensureLive();
     const int cols = d->cols;
     const int rows = d->rows;
     const TerminalState &ts = d->ts;
@@ -1189,11 +1350,13 @@ const TerminalState &Screen::modes() const
 
 int Screen::cursorRow() const
 {
+    d->ensureLive();
     return d->cursor().row;
 }
 
 int Screen::cursorColumn() const
 {
+    d->ensureLive();
     return d->cursor().col;
 }
 
@@ -1204,16 +1367,21 @@ bool Screen::cursorVisible() const
 
 bool Screen::pendingWrap() const
 {
+    if (!d->vt)
+        return false; // compact() refuses while a wrap is pending
     return d->pendingWrap();
 }
 
 qsizetype Screen::scrollbackLineCount() const
 {
+    if (!d->vt)
+        return d->compactedLines;
     return qsizetype(d->scrollback.size());
 }
 
 QByteArray Screen::scrollbackLine(qsizetype index) const
 {
+    d->ensureLive();
     if (index < 0 || index >= qsizetype(d->scrollback.size()))
         return QByteArray();
     return d->scrollback[size_t(index)];
@@ -1221,6 +1389,12 @@ QByteArray Screen::scrollbackLine(qsizetype index) const
 
 qsizetype Screen::memoryBytes() const
 {
+    if (!d->vt) {
+        // Compact: the Private, the compressed state, the tab stops, the
+        // title and the (empty) scrollback deque's map.
+        return qsizetype(sizeof(Private)) + d->compacted.capacity() + qsizetype(d->tabs.capacity())
+            + d->ts.title().size() * 2 + 640;
+    }
     const qsizetype cells = qsizetype(d->rows) * d->cols;
     qsizetype bytes = sizeof(Private);
     bytes += 2 * cells * kInternalCellBytes;                         // normal + alternate buffers
@@ -1241,6 +1415,168 @@ void Screen::mark()
 {
     d->erasedSinceMark = false;
     d->pushedSinceMark = 0;
+}
+
+} // namespace Tether
+
+namespace Tether {
+
+bool Screen::isCompact() const
+{
+    return d->vt == nullptr;
+}
+
+bool Screen::compact()
+{
+    if (!d->vt)
+        return true;
+    // Cases a rebuild from the snapshot cannot make exact (screen.h).
+    if (!d->ts.atSafeBoundary() || d->utf8TailSize > 0 || d->ts.utf8CutByControl() || d->pendingWrap()
+        || d->cursorVisible == d->ts.hasMode(TerminalState::CursorHidden)
+        || (d->slotValid && d->slot.pos.col >= d->cols - 1) || d->ts.hasMode(TerminalState::NoAutowrap))
+        return false;
+    for (int r = 0; r < d->normalRows && !d->normal.empty(); ++r)
+        if (!paintsExactly(d->normal.data() + size_t(r) * size_t(d->normalCols), d->normalCols))
+            return false;
+    std::vector<VTermScreenCell> row(size_t(d->cols));
+    for (int r = 0; r < d->rows; ++r) {
+        d->readRow(r, row.data());
+        if (!paintsExactly(row.data(), d->cols))
+            return false;
+    }
+
+    SnapshotOptions options;
+    options.synchronized = false;
+    QByteArray snap = snapshot(options);
+    // libvterm joins a combining character that comes next to the last
+    // glyph printed when the cursor is right after it: print that glyph
+    // again last, where it is, if it was the stream's last print.
+    const VTermPos at = d->cursor();
+    const Private::GlyphDamage &g = d->lastGlyph;
+    VTermScreenCell c;
+    std::memset(&c, 0, sizeof c);
+    if (g.row >= 0 && g.row < d->rows && g.start < d->cols)
+        vterm_screen_get_cell(d->vs, VTermPos{g.row, g.start}, &c);
+    const bool glyphThere = g.row >= 0 && !d->glyphTouched && !blank(c) && c.chars[0] != kWideContinuation
+        && std::max(1, int(c.width)) == g.end - g.start;
+    if (g.row < 0) {
+        // Nothing printed since a resize or ever: libvterm's last glyph is
+        // known only on a screen that never printed (and then the snapshot
+        // prints nothing either).
+        if (d->everPrinted)
+            return false;
+    } else if (g.row != at.row || g.end != at.col) {
+        // Not right after the cursor: a combining character that comes next
+        // joins nothing. The snapshot's own last glyph may be: print a cell
+        // of the last column again last (with autowrap off), which no
+        // cursor is ever right after.
+        // libvterm's last glyph is lastGlyph when the cursor moved to its
+        // end after it (a print does; an erase and a move there would leave
+        // a blank, unless scrolled away since) or when it is in the last
+        // column (recorded there only when it left a character). Else an
+        // erase came last and libvterm's last glyph is not known.
+        const bool printed = g.end == d->cols || (d->glyphConfirmed && (d->glyphTouched || !blank(c)));
+        if (!printed)
+            return false;
+        VTermScreenCell e;
+        std::memset(&e, 0, sizeof e);
+        vterm_screen_get_cell(d->vs, VTermPos{0, d->cols - 1}, &e);
+        if (e.chars[0] == kWideContinuation || !surelyNarrow(e.chars[0]))
+            return false;
+        const TerminalState &ts = d->ts;
+        const Pen inForce = d->currentPen();
+        Pen pen = inForce;
+        snap += "\x1b[?6l\x1b[4l\x1b(B\x0f\x1b[?7l";
+        appendCup(snap, 0, d->cols - 1);
+        if (blank(e)) {
+            appendSgr(snap, pen, erasePen(e));
+            snap += " \x1b[X";
+        } else {
+            appendSgr(snap, pen, cellPen(e, d->reverseScreen));
+            appendGlyph(snap, e);
+        }
+        if (!ts.hasMode(TerminalState::NoAutowrap))
+            snap += "\x1b[?7h";
+        if (ts.hasMode(TerminalState::InsertMode))
+            snap += "\x1b[4h";
+        snap += ts.charsetSequence();
+        const bool origin = ts.hasMode(TerminalState::OriginMode);
+        if (origin)
+            snap += "\x1b[?6h";
+        const int top = origin && ts.marginsSet() && ts.marginTop() > 0 ? ts.marginTop() - 1 : 0;
+        appendCup(snap, at.row - top, at.col);
+        appendSgr(snap, pen, inForce);
+    } else {
+        if (d->glyphConfirmed && glyphThere) {
+            const TerminalState &ts = d->ts;
+            const Pen inForce = d->currentPen();
+            Pen pen = inForce;
+            snap += "\x1b[?6l\x1b[4l\x1b(B\x0f";
+            appendCup(snap, g.row, g.start);
+            appendSgr(snap, pen, cellPen(c, d->reverseScreen));
+            appendGlyph(snap, c);
+            if (ts.hasMode(TerminalState::InsertMode))
+                snap += "\x1b[4h";
+            snap += ts.charsetSequence();
+            const bool origin = ts.hasMode(TerminalState::OriginMode);
+            if (origin)
+                snap += "\x1b[?6h";
+            const int top = origin && ts.marginsSet() && ts.marginTop() > 0 ? ts.marginTop() - 1 : 0;
+            appendCup(snap, at.row - top, at.col);
+            appendSgr(snap, pen, inForce);
+        } else {
+            return false; // libvterm's own last glyph there is not known
+        }
+    }
+
+    // Rebuild beside the live emulator and compare every cell and the cursor.
+    VTerm *const liveVt = d->vt;
+    VTermScreen *const liveVs = d->vs;
+    VTermState *const liveSt = d->st;
+    const VTermPos cursor = d->cursor();
+    d->createVtFrom(snap);
+    bool same = cursor.row == d->cursor().row && cursor.col == d->cursor().col;
+    for (int r = 0; same && r < d->rows; ++r) {
+        for (int col = 0; same && col < d->cols; ++col) {
+            VTermScreenCell a, b;
+            std::memset(&a, 0, sizeof a);
+            std::memset(&b, 0, sizeof b);
+            vterm_screen_get_cell(liveVs, VTermPos{r, col}, &a);
+            vterm_screen_get_cell(d->vs, VTermPos{r, col}, &b);
+            same = sameShown(a, b);
+        }
+    }
+    vterm_free(same ? liveVt : d->vt);
+    if (!same) {
+        d->vt = liveVt;
+        d->vs = liveVs;
+        d->st = liveSt;
+        return false;
+    }
+
+    // The rebuilt emulator was only the check: free it too, keep the bytes.
+    QByteArray raw;
+    const qsizetype normalBytes = qsizetype(d->normal.size() * sizeof(VTermScreenCell));
+    raw.reserve(snap.size() + normalBytes + d->scrollbackBytes + qsizetype(d->scrollback.size()) * 4 + 16);
+    Private::appendLength(raw, snap.size());
+    raw += snap;
+    Private::appendLength(raw, normalBytes);
+    raw.append(reinterpret_cast<const char *>(d->normal.data()), normalBytes);
+    for (const QByteArray &line : d->scrollback) {
+        Private::appendLength(raw, line.size());
+        raw += line;
+    }
+    d->compacted = qCompress(raw);
+    d->compacted.squeeze(); // qCompress() leaves the capacity of the input
+    d->compactedLines = qsizetype(d->scrollback.size());
+    std::deque<QByteArray>().swap(d->scrollback);
+    d->scrollbackBytes = 0;
+    std::vector<VTermScreenCell>().swap(d->normal);
+    vterm_free(d->vt);
+    d->vt = nullptr;
+    d->vs = nullptr;
+    d->st = nullptr;
+    return true;
 }
 
 } // namespace Tether

@@ -217,6 +217,38 @@ public:
     bool fullyRewrittenSinceMark() const;
     void mark();
 
+    /**
+     * Compaction, for a screen no one reads for a while (issue 27: a
+     * detached idle session): the active screen and everything this class
+     * follows are serialised to an in-place snapshot (the bytes snapshot()
+     * gives, without synchronized output), the normal screen kept under the
+     * alternate one and the scrollback lines are appended, the whole is
+     * qCompress()ed, and libvterm is freed. Any call that needs the
+     * emulator (feed(), resize(), reset(), snapshot(), the cursor,
+     * scrollbackLine(), pendingWrap()) rebuilds it first, exactly: a fresh
+     * libvterm of the same size fed that snapshot with its callbacks muted,
+     * the rest put back as it was. cols(), rows(), modes(),
+     * scrollbackLineCount(), memoryBytes(), fullyRewrittenSinceMark(),
+     * mark() and isCompact() do not rebuild.
+     *
+     * Returns true when compact (also when it already was). Returns false
+     * and keeps the live screen where the rebuild would not be exact
+     * (docs/architecture.md, "Compaction"): inside an escape sequence or a
+     * string (libvterm's parser state cannot be rebuilt), a wrap pending (the
+     * inference of the class comment is not libvterm's own phantom state), a
+     * cursor visibility libvterm restored with DECRC (xterm does not: the
+     * snapshot gives xterm's), the stream saved the cursor while the cursor
+     * is in the last column, cells no snapshot repaints as they are (the
+     * second half of a wide character whose first half is gone, a wide
+     * character in the last column or one whose second half was
+     * overwritten), combining characters in the last column, or when the
+     * rebuilt screen, checked cell by cell before libvterm is freed, does
+     * not show the same cells and cursor.
+     */
+    bool compact();
+    /// Whether the screen is compact now (compact()).
+    bool isCompact() const;
+
 private:
     struct Private;
     std::unique_ptr<Private> d;

@@ -82,6 +82,10 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     connect(&m_screenTimer, &QTimer::timeout, this, [this] { parseScreen(kScreenChunk, kScreenTurnUs); });
     m_silenceTimer.setSingleShot(true);
     connect(&m_silenceTimer, &QTimer::timeout, this, &Session::onSilenceTimer);
+    // Compaction of a detached idle session's screen (setScreenCompactDelay()).
+    m_compactTimer.setSingleShot(true);
+    m_compactTimer.setInterval(kScreenCompactMs);
+    connect(&m_compactTimer, &QTimer::timeout, this, &Session::compactScreen);
     // While flooding only: looks at the rate once per window, so that the
     // end of a flood is seen even when the output stops altogether.
     m_floodTimer.setInterval(int(FloodMeter::kWindowMs));
@@ -232,6 +236,8 @@ void Session::onOutput(const char *data, qsizetype size)
     // The screen's turn comes after the viewers have the bytes, and not in
     // this turn of the event loop (scheduleScreen(kScreenSettleMs)).
     scheduleScreen(kScreenSettleMs);
+    if (m_screen && viewerCount() == 0)
+        m_compactTimer.start();
 
     if (m_head.titleSerial() != m_titleSerial) {
         m_titleSerial = m_head.titleSerial();
@@ -476,6 +482,17 @@ void Session::setScreenEnabled(bool enabled)
     m_screenTimer.stop();
     m_screenOffset = 0;
     m_screenSynced = false;
+}
+
+void Session::ensureScreen(qsizetype parseNow)
+{
+    if (!m_screen && m_screenEnabled && m_ring.startOffset() >= m_screenRetryAt) {
+        m_answerRanges.clear(); // queries before now were never meant for it
+        createScreenAtStart();
+        scheduleScreen(0);
+    }
+    if (m_screen && parseNow > 0)
+        parseScreen(parseNow, std::numeric_limits<qint64>::max());
 }
 
 void Session::createScreenAtStart()
@@ -733,6 +750,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         return;
     if (viewer == m_control || m_watchers.contains(viewer))
         detach(viewer);
+    m_compactTimer.stop(); // a compact screen is rebuilt by its first use below
 
     if (mode == ViewerMode::Control && m_control) {
         Viewer *old = m_control;
@@ -915,7 +933,36 @@ void Session::detach(Viewer *viewer)
         return;
     updateDetached();
     updatePause();
+    if (m_screen && viewerCount() == 0)
+        m_compactTimer.start();
     Q_EMIT viewersChanged();
+}
+
+void Session::setScreenCompactDelay(int ms)
+{
+    m_compactTimer.setInterval(std::max(0, ms));
+}
+
+bool Session::screenCompact() const
+{
+    return m_screen && m_screen->isCompact();
+}
+
+void Session::compactScreen()
+{
+    if (!m_screen || viewerCount() > 0)
+        return;
+    if (m_screenOffset < m_ring.endOffset() || m_flood.flooding() || m_screenTimer.isActive()) {
+        // Still parsing: once it has caught up.
+        m_compactTimer.start();
+        return;
+    }
+    const qsizetype before = m_screen->memoryBytes();
+    if (m_screen->compact())
+        qCDebug(lcSession) << "session" << m_id << "screen compacted:" << before << "->" << m_screen->memoryBytes()
+                           << "bytes";
+    else
+        qCDebug(lcSession) << "session" << m_id << "screen not compacted (a rebuild would not be exact)";
 }
 
 bool Session::sendInput(Viewer *from, const char *data, qsizetype size)

@@ -324,6 +324,21 @@ public:
      */
     void setScreenEnabled(bool enabled);
     bool screenEnabled() const { return m_screenEnabled; }
+    /// Makes the server-side screen now when the session has none (and it is
+    /// enabled): it parses the retained output on its timer, off the output
+    /// path. For the saved record (SessionRecordStore), which needs what the
+    /// screen shows. Queries in the output before now go unanswered.
+    /// `parseNow` > 0: also parses up to that many bytes at once (the
+    /// host's shutdown, which cannot wait for the timer).
+    void ensureScreen(qsizetype parseNow = 0);
+    /**
+     * Output that did not come from the program, handled as if it had
+     * written it (ring, viewers, screen, title): a revived session's saved
+     * screen and marker line (SessionRecordStore, docs/protocol.md
+     * "Ended sessions"). Call right after start(), before the event loop
+     * reads the PTY, so that it comes first.
+     */
+    void injectOutput(const QByteArray &bytes) { onOutput(bytes.constData(), bytes.size()); }
     const Screen *screen() const { return m_screen.get(); }
     /// S: the offset the screen has parsed up to (ringStart <= S <= end); 0
     /// without a screen.
@@ -343,6 +358,20 @@ public:
     quint64 screenOutruns() const { return m_screenOutruns; }
     /// Memory the screen holds (Screen::memoryBytes(), bytes); 0 without one.
     qsizetype screenBytes() const;
+    /**
+     * Compaction of the screen of a detached idle session (issue 27,
+     * Screen::compact()): a single-shot timer started by output while no
+     * viewer is attached and by the last viewer's detach; when it fires, the
+     * screen, caught up with the stream, is compacted (or it refuses and
+     * stays as it is until the next output: no wakeups while idle). The
+     * next output, attach or query rebuilds it (Screen does, on use).
+     * Default kScreenCompactMs; for tests, any delay >= 0 (ms).
+     */
+    static constexpr int kScreenCompactMs = 10000;
+    void setScreenCompactDelay(int ms);
+    int screenCompactDelay() const { return m_compactTimer.interval(); }
+    /// The screen is compact now (Screen::isCompact()).
+    bool screenCompact() const;
     /// Largest output a `replay=screen` attach parses at once to make a
     /// screen that did not exist (bytes): about 50 ms of libvterm at its
     /// slowest (a `seq` flood at 1.2 MB/s).
@@ -630,6 +659,8 @@ private:
     /// alternate screen, keeps its normal screen (resyncScreen()).
     quint64 m_normalChangedAt = 0;
     QTimer m_screenTimer;
+    QTimer m_compactTimer; ///< setScreenCompactDelay(); runs only while detached after output
+    void compactScreen();
     /// Sizes in force from each offset on, ascending; the first entry holds
     /// the size at the ring's start (or the screen's S, whichever is lower).
     QList<SizeChange> m_sizes;

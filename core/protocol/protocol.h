@@ -31,6 +31,10 @@ enum CloseCode : int {
     NotFound = 4404,       ///< "no such session": unknown or expired id
     Superseded = 4409,     ///< a newer control viewer attached
     Exited = 4410,         ///< "process exited", after the `exit` message
+    /// "session ended by reboot" / "... by crash" / "... by shutdown": the
+    /// id is an ended session, kept as a record (docs/protocol.md, "Ended
+    /// sessions"); revive it or read its saved screen.
+    Ended = 4411,
     TooManyViewers = 4429, ///< the session already has Session::kMaxViewers viewers
 };
 
@@ -52,6 +56,10 @@ inline constexpr char Superseded[] = "superseded";
 inline constexpr char ProcessExited[] = "process exited";
 inline constexpr char TooManyViewers[] = "too many viewers";
 inline constexpr char ShareRevoked[] = "read-only link revoked";
+/// 4411 (Ended): the ended session's `ended` (docs/protocol.md, "Ended sessions").
+inline constexpr char SessionEndedByReboot[] = "session ended by reboot";
+inline constexpr char SessionEndedByCrash[] = "session ended by crash";
+inline constexpr char SessionEndedByShutdown[] = "session ended by shutdown";
 } // namespace CloseReason
 
 /// The protocol field "reason" of the `attached` message for `reason`

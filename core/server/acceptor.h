@@ -19,7 +19,8 @@ namespace Tether {
  * and 6.4). The first accept batch ends with EAGAIN, so later EMFILE reads
  * as "temporary": the connection stays in the backlog, the socket stays
  * readable and accept4 failed ~250,000 times a second (100 % CPU, nothing
- * served) until descriptors were freed (pitfalls.md, "EMFILE on accept").
+ * served) until descriptors were freed (accept(2): EMFILE leaves the
+ * connection queued; the same spin in libuv, joyent/libuv#690).
  * When EMFILE was the first error, QTcpServer instead paused accepting for
  * good (acceptError) and never served again. The owner keeps QTcpServer for
  * listen()/close(), calls pauseAccepting() so its loop never runs, and lets

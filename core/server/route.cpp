@@ -138,6 +138,18 @@ Route routeApi(const HttpRequest &request)
             r.id = parts.at(2);
         return r;
     }
+    if (parts.size() == 4 && endpoint == QLatin1String("sessions") && parts.at(3) == QLatin1String("screen")) {
+        Route r = apiByMethod(method, {{"GET", K::SessionScreen}}, "GET");
+        if (r.kind != K::MethodNotAllowed)
+            r.id = parts.at(2);
+        return r;
+    }
+    if (parts.size() == 4 && endpoint == QLatin1String("sessions") && parts.at(3) == QLatin1String("revive")) {
+        Route r = apiByMethod(method, {{"POST", K::ReviveSession}}, "POST");
+        if (r.kind != K::MethodNotAllowed)
+            r.id = parts.at(2);
+        return r;
+    }
     if (parts.size() == 2 && endpoint == QLatin1String("shares"))
         return apiByMethod(method, {{"GET", K::ListShares}, {"POST", K::CreateShare}}, "GET, POST");
     if (parts.size() == 3 && endpoint == QLatin1String("shares")) {

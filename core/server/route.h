@@ -41,6 +41,8 @@ struct Route {
         RevokeSessionShares, ///< DELETE /api/sessions/{id}/shares: `id`
         SessionCommands,  ///< GET /api/sessions/{id}/commands: `id`
         SessionInput,     ///< POST /api/sessions/{id}/input: `id`
+        SessionScreen,    ///< GET /api/sessions/{id}/screen: `id` (an ended session's saved screen)
+        ReviveSession,    ///< POST /api/sessions/{id}/revive: `id`
         ShareLink,        ///< GET/HEAD / with a `share` query item: 303 to the watch-only view
         KeyLink,          ///< GET/HEAD / with a `key` query item: 303 to /, the cookie if it is right
         StaticFile,       ///< GET/HEAD of `file` (":/dashboard/..."), 404 if it does not exist

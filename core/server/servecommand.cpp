@@ -10,6 +10,7 @@
 #include "runtimefile.h"
 #include "server.h"
 #include "serveoptions.h"
+#include "sessionrecordstore.h"
 #include "signalpipe.h"
 #include "systemdnotify.h"
 
@@ -186,6 +187,13 @@ int serveMain(int argc, char **argv)
     const RestartInPlace::Adoption adoption = restart.adoptHandover(&report);
     if (adoption != RestartInPlace::Adoption::None)
         std::fprintf(stderr, "tether serve: %s\n", qPrintable(report));
+    // Records of sessions on disk (docs/protocol.md, "Ended sessions"): the
+    // ones a previous run left are ended sessions; this run's are kept from
+    // now on. After the adoption: a restart in place keeps its sessions.
+    SessionRecordStore records(&registry, SessionRecordStore::defaultDir(), config.savedScrollbackLines);
+    records.loadEnded();
+    records.start();
+    server.setRecordStore(&records);
     bool badValue = false;
     if (adoption != RestartInPlace::Adoption::Adopted && !server.listen(&error, &badValue)) {
         // A TLS file that is missing or no usable pair is a bad option value
@@ -248,6 +256,7 @@ int serveMain(int argc, char **argv)
             qCInfo(lcServer).noquote() << "signal received:" << info.describe() << "- shutting down";
             SystemdNotify::notify("STOPPING=1");
             server.close();
+            records.shutdown(); // before the sessions end: their records stay
             registry.shutdown();
         });
         // Printed once per start: a restart in place is the same server going on.

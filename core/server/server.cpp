@@ -14,6 +14,7 @@
 #include "runtimefile.h"
 #include "serversocket.h"
 #include "sessionjson.h"
+#include "sessionrecordstore.h"
 #include "sharestore.h"
 #include "spawnrequest.h"
 #include "tlscontext.h"
@@ -74,6 +75,9 @@ QByteArray contentTypeFor(const QString &path)
         return "image/png";
     if (suffix == QLatin1String("ico"))
         return "image/x-icon";
+    // The dashboard's web app manifest (W3C Web App Manifest, "Media type registration").
+    if (suffix == QLatin1String("webmanifest"))
+        return "application/manifest+json";
     if (suffix == QLatin1String("json") || suffix == QLatin1String("map"))
         return "application/json; charset=utf-8";
     if (suffix == QLatin1String("woff2"))
@@ -498,7 +502,7 @@ void Server::onAccepted(qintptr fd)
     }
     // TCP_NODELAY (tcp(7)): a terminal sends small writes (an echo, then
     // the command's output) that Nagle's algorithm would hold until the
-    // peer's delayed ACK, ~40 ms each (pitfalls.md, "Nagle"). Bulk output
+    // peer's delayed ACK, ~40 ms each (RFC 896; RFC 1122 4.2.3.2). Bulk output
     // is unaffected: Qt still writes whole buffers per syscall.
     socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     // The bound is on connections still in their request/response:
@@ -954,7 +958,7 @@ void Server::serveApi(HttpConnection *c, const Route &route)
         serveShares(c, route);
         return;
     case Route::Kind::ListSessions:
-        c->respondJson(200, sessionListJson(m_registry));
+        c->respondJson(200, listJson());
         return;
     case Route::Kind::CreateSession:
         createSession(c);
@@ -962,17 +966,27 @@ void Server::serveApi(HttpConnection *c, const Route &route)
     case Route::Kind::GetSession:
         if (Session *s = m_registry->find(route.id))
             c->respondJson(200, sessionToJson(s, m_registry));
+        else if (const SessionRecord *r = endedRecord(route.id))
+            c->respondJson(200, m_records->toJson(*r));
         else
             c->respondError(404, QStringLiteral("no such session"));
         return;
     case Route::Kind::DeleteSession:
-        if (m_registry->kill(route.id))
+        // An ended session's record is forgotten (docs/protocol.md, "Ended sessions").
+        if (m_registry->kill(route.id) || (m_records && m_records->forget(route.id)))
             c->respond(204, Headers(), QByteArray());
         else
             c->respondError(404, QStringLiteral("no such session"));
         return;
     case Route::Kind::PatchSession:
-        patchSession(c, route.id);
+        if (!refuseEnded(c, route.id))
+            patchSession(c, route.id);
+        return;
+    case Route::Kind::SessionScreen:
+        serveSavedScreen(c, route.id);
+        return;
+    case Route::Kind::ReviveSession:
+        reviveSession(c, route.id);
         return;
     case Route::Kind::SessionCommands:
         if (Session *s = m_registry->find(route.id))
@@ -981,7 +995,8 @@ void Server::serveApi(HttpConnection *c, const Route &route)
             c->respondError(404, QStringLiteral("no such session"));
         return;
     case Route::Kind::SessionInput:
-        sessionInput(c, route.id);
+        if (!refuseEnded(c, route.id))
+            sessionInput(c, route.id);
         return;
     case Route::Kind::RotateKey: {
         QString error;
@@ -1350,7 +1365,7 @@ void Server::cancelRestart()
 QByteArray Server::sessionsEvent() const
 {
     return "event: sessions\ndata: "
-        + QJsonDocument(sessionListJson(m_registry)).toJson(QJsonDocument::Compact) + "\n\n";
+        + QJsonDocument(listJson()).toJson(QJsonDocument::Compact) + "\n\n";
 }
 
 QByteArray Server::shutdownEvent()
@@ -1621,8 +1636,117 @@ void Server::onWebSocket()
             v->start(session, ViewerMode::Watch, p.replay, false); // a link only ever watches
             continue;
         }
+        if (!session && m_records && !m_closed) {
+            if (const SessionRecord *r = m_records->findEnded(p.id)) {
+                // An ended session (docs/protocol.md, "Ended sessions").
+                const QString why = m_records->why(*r);
+                const char *reason = why == QLatin1String("reboot") ? Protocol::CloseReason::SessionEndedByReboot
+                    : why == QLatin1String("crash")                 ? Protocol::CloseReason::SessionEndedByCrash
+                                                                    : Protocol::CloseReason::SessionEndedByShutdown;
+                v->closeWith(Protocol::Ended, QString::fromLatin1(reason));
+                continue;
+            }
+        }
         v->start(session, p.mode, p.replay, p.badQuery);
     }
+}
+
+// --- ended sessions (docs/protocol.md, "Ended sessions") -------------------------
+
+void Server::setRecordStore(SessionRecordStore *store)
+{
+    if (m_records)
+        m_records->disconnect(this);
+    m_records = store;
+    if (store)
+        connect(store, &SessionRecordStore::endedChanged, this, &Server::scheduleEvents);
+}
+
+const SessionRecord *Server::endedRecord(const QString &id) const
+{
+    return m_records && !m_registry->find(id) ? m_records->findEnded(id) : nullptr;
+}
+
+QJsonObject Server::listJson() const
+{
+    QJsonObject o = sessionListJson(m_registry);
+    if (!m_records || m_records->ended().isEmpty())
+        return o;
+    QJsonArray list = o.value(QStringLiteral("sessions")).toArray();
+    for (const SessionRecord &r : m_records->ended())
+        list.append(m_records->toJson(r));
+    o.insert(QStringLiteral("sessions"), list);
+    return o;
+}
+
+bool Server::refuseEnded(HttpConnection *c, const QString &id)
+{
+    const SessionRecord *r = endedRecord(id);
+    if (!r)
+        return false;
+    c->respondError(409, QStringLiteral("session ended by %1: revive it (POST /api/sessions/%2/revive) or delete it")
+                             .arg(m_records->why(*r), id));
+    return true;
+}
+
+void Server::serveSavedScreen(HttpConnection *c, const QString &id)
+{
+    if (const SessionRecord *r = endedRecord(id)) {
+        Headers h;
+        h.append(qMakePair(QByteArray("Content-Type"), QByteArray("application/octet-stream")));
+        h.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-store")));
+        c->respond(200, h, r->screen);
+        return;
+    }
+    if (m_registry->find(id)) {
+        c->respondError(409, QStringLiteral("the session is running: attach with replay=screen to see its screen"));
+        return;
+    }
+    c->respondError(404, QStringLiteral("no such session"));
+}
+
+void Server::reviveSession(HttpConnection *c, const QString &id)
+{
+    if (m_registry->find(id)) {
+        c->respondError(409, QStringLiteral("the session is running: only an ended session can be revived"));
+        return;
+    }
+    const SessionRecord *found = endedRecord(id);
+    if (!found) {
+        c->respondError(404, QStringLiteral("no such session"));
+        return;
+    }
+    if (m_registry->isShuttingDown()) {
+        c->respondError(503, QStringLiteral("server shutting down"));
+        return;
+    }
+    const SessionRecord r = *found;
+    SpawnOptions opts;
+    opts.argv = r.command;
+    opts.cwd = r.cwd;
+    opts.cols = r.cols;
+    opts.rows = r.rows;
+    SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
+    QString errorText;
+    QString evicted;
+    // Its name, unless a live session took it meanwhile.
+    const QString name = m_registry->findByName(r.name) ? QString() : r.name;
+    Session *s = m_registry->create(opts, name, &error, &errorText, &evicted);
+    if (!s) {
+        if (error == SessionRegistry::CreateError::TooManySessions || error == SessionRegistry::CreateError::OutOfResources)
+            c->respondError(503, errorText.isEmpty() ? QStringLiteral("too many sessions") : errorText);
+        else
+            c->respondError(422, errorText.isEmpty() ? QStringLiteral("command cannot start") : errorText);
+        return;
+    }
+    // Before the event loop reads the program's first output.
+    s->injectOutput(SessionRecordStore::revivePreamble(r, m_records->why(r)));
+    m_records->forget(id);
+    qCInfo(lcServer) << "session" << id << "revived as" << s->id();
+    QJsonObject j = sessionToJson(s, m_registry);
+    j.insert(QStringLiteral("revived_from"), id);
+    j.insert(QStringLiteral("evicted"), evicted.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(evicted));
+    c->respondJson(201, j, header("Location", "/api/sessions/" + QUrl::toPercentEncoding(s->id())));
 }
 
 } // namespace Tether

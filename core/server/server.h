@@ -27,6 +27,8 @@ struct Route;
 class TlsContext;
 class SessionRegistry;
 class ShareStore;
+class SessionRecordStore;
+struct SessionRecord;
 
 /**
  * Tether's one TCP port: the dashboard (static files from Qt resources under
@@ -149,6 +151,15 @@ public:
     QString shareUrl(const QString &token) const;
     /// Open WebSocket viewers that attached with `token`.
     int shareViewerCount(const QString &token) const;
+
+    /**
+     * The records of ended sessions (SessionRecordStore; docs/protocol.md,
+     * "Ended sessions"): listed by GET /api/sessions with state "ended",
+     * their saved screen at GET /api/sessions/{id}/screen, revived by POST
+     * /api/sessions/{id}/revive, forgotten by DELETE; a WebSocket attach is
+     * closed 4411. Null (the default): none. Must outlive its use here.
+     */
+    void setRecordStore(SessionRecordStore *store);
 
     /// Writes $XDG_RUNTIME_DIR/tether/server.json (RuntimeFile) with url,
     /// port, pid and key. False with *error on failure. When the file names
@@ -340,6 +351,14 @@ private:
     /// PATCH /api/sessions/{id}: {"name": "..."} renames (docs/protocol.md).
     void patchSession(HttpConnection *c, const QString &id);
     void serveRestart(HttpConnection *c);
+    /// The ended session `id` (a record no live session holds), or nullptr.
+    const SessionRecord *endedRecord(const QString &id) const;
+    /// {"sessions": [...]}: the live sessions, then the ended ones.
+    QJsonObject listJson() const;
+    /// Answers 409 when `id` is an ended session (true), else nothing (false).
+    bool refuseEnded(HttpConnection *c, const QString &id);
+    void serveSavedScreen(HttpConnection *c, const QString &id);
+    void reviveSession(HttpConnection *c, const QString &id);
     void serveSettings(HttpConnection *c);
     void startAccepting();
     /// Closes every WebSocket viewer with `code` and `reason` (Protocol::CloseReason).
@@ -391,6 +410,7 @@ private:
     bool m_restarting = false;
     RestartHooks m_restartHooks;
     ShareStore *m_shares = nullptr;
+    QPointer<SessionRecordStore> m_records; ///< setRecordStore(); null: no ended sessions
     QHash<WebSocketViewer *, QString> m_shareViewers; ///< viewer → the share token it attached with
 };
 

@@ -4,7 +4,7 @@
 #
 # Commands (and their aliases), their options and the live sessions. The options are read
 # from `tether COMMAND --help` (once per shell and command), so they follow the
-# binary; the sessions' ids and names come from `tether list --json` (with the --url and
+# binary; the sessions' ids and names come from `tether list --tsv` (with the --url and
 # --key typed on the line, if any), for attach, kill, rename, share, wait and send: `tether attach ro<Tab>`
 # gives `roll`, a name with a space or a quote comes quoted (`my\ build`). Works without the
 # bash-completion package's helpers.
@@ -34,17 +34,13 @@ _tether_options() {
     printf '%s\n' "${_tether_options_cache[$key]}"
 }
 
-# The ids and names of the live sessions, one a line (a name is never a line
-# break: names have no control characters). $1 is the binary, the rest
-# --url/--key/--cacert words. The foreground process's object also has a
-# "name" (keys come sorted: name, pid): it is cut out first.
+# The ids and names of the live sessions, one a line (`tether list --tsv`:
+# id, name, state, title; neither an id nor a name holds a tab or a line
+# break). $1 is the binary, the rest --url/--key/--cacert words.
 _tether_session_words() {
     local tether=$1
     shift
-    timeout 2 "$tether" list --json "$@" 2>/dev/null | tr -d '\n' \
-        | sed -E 's/"foreground": *\{ *"name": *"([^"\\]|\\.)*", *"pid": *[0-9]+ *\}//g' \
-        | grep -oE '"(id|name)": *"([^"\\]|\\.)+"' \
-        | sed -E 's/^"(id|name)": *"(.*)"$/\2/; s/\\"/"/g; s/\\\\/\\/g'
+    timeout 2 "$tether" list --tsv "$@" 2>/dev/null | cut -f1,2 | tr '\t' '\n' | sed '/^$/d'
 }
 
 _tether() {

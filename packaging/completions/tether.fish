@@ -4,7 +4,7 @@
 #
 # Commands, their options with their descriptions (read from
 # `tether COMMAND --help`, so they follow the binary) and the live sessions,
-# ids with their titles as descriptions (`tether list --json`), for attach,
+# ids with their titles as descriptions (`tether list --tsv`), for attach,
 # kill, rename, share, wait and send.
 
 set -g __tether_commands serve attach list new kill rename share key restart wait send
@@ -64,23 +64,14 @@ function __tether_sessions
             set -a conn $tokens[$i] $tokens[(math $i + 1)]
         end
     end
-    set -l id
-    set -l state
-    timeout 2 $tokens[1] list --json $conn 2>/dev/null \
-        | string match -ar '"(?:id|state|title)": *"(?:[^"\\\\]|\\\\.)*"' \
-        | while read -l line
-        set -l key (string match -r '^"([a-z]+)"' -- $line)[2]
-        set -l value (string replace -r '^"[a-z]+": *"(.*)"$' '$1' -- $line)
-        switch $key
-            case id
-                set id $value
-            case state
-                set state $value
-            case title
-                set value (string replace -a '\\"' '"' -- $value | string replace -a '\\\\' '\\')
-                test -n "$value"; or set value '(no title)'
-                printf '%s\t%s (%s)\n' $id $value $state
-        end
+    # `tether list --tsv`: id, name, state, title a line; the title escaped
+    # as `tether list` shows it (raw, U+202E turned the menu backwards).
+    # A command substitution, not `read`: read would take the title's
+    # backslashes as escapes.
+    for line in (timeout 2 $tokens[1] list --tsv $conn 2>/dev/null)
+        set -l f (string split \t -- $line)
+        test -n "$f[4]"; or set f[4] '(no title)'
+        printf '%s\t%s (%s)\n' $f[1] $f[4] $f[3]
     end
 end
 

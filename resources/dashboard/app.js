@@ -39,11 +39,14 @@ import { initToolbar } from './toolbar.js';
 import { createShareDialog } from './sharedialog.js';
 import { createUpdateBar } from './update.js';
 import { createSidebar } from './sidebar.js';
+import { createKeyBar } from './keybar.js';
+import { initTouch } from './touch.js';
+import { createTiles } from './tiles.js';
 import {
   createCatchupNote, hideBanner, showBanner, showEndBanner, showShutdownBanner,
 } from './banner.js';
 import {
-  decodeAddressPart, parseHash, parseShareHash, resolveId, sessionHash,
+  decodeAddressPart, parseHash, parseShareHash, MAX_TILES, parseTilesHash, resolveId, sessionHash, tilesHash,
 } from './router.js';
 import { clearTab, fontSize, saveTab, savedTab } from './storage.js';
 
@@ -89,6 +92,25 @@ const search = createSearchBox({ view: () => state.current?.view ?? null, schedu
 const sidebar = createSidebar(scheduleFit);
 const catchup = createCatchupNote();
 const updateBar = createUpdateBar(api);
+/** Touch on the terminal (touch.js), wired by init(). */
+let touch = null;
+/** The tiled view (#/tiles/...; tiles.js) and the address it shows. */
+const tiles = createTiles({
+  fontSize,
+  label: (id) => labelOf(id),
+  // The key bar is made below (it asks the tiles for their terminal).
+  filterInput: (data) => keybar.filter(data),
+  onListShortcut: () => focusList(),
+  onFocus: () => {},
+});
+let tilesShown = '';
+const keybar = createKeyBar({
+  term: () => {
+    if (state.current) return state.current.mode === 'control' ? state.current.view.term : null;
+    return tiles.term();
+  },
+  onLayout: scheduleFit,
+});
 const shareDialog = createShareDialog({
   api,
   unauthorized: () => state.conn.unauthorized,
@@ -110,6 +132,12 @@ window.tether = {
   get search() { return state.current ? state.current.view.search : null; },
   /** 'webgl' (the GPU renderer) or 'dom' (its fallback). */
   get renderer() { return state.current ? state.current.view.renderer : null; },
+  /** What touch did on the terminal (touch.js): counts of scrolls, wheel reports, taps... */
+  get touch() { return touch ? touch.stats() : null; },
+  /** The tiles shown (#/tiles/...): [{ id, term, attachment }]. */
+  get tiles() { return tiles.list(); },
+  /** The key bar's sticky modifiers: { Ctrl, Alt }, each 'off', 'once' or 'lock'. */
+  get keyModifiers() { return keybar.modifiers(); },
   /** The read-only link's view: { id }, or null. */
   get share() { return state.share; },
   /** The commands the open terminal's marks told (commandui.js). */
@@ -123,7 +151,7 @@ function indicate() {
 }
 
 function list() {
-  renderList(state.sessions, state.current, { onKill: killSession });
+  renderList(state.sessions, state.current, { onKill: killSession, onRevive: reviveSession });
   updateNotifyButtons(state.current && !state.share ? state.sessions.get(state.current.id)?.s : null);
 }
 
@@ -193,6 +221,7 @@ function applySessions(sessions) {
   const now = performance.now();
   state.sessions = new Map(sessions.map((s) => [s.id, { s, at: now }]));
   list();
+  tiles.relabel();
   const cur = state.current;
   if (cur) {
     const e = state.sessions.get(cur.id);
@@ -216,12 +245,28 @@ function labelOf(id) {
   return e ? sessionLabel(e.s) : id;
 }
 
+/** Revive of an ended session (protocol.md, Ended sessions): opens the new one. */
+async function reviveSession(id) {
+  try {
+    const s = await api('POST', `/api/sessions/${encodeURIComponent(id)}/revive`);
+    state.sessions.delete(id);
+    state.sessions.set(s.id, { s, at: performance.now() });
+    list();
+    history.pushState(null, '', sessionHash(s.id));
+    route();
+  } catch (err) {
+    if (err.status === 404) { refreshList(); return; }
+    if (!state.conn.unauthorized) window.alert(`Could not revive the session: ${err.message}`);
+  }
+}
+
 async function killSession(id) {
   const e = state.sessions.get(id);
   const label = labelOf(id);
-  const running = !e || e.s.state !== 'exited';
+  const running = !e || (e.s.state !== 'exited' && e.s.state !== 'ended');
   const question = running
     ? `Kill "${label}"?\n\nIts processes are ended and its output is discarded.`
+    : e.s.state === 'ended' ? `Forget "${label}"?\n\nIts saved screen is deleted.`
     : `Remove "${label}" from the list?`;
   if (!window.confirm(question)) return;
   try {
@@ -393,6 +438,7 @@ function openSession(id, mode, preparedView) {
     cur.view.term.focus();
     return;
   }
+  closeTiles();
   closeCurrent();
   hideBanner();
   const view = preparedView || newView(mode);
@@ -414,6 +460,7 @@ function openSession(id, mode, preparedView) {
     term: view.term,
     // A large buffer: the server's screen + 200 lines, not the whole ring.
     screenLines: screenReplayLines(e ? e.s : null),
+    filterInput: keybar.filter,
     // The pane's size with each attach: the session takes it before its
     // replay is drawn (a reattach from a smaller window is not garbled).
     attachSize: () => {
@@ -459,6 +506,7 @@ function openSession(id, mode, preparedView) {
     },
   });
   entry.attachment.start();
+  keybar.update();
   list();
   indicate();
   view.term.focus();
@@ -475,6 +523,7 @@ function closeCurrent() {
   document.body.classList.remove('watching', 'disconnected');
   setCurrentTitle('');
   hideBanner();
+  keybar.update();
   clearTab();
   list();
   indicate();
@@ -524,6 +573,7 @@ async function createSession(line) {
     return;
   }
   // Open the terminal first so the session starts at the pane's real size.
+  closeTiles();
   closeCurrent();
   hideBanner();
   const view = newView('control');
@@ -591,6 +641,12 @@ function route() {
     state.routeWaiting = true;
     return;
   }
+  const tileIds = parseTilesHash(location.hash);
+  if (tileIds) {
+    openTiles(tileIds);
+    return;
+  }
+  closeTiles();
   const target = parseHash(location.hash);
   if (target) {
     const r = resolveId(state.sessions, target.id);
@@ -615,6 +671,31 @@ function route() {
   }
 }
 
+/**
+ * The tiled view of these sessions (ids, names or prefixes, resolved as in
+ * #/s/): the open session closes; ambiguous ones are left out.
+ */
+function openTiles(ids) {
+  const resolved = [...new Set(ids.map((id) => resolveId(state.sessions, id)).filter((r) => r.id).map((r) => r.id))];
+  const hash = tilesHash(resolved);
+  if (hash !== location.hash) history.replaceState(null, '', hash);
+  if (tilesShown === hash) return;
+  closeCurrent();
+  hideBanner();
+  $('empty').hidden = true;
+  tilesShown = hash;
+  tiles.open(resolved);
+  keybar.update();
+  if (NARROW.matches) sidebar.set(false);
+}
+
+function closeTiles() {
+  if (!tilesShown) return;
+  tilesShown = '';
+  tiles.close();
+  keybar.update();
+}
+
 /** Keyboard: moves focus to the session list (the open session's entry first). */
 function focusList() {
   if (state.conn.unauthorized || state.share) return;
@@ -625,25 +706,44 @@ function focusList() {
 // Start
 
 function init() {
-  initToolbar({
+  const toolbar = initToolbar({
     onRename: () => { if (state.current) renameSession(state.current.id); },
     onShare: () => { if (state.current) shareDialog.open(state.current.id, labelOf(state.current.id)); },
     onFontSize: (px) => {
+      tiles.setFontSize(px);
       if (state.current) {
         state.current.view.term.options.fontSize = px;
         scheduleFit();
       }
     },
   });
+  touch = initTouch({
+    term: () => state.current?.view.term ?? null,
+    control: () => state.current?.mode === 'control',
+    previewFontSize: (px) => {
+      if (!state.current) return;
+      state.current.view.term.options.fontSize = px;
+      scheduleFit();
+    },
+    setFontSize: (px) => toolbar.setSize(px),
+  });
   initNotifications();
   $('new-form').addEventListener('submit', (e) => {
     e.preventDefault();
     createSession($('new-command').value);
   });
+  // Tile: the running sessions side by side, the open one first.
+  $('tile-view').addEventListener('click', () => {
+    const running = [...state.sessions.values()].filter((e) => e.s.state !== 'exited').map((e) => e.s.id);
+    const cur = state.current?.id;
+    const ids = [...new Set([cur, ...running].filter(Boolean))].slice(0, MAX_TILES);
+    if (ids.length) location.hash = tilesHash(ids);
+  });
   $('empty-new').addEventListener('click', () => createSession($('new-command').value));
   $('sidebar-toggle').addEventListener('click', () => {
     sidebar.set(!sidebar.isOpen());
-    if (sidebar.isOpen()) $('new-command').focus();
+    // Not on a touch screen: the soft keyboard would open over the list.
+    if (sidebar.isOpen() && !matchMedia('(pointer: coarse)').matches) $('new-command').focus();
   });
   document.addEventListener('keydown', (e) => {
     if (isListShortcut(e)) {

@@ -59,6 +59,7 @@ export const CloseCode = Object.freeze({
   NO_SESSION: 4404,
   SUPERSEDED: 4409,
   EXITED: 4410,
+  ENDED: 4411,        // an ended session (its host went away): revive or forget it
   TOO_MANY_VIEWERS: 4429,
 });
 
@@ -76,6 +77,9 @@ export const CloseReason = Object.freeze({
   TOO_MANY_VIEWERS: 'too many viewers',
   SERVICE_RESTART: 'server restarting',
   SHARE_REVOKED: 'read-only link revoked',
+  SESSION_ENDED_BY_REBOOT: 'session ended by reboot', // 4411
+  SESSION_ENDED_BY_CRASH: 'session ended by crash',
+  SESSION_ENDED_BY_SHUTDOWN: 'session ended by shutdown',
 });
 
 /**
@@ -91,6 +95,7 @@ export function closeMeaning(code, reason) {
     case CloseCode.SUPERSEDED: return 'taken_over';
     case CloseCode.EXITED: return 'exited';
     case CloseCode.NO_SESSION: return 'not_found';
+    case CloseCode.ENDED: return 'session_killed'; // its processes are gone: as a killed one
     case CloseCode.GOING_AWAY:
       if (reason === CloseReason.SESSION_KILLED) return 'session_killed';
       if (reason === CloseReason.SERVER_SHUTDOWN) return 'server_shutdown';
@@ -173,6 +178,8 @@ export class Attachment {
    *   is drawn at this size; docs/protocol.md "Attaching at the viewer's
    *   size"), called as the socket is made; null or a size out of range:
    *   none is sent (the page resizes after `attached`, as before)
+   * @param {(data: string) => string} [o.filterInput] what xterm.js's onData
+   *   gives goes through this before it is sent (the key bar's modifiers)
    */
   constructor(o) {
     this.id = o.id;
@@ -218,7 +225,11 @@ export class Attachment {
     this.encoder = new TextEncoder();
 
     this.disposers = [
-      this.term.onData((data) => this.sendInput(this.encoder.encode(data))),
+      this.term.onData((data) => {
+        // The key bar's sticky Ctrl and Alt (keybar.js) apply to the next key typed.
+        const d = this.cb.filterInput ? this.cb.filterInput(data) : data;
+        this.sendInput(this.encoder.encode(d));
+      }),
       // onBinary carries non-UTF-8 mouse reports as a string of byte values.
       this.term.onBinary((data) => {
         const bytes = new Uint8Array(data.length);

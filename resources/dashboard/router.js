@@ -2,7 +2,8 @@
 // The dashboard's addresses, as pure functions (no DOM, tested under node):
 // #/s/<id> attaches in control mode, #/s/<id>/watch read-only, so a reload or
 // a bookmark reattaches; #/share/<id> is the watch-only view a read-only link
-// opens (docs/protocol.md "Read-only links").
+// opens (docs/protocol.md "Read-only links"); #/tiles/<id>,<id> the tiled
+// view (tiles.js).
 
 /**
  * decodeURIComponent that never throws: a malformed escape (an address cut
@@ -70,4 +71,25 @@ export function resolveId(sessions, id) {
   if (matches.length === 1) return { id: matches[0] };
   if (matches.length > 1) return { ambiguous: matches };
   return { id };
+}
+
+/** At most this many tiles in the tiled view (tiles.js). */
+export const MAX_TILES = 4;
+
+/**
+ * The sessions a tiles address names (1 to MAX_TILES ids, duplicates
+ * dropped), or null for any other address.
+ * @param {string} hash location.hash
+ * @returns {?string[]}
+ */
+export function parseTilesHash(hash) {
+  const m = /^#\/tiles\/([^/]+)$/.exec(hash);
+  if (!m) return null;
+  const ids = [...new Set(m[1].split(',').filter(Boolean).map(decodeAddressPart))];
+  return ids.length ? ids.slice(0, MAX_TILES) : null;
+}
+
+/** The address of tiles of these sessions. */
+export function tilesHash(ids) {
+  return `#/tiles/${ids.map(encodeURIComponent).join(',')}`;
 }

@@ -21,7 +21,8 @@ import { notifyStatus, shellStatus } from './commands.js';
  * when received }, in the server's order.
  * @param {Map<string, {s: object, at: number}>} sessions
  * @param {Current} current
- * @param {{onKill: (id: string) => void}} actions a row's Kill / Remove
+ * @param {{onKill: (id: string) => void, onRevive: (id: string) => void}} actions
+ *   a row's Kill / Remove / Forget, and Revive (an ended session)
  */
 export function renderList(sessions, current, actions) {
   const ul = $('session-list');
@@ -77,7 +78,12 @@ function createItem(id, actions) {
   const kill = el('button', 'small danger kill', 'Kill');
   kill.type = 'button';
   kill.addEventListener('click', () => actions.onKill(id));
-  buttons.append(attach, watch, kill);
+  // An ended session (its host went away: protocol.md, Ended sessions).
+  const revive = el('button', 'small revive', 'Revive');
+  revive.type = 'button';
+  revive.hidden = true;
+  revive.addEventListener('click', () => actions.onRevive(id));
+  buttons.append(attach, watch, revive, kill);
   li.append(open, buttons);
   return li;
 }
@@ -98,7 +104,8 @@ function updateItem(li, s, current) {
   const cmd = commandLine(s);
   const isCurrent = current && current.id === s.id;
   li.classList.toggle('is-current', !!isCurrent);
-  li.classList.toggle('is-exited', s.state === 'exited');
+  const ended = s.state === 'ended';
+  li.classList.toggle('is-exited', s.state === 'exited' || ended);
   li.classList.toggle('is-attached', !!s.attached);
   const open = li.querySelector('.session-open');
   if (isCurrent && current.mode === 'control') open.setAttribute('aria-current', 'page');
@@ -111,7 +118,10 @@ function updateItem(li, s, current) {
   cmdEl.textContent = [cmd && cmd !== label ? cmd : '', s.cwd ? `in ${displayText(s.cwd)}` : ''].filter(Boolean).join(' ');
   cmdEl.hidden = !cmdEl.textContent;
   const state = li.querySelector('.state');
-  if (s.state === 'exited') {
+  if (ended) {
+    state.textContent = `ended by ${s.ended}`;
+    state.dataset.kind = 'bad';
+  } else if (s.state === 'exited') {
     state.textContent = s.exit_signal ? `signal ${s.exit_signal}` : `exited ${s.exit_code ?? ''}`.trim();
     state.dataset.kind = s.exit_code === 0 && !s.exit_signal ? 'ok' : 'bad';
   } else {
@@ -124,14 +134,17 @@ function updateItem(li, s, current) {
   renderBuffer(li, s, current);
   li.querySelector('.buffer').title = 'Output kept for replay (the ring buffer): the oldest bytes give way when it is full.';
   const kill = li.querySelector('.kill');
-  kill.textContent = s.state === 'exited' ? 'Remove' : 'Kill';
+  kill.textContent = ended ? 'Forget' : s.state === 'exited' ? 'Remove' : 'Kill';
+  const revive = li.querySelector('.revive');
+  revive.hidden = !ended;
+  revive.setAttribute('aria-label', `Revive ${label}`);
   kill.setAttribute('aria-label', `${kill.textContent} ${label}`);
   li.querySelector('.watch').setAttribute('aria-label', `Watch ${label} read-only`);
-  li.querySelector('.watch').hidden = s.state === 'exited';
+  li.querySelector('.watch').hidden = s.state === 'exited' || ended;
   const attach = li.querySelector('.attach');
   attach.setAttribute('aria-label', `Attach to ${label}`);
   // Attached here already, or exited (the row still opens its output).
-  attach.hidden = s.state === 'exited' || (isCurrent && current.mode === 'control');
+  attach.hidden = s.state === 'exited' || ended || (isCurrent && current.mode === 'control');
   li.classList.toggle('has-attach', !attach.hidden);
 }
 

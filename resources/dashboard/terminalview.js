@@ -96,7 +96,8 @@ function copySelection(term) {
 
 /**
  * A view: { term, fit, search, observer, renderer: 'webgl' | 'dom', host,
- * wrap }, plus watchKey / watchCeiling kept by fitWatch().
+ * wrap, webgl (the addon while it draws), gpuLost, unwatchPixelRatio },
+ * plus watchKey / watchCeiling kept by fitWatch().
  * @typedef {object} View
  */
 
@@ -197,19 +198,59 @@ export function createView(mode, o) {
   });
   term.open(host);
   const view = {
-    term, fit, search, observer: null, renderer: 'dom', host, wrap,
+    term, fit, search, observer: null, renderer: 'dom', host, wrap, webgl: null, gpuLost: false,
   };
-  useGpuRenderer(view);
+  followPixelRatio(view, o.onResize);
   view.observer = new ResizeObserver(() => o.onResize());
   view.observer.observe(wrap);
   return view;
 }
 
 /**
+ * The renderer for the device pixel ratio (DPR): the GPU (@xterm/addon-webgl)
+ * at DPR 1 only, xterm.js's DOM renderer at any other ratio, switching when
+ * the ratio changes (the window moves to another screen, the page is zoomed).
+ * At DPR 2 and 3 (phones, HiDPI screens; measured in headless Chromium with
+ * @xterm/xterm 6.0 and addon-webgl 0.19) the WebGL renderer drew every glyph
+ * 2 to 3 times too large, so only the top-left corner of the terminal
+ * showed; the DOM renderer is right at every ratio. Upstream:
+ * xtermjs/xterm.js#4728 ("Font does not scale correctly with DPR higher than
+ * 1", open) and PR #6115 (the GL viewport is not updated when the ratio
+ * changes, open). `onChange` is called after a switch (cells may measure
+ * differently: fit again).
+ */
+function followPixelRatio(view, onChange) {
+  let query = null;
+  const apply = () => {
+    const gpu = window.devicePixelRatio === 1 && !view.gpuLost;
+    if (gpu && !view.webgl) useGpuRenderer(view);
+    else if (!gpu && view.webgl) {
+      view.webgl.dispose(); // xterm.js goes back to its DOM renderer
+      view.webgl = null;
+      view.renderer = 'dom';
+    }
+  };
+  const changed = () => {
+    apply();
+    watch();
+    onChange();
+  };
+  // A resolution query matches one ratio: it fires once when the ratio
+  // leaves it, and is then replaced by one for the new ratio.
+  const watch = () => {
+    query = window.matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`);
+    query.addEventListener('change', changed, { once: true });
+  };
+  apply();
+  watch();
+  view.unwatchPixelRatio = () => query.removeEventListener('change', changed);
+}
+
+/**
  * Draws with the GPU (@xterm/addon-webgl) where the browser has WebGL2,
- * else with xterm.js's DOM renderer; back to the DOM renderer when the GPU
- * context is lost (a driver reset, too many contexts). The addon throws
- * while loading when WebGL2 is missing.
+ * else with xterm.js's DOM renderer; back to the DOM renderer for good when
+ * the GPU context is lost (a driver reset, too many contexts). The addon
+ * throws while loading when WebGL2 is missing.
  */
 function useGpuRenderer(view) {
   let webgl;
@@ -217,12 +258,16 @@ function useGpuRenderer(view) {
     webgl = new WebglAddon();
     webgl.onContextLoss(() => {
       webgl.dispose();
+      if (view.webgl === webgl) view.webgl = null;
+      view.gpuLost = true;
       view.renderer = 'dom';
     });
     view.term.loadAddon(webgl);
+    view.webgl = webgl;
     view.renderer = 'webgl';
   } catch {
     if (webgl) webgl.dispose();
+    view.gpuLost = true;
     view.renderer = 'dom';
   }
 }
@@ -230,6 +275,7 @@ function useGpuRenderer(view) {
 /** Disposes of the terminal and hides the pane's terminal. */
 export function destroyView(view) {
   view.observer.disconnect();
+  view.unwatchPixelRatio();
   view.term.dispose();
   view.host.replaceChildren();
   view.wrap.hidden = true;

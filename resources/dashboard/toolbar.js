@@ -24,6 +24,7 @@ function renderFontSize(v = fontSize()) {
  *   onShare: () => void,
  *   onFontSize: (px: number) => void, // the size changed, here or in another tab
  * }} o
+ * @returns {{setSize: (px: number) => void}} sets (and keeps) the font size, as A− / A+ do
  */
 export function initToolbar(o) {
   $('rename').addEventListener('click', () => o.onRename());
@@ -41,4 +42,5 @@ export function initToolbar(o) {
     renderFontSize();
     o.onFontSize(fontSize());
   });
+  return { setSize };
 }

@@ -237,6 +237,9 @@ export async function newPage(browser, opts = {}) {
     viewport: opts.viewport || { width: 1280, height: 720 },
     colorScheme: opts.colorScheme || 'light',
     deviceScaleFactor: opts.deviceScaleFactor || 1,
+    // A phone: touch events and a mobile viewport (phone.test.mjs).
+    hasTouch: !!opts.hasTouch,
+    isMobile: !!opts.isMobile,
   });
   const page = await context.newPage();
   page.errors = [];

@@ -32,10 +32,11 @@ cd "$here"
 # a minute of programs rolling rings over), the read-only links
 # (browser/share), the dashboard over TLS (browser/https) and what the page
 # shows at phone widths, to a narrow watcher and when Tether quits
-# (browser/display), and commands and notifications (browser/commands).
+# (browser/display), commands and notifications (browser/commands), and the
+# dashboard on an emulated phone (browser/phone).
 if [ $# -eq 0 ]; then
   set -- $(ls *.test.mjs | grep -vx -e 'terminal.test.mjs' -e 'fidelity.test.mjs' -e 'share.test.mjs' \
-    -e 'https.test.mjs' -e 'display.test.mjs' -e 'commands.test.mjs')
+    -e 'https.test.mjs' -e 'display.test.mjs' -e 'commands.test.mjs' -e 'phone.test.mjs')
 fi
 # The report of a run of one file is kept under that file's name (ctest runs
 # browser/terminal and browser/fidelity beside browser/dashboard in the same

@@ -199,7 +199,10 @@ private Q_SLOTS:
                                 QLatin1String(Protocol::CloseReason::Superseded),
                                 QLatin1String(Protocol::CloseReason::ProcessExited),
                                 QLatin1String(Protocol::CloseReason::TooManyViewers),
-                                QLatin1String(Protocol::CloseReason::ShareRevoked)};
+                                QLatin1String(Protocol::CloseReason::ShareRevoked),
+                                QLatin1String(Protocol::CloseReason::SessionEndedByReboot),
+                                QLatin1String(Protocol::CloseReason::SessionEndedByCrash),
+                                QLatin1String(Protocol::CloseReason::SessionEndedByShutdown)};
         QSet<QString> seen;
         for (const QJsonValue &c : vectors().value(QStringLiteral("close")).toArray()) {
             const QJsonObject o = c.toObject();

@@ -304,6 +304,14 @@ QByteArray garbage()
     return g;
 }
 
+QByteArray text()
+{
+    QByteArray t;
+    for (int i = 0; i < 40; ++i)
+        t += "more text, line " + QByteArray::number(i) + "\r\n";
+    return t;
+}
+
 const QByteArray kProbe = QByteArrayLiteral("P\tQ\tR\r\nS\x1b[2;3HTq\x1b[?1049l\x1b[?1047lU\n\n\n\nV");
 
 } // namespace
@@ -331,6 +339,10 @@ private slots:
     void eraseRightPendingWrap();
     void eraseBelowPendingWrap_data();
     void eraseBelowPendingWrap();
+    void compactIsLossless_data();
+    void compactIsLossless();
+    void compactRandomStreams();
+    void compactMemory();
 };
 
 void TestScreen::snapshotRenders_data()
@@ -1030,6 +1042,225 @@ void TestScreen::eraseBelowPendingWrap()
     // And the Screen itself goes on as the viewer does.
     screen.feed("Y");
     QCOMPARE(screen.cursorRow(), pending ? 2 : 1);
+}
+
+namespace {
+
+/// What two Screens differ in, as far as anything outside them can tell:
+/// the scrollback, the modes, the cursor and the pending wrap, the
+/// snapshots in place and with every scrollback line (every cell as a viewer
+/// shows it, the save slot, the tab stops, the normal screen under the
+/// alternate one...). Empty when the same.
+QString screenDifference(const Screen &a, const Screen &b)
+{
+    QStringList diffs;
+    if (a.scrollbackLineCount() != b.scrollbackLineCount())
+        diffs << QStringLiteral("scrollback %1 vs %2 lines").arg(a.scrollbackLineCount()).arg(b.scrollbackLineCount());
+    if (a.modes().restoreSequence() != b.modes().restoreSequence()
+        || a.modes().charsetSequence() != b.modes().charsetSequence() || a.modes().title() != b.modes().title()
+        || a.modes().modes() != b.modes().modes())
+        diffs << QStringLiteral("modes");
+    if (a.fullyRewrittenSinceMark() != b.fullyRewrittenSinceMark())
+        diffs << QStringLiteral("rewritten since mark");
+    if (a.cols() != b.cols() || a.rows() != b.rows())
+        diffs << QStringLiteral("size");
+    if (a.cursorRow() != b.cursorRow() || a.cursorColumn() != b.cursorColumn())
+        diffs << QStringLiteral("cursor %1,%2 vs %3,%4")
+                     .arg(a.cursorRow())
+                     .arg(a.cursorColumn())
+                     .arg(b.cursorRow())
+                     .arg(b.cursorColumn());
+    if (a.pendingWrap() != b.pendingWrap() || a.cursorVisible() != b.cursorVisible())
+        diffs << QStringLiteral("pending wrap or visibility");
+    for (qsizetype i = 0; i < std::min(a.scrollbackLineCount(), b.scrollbackLineCount()); ++i) {
+        if (a.scrollbackLine(i) != b.scrollbackLine(i)) {
+            diffs << QStringLiteral("scrollback line %1").arg(i);
+            break;
+        }
+    }
+    const QByteArray inPlaceA = a.snapshot(), inPlaceB = b.snapshot();
+    if (inPlaceA != inPlaceB) {
+        qsizetype at = 0;
+        while (at < inPlaceA.size() && at < inPlaceB.size() && inPlaceA[at] == inPlaceB[at])
+            ++at;
+        const qsizetype from = std::max<qsizetype>(0, at - 40);
+        diffs << QStringLiteral("snapshot in place differs at %1:\n").arg(at)
+                + QString::fromLatin1(inPlaceA.mid(from, 120).toPercentEncoding()) + QStringLiteral("\n")
+                + QString::fromLatin1(inPlaceB.mid(from, 120).toPercentEncoding());
+    }
+    Screen::SnapshotOptions withLines;
+    withLines.scrollbackLines = Screen::kMaxScrollbackLines;
+    if (a.snapshot(withLines) != b.snapshot(withLines))
+        diffs << QStringLiteral("snapshot with scrollback");
+    return diffs.join(QStringLiteral("; "));
+}
+
+} // namespace
+
+void TestScreen::compactIsLossless_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<int>("expect"); // 1: compacts, 0: refuses, -1: either (then lossless)
+
+    QByteArray text;
+    for (int i = 0; i < 30; ++i)
+        text += "line " + QByteArray::number(i) + " of \x1b[3" + QByteArray::number(i % 8) + "mplain\x1b[m text\r\n";
+    const auto row = [](const char *name, const QByteArray &input, int expect) {
+        QTest::newRow(name) << input << expect;
+    };
+    row("empty", QByteArray(), 1);
+    row("scrolled text and a prompt", text + "prompt$ ", 1);
+    row("scrolled text ending in a newline", text, 1);
+    row("an erase and a move right after it last", "ab\x1b[X\x1b[C", 0);
+    row("colours and attributes",
+        "\x1b[1;3;4;7;9;38;5;100;48;2;10;20;30mall\x1b[22;23;24mpen left on\x1b[21md\x1b[4:3mc\x1b[11mf", 1);
+    row("background erase with a bold pen", "\x1b[1;4;44m\x1b[2J\x1b[Hblue\x1b[3;1H\x1b[43mx\x1b[K\x1b[5;5H\x1b[45m\x1b[10X", 1);
+    row("wide and combining characters", "\xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80 e\xcc\x81 a\xcc\x8a\xcc\x81", 1);
+    row("vim-like alt screen over scrolled text",
+        text + "$ vim\x1b[?1049h\x1b[22;0;0t\x1b[1;11r\x1b[?12h\x1b[?1h\x1b=\x1b[H\x1b[2J"
+               "\x1b[34m~\r\n~\r\n~\x1b[0m\x1b[12;1H\x1b[7m\"file\" 3L\x1b[0m\x1b[2;5Hinsert", 1);
+    row("alt screen entered with 1047 and the cursor saved in it",
+        "normal\r\nmore\x1b[?1047h\x1b[Halt\x1b[3;3H\x1b[32m\x1b" "7\x1b[mx", 1);
+    row("scroll region, origin mode", "\x1b[Hheader\x1b[4;9r\x1b[?6h\x1b[2;3Hinside\r\nnext", 1);
+    row("insert mode", "hello world\x1b[1G\x1b[4hXY", 1);
+    row("charsets", "\x1b)0\x0e" "qqq\x0f" "abc\x0e\x1b(0lqk", 1);
+    row("tab stops", "\x1b[3g\x1b[5G\x1bH\x1b[13G\x1bH\r\tA\tB\x1b[9G\x1b[g", 1);
+    row("modes", "\x1b[?1002h\x1b[?1006h\x1b[?2004h\x1b[?1004h\x1b=\x1b[?1h\x1b[6 q\x1b]2;title \xe2\x9c\x93\x07", 1);
+    row("autowrap off", "abc\x1b[?7l", 0);
+    row("reverse video screen", "\x1b[?5htext \x1b[7mrev\x1b[0m", 1);
+    row("saved cursor", "abc\x1b[31m\x1b" "7\x1b[0m\x1b[8;10Hdef", 1);
+    row("cursor hidden", "text\x1b[?25l", 1);
+    row("cursor hidden, saved, shown, restored (libvterm hides it again)", "\x1b[?25l\x1b" "7\x1b[?25h\x1b" "8", 0);
+    row("pending wrap", "$ " + QByteArray(78, 'x'), 0);
+    row("inside an escape sequence", "abc\x1b[3", 0);
+    row("inside an OSC", "abc\x1b]2;ti", 0);
+    row("inside a UTF-8 character", "abc\xe4\xb8", 0);
+    row("wide character in the last column (ICH)", QByteArray(70, 'x') + "\x1b[1;78H\xe4\xb8\xad\x1b[1;70H\x1b[2@", 0);
+    row("wide character's first half overwritten", "\xe4\xb8\xad\x1b[1;1Hx", -1);
+    row("wide character's second half overwritten", "\xe4\xb8\xad\x1b[1;2Hx", -1);
+    row("combining character in the last column", "\x1b[1;80He\xcc\x81\x1b[2;1H", 0);
+    row("saved cursor in the last column", "\x1b[1;80H\x1b" "7\x1b[2;1H", 0);
+    row("double-width line", "\x1b#6wide line", -1);
+    row("full reset after modes", "\x1b[?1049h\x1b[?25l\x1b[31mx\x1b" "c", -1);
+}
+
+void TestScreen::compactIsLossless()
+{
+    // A compacted screen, rebuilt, is the screen that was never compacted,
+    // now and after more output, a resize, and once more compacted.
+    QFETCH(QByteArray, input);
+    QFETCH(int, expect);
+    Screen reference(80, 24);
+    Screen compacted(80, 24);
+    reference.feed(input);
+    compacted.feed(input);
+    const bool did = compacted.compact();
+    if (expect >= 0)
+        QCOMPARE(did, expect == 1);
+    QCOMPARE(compacted.isCompact(), did);
+    if (did)
+        QVERIFY2(compacted.memoryBytes() < reference.memoryBytes() / 4,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(compacted.memoryBytes()).arg(reference.memoryBytes())));
+    QString diff = screenDifference(reference, compacted);
+    QVERIFY2(diff.isEmpty(), qPrintable(diff));
+    QVERIFY(!compacted.isCompact()); // the queries rebuilt it
+
+    // More output: the combining character joins (or not) as it would have,
+    // the wrap, tab stops, charsets, the save slot, the alternate screen.
+    const QByteArray probes[] = {
+        QByteArrayLiteral("\xcc\x81"),
+        kProbe,
+        QByteArrayLiteral("\x1b" "8Z\x1b[?1049l\x1b[?25hmore\ttab\x1b[2;1H\x1b[3P\x1b[2L"),
+        QByteArray(200, 'w') + "\r\n\xe4\xb8\xad",
+    };
+    for (const QByteArray &probe : probes) {
+        compacted.compact();
+        reference.feed(probe);
+        compacted.feed(probe);
+        diff = screenDifference(reference, compacted);
+        QVERIFY2(diff.isEmpty(), qPrintable(QStringLiteral("after ") + QString::fromLatin1(probe.toPercentEncoding()) + QStringLiteral(": ") + diff));
+    }
+    compacted.compact();
+    reference.resize(100, 30);
+    compacted.resize(100, 30);
+    reference.feed(text());
+    compacted.feed(text());
+    diff = screenDifference(reference, compacted);
+    QVERIFY2(diff.isEmpty(), qPrintable(QStringLiteral("after a resize: ") + diff));
+}
+
+void TestScreen::compactRandomStreams()
+{
+    // Random streams, compacted at random points in between: each time the
+    // Screen rebuilt is the one never compacted (screenDifference()).
+    static const char *const tokens[] = {
+        "hello", "x", " ", "wide\xe4\xb8\xad", "\xf0\x9f\x98\x80", "e\xcc\x81", "\xcc\x88", "\r", "\n", "\r\n",
+        "\t", "\b", "\x1b[31m", "\x1b[1;4m", "\x1b[0m", "\x1b[38;5;123m", "\x1b[48;2;9;8;7m", "\x1b[7m",
+        "\x1b[27;39;49m", "\x1b[3:3m", "\x1b[21m", "\x1b[H", "\x1b[5;7H", "\x1b[12;40H", "\x1b[2A", "\x1b[3B",
+        "\x1b[4C", "\x1b[5D", "\x1b[20G", "\x1b[K", "\x1b[1K", "\x1b[2K", "\x1b[J", "\x1b[1J", "\x1b[2J",
+        "\x1b[3X", "\x1b[2@", "\x1b[2P", "\x1b[2L", "\x1b[M", "\x1b[2S", "\x1b[T", "\x1b[3;9r", "\x1b[r",
+        "\x1b[?6h", "\x1b[?6l", "\x1b[?7l", "\x1b[?7h", "\x1b[4h", "\x1b[4l", "\x1b(0", "\x1b(B", "\x1b)0",
+        "\x0e", "\x0f", "lqqk", "\x1bH", "\x1b[g", "\x1b[3g", "\x1b" "7", "\x1b" "8", "\x1b[?1049h",
+        "\x1b[?1049l", "\x1b[?1047h", "\x1b[?1047l", "\x1b[?1048h", "\x1b[?1048l", "\x1b[?47h", "\x1b[?47l",
+        "\x1b[?25l", "\x1b[?25h", "\x1b[?5h", "\x1b[?5l", "\x1b[?1h", "\x1b=", "\x1b>", "\x1b[?1002;1006h",
+        "\x1b[?1000l", "\x1b[?2004h", "\x1b]2;t\x07", "\x1b" "D", "\x1b" "M", "\x1b" "E", "\x1b[4 q",
+        "\x1b[?12l", "\x1b" "c", "\x1b[1;2", "8;9H", "\x1b]0;part", "\x07", "\xe4", "\xb8\xad",
+        "0123456789012345678901234567890123456789", "\x1b[40G",
+    };
+    const int count = int(sizeof tokens / sizeof tokens[0]);
+    QRandomGenerator rng(20261205);
+    int compactions = 0, refusals = 0;
+    for (int round = 0; round < 150; ++round) {
+        Screen reference(40, 12);
+        Screen compacted(40, 12);
+        QByteArray input;
+        const int n = 10 + int(rng.bounded(80));
+        for (int i = 0; i < n; ++i) {
+            const QByteArray token = tokens[rng.bounded(count)];
+            input += "|" + token;
+            reference.feed(token);
+            compacted.feed(token);
+            if (rng.bounded(4) == 0) {
+                if (rng.bounded(10) == 0) {
+                    reference.resize(30 + int(rng.bounded(20)), 8 + int(rng.bounded(8)));
+                    compacted.resize(reference.cols(), reference.rows());
+                    input += "<resized " + QByteArray::number(reference.cols()) + "x" + QByteArray::number(reference.rows()) + ">";
+                }
+                if (compacted.compact()) {
+                    ++compactions;
+                    input += "<compacted>";
+                } else {
+                    ++refusals;
+                }
+                const QString diff = screenDifference(reference, compacted);
+                if (!diff.isEmpty())
+                    qWarning().noquote() << "input" << QString::fromLatin1(input.toPercentEncoding());
+                QVERIFY2(diff.isEmpty(), qPrintable(QStringLiteral("round %1: ").arg(round) + diff + QStringLiteral("\ninput ")
+                                                    + QString::fromLatin1(input.toPercentEncoding())));
+            }
+        }
+    }
+    // The streams are hostile (autowrap off, cut UTF-8, erases last...),
+    // so many points refuse; enough compact for the test to mean something.
+    QVERIFY2(compactions >= 250 && refusals > 0, qPrintable(QStringLiteral("%1 compacted, %2 refused").arg(compactions).arg(refusals)));
+}
+
+void TestScreen::compactMemory()
+{
+    // An idle screen with its scrollback full compacts to a few KiB (issue
+    // 27: at most 16 KiB), at 80x24 and at 200x50.
+    for (const QSize size : {QSize(80, 24), QSize(200, 50)}) {
+        Screen screen(size.width(), size.height());
+        for (int i = 0; i < 3 * Screen::kMaxScrollbackLines; ++i)
+            screen.feed("drwxr-xr-x  2 user user  4096 Dec  5 07:41 \x1b[01;34mdirectory-" + QByteArray::number(i)
+                        + "\x1b[0m\r\n");
+        screen.feed("user@host:~$ ");
+        const qsizetype live = screen.memoryBytes();
+        QVERIFY(screen.compact());
+        const qsizetype compact = screen.memoryBytes();
+        qInfo("%dx%d: %lld bytes live, %lld compact", size.width(), size.height(), qlonglong(live), qlonglong(compact));
+        QVERIFY2(compact <= 16 * 1024, qPrintable(QString::number(compact)));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestScreen)

@@ -3,6 +3,7 @@
 // backpressure, exit ordering, kill. Real /bin/sh in a real PTY.
 #include "procinfo.h"
 #include "recordingviewer.h"
+#include "screen.h"
 #include "session.h"
 #include "terminalstate.h"
 #include "testutil.h"
@@ -657,6 +658,85 @@ private Q_SLOTS:
         QVERIFY(!v.attachInfos.first().snapshotAt); // nothing dropped: the raw replay is exact
         QVERIFY(!s.hasScreen());
         QVERIFY(finish(s, {&v}));
+    }
+
+    void detachedIdleScreenIsCompactedAndRebuiltExactly()
+    {
+        // Issue 27: the screen of a session no one watches is compacted
+        // after the delay (Screen::compact()) and rebuilt on attach: the
+        // late viewer gets the same bytes (snapshot with scrollback lines)
+        // as from a twin session whose screen was never compacted.
+        const QString script = QStringLiteral("seq 1 40000; printf '\\033[1;32mEND\\033[0m\\n$ '; exec sleep 30");
+        Session compacted(QStringLiteral("compacted"), sh(script), 65536);
+        Session twin(QStringLiteral("twin"), sh(script), 65536);
+        compacted.setScreenCompactDelay(20);
+        QCOMPARE(compacted.screenCompactDelay(), 20);
+        QCOMPARE(twin.screenCompactDelay(), Session::kScreenCompactMs);
+        QString err;
+        QVERIFY(compacted.start(&err));
+        QVERIFY(twin.start(&err));
+        QVERIFY(settle(compacted, "END"));
+        QVERIFY(settle(twin, "END"));
+        QTRY_VERIFY_WITH_TIMEOUT(compacted.screenCompact(), 10000);
+        QVERIFY(!twin.screenCompact());
+        QVERIFY2(compacted.screenBytes() <= 16 * 1024 && compacted.screenBytes() * 10 < twin.screenBytes(),
+                 qPrintable(QStringLiteral("%1 vs %2").arg(compacted.screenBytes()).arg(twin.screenBytes())));
+        QCOMPARE(compacted.offset(), twin.offset());
+
+        RecordingViewer late, lateTwin;
+        compacted.attach(&late, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 500});
+        twin.attach(&lateTwin, ViewerMode::Watch, ReplayRequest{std::nullopt, true, 500});
+        QVERIFY(!compacted.screenCompact()); // rebuilt for the snapshot
+        QVERIFY(late.attachInfos.first().screenReplay);
+        QCOMPARE(late.received, lateTwin.received);
+        // Attached: not compacted however long it stays idle; detached
+        // again: compacted again, and the default attach is the same too.
+        compacted.detach(&late);
+        QTRY_VERIFY_WITH_TIMEOUT(compacted.screenCompact(), 10000);
+        RecordingViewer inPlace, inPlaceTwin;
+        compacted.attach(&inPlace, ViewerMode::Watch, std::nullopt);
+        twin.attach(&inPlaceTwin, ViewerMode::Watch, std::nullopt);
+        QCOMPARE(inPlace.received, inPlaceTwin.received);
+        QVERIFY(finish(compacted, {&inPlace}));
+        QVERIFY(finish(twin, {&lateTwin, &inPlaceTwin}));
+    }
+
+    void outputRebuildsACompactScreen()
+    {
+        // Output after compaction goes to the rebuilt screen: the snapshot
+        // after it is the twin's.
+        const QString script = QStringLiteral("seq 1 40000; printf 'END\\n'; read x; printf '\\033[31mafter %s\\033[0m\\n' \"$x\"; exec sleep 30");
+        Session compacted(QStringLiteral("compacted2"), sh(script), 65536);
+        Session twin(QStringLiteral("twin2"), sh(script), 65536);
+        compacted.setScreenCompactDelay(0);
+        QString err;
+        QVERIFY(compacted.start(&err));
+        QVERIFY(twin.start(&err));
+        QVERIFY(settle(compacted, "END"));
+        QVERIFY(settle(twin, "END"));
+        QTRY_VERIFY_WITH_TIMEOUT(compacted.screenCompact(), 10000);
+        RecordingViewer typist, typistTwin;
+        compacted.attach(&typist, ViewerMode::Control, std::nullopt);
+        twin.attach(&typistTwin, ViewerMode::Control, std::nullopt);
+        compacted.detach(&typist);
+        twin.detach(&typistTwin);
+        QTRY_VERIFY_WITH_TIMEOUT(compacted.screenCompact(), 10000);
+        // Input without a viewer: through a control viewer attached briefly.
+        RecordingViewer k, kTwin;
+        compacted.attach(&k, ViewerMode::Control, std::nullopt);
+        twin.attach(&kTwin, ViewerMode::Control, std::nullopt);
+        QVERIFY(compacted.sendInput(&k, "typed\n", 6));
+        QVERIFY(twin.sendInput(&kTwin, "typed\n", 6));
+        compacted.detach(&k);
+        twin.detach(&kTwin);
+        QVERIFY(settle(compacted, "after typed"));
+        QVERIFY(settle(twin, "after typed"));
+        QTRY_VERIFY_WITH_TIMEOUT(compacted.screenCompact(), 10000);
+        QCOMPARE(compacted.screen()->snapshot(), twin.screen()->snapshot());
+        QVERIFY(!compacted.screenCompact());
+        compacted.kill();
+        twin.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(compacted.isTornDown() && twin.isTornDown(), 10000);
     }
 
     void screenSwitchedOff()

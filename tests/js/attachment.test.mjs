@@ -48,7 +48,8 @@ test('close codes are protocol.h\'s', () => {
   // And the names agree where they mean the same (JS names are older: a map).
   const names = { GOING_AWAY: 'GoingAway', TOO_BIG: 'TooBig', SERVICE_RESTART: 'ServiceRestart',
     TRY_AGAIN: 'TryAgainLater', BAD_MESSAGE: 'BadRequest', REVOKED: 'Unauthorized',
-    NO_SESSION: 'NotFound', SUPERSEDED: 'Superseded', EXITED: 'Exited', TOO_MANY_VIEWERS: 'TooManyViewers' };
+    NO_SESSION: 'NotFound', SUPERSEDED: 'Superseded', EXITED: 'Exited', ENDED: 'Ended',
+    TOO_MANY_VIEWERS: 'TooManyViewers' };
   for (const [js, value] of Object.entries(mod.CloseCode)) {
     assert.ok(names[js], `CloseCode.${js} has no counterpart in protocol.h`);
     assert.equal(value, cpp[names[js]], `CloseCode.${js}`);

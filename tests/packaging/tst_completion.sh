@@ -43,12 +43,19 @@ done
 grep -q '^Tether is serving' "$tmp/serve.log" || { cat "$tmp/serve.log"; echo "FAIL: no server"; exit 1; }
 titled=$(tether new -- sh -c 'printf "\033]2;%s\007" "build: \"all\""; exec sleep 600')
 plain_id=$(tether new -- sleep 600)
+# A title a program chose to mislead: U+202E (right-to-left override) and a
+# DEL. The menus show it escaped as `tether list` does, never raw.
+bidi_id=$(tether new -- sh -c 'printf "\033]2;rev\342\200\256txt\177x\007"; exec sleep 600')
 # The title reaches the server with the session's first output.
 for _ in $(seq 50); do
   tether list --json | grep -q 'build: \\"all\\"' && break
   sleep 0.1
 done
-ids=$(printf '%s\n' "$titled" "$plain_id" | sort)
+for _ in $(seq 50); do
+  tether list --json | grep -q 'rev.*txt' && break
+  sleep 0.1
+done
+ids=$(printf '%s\n' "$titled" "$plain_id" "$bidi_id" | sort)
 echo "sessions: $titled (titled), $plain_id"
 
 # --- bash ------------------------------------------------------------------------
@@ -132,6 +139,9 @@ grep -qx true <<<"$got" && pass "bash: after new -- a command" || fail "bash: ne
 
 # --- zsh and fish -------------------------------------------------------------------
 title_line() { grep -F "$titled" | grep -F 'build: "all"'; }
+# The misleading title, escaped (rev\u202etxt\x7fx), on its session's line,
+# and no raw U+202E anywhere.
+bidi_escaped() { grep -F "$bidi_id" <<<"$1" | grep -qF 'rev\u202etxt\x7fx' && ! grep -q $'\u202e' <<<"$1"; }
 if command -v zsh >/dev/null; then
   out=$(timeout 30 zsh -f "$(dirname "$0")/zsh-complete.zsh" "tether attach " "$completions")
   if title_line <<<"$out" >/dev/null && grep -qF "$plain_id" <<<"$out"; then
@@ -139,6 +149,8 @@ if command -v zsh >/dev/null; then
   else
     fail "zsh: tether attach gives: $out"
   fi
+  bidi_escaped "$out" && pass "zsh: a title with U+202E and DEL is shown escaped" \
+    || fail "zsh: the U+202E title is not shown escaped: $(grep -F "$bidi_id" <<<"$out" | od -c | head -5)"
   out=$(timeout 30 zsh -f "$(dirname "$0")/zsh-complete.zsh" "tether a " "$completions")
   if title_line <<<"$out" >/dev/null && grep -qF "$plain_id" <<<"$out"; then
     pass "zsh: tether a <TAB> (alias of attach) gives the ids with their titles"
@@ -157,6 +169,8 @@ if command -v fish >/dev/null; then
   else
     fail "fish: tether attach gives: $out"
   fi
+  bidi_escaped "$out" && pass "fish: a title with U+202E and DEL is shown escaped" \
+    || fail "fish: the U+202E title is not shown escaped: $(grep -F "$bidi_id" <<<"$out" | od -c | head -5)"
   out=$(fish --no-config -c "source $completions/tether.fish; complete -C'tether at '")
   if title_line <<<"$out" >/dev/null && grep -qF "$plain_id" <<<"$out"; then
     pass "fish: tether at <TAB> (alias of attach) gives the ids with their titles"

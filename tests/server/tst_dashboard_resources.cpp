@@ -6,6 +6,9 @@
 
 #include <QDirIterator>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRegularExpression>
 #include <QSet>
 #include <QtTest>
@@ -75,6 +78,41 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(QStringLiteral(":/dashboard/package.json")));
         QVERIFY(!QFile::exists(QStringLiteral(":/dashboard/package-lock.json")));
         QVERIFY(!QFile::exists(QStringLiteral(":/dashboard/node_modules")));
+    }
+
+    /// The web app manifest (issue 26): valid JSON with what "Add to Home
+    /// screen" needs (name, start_url, display, a 192 and a 512 px icon), and
+    /// every icon it names embedded, a PNG of the size it says.
+    void manifestIsValid()
+    {
+        const QString path = QStringLiteral(":/dashboard/manifest.webmanifest");
+        QVERIFY(QFile::exists(path));
+        QJsonParseError err;
+        const QJsonObject m = QJsonDocument::fromJson(read(path), &err).object();
+        QVERIFY2(err.error == QJsonParseError::NoError, qPrintable(err.errorString()));
+        QCOMPARE(m.value(QStringLiteral("name")).toString(), QStringLiteral("Tether"));
+        QCOMPARE(m.value(QStringLiteral("start_url")).toString(), QStringLiteral("/"));
+        QCOMPARE(m.value(QStringLiteral("display")).toString(), QStringLiteral("standalone"));
+        QSet<QString> sizes;
+        for (const QJsonValue &v : m.value(QStringLiteral("icons")).toArray()) {
+            const QJsonObject icon = v.toObject();
+            const QString file = resolve(QStringLiteral(":/dashboard"), icon.value(QStringLiteral("src")).toString());
+            QVERIFY2(QFile::exists(file), qPrintable(file));
+            if (icon.value(QStringLiteral("type")).toString() != QLatin1String("image/png"))
+                continue;
+            // PNG: signature, then the IHDR chunk's width and height (big-endian).
+            const QByteArray png = read(file);
+            QVERIFY2(png.startsWith("\x89PNG\r\n\x1a\n") && png.size() > 24, qPrintable(file));
+            auto be32 = [&](int at) {
+                return (quint32(quint8(png[at])) << 24) | (quint32(quint8(png[at + 1])) << 16)
+                    | (quint32(quint8(png[at + 2])) << 8) | quint32(quint8(png[at + 3]));
+            };
+            const QString said = icon.value(QStringLiteral("sizes")).toString();
+            QCOMPARE(QStringLiteral("%1x%2").arg(be32(16)).arg(be32(20)), said);
+            sizes.insert(said);
+        }
+        QVERIFY(sizes.contains(QStringLiteral("192x192")));
+        QVERIFY(sizes.contains(QStringLiteral("512x512")));
     }
 
     void htmlReferencesResolve()

@@ -82,6 +82,14 @@ void TestRoute::route_data()
                             << "Ab_1";
     QTest::newRow("one: POST") << QByteArray("POST") << QByteArray("/api/sessions/Ab_1") << false << K::MethodNotAllowed
                                << true << "GET, PATCH, DELETE";
+    QTest::newRow("saved screen") << QByteArray("GET") << QByteArray("/api/sessions/Ab_1/screen") << false << K::SessionScreen
+                                  << true << "Ab_1";
+    QTest::newRow("saved screen: POST") << QByteArray("POST") << QByteArray("/api/sessions/Ab_1/screen") << false
+                                        << K::MethodNotAllowed << true << "GET";
+    QTest::newRow("revive") << QByteArray("POST") << QByteArray("/api/sessions/Ab_1/revive") << false << K::ReviveSession
+                            << true << "Ab_1";
+    QTest::newRow("revive: GET") << QByteArray("GET") << QByteArray("/api/sessions/Ab_1/revive") << false
+                                 << K::MethodNotAllowed << true << "POST";
     QTest::newRow("key") << QByteArray("POST") << QByteArray("/api/key") << false << K::RotateKey << true << none;
     QTest::newRow("key: GET") << QByteArray("GET") << QByteArray("/api/key") << false << K::MethodNotAllowed << true << "POST";
     QTest::newRow("restart: GET") << QByteArray("GET") << QByteArray("/api/restart") << false << K::Restart << true << none;

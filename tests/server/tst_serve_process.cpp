@@ -114,7 +114,25 @@ private Q_SLOTS:
             s.wrapper = prlimit;
             QVERIFY2(s.start(), s.err.constData());
         }
-        QCOMPARE(openFileLimits(s.proc.processId()), (QList<QByteArray>{hard, hard}));
+        // The desktop app is a client: the host it started (`tether serve`,
+        // with the limits it was started with) holds the sessions.
+        qint64 host = s.proc.processId();
+        if (desktop) {
+            QFile rt(s.runtimeFile());
+            QVERIFY(rt.open(QIODevice::ReadOnly));
+            host = qint64(QJsonDocument::fromJson(rt.readAll()).object().value(QStringLiteral("pid")).toDouble());
+            QVERIFY(host > 0 && host != s.proc.processId());
+        }
+        struct StopHost {
+            qint64 pid;
+            bool desktop;
+            ~StopHost()
+            {
+                if (desktop && ::kill(pid_t(pid), SIGTERM) == 0)
+                    QTest::qWaitFor([this] { return ::kill(pid_t(pid), 0) != 0; }, 15000);
+            }
+        } stopHost{host, desktop};
+        QCOMPARE(openFileLimits(host), (QList<QByteArray>{hard, hard}));
 
         const QString script = QStringLiteral("ulimit -Sn > %1; ulimit -Hn >> %1; echo \"${TETHER_HANDOVER_NOFILE_SOFT-unset}\" >> %1; "
                                               "echo done >> %1; exec sleep 60");
@@ -125,7 +143,7 @@ private Q_SLOTS:
 
         const TetherRun r = runTether(s, {QStringLiteral("restart")});
         QVERIFY2(r.code == 0, r.err.constData());
-        QCOMPARE(openFileLimits(s.proc.processId()), (QList<QByteArray>{hard, hard}));
+        QCOMPARE(openFileLimits(host), (QList<QByteArray>{hard, hard}));
         const QString second = s.dir.path() + QStringLiteral("/second");
         QVERIFY(!s.create({QStringLiteral("sh"), QStringLiteral("-c"), script.arg(second)}).isEmpty());
         QTRY_VERIFY(readFile(second).endsWith("done\n"));

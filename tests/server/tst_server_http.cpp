@@ -7,6 +7,8 @@
 #include "testutil.h"
 
 #include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QNetworkAccessManager>
 #include <QNetworkCookieJar>
 #include <QNetworkReply>
@@ -936,6 +938,32 @@ private Q_SLOTS:
         QCOMPARE(f.http("POST", "/", QByteArray("x"), {}, false).status, 405);
         QCOMPARE(f.http("GET", "/api", QByteArray(), {}, false).status, 401);
         QCOMPARE(f.http("GET", "/ws", QByteArray(), {}, false).status, 401);
+    }
+
+    /// The dashboard is installable (issue 26): its web app manifest is
+    /// served as application/manifest+json (W3C Web App Manifest), without the
+    /// key, and its icons as image/png.
+    void manifestServed()
+    {
+        if (!QFile::exists(QStringLiteral(":/dashboard/manifest.webmanifest")))
+            QSKIP("the dashboard is not built into this binary");
+        HttpReply r = f.http("GET", "/manifest.webmanifest", QByteArray(), {}, false);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("Content-Type"), QByteArray("application/manifest+json"));
+        QCOMPARE(r.body, readFile(QStringLiteral(":/dashboard/manifest.webmanifest")));
+        QJsonParseError err;
+        const QJsonObject m = QJsonDocument::fromJson(r.body, &err).object();
+        QCOMPARE(err.error, QJsonParseError::NoError);
+        QCOMPARE(m.value(QStringLiteral("start_url")).toString(), QStringLiteral("/"));
+        QCOMPARE(m.value(QStringLiteral("display")).toString(), QStringLiteral("standalone"));
+        const QJsonArray icons = m.value(QStringLiteral("icons")).toArray();
+        QVERIFY(icons.size() >= 2);
+        for (const QJsonValue &v : icons) {
+            const QString src = v.toObject().value(QStringLiteral("src")).toString();
+            HttpReply icon = f.http("GET", "/" + src.toUtf8(), QByteArray(), {}, false);
+            QCOMPARE(icon.status, 200);
+            QCOMPARE(icon.header("Content-Type"), v.toObject().value(QStringLiteral("type")).toString().toUtf8());
+        }
     }
 
     void eventStream()

@@ -129,7 +129,7 @@ private Q_SLOTS:
     {
         // Nagle's algorithm with the peer's delayed ACK held the second of
         // two small writes (a command's echo, then its output) for ~40 ms
-        // (pitfalls.md, "Nagle"). Every socket the server accepts, and the
+        // (RFC 896, tcp(7)). Every socket the server accepts, and the
         // attach client's, must have TCP_NODELAY.
         QTcpSocket plain;
         QSignalSpy connected(&plain, &QTcpSocket::connected);

@@ -96,13 +96,15 @@ struct ServeProcess {
         proc.setProcessEnvironment(environment());
     }
 
-    /// XDG_RUNTIME_DIR, XDG_CONFIG_HOME and HOME of this server, as NAME=value,
+    /// XDG_RUNTIME_DIR, XDG_CONFIG_HOME, XDG_STATE_HOME and HOME of this server, as NAME=value,
     /// for every tether process that must find it; TETHER_URL/KEY cleared.
     QStringList envList() const
     {
         return {QStringLiteral("XDG_RUNTIME_DIR=") + runDir,
                 QStringLiteral("XDG_CONFIG_HOME=") + dir.path() + QStringLiteral("/config"),
                 QStringLiteral("HOME=") + dir.path() + QStringLiteral("/home"),
+                // Session records (SessionRecordStore): never the user's.
+                QStringLiteral("XDG_STATE_HOME=") + dir.path() + QStringLiteral("/state"),
                 QStringLiteral("TETHER_URL="), QStringLiteral("TETHER_KEY=")};
     }
     /// This process's environment with envList() and `extra` (NAME=value) applied.

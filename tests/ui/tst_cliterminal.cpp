@@ -4,8 +4,10 @@
 // The terminal emulator here is tmux (a detached session of a private tmux
 // server), so the test can read the screen (capture-pane) and type
 // (send-keys) like a user.
+#include "apiclient.h"
 #include "desktopapp.h"
 #include "registry.h"
+#include "server.h"
 #include "session.h"
 #include "sessionswindow.h"
 #include "terminalwindow.h"
@@ -32,6 +34,34 @@ const QString kTether = QStringLiteral(TETHER_BINARY);
 #else
 const QString kTether;
 #endif
+
+/// A host in this process (registry + server on port 0) that a DesktopApp
+/// connects to (DesktopApp::connectTo()), so that the test sees the
+/// sessions' viewers as the host does.
+struct InProcessHost {
+    SessionRegistry registry;
+    std::unique_ptr<Server> server;
+    ServerEndpoint endpoint;
+    ~InProcessHost()
+    {
+        if (server)
+            server->removeRuntimeFile();
+    }
+    bool start()
+    {
+        Config config;
+        config.port = 0;
+        server = std::make_unique<Server>(&registry, config);
+        QString error;
+        if (!server->listen(&error))
+            return false;
+        // `tether attach ID` typed in a pane finds it as it finds a host.
+        QJsonObject other;
+        if (!server->writeRuntimeFile(&error, &other))
+            return false;
+        return ServerEndpoint::resolve(server->url(), server->accessKey(), &endpoint, &error);
+    }
+};
 
 /// Runs `tmux ARGS` and returns its stdout (empty after 10 s). Waits by
 /// spinning the event loop, never in QProcess::waitForFinished: the server
@@ -97,15 +127,18 @@ private Q_SLOTS:
         Config config;
         config.port = 0;
         config.terminal = QStringLiteral("tmux new-session -d -x 100 -y 30 -s T");
+        InProcessHost host;
+        QVERIFY(host.start());
         DesktopApp app(config, DesktopApp::TrayMode::Off);
         app.setCliProgram(kTether);
-        QString error;
-        QVERIFY2(app.start(&error), qPrintable(error));
+        app.connectTo(host.endpoint);
+        QTRY_VERIFY(app.isConnected());
         QVERIFY(app.canAttachHere());
 
+        QString error;
         SpawnOptions o;
         o.argv = QStringList{QStringLiteral("/bin/sh")};
-        Session *s = app.registry()->create(o, nullptr, &error);
+        Session *s = host.registry.create(o, nullptr, &error);
         QVERIFY2(s, qPrintable(error));
         const QString id = s->id();
 
@@ -149,17 +182,17 @@ private Q_SLOTS:
         QVERIFY(!other.attachInTerminalEmulator(id, ViewerMode::Control, &error));
         QVERIFY2(error.contains(QStringLiteral("/nonexistent/term")), qPrintable(error));
 
-        // Quit ends the session: the registry drops it at once, then it is
-        // torn down (its shell ended and reaped) and deleted, and only then
-        // does the app say it has finished.
+        // The host's shutdown ends the session: the registry drops it at
+        // once, then it is torn down (its shell ended and reaped) and deleted.
         const QPointer<Session> session(s);
         const pid_t shell = s->pid();
         QVERIFY(shell > 0);
         QSignalSpy finished(&app, &DesktopApp::finished);
-        app.requestQuit(false);
-        QVERIFY(app.registry()->sessions().isEmpty());
+        host.registry.shutdown();
+        QVERIFY(host.registry.sessions().isEmpty());
+        app.closeUi();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 15000);
-        QTRY_VERIFY(session.isNull()); // deleteLater, queued
+        QTRY_VERIFY_WITH_TIMEOUT(session.isNull(), 15000); // deleteLater, queued
         errno = 0;
         QVERIFY2(::kill(shell, 0) == -1 && errno == ESRCH,
                  qPrintable(QStringLiteral("the shell (pid %1) outlived the quit").arg(shell)));
@@ -172,15 +205,13 @@ private Q_SLOTS:
         // device attributes) a moment later: those answers must not land in
         // the shell the user returns to (a first-time user saw "2RR84;0;0c"
         // at the prompt after attaching to an exited vim session).
-        Config config;
-        config.port = 0;
-        DesktopApp app(config, DesktopApp::TrayMode::Off);
+        InProcessHost host;
+        QVERIFY(host.start());
         QString error;
-        QVERIFY2(app.start(&error), qPrintable(error));
         SpawnOptions o;
         o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
                              QStringLiteral("printf 'asking\\033[6n\\033[c\\033[>c\\n'; exit 7")};
-        Session *s = app.registry()->create(o, nullptr, &error);
+        Session *s = host.registry.create(o, nullptr, &error);
         QVERIFY2(s, qPrintable(error));
         const QString id = s->id();
         QTRY_COMPARE_WITH_TIMEOUT(s->state(), Session::State::Exited, 10000);
@@ -210,8 +241,8 @@ private Q_SLOTS:
         screen = tmux({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), QStringLiteral("Q")});
         QVERIFY2(!screen.contains("not found"), screen.constData());
         tmux({QStringLiteral("kill-session"), QStringLiteral("-t"), QStringLiteral("Q")});
-        app.requestQuit(false);
-        QTRY_VERIFY_WITH_TIMEOUT(app.registry()->sessions().isEmpty(), 15000);
+        host.registry.shutdown();
+        QTRY_VERIFY_WITH_TIMEOUT(host.registry.sessions().isEmpty(), 15000);
     }
 };
 

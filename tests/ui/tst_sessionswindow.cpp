@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The Sessions window over a real registry: rows, sorting, actions, confirmations.
+// The Sessions window over a real registry's list, as the host's event
+// stream carries it (sessionListJson into a SessionListModel, the model the
+// desktop app feeds from /api/events): rows, sorting, actions, confirmations.
 #include "registry.h"
 #include "session.h"
-#include "sessionmodel.h"
+#include "sessionjson.h"
+#include "sessionlistmodel.h"
 #include "sessionswindow.h"
 
 #include <QAction>
@@ -33,6 +36,37 @@ SpawnOptions shell(const QStringList &argv = {QStringLiteral("/bin/sh")})
     o.extraEnv << QStringLiteral("PS1=$ ");
     return o;
 }
+
+/// A SessionListModel fed from a registry in this process, as the desktop
+/// app's is fed from the host's `sessions` events (the same JSON,
+/// sessionListJson()); a rename the view asks for is done on the registry,
+/// as the host does for `PATCH /api/sessions/{id}`, and a refusal is given
+/// to `window` (showRenameRefused()), as DesktopApp::renameSession does.
+class LiveList : public SessionListModel
+{
+public:
+    explicit LiveList(SessionRegistry *registry)
+        : m_registry(registry)
+    {
+        setRenamable(true);
+        const auto update = [this] { setSessions(sessionListJson(m_registry).value(QStringLiteral("sessions")).toArray()); };
+        QObject::connect(registry, &SessionRegistry::sessionAdded, this, update);
+        QObject::connect(registry, &SessionRegistry::sessionRemoved, this, update);
+        QObject::connect(registry, &SessionRegistry::sessionChanged, this, update);
+        QObject::connect(this, &SessionListModel::renameRequested, this, [this, update](const QString &id, const QString &name) {
+            Session *s = m_registry->find(id);
+            QString why;
+            if (s && !m_registry->rename(s, name, nullptr, &why) && window)
+                window->showRenameRefused(why);
+            update();
+        });
+        update();
+    }
+    SessionsWindow *window = nullptr;
+
+private:
+    SessionRegistry *m_registry;
+};
 
 /// One try of answerNextMessageBox(): clicks or, with no box open yet, tries
 /// again in 10 ms. A plain function, not a lambda that holds a shared pointer
@@ -67,7 +101,7 @@ void answerNextMessageBox(const QString &text, QString *seen = nullptr)
 /// one shell session, selected: the start of the tests of the Kill action.
 struct WindowWithASession {
     SessionRegistry registry;
-    SessionModel model{&registry};
+    LiveList model{&registry};
     SessionsWindow window{&model};
     Session *session = nullptr;
 
@@ -107,7 +141,7 @@ void TestSessionsWindow::showsSessionsAndEmptyState()
 {
     SessionRegistry registry;
     registry.setTeardownGrace(200);
-    SessionModel model(&registry);
+    LiveList model(&registry);
     SessionsWindow w(&model);
     w.setServerUrl(QStringLiteral("http://127.0.0.1:7420/"));
     w.show();
@@ -127,7 +161,7 @@ void TestSessionsWindow::actionsFollowSelection()
 {
     SessionRegistry registry;
     registry.setTeardownGrace(200);
-    SessionModel model(&registry);
+    LiveList model(&registry);
     SessionsWindow w(&model);
     w.show();
     QVERIFY(!w.attachAction()->isEnabled());
@@ -172,7 +206,7 @@ void TestSessionsWindow::doubleClickAttaches()
 {
     SessionRegistry registry;
     registry.setTeardownGrace(200);
-    SessionModel model(&registry);
+    LiveList model(&registry);
     SessionsWindow w(&model);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -180,7 +214,7 @@ void TestSessionsWindow::doubleClickAttaches()
     QVERIFY(s);
     QSignalSpy attach(&w, &SessionsWindow::attachRequested);
     QTableView *view = w.view();
-    const QRect r = view->visualRect(view->model()->index(0, SessionModel::TitleColumn));
+    const QRect r = view->visualRect(view->model()->index(0, SessionListModel::TitleColumn));
     QVERIFY(r.isValid());
     // A double click is a press/release/double-click sequence.
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, r.center());
@@ -253,8 +287,9 @@ void TestSessionsWindow::renameInPlace()
 {
     SessionRegistry registry;
     registry.setTeardownGrace(200);
-    SessionModel model(&registry);
+    LiveList model(&registry);
     SessionsWindow w(&model);
+    model.window = &w;
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     Session *taken = registry.create(shell(), QStringLiteral("taken"));
@@ -276,7 +311,7 @@ void TestSessionsWindow::renameInPlace()
     renameTo(QStringLiteral("my build"));
     QCOMPARE(s->name(), QStringLiteral("my build"));
     const int row = w.view()->currentIndex().row();
-    QCOMPARE(w.view()->model()->index(row, SessionModel::TitleColumn).data().toString(), QStringLiteral("my build"));
+    QCOMPARE(w.view()->model()->index(row, SessionListModel::TitleColumn).data().toString(), QStringLiteral("my build"));
 
     // A taken name: unchanged, and the status bar says why.
     renameTo(QStringLiteral("taken"));
@@ -288,32 +323,32 @@ void TestSessionsWindow::sortsByNumbers()
 {
     SessionRegistry registry;
     registry.setTeardownGrace(200);
-    SessionModel model(&registry);
+    LiveList model(&registry);
     SessionsWindow w(&model);
     w.show();
     QList<Session *> list;
     for (int i = 0; i < 3; ++i)
         list << registry.create(shell());
     QTableView *view = w.view();
-    view->sortByColumn(SessionModel::PidColumn, Qt::DescendingOrder);
+    view->sortByColumn(SessionListModel::PidColumn, Qt::DescendingOrder);
     QAbstractItemModel *m = view->model();
     qint64 prev = std::numeric_limits<qint64>::max();
     for (int row = 0; row < m->rowCount(); ++row) {
-        const qint64 pid = m->index(row, SessionModel::PidColumn).data(SessionModel::SortRole).toLongLong();
+        const qint64 pid = m->index(row, SessionListModel::PidColumn).data(SessionListModel::SortRole).toLongLong();
         QVERIFY(pid <= prev);
         prev = pid;
     }
     // A new session lands in its sorted place.
     Session *n = registry.create(shell());
     QVERIFY(n);
-    QCOMPARE(m->index(0, SessionModel::PidColumn).data(SessionModel::SortRole).toLongLong(),
+    QCOMPARE(m->index(0, SessionListModel::PidColumn).data(SessionListModel::SortRole).toLongLong(),
              qint64(n->pid())); // newest pid is the largest (no wrap in a test run)
 }
 
 void TestSessionsWindow::clockRunsOnlyWhileShown()
 {
     SessionRegistry registry;
-    SessionModel model(&registry);
+    LiveList model(&registry);
     SessionsWindow w(&model);
     QVERIFY(!w.isClockRunning());
     w.show();
@@ -329,7 +364,7 @@ void TestSessionsWindow::withoutLocalTerminal()
 {
     SessionRegistry registry;
     registry.setTeardownGrace(200);
-    SessionModel model(&registry);
+    LiveList model(&registry);
     SessionsWindow w(&model);
     const QString why = QStringLiteral("QTermWidget for Qt 6 is not installed; use Open in browser.");
     w.setLocalTerminalAvailable(false, why);
@@ -357,7 +392,7 @@ void TestSessionsWindow::restartFromTheMenu()
 {
     // Tether menu: Restart Tether (issue 13: the tray and the Sessions window).
     SessionRegistry registry;
-    SessionModel model(&registry);
+    LiveList model(&registry);
     SessionsWindow w(&model);
     auto *restart = w.findChild<QAction *>(QStringLiteral("restartTether"));
     QVERIFY(restart);
@@ -381,9 +416,10 @@ void TestSessionsWindow::mainWindowModeAsksOnClose()
 {
     SessionRegistry registry;
     registry.setTeardownGrace(200);
-    SessionModel model(&registry);
+    LiveList model(&registry);
     SessionsWindow w(&model);
     QSignalSpy quit(&w, &SessionsWindow::quitRequested);
+    QSignalSpy closeUi(&w, &SessionsWindow::closeRequested);
 
     // Not the main window: closing just hides.
     w.show();
@@ -397,15 +433,20 @@ void TestSessionsWindow::mainWindowModeAsksOnClose()
     QVERIFY(w.isVisible());
     QCOMPARE(quit.count(), 0);
 
-    answerNextMessageBox(QStringLiteral("Keep serving"));
+    QCOMPARE(closeUi.count(), 0);
+
+    // Close the window: the desktop app goes, the sessions stay in the host.
+    answerNextMessageBox(QStringLiteral("Close the window"));
     QVERIFY(w.close());
     QCOMPARE(quit.count(), 0);
+    QCOMPARE(closeUi.count(), 1);
 
     w.show();
-    answerNextMessageBox(QStringLiteral("Quit"));
+    answerNextMessageBox(QStringLiteral("Quit Tether"));
     QVERIFY(w.close());
     QCOMPARE(quit.count(), 1);
     QCOMPARE(quit.at(0).at(0).toBool(), true);
+    QCOMPARE(closeUi.count(), 1);
 }
 
 QTEST_MAIN(TestSessionsWindow)

@@ -11,11 +11,15 @@
 // xvfb, openbox, tint2, x11-utils, xdotool); skipped without them.
 #include "serveprocess.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+
+#include <csignal>
 
 using namespace ServerTest;
 
@@ -167,11 +171,19 @@ private Q_SLOTS:
         QVERIFY(tetherInTray());
         QCOMPARE(tether.proc.state(), QProcess::Running);
 
-        // Quit cleanly (SIGTERM, as a logout does).
+        // Closed cleanly (SIGTERM, as a logout does): the desktop app goes,
+        // its host (`tether serve`, started by it) stays; the test stops it.
+        const qint64 host = qint64(QJsonDocument::fromJson([&] {
+            QFile f(tether.runtimeFile());
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        }()).object().value(QStringLiteral("pid")).toDouble());
         tether.proc.terminate();
         QVERIFY(tether.waitFinished(20000));
         QCOMPARE(tether.proc.exitStatus(), QProcess::NormalExit);
         QCOMPARE(tether.proc.exitCode(), 0);
+        QVERIFY(host > 0 && ::kill(pid_t(host), 0) == 0);
+        QCOMPARE(::kill(pid_t(host), SIGTERM), 0);
+        QTRY_VERIFY_WITH_TIMEOUT(::kill(pid_t(host), 0) != 0, 15000);
     }
 };
 

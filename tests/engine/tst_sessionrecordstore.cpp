@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// SessionRecordStore (issue 24): records of running sessions on disk, written
+// off the output path once output goes quiet and at most once per interval;
+// removed when a session ends; kept at shutdown; read back as ended
+// sessions ("reboot", "shutdown", "crash"); 0 lines is off.
+#include "registry.h"
+#include "screen.h"
+#include "sessionrecordstore.h"
+#include "testutil.h"
+#include "vtrender.h"
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+#include <sys/stat.h>
+
+using namespace Tether;
+
+namespace {
+mode_t modeOf(const QString &path)
+{
+    struct stat st {};
+    if (::stat(QFile::encodeName(path).constData(), &st) != 0)
+        return 0;
+    return st.st_mode & 0777;
+}
+
+Limits smallLimits()
+{
+    Limits l;
+    l.bufferCapacity = 64 * 1024;
+    return l;
+}
+
+void shutdownAndWait(SessionRegistry &r)
+{
+    QSignalSpy done(&r, &SessionRegistry::shutdownComplete);
+    r.shutdown();
+    QVERIFY(done.wait(15000));
+}
+
+/// What `screen` (bytes from a reset terminal) shows, row by row.
+QString render(const QByteArray &screen, int cols, int rows)
+{
+    TestUtil::VtRender vt(cols, rows);
+    vt.feed(screen);
+    return vt.text();
+}
+} // namespace
+
+class TestSessionRecordStore : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void roundTripWithPrivateModes();
+    void recordsARunningSessionOnceQuiet();
+    void rateLimitsWrites();
+    void zeroLinesWritesNothing();
+    void aSessionThatEndsIsForgotten();
+    void shutdownKeepsRecordsAndTellsWhy();
+    void revivePreambleEndsWithTheMarker();
+};
+
+void TestSessionRecordStore::roundTripWithPrivateModes()
+{
+    QTemporaryDir tmp;
+    const QString dir = tmp.path() + QStringLiteral("/tether/sessions");
+    SessionRecord r;
+    r.id = QStringLiteral("-AbC_123");
+    r.name = QStringLiteral("build ✓");
+    r.command = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo 'x y'")};
+    r.cwd = QStringLiteral("/tmp/a dir");
+    r.title = QStringLiteral("vim notes");
+    r.created = QDateTime::fromString(QStringLiteral("2024-05-01T12:00:00Z"), Qt::ISODate);
+    r.saved = QDateTime::fromString(QStringLiteral("2024-05-01T12:30:00Z"), Qt::ISODate);
+    r.bootId = QStringLiteral("boot-1");
+    r.shutdown = true;
+    r.cols = 120;
+    r.rows = 40;
+    r.screen = QByteArray("\x1b[1;1Hhello\x00\xff", 13);
+    r.scrollbackLines = 7;
+    QString error;
+    QVERIFY2(SessionRecordStore::write(dir, r, &error), qPrintable(error));
+    const QString file = SessionRecordStore::fileFor(dir, r.id);
+    QCOMPARE(modeOf(file), mode_t(0600));
+    QCOMPARE(modeOf(dir), mode_t(0700));
+    QCOMPARE(modeOf(tmp.path() + QStringLiteral("/tether")), mode_t(0700));
+    SessionRecord back;
+    QVERIFY2(SessionRecordStore::read(file, &back, &error), qPrintable(error));
+    QCOMPARE(back.id, r.id);
+    QCOMPARE(back.name, r.name);
+    QCOMPARE(back.command, r.command);
+    QCOMPARE(back.cwd, r.cwd);
+    QCOMPARE(back.title, r.title);
+    QCOMPARE(back.created, r.created);
+    QCOMPARE(back.saved, r.saved);
+    QCOMPARE(back.bootId, r.bootId);
+    QCOMPARE(back.shutdown, true);
+    QCOMPARE(back.cols, 120);
+    QCOMPARE(back.rows, 40);
+    QCOMPARE(back.screen, r.screen);
+    QCOMPARE(back.scrollbackLines, 7);
+
+    // A file whose id is not its name, or that is not JSON, is refused.
+    QFile::copy(file, dir + QStringLiteral("/other.json"));
+    QVERIFY(!SessionRecordStore::read(dir + QStringLiteral("/other.json"), &back, &error));
+    QFile bad(dir + QStringLiteral("/bad.json"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("{not json");
+    bad.close();
+    QVERIFY(!SessionRecordStore::read(bad.fileName(), &back, &error));
+    QVERIFY(error.contains(QLatin1String("JSON")));
+}
+
+void TestSessionRecordStore::recordsARunningSessionOnceQuiet()
+{
+    QTemporaryDir tmp;
+    SessionRegistry registry(smallLimits());
+    SessionRecordStore store(&registry, tmp.path(), 1000);
+    store.setTiming(50, 0);
+    store.start();
+    QSignalSpy saved(&store, &SessionRecordStore::saved);
+    // 30 lines on a 10-row terminal: 20 go to the scrollback.
+    SpawnOptions o = TestUtil::shell(QStringLiteral("cd /tmp && i=1; while [ $i -le 30 ]; do echo row-$i; i=$((i+1)); done; exec sleep 60"));
+    o.cols = 40;
+    o.rows = 10;
+    Session *s = registry.create(o);
+    QVERIFY(s);
+    // Saved once the output is all there and quiet (a first save of an
+    // empty screen may come before: wait for the one with the last line).
+    SessionRecord r;
+    QTRY_VERIFY_WITH_TIMEOUT(saved.size() > 0 && [&] {
+        QString e;
+        return SessionRecordStore::read(SessionRecordStore::fileFor(tmp.path(), s->id()), &r, &e)
+            && r.screen.contains("row-30");
+    }(), 15000);
+    QCOMPARE(r.command, s->command());
+    QCOMPARE(r.cwd, QStringLiteral("/tmp")); // read from /proc/PID/cwd, not the start directory
+    QCOMPARE(r.cols, 40);
+    QCOMPARE(r.rows, 10);
+    QCOMPARE(r.scrollbackLines, 21); // row-1..row-21 scrolled off (row-22..30 and the cursor's empty row shown)
+    const QString shown = render(r.screen, 40, 10);
+    QVERIFY2(shown.startsWith(QLatin1String("row-22\nrow-23")), qPrintable(shown));
+    QVERIFY(shown.contains(QLatin1String("row-30")));
+    QVERIFY(r.screen.contains("row-1\x1b[K"));
+    shutdownAndWait(registry);
+}
+
+void TestSessionRecordStore::rateLimitsWrites()
+{
+    QTemporaryDir tmp;
+    SessionRegistry registry(smallLimits());
+    SessionRecordStore store(&registry, tmp.path(), 1000);
+    const int intervalMs = 600;
+    store.setTiming(10, intervalMs);
+    store.start();
+    QSignalSpy saved(&store, &SessionRecordStore::saved);
+    // A line every 50 ms: quiet long enough between lines for the idle rule,
+    // so only the rate limit holds writes back.
+    Session *s = registry.create(TestUtil::shell(QStringLiteral("while :; do echo tick; sleep 0.05; done")));
+    QVERIFY(s);
+    QSignalSpy output(s, &Session::outputArrived);
+    QElapsedTimer clock;
+    clock.start();
+    QList<qint64> at;
+    connect(&store, &SessionRecordStore::saved, this, [&] { at.append(clock.elapsed()); });
+    QTRY_VERIFY_WITH_TIMEOUT(at.size() >= 3, 20000);
+    // Never per read: many reads, few writes, and writes at least the
+    // interval apart (a coarse timer may fire up to 5 % early).
+    QVERIFY2(output.size() > at.size() * 2, qPrintable(QStringLiteral("%1 reads, %2 writes").arg(output.size()).arg(at.size())));
+    for (int i = 1; i < at.size(); ++i)
+        QVERIFY2(at.at(i) - at.at(i - 1) >= intervalMs * 9 / 10,
+                 qPrintable(QStringLiteral("writes %1 ms apart").arg(at.at(i) - at.at(i - 1))));
+    shutdownAndWait(registry);
+}
+
+void TestSessionRecordStore::zeroLinesWritesNothing()
+{
+    QTemporaryDir off;
+    QTemporaryDir witness;
+    SessionRegistry registry(smallLimits());
+    SessionRecordStore store(&registry, off.path() + QStringLiteral("/sessions"), 0);
+    QVERIFY(!store.isEnabled());
+    store.start();
+    // The same sessions recorded elsewhere: once that one has written, the
+    // store that is off had every chance to.
+    SessionRecordStore other(&registry, witness.path(), 1000);
+    other.setTiming(10, 0);
+    other.start();
+    QSignalSpy saved(&other, &SessionRecordStore::saved);
+    Session *s = registry.create(TestUtil::shell(QStringLiteral("echo hello; exec sleep 60")));
+    QVERIFY(s);
+    QTRY_VERIFY_WITH_TIMEOUT(saved.size() > 0, 15000);
+    store.shutdown();
+    QVERIFY(!QFileInfo::exists(off.path() + QStringLiteral("/sessions")));
+    shutdownAndWait(registry);
+}
+
+void TestSessionRecordStore::aSessionThatEndsIsForgotten()
+{
+    QTemporaryDir tmp;
+    SessionRegistry registry(smallLimits());
+    SessionRecordStore store(&registry, tmp.path(), 1000);
+    store.setTiming(10, 0);
+    store.start();
+    QSignalSpy saved(&store, &SessionRecordStore::saved);
+    Session *exits = registry.create(TestUtil::shell(QStringLiteral("echo a; exec sleep 60")));
+    Session *killed = registry.create(TestUtil::shell(QStringLiteral("echo b; exec sleep 60")));
+    QVERIFY(exits && killed);
+    const QString exitsFile = SessionRecordStore::fileFor(tmp.path(), exits->id());
+    const QString killedFile = SessionRecordStore::fileFor(tmp.path(), killed->id());
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(exitsFile) && QFileInfo::exists(killedFile), 15000);
+    QSignalSpy exited(exits, &Session::exited);
+    ::kill(exits->pid(), SIGTERM); // its program ends: the session ended normally
+    QVERIFY(exited.wait(10000));
+    QVERIFY(!QFileInfo::exists(exitsFile));
+    QVERIFY(registry.kill(killed->id())); // DELETE, `tether kill`
+    QVERIFY(!QFileInfo::exists(killedFile));
+    shutdownAndWait(registry);
+}
+
+void TestSessionRecordStore::shutdownKeepsRecordsAndTellsWhy()
+{
+    QTemporaryDir tmp;
+    const QString bootFile = tmp.path() + QStringLiteral("/boot_id");
+    TestUtil::EnvGuard guard("TETHER_BOOT_ID_FILE");
+    auto setBoot = [&](const QByteArray &id) {
+        QFile f(bootFile);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(id + '\n');
+    };
+    setBoot("boot-A");
+    qputenv("TETHER_BOOT_ID_FILE", QFile::encodeName(bootFile));
+    QCOMPARE(SessionRecordStore::currentBootId(), QStringLiteral("boot-A"));
+    const QString dir = tmp.path() + QStringLiteral("/sessions");
+    QString id;
+    {
+        SessionRegistry registry(smallLimits());
+        SessionRecordStore store(&registry, dir, 1000);
+        store.start();
+        Session *s = registry.create(TestUtil::shell(QStringLiteral("echo kept; exec sleep 60")));
+        QVERIFY(s);
+        id = s->id();
+        QTRY_VERIFY(s->offset() > 0);
+        store.shutdown(); // an orderly stop: records first, then the sessions end
+        shutdownAndWait(registry);
+    }
+    SessionRecord r;
+    QString error;
+    QVERIFY2(SessionRecordStore::read(SessionRecordStore::fileFor(dir, id), &r, &error), qPrintable(error));
+    QVERIFY(r.shutdown);
+    QVERIFY(r.screen.contains("kept"));
+
+    // A record written while the host ran, left by a crash.
+    SessionRecord crashed = r;
+    crashed.id = QStringLiteral("crashedSession");
+    crashed.shutdown = false;
+    crashed.created = r.created.addSecs(1);
+    QVERIFY(SessionRecordStore::write(dir, crashed, &error));
+
+    SessionRegistry registry(smallLimits());
+    {
+        SessionRecordStore store(&registry, dir, 1000);
+        QCOMPARE(store.loadEnded(), 2);
+        QCOMPARE(store.ended().at(0).id, id);
+        QCOMPARE(store.why(store.ended().at(0)), QStringLiteral("shutdown"));
+        QCOMPARE(store.why(store.ended().at(1)), QStringLiteral("crash"));
+        const QJsonObject j = store.toJson(store.ended().at(1));
+        QCOMPARE(j.value(QStringLiteral("state")).toString(), QStringLiteral("ended"));
+        QCOMPARE(j.value(QStringLiteral("ended")).toString(), QStringLiteral("crash"));
+    }
+    setBoot("boot-B"); // the machine rebooted
+    SessionRecordStore store(&registry, dir, 1000);
+    QCOMPARE(store.loadEnded(), 2);
+    QCOMPARE(store.why(store.ended().at(0)), QStringLiteral("reboot"));
+    QCOMPARE(store.why(store.ended().at(1)), QStringLiteral("reboot"));
+    QSignalSpy changed(&store, &SessionRecordStore::endedChanged);
+    QVERIFY(store.forget(QStringLiteral("crashedSession")));
+    QCOMPARE(changed.size(), 1);
+    QVERIFY(!QFileInfo::exists(SessionRecordStore::fileFor(dir, QStringLiteral("crashedSession"))));
+    QVERIFY(!store.findEnded(QStringLiteral("crashedSession")));
+    QVERIFY(!store.forget(QStringLiteral("crashedSession")));
+    QCOMPARE(store.ended().size(), 1);
+}
+
+void TestSessionRecordStore::revivePreambleEndsWithTheMarker()
+{
+    // A real snapshot (its cursor save slot is home, its cursor after the
+    // prompt): the marker goes on the line below the prompt, nothing of
+    // the saved screen is overwritten.
+    Screen shell(80, 6);
+    shell.feed(QByteArray("$ make\r\nbuilt\r\n\x1b[1;2r\x1b[4;1H$ "));
+    Screen::SnapshotOptions o;
+    o.inPlace = false;
+    o.synchronized = false;
+    SessionRecord r;
+    r.cols = 80;
+    r.rows = 6;
+    r.screen = shell.snapshot(o);
+    r.saved = QDateTime::fromString(QStringLiteral("2024-05-01T12:30:00Z"), Qt::ISODate);
+    QByteArray p = SessionRecordStore::revivePreamble(r, QStringLiteral("reboot"));
+    QVERIFY(p.startsWith(r.screen));
+    QVERIFY(p.contains("session ended by reboot at 2024-05-01 12:30:00 UTC"));
+    QVERIFY(p.endsWith("\x1b[0m\r\n"));
+    {
+        TestUtil::VtRender vt(80, 6);
+        vt.feed(p);
+        QVERIFY2(vt.rowText(0) == QStringLiteral("$ make"), qPrintable(vt.text() + QStringLiteral("\n---\n") + QString::fromLatin1(p.toPercentEncoding(" $;[?"))));
+        QCOMPARE(vt.rowText(1), QStringLiteral("built"));
+        QCOMPARE(vt.rowText(3), QStringLiteral("$"));
+        QVERIFY2(vt.rowText(4).startsWith(QLatin1String("--- tether: session ended by reboot")), qPrintable(vt.text()));
+    }
+    // A full-screen program in front: back on the normal screen, the
+    // marker below everything.
+    Screen vim(80, 6);
+    vim.feed(QByteArray("$ vim\r\n\x1b[?1049h\x1b[2J\x1b[Hin vim"));
+    r.screen = vim.snapshot(o);
+    p = SessionRecordStore::revivePreamble(r, QStringLiteral("crash"));
+    TestUtil::VtRender vt(80, 6);
+    vt.keepScrollback(false);
+    vt.feed(p);
+    QVERIFY(!vt.altScreen());
+    QVERIFY2(vt.rowText(4).startsWith(QLatin1String("--- tether: session ended by crash")) && vt.cursor().first == 5, qPrintable(vt.text()));
+    QVERIFY2((vt.scrollback() + vt.text().split(QLatin1Char('\n'))).contains(QStringLiteral("$ vim")), qPrintable(vt.text()));
+}
+
+QTEST_GUILESS_MAIN(TestSessionRecordStore)
+#include "tst_sessionrecordstore.moc"

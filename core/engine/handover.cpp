@@ -5,6 +5,7 @@
 #include "handover.h"
 #include "bytecodec.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -91,7 +92,8 @@ QByteArray sessionMeta(const SessionRecord &s)
     // Appended after the hold: the command list (CommandLog::save()).
     w.bytes(s.commands);
     // Appended after the command list: the notification settings' flags.
-    w.u32((s.notifyMuted ? 1u : 0u) | (s.notifyNext ? 2u : 0u));
+    w.u32((s.notifyMuted ? 1u : 0u) | (s.notifyNext ? 2u : 0u) | (s.notifyActivity ? 4u : 0u)
+          | (quint32(std::clamp(s.notifySilence, 0, 0xffffff)) << 8));
     return w.take();
 }
 
@@ -222,6 +224,8 @@ bool decodeSession(ByteReader &r, quint32 version, SessionRecord *s, bool borrow
         const quint32 flags = m.u32();
         s->notifyMuted = flags & 1u;
         s->notifyNext = flags & 2u;
+        s->notifyActivity = flags & 4u;
+        s->notifySilence = int(flags >> 8);
     }
     // Bytes past the fields known here were appended by a later build of the
     // same format version: skipped on purpose.

@@ -121,12 +121,14 @@ struct SessionRecord {
     /// Session::commands(): CommandLog::save(), appended after outputHold;
     /// empty from a build without it (the list then starts empty).
     QByteArray commands;
-    /// Session::notifySettings() (muted, next). Appended after `commands`
-    /// as a u32 of flags (bit 0 muted, bit 1 next; other bits are for later
-    /// settings and ignored): a state from a build without it reads as
-    /// neither.
+    /// Session::notifySettings(). Appended after `commands` as one u32: bit
+    /// 0 muted, bit 1 next, bit 2 activity, bits 8..31 silence (seconds);
+    /// bits 3..7 are for later settings and ignored. A state from a build
+    /// without it reads as none set.
     bool notifyMuted = false;
     bool notifyNext = false;
+    bool notifyActivity = false;
+    int notifySilence = 0;
 
     qsizetype ringSize() const
     {

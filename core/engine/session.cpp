@@ -84,6 +84,8 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     m_screenTimer.setSingleShot(true);
     m_screenTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_screenTimer, &QTimer::timeout, this, [this] { parseScreen(kScreenChunk, kScreenTurnUs); });
+    m_silenceTimer.setSingleShot(true);
+    connect(&m_silenceTimer, &QTimer::timeout, this, &Session::onSilenceTimer);
     // Compaction of a detached idle session's screen (setScreenCompactDelay()).
     m_compactTimer.setSingleShot(true);
     m_compactTimer.setInterval(kScreenCompactMs);
@@ -203,6 +205,8 @@ void Session::onOutput(const char *data, qsizetype size)
     // the ring (InertRuns).
     m_inertRuns.add(from, from + quint64(m_head.feedReportingInert(data, size)));
     m_lastActivityMs = nowMs();
+    if (m_notifySettings.activity || m_notifySettings.silence > 0)
+        onOutputAlerts();
     // Shell-integration marks and notifications (ShellMarkScanner: memchr
     // for ESC and BEL, then only OSC bytes are looked at).
     m_marks.scan(data, size, from, m_markSink);
@@ -255,8 +259,59 @@ void Session::setNotifySettings(const NotifySettings &settings)
 {
     if (settings == m_notifySettings)
         return;
+    const NotifySettings before = m_notifySettings;
     m_notifySettings = settings;
+    m_notifySettings.silence = std::clamp(settings.silence, 0, kMaxSilenceSeconds);
+    if (m_notifySettings.activity && !before.activity)
+        m_activityArmed = true;
+    if (m_notifySettings.silence != before.silence) {
+        // Counted from now: the silence before it was asked for is not one.
+        m_silenceArmed = true;
+        m_lastOutputMono = monotonicMs();
+        scheduleSilence();
+    }
     Q_EMIT notifySettingsChanged();
+}
+
+void Session::onOutputAlerts()
+{
+    if (m_notifySettings.activity && m_activityArmed && viewerCount() == 0) {
+        m_activityArmed = false;
+        if (!m_notifySettings.muted)
+            Q_EMIT notify(QStringLiteral("activity"), QStringLiteral("output while nobody watched"), false, false,
+                          CommandRecord());
+    }
+    if (m_notifySettings.silence > 0) {
+        m_lastOutputMono = monotonicMs();
+        if (!m_silenceArmed) { // it told of the last silence: count the next one from here
+            m_silenceArmed = true;
+            scheduleSilence();
+        }
+    }
+}
+
+void Session::scheduleSilence()
+{
+    if (m_notifySettings.silence <= 0 || !m_silenceArmed || m_state != State::Running) {
+        m_silenceTimer.stop();
+        return;
+    }
+    const qint64 due = m_lastOutputMono + qint64(m_notifySettings.silence) * 1000;
+    m_silenceTimer.start(int(std::clamp<qint64>(due - monotonicMs(), 0, qint64(kMaxSilenceSeconds) * 1000)));
+}
+
+void Session::onSilenceTimer()
+{
+    if (m_notifySettings.silence <= 0 || !m_silenceArmed || m_state != State::Running)
+        return;
+    if (monotonicMs() - m_lastOutputMono < qint64(m_notifySettings.silence) * 1000) {
+        scheduleSilence(); // output came meanwhile: the rest of the time from it
+        return;
+    }
+    m_silenceArmed = false;
+    if (!m_notifySettings.muted)
+        Q_EMIT notify(QStringLiteral("silence"), QStringLiteral("no output for %1 s").arg(m_notifySettings.silence),
+                      viewerCount() > 0, false, CommandRecord());
 }
 
 bool Session::takeNextRequest()
@@ -709,6 +764,7 @@ void Session::onFinished(const ExitStatus &status)
     // finished() comes after the last output byte of the leader, so every
     // viewer has seen all output before it hears of the exit.
     forEachViewer([&status](Viewer *v) { v->exited(status); });
+    m_silenceTimer.stop();
     const bool watched = viewerCount() > 0;
     // A command still running ended with its shell (`exit 3`, `exec prog`):
     // its status is the session's (128 + N for signal N, as a shell says).
@@ -897,6 +953,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
     // attach cycles wrote 93 MB).
     qCDebug(lcSession) << "session" << m_id << (mode == ViewerMode::Control ? "control" : "watch")
                        << "viewer attached, replay" << info.replayBytes << "bytes";
+    m_activityArmed = true; // someone looked: the next activity tells again
     Q_EMIT viewersChanged();
 }
 
@@ -1166,6 +1223,8 @@ Handover::SessionRecord Session::handover() const
     r.commands = m_commands.save();
     r.notifyMuted = m_notifySettings.muted;
     r.notifyNext = m_notifySettings.next;
+    r.notifyActivity = m_notifySettings.activity;
+    r.notifySilence = m_notifySettings.silence;
     // An outrun screen paused by a flood (its offset already left the ring)
     // is not handed over: the successor could not parse on from it, and the
     // reader refuses the whole state for an offset outside the ring. The
@@ -1236,6 +1295,10 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
         qCWarning(lcSession) << "session" << r.id << "command list not readable: starts empty";
     s->m_notifySettings.muted = r.notifyMuted;
     s->m_notifySettings.next = r.notifyNext;
+    s->m_notifySettings.activity = r.notifyActivity;
+    s->m_notifySettings.silence = std::clamp(r.notifySilence, 0, kMaxSilenceSeconds);
+    s->m_lastOutputMono = monotonicMs();
+    s->scheduleSilence();
     s->m_normalChangedAt = s->m_ring.endOffset(); // unknown before: not kept on an outrun
     s->m_sizes = {SizeChange{r.ringStart, r.pty.cols, r.pty.rows}};
     const Handover::ScreenRecord &sc = r.screen;

@@ -483,9 +483,21 @@ public:
         /// session's exit if that comes first, notifies with `requested`
         /// set, even when muted; then this clears itself.
         bool next = false;
-        bool operator==(const NotifySettings &o) const { return muted == o.muted && next == o.next; }
+        /// Activity alert (tmux's monitor-activity): output while nobody
+        /// watches notifies (kind "activity") once, then again only after a
+        /// viewer attached.
+        bool activity = false;
+        /// Silence alert (tmux's monitor-silence), seconds: no output for
+        /// this long notifies (kind "silence") once, then again only after
+        /// more output. 0: off. At most kMaxSilenceSeconds.
+        int silence = 0;
+        bool operator==(const NotifySettings &o) const
+        {
+            return muted == o.muted && next == o.next && activity == o.activity && silence == o.silence;
+        }
         bool operator!=(const NotifySettings &o) const { return !(*this == o); }
     };
+    static constexpr int kMaxSilenceSeconds = 86400;
     NotifySettings notifySettings() const { return m_notifySettings; }
     /// Replaces them; emits notifySettingsChanged() when they differ.
     void setNotifySettings(const NotifySettings &settings);
@@ -519,6 +531,8 @@ Q_SIGNALS:
     /// `requested`: NotifySettings::next asked for it (a command of any
     /// duration, or the exit). Nothing is emitted while NotifySettings::muted
     /// but what `next` asked for.
+    /// "activity" and "silence" too (NotifySettings::activity, silence;
+    /// `text` "output while nobody watched", "no output for N s").
     void notify(const QString &kind, const QString &text, bool watched, bool requested,
                 const Tether::CommandRecord &record);
     /// setNotifySettings() changed them, or a requested notify() cleared `next`.
@@ -690,6 +704,20 @@ private:
     /// Takes NotifySettings::next: true (and clears it, emitting
     /// notifySettingsChanged()) when it was set.
     bool takeNextRequest();
+    /// Activity and silence alerts (NotifySettings::activity, silence).
+    /// Armed: the next output (activity) or silence may notify.
+    bool m_activityArmed = true;
+    bool m_silenceArmed = true;
+    /// Monotonic ms of the last output, kept only while a silence alert is set.
+    qint64 m_lastOutputMono = 0;
+    /// Fires at the earliest moment the silence can have lasted long enough;
+    /// it then looks at m_lastOutputMono (output does not restart it: no
+    /// timer work on the output path).
+    QTimer m_silenceTimer;
+    /// Starts or stops m_silenceTimer as the settings and state ask.
+    void scheduleSilence();
+    void onSilenceTimer();
+    void onOutputAlerts();
     /// The token buckets of bells [0] and messages [1]: tokens, and when
     /// they were last counted (monotonic ms).
     struct NotifyBucket {

@@ -31,6 +31,7 @@
 #include <QWebSocketCorsAuthenticator>
 #include <QWebSocketServer>
 
+#include <cmath>
 #include <fcntl.h>
 #include <limits>
 #include <unistd.h>
@@ -1107,19 +1108,31 @@ void Server::patchSession(HttpConnection *c, const QString &id)
     Session::NotifySettings settings = s->notifySettings();
     if (!notify.isUndefined()) {
         if (!notify.isObject()) {
-            c->respondError(400, QStringLiteral("notify must be an object: {\"muted\": true|false, \"next\": true|false}"));
+            c->respondError(400, QStringLiteral("notify must be an object: {\"muted\": true|false, \"next\": true|false, "
+                                                "\"activity\": true|false, \"silence\": SECONDS}"));
             return;
         }
         const QJsonObject n = notify.toObject();
-        for (const QString &field : {QStringLiteral("muted"), QStringLiteral("next")}) {
+        for (const QString &field : {QStringLiteral("muted"), QStringLiteral("next"), QStringLiteral("activity")}) {
             const QJsonValue v = n.value(field);
             if (!v.isUndefined() && !v.isBool()) {
                 c->respondError(400, QStringLiteral("notify.%1 must be true or false").arg(field));
                 return;
             }
         }
+        const QJsonValue silence = n.value(QStringLiteral("silence"));
+        if (!silence.isUndefined()
+            && (!silence.isDouble() || silence.toDouble() != std::floor(silence.toDouble()) || silence.toDouble() < 0
+                || silence.toDouble() > Session::kMaxSilenceSeconds)) {
+            c->respondError(400, QStringLiteral("notify.silence must be an integer 0..%1 (seconds; 0: off)")
+                                     .arg(Session::kMaxSilenceSeconds));
+            return;
+        }
         settings.muted = n.value(QStringLiteral("muted")).toBool(settings.muted);
         settings.next = n.value(QStringLiteral("next")).toBool(settings.next);
+        settings.activity = n.value(QStringLiteral("activity")).toBool(settings.activity);
+        if (!silence.isUndefined())
+            settings.silence = int(silence.toDouble());
     }
     if (!name.isUndefined()) {
         SessionRegistry::CreateError error = SessionRegistry::CreateError::None;

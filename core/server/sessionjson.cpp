@@ -71,7 +71,9 @@ QJsonObject sessionToJson(const Session *s, const SessionRegistry *registry)
              : QJsonValue(QJsonValue::Null));
     o.insert(QStringLiteral("shell"), shellToJson(s));
     const Session::NotifySettings n = s->notifySettings();
-    o.insert(QStringLiteral("notify"), QJsonObject{{QStringLiteral("muted"), n.muted}, {QStringLiteral("next"), n.next}});
+    o.insert(QStringLiteral("notify"), QJsonObject{{QStringLiteral("muted"), n.muted}, {QStringLiteral("next"), n.next},
+                                                   {QStringLiteral("activity"), n.activity},
+                                                   {QStringLiteral("silence"), n.silence}});
     return o;
 }
 

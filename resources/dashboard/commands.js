@@ -35,13 +35,18 @@ export function shellStatus(s, elapsedMs = 0) {
 }
 
 /**
- * The session's notification settings in words ('' when neither): "notify
- * next" or "muted".
- * @param {{notify?: {muted?: boolean, next?: boolean}}} s SESSION
+ * The session's notification settings in words ('' when none): "notify
+ * next", "muted", "activity alert", "silence alert 30s".
+ * @param {{notify?: {muted?: boolean, next?: boolean, activity?: boolean, silence?: number}}} s SESSION
  */
 export function notifyStatus(s) {
   const n = (s && s.notify) || {};
-  return [n.next ? 'notify next' : '', n.muted ? 'muted' : ''].filter(Boolean).join(', ');
+  return [
+    n.next ? 'notify next' : '',
+    n.muted ? 'muted' : '',
+    n.activity ? 'activity alert' : '',
+    n.silence > 0 ? `silence alert ${formatDuration(n.silence)}` : '',
+  ].filter(Boolean).join(', ');
 }
 
 /** VS Code's escaping of OSC 633 ; E: `\\` and `\xNN`. */
@@ -143,6 +148,8 @@ export function notifyText(ev, label) {
       };
     }
     case 'bell': return { title: label, body: 'Bell' };
+    case 'activity': return { title: `${label}: activity`, body: 'Output while nobody watched' };
+    case 'silence': return { title: `${label}: silence`, body: text };
     default: return { title: label, body: text };
   }
 }

@@ -113,8 +113,10 @@ private Q_SLOTS:
         QVERIFY(s.start());
         const QString id = s.create({QStringLiteral("/bin/cat")});
         QVERIFY(!id.isEmpty());
-        const QJsonObject both{{QStringLiteral("muted"), true}, {QStringLiteral("next"), true}};
-        const HttpReply r = s.http("PATCH", "/api/sessions/" + id.toLatin1(), R"({"notify": {"muted": true, "next": true}})");
+        const QJsonObject both{{QStringLiteral("muted"), true}, {QStringLiteral("next"), true},
+                               {QStringLiteral("activity"), true}, {QStringLiteral("silence"), 600}};
+        const HttpReply r = s.http("PATCH", "/api/sessions/" + id.toLatin1(),
+                                   R"({"notify": {"muted": true, "next": true, "activity": true, "silence": 600}})");
         QCOMPARE(r.status, 200);
         QCOMPARE(r.json().value(QStringLiteral("notify")).toObject(), both);
         const QString instance = s.http("GET", "/api/restart").json().value(QStringLiteral("instance")).toString();
@@ -125,7 +127,8 @@ private Q_SLOTS:
         QCOMPARE(s.session(id).value(QStringLiteral("notify")).toObject(), both);
         QCOMPARE(s.http("PATCH", "/api/sessions/" + id.toLatin1(), R"({"notify": {"muted": false}})").status, 200);
         QCOMPARE(s.session(id).value(QStringLiteral("notify")).toObject(),
-                 (QJsonObject{{QStringLiteral("muted"), false}, {QStringLiteral("next"), true}}));
+                 (QJsonObject{{QStringLiteral("muted"), false}, {QStringLiteral("next"), true},
+                              {QStringLiteral("activity"), true}, {QStringLiteral("silence"), 600}}));
     }
 
     void waitWithoutIntegrationAndErrors()

@@ -63,6 +63,8 @@ Handover::State sampleState()
     a.commands = QByteArray("cmd");
     a.notifyMuted = true;
     a.notifyNext = true;
+    a.notifyActivity = true;
+    a.notifySilence = 30;
     Handover::SessionRecord b;
     b.id = QStringLiteral("BBBB");
     b.command = QStringList{QStringLiteral("true")};
@@ -144,6 +146,8 @@ void compareStates(const Handover::State &x, const Handover::State &y)
         QCOMPARE(a.commands, b.commands);
         QCOMPARE(a.notifyMuted, b.notifyMuted);
         QCOMPARE(a.notifyNext, b.notifyNext);
+        QCOMPARE(a.notifyActivity, b.notifyActivity);
+        QCOMPARE(a.notifySilence, b.notifySilence);
     }
 }
 
@@ -358,6 +362,8 @@ private Q_SLOTS:
         want.sessions.first().commands.clear();
         want.sessions.first().notifyMuted = false;
         want.sessions.first().notifyNext = false;
+        want.sessions.first().notifyActivity = false;
+        want.sessions.first().notifySilence = 0;
         compareStates(back, want);
         // No hold is written as -1, and read back as none.
         const QByteArray none = Handover::encode(want);
@@ -392,16 +398,19 @@ private Q_SLOTS:
         Handover::State want = st;
         want.sessions.first().notifyMuted = false;
         want.sessions.first().notifyNext = false;
+        want.sessions.first().notifyActivity = false;
+        want.sessions.first().notifySilence = 0;
         compareStates(back, want);
         // Bits a later build may add are ignored.
         QByteArray later = Handover::encode(st);
         const int at = firstMetaOffset(st);
         const quint32 len = qFromLittleEndian<quint32>(later.constData() + at);
         const int flagsAt = at + 4 + int(len) - kNotifyBytes;
-        QCOMPARE(qFromLittleEndian<quint32>(later.constData() + flagsAt), 3u);
-        qToLittleEndian<quint32>(0xfff4u | 2u, later.data() + flagsAt);
+        QCOMPARE(qFromLittleEndian<quint32>(later.constData() + flagsAt), 1u | 2u | 4u | (30u << 8));
+        qToLittleEndian<quint32>(0xf8u | 2u | (7u << 8), later.data() + flagsAt);
         QVERIFY2(Handover::decode(later.constData(), later.size(), &back, &error), qPrintable(error));
         want.sessions.first().notifyNext = true;
+        want.sessions.first().notifySilence = 7;
         compareStates(back, want);
     }
 
@@ -422,6 +431,8 @@ private Q_SLOTS:
         want.sessions.first().commands.clear();
         want.sessions.first().notifyMuted = false;
         want.sessions.first().notifyNext = false;
+        want.sessions.first().notifyActivity = false;
+        want.sessions.first().notifySilence = 0;
         compareStates(back, want);
     }
 
@@ -444,6 +455,8 @@ private Q_SLOTS:
         want.sessions.first().commands.clear();
         want.sessions.first().notifyMuted = false;
         want.sessions.first().notifyNext = false;
+        want.sessions.first().notifyActivity = false;
+        want.sessions.first().notifySilence = 0;
         compareStates(back, want);
     }
 
@@ -518,6 +531,8 @@ private Q_SLOTS:
         unnamed.sessions.first().commands.clear();
         unnamed.sessions.first().notifyMuted = false;
         unnamed.sessions.first().notifyNext = false;
+        unnamed.sessions.first().notifyActivity = false;
+        unnamed.sessions.first().notifySilence = 0;
         compareStates(back, unnamed);
         QVERIFY(!back.sessions.first().screen.present);
         // The same bytes as version 2 lack a field: refused as truncated.

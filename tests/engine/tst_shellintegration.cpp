@@ -7,6 +7,7 @@
 #include "commandlog.h"
 #include "session.h"
 #include "shellintegration.h"
+#include "recordingviewer.h"
 #include "testutil.h"
 
 #include <QDir>
@@ -503,15 +504,94 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
     }
 
+    /// tmux's monitor-activity: output while nobody watches tells once,
+    /// then again only after a viewer attached; muted, never.
+    void activityAlert()
+    {
+        Session s(QStringLiteral("a"), TestUtil::shell(QStringLiteral("while read x; do echo \"got $x\"; done")), 1 << 20);
+        s.setNotifySettings({false, false, true, 0});
+        QSignalSpy notify(&s, &Session::notify);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        const auto activity = [&notify] {
+            int n = 0;
+            for (const QList<QVariant> &a : notify)
+                n += a.at(0).toString() == QLatin1String("activity");
+            return n;
+        };
+        // Types a line and waits for all it brings: the echo "LINE\r\n" and "got LINE\r\n".
+        const auto type = [&s](const QByteArray &line) {
+            const quint64 until = s.offset() + quint64(2 * line.size() + 8);
+            s.sendApiInput(line + "\r");
+            return QTest::qWaitFor([&s, until] { return s.offset() >= until; }, 20000);
+        };
+        QVERIFY(type("one"));
+        QTRY_COMPARE(activity(), 1);
+        QVERIFY(type("two"));
+        QCOMPARE(activity(), 1); // not again: nobody looked since
+        QCOMPARE(notify.first().at(1).toString(), QStringLiteral("output while nobody watched"));
+        QCOMPARE(notify.first().at(2).toBool(), false);
+        {
+            TestUtil::RecordingViewer v;
+            s.attach(&v, ViewerMode::Watch, std::nullopt);
+            QVERIFY(type("watched")); // while watched: nothing
+            s.detach(&v);
+        }
+        QCOMPARE(activity(), 1);
+        QVERIFY(type("three")); // someone looked since the last one
+        QTRY_COMPARE(activity(), 2);
+        s.setNotifySettings({true, false, true, 0});
+        {
+            TestUtil::RecordingViewer v;
+            s.attach(&v, ViewerMode::Watch, std::nullopt);
+            s.detach(&v);
+        }
+        QVERIFY(type("muted"));
+        QCOMPARE(activity(), 2);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
+    /// tmux's monitor-silence: no output for N s tells once, then again
+    /// only after more output and N s more.
+    void silenceAlert()
+    {
+        Session s(QStringLiteral("q"), TestUtil::shell(QStringLiteral("while read x; do echo \"got $x\"; done")), 1 << 20);
+        QString err;
+        QVERIFY2(s.start(&err), qPrintable(err));
+        QSignalSpy notify(&s, &Session::notify);
+        s.setNotifySettings({false, false, false, 1});
+        QCOMPARE(s.notifySettings().silence, 1);
+        QVERIFY(notify.wait(20000));
+        QCOMPARE(notify.count(), 1);
+        QCOMPARE(notify.first().at(0).toString(), QStringLiteral("silence"));
+        QCOMPARE(notify.first().at(1).toString(), QStringLiteral("no output for 1 s"));
+        // Silence goes on: nothing more until output came.
+        QVERIFY(!notify.wait(1500));
+        s.sendApiInput("x\r");
+        QVERIFY(notify.wait(20000));
+        QCOMPARE(notify.count(), 2);
+        QCOMPARE(notify.last().at(0).toString(), QStringLiteral("silence"));
+        // Off: nothing.
+        s.setNotifySettings({false, false, false, 0});
+        s.sendApiInput("y\r");
+        QVERIFY(!notify.wait(1500));
+        QCOMPARE(notify.count(), 2);
+        s.kill();
+        QTRY_VERIFY_WITH_TIMEOUT(s.isTornDown(), 10000);
+    }
+
     void notifySettingsSurviveTheHandover()
     {
         Session s(QStringLiteral("h"), TestUtil::shell(QStringLiteral("read x")), 1 << 20);
         QString err;
         QVERIFY2(s.start(&err), qPrintable(err));
-        s.setNotifySettings({true, true});
+        s.setNotifySettings({true, true, true, 45});
         const Handover::SessionRecord r = s.handover();
         QCOMPARE(r.notifyMuted, true);
         QCOMPARE(r.notifyNext, true);
+        QCOMPARE(r.notifyActivity, true);
+        QCOMPARE(r.notifySilence, 45);
         s.setNotifySettings({false, true});
         QCOMPARE(s.handover().notifyMuted, false);
         QCOMPARE(s.handover().notifyNext, true);

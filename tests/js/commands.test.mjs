@@ -47,6 +47,8 @@ test('notify settings in words', () => {
   assert.equal(notifyStatus({ notify: { muted: true, next: false } }), 'muted');
   assert.equal(notifyStatus({ notify: { muted: true, next: true } }), 'notify next, muted');
   assert.equal(notifyStatus({}), '');
+  assert.equal(notifyStatus({ notify: { muted: false, next: false, activity: true, silence: 90 } }),
+    'activity alert, silence alert 1m');
 });
 
 test('marks: OSC 133 and 633 letters, statuses, VS Code\'s escaping', () => {
@@ -100,5 +102,9 @@ test('what a notification says', () => {
   assert.deepEqual(notifyText({ kind: 'exit', text: 'killed by signal 9', command: null }, 'sh'),
     { title: 'sh exited', body: 'Process exited (signal 9)' });
   assert.deepEqual(notifyText({ kind: 'bell', text: '', command: null }, 'sh'), { title: 'sh', body: 'Bell' });
+  assert.deepEqual(notifyText({ kind: 'activity', text: 'output while nobody watched', command: null }, 'sh'),
+    { title: 'sh: activity', body: 'Output while nobody watched' });
+  assert.deepEqual(notifyText({ kind: 'silence', text: 'no output for 30 s', command: null }, 'sh'),
+    { title: 'sh: silence', body: 'no output for 30 s' });
   assert.deepEqual(notifyText({ kind: 'message', text: 'T: B\u001b', command: null }, 'sh'), { title: 'sh', body: 'T: B\\e' });
 });

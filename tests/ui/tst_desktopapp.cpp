@@ -168,6 +168,10 @@ void TestDesktopApp::initTestCase()
 void TestDesktopApp::cleanup()
 {
     stopHost(); // no test leaves a host running
+    // Each test starts with no sessions: a host ended by SIGTERM keeps its
+    // running sessions' records ("ended by shutdown", issue 24), which the
+    // next test's host would list.
+    QDir(m_home.filePath(QStringLiteral("state/tether/sessions"))).removeRecursively();
 }
 
 void TestDesktopApp::cleanupTestCase()

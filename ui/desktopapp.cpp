@@ -926,6 +926,16 @@ void DesktopApp::quitTether(bool confirm)
         return;
     }
     m_finishing = true;
+    hideEverything();
+    if (!isConnected()) {
+        Q_EMIT finished(0);
+        return;
+    }
+    m_quitDeadline.start(); // until the host's `shutdown` event or its stream's end
+}
+
+void DesktopApp::hideEverything()
+{
     for (const QPointer<QWidget> &w : std::as_const(m_terminals)) {
         if (w)
             w->close();
@@ -938,11 +948,6 @@ void DesktopApp::quitTether(bool confirm)
         m_settingsDialog->close();
     if (m_tray)
         m_tray->hide();
-    if (!isConnected()) {
-        Q_EMIT finished(0);
-        return;
-    }
-    m_quitDeadline.start(); // until the host's `shutdown` event or its stream's end
 }
 
 void DesktopApp::closeUi()
@@ -951,18 +956,7 @@ void DesktopApp::closeUi()
         return;
     m_finishing = true;
     qCInfo(lcUi) << "closing the desktop app; the host keeps" << m_model->runningCount() << "sessions running";
-    for (const QPointer<QWidget> &w : std::as_const(m_terminals)) {
-        if (w)
-            w->close();
-    }
-    if (m_sessionsWindow) {
-        m_sessionsWindow->setMainWindowMode(false);
-        m_sessionsWindow->hide();
-    }
-    if (m_settingsDialog)
-        m_settingsDialog->close();
-    if (m_tray)
-        m_tray->hide();
+    hideEverything();
     if (m_events)
         m_events->stop();
     QTimer::singleShot(0, this, [this] { Q_EMIT finished(0); });

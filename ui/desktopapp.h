@@ -190,6 +190,11 @@ public Q_SLOTS:
     /// away): a new HostLauncher, as start() does.
     void startHostAgain();
 
+private:
+    /// Closes the terminal windows, the Settings dialog, hides the Sessions
+    /// window and the tray: what quitTether() and closeUi() both do first.
+    void hideEverything();
+
 Q_SIGNALS:
     /// The desktop app is done (closeUi(), quitTether(), or the host could
     /// not be found nor started: `status` 1). desktopMain leaves the event

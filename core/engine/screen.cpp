@@ -1426,6 +1426,22 @@ bool Screen::isCompact() const
     return d->vt == nullptr;
 }
 
+/// After compact()'s repaint of one glyph (which reset them): insert mode,
+/// the character sets, origin mode, the cursor at `at` (relative to the top
+/// margin in origin mode) and the pen in force, as the stream left them.
+static void appendModesCursorPen(QByteArray &out, const TerminalState &ts, VTermPos at, Pen &pen, const Pen &inForce)
+{
+    if (ts.hasMode(TerminalState::InsertMode))
+        out += "\x1b[4h";
+    out += ts.charsetSequence();
+    const bool origin = ts.hasMode(TerminalState::OriginMode);
+    if (origin)
+        out += "\x1b[?6h";
+    const int top = origin && ts.marginsSet() && ts.marginTop() > 0 ? ts.marginTop() - 1 : 0;
+    appendCup(out, at.row - top, at.col);
+    appendSgr(out, pen, inForce);
+}
+
 bool Screen::compact()
 {
     if (!d->vt)
@@ -1497,15 +1513,7 @@ bool Screen::compact()
         }
         if (!ts.hasMode(TerminalState::NoAutowrap))
             snap += "\x1b[?7h";
-        if (ts.hasMode(TerminalState::InsertMode))
-            snap += "\x1b[4h";
-        snap += ts.charsetSequence();
-        const bool origin = ts.hasMode(TerminalState::OriginMode);
-        if (origin)
-            snap += "\x1b[?6h";
-        const int top = origin && ts.marginsSet() && ts.marginTop() > 0 ? ts.marginTop() - 1 : 0;
-        appendCup(snap, at.row - top, at.col);
-        appendSgr(snap, pen, inForce);
+        appendModesCursorPen(snap, ts, at, pen, inForce);
     } else {
         if (d->glyphConfirmed && glyphThere) {
             const TerminalState &ts = d->ts;
@@ -1515,15 +1523,7 @@ bool Screen::compact()
             appendCup(snap, g.row, g.start);
             appendSgr(snap, pen, cellPen(c, d->reverseScreen));
             appendGlyph(snap, c);
-            if (ts.hasMode(TerminalState::InsertMode))
-                snap += "\x1b[4h";
-            snap += ts.charsetSequence();
-            const bool origin = ts.hasMode(TerminalState::OriginMode);
-            if (origin)
-                snap += "\x1b[?6h";
-            const int top = origin && ts.marginsSet() && ts.marginTop() > 0 ? ts.marginTop() - 1 : 0;
-            appendCup(snap, at.row - top, at.col);
-            appendSgr(snap, pen, inForce);
+            appendModesCursorPen(snap, ts, at, pen, inForce);
         } else {
             return false; // libvterm's own last glyph there is not known
         }

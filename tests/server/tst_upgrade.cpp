@@ -149,6 +149,10 @@ private Q_SLOTS:
         // Idle, watching costs nothing: no timer, no wakeup. (The event
         // stream's keepalive is every 20 s.)
         QTRY_VERIFY(s.session(id).value(QStringLiteral("offset")).toInt() > 0);
+        // The session's record (SessionRecordStore, issue 24) is written
+        // once, kIdleMs after its output went quiet; measure after it.
+        const QString record = s.dir.filePath(QStringLiteral("state/tether/sessions/") + id + QStringLiteral(".json"));
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(record), 10000);
         QTest::qWait(300);
         const qint64 before = contextSwitches(pid);
         QTest::qWait(2500);

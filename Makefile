@@ -80,10 +80,10 @@ test-asan: build-asan
 	cd build-asan && ctest --output-on-failure -j 2 --timeout 300
 
 # Longer than `make test` wants: restarts in place in a row while a session
-# floods output and two viewers read it (make test runs 30 of them;
+# floods output and two viewers read it (make test runs 10 of them;
 # tests/server/tst_restart.cpp, restartsInARowWhileFlooding);
 # then SOAK_SECONDS of the attach/detach mix of issue 10 (clean, reset,
-# reset mid-replay, supersede storms, spawn/kill; make test runs 20 s of it;
+# reset mid-replay, supersede storms, spawn/kill; make test runs 10 s of it;
 # tests/server/tst_soak.cpp), printing the server's descriptors, resident
 # memory and zombies at checkpoints and failing on growth.
 SOAK_RESTARTS ?= 500

@@ -192,6 +192,11 @@ public:
     /// Backpressure watermarks (bytes queued to one viewer's socket);
     /// default 1 MiB / 256 KiB. Applies to viewers connecting afterwards.
     void setFlowWatermarks(qint64 highBytes, qint64 lowBytes);
+    /// How long a viewer's input may make no progress (the program does not
+    /// read it) before the viewer is closed 1013 "input stalled", ms;
+    /// default 10000 (docs/protocol.md, "Input flow control"). Applies to
+    /// viewers connecting afterwards. For tests, which need not wait 10 s.
+    void setInputStall(int msec) { m_viewerOptions.inputStallMs = msec; }
     /// Whether viewers may pause and resume the session's output
     /// (`{"type":"pause"}`, docs/protocol.md "Flow control"; default true).
     /// False serves as a server before that existed did (no `flow_control`

@@ -12,6 +12,7 @@
 #include "upgradewatch.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTcpSocket>
@@ -25,6 +26,21 @@
 using namespace ServerTest;
 
 namespace {
+/// The pid of the child of `pid` that runs with the argument --version (the
+/// update probe); 0 when there is none.
+qint64 probePid(qint64 pid)
+{
+    const QByteArray parent = QByteArray::number(pid);
+    for (const QString &e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        const QByteArray st = readFile(QStringLiteral("/proc/%1/stat").arg(e));
+        const QList<QByteArray> fields = st.mid(st.lastIndexOf(')') + 2).split(' '); // comm may hold ')'
+        if (fields.size() >= 2 && fields.at(1) == parent
+            && readFile(QStringLiteral("/proc/%1/cmdline").arg(e)).split('\0').contains("--version"))
+            return e.toLongLong();
+    }
+    return 0;
+}
+
 
 /// An open GET /api/events; `events` collects the `server` events' data.
 struct EventStream {
@@ -231,13 +247,18 @@ private Q_SLOTS:
                         "#!/bin/sh\nif [ \"$1\" = --version ]; then sleep 3; echo \"tether 9.9.9\"; exit 0; fi\n"
                         "exec '" + QFile::encodeName(real) + "/tether' \"$@\"\n"));
         QTRY_COMPARE(childrenOf(pid, 0, "--version"), 1); // the probe runs
+        const qint64 probe = probePid(pid);
+        QVERIFY(probe > 0);
         QVERIFY(restarted(s));
         QCOMPARE(s.proc.processId(), pid);
         QCOMPARE(status(s).value(QStringLiteral("binary")).toString(), real + QStringLiteral("/tether"));
         QVERIFY(status(s).value(QStringLiteral("update")).isNull());
         QCOMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
-        // Past the probe's 3 s: killed at the exec and reaped by the new image.
-        QTest::qWait(3500);
+        // Killed at the exec and reaped by the new image: the probe's pid is
+        // gone. (Left running, it would end after its 3 s and stay a zombie,
+        // or stay a zombie at once if killed and not reaped: either way its
+        // pid stays.)
+        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(QStringLiteral("/proc/%1").arg(probe)), 10000);
         QCOMPARE(childrenOf(pid, 'Z'), 0);
         QCOMPARE(childrenOf(pid, 0, "--version"), 0);
     }

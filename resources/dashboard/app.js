@@ -19,7 +19,8 @@
 // no list, no input, no resize.
 
 import { Attachment, screenReplayLines } from './attachment.js';
-import { displayText, sessionLabel } from './util.js';
+import { SavedScreen } from './savedscreen.js';
+import { commandLine as commandLineOf, displayText, sessionLabel } from './util.js';
 import { split as splitCommand } from './shellwords.js';
 import { $, NARROW } from './dom.js';
 import { createApi } from './api.js';
@@ -106,7 +107,7 @@ const tiles = createTiles({
 let tilesShown = '';
 const keybar = createKeyBar({
   term: () => {
-    if (state.current) return state.current.mode === 'control' ? state.current.view.term : null;
+    if (state.current) return state.current.mode === 'control' && !state.current.saved ? state.current.view.term : null;
     return tiles.term();
   },
   onLayout: scheduleFit,
@@ -229,6 +230,12 @@ function applySessions(sessions) {
     // "Opened in another window" offers Take over only while the session
     // exists: once it left the list (killed or expired), say so instead of
     // letting the click find out.
+    if (!e && cur.saved && cur.endReason === 'saved') {
+      // Revived or forgotten elsewhere (another tab, the tray, tether revive).
+      cur.endReason = 'closed';
+      showBanner('warn', 'No longer listed', 'This ended session was revived or forgotten elsewhere.',
+        [{ label: 'Close', run: () => { location.hash = '#/'; } }]);
+    }
     if (!e && cur.attachment && cur.attachment.ended && cur.endReason === 'superseded') {
       cur.endReason = 'closed';
       endBanner(cur, { reason: 'closed' });
@@ -403,7 +410,7 @@ function dropView(view) {
 
 function fitNow() {
   const cur = state.current;
-  if (cur && cur.mode === 'watch') {
+  if (cur && (cur.mode === 'watch' || cur.saved)) {
     fitWatch(cur.view, fontSize(), scheduleFit);
     return;
   }
@@ -441,13 +448,17 @@ function openSession(id, mode, preparedView) {
   closeTiles();
   closeCurrent();
   hideBanner();
+  const e = state.sessions.get(id);
+  if (e && e.s.state === 'ended') {
+    openSaved(e.s, mode, preparedView);
+    return;
+  }
   const view = preparedView || newView(mode);
   const entry = { id, mode, view, attachment: null, endReason: null };
   state.current = entry;
   state.lastSentSize = null;
   // A link's view is not a session to reopen in this tab's dashboard.
   if (!state.share) saveTab(id, mode);
-  const e = state.sessions.get(id);
   setCurrentTitle(e ? sessionLabel(e.s) : id);
   $('current').hidden = false;
   $('current-mode').hidden = mode !== 'watch';
@@ -512,6 +523,61 @@ function openSession(id, mode, preparedView) {
   view.term.focus();
 }
 
+/**
+ * An ended session (protocol.md, Ended sessions) opened: its saved screen,
+ * read-only, under a banner offering Revive and Forget. Nothing attaches (its
+ * WebSocket would be closed 4411).
+ */
+function openSaved(s, mode, preparedView) {
+  if (preparedView) dropView(preparedView);
+  const view = newView('watch');
+  const entry = { id: s.id, mode, view, attachment: null, endReason: null, saved: true };
+  state.current = entry;
+  state.lastSentSize = null;
+  saveTab(s.id, mode);
+  setCurrentTitle(sessionLabel(s));
+  $('current').hidden = false;
+  $('current-mode').hidden = true;
+  document.body.classList.add('watching', 'saved-screen');
+  if (NARROW.matches) sidebar.set(false);
+  entry.attachment = new SavedScreen({
+    id: s.id,
+    term: view.term,
+    cols: s.cols,
+    rows: s.rows,
+    onState: (st, detail) => {
+      if (state.current !== entry) return;
+      if (st === 'ended' && detail.reason === 'saved') {
+        entry.endReason = 'saved';
+        scheduleFit();
+        savedBanner(entry);
+        indicate();
+        renderRow(entry.id, state.sessions, state.current);
+        return;
+      }
+      onAttachmentState(entry, st, detail);
+    },
+  });
+  entry.attachment.start();
+  keybar.update();
+  list();
+  indicate();
+}
+
+/** The banner over an ended session's saved screen: what it is, Revive, Forget. */
+function savedBanner(entry) {
+  const e = state.sessions.get(entry.id);
+  const s = e ? e.s : { id: entry.id };
+  const when = s.ended_at ? ` at ${s.ended_at.replace('T', ' ').replace('Z', ' UTC')}` : '';
+  const cmd = commandLineOf(s);
+  showBanner('warn', `Session ended by ${s.ended || 'its host going away'}${when}`,
+    `Its processes are gone: this is its screen as last saved, read-only. Revive runs ${cmd || 'its command'} again`
+    + `${s.cwd ? ` in ${displayText(s.cwd)}` : ''}; Forget deletes the saved screen.`,
+    [{ label: 'Revive', run: () => reviveSession(entry.id) },
+      { label: 'Forget', run: () => killSession(entry.id) }]);
+  $('banner').dataset.reason = 'saved';
+}
+
 function closeCurrent() {
   const cur = state.current;
   if (!cur) return;
@@ -520,7 +586,7 @@ function closeCurrent() {
   dropView(cur.view);
   $('current').hidden = true;
   catchup.hide();
-  document.body.classList.remove('watching', 'disconnected');
+  document.body.classList.remove('watching', 'disconnected', 'saved-screen');
   setCurrentTitle('');
   hideBanner();
   keybar.update();
@@ -533,6 +599,17 @@ function onAttachmentState(entry, st, detail) {
   if (state.current !== entry) return;
   if (st === 'offline') state.conn.lostContact = true;
   if ((st === 'offline' || st === 'reconnecting') && detail.shutdown) showShutdownBanner();
+  if (st === 'ended' && !entry.saved && /^session ended by /.test(detail.closeReason || '')) {
+    // 4411: the session is an ended one now (the host went away and a new
+    // one found its record): show its saved screen.
+    entry.endReason = detail.reason;
+    refreshList().then(() => {
+      if (state.current !== entry) return;
+      closeCurrent();
+      openSession(entry.id, entry.mode);
+    });
+    return;
+  }
   if (st === 'ended') {
     entry.endReason = detail.reason;
     endBanner(entry, detail);
@@ -719,7 +796,7 @@ function init() {
   });
   touch = initTouch({
     term: () => state.current?.view.term ?? null,
-    control: () => state.current?.mode === 'control',
+    control: () => state.current?.mode === 'control' && !state.current.saved,
     previewFontSize: (px) => {
       if (!state.current) return;
       state.current.view.term.options.fontSize = px;

@@ -43,13 +43,16 @@ import { createSidebar } from './sidebar.js';
 import { createKeyBar } from './keybar.js';
 import { initTouch } from './touch.js';
 import { createTiles } from './tiles.js';
+import { createMiniatures } from './miniatures.js';
 import {
   createCatchupNote, hideBanner, showBanner, showEndBanner, showShutdownBanner,
 } from './banner.js';
 import {
   decodeAddressPart, parseHash, parseShareHash, MAX_TILES, parseTilesHash, resolveId, sessionHash, tilesHash,
 } from './router.js';
-import { clearTab, fontSize, saveTab, savedTab } from './storage.js';
+import {
+  clearTab, fontSize, previewsOn, saveTab, savedTab, storePreviews,
+} from './storage.js';
 
 /** The page's state. Only this module changes it (and connection.js its `conn`, given to it); the other parts get what they read as arguments. */
 const state = {
@@ -84,8 +87,14 @@ const events = new EventStream(state.conn, {
   onSessions: (list) => applySessions(list),
   onServer: (info) => applyServer(info),
   onCommandEvent: (name, data) => notifier.onEvent(name, data),
+  onOutput: (offsets) => minis.onOutput(offsets),
   onChange: () => indicate(),
   refresh: () => refreshList(),
+});
+/** The session list's live miniatures (miniatures.js). */
+const minis = createMiniatures({
+  session: (id) => state.sessions.get(id)?.s ?? null,
+  onUnauthorized: () => showUnauthorized(),
 });
 const notifier = createNotifier({ sessions: () => state.sessions, current: () => state.current });
 const scheduleFit = createFitScheduler(fitNow);
@@ -143,6 +152,8 @@ window.tether = {
   get share() { return state.share; },
   /** The commands the open terminal's marks told (commandui.js). */
   get commands() { return state.current ? commandsOf(state.current.view.term) : []; },
+  /** The list's miniatures: { fetches: {id: count}, drawn: {id: offset drawn} }. */
+  get miniatures() { return minis.stats(); },
   /** The notifications this page showed: [{how: 'system'|'toast', title, body, session}]. */
   get notified() { return notifier.shown; },
 };
@@ -152,7 +163,10 @@ function indicate() {
 }
 
 function list() {
-  renderList(state.sessions, state.current, { onKill: killSession, onRevive: reviveSession });
+  renderList(state.sessions, state.current, {
+    onKill: killSession, onRevive: reviveSession, onRow: (id, box) => minis.add(id, box),
+  });
+  minis.update(state.sessions);
   updateNotifyButtons(state.current && !state.share ? state.sessions.get(state.current.id)?.s : null);
 }
 
@@ -426,6 +440,7 @@ function fitNow() {
 
 onThemeChanged((theme) => {
   if (state.current) state.current.view.term.options.theme = theme;
+  minis.refresh(true);
 });
 
 // The title a program sets (the WebSocket `title` message) or a session's
@@ -816,6 +831,18 @@ function init() {
     const ids = [...new Set([cur, ...running].filter(Boolean))].slice(0, MAX_TILES);
     if (ids.length) location.hash = tilesHash(ids);
   });
+  // Previews: the list's miniatures on or off (kept in this browser).
+  const showPreviews = (on) => {
+    $('previews-toggle').setAttribute('aria-pressed', String(on));
+    document.body.classList.toggle('no-previews', !on);
+    minis.setEnabled(on);
+  };
+  showPreviews(previewsOn());
+  $('previews-toggle').addEventListener('click', () => {
+    const on = !minis.enabled;
+    storePreviews(on);
+    showPreviews(on);
+  });
   $('empty-new').addEventListener('click', () => createSession($('new-command').value));
   $('sidebar-toggle').addEventListener('click', () => {
     sidebar.set(!sidebar.isOpen());
@@ -861,6 +888,7 @@ function init() {
     if (document.visibilityState === 'visible') {
       kick();
       scheduleFit();
+      minis.refresh();
       renderTimes(state.sessions, state.current);
     }
   });

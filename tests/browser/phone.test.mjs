@@ -6,7 +6,8 @@
 // cursor mode) driving vim, cat -v and a sleep; touch (scroll, wheel
 // reports, pinch, tap, long press and Copy; the cursor line in view when the
 // soft keyboard opens); the web app manifest (installable); and, at desktop
-// size, the tiled view (two live sessions, keys only to the focused one).
+// size, the tiled view (two live sessions, keys only to the focused one)
+// and the session list's live miniatures.
 // Run by ctest as browser/phone, on its own.
 
 import { after, before, describe, test } from 'node:test';
@@ -498,5 +499,58 @@ describe('phone', { timeout: 280000 }, () => {
     assert.equal((await api(server, 'GET', `/api/sessions/${ids[0]}`)).body.state, 'running');
     assert.deepEqual(page.errors, []);
     await page.context().close();
+  });
+
+  test('the list\'s miniatures follow each session\'s screen, fetched on its output only', async () => {
+    // Only the two sessions of this test in the list (all rows on screen).
+    for (const s of (await api(server, 'GET', '/api/sessions')).body.sessions) {
+      await api(server, 'DELETE', `/api/sessions/${s.id}`);
+    }
+    const ids = [];
+    for (const name of ['mini-a', 'mini-b']) {
+      const r = await api(server, 'POST', '/api/sessions', { command: ['/bin/bash'], cols: 80, rows: 24, name });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      ids.push(r.body.id);
+    }
+    const [a, b] = ids;
+    await api(server, 'POST', `/api/sessions/${b}/input`, { data: 'echo b-$((6*7))\r' });
+    const page = await newPage(browser, { viewport: { width: 1280, height: 720 } });
+    await openDashboard(page, server);
+    const mini = (id) => page.locator(`.session[data-id="${id}"] .mini`);
+    const stats = () => page.evaluate(() => window.tether.miniatures);
+    await until(async () => /^b-42$/m.test(await mini(b).textContent()), 10000, 'b-42 in mini-b\'s miniature');
+    await until(async () => /^\$ ?$/m.test(await mini(a).textContent()), 10000, 'the prompt in mini-a\'s miniature');
+    // Output in a: its miniature follows (an `output` event), b's is not fetched again.
+    const before = (await stats()).fetches[b];
+    for (const word of ['first', 'second']) {
+      await api(server, 'POST', `/api/sessions/${a}/input`, { data: `echo ${word}-$((40+2))\r` });
+      await until(async () => new RegExp(`^${word}-42$`, 'm').test(await mini(a).textContent()), 10000,
+        `${word}-42 in mini-a's miniature`);
+    }
+    assert.equal((await stats()).fetches[b], before, JSON.stringify(await stats()));
+    // Colours come through: red text is drawn red.
+    await api(server, 'POST', `/api/sessions/${a}/input`, { data: 'printf "\\033[31mred-$((1+1))\\033[m\\n"\r' });
+    const red = mini(a).locator('span', { hasText: 'red-2' });
+    await red.waitFor({ timeout: 10000 });
+    assert.match(await red.evaluate((e) => getComputedStyle(e).color), /^rgb\(\d+, \d+, \d+\)$/);
+    await page.screenshot({ path: path.join(artifactsDir, 'dashboard-miniatures.png') });
+    // Previews off: no miniature and no fetch; on again (kept in the browser).
+    await page.locator('#previews-toggle').click();
+    assert.equal(await page.locator('#previews-toggle').getAttribute('aria-pressed'), 'false');
+    await mini(a).waitFor({ state: 'hidden' });
+    const off = (await stats()).fetches[a];
+    await api(server, 'POST', `/api/sessions/${a}/input`, { data: 'echo while-off\r' });
+    await until(async () => String((await api(server, 'GET', `/api/sessions/${a}/screen`)).body).includes('while-off'),
+      10000, 'the output');
+    assert.equal((await stats()).fetches[a], off);
+    await page.reload();
+    await page.waitForFunction(() => window.tether !== undefined);
+    assert.equal(await page.locator('#previews-toggle').getAttribute('aria-pressed'), 'false');
+    await page.locator('#previews-toggle').click();
+    await until(async () => /^while-off$/m.test(await mini(a).textContent()), 10000, 'while-off in the miniature');
+    assert.ok(off >= 1);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+    for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
   });
 });

@@ -44,6 +44,7 @@ import { createKeyBar } from './keybar.js';
 import { initTouch } from './touch.js';
 import { createTiles } from './tiles.js';
 import { createMiniatures } from './miniatures.js';
+import { renderOverview } from './overview.js';
 import {
   createCatchupNote, hideBanner, showBanner, showEndBanner, showShutdownBanner,
 } from './banner.js';
@@ -166,6 +167,7 @@ function list() {
   renderList(state.sessions, state.current, {
     onKill: killSession, onRevive: reviveSession, onRow: (id, box) => minis.add(id, box),
   });
+  renderOverview(state.sessions, minis);
   minis.update(state.sessions);
   updateNotifyButtons(state.current && !state.share ? state.sessions.get(state.current.id)?.s : null);
 }

@@ -107,7 +107,10 @@ function drawScreen(term, theme) {
  * }} o
  */
 export function createMiniatures(o) {
-  /** id -> entry: { id, box, visible, want, have, stale, drawnAt, inflight, behind, ended, cols, rows, unavailable } */
+  /**
+   * id -> entry: { id, boxes (box -> on screen), visible (any box), want (offset known), have (offset
+   * drawn, null: never), stale, drawnAt, inflight, behind, ended, cols, rows, unavailable, last (picture) }
+   */
   const entries = new Map();
   let enabled = true;
   let fetching = 0;
@@ -120,7 +123,9 @@ export function createMiniatures(o) {
   const observer = new IntersectionObserver((records) => {
     for (const r of records) {
       const e = entries.get(r.target.dataset.session);
-      if (e) e.visible = r.isIntersecting;
+      if (!e || !e.boxes.has(r.target)) continue;
+      e.boxes.set(r.target, r.isIntersecting);
+      e.visible = [...e.boxes.values()].some(Boolean);
     }
     pump();
   });
@@ -173,7 +178,7 @@ export function createMiniatures(o) {
       if (r.status === 404) { e.unavailable = true; return; }
       if (!r.ok) { // 409: no server screen for it (switched off, too large)
         e.unavailable = true;
-        e.box.replaceChildren(el('span', 'mini-note', 'no preview'));
+        for (const box of e.boxes.keys()) box.replaceChildren(el('span', 'mini-note', 'no preview'));
         return;
       }
       const bytes = new Uint8Array(await r.arrayBuffer());
@@ -187,7 +192,12 @@ export function createMiniatures(o) {
       const got = Number.isFinite(at) && r.headers.has('X-Tether-Offset') ? at : asked;
       e.behind = e.have !== null && got <= e.have && got < e.want ? e.behind + 1 : 0;
       e.have = got;
-      show(e, pre, cols, rows);
+      e.last = { pre, cols, rows };
+      let first = true;
+      for (const box of e.boxes.keys()) {
+        show(e, box, first ? pre : pre.cloneNode(true));
+        first = false;
+      }
     } catch {
       e.behind++;
     } finally {
@@ -198,37 +208,61 @@ export function createMiniatures(o) {
     }
   }
 
-  /** Puts `pre` in the row's box, scaled to its width (and MAX_HEIGHT_PX). */
-  function show(e, pre, cols, rows) {
+  /**
+   * Puts `pre` in `box`, scaled to the box's width and at most its
+   * data-max-height (px; MAX_HEIGHT_PX by default).
+   */
+  function show(e, box, pre) {
+    const { cols, rows } = e.last;
     pre.style.fontSize = `${LAYOUT_FONT_PX}px`;
-    e.box.replaceChildren(pre);
-    const width = e.box.clientWidth;
+    box.replaceChildren(pre);
+    const width = box.clientWidth;
     const naturalW = pre.scrollWidth || cols * LAYOUT_FONT_PX * 0.6;
     const naturalH = pre.scrollHeight || rows * LAYOUT_FONT_PX * 1.2;
-    const k = Math.min(width / naturalW, MAX_HEIGHT_PX / naturalH, 1);
+    const maxH = Number(box.dataset.maxHeight) || MAX_HEIGHT_PX;
+    const k = Math.min(width / naturalW, maxH / naturalH, 1);
     pre.style.transform = `scale(${k})`;
-    e.box.style.height = `${Math.ceil(naturalH * k)}px`;
-    e.box.dataset.offset = String(e.have);
-    e.box.dataset.size = `${cols}x${rows}`;
+    box.style.height = `${Math.ceil(naturalH * k)}px`;
+    box.dataset.offset = String(e.have);
+    box.dataset.size = `${cols}x${rows}`;
   }
 
   return {
-    /** A new row of the list: its miniature box (in the row) for session `id`. */
+    /**
+     * A box that shows session `id`'s miniature (a row of the list, a card
+     * of the overview): drawn while it is on screen, with the last picture
+     * at once when there is one.
+     */
     add(id, box) {
       box.dataset.session = id;
-      const s = o.session(id);
-      entries.set(id, {
-        id, box, visible: false, want: 0, have: null, stale: false, drawnAt: -Infinity, inflight: false, behind: 0,
-        ended: !!s && s.state === 'ended', cols: s ? s.cols : 80, rows: s ? s.rows : 24, unavailable: false,
-      });
+      let e = entries.get(id);
+      if (!e) {
+        const s = o.session(id);
+        e = {
+          id, boxes: new Map(), visible: false, want: 0, have: null, stale: false, drawnAt: -Infinity,
+          inflight: false, behind: 0, ended: !!s && s.state === 'ended', cols: s ? s.cols : 80,
+          rows: s ? s.rows : 24, unavailable: false, last: null,
+        };
+        entries.set(id, e);
+      }
+      e.boxes.set(box, false);
       observer.observe(box);
+      if (e.last) requestAnimationFrame(() => { if (e.boxes.has(box)) show(e, box, e.last.pre.cloneNode(true)); });
+    },
+    /** A box that no longer shows it (its card or row left the page). */
+    remove(box) {
+      const e = entries.get(box.dataset.session);
+      observer.unobserve(box);
+      if (!e) return;
+      e.boxes.delete(box);
+      e.visible = [...e.boxes.values()].some(Boolean);
     },
     /** The list changed: offsets and sizes as the sessions event has them; rows gone are dropped. */
     update(sessions) {
       for (const [id, e] of entries) {
         const entry = sessions.get(id);
         if (!entry) {
-          observer.unobserve(e.box);
+          for (const box of e.boxes.keys()) observer.unobserve(box);
           entries.delete(id);
           continue;
         }

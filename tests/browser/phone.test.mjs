@@ -534,6 +534,19 @@ describe('phone', { timeout: 280000 }, () => {
     await red.waitFor({ timeout: 10000 });
     assert.match(await red.evaluate((e) => getComputedStyle(e).color), /^rgb\(\d+, \d+, \d+\)$/);
     await page.screenshot({ path: path.join(artifactsDir, 'dashboard-miniatures.png') });
+    // The pane's overview (no session open): a card per session, its miniature live too.
+    const card = page.locator(`#overview .overview-card[data-id="${a}"]`);
+    await card.waitFor();
+    assert.deepEqual(await page.locator('#overview .overview-title').allTextContents(), ['mini-a', 'mini-b']);
+    await api(server, 'POST', `/api/sessions/${a}/input`, { data: 'echo card-$((2*3))\r' });
+    await until(async () => /^card-6$/m.test(await card.locator('.mini').textContent()), 10000, 'card-6 in the card');
+    await until(async () => /^card-6$/m.test(await mini(a).textContent()), 10000, 'card-6 in the row');
+    await page.screenshot({ path: path.join(artifactsDir, 'dashboard-overview.png') });
+    await card.click();
+    await page.waitForFunction((want) => location.hash === want, `#/s/${a}`);
+    await mini(a).waitFor({ state: 'hidden' }); // open in the pane: no miniature in its row
+    await page.goto(`${server.base}#/`);
+    await page.waitForFunction(() => window.tether !== undefined);
     // Previews off: no miniature and no fetch; on again (kept in the browser).
     await page.locator('#previews-toggle').click();
     assert.equal(await page.locator('#previews-toggle').getAttribute('aria-pressed'), 'false');

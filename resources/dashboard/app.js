@@ -113,7 +113,17 @@ const tiles = createTiles({
   filterInput: (data) => keybar.filter(data),
   onListShortcut: () => focusList(),
   onFocus: () => {},
+  // Touch in a tile as on the pane's terminal; a pinch sizes every tile.
+  onTileWrap: (wrap, term) => initTouch({
+    wrap,
+    term,
+    control: () => true,
+    previewFontSize: (px) => tiles.setFontSize(px),
+    setFontSize: (px) => keepFontSize(px),
+  }),
 });
+/** Keeps a font size as A− / A+ do (the toolbar, made by init()). */
+let keepFontSize = () => {};
 let tilesShown = '';
 const keybar = createKeyBar({
   term: () => {
@@ -811,6 +821,7 @@ function init() {
       }
     },
   });
+  keepFontSize = (px) => toolbar.setSize(px);
   touch = initTouch({
     term: () => state.current?.view.term ?? null,
     control: () => state.current?.mode === 'control' && !state.current.saved,

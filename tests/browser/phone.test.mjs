@@ -501,6 +501,39 @@ describe('phone', { timeout: 280000 }, () => {
     await page.context().close();
   });
 
+  test('one finger scrolls a tile\'s scrollback, and only that tile\'s', async () => {
+    const ids = [];
+    for (const name of ['touch-a', 'touch-b']) {
+      const r = await api(server, 'POST', '/api/sessions', {
+        command: ['/bin/sh', '-c', 'seq 1 200; exec cat'], cols: 80, rows: 24, name,
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      ids.push(r.body.id);
+    }
+    const page = await newPage(browser, { viewport: { width: 1024, height: 700 }, hasTouch: true });
+    await openDashboard(page, server, `#/tiles/${ids.join(',')}`);
+    await page.waitForFunction(() => window.tether.tiles.length === 2
+      && window.tether.tiles.every((t) => t.attachment.state === 'connected'
+        && t.term.buffer.active.baseY > 20), null, { timeout: 15000 });
+    const pos = () => page.evaluate(() => window.tether.tiles.map((t) => {
+      const b = t.term.buffer.active;
+      return { viewportY: b.viewportY, baseY: b.baseY };
+    }));
+    const start = await pos();
+    const box = await page.locator('.tile .xterm-screen').first().boundingBox();
+    const x = box.x + box.width / 2;
+    const y = box.y + box.height / 4;
+    const steps = [];
+    for (let i = 0; i <= 10; i++) steps.push([[x, y + (200 * i) / 10]]);
+    await touchPath(page, steps);
+    await until(async () => (await pos())[0].viewportY < start[0].baseY - 5, 5000, 'the first tile scrolled back');
+    assert.deepEqual((await pos())[1], start[1], 'the other tile did not move');
+    assert.ok((await page.evaluate(() => window.tether.tiles[0].touch.scrolled)) < 0);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+    for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
+  });
+
   test('the list\'s miniatures follow each session\'s screen, fetched on its output only', async () => {
     // Only the two sessions of this test in the list (all rows on screen).
     for (const s of (await api(server, 'GET', '/api/sessions')).body.sessions) {

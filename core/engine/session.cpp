@@ -500,6 +500,23 @@ void Session::ensureScreen(qsizetype parseNow)
         parseScreen(parseNow, std::numeric_limits<qint64>::max());
 }
 
+QByteArray Session::screenPreview(quint64 *offset)
+{
+    // Not while flooding (its parse would stand on the output path's budget).
+    ensureScreen(m_flood.flooding() ? 0 : kPreviewParseBytes);
+    if (!m_screen)
+        return {};
+    Screen::SnapshotOptions options;
+    options.synchronized = false;
+    const QByteArray bytes = m_screen->snapshot(options);
+    if (offset)
+        *offset = m_screenOffset;
+    // Read (and rebuilt if it was compact): compacted again if nobody attaches.
+    if (viewerCount() == 0 && !m_compactTimer.isActive())
+        m_compactTimer.start();
+    return bytes;
+}
+
 void Session::createScreenAtStart()
 {
     if (!m_screenEnabled)

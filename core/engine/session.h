@@ -340,6 +340,25 @@ public:
      */
     void injectOutput(const QByteArray &bytes) { onOutput(bytes.constData(), bytes.size()); }
     const Screen *screen() const { return m_screen.get(); }
+    /**
+     * The screen as the server has it now, for a look at it without
+     * attaching (GET /api/sessions/{id}/screen of a live session,
+     * docs/protocol.md "Ended sessions"; the dashboard's miniatures): the
+     * in-place snapshot (Screen::snapshot, no scrollback, no synchronized
+     * output) of the screen parsed up to screenOffset(), which `*offset`
+     * gets. A session without a screen gets one (ensureScreen()), and up to
+     * kPreviewParseBytes not parsed yet are parsed now (none while
+     * flooding), so the snapshot is the end of the stream unless more was
+     * waiting; the screen's timer parses the rest as usual. Empty when
+     * there is no screen (switched off, or larger than kMaxScreenCells). A
+     * detached session's screen is compacted again after the usual delay
+     * (a compact one is rebuilt to be read).
+     */
+    QByteArray screenPreview(quint64 *offset);
+    /// Most bytes screenPreview() parses at once: about 13 ms of libvterm at
+    /// its slowest (a `seq` flood at 1.2 MB/s), so that many previews asked
+    /// at once stay short.
+    static constexpr qsizetype kPreviewParseBytes = 16 * 1024;
     /// S: the offset the screen has parsed up to (ringStart <= S <= end); 0
     /// without a screen.
     quint64 screenOffset() const { return m_screenOffset; }

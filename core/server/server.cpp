@@ -10,6 +10,7 @@
 #include "logging.h"
 #include "protocol.h"
 #include "registry.h"
+#include "screen.h"
 #include "repeatlimiter.h"
 #include "runtimefile.h"
 #include "serversocket.h"
@@ -31,6 +32,7 @@
 #include <QWebSocketCorsAuthenticator>
 #include <QWebSocketServer>
 
+#include <algorithm>
 #include <cmath>
 #include <fcntl.h>
 #include <limits>
@@ -47,6 +49,8 @@ constexpr int kMaxUpgradeHeaderLine = 8000;
 
 namespace {
 constexpr int kEventCoalesceMs = 100;
+/// At most one `output` event per this many ms (docs/protocol.md "Live list").
+constexpr int kOutputEventMs = 1000;
 const QByteArray kCookieName = QByteArrayLiteral("tether_key");
 /// A read-only link's cookie is this + the session id (base64url, so a valid
 /// cookie name): one per session, so links to several sessions coexist in
@@ -142,6 +146,9 @@ Server::Server(SessionRegistry *registry, const Config &config, QObject *parent)
             c->writeStream(QByteArrayLiteral(": keepalive\n\n"));
     });
 
+    m_outputTimer.setSingleShot(true);
+    connect(&m_outputTimer, &QTimer::timeout, this, &Server::sendOutputEvent);
+
     m_shares = new ShareStore(this);
     // Revoked: its viewers are closed at once (their sessions live on).
     connect(m_shares, &ShareStore::revoked, this, [this](const QStringList &tokens) {
@@ -161,6 +168,10 @@ Server::Server(SessionRegistry *registry, const Config &config, QObject *parent)
         connect(registry, &SessionRegistry::sessionChanged, this, &Server::scheduleEvents);
         connect(registry, &SessionRegistry::sessionCommand, this, &Server::sendCommandEvent);
         connect(registry, &SessionRegistry::sessionNotify, this, &Server::sendNotifyEvent);
+        connect(registry, &SessionRegistry::sessionAdded, this, &Server::watchOutput);
+        const auto sessions = registry->sessions();
+        for (Session *s : sessions)
+            watchOutput(s);
     }
 }
 
@@ -473,6 +484,8 @@ void Server::close()
     // the rest of it. docs/protocol.md, "/api/events" and "Shutdown".
     const auto streams = m_eventStreams;
     m_eventStreams.clear();
+    m_outputStreams.clear();
+    m_outputTimer.stop();
     for (HttpConnection *c : streams)
         c->closeForShutdown(shutdownEvent());
     const auto http = m_http;
@@ -550,6 +563,7 @@ void Server::onAccepted(qintptr fd)
     connect(c, &HttpConnection::requestReceived, this, [this, c]() { onRequest(c); });
     connect(c, &HttpConnection::finished, this, [this, c]() {
         m_http.remove(c);
+        m_outputStreams.remove(c);
         if (m_eventStreams.remove(c) && m_eventStreams.isEmpty())
             m_eventKeepalive.stop();
     });
@@ -891,11 +905,7 @@ void Server::serveStatic(HttpConnection *c, const Route &route, const QByteArray
         const QByteArray given = r.query().queryItemValue(QStringLiteral("key"), QUrl::FullyDecoded).toUtf8();
         Headers h = header("Location", "/");
         if (constantTimeEquals(given, m_key.toLatin1()))
-            h.append(qMakePair(QByteArray("Set-Cookie"),
-                               // Secure under TLS: the browser never sends it in clear
-                               // text (RFC 6265 §4.1.2.5).
-                               kCookieName + '=' + m_key.toLatin1() + "; HttpOnly; SameSite=Strict; Path=/"
-                                   + (m_tls ? "; Secure" : "")));
+            h.append(qMakePair(QByteArray("Set-Cookie"), keyCookie()));
         else
             logLimited(lcServer(), QtInfoMsg, QStringLiteral("wrong key in link: no cookie set"));
         c->respond(303, h, QByteArray());
@@ -920,7 +930,27 @@ void Server::serveStatic(HttpConnection *c, const Route &route, const QByteArray
     h.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-cache")));
     h.append(qMakePair(QByteArray("Content-Security-Policy"), csp));
     h.append(qMakePair(QByteArray("X-Frame-Options"), QByteArray("DENY")));
+    // The page itself, asked for with the key's cookie: the cookie again, so
+    // that its Max-Age counts from the last visit (an installed app used
+    // now and then never asks for the key again).
+    if (r.path() == "/") {
+        const QByteArray key = m_key.toLatin1();
+        const QList<QByteArray> cookies = r.cookies(kCookieName);
+        if (std::any_of(cookies.cbegin(), cookies.cend(),
+                        [&key](const QByteArray &cookie) { return constantTimeEquals(cookie, key); }))
+            h.append(qMakePair(QByteArray("Set-Cookie"), keyCookie()));
+    }
     c->respond(200, h, f.readAll(), head);
+}
+
+QByteArray Server::keyCookie() const
+{
+    // Persistent (Max-Age), so that a browser restart or an installed app
+    // does not ask for the key again; still HttpOnly and SameSite=Strict,
+    // and Secure under TLS: the browser never sends it in clear text (RFC
+    // 6265 §4.1.2.5). `tether key --rotate` ends every such cookie.
+    return kCookieName + '=' + m_key.toLatin1() + "; HttpOnly; SameSite=Strict; Path=/; Max-Age="
+        + QByteArray::number(kKeyCookieMaxAge) + (m_tls ? "; Secure" : "");
 }
 
 void Server::serveApi(HttpConnection *c, const Route &route)
@@ -1013,9 +1043,17 @@ void Server::serveApi(HttpConnection *c, const Route &route)
     case Route::Kind::Restart:
         serveRestart(c);
         return;
-    case Route::Kind::Events:
+    case Route::Kind::Events: {
+        const QString output = c->request().query().queryItemValue(QStringLiteral("output"));
+        if (!output.isEmpty() && output != QLatin1String("0") && output != QLatin1String("1")) {
+            c->respondError(400, QStringLiteral("output must be 0 or 1"));
+            return;
+        }
         startEventStream(c);
+        if (output == QLatin1String("1") && m_eventStreams.contains(c))
+            m_outputStreams.insert(c);
         return;
+    }
     case Route::Kind::Settings:
         serveSettings(c);
         return;
@@ -1459,6 +1497,47 @@ void Server::broadcastEvents()
         c->writeStream(event);
 }
 
+void Server::watchOutput(Session *session)
+{
+    connect(session, &Session::outputArrived, this, &Server::scheduleOutputEvent, Qt::UniqueConnection);
+}
+
+void Server::scheduleOutputEvent()
+{
+    if (m_outputStreams.isEmpty() || m_outputTimer.isActive())
+        return;
+    // The first output after a quiet second soon; then one event a second.
+    const qint64 since = m_outputSentAt.isValid() ? m_outputSentAt.elapsed() : kOutputEventMs;
+    m_outputTimer.start(int(std::max<qint64>(kEventCoalesceMs, kOutputEventMs - since)));
+}
+
+void Server::sendOutputEvent()
+{
+    if (m_outputStreams.isEmpty() || !m_registry || m_restarting)
+        return;
+    QJsonObject moved;
+    QHash<QString, quint64> now;
+    const auto sessions = m_registry->sessions();
+    now.reserve(sessions.size());
+    for (const Session *s : sessions) {
+        const quint64 offset = s->offset();
+        now.insert(s->id(), offset);
+        const auto was = m_outputSent.constFind(s->id());
+        if (was == m_outputSent.cend() || was.value() != offset)
+            moved.insert(s->id(), double(offset));
+    }
+    m_outputSent = now;
+    m_outputSentAt.start();
+    if (moved.isEmpty())
+        return;
+    QJsonObject o;
+    o.insert(QStringLiteral("sessions"), moved);
+    const QByteArray event = "event: output\ndata: " + QJsonDocument(o).toJson(QJsonDocument::Compact) + "\n\n";
+    const auto streams = m_outputStreams;
+    for (HttpConnection *c : streams)
+        c->writeStream(event);
+}
+
 // --- WebSocket ----------------------------------------------------------------
 
 void Server::handleUpgrade(HttpConnection *c)
@@ -1698,8 +1777,24 @@ void Server::serveSavedScreen(HttpConnection *c, const QString &id)
         c->respond(200, h, r->screen);
         return;
     }
-    if (m_registry->find(id)) {
-        c->respondError(409, QStringLiteral("the session is running: attach with replay=screen to see its screen"));
+    if (Session *s = m_registry->find(id)) {
+        // A live session: its screen now (for a look without attaching).
+        quint64 offset = 0;
+        const QByteArray bytes = s->screenPreview(&offset);
+        const Screen *screen = s->screen();
+        if (!screen) {
+            c->respondError(409, QStringLiteral("the session has no server screen (setting sessions/screen is off, "
+                                                "or it is larger than %1 cells): attach to see it")
+                                     .arg(Session::kMaxScreenCells));
+            return;
+        }
+        Headers h;
+        h.append(qMakePair(QByteArray("Content-Type"), QByteArray("application/octet-stream")));
+        h.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-store")));
+        h.append(qMakePair(QByteArray("X-Tether-Offset"), QByteArray::number(offset)));
+        h.append(qMakePair(QByteArray("X-Tether-Size"),
+                           QByteArray::number(screen->cols()) + 'x' + QByteArray::number(screen->rows())));
+        c->respond(200, h, bytes);
         return;
     }
     c->respondError(404, QStringLiteral("no such session"));

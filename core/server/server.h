@@ -5,6 +5,7 @@
 #include "websocketviewer.h"
 
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QHash>
 #include <QHostAddress>
 #include <QJsonObject>
@@ -77,6 +78,9 @@ public:
     /// WebSockets do not count), so a flood cannot exhaust our file
     /// descriptors. See the class comment for what happens at the bound.
     static constexpr int kMaxHttpConnections = 256;
+    /// Lifetime of the key's cookie (s): 30 days from the last load of the
+    /// dashboard (keyCookie()).
+    static constexpr int kKeyCookieMaxAge = 30 * 24 * 3600;
 
     /// `registry` must outlive the server's use of it (checked with QPointer).
     /// Uses config.bind, config.port, config.commandArgv() (default command for
@@ -378,8 +382,26 @@ private:
                          const CommandRecord &record);
     /// POST /api/sessions/{id}/input.
     void sessionInput(HttpConnection *c, const QString &id);
+    /**
+     * The Set-Cookie value of the key's cookie (docs/protocol.md §3):
+     * `tether_key=KEY; HttpOnly; SameSite=Strict; Path=/; Max-Age=N`, and
+     * `; Secure` under TLS. Set by the key link and again when the page `/`
+     * is loaded with it, so that it lasts kKeyCookieMaxAge from the last visit.
+     */
+    QByteArray keyCookie() const;
     void scheduleEvents();
     void broadcastEvents();
+    /**
+     * `event: output` (docs/protocol.md "Live list"): on streams opened with
+     * `?output=1` only, the sessions whose output offset moved since the
+     * last such event, at most one event per kOutputEventMs; the first
+     * output after a quiet second is told kEventCoalesceMs later. Output
+     * only starts a timer (no timer and no work while no stream asked or
+     * no output comes).
+     */
+    void watchOutput(Session *session);
+    void scheduleOutputEvent();
+    void sendOutputEvent();
     QByteArray sessionsEvent() const;
     /// "event: server" with RestartHooks::status(); empty without hooks.
     QByteArray serverEvent() const;
@@ -411,6 +433,10 @@ private:
     QHash<QString, PendingUpgrade> m_pending; ///< key: "addr|port" of the peer
     QTimer m_eventTimer;      ///< coalesces registry changes (single shot)
     QTimer m_eventKeepalive;  ///< comment line on event streams
+    QSet<HttpConnection *> m_outputStreams; ///< event streams that asked for `output` events (?output=1)
+    QTimer m_outputTimer;     ///< the next `output` event (single shot)
+    QElapsedTimer m_outputSentAt; ///< when the last `output` event was sent (invalid: never)
+    QHash<QString, quint64> m_outputSent; ///< session id -> offset the last `output` event told
     bool m_closed = false;
     bool m_restarting = false;
     RestartHooks m_restartHooks;

@@ -19,7 +19,8 @@
 // no list, no input, no resize.
 
 import { Attachment, screenReplayLines } from './attachment.js';
-import { displayText, sessionLabel } from './util.js';
+import { SavedScreen } from './savedscreen.js';
+import { commandLine as commandLineOf, displayText, sessionLabel } from './util.js';
 import { split as splitCommand } from './shellwords.js';
 import { $, NARROW } from './dom.js';
 import { createApi } from './api.js';
@@ -42,13 +43,17 @@ import { createSidebar } from './sidebar.js';
 import { createKeyBar } from './keybar.js';
 import { initTouch } from './touch.js';
 import { createTiles } from './tiles.js';
+import { createMiniatures } from './miniatures.js';
+import { renderOverview } from './overview.js';
 import {
   createCatchupNote, hideBanner, showBanner, showEndBanner, showShutdownBanner,
 } from './banner.js';
 import {
   decodeAddressPart, parseHash, parseShareHash, MAX_TILES, parseTilesHash, resolveId, sessionHash, tilesHash,
 } from './router.js';
-import { clearTab, fontSize, saveTab, savedTab } from './storage.js';
+import {
+  clearTab, fontSize, previewsOn, saveTab, savedTab, storePreviews,
+} from './storage.js';
 
 /** The page's state. Only this module changes it (and connection.js its `conn`, given to it); the other parts get what they read as arguments. */
 const state = {
@@ -83,8 +88,14 @@ const events = new EventStream(state.conn, {
   onSessions: (list) => applySessions(list),
   onServer: (info) => applyServer(info),
   onCommandEvent: (name, data) => notifier.onEvent(name, data),
+  onOutput: (offsets) => minis.onOutput(offsets),
   onChange: () => indicate(),
   refresh: () => refreshList(),
+});
+/** The session list's live miniatures (miniatures.js). */
+const minis = createMiniatures({
+  session: (id) => state.sessions.get(id)?.s ?? null,
+  onUnauthorized: () => showUnauthorized(),
 });
 const notifier = createNotifier({ sessions: () => state.sessions, current: () => state.current });
 const scheduleFit = createFitScheduler(fitNow);
@@ -102,11 +113,21 @@ const tiles = createTiles({
   filterInput: (data) => keybar.filter(data),
   onListShortcut: () => focusList(),
   onFocus: () => {},
+  // Touch in a tile as on the pane's terminal; a pinch sizes every tile.
+  onTileWrap: (wrap, term) => initTouch({
+    wrap,
+    term,
+    control: () => true,
+    previewFontSize: (px) => tiles.setFontSize(px),
+    setFontSize: (px) => keepFontSize(px),
+  }),
 });
+/** Keeps a font size as A− / A+ do (the toolbar, made by init()). */
+let keepFontSize = () => {};
 let tilesShown = '';
 const keybar = createKeyBar({
   term: () => {
-    if (state.current) return state.current.mode === 'control' ? state.current.view.term : null;
+    if (state.current) return state.current.mode === 'control' && !state.current.saved ? state.current.view.term : null;
     return tiles.term();
   },
   onLayout: scheduleFit,
@@ -142,6 +163,8 @@ window.tether = {
   get share() { return state.share; },
   /** The commands the open terminal's marks told (commandui.js). */
   get commands() { return state.current ? commandsOf(state.current.view.term) : []; },
+  /** The list's miniatures: { fetches: {id: count}, drawn: {id: offset drawn} }. */
+  get miniatures() { return minis.stats(); },
   /** The notifications this page showed: [{how: 'system'|'toast', title, body, session}]. */
   get notified() { return notifier.shown; },
 };
@@ -151,7 +174,11 @@ function indicate() {
 }
 
 function list() {
-  renderList(state.sessions, state.current, { onKill: killSession, onRevive: reviveSession });
+  renderList(state.sessions, state.current, {
+    onKill: killSession, onRevive: reviveSession, onRow: (id, box) => minis.add(id, box),
+  });
+  renderOverview(state.sessions, minis);
+  minis.update(state.sessions);
   updateNotifyButtons(state.current && !state.share ? state.sessions.get(state.current.id)?.s : null);
 }
 
@@ -229,6 +256,12 @@ function applySessions(sessions) {
     // "Opened in another window" offers Take over only while the session
     // exists: once it left the list (killed or expired), say so instead of
     // letting the click find out.
+    if (!e && cur.saved && cur.endReason === 'saved') {
+      // Revived or forgotten elsewhere (another tab, the tray, tether revive).
+      cur.endReason = 'closed';
+      showBanner('warn', 'No longer listed', 'This ended session was revived or forgotten elsewhere.',
+        [{ label: 'Close', run: () => { location.hash = '#/'; } }]);
+    }
     if (!e && cur.attachment && cur.attachment.ended && cur.endReason === 'superseded') {
       cur.endReason = 'closed';
       endBanner(cur, { reason: 'closed' });
@@ -403,7 +436,7 @@ function dropView(view) {
 
 function fitNow() {
   const cur = state.current;
-  if (cur && cur.mode === 'watch') {
+  if (cur && (cur.mode === 'watch' || cur.saved)) {
     fitWatch(cur.view, fontSize(), scheduleFit);
     return;
   }
@@ -419,6 +452,7 @@ function fitNow() {
 
 onThemeChanged((theme) => {
   if (state.current) state.current.view.term.options.theme = theme;
+  minis.refresh(true);
 });
 
 // The title a program sets (the WebSocket `title` message) or a session's
@@ -441,13 +475,17 @@ function openSession(id, mode, preparedView) {
   closeTiles();
   closeCurrent();
   hideBanner();
+  const e = state.sessions.get(id);
+  if (e && e.s.state === 'ended') {
+    openSaved(e.s, mode, preparedView);
+    return;
+  }
   const view = preparedView || newView(mode);
   const entry = { id, mode, view, attachment: null, endReason: null };
   state.current = entry;
   state.lastSentSize = null;
   // A link's view is not a session to reopen in this tab's dashboard.
   if (!state.share) saveTab(id, mode);
-  const e = state.sessions.get(id);
   setCurrentTitle(e ? sessionLabel(e.s) : id);
   $('current').hidden = false;
   $('current-mode').hidden = mode !== 'watch';
@@ -512,6 +550,61 @@ function openSession(id, mode, preparedView) {
   view.term.focus();
 }
 
+/**
+ * An ended session (protocol.md, Ended sessions) opened: its saved screen,
+ * read-only, under a banner offering Revive and Forget. Nothing attaches (its
+ * WebSocket would be closed 4411).
+ */
+function openSaved(s, mode, preparedView) {
+  if (preparedView) dropView(preparedView);
+  const view = newView('watch');
+  const entry = { id: s.id, mode, view, attachment: null, endReason: null, saved: true };
+  state.current = entry;
+  state.lastSentSize = null;
+  saveTab(s.id, mode);
+  setCurrentTitle(sessionLabel(s));
+  $('current').hidden = false;
+  $('current-mode').hidden = true;
+  document.body.classList.add('watching', 'saved-screen');
+  if (NARROW.matches) sidebar.set(false);
+  entry.attachment = new SavedScreen({
+    id: s.id,
+    term: view.term,
+    cols: s.cols,
+    rows: s.rows,
+    onState: (st, detail) => {
+      if (state.current !== entry) return;
+      if (st === 'ended' && detail.reason === 'saved') {
+        entry.endReason = 'saved';
+        scheduleFit();
+        savedBanner(entry);
+        indicate();
+        renderRow(entry.id, state.sessions, state.current);
+        return;
+      }
+      onAttachmentState(entry, st, detail);
+    },
+  });
+  entry.attachment.start();
+  keybar.update();
+  list();
+  indicate();
+}
+
+/** The banner over an ended session's saved screen: what it is, Revive, Forget. */
+function savedBanner(entry) {
+  const e = state.sessions.get(entry.id);
+  const s = e ? e.s : { id: entry.id };
+  const when = s.ended_at ? ` at ${s.ended_at.replace('T', ' ').replace('Z', ' UTC')}` : '';
+  const cmd = commandLineOf(s);
+  showBanner('warn', `Session ended by ${s.ended || 'its host going away'}${when}`,
+    `Its processes are gone: this is its screen as last saved, read-only. Revive runs ${cmd || 'its command'} again`
+    + `${s.cwd ? ` in ${displayText(s.cwd)}` : ''}; Forget deletes the saved screen.`,
+    [{ label: 'Revive', run: () => reviveSession(entry.id) },
+      { label: 'Forget', run: () => killSession(entry.id) }]);
+  $('banner').dataset.reason = 'saved';
+}
+
 function closeCurrent() {
   const cur = state.current;
   if (!cur) return;
@@ -520,7 +613,7 @@ function closeCurrent() {
   dropView(cur.view);
   $('current').hidden = true;
   catchup.hide();
-  document.body.classList.remove('watching', 'disconnected');
+  document.body.classList.remove('watching', 'disconnected', 'saved-screen');
   setCurrentTitle('');
   hideBanner();
   keybar.update();
@@ -533,6 +626,17 @@ function onAttachmentState(entry, st, detail) {
   if (state.current !== entry) return;
   if (st === 'offline') state.conn.lostContact = true;
   if ((st === 'offline' || st === 'reconnecting') && detail.shutdown) showShutdownBanner();
+  if (st === 'ended' && !entry.saved && /^session ended by /.test(detail.closeReason || '')) {
+    // 4411: the session is an ended one now (the host went away and a new
+    // one found its record): show its saved screen.
+    entry.endReason = detail.reason;
+    refreshList().then(() => {
+      if (state.current !== entry) return;
+      closeCurrent();
+      openSession(entry.id, entry.mode);
+    });
+    return;
+  }
   if (st === 'ended') {
     entry.endReason = detail.reason;
     endBanner(entry, detail);
@@ -717,9 +821,10 @@ function init() {
       }
     },
   });
+  keepFontSize = (px) => toolbar.setSize(px);
   touch = initTouch({
     term: () => state.current?.view.term ?? null,
-    control: () => state.current?.mode === 'control',
+    control: () => state.current?.mode === 'control' && !state.current.saved,
     previewFontSize: (px) => {
       if (!state.current) return;
       state.current.view.term.options.fontSize = px;
@@ -738,6 +843,18 @@ function init() {
     const cur = state.current?.id;
     const ids = [...new Set([cur, ...running].filter(Boolean))].slice(0, MAX_TILES);
     if (ids.length) location.hash = tilesHash(ids);
+  });
+  // Previews: the list's miniatures on or off (kept in this browser).
+  const showPreviews = (on) => {
+    $('previews-toggle').setAttribute('aria-pressed', String(on));
+    document.body.classList.toggle('no-previews', !on);
+    minis.setEnabled(on);
+  };
+  showPreviews(previewsOn());
+  $('previews-toggle').addEventListener('click', () => {
+    const on = !minis.enabled;
+    storePreviews(on);
+    showPreviews(on);
   });
   $('empty-new').addEventListener('click', () => createSession($('new-command').value));
   $('sidebar-toggle').addEventListener('click', () => {
@@ -784,6 +901,7 @@ function init() {
     if (document.visibilityState === 'visible') {
       kick();
       scheduleFit();
+      minis.refresh();
       renderTimes(state.sessions, state.current);
     }
   });

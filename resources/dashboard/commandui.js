@@ -301,29 +301,145 @@ export function createNotifyButtons(patch) {
       if (!shown) return;
       await patch(shown.id, { muted: !pressed(mute) });
     });
-    return { next, mute };
+    const alerts = el('button', 'small notify-alerts', 'Alerts');
+    alerts.type = 'button';
+    alerts.title = 'Activity and silence alerts for this session (tmux\'s monitor-activity and monitor-silence)';
+    alerts.setAttribute('aria-haspopup', 'dialog');
+    alerts.addEventListener('click', () => { if (shown) dialog.open(shown); });
+    return { next, mute, alerts };
   };
+  const dialog = createAlertsDialog(patch);
   const top = pair();
   top.next.id = 'notify-next';
   top.mute.id = 'notify-mute';
+  top.alerts.id = 'notify-alerts';
   const tools = document.querySelector('.term-tools');
-  if (tools) tools.prepend(top.next, top.mute);
+  if (tools) tools.prepend(top.next, top.mute, top.alerts);
   const side = pair();
   const box = el('div', 'sidebar-notify');
-  box.append(el('span', '', 'This session:'), side.next, side.mute);
+  box.append(el('span', '', 'This session:'), side.next, side.mute, side.alerts);
   const list = $('session-list');
   if (list) list.after(box);
   return (s) => {
     shown = s && s.state !== 'exited' && s.notify ? s : null;
     box.hidden = !shown;
-    for (const { next, mute } of [top, side]) {
+    dialog.update(shown);
+    for (const { next, mute, alerts } of [top, side]) {
       next.hidden = !shown;
       mute.hidden = !shown;
+      alerts.hidden = !shown;
       if (!shown) continue;
       next.setAttribute('aria-pressed', String(!!s.notify.next));
       mute.setAttribute('aria-pressed', String(!!s.notify.muted));
       next.textContent = s.notify.next ? 'Notifying next' : 'Notify next';
       mute.textContent = s.notify.muted ? 'Muted' : 'Mute';
+      const on = !!s.notify.activity || Number(s.notify.silence) > 0;
+      alerts.setAttribute('aria-pressed', String(on));
+      alerts.textContent = on ? 'Alerts on' : 'Alerts';
     }
+  };
+}
+
+/** Silence thresholds the dialog offers, in seconds (0: off). Another value set elsewhere is added to them. */
+export const SILENCE_CHOICES = [0, 10, 30, 60, 300, 900, 3600];
+
+function silenceLabel(secs) {
+  if (!secs) return 'Off';
+  if (secs % 3600 === 0) return `${secs / 3600} h`;
+  if (secs % 60 === 0) return `${secs / 60} min`;
+  return `${secs} s`;
+}
+
+/**
+ * The Alerts dialog (#alerts-dialog) of the open session: its activity alert
+ * (a checkbox) and silence alert (a threshold), as the SESSION's
+ * `notify.activity` and `notify.silence` (protocol.md, "Commands and
+ * notifications"). A change is sent at once (PATCH); the dialog then shows
+ * the session as the server answered.
+ * @param {(id: string, notify: object) => Promise<void>} patch
+ * @returns {{open: (s: object) => void, update: (s: object|null) => void}}
+ */
+function createAlertsDialog(patch) {
+  const dlg = el('dialog', 'alerts-dialog');
+  dlg.id = 'alerts-dialog';
+  dlg.setAttribute('aria-labelledby', 'alerts-title');
+  const title = el('h2', '', 'Alerts');
+  title.id = 'alerts-title';
+  const what = el('p', '', '');
+  const activityRow = el('label', 'alerts-row');
+  const activity = el('input');
+  activity.type = 'checkbox';
+  activity.id = 'alerts-activity';
+  activityRow.append(activity, el('span', '', 'Activity: notify when it prints something while nobody watches it '
+    + '(once, until someone has looked)'));
+  const silenceRow = el('label', 'alerts-row');
+  const silence = el('select');
+  silence.id = 'alerts-silence';
+  silenceRow.append(el('span', '', 'Silence: notify when it has printed nothing for'), silence);
+  const note = el('p', 'alerts-note', 'Alerts come as browser notifications (or a note in this page) and '
+    + 'from the tray; Mute silences them too.');
+  const actions = el('div', 'alerts-actions');
+  const close = el('button', '', 'Close');
+  close.type = 'button';
+  close.addEventListener('click', () => dlg.close());
+  actions.append(close);
+  dlg.append(title, what, activityRow, silenceRow, note, actions);
+  document.body.append(dlg);
+  let session = null;
+  let busy = false;
+
+  function fillSilence(current) {
+    const values = SILENCE_CHOICES.includes(current) ? SILENCE_CHOICES
+      : [...SILENCE_CHOICES, current].sort((a, b) => a - b);
+    silence.replaceChildren(...values.map((v) => {
+      const o = el('option', '', silenceLabel(v));
+      o.value = String(v);
+      return o;
+    }));
+    silence.value = String(current);
+  }
+  function update(s) {
+    session = s;
+    if (!s) {
+      if (dlg.open) dlg.close();
+      return;
+    }
+    if (!dlg.open || busy) return;
+    what.textContent = `For “${sessionLabel(s)}”, while no one is attached to it.`;
+    activity.checked = !!s.notify.activity;
+    fillSilence(Number(s.notify.silence) || 0);
+  }
+  async function send(notify) {
+    if (!session) return;
+    busy = true;
+    activity.disabled = true;
+    silence.disabled = true;
+    try {
+      await patch(session.id, notify);
+    } finally {
+      busy = false;
+      activity.disabled = false;
+      silence.disabled = false;
+      update(session);
+    }
+  }
+  // Turning one on is when a browser may ask for the notification permission (once).
+  activity.addEventListener('change', async () => {
+    const on = activity.checked;
+    if (on) await askNotificationPermission();
+    await send({ activity: on });
+  });
+  silence.addEventListener('change', async () => {
+    const secs = Number(silence.value);
+    if (secs > 0) await askNotificationPermission();
+    await send({ silence: secs });
+  });
+  return {
+    open(s) {
+      if (!dlg.open) dlg.showModal();
+      update(s);
+      activity.focus();
+    },
+    update,
   };
 }

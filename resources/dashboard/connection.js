@@ -46,6 +46,7 @@ export class EventStream {
    *   onSessions: (list: object[]) => void, // the whole list (SESSION objects)
    *   onServer: (info: object) => void,     // the `server` event
    *   onCommandEvent?: (name: string, data: object) => void, // a `command` or `notify` event
+   *   onOutput?: (offsets: Object<string, number>) => void, // an `output` event: id -> output offset
    *   onChange: () => void,                 // conn changed: redraw the indicator
    *   refresh: () => Promise<unknown>,      // fetch the list once (REST)
    * }} hooks
@@ -69,7 +70,8 @@ export class EventStream {
   start() {
     const { conn, hooks } = this;
     if (conn.unauthorized) return;
-    const es = new EventSource('/api/events');
+    // output=1: `output` events too (the offsets of sessions that wrote), for the miniatures.
+    const es = new EventSource('/api/events?output=1');
     this.es = es;
     es.addEventListener('sessions', (e) => {
       this.retry = 0;
@@ -95,6 +97,10 @@ export class EventStream {
         try { hooks.onCommandEvent?.(name, JSON.parse(e.data)); } catch { /* ignore a bad event */ }
       });
     }
+    // Which sessions wrote output (at most once a second): miniatures.js's.
+    es.addEventListener('output', (e) => {
+      try { hooks.onOutput?.(JSON.parse(e.data).sessions || {}); } catch { /* ignore a bad event */ }
+    });
     // Version and update: once on connect, again when an upgrade is noticed.
     es.addEventListener('server', (e) => {
       try { hooks.onServer(JSON.parse(e.data)); } catch { /* ignore a bad event */ }

@@ -21,8 +21,10 @@ import { notifyStatus, shellStatus } from './commands.js';
  * when received }, in the server's order.
  * @param {Map<string, {s: object, at: number}>} sessions
  * @param {Current} current
- * @param {{onKill: (id: string) => void, onRevive: (id: string) => void}} actions
- *   a row's Kill / Remove / Forget, and Revive (an ended session)
+ * @param {{onKill: (id: string) => void, onRevive: (id: string) => void,
+ *   onRow?: (id: string, mini: HTMLElement) => void}} actions
+ *   a row's Kill / Remove / Forget, and Revive (an ended session); a new
+ *   row's miniature box
  */
 export function renderList(sessions, current, actions) {
   const ul = $('session-list');
@@ -67,7 +69,10 @@ function createItem(id, actions) {
   const bar = el('span', 'buffer-bar');
   bar.append(el('span', 'buffer-fill'));
   buf.append(bar, el('span', 'buffer-text'));
-  open.append(head, cmd, shell, meta, buf);
+  // The live miniature of its screen (miniatures.js fills it): a picture, not text to read out.
+  const mini = el('div', 'mini');
+  mini.setAttribute('aria-hidden', 'true');
+  open.append(head, cmd, shell, meta, buf, mini);
 
   const buttons = el('div', 'session-actions');
   // The row attaches too; an explicit action says so (issue 14).
@@ -85,6 +90,7 @@ function createItem(id, actions) {
   revive.addEventListener('click', () => actions.onRevive(id));
   buttons.append(attach, watch, revive, kill);
   li.append(open, buttons);
+  actions.onRow?.(id, mini);
   return li;
 }
 

@@ -57,3 +57,15 @@ export function onFontSizeChanged(fn) {
     if (e.key === FONT_KEY) fn();
   });
 }
+
+const PREVIEWS_KEY = 'tether.previews';
+
+/** Whether the session list shows miniatures (a preference of the browser; on by default). */
+export function previewsOn() {
+  try { return localStorage.getItem(PREVIEWS_KEY) !== 'off'; } catch { return true; }
+}
+
+/** Remembers whether the session list shows miniatures. */
+export function storePreviews(on) {
+  try { localStorage.setItem(PREVIEWS_KEY, on ? 'on' : 'off'); } catch { /* storage off: this page only */ }
+}

@@ -48,7 +48,8 @@ const THEMES = {
   },
 };
 
-function terminalTheme() { return DARK.matches ? THEMES.dark : THEMES.light; }
+/** The terminal's colours for the browser's light or dark scheme. */
+export function terminalTheme() { return DARK.matches ? THEMES.dark : THEMES.light; }
 
 /** Calls `fn(theme)` when the browser switches between light and dark. */
 export function onThemeChanged(fn) {

@@ -19,6 +19,7 @@ import { sessionHash, tilesHash } from './router.js';
  *   filterInput: (data: string) => string, // the key bar's modifiers
  *   onListShortcut: () => void,
  *   onFocus: (term: object) => void,   // a tile's terminal took the focus (the key bar follows)
+ *   onTileWrap?: (wrap: HTMLElement, term: () => object) => {stats: () => object}, // wires touch on a tile
  * }} o
  */
 export function createTiles(o) {
@@ -83,6 +84,8 @@ export function createTiles(o) {
         onSearchResults: () => {},
         onResize: () => scheduleFit(t),
       });
+      // Touch as on the pane's terminal (touch.js): scroll, pinch, long press.
+      t.touch = o.onTileWrap ? o.onTileWrap(wrap, () => t.view?.term ?? null) : null;
       t.view.term.textarea?.addEventListener('focus', () => {
         focused = t;
         for (const x of tiles) x.tile.classList.toggle('is-focused', x === t);
@@ -147,6 +150,8 @@ export function createTiles(o) {
       }
     },
     /** For tests: [{ id, term, attachment }]. */
-    list: () => tiles.map((t) => ({ id: t.id, term: t.view.term, attachment: t.attachment })),
+    list: () => tiles.map((t) => ({
+      id: t.id, term: t.view.term, attachment: t.attachment, touch: t.touch ? t.touch.stats() : null,
+    })),
   };
 }

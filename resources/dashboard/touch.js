@@ -53,8 +53,11 @@ function copyText(text) {
 }
 
 /**
- * Wires touch on the pane's terminal box (#terminal-wrap).
+ * Wires touch on a terminal's box: the pane's (#terminal-wrap) by default,
+ * or a tile's (`o.wrap`; its Copy button goes in the tile, and the soft
+ * keyboard's handling, which is the page's, is left to the pane's).
  * @param {{
+ *   wrap?: HTMLElement,                // the terminal's scrolling box; default #terminal-wrap
  *   term: () => ?import('./vendor/xterm.js').Terminal, // the open terminal, else null
  *   control: () => boolean,            // it may send input (not a watcher)
  *   previewFontSize: (px: number) => void, // while pinching: show, do not keep
@@ -63,10 +66,11 @@ function copyText(text) {
  * @returns {{stats: () => object}} for tests: counts of what touch did
  */
 export function initTouch(o) {
-  const wrap = $('terminal-wrap');
+  const pane = !o.wrap;
+  const wrap = o.wrap || $('terminal-wrap');
   const copyButton = el('button', 'small touch-copy', 'Copy');
   copyButton.type = 'button';
-  copyButton.id = 'touch-copy';
+  if (pane) copyButton.id = 'touch-copy';
   copyButton.hidden = true;
   wrap.parentElement.append(copyButton);
   const stats = { scrolled: 0, wheel: 0, arrows: 0, taps: 0, pinches: 0, selections: 0 };
@@ -229,6 +233,8 @@ export function initTouch(o) {
     copyButton.hidden = true;
     if (term && o.control()) term.focus();
   });
+
+  if (!pane) return { stats: () => ({ ...stats }) };
 
   // The soft keyboard: the page's height is what it leaves (browsers that
   // keep the layout viewport, such as Safari), and when it opens over a

@@ -4,7 +4,7 @@
 // integration: a gutter mark per command coloured by its exit status with a
 // tooltip, a click on it selects the command's output, Ctrl+Shift+Up/Down
 // jump between prompts; the list shows each session's shell state; Notify
-// next and Mute; a browser notification (permission granted) at
+// next, Mute and Alerts (activity, silence); a browser notification (permission granted) at
 // a command's end while nobody looks, none while the session is watched, an
 // in-page toast on a visible page.
 
@@ -110,7 +110,7 @@ describe('commands and notifications', { timeout: 180000 }, () => {
     await page.context().close();
   });
 
-  test('the list shows each session\'s shell state; Notify next and Mute set the session\'s notify', async () => {
+  test('the list shows each session\'s shell state; Notify next, Mute and Alerts set the session\'s notify', async () => {
     const s = (await api(server, 'POST', '/api/sessions', { command: ['/bin/bash'] })).body;
     await until(async () => (await shellState(server, s.id)) === 'prompt', 20000, 'the shell\'s first prompt');
     const page = await newPage(browser);
@@ -135,6 +135,34 @@ describe('commands and notifications', { timeout: 180000 }, () => {
     await mute.click();
     await until(async () => (await api(server, 'GET', `/api/sessions/${s.id}`)).body.notify.muted, 5000, 'muted to be set');
     await until(async () => / · notify next, muted$/.test(await row.textContent()), 5000, 'the row to say so');
+    // Alerts: the activity and silence alerts of the session, in a dialog.
+    const alerts = page.locator('#notify-alerts');
+    assert.equal(await alerts.getAttribute('aria-pressed'), 'false');
+    await alerts.click();
+    const dialog = page.locator('#alerts-dialog');
+    await dialog.waitFor();
+    assert.equal(await page.locator('#alerts-activity').isChecked(), false);
+    assert.equal(await page.locator('#alerts-silence').inputValue(), '0');
+    await page.locator('#alerts-activity').check();
+    await until(async () => (await api(server, 'GET', `/api/sessions/${s.id}`)).body.notify.activity, 5000, 'activity to be set');
+    await page.locator('#alerts-silence').selectOption('30');
+    await until(async () => (await api(server, 'GET', `/api/sessions/${s.id}`)).body.notify.silence === 30, 5000,
+      'silence to be set');
+    await until(async () => / · notify next, muted, activity alert, silence alert 30s$/.test(await row.textContent()),
+      5000, 'the row to say so');
+    assert.equal(await alerts.getAttribute('aria-pressed'), 'true');
+    assert.equal(await alerts.textContent(), 'Alerts on');
+    // A threshold set elsewhere (tether, another tab) is shown as it is.
+    await api(server, 'PATCH', `/api/sessions/${s.id}`, { notify: { silence: 45, activity: false } });
+    await until(async () => (await page.locator('#alerts-silence').inputValue()) === '45', 5000, 'the dialog to follow');
+    assert.equal(await page.locator('#alerts-silence option:checked').textContent(), '45 s');
+    assert.equal(await page.locator('#alerts-activity').isChecked(), false);
+    await page.locator('#alerts-silence').selectOption('0');
+    await until(async () => (await api(server, 'GET', `/api/sessions/${s.id}`)).body.notify.silence === 0, 5000,
+      'silence to be off');
+    await until(async () => (await alerts.getAttribute('aria-pressed')) === 'false', 5000, 'the button to show it');
+    await dialog.locator('button', { hasText: 'Close' }).click();
+    await dialog.waitFor({ state: 'hidden' });
     // Narrower than 1000 px the top bar has no room: the pair under the list.
     await page.setViewportSize({ width: 800, height: 720 });
     await mute.waitFor({ state: 'hidden' });

@@ -631,7 +631,8 @@ describe('dashboard', { timeout: 240000 }, () => {
       let release;
       const rotated = new Promise((r) => { release = r; });
       let held = 0;
-      await page.route('**/api/events', async (route) => {
+      // By path: the page asks for /api/events?output=1 (the miniatures' `output` events).
+      await page.route((url) => url.pathname === '/api/events', async (route) => {
         held++;
         await rotated;
         await route.continue();

@@ -126,7 +126,7 @@ describe('dashboard over https', { timeout: 180000 }, () => {
     assert.ok(keyed, 'the key link was requested');
     assert.equal(keyed.status(), 303);
     assert.equal(await keyed.headerValue('set-cookie'),
-      `tether_key=${server.key}; HttpOnly; SameSite=Strict; Path=/; Secure`);
+      `tether_key=${server.key}; HttpOnly; SameSite=Strict; Path=/; Max-Age=2592000; Secure`);
     const cookies = await page.context().cookies();
     assert.equal(cookies.length, 1, JSON.stringify(cookies));
     assert.deepEqual(

@@ -6,7 +6,8 @@
 // cursor mode) driving vim, cat -v and a sleep; touch (scroll, wheel
 // reports, pinch, tap, long press and Copy; the cursor line in view when the
 // soft keyboard opens); the web app manifest (installable); and, at desktop
-// size, the tiled view (two live sessions, keys only to the focused one).
+// size, the tiled view (two live sessions, keys only to the focused one)
+// and the session list's live miniatures.
 // Run by ctest as browser/phone, on its own.
 
 import { after, before, describe, test } from 'node:test';
@@ -498,5 +499,104 @@ describe('phone', { timeout: 280000 }, () => {
     assert.equal((await api(server, 'GET', `/api/sessions/${ids[0]}`)).body.state, 'running');
     assert.deepEqual(page.errors, []);
     await page.context().close();
+  });
+
+  test('one finger scrolls a tile\'s scrollback, and only that tile\'s', async () => {
+    const ids = [];
+    for (const name of ['touch-a', 'touch-b']) {
+      const r = await api(server, 'POST', '/api/sessions', {
+        command: ['/bin/sh', '-c', 'seq 1 200; exec cat'], cols: 80, rows: 24, name,
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      ids.push(r.body.id);
+    }
+    const page = await newPage(browser, { viewport: { width: 1024, height: 700 }, hasTouch: true });
+    await openDashboard(page, server, `#/tiles/${ids.join(',')}`);
+    await page.waitForFunction(() => window.tether.tiles.length === 2
+      && window.tether.tiles.every((t) => t.attachment.state === 'connected'
+        && t.term.buffer.active.baseY > 20), null, { timeout: 15000 });
+    const pos = () => page.evaluate(() => window.tether.tiles.map((t) => {
+      const b = t.term.buffer.active;
+      return { viewportY: b.viewportY, baseY: b.baseY };
+    }));
+    const start = await pos();
+    const box = await page.locator('.tile .xterm-screen').first().boundingBox();
+    const x = box.x + box.width / 2;
+    const y = box.y + box.height / 4;
+    const steps = [];
+    for (let i = 0; i <= 10; i++) steps.push([[x, y + (200 * i) / 10]]);
+    await touchPath(page, steps);
+    await until(async () => (await pos())[0].viewportY < start[0].baseY - 5, 5000, 'the first tile scrolled back');
+    assert.deepEqual((await pos())[1], start[1], 'the other tile did not move');
+    assert.ok((await page.evaluate(() => window.tether.tiles[0].touch.scrolled)) < 0);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+    for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
+  });
+
+  test('the list\'s miniatures follow each session\'s screen, fetched on its output only', async () => {
+    // Only the two sessions of this test in the list (all rows on screen).
+    for (const s of (await api(server, 'GET', '/api/sessions')).body.sessions) {
+      await api(server, 'DELETE', `/api/sessions/${s.id}`);
+    }
+    const ids = [];
+    for (const name of ['mini-a', 'mini-b']) {
+      const r = await api(server, 'POST', '/api/sessions', { command: ['/bin/bash'], cols: 80, rows: 24, name });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      ids.push(r.body.id);
+    }
+    const [a, b] = ids;
+    await api(server, 'POST', `/api/sessions/${b}/input`, { data: 'echo b-$((6*7))\r' });
+    const page = await newPage(browser, { viewport: { width: 1280, height: 720 } });
+    await openDashboard(page, server);
+    const mini = (id) => page.locator(`.session[data-id="${id}"] .mini`);
+    const stats = () => page.evaluate(() => window.tether.miniatures);
+    await until(async () => /^b-42$/m.test(await mini(b).textContent()), 10000, 'b-42 in mini-b\'s miniature');
+    await until(async () => /^\$ ?$/m.test(await mini(a).textContent()), 10000, 'the prompt in mini-a\'s miniature');
+    // Output in a: its miniature follows (an `output` event), b's is not fetched again.
+    const before = (await stats()).fetches[b];
+    for (const word of ['first', 'second']) {
+      await api(server, 'POST', `/api/sessions/${a}/input`, { data: `echo ${word}-$((40+2))\r` });
+      await until(async () => new RegExp(`^${word}-42$`, 'm').test(await mini(a).textContent()), 10000,
+        `${word}-42 in mini-a's miniature`);
+    }
+    assert.equal((await stats()).fetches[b], before, JSON.stringify(await stats()));
+    // Colours come through: red text is drawn red.
+    await api(server, 'POST', `/api/sessions/${a}/input`, { data: 'printf "\\033[31mred-$((1+1))\\033[m\\n"\r' });
+    const red = mini(a).locator('span', { hasText: 'red-2' });
+    await red.waitFor({ timeout: 10000 });
+    assert.match(await red.evaluate((e) => getComputedStyle(e).color), /^rgb\(\d+, \d+, \d+\)$/);
+    await page.screenshot({ path: path.join(artifactsDir, 'dashboard-miniatures.png') });
+    // The pane's overview (no session open): a card per session, its miniature live too.
+    const card = page.locator(`#overview .overview-card[data-id="${a}"]`);
+    await card.waitFor();
+    assert.deepEqual(await page.locator('#overview .overview-title').allTextContents(), ['mini-a', 'mini-b']);
+    await api(server, 'POST', `/api/sessions/${a}/input`, { data: 'echo card-$((2*3))\r' });
+    await until(async () => /^card-6$/m.test(await card.locator('.mini').textContent()), 10000, 'card-6 in the card');
+    await until(async () => /^card-6$/m.test(await mini(a).textContent()), 10000, 'card-6 in the row');
+    await page.screenshot({ path: path.join(artifactsDir, 'dashboard-overview.png') });
+    await card.click();
+    await page.waitForFunction((want) => location.hash === want, `#/s/${a}`);
+    await mini(a).waitFor({ state: 'hidden' }); // open in the pane: no miniature in its row
+    await page.goto(`${server.base}#/`);
+    await page.waitForFunction(() => window.tether !== undefined);
+    // Previews off: no miniature and no fetch; on again (kept in the browser).
+    await page.locator('#previews-toggle').click();
+    assert.equal(await page.locator('#previews-toggle').getAttribute('aria-pressed'), 'false');
+    await mini(a).waitFor({ state: 'hidden' });
+    const off = (await stats()).fetches[a];
+    await api(server, 'POST', `/api/sessions/${a}/input`, { data: 'echo while-off\r' });
+    await until(async () => String((await api(server, 'GET', `/api/sessions/${a}/screen`)).body).includes('while-off'),
+      10000, 'the output');
+    assert.equal((await stats()).fetches[a], off);
+    await page.reload();
+    await page.waitForFunction(() => window.tether !== undefined);
+    assert.equal(await page.locator('#previews-toggle').getAttribute('aria-pressed'), 'false');
+    await page.locator('#previews-toggle').click();
+    await until(async () => /^while-off$/m.test(await mini(a).textContent()), 10000, 'while-off in the miniature');
+    assert.ok(off >= 1);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+    for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
   });
 });

@@ -38,6 +38,8 @@ describe('ended sessions', { timeout: 120000 }, () => {
     mkdirSync(work);
     writeRecord(records, 'endedSessionOne', 'build', work, '\x1b[1;1H$ make\r\nsaved-line-before-reboot\r\n$ ');
     writeRecord(records, 'endedSessionTwo', 'notes', work, 'other saved screen');
+    writeRecord(records, 'endedSessionThree', 'logs', work,
+      '\x1b[1;1Hthird saved screen\r\n\x1b[31mred line\x1b[m\r\n$ tail -f app.log');
     server = await startTether({ env: { XDG_STATE_HOME: path.join(root, 'state'), PS1: '$ ' } });
     browser = await launchBrowser();
   });
@@ -78,6 +80,38 @@ describe('ended sessions', { timeout: 120000 }, () => {
     assert.match(message, /^Forget "notes"/);
     await until(async () => (await api(server, 'GET', '/api/sessions/endedSessionTwo')).status === 404, 5000,
       'the record to be forgotten');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('an ended session opened shows its saved screen read-only, with Revive and Forget', async () => {
+    const page = await newPage(browser);
+    await openDashboard(page, server);
+    const row = page.locator('.session[data-id="endedSessionThree"]');
+    await row.locator('.session-open').click();
+    await waitForLine(page, /^third saved screen$/);
+    await waitForLine(page, /^\$ tail -f app\.log$/);
+    assert.equal(await page.evaluate(() => window.tether.term.options.disableStdin), true);
+    const banner = page.locator('#banner');
+    await banner.waitFor();
+    assert.match(await page.locator('#banner-title').textContent(), /^Session ended by reboot at 2026-01-01 11:00:00 UTC$/);
+    assert.deepEqual(await page.locator('#banner-actions button').allTextContents(), ['Revive', 'Forget']);
+    assert.equal(await page.locator('#conn-text').textContent(), 'Connected');
+    assert.ok(await row.locator('button.revive').isVisible());
+    assert.ok(await page.locator('#rename').isHidden());
+    // Read-only: keys reach nothing (there is no process), and nothing breaks.
+    await page.locator('#terminal').click();
+    await page.keyboard.type('x');
+    // A reload of its address shows it again; Forget in the banner asks, then removes it.
+    await page.reload();
+    await waitForLine(page, /^third saved screen$/);
+    let message = '';
+    page.once('dialog', (d) => { message = d.message(); d.accept(); });
+    await page.locator('#banner-actions button', { hasText: 'Forget' }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.match(message, /^Forget "logs"/);
+    assert.equal(await page.evaluate(() => location.hash), '#/');
+    assert.equal((await api(server, 'GET', '/api/sessions/endedSessionThree')).status, 404);
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

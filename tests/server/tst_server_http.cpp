@@ -93,6 +93,61 @@ private Q_SLOTS:
         QCOMPARE(s->viewerCount(), 0);
     }
 
+    void liveScreenAndOutputEvents()
+    {
+        // GET /api/sessions/{id}/screen of a live session: its screen now,
+        // with the offset it was parsed up to and its size.
+        HttpReply r = f.http("POST", "/api/sessions",
+                             R"({"command": ["/bin/sh", "-c", "printf 'mini-%s\n' ready; read x; printf 'after-%s\n' input; read y"], "cols": 60, "rows": 10})");
+        QCOMPARE(r.status, 201);
+        const QByteArray id = r.json().value(QStringLiteral("id")).toString().toLatin1();
+        Session *s = f.registry->find(QString::fromLatin1(id));
+        QVERIFY(s);
+        QTRY_VERIFY(s->offset() > 0);
+        QTRY_VERIFY(f.http("GET", "/api/sessions/" + id + "/screen").body.contains("mini-ready"));
+        r = f.http("GET", "/api/sessions/" + id + "/screen");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("Content-Type"), QByteArray("application/octet-stream"));
+        QCOMPARE(r.header("X-Tether-Size"), QByteArray("60x10"));
+        QCOMPARE(r.header("X-Tether-Offset").toULongLong(), s->offset());
+        QCOMPARE(f.http("GET", "/api/sessions/nosuchsession/screen").status, 404);
+
+        // `output` events only on streams that asked (?output=1); a bad value is 400.
+        r = f.http("GET", "/api/events?output=2");
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json().value(QStringLiteral("error")).toString(), QStringLiteral("output must be 0 or 1"));
+        QTcpSocket plain;
+        QTcpSocket asked;
+        QByteArray plainEvents;
+        QByteArray askedEvents;
+        connect(&plain, &QTcpSocket::readyRead, this, [&]() { plainEvents += plain.readAll(); });
+        connect(&asked, &QTcpSocket::readyRead, this, [&]() { askedEvents += asked.readAll(); });
+        for (QTcpSocket *c : {&plain, &asked}) {
+            c->connectToHost(QHostAddress::LocalHost, f.port);
+            QVERIFY(c->waitForConnected(3000));
+        }
+        plain.write(f.build("GET", "/api/events"));
+        asked.write(f.build("GET", "/api/events?output=1"));
+        QTRY_VERIFY(plainEvents.contains("event: sessions\n") && askedEvents.contains("event: sessions\n"));
+        QCOMPARE(f.http("POST", "/api/sessions/" + id + "/input", R"({"data": "\r"})").status, 204);
+        QTRY_VERIFY(f.http("GET", "/api/sessions/" + id + "/screen").body.contains("after-input"));
+        // The last `output` event names the session at the offset it reached.
+        const auto lastOutput = [&askedEvents]() {
+            QJsonObject last;
+            QByteArray name;
+            for (const QByteArray &line : askedEvents.split('\n')) {
+                if (line.startsWith("event: "))
+                    name = line.mid(7);
+                else if (line.startsWith("data: ") && name == "output")
+                    last = QJsonDocument::fromJson(line.mid(6)).object().value(QStringLiteral("sessions")).toObject();
+            }
+            return last;
+        };
+        QTRY_COMPARE(lastOutput().value(QString::fromLatin1(id)).toDouble(), double(s->offset()));
+        QVERIFY(!plainEvents.contains("event: output"));
+        QCOMPARE(f.http("GET", "/api/sessions/" + id + "/screen").header("X-Tether-Offset").toULongLong(), s->offset());
+    }
+
     void keyLinkSetsCookie()
     {
         HttpReply r = f.http("GET", "/?key=" + f.key, QByteArray(), {}, false);
@@ -103,6 +158,15 @@ private Q_SLOTS:
         QVERIFY(cookie.contains("HttpOnly"));
         QVERIFY(cookie.contains("SameSite=Strict"));
         QVERIFY(cookie.contains("Path=/"));
+        // Persistent: 30 days (docs/protocol.md §3), counted again from each load of the page.
+        QCOMPARE(cookie, "tether_key=" + f.key + "; HttpOnly; SameSite=Strict; Path=/; Max-Age=2592000");
+        r = f.http("GET", "/", QByteArray(), {{"Cookie", "tether_key=" + f.key}}, false);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("Set-Cookie"), cookie);
+        // Not for another file, a wrong cookie or none.
+        QVERIFY(f.http("GET", "/app.js", QByteArray(), {{"Cookie", "tether_key=" + f.key}}, false).header("Set-Cookie").isEmpty());
+        QVERIFY(f.http("GET", "/", QByteArray(), {{"Cookie", "tether_key=nope"}}, false).header("Set-Cookie").isEmpty());
+        QVERIFY(f.http("GET", "/", QByteArray(), {}, false).header("Set-Cookie").isEmpty());
 
         r = f.http("GET", "/?key=nope", QByteArray(), {}, false);
         QCOMPARE(r.status, 303);

@@ -423,6 +423,9 @@ int KeeperLink::adoptAndFollow(QStringList *problems)
     int recovered = 0;
     if (!state.sessions.isEmpty())
         recovered = m_registry->adopt(state, problems);
+    for (const Handover::SessionRecord &r : std::as_const(state.sessions))
+        if (m_registry->find(r.id))
+            m_recoveredIds.append(r.id);
 
     m_following = true;
     connect(m_registry, &SessionRegistry::sessionAdded, this, &KeeperLink::follow);

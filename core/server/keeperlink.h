@@ -84,6 +84,8 @@ public:
      * *problems gets a line per session that could not be adopted.
      */
     int adoptAndFollow(QStringList *problems);
+    /// The ids of the sessions adoptAndFollow() recovered after a crash.
+    QStringList recoveredIds() const { return m_recoveredIds; }
     /// Orderly stop: the keeper closes everything and exits ('Q'). The
     /// sessions are the host's to end; nothing is sent afterwards.
     void stop();
@@ -117,6 +119,7 @@ private:
     qint64 m_keeperPid = 0;
     QSocketNotifier *m_notifier = nullptr;
     QList<Kept> m_kept;
+    QStringList m_recoveredIds;
     QHash<Session *, quint64> m_bound; ///< sessions held by the keeper: their offset bound
     bool m_stopped = false;
     bool m_following = false;

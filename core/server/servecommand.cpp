@@ -224,6 +224,21 @@ int serveMain(int argc, char **argv)
     // keeper covered keep their sessions.
     SessionRecordStore records(&registry, SessionRecordStore::defaultDir(), config.savedScrollbackLines);
     records.loadEnded();
+    // A session recovered after a crash starts with an empty buffer: its
+    // saved screen (at most a few seconds old) goes first, above a marker
+    // line, before the event loop reads its terminal.
+    for (const QString &id : keeper.recoveredIds()) {
+        SessionRecord saved;
+        QString why;
+        Session *s = registry.find(id);
+        if (s && SessionRecordStore::read(SessionRecordStore::fileFor(records.dir(), id), &saved, &why)
+            && !saved.screen.isEmpty()) {
+            s->injectOutput(SessionRecordStore::screenPreamble(
+                saved, "--- tether: Tether crashed; the screen as saved at "
+                           + saved.saved.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")).toUtf8()
+                           + " UTC, later output lost ---"));
+        }
+    }
     records.start();
     server.setRecordStore(&records);
     if (!listening) {

@@ -132,6 +132,16 @@ void TestCrash::crashKeepsTheSessions()
     QVERIFY(typeAndSee(s, id, "echo before-crash; touch " + d.toUtf8() + "/typed1", d + QStringLiteral("/typed1")));
     QTRY_VERIFY(viewer.bytes.contains("before-crash\r\n"));
     const qint64 seen = viewer.num("offset") + viewer.stream().size();
+    // Its record on disk (written once output has been quiet 2 s) holds the
+    // screen with that line: what the next server shows first.
+    const QString record = d + QStringLiteral("/state/tether/sessions/%1.json").arg(id);
+    QTRY_VERIFY_WITH_TIMEOUT(QByteArray::fromBase64(QJsonDocument::fromJson(readFile(record))
+                                                        .object()
+                                                        .value(QStringLiteral("screen"))
+                                                        .toString()
+                                                        .toLatin1())
+                                 .contains("before-crash"),
+                             15000);
 
     QVERIFY(::kill(pid_t(server), signo) == 0);
     QVERIFY(s.waitFinished());
@@ -159,6 +169,9 @@ void TestCrash::crashKeepsTheSessions()
     QVERIFY2(back.attachedMsg.value(QStringLiteral("reason")).toString() != QLatin1String("resume"),
              qPrintable(back.attachedMsg.value(QStringLiteral("reason")).toString()));
     QVERIFY(back.num("offset") > seen);
+    // The saved screen comes first, then a line that says what happened.
+    QTRY_VERIFY(back.bytes.contains("--- tether: Tether crashed; the screen as saved at "));
+    QVERIFY(back.bytes.indexOf("before-crash") < back.bytes.indexOf("--- tether: Tether crashed"));
     // Typing works, and its output reaches the viewer.
     QVERIFY(typeAndSee(s, id, "echo after-crash; touch " + d.toUtf8() + "/typed2", d + QStringLiteral("/typed2")));
     QTRY_VERIFY(back.bytes.contains("after-crash\r\n"));

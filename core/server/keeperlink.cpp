@@ -44,6 +44,9 @@ namespace {
 
 /// How long connectToKeeper() waits for the keeper's whole answer to hello.
 constexpr int kHelloTimeoutMs = 5000;
+/// The same for a keeper started again while the event loop runs (the wait
+/// blocks it): shorter.
+constexpr int kRestartHelloTimeoutMs = 500;
 /// How long it waits for an exiting keeper to release its lock.
 constexpr int kLockWaitMs = 2000;
 /// A keeper that died is started again at most this often.
@@ -56,6 +59,9 @@ quint64 boundFor(quint64 offset)
 }
 /// Margin below the bound at which it is raised: more than one read.
 constexpr quint64 kBoundMargin = 1024 * 1024;
+/// Messages waiting for a keeper that is behind, at most (then it is taken
+/// for dead): a few per session, and 256 sessions by default.
+constexpr int kMaxQueued = 16384;
 
 QString errnoText(int err)
 {
@@ -89,7 +95,7 @@ QByteArray receive(int sock, qint64 deadline, QList<int> *fds, QString *error)
     for (;;) {
         const qint64 left = deadline - monotonicNowMs();
         if (left <= 0) {
-            *error = QStringLiteral("the keeper did not answer within %1 s").arg(kHelloTimeoutMs / 1000);
+            *error = QStringLiteral("the keeper did not answer in time");
             return QByteArray();
         }
         struct pollfd p = {sock, POLLIN, 0};
@@ -138,13 +144,18 @@ KeeperLink::KeeperLink(SessionRegistry *registry, QObject *parent)
 
 KeeperLink::~KeeperLink()
 {
+    m_stopped = true; // nothing is started again from here
     for (const Kept &k : std::as_const(m_kept)) {
         if (k.masterFd >= 0)
             ::close(k.masterFd);
         if (k.pidfd >= 0)
             ::close(k.pidfd);
     }
+    if (m_sock >= 0 && !m_queue.isEmpty())
+        flushQueue(); // the last of them (a 'Q'), as far as the socket takes it now
+    clearQueue();
     delete m_notifier;
+    delete m_writeNotifier;
     if (m_sock >= 0)
         ::close(m_sock);
 }
@@ -190,7 +201,7 @@ bool KeeperLink::startKeeper(QString *error)
     }
     // One keeper per user. One that is exiting (it held nothing when its
     // host left) lets go of it in a moment.
-    const qint64 until = monotonicNowMs() + kLockWaitMs;
+    const qint64 until = monotonicNowMs() + (m_following ? 0 : kLockWaitMs); // no wait once the loop runs
     while (::flock(lockFd, LOCK_EX | LOCK_NB) != 0) {
         if ((errno != EWOULDBLOCK && errno != EINTR) || monotonicNowMs() >= until) {
             *error = errno == EWOULDBLOCK ? QStringLiteral("another keeper holds %1 but does not answer").arg(lockPath())
@@ -294,7 +305,7 @@ bool KeeperLink::hello(QString *error)
         *error = QStringLiteral("cannot talk to the keeper: %1").arg(errnoText(errno));
         return false;
     }
-    const qint64 deadline = monotonicNowMs() + kHelloTimeoutMs;
+    const qint64 deadline = monotonicNowMs() + (m_following ? kRestartHelloTimeoutMs : kHelloTimeoutMs);
     QList<Kept> kept;
     auto closeAll = [&kept]() {
         for (const Kept &k : std::as_const(kept)) {
@@ -509,17 +520,21 @@ void KeeperLink::drop(Session *s)
 
 void KeeperLink::stop()
 {
-    if (m_sock >= 0 && !m_stopped)
+    if (m_sock >= 0 && !m_stopped) {
+        // 'Q' closes everything: what still waits to be sent does not matter.
+        // Should the socket be full, the write notifier sends it while the
+        // sessions are torn down.
+        clearQueue();
         send('Q', QByteArray());
+    }
     m_stopped = true;
 }
 
-bool KeeperLink::send(char kind, const QByteArray &payload, const int *fds, int nfds)
+namespace {
+/// One sendmsg(2) without waiting: the bytes sent, or -1 with errno.
+ssize_t sendNow(int sock, const QByteArray &buf, const int *fds, int nfds)
 {
-    if (m_sock < 0)
-        return false;
-    QByteArray buf = kind + payload;
-    struct iovec iov = {buf.data(), size_t(buf.size())};
+    struct iovec iov = {const_cast<char *>(buf.constData()), size_t(buf.size())};
     struct msghdr msg = {};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
@@ -535,13 +550,79 @@ bool KeeperLink::send(char kind, const QByteArray &payload, const int *fds, int 
     }
     ssize_t r;
     do
-        r = ::sendmsg(m_sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        r = ::sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     while (r < 0 && errno == EINTR);
-    if (r == ssize_t(buf.size()))
-        return true;
-    if (m_notifier) // after connectToKeeper(): the link is running
-        lose(QStringLiteral("cannot send to it: %1").arg(r < 0 ? errnoText(errno) : QStringLiteral("short write")));
-    return false;
+    return r;
+}
+} // namespace
+
+bool KeeperLink::send(char kind, const QByteArray &payload, const int *fds, int nfds)
+{
+    if (m_sock < 0)
+        return false;
+    const QByteArray buf = kind + payload;
+    if (m_queue.isEmpty()) {
+        const ssize_t r = sendNow(m_sock, buf, fds, nfds);
+        if (r == ssize_t(buf.size()))
+            return true;
+        if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK) || !m_notifier) {
+            if (m_notifier) // after connectToKeeper(): the link is running
+                lose(QStringLiteral("cannot send to it: %1").arg(r < 0 ? errnoText(errno) : QStringLiteral("short write")));
+            return false;
+        }
+    }
+    // The keeper is behind (a burst: many sessions at once, a rename storm;
+    // or it is stopped): queued in order, its descriptors copied, and sent
+    // when the socket has room again (a write notifier, on only then).
+    if (m_queue.size() >= kMaxQueued) {
+        lose(QStringLiteral("it took no message for too long (%1 waiting)").arg(m_queue.size()));
+        return false;
+    }
+    Pending p;
+    p.message = buf;
+    for (int i = 0; i < nfds && i < 2; ++i)
+        p.fds[i] = ::fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+    p.nfds = nfds;
+    m_queue.append(p);
+    if (!m_writeNotifier) {
+        m_writeNotifier = new QSocketNotifier(m_sock, QSocketNotifier::Write, this);
+        connect(m_writeNotifier, &QSocketNotifier::activated, this, &KeeperLink::flushQueue);
+    }
+    m_writeNotifier->setEnabled(true);
+    return true;
+}
+
+void KeeperLink::flushQueue()
+{
+    while (!m_queue.isEmpty() && m_sock >= 0) {
+        Pending &p = m_queue.first();
+        const ssize_t r = sendNow(m_sock, p.message, p.fds, p.nfds);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return; // the notifier stays on
+        if (r != ssize_t(p.message.size())) {
+            lose(QStringLiteral("cannot send to it: %1").arg(r < 0 ? errnoText(errno) : QStringLiteral("short write")));
+            return;
+        }
+        for (int &fd : p.fds) {
+            if (fd >= 0)
+                ::close(fd);
+            fd = -1;
+        }
+        m_queue.removeFirst();
+    }
+    if (m_writeNotifier)
+        m_writeNotifier->setEnabled(false);
+}
+
+void KeeperLink::clearQueue()
+{
+    for (const Pending &p : std::as_const(m_queue))
+        for (const int fd : p.fds)
+            if (fd >= 0)
+                ::close(fd);
+    m_queue.clear();
+    if (m_writeNotifier)
+        m_writeNotifier->setEnabled(false);
 }
 
 void KeeperLink::onReadable()
@@ -558,8 +639,16 @@ void KeeperLink::lose(const QString &why)
 {
     if (m_sock < 0)
         return;
-    delete m_notifier;
+    // Maybe from one of their own signals: deleted later.
+    for (QSocketNotifier *n : {m_notifier, m_writeNotifier}) {
+        if (n) {
+            n->setEnabled(false);
+            n->deleteLater();
+        }
+    }
     m_notifier = nullptr;
+    m_writeNotifier = nullptr;
+    clearQueue();
     ::close(m_sock);
     m_sock = -1;
     const qint64 was = m_keeperPid;

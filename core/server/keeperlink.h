@@ -35,8 +35,12 @@ class SessionRegistry;
  * Nothing here blocks the event loop once it runs: connect() and the start
  * of a keeper happen before it (bounded waits: 5 s for the keeper's answer,
  * 2 s for a keeper that is exiting to release its lock); later messages are
- * sent without waiting (a keeper that cannot take one is dropped, with a
- * warning, as if it had died). When the keeper dies while the host runs,
+ * sent without waiting (a keeper started again while the host runs gets
+ * 500 ms to answer hello, not 5 s): what the socket has no room for waits in a queue
+ * (its descriptors copied) sent by a write notifier, on only while the
+ * queue is not empty; a keeper that takes nothing while 16,384 messages
+ * wait, or whose socket fails, is dropped with a warning, as if it had
+ * died. When the keeper dies while the host runs,
  * the sessions go on; the host starts a new keeper (at most once per 10 s)
  * and hands it every session again.
  */
@@ -111,6 +115,10 @@ private:
     void sendMeta(Session *s);
     QByteArray meta(Session *s) const;
     void lose(const QString &why);
+    /// Sends what waits in m_queue, as far as the socket takes it.
+    void flushQueue();
+    /// Drops what waits (closing its descriptor copies).
+    void clearQueue();
     void onReadable();
     void restartKeeper();
 
@@ -118,6 +126,15 @@ private:
     int m_sock = -1;
     qint64 m_keeperPid = 0;
     QSocketNotifier *m_notifier = nullptr;
+    /// On only while messages wait in m_queue.
+    QSocketNotifier *m_writeNotifier = nullptr;
+    /// A message the socket had no room for, with copies of its descriptors.
+    struct Pending {
+        QByteArray message;
+        int fds[2] = {-1, -1};
+        int nfds = 0;
+    };
+    QList<Pending> m_queue;
     QList<Kept> m_kept;
     QStringList m_recoveredIds;
     QHash<Session *, quint64> m_bound; ///< sessions held by the keeper: their offset bound

@@ -94,6 +94,7 @@ private Q_SLOTS:
     void crashLoopLeaksNothing();
     void keeperKilledWhileTheHostRuns();
     void keeperKilledTooHangsUp();
+    void keeperThatFallsBehindMissesNothing();
     void orderlyStopEndsTheKeeper();
     void restartInPlaceReusesTheKeeper();
     void sigkillWithoutAKeeper();
@@ -289,6 +290,37 @@ void TestCrash::keeperKilledTooHangsUp()
     const QJsonObject ended = s.session(id);
     QCOMPARE(ended.value(QStringLiteral("state")).toString(), QStringLiteral("ended"));
     QCOMPARE(ended.value(QStringLiteral("ended")).toString(), QStringLiteral("crash"));
+}
+
+void TestCrash::keeperThatFallsBehindMissesNothing()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    QVERIFY(s.start());
+    const QString d = s.dir.path();
+    const QString id = createShell(s, QStringLiteral("renamed"));
+    QTRY_VERIFY(pidIn(d + QStringLiteral("/renamed.pid")) > 0);
+    const qint64 shell = pidIn(d + QStringLiteral("/renamed.pid"));
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    // A stopped keeper takes nothing: more renames (a message each) than
+    // its socket holds wait in the host, and are sent once it runs again.
+    QCOMPARE(::kill(pid_t(keeper), SIGSTOP), 0);
+    const QByteArray path = "/api/sessions/" + id.toLatin1();
+    for (int i = 0; i < 800; ++i) {
+        const QByteArray body = "{\"name\":\"n" + QByteArray::number(i) + "\"}";
+        QCOMPARE(s.http("PATCH", path, body).status, 200);
+    }
+    QCOMPARE(::kill(pid_t(keeper), SIGCONT), 0);
+    // Still the same keeper, with the last name.
+    QVERIFY(typeAndSee(s, id, "touch " + d.toUtf8() + "/renamed-done", d + QStringLiteral("/renamed-done")));
+    QCOMPARE(keeperPid(s), keeper);
+    QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
+    QVERIFY(s.waitFinished());
+    QVERIFY(startAgain(s));
+    QCOMPARE(s.session(id).value(QStringLiteral("pid")).toDouble(), double(shell));
+    QCOMPARE(s.session(id).value(QStringLiteral("name")).toString(), QStringLiteral("n799"));
 }
 
 void TestCrash::orderlyStopEndsTheKeeper()

@@ -207,6 +207,9 @@ public:
 
     pid_t pid() const { return m_pid; }      ///< leader pid (= session id); 0 before start
     int masterFd() const { return m_master; } ///< -1 before start / after close
+    /// The leader's pidfd; -1 before start, once the leader was reaped, or
+    /// without pidfd support. Still this object's (KeeperLink sends a copy).
+    int pidfd() const { return m_pidfd; }
     bool isRunning() const;                   ///< started and finished() not yet emitted
     /// Exit status; meaningful after finished().
     ExitStatus exitStatus() const { return m_exitStatus; }

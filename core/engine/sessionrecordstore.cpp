@@ -452,6 +452,13 @@ QJsonObject SessionRecordStore::toJson(const SessionRecord &r) const
 
 QByteArray SessionRecordStore::revivePreamble(const SessionRecord &r, const QString &why)
 {
+    return screenPreamble(r, "--- tether: session ended by " + why.toUtf8() + " at "
+                              + r.saved.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")).toUtf8()
+                              + " UTC; revived ---");
+}
+
+QByteArray SessionRecordStore::screenPreamble(const SessionRecord &r, const QByteArray &marker)
+{
     QByteArray out = r.screen;
     // Where the screen leaves the cursor, and whether in the alternate
     // screen: the marker goes on the line below the cursor (below a
@@ -470,9 +477,7 @@ QByteArray SessionRecordStore::revivePreamble(const SessionRecord &r, const QStr
     if (!r.screen.isEmpty())
         out += "\x1b[" + QByteArray::number(row) + ";1H\r\n";
     // The marker line (docs/protocol.md, "Ended sessions").
-    out += "\x1b[7m--- tether: session ended by " + why.toUtf8() + " at "
-        + r.saved.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")).toUtf8()
-        + " UTC; revived ---\x1b[0m\r\n";
+    out += "\x1b[7m" + marker + "\x1b[0m\r\n";
     return out;
 }
 

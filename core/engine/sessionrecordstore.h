@@ -139,6 +139,11 @@ public:
     /// What a revived session shows first: the saved screen, modes put back
     /// to a fresh terminal's, and a marker line naming when and why it ended.
     static QByteArray revivePreamble(const SessionRecord &record, const QString &why);
+    /// The same with another marker line: `marker` (UTF-8, one line, no
+    /// controls) shown in reverse video where revivePreamble() puts its own.
+    /// Used for a session adopted after a crash (KeeperLink): its saved screen
+    /// above what the program writes next.
+    static QByteArray screenPreamble(const SessionRecord &record, const QByteArray &marker);
 
     /// The host is shutting down: waits for the writes in flight, then writes
     /// every tracked session's record now (on the calling thread: the host

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "restartinplace.h"
 #include "hostlock.h"
+#include "keeperlink.h"
 #include "sharestore.h"
 #include "commandline.h"
 #include "fdlimit.h"
@@ -412,7 +413,19 @@ QJsonObject RestartInPlace::status() const
     o.insert(QStringLiteral("restarts"), qint64(m_restarts));
     o.insert(QStringLiteral("restarting"), m_restarting);
     o.insert(QStringLiteral("last_error"), m_lastError.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(m_lastError));
+    o.insert(QStringLiteral("recovered_after_crash"), m_recovered);
+    const qint64 keeper = m_keeper ? m_keeper->keeperPid() : 0;
+    o.insert(QStringLiteral("keeper_pid"), keeper > 0 ? QJsonValue(keeper) : QJsonValue(QJsonValue::Null));
     return o;
+}
+
+void RestartInPlace::setKeeper(KeeperLink *keeper)
+{
+    if (m_keeper)
+        disconnect(m_keeper, nullptr, this, nullptr);
+    m_keeper = keeper;
+    if (keeper)
+        connect(keeper, &KeeperLink::keeperChanged, this, &RestartInPlace::statusChanged);
 }
 
 bool RestartInPlace::check(QString *why) const

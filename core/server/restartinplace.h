@@ -12,6 +12,7 @@
 namespace Tether {
 
 class HostLock;
+class KeeperLink;
 class Server;
 class SessionRegistry;
 class UpgradeWatch;
@@ -156,7 +157,7 @@ public:
     /// client can tell that the restart happened.
     QString instance() const { return m_instance; }
     /// {"version", "update", "pid", "binary", "instance", "restarts",
-    /// "restarting", "last_error"}: the body of GET /api/restart and of the
+    /// "restarting", "last_error", "recovered_after_crash", "keeper_pid"}: the body of GET /api/restart and of the
     /// `server` event (docs/protocol.md). "version" is this process image's
     /// (Tether::version()); "update" is UpgradeWatch::updateJson().
     /// statusChanged() says when "update" changed.
@@ -172,6 +173,12 @@ public:
     /// masters') and its number goes in HostLock::kHandoverEnv, where the
     /// next image's HostLock::acquire() adopts it. Null (the default): none.
     void setHostLock(HostLock *lock) { m_hostLock = lock; }
+    /// The session keeper link (KeeperLink) whose pid status() reports as
+    /// "keeper_pid"; null: none.
+    void setKeeper(KeeperLink *keeper);
+    /// Sessions this start recovered after a crash of the previous host
+    /// (status(): "recovered_after_crash"; 0 for none).
+    void setRecoveredAfterCrash(int sessions) { m_recovered = sessions; }
     /// Bound on step 3, ms (default 1000).
     void setDrainTimeout(int msec) { m_drainTimeoutMs = msec; }
 
@@ -203,6 +210,8 @@ private:
     QString m_instance;
     UpgradeWatch *m_upgrades = nullptr;
     HostLock *m_hostLock = nullptr;
+    QPointer<KeeperLink> m_keeper;
+    int m_recovered = 0;
 };
 
 } // namespace Tether

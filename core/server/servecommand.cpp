@@ -4,6 +4,7 @@
 #include "config.h"
 #include "fdlimit.h"
 #include "hostlock.h"
+#include "keeperlink.h"
 #include "logging.h"
 #include "registry.h"
 #include "restartinplace.h"
@@ -187,15 +188,60 @@ int serveMain(int argc, char **argv)
     const RestartInPlace::Adoption adoption = restart.adoptHandover(&report);
     if (adoption != RestartInPlace::Adoption::None)
         std::fprintf(stderr, "tether serve: %s\n", qPrintable(report));
+    bool badValue = false;
+    const bool listening = adoption == RestartInPlace::Adoption::Adopted || server.listen(&error, &badValue);
+    // The session keeper (docs/architecture.md "When Tether crashes"): it
+    // holds a copy of every session's terminal, so that a crash of this
+    // process hangs up no shell; after a crash of the previous host it
+    // still holds that host's sessions, adopted here. Only once listening:
+    // a host that cannot serve leaves them to the keeper.
+    KeeperLink keeper(&registry);
+    if (listening) {
+        QString keeperError;
+        if (keeper.connectToKeeper(&keeperError)) {
+            QStringList problems;
+            const int recovered = keeper.adoptAndFollow(&problems);
+            if (recovered > 0) {
+                std::fprintf(stderr,
+                             "tether serve: recovered %d session%s after a crash (held by the session keeper, pid "
+                             "%lld); output the previous server had read and not saved is lost\n",
+                             recovered, recovered == 1 ? "" : "s", keeper.keeperPid());
+                restart.setRecoveredAfterCrash(recovered);
+            }
+            for (const QString &p : std::as_const(problems))
+                std::fprintf(stderr, "tether serve: after a crash: %s\n", qPrintable(p));
+        } else if (qgetenv(KeeperLink::kDisableEnv) != "0") {
+            std::fprintf(stderr,
+                         "tether serve: warning: no session keeper (%s); the sessions will not survive a crash of "
+                         "Tether\n",
+                         qPrintable(keeperError));
+        }
+        restart.setKeeper(&keeper);
+    }
     // Records of sessions on disk (docs/protocol.md, "Ended sessions"): the
     // ones a previous run left are ended sessions; this run's are kept from
-    // now on. After the adoption: a restart in place keeps its sessions.
+    // now on. After the adoptions: a restart in place and a crash the
+    // keeper covered keep their sessions.
     SessionRecordStore records(&registry, SessionRecordStore::defaultDir(), config.savedScrollbackLines);
     records.loadEnded();
+    // A session recovered after a crash starts with an empty buffer: its
+    // saved screen (at most a few seconds old) goes first, above a marker
+    // line, before the event loop reads its terminal.
+    for (const QString &id : keeper.recoveredIds()) {
+        SessionRecord saved;
+        QString why;
+        Session *s = registry.find(id);
+        if (s && SessionRecordStore::read(SessionRecordStore::fileFor(records.dir(), id), &saved, &why)
+            && !saved.screen.isEmpty()) {
+            s->injectOutput(SessionRecordStore::screenPreamble(
+                saved, "--- tether: Tether crashed; the screen as saved at "
+                           + saved.saved.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")).toUtf8()
+                           + " UTC, later output lost ---"));
+        }
+    }
     records.start();
     server.setRecordStore(&records);
-    bool badValue = false;
-    if (adoption != RestartInPlace::Adoption::Adopted && !server.listen(&error, &badValue)) {
+    if (!listening) {
         // A TLS file that is missing or no usable pair is a bad option value
         // like any other (exit 2, as the README says); it exited 1.
         if (badValue) {
@@ -257,6 +303,7 @@ int serveMain(int argc, char **argv)
             SystemdNotify::notify("STOPPING=1");
             server.close();
             records.shutdown(); // before the sessions end: their records stay
+            keeper.stop();      // an orderly stop ends the sessions, and the keeper with them
             registry.shutdown();
         });
         // Printed once per start: a restart in place is the same server going on.

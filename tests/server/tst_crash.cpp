@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// What a crash of Tether does to its sessions (issue 10; docs/reliability.md,
-// "When Tether crashes"; scripts/crash-demo.sh shows the same by hand): the
-// server is SIGKILLed while a job-control shell runs a foreground job, a
-// background job and a disowned job. The kernel hangs up the terminal when
-// its last master closes: the shell and its foreground job get SIGHUP and
-// end; the jobs in process groups of their own get nothing and live on,
-// orphaned (re-parented away from the dead server).
+// What a crash of Tether does to its sessions (issue 24; docs/architecture.md
+// "When Tether crashes"): the session keeper (`tether keeper`, started by
+// `tether serve`) holds a copy of every session's PTY master, so a SIGKILL
+// or SIGSEGV of the host hangs up no shell, and the next `tether serve`
+// adopts the sessions: same ids, pids and names, typing works, the recovery
+// is reported, a viewer that resumes gets a reset replay. Without a keeper
+// (TETHER_KEEPER=0, or the keeper killed too) the kernel hangs up the
+// terminal when its last master closes: the shell and its foreground job get
+// SIGHUP and end; jobs in process groups of their own live on, orphaned.
 #include "serveprocess.h"
 #include "servertestutil.h"
 
@@ -31,6 +33,54 @@ qint64 pidIn(const QString &file)
 {
     return readFile(file).trimmed().toLongLong();
 }
+
+/// GET /api/restart of `s` (the server's status).
+QJsonObject status(const ServeProcess &s)
+{
+    return s.http("GET", "/api/restart").json();
+}
+
+qint64 keeperPid(const ServeProcess &s)
+{
+    return qint64(status(s).value(QStringLiteral("keeper_pid")).toDouble(0));
+}
+
+/// Starts `s` again after it ended (the same directories: the same user).
+bool startAgain(ServeProcess &s)
+{
+    s.out.clear();
+    s.err.clear();
+    return s.start();
+}
+
+/// A session named `name` running bash that writes its pid to DIR/NAME.pid.
+QString createShell(const ServeProcess &s, const QString &name)
+{
+    const QString script = QStringLiteral("echo $$ > %1/%2.pid; exec bash --norc --noprofile -i").arg(s.dir.path(), name);
+    const QByteArray body = QJsonDocument(QJsonObject{
+                                              {QStringLiteral("command"),
+                                               QJsonArray{QStringLiteral("bash"), QStringLiteral("-c"), script}},
+                                              {QStringLiteral("name"), name},
+                                          })
+                                .toJson(QJsonDocument::Compact);
+    return s.http("POST", "/api/sessions", body).json().value(QStringLiteral("id")).toString();
+}
+
+/// Types `command` and Enter into session `id`; true once `file` exists.
+bool typeAndSee(const ServeProcess &s, const QString &id, const QByteArray &command, const QString &file)
+{
+    const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("data"), QString::fromUtf8(command + '\r')}})
+                                .toJson(QJsonDocument::Compact);
+    if (s.http("POST", "/api/sessions/" + id.toLatin1() + "/input", body).status != 204)
+        return false;
+    return QTest::qWaitFor([&] { return QFile::exists(file); }, 10000);
+}
+
+/// Whether any process has `pid` as parent and is a zombie.
+int zombiesOf(qint64 pid)
+{
+    return childrenOf(pid, 'Z');
+}
 } // namespace
 
 class TestCrash : public QObject
@@ -38,17 +88,300 @@ class TestCrash : public QObject
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase() { registerProcessTypes(); }
-    void sigkillOfTheServer();
+    void crashKeepsTheSessions_data();
+    void crashKeepsTheSessions();
+    void endedSessionLeavesNothingInTheKeeper();
+    void crashLoopLeaksNothing();
+    void keeperKilledWhileTheHostRuns();
+    void keeperKilledTooHangsUp();
+    void keeperThatFallsBehindMissesNothing();
+    void orderlyStopEndsTheKeeper();
+    void restartInPlaceReusesTheKeeper();
+    void sigkillWithoutAKeeper();
 };
 
-void TestCrash::sigkillOfTheServer()
+void TestCrash::crashKeepsTheSessions_data()
+{
+    QTest::addColumn<int>("signo");
+    QTest::newRow("SIGKILL") << int(SIGKILL);
+    QTest::newRow("SIGSEGV") << int(SIGSEGV);
+}
+
+void TestCrash::crashKeepsTheSessions()
+{
+    QFETCH(int, signo);
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    QVERIFY(s.start());
+    const QString d = s.dir.path();
+    const QString id = createShell(s, QStringLiteral("work"));
+    QVERIFY(!id.isEmpty());
+    QTRY_VERIFY(pidIn(d + QStringLiteral("/work.pid")) > 0);
+    const qint64 shell = pidIn(d + QStringLiteral("/work.pid"));
+    const qint64 server = s.proc.processId();
+    QCOMPARE(liveParent(shell), server);
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    QVERIFY(liveParent(keeper) != server); // not the host's child: it outlives it
+    QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(-1), 0);
+
+    // A viewer attached, with output it has seen.
+    WsClient viewer;
+    viewer.open(s.port, QStringLiteral("/ws/") + id, s.key);
+    QTRY_VERIFY(viewer.gotAttached());
+    QVERIFY(typeAndSee(s, id, "echo before-crash; touch " + d.toUtf8() + "/typed1", d + QStringLiteral("/typed1")));
+    QTRY_VERIFY(viewer.bytes.contains("before-crash\r\n"));
+    const qint64 seen = viewer.num("offset") + viewer.stream().size();
+    // Its record on disk (written once output has been quiet 2 s) holds the
+    // screen with that line: what the next server shows first.
+    const QString record = d + QStringLiteral("/state/tether/sessions/%1.json").arg(id);
+    QTRY_VERIFY_WITH_TIMEOUT(QByteArray::fromBase64(QJsonDocument::fromJson(readFile(record))
+                                                        .object()
+                                                        .value(QStringLiteral("screen"))
+                                                        .toString()
+                                                        .toLatin1())
+                                 .contains("before-crash"),
+                             15000);
+
+    QVERIFY(::kill(pid_t(server), signo) == 0);
+    QVERIFY(s.waitFinished());
+    QTRY_VERIFY(viewer.disconnected);
+    // The keeper holds the terminal: no hangup, the same shell runs on.
+    QVERIFY2(liveParent(shell) > 0, "the shell was hung up");
+
+    QVERIFY(startAgain(s));
+    QVERIFY2(s.err.contains("recovered 1 session after a crash"), s.err.constData());
+    const QJsonObject st = status(s);
+    QCOMPARE(st.value(QStringLiteral("recovered_after_crash")).toInt(), 1);
+    QCOMPARE(qint64(st.value(QStringLiteral("keeper_pid")).toDouble()), keeper); // the same keeper
+    const QJsonObject session = s.session(id);
+    QCOMPARE(session.value(QStringLiteral("id")).toString(), id);
+    QCOMPARE(qint64(session.value(QStringLiteral("pid")).toDouble()), shell);
+    QCOMPARE(session.value(QStringLiteral("name")).toString(), QStringLiteral("work"));
+    QCOMPARE(session.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+
+    // The viewer comes back where it was: its offset is the dead server's,
+    // so it gets a reset replay, never bytes from another place.
+    WsClient back;
+    back.open(s.port, QStringLiteral("/ws/%1?resume=%2").arg(id).arg(seen), s.key);
+    QTRY_VERIFY(back.gotAttached());
+    QCOMPARE(back.attachedMsg.value(QStringLiteral("reset")).toBool(), true);
+    QVERIFY2(back.attachedMsg.value(QStringLiteral("reason")).toString() != QLatin1String("resume"),
+             qPrintable(back.attachedMsg.value(QStringLiteral("reason")).toString()));
+    QVERIFY(back.num("offset") > seen);
+    // The saved screen comes first, then a line that says what happened.
+    QTRY_VERIFY(back.bytes.contains("--- tether: Tether crashed; the screen as saved at "));
+    QVERIFY(back.bytes.indexOf("before-crash") < back.bytes.indexOf("--- tether: Tether crashed"));
+    // Typing works, and its output reaches the viewer.
+    QVERIFY(typeAndSee(s, id, "echo after-crash; touch " + d.toUtf8() + "/typed2", d + QStringLiteral("/typed2")));
+    QTRY_VERIFY(back.bytes.contains("after-crash\r\n"));
+
+    // Ending it after the crash: the keeper lets go too.
+    QCOMPARE(s.http("DELETE", "/api/sessions/" + id.toLatin1()).status, 204);
+    QTRY_COMPARE(liveParent(shell), -1);
+}
+
+void TestCrash::endedSessionLeavesNothingInTheKeeper()
 {
     if (tetherBinary().isEmpty())
         QSKIP("no tether executable in this build");
     ServeProcess s;
     QVERIFY(s.start());
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    const int idle = restingFdCount(keeper, 50);
+    const QString killed = createShell(s, QStringLiteral("killed"));
+    const QString exits = createShell(s, QStringLiteral("exits"));
+    QVERIFY(!killed.isEmpty() && !exits.isEmpty());
+    int seen = 0;
+    // Master and pidfd of each.
+    QVERIFY2(QTest::qWaitFor([&] { seen = fdCount(keeper); return seen == idle + 4; }, 10000),
+             qPrintable(fdListing(keeper)));
+    QCOMPARE(s.http("DELETE", "/api/sessions/" + killed.toLatin1()).status, 204);
+    QVERIFY2(waitFdsAtMost(keeper, idle + 2, 10000, &seen), qPrintable(fdListing(keeper)));
+    QVERIFY(typeAndSee(s, exits, "touch " + s.dir.path().toUtf8() + "/exiting; exit 3", s.dir.path() + QStringLiteral("/exiting")));
+    QTRY_COMPARE(s.session(exits).value(QStringLiteral("state")).toString(), QStringLiteral("exited"));
+    QVERIFY2(waitFdsAtMost(keeper, idle, 10000, &seen), qPrintable(fdListing(keeper)));
+    QCOMPARE(restingFdCount(keeper, 50), idle);
+}
+
+void TestCrash::crashLoopLeaksNothing()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    QVERIFY(s.start());
+    const QString d = s.dir.path();
+    const QString id = createShell(s, QStringLiteral("loop"));
+    QVERIFY(!id.isEmpty());
+    QTRY_VERIFY(pidIn(d + QStringLiteral("/loop.pid")) > 0);
+    const qint64 shell = pidIn(d + QStringLiteral("/loop.pid"));
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    const int keeperFds = restingFdCount(keeper, 50);
+    int serverFds = -1;
+    for (int i = 0; i < 10; ++i) {
+        QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
+        QVERIFY(s.waitFinished());
+        QVERIFY(startAgain(s));
+        QCOMPARE(s.session(id).value(QStringLiteral("pid")).toDouble(), double(shell));
+        QCOMPARE(keeperPid(s), keeper);
+        const int fds = restingFdCount(s.proc.processId(), 50);
+        if (serverFds < 0)
+            serverFds = fds;
+        QCOMPARE(fds, serverFds); // every new server holds the same
+        QCOMPARE(restingFdCount(keeper, 50), keeperFds);
+        QCOMPARE(zombiesOf(keeper), 0);
+        QCOMPARE(zombiesOf(::getpid()), 0);
+    }
+    QVERIFY(liveParent(shell) > 0);
+    QVERIFY(typeAndSee(s, id, "touch " + d.toUtf8() + "/after-loop", d + QStringLiteral("/after-loop")));
+}
+
+void TestCrash::keeperKilledWhileTheHostRuns()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    QVERIFY(s.start());
+    const QString d = s.dir.path();
+    const QString id = createShell(s, QStringLiteral("k"));
+    QTRY_VERIFY(pidIn(d + QStringLiteral("/k.pid")) > 0);
+    const qint64 shell = pidIn(d + QStringLiteral("/k.pid"));
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    QVERIFY(::kill(pid_t(keeper), SIGKILL) == 0);
+    // The host goes on with its sessions, and starts another keeper.
+    qint64 second = 0;
+    QVERIFY(QTest::qWaitFor([&] { second = keeperPid(s); return second > 0 && second != keeper; }, 10000));
+    QVERIFY(typeAndSee(s, id, "touch " + d.toUtf8() + "/still", d + QStringLiteral("/still")));
+    QTRY_COMPARE(fdCount(second) >= 2, true);
+    // ... which holds the session: a crash now keeps it as before.
+    QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
+    QVERIFY(s.waitFinished());
+    QVERIFY(startAgain(s));
+    QCOMPARE(s.session(id).value(QStringLiteral("pid")).toDouble(), double(shell));
+}
+
+void TestCrash::keeperKilledTooHangsUp()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    QVERIFY(s.start());
+    const QString d = s.dir.path();
+    const QString id = createShell(s, QStringLiteral("both"));
+    QTRY_VERIFY(pidIn(d + QStringLiteral("/both.pid")) > 0);
+    const qint64 shell = pidIn(d + QStringLiteral("/both.pid"));
+    // Its record (written once output has been quiet 2 s): what Revive uses.
+    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(d + QStringLiteral("/state/tether/sessions/%1.json").arg(id)), 15000);
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
+    QVERIFY(s.waitFinished());
+    QVERIFY(liveParent(shell) > 0);
+    QVERIFY(::kill(pid_t(keeper), SIGKILL) == 0);
+    // The last master is closed: the kernel hangs the shell up.
+    QTRY_COMPARE(liveParent(shell), -1);
+    // And the next server has nothing to adopt: the record is an ended session.
+    QVERIFY(startAgain(s));
+    QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(-1), 0);
+    const QJsonObject ended = s.session(id);
+    QCOMPARE(ended.value(QStringLiteral("state")).toString(), QStringLiteral("ended"));
+    QCOMPARE(ended.value(QStringLiteral("ended")).toString(), QStringLiteral("crash"));
+}
+
+void TestCrash::keeperThatFallsBehindMissesNothing()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    QVERIFY(s.start());
+    const QString d = s.dir.path();
+    const QString id = createShell(s, QStringLiteral("renamed"));
+    QTRY_VERIFY(pidIn(d + QStringLiteral("/renamed.pid")) > 0);
+    const qint64 shell = pidIn(d + QStringLiteral("/renamed.pid"));
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    // A stopped keeper takes nothing: more renames (a message each) than
+    // its socket holds wait in the host, and are sent once it runs again.
+    QCOMPARE(::kill(pid_t(keeper), SIGSTOP), 0);
+    const QByteArray path = "/api/sessions/" + id.toLatin1();
+    for (int i = 0; i < 800; ++i) {
+        const QByteArray body = "{\"name\":\"n" + QByteArray::number(i) + "\"}";
+        QCOMPARE(s.http("PATCH", path, body).status, 200);
+    }
+    QCOMPARE(::kill(pid_t(keeper), SIGCONT), 0);
+    // Still the same keeper, with the last name.
+    QVERIFY(typeAndSee(s, id, "touch " + d.toUtf8() + "/renamed-done", d + QStringLiteral("/renamed-done")));
+    QCOMPARE(keeperPid(s), keeper);
+    QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
+    QVERIFY(s.waitFinished());
+    QVERIFY(startAgain(s));
+    QCOMPARE(s.session(id).value(QStringLiteral("pid")).toDouble(), double(shell));
+    QCOMPARE(s.session(id).value(QStringLiteral("name")).toString(), QStringLiteral("n799"));
+}
+
+void TestCrash::orderlyStopEndsTheKeeper()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    QVERIFY(s.start());
+    const QString d = s.dir.path();
+    QVERIFY(!createShell(s, QStringLiteral("stop")).isEmpty());
+    QTRY_VERIFY(pidIn(d + QStringLiteral("/stop.pid")) > 0);
+    const qint64 shell = pidIn(d + QStringLiteral("/stop.pid"));
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    s.proc.terminate();
+    QVERIFY(s.waitFinished());
+    QCOMPARE(s.proc.exitCode(), 0);
+    QTRY_COMPARE(liveParent(shell), -1);
+    QTRY_COMPARE(liveParent(keeper), -1);
+}
+
+void TestCrash::restartInPlaceReusesTheKeeper()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    QVERIFY(s.start());
+    const QString d = s.dir.path();
+    const QString id = createShell(s, QStringLiteral("r"));
+    QTRY_VERIFY(pidIn(d + QStringLiteral("/r.pid")) > 0);
+    const qint64 shell = pidIn(d + QStringLiteral("/r.pid"));
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    const int keeperFds = restingFdCount(keeper, 50);
+    const QString instance = status(s).value(QStringLiteral("instance")).toString();
+    QCOMPARE(s.http("POST", "/api/restart").status, 202);
+    QVERIFY(QTest::qWaitFor([&] {
+        const QJsonObject st = status(s);
+        return !st.isEmpty() && st.value(QStringLiteral("instance")).toString() != instance;
+    }, 15000));
+    QCOMPARE(keeperPid(s), keeper);
+    QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(-1), 0);
+    QCOMPARE(restingFdCount(keeper, 50), keeperFds); // the same copies, none twice
+    // A crash after the restart keeps the session as before.
+    QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
+    QVERIFY(s.waitFinished());
+    QVERIFY(startAgain(s));
+    QCOMPARE(s.session(id).value(QStringLiteral("pid")).toDouble(), double(shell));
+    QVERIFY(typeAndSee(s, id, "touch " + d.toUtf8() + "/restarted", d + QStringLiteral("/restarted")));
+}
+
+void TestCrash::sigkillWithoutAKeeper()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    s.proc.setProcessEnvironment(s.environment({QStringLiteral("TETHER_KEEPER=0")}));
+    QVERIFY(s.start());
     const qint64 server = s.proc.processId();
     const QString d = s.dir.path();
+    QCOMPARE(keeperPid(s), 0);
     // bash -m: job control, so `sleep 1001 &` runs in a process group of its
     // own and `sleep 1003` is the terminal's foreground job; ": " last keeps
     // bash itself running (it would exec its last command otherwise).

@@ -4,7 +4,7 @@
 // the aliases ls, a, at) is the command-line client (core only);
 // `tether` with no subcommand is the desktop application (ui).
 #include "clientcommand.h"
-#include "desktopapp.h"
+#include "desktopmain.h"
 #include "servecommand.h"
 
 #include <cstring>

@@ -1179,6 +1179,17 @@ void Server::serveSettings(HttpConnection *c)
                                                         {QStringLiteral("port"), int(port())}});
         o.insert(QStringLiteral("restart_needed"),
                  !m_settingsFile.isEmpty() && (shown.bind != m_startBind || shown.port != m_startPort));
+        // The values this run has from its command line, not from the file.
+        QJsonArray overridden;
+        if (!m_settingsFile.isEmpty()) {
+            QSettings file(m_settingsFile, QSettings::IniFormat);
+            const QJsonObject saved = SettingsApi::toJson(Config::load(file));
+            for (const char *name : {"ttl", "exited_ttl", "buffer_size", "max_sessions", "notify_after",
+                                     "shell_integration", "command"})
+                if (saved.value(QLatin1String(name)) != o.value(QLatin1String(name)))
+                    overridden.append(QLatin1String(name));
+        }
+        o.insert(QStringLiteral("overridden"), overridden);
         return o;
     };
     if (c->request().method() != "PATCH") {

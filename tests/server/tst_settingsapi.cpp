@@ -9,6 +9,7 @@
 #include "servertestutil.h"
 #include "settingsapi.h"
 
+#include <QJsonArray>
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
@@ -142,6 +143,35 @@ private Q_SLOTS:
         QCOMPARE(r.header("Allow"), QByteArray("GET, PATCH"));
         // The key is needed, as everywhere under /api.
         QCOMPARE(f.http("GET", "/api/settings", QByteArray(), Headers(), false).status, 401);
+    }
+
+    void overriddenNamesTheCommandLineValues()
+    {
+        // `tether serve --exited-ttl 45` over a file that says 900: the
+        // answer names the field (for the Settings dialog's note), until a
+        // PATCH of that field saves it.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString ini = dir.filePath(QStringLiteral("tether.conf"));
+        {
+            QSettings s(ini, QSettings::IniFormat);
+            s.setValue(QStringLiteral("sessions/exitedTtl"), 900);
+        }
+        Fixture f;
+        Limits limits;
+        limits.exitedTtlSeconds = 45;
+        QVERIFY(f.start(limits));
+        f.server->setSettingsFile(ini);
+        HttpReply r = f.http("GET", "/api/settings");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("overridden")).toArray(), QJsonArray{QStringLiteral("exited_ttl")});
+        r = f.http("PATCH", "/api/settings", R"({"max_sessions": 9})");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("overridden")).toArray(), QJsonArray{QStringLiteral("exited_ttl")});
+        r = f.http("PATCH", "/api/settings", R"({"exited_ttl": 60})");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("overridden")).toArray(), QJsonArray());
+        QCOMPARE(f.registry->limits().exitedTtlSeconds, 60);
     }
 
     void withoutAFileTheChangeIsForThisRun()

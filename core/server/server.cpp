@@ -1162,8 +1162,8 @@ void Server::setSettingsFile(const QString &path)
 
 void Server::serveSettings(HttpConnection *c)
 {
-    // What runs (limits, command, the terminal settings the desktop app
-    // reads) and, for the address, what the next start uses.
+    // What runs (limits, command) and, for the address, what the next start
+    // uses.
     Config view = m_config;
     view.limits = m_registry->limits();
     if (!m_settingsFile.isEmpty()) {
@@ -1223,16 +1223,12 @@ void Server::serveSettings(HttpConnection *c)
         }
     }
     // Live: the limits (a new buffer size applies to every session), the
-    // default command of new sessions, the terminal settings clients read.
+    // default command of new sessions.
     // The address is used at the next start.
     if (!changed.isEmpty()) {
         m_registry->setLimits(next.limits);
         m_config.limits = next.limits;
         m_config.command = next.command;
-        m_config.terminal = next.terminal;
-        m_config.terminalColorScheme = next.terminalColorScheme;
-        m_config.terminalFontFamily = next.terminalFontFamily;
-        m_config.terminalFontSize = next.terminalFontSize;
         qCInfo(lcServer).noquote() << "settings changed:" << changed.join(QStringLiteral(", "));
     }
     c->respondJson(200, answer(next));

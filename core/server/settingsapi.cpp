@@ -31,10 +31,6 @@ QJsonObject toJson(const Config &c)
         {QStringLiteral("command"), c.command},
         {QStringLiteral("bind"), c.bind},
         {QStringLiteral("port"), int(c.port)},
-        {QStringLiteral("terminal"), c.terminal},
-        {QStringLiteral("terminal_color_scheme"), c.terminalColorScheme},
-        {QStringLiteral("terminal_font_family"), c.terminalFontFamily},
-        {QStringLiteral("terminal_font_size"), c.terminalFontSize},
     };
 }
 
@@ -115,8 +111,6 @@ bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *
         && integer("notify_after", 0, SettingsBounds::kMaxNotifyAfterSeconds, [&](qint64 n) { next.limits.notifyAfterSeconds = int(n); })
         && boolean("shell_integration", [&](bool b) { next.limits.shellIntegration = b; })
         && integer("port", 0, 65535, [&](qint64 n) { next.port = quint16(n); })
-        && integer("terminal_font_size", Config::kMinTerminalFontSize, Config::kMaxTerminalFontSize,
-                   [&](qint64 n) { next.terminalFontSize = int(n); })
         && text("command", [&](const QString &s) {
                QString why;
                if (!ShellWords::split(s, &why)) {
@@ -132,23 +126,6 @@ bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *
                    return false;
                }
                next.bind = s.trimmed();
-               return true;
-           })
-        && text("terminal", [&](const QString &s) {
-               QString why;
-               if (!ShellWords::split(s, &why)) {
-                   *error = QStringLiteral("terminal cannot be split into words: %1").arg(why);
-                   return false;
-               }
-               next.terminal = s;
-               return true;
-           })
-        && text("terminal_color_scheme", [&](const QString &s) {
-               next.terminalColorScheme = s;
-               return true;
-           })
-        && text("terminal_font_family", [&](const QString &s) {
-               next.terminalFontFamily = s;
                return true;
            });
     if (!ok)

@@ -5,7 +5,7 @@
 // `tether` with no subcommand is the desktop application (ui); `tether keeper`
 // is the session keeper `tether serve` starts (internal, keeper.h).
 #include "clientcommand.h"
-#include "desktopapp.h"
+#include "desktopmain.h"
 #include "keeper.h"
 #include "servecommand.h"
 

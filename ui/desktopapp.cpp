@@ -1,26 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "desktopapp.h"
 #include "appicon.h"
-#include "commandline.h"
 #include "desktopnotifier.h"
 #include "eventstream.h"
 #include "hostlauncher.h"
 #include "logging.h"
 #include "runtimefile.h"
-#include "serveoptions.h"
 #include "sessionlistmodel.h"
 #include "sessionswindow.h"
 #include "settingsdialog.h"
 #include "shellwords.h"
-#include "signalpipe.h"
-#include "singleinstance.h"
 #include "terminalwindow.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QDBusConnection>
 #include <QDateTime>
-#include <QCommandLineParser>
 #include <QDesktopServices>
 #include <QFileInfo>
 #include <QGuiApplication>
@@ -33,10 +28,10 @@
 #include <QPushButton>
 #include <QStatusBar>
 #include <QSystemTrayIcon>
-#include <QTextStream>
 #include <QTimer>
 #include <QUrl>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -63,9 +58,9 @@ QString pathOf(const QString &id)
 }
 } // namespace
 
-DesktopApp::DesktopApp(const Config &config, TrayMode trayMode, QObject *parent)
+DesktopApp::DesktopApp(const DesktopSettings &settings, TrayMode trayMode, QObject *parent)
     : QObject(parent)
-    , m_config(config)
+    , m_desktop(settings)
     , m_trayMode(trayMode)
 {
     m_model = new SessionListModel(this);
@@ -74,17 +69,23 @@ DesktopApp::DesktopApp(const Config &config, TrayMode trayMode, QObject *parent)
         if (m_listPending) {
             m_listPending = false;
             qCInfo(lcUi) << "the host lists" << m_model->rowCount() << "sessions";
+            reopenRememberedWindows();
         }
         m_trayMenuDirty = true;
         updateTrayToolTip();
         // A window on a session gone (killed elsewhere) was told so and
         // stays open to show the last screen; a new attach opens a fresh one.
+        bool forgot = false;
         for (auto it = m_terminals.begin(); it != m_terminals.end();) {
-            if (!it.value() || (m_model->rowOf(it.key()) < 0 && isConnected()))
+            if (!it.value() || (m_model->rowOf(it.key()) < 0 && isConnected())) {
                 it = m_terminals.erase(it);
-            else
+                forgot = true;
+            } else {
                 ++it;
+            }
         }
+        if (forgot)
+            rememberWindows();
     });
     connect(m_model, &SessionListModel::sessionExited, this, &DesktopApp::onSessionExited);
     connect(m_model, &SessionListModel::listChanged, this, &DesktopApp::checkExpiry);
@@ -101,6 +102,8 @@ DesktopApp::DesktopApp(const Config &config, TrayMode trayMode, QObject *parent)
 
 DesktopApp::~DesktopApp()
 {
+    // The windows go with the app, as in a crash: they stay remembered.
+    m_finishing = true;
     for (const QPointer<QWidget> &w : std::as_const(m_terminals))
         delete w.data();
     m_terminals.clear();
@@ -173,6 +176,15 @@ void DesktopApp::connectTo(const ServerEndpoint &endpoint)
     } else {
         m_events->setEndpoint(endpoint);
     }
+#ifdef TETHER_HAVE_QTERMWIDGET
+    // A host started again may listen elsewhere (`--port 0`): the open
+    // windows follow it, as they follow a restart in place.
+    for (const auto &t : std::as_const(m_terminals))
+        if (auto *w = qobject_cast<TerminalWindow *>(t.data()))
+            w->setEndpoint(endpoint);
+#endif
+    if (m_settingsDialog)
+        m_settingsDialog->setHost(endpoint);
     if (m_sessionsWindow)
         m_sessionsWindow->setServerUrl((endpoint.publicUrl.isEmpty() ? endpoint.url : endpoint.publicUrl).toString());
     showUi();
@@ -719,7 +731,7 @@ QWidget *DesktopApp::terminalWindow(const QString &id) const
 
 bool DesktopApp::canAttachHere() const
 {
-    return localTerminalAvailable() || !m_config.terminalArgv().isEmpty();
+    return localTerminalAvailable() || !m_desktop.terminalArgv().isEmpty();
 }
 
 QString DesktopApp::attachUnavailableReason() const
@@ -733,12 +745,12 @@ QString DesktopApp::attachUnavailableReason() const
 
 bool DesktopApp::attachInTerminalEmulator(const QString &id, ViewerMode mode, QString *error)
 {
-    const QStringList terminal = m_config.terminalArgv();
+    const QStringList terminal = m_desktop.terminalArgv();
     if (terminal.isEmpty()) {
         if (error)
-            *error = m_config.terminal.trimmed().isEmpty()
+            *error = m_desktop.terminal.trimmed().isEmpty()
                 ? attachUnavailableReason()
-                : tr("The terminal command “%1” (setting desktop/terminal) was not found.").arg(m_config.terminal);
+                : tr("The terminal command “%1” (setting desktop/terminal) was not found.").arg(m_desktop.terminal);
         return false;
     }
     const QString cli = m_cliProgram.isEmpty() ? QCoreApplication::applicationFilePath() : m_cliProgram;
@@ -778,17 +790,21 @@ void DesktopApp::attachHere(const QString &id, ViewerMode mode)
     auto *w = qobject_cast<TerminalWindow *>(m_terminals.value(id).data());
     if (!w) {
         w = new TerminalWindow(m_endpoint, id, mode);
-        w->setAppearance(m_config.terminalColorScheme, m_config.terminalFontFamily, m_config.terminalFontSize);
+        w->setAppearance(m_desktop.terminalColorScheme, m_desktop.terminalFontFamily, m_desktop.terminalFontSize);
         // Open at the session's size (bounded by the screen).
         w->resize(w->sizeForCells(s.value(QStringLiteral("cols")).toInt(80), s.value(QStringLiteral("rows")).toInt(24)));
         w->setAttribute(Qt::WA_DeleteOnClose);
         m_terminals.insert(id, w);
+        // Closed by the user: forgotten (closing the app keeps them: m_finishing).
+        connect(w, &QObject::destroyed, this, [this] { rememberWindows(); });
         // Shown first: a shown window is laid out and attaches at its own
         // columns×rows (it opens at the session's, bounded by the screen).
         w->show();
         w->attachSession(mode);
+        rememberWindows();
     } else if (!w->isAttached() || w->mode() != mode) {
         w->attachSession(mode);
+        rememberWindows();
     }
     if (w->isMinimized())
         w->showNormal();
@@ -808,6 +824,49 @@ void DesktopApp::attachHere(const QString &id, ViewerMode mode)
     if (box.clickedButton() == browser)
         openInBrowser(id);
 #endif
+}
+
+void DesktopApp::rememberWindows()
+{
+#ifdef TETHER_HAVE_QTERMWIDGET
+    // Closing the app (or before the last run's windows were reopened):
+    // what the file holds stays.
+    if (m_finishing || (m_restoreWindows && !m_windowsRestored))
+        return;
+    QList<WindowState::Window> open;
+    for (auto it = m_terminals.cbegin(); it != m_terminals.cend(); ++it)
+        if (auto *w = qobject_cast<TerminalWindow *>(it.value().data()))
+            open.append({it.key(), w->mode()});
+    std::sort(open.begin(), open.end(), [](const WindowState::Window &a, const WindowState::Window &b) { return a.id < b.id; });
+    if (open == m_rememberedWindows)
+        return;
+    QString error;
+    if (!WindowState::save(open, &error))
+        qCWarning(lcUi).noquote() << error;
+    m_rememberedWindows = open;
+#endif
+}
+
+void DesktopApp::reopenRememberedWindows()
+{
+    if (!m_restoreWindows || m_windowsRestored)
+        return;
+#ifdef TETHER_HAVE_QTERMWIDGET
+    // rememberWindows() waits (m_windowsRestored) until all have reopened.
+    m_rememberedWindows = WindowState::load();
+    for (const WindowState::Window &w : std::as_const(m_rememberedWindows)) {
+        // Only a session still running: an exited or ended one has nothing
+        // to come back to.
+        const QJsonObject s = m_model->session(w.id);
+        if (s.isEmpty() || !SessionListModel::isRunning(s)
+            || s.value(QStringLiteral("state")).toString() == QLatin1String("ended"))
+            continue;
+        qCInfo(lcUi).noquote() << "reopening the terminal window on session" << w.id;
+        attachHere(w.id, w.mode);
+    }
+#endif
+    m_windowsRestored = true;
+    rememberWindows(); // without those that did not reopen
 }
 
 void DesktopApp::openInBrowser(const QString &id)
@@ -884,85 +943,34 @@ void DesktopApp::renameSession(const QString &id, const QString &name)
 void DesktopApp::showSettings()
 {
     if (!m_settingsDialog) {
-        // The dialog saves the settings file; the host, which owns it, is
-        // then told (PATCH /api/settings) and applies them at once.
+        // The host's settings are the host's: the dialog reads them (GET
+        // /api/settings) and sends what changed (PATCH), which the host
+        // saves and applies at once. The desktop's own are saved by the
+        // dialog and applied here.
         auto *d = new SettingsDialog(nullptr);
         d->setAttribute(Qt::WA_DeleteOnClose);
         m_settingsDialog = d;
-        if (m_api) {
-            QPointer<SettingsDialog> dialog = d;
-            m_api->get(QStringLiteral("api/settings"), [dialog](const ApiReply &reply) {
-                if (!dialog || reply.status != 200)
-                    return;
-                const QJsonObject o = reply.json();
-                Limits run;
-                run.ttlSeconds = o.value(QStringLiteral("ttl")).toInt();
-                run.exitedTtlSeconds = o.value(QStringLiteral("exited_ttl")).toInt();
-                run.bufferCapacity = qsizetype(o.value(QStringLiteral("buffer_size")).toDouble());
-                run.maxSessions = o.value(QStringLiteral("max_sessions")).toInt();
-                dialog->setRunningLimits(run);
-                const QJsonObject serving = o.value(QStringLiteral("serving")).toObject();
-                dialog->setRunningAddress(serving.value(QStringLiteral("bind")).toString(),
-                                          quint16(serving.value(QStringLiteral("port")).toInt()),
-                                          o.value(QStringLiteral("bind")).toString(),
-                                          quint16(o.value(QStringLiteral("port")).toInt()));
-            });
-        }
-        // What the file held when the form was loaded: only the fields
-        // changed from it are sent, so that a value a command-line option
-        // set for the host's run stays until that field is changed here.
-        auto baseline = std::make_shared<Config>(Config::load());
-        connect(d, &SettingsDialog::applied, this, [this, baseline](const Config &c, bool restart) {
-            const Config before = *baseline;
-            *baseline = c;
-            m_config.command = c.command;
-            m_config.terminal = c.terminal;
-            m_config.terminalColorScheme = c.terminalColorScheme;
-            m_config.terminalFontFamily = c.terminalFontFamily;
-            m_config.terminalFontSize = c.terminalFontSize;
+        if (!m_endpoint.url.isEmpty())
+            d->setHost(m_endpoint);
+        connect(d, &SettingsDialog::applied, this, [this](const DesktopSettings &desktop) {
+            m_desktop = desktop;
 #ifdef TETHER_HAVE_QTERMWIDGET
             // Every terminal window looks the same, the open ones at once.
             for (const auto &t : std::as_const(m_terminals))
                 if (auto *w = qobject_cast<TerminalWindow *>(t.data()))
-                    w->setAppearance(c.terminalColorScheme, c.terminalFontFamily, c.terminalFontSize);
+                    w->setAppearance(desktop.terminalColorScheme, desktop.terminalFontFamily, desktop.terminalFontSize);
 #endif
-            if (!m_api)
-                return;
-            QJsonObject body;
-            const auto put = [&body](const char *name, bool changed, const QJsonValue &v) {
-                if (changed)
-                    body.insert(QLatin1String(name), v);
-            };
-            put("ttl", c.limits.ttlSeconds != before.limits.ttlSeconds, c.limits.ttlSeconds);
-            put("exited_ttl", c.limits.exitedTtlSeconds != before.limits.exitedTtlSeconds, c.limits.exitedTtlSeconds);
-            put("buffer_size", c.limits.bufferCapacity != before.limits.bufferCapacity, double(c.limits.bufferCapacity));
-            put("max_sessions", c.limits.maxSessions != before.limits.maxSessions, c.limits.maxSessions);
-            put("command", c.command != before.command, c.command);
-            put("bind", c.bind != before.bind, c.bind);
-            put("port", c.port != before.port, int(c.port));
-            put("terminal", c.terminal != before.terminal, c.terminal);
-            put("terminal_color_scheme", c.terminalColorScheme != before.terminalColorScheme, c.terminalColorScheme);
-            put("terminal_font_family", c.terminalFontFamily != before.terminalFontFamily, c.terminalFontFamily);
-            put("terminal_font_size", c.terminalFontSize != before.terminalFontSize, c.terminalFontSize);
-            if (body.isEmpty()) {
-                if (restart)
-                    notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
-                return; // nothing the host applies changed (autostart, say)
-            }
-            m_api->patch(QStringLiteral("api/settings"), QJsonDocument(body).toJson(QJsonDocument::Compact),
-                         [this, restart](const ApiReply &reply) {
-                             if (reply.status != 200) {
-                                 notify(tr("Settings not applied"),
-                                        tr("Saved, but Tether's host did not take them: %1").arg(reply.errorText()));
-                                 return;
-                             }
-                             m_ttl = reply.json().value(QStringLiteral("ttl")).toInt(m_ttl);
-                             m_exitedTtl = reply.json().value(QStringLiteral("exited_ttl")).toInt(m_exitedTtl);
-                             m_warnedDeadline.clear(); // a new TTL is a new deadline
-                             checkExpiry();
-                             if (restart || reply.json().value(QStringLiteral("restart_needed")).toBool())
-                                 notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
-                         });
+        });
+        connect(d, &SettingsDialog::hostApplied, this, [this](const QJsonObject &settings, bool restart) {
+            m_ttl = settings.value(QStringLiteral("ttl")).toInt(m_ttl);
+            m_exitedTtl = settings.value(QStringLiteral("exited_ttl")).toInt(m_exitedTtl);
+            m_warnedDeadline.clear(); // a new TTL is a new deadline
+            checkExpiry();
+            if (restart)
+                notify(tr("Settings saved"), tr("The new address is used after Tether restarts."));
+        });
+        connect(d, &SettingsDialog::hostRefused, this, [this](const QString &why) {
+            notify(tr("Settings not applied"), why);
         });
     }
     m_settingsDialog->show();
@@ -1015,6 +1023,10 @@ void DesktopApp::quitTether(bool confirm)
     }
     m_finishing = true;
     hideEverything();
+    // Quit ends the sessions: nothing to reopen next time.
+    QString error;
+    if (!WindowState::save({}, &error))
+        qCWarning(lcUi).noquote() << error;
     if (!isConnected()) {
         Q_EMIT finished(0);
         return;
@@ -1048,216 +1060,6 @@ void DesktopApp::closeUi()
     if (m_events)
         m_events->stop();
     QTimer::singleShot(0, this, [this] { Q_EMIT finished(0); });
-}
-
-// --- main -------------------------------------------------------------------------
-
-namespace {
-
-const QString kProgram = QStringLiteral("tether");
-
-/// The parser of `tether`: the server's options (ServeOptions, as `tether
-/// serve`), help, version and --no-tray, which it returns.
-QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &defaults)
-{
-    parser.setApplicationDescription(
-        DesktopApp::tr("Tether keeps terminal sessions alive. Without a command it runs the desktop "
-                       "application (tray icon, local terminal windows), a client of Tether's host: "
-                       "it starts `tether serve` (the sessions and the web dashboard, in a process of "
-                       "its own that outlives the desktop app) when none runs. The server options "
-                       "below are for a host it starts.\n\nCommands (each has --help):\n"
-                       "  serve    the server alone, headless\n"
-                       "  attach   attach this terminal to a session (like tmux attach); also: a, at\n"
-                       "  list     list sessions; also: ls\n"
-                       "  new      start a session\n"
-                       "  kill     end a session\n"
-                       "  rename   name a session, or rename it\n"
-                       "  share    print a read-only link to a session, list or revoke links\n"
-                       "  key      print the dashboard link, or make a new key (--rotate)\n"
-                       "  restart  restart Tether in place, keeping every session\n"
-                       "  wait     wait for the command running in a session, exit with its status\n"
-                       "  send     type text into a session (like tmux send-keys)"));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    ServeOptions::addTo(parser, defaults);
-    const QCommandLineOption noTray(QStringLiteral("no-tray"),
-        DesktopApp::tr("Do not use the system tray: the Sessions window is the main window."));
-    parser.addOption(noTray);
-    return noTray;
-}
-
-/// True when the command line must be answered before QApplication exists:
-/// --help, --version, a mistyped command and a missing display must get words
-/// on a machine without a display, where QApplication aborts ("could not load
-/// the Qt platform plugin").
-bool answeredWithoutDisplay(int argc, char **argv)
-{
-    bool early = argc > 1 && argv[1][0] != '-'; // "help", or an unknown command
-    bool platformGiven = false;
-    for (int i = 1; i < argc; ++i) {
-        const QByteArray a(argv[i]);
-        early = early || a == "-h" || a == "--help" || a == "-?" || a == "--help-all" || a == "-v" || a == "--version";
-        platformGiven = platformGiven || a == "-platform";
-    }
-    const bool noDisplay = qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")
-        && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && !platformGiven;
-    return early || noDisplay;
-}
-
-/// Parses QCoreApplication::arguments() (without Qt's own options, such as
-/// -platform, which QApplication has taken out) into `config`. Returns the
-/// exit status when the run ends here (help and version: 0, usage errors:
-/// ServeOptions::kUsageError), or -1 to go on.
-int readArguments(QCommandLineParser &parser, Config *config)
-{
-    const QStringList args = QCoreApplication::arguments();
-    QTextStream out(stdout);
-    if (args.size() > 1 && args.at(1) == QLatin1String("help")) {
-        out << parser.helpText();
-        return 0;
-    }
-    if (!parser.parse(args))
-        return ServeOptions::usageError(kProgram, parser.errorText());
-    if (helpRequested(parser)) {
-        out << parser.helpText();
-        return 0;
-    }
-    if (parser.isSet(QStringLiteral("version"))) {
-        out << versionLine();
-        return 0;
-    }
-    if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, revive, share, key, restart, wait or send (aliases: a, at, ls)")
-                                                      .arg(parser.positionalArguments().constFirst()));
-    QString error;
-    if (!ServeOptions::read(parser, config, &error))
-        return ServeOptions::usageError(kProgram, error);
-    return -1;
-}
-
-/// The arguments for a host this desktop app starts: the server options
-/// given on its command line (QCoreApplication::arguments() without the
-/// program and without --no-tray), as `tether serve` takes them.
-QStringList hostArguments(const QCommandLineParser &parser)
-{
-    Q_UNUSED(parser);
-    QStringList args = QCoreApplication::arguments().mid(1);
-    args.removeAll(QStringLiteral("--no-tray"));
-    return args;
-}
-
-/// Runs the desktop app in `app`'s event loop, or hands off to the desktop
-/// app already running. Returns the exit status.
-int runDesktop(QApplication &app, const Config &config, DesktopApp::TrayMode trayMode, const QStringList &hostArgs)
-{
-    QTextStream err(stderr);
-    // One desktop app per user: a second launch raises the first.
-    SingleInstance instance;
-    QString instanceError;
-    if (!instance.claim(&instanceError)) {
-        QObject::connect(&instance, &SingleInstance::handOffFinished, &app, [&](bool handedOff) {
-            if (!handedOff) {
-                err << "tether: another instance (pid " << instance.primaryPid()
-                    << ") holds " << instance.lockPath() << " but does not answer\n";
-            } else {
-                // Said, so that a launch from a terminal does not look like
-                // it did nothing; with the host's address (no key).
-                const QJsonObject running = RuntimeFile::read();
-                const QString url = running.value(QStringLiteral("url")).toString();
-                QTextStream out(stdout);
-                out << "Tether is already running (pid " << instance.primaryPid() << "): its Sessions window was raised";
-                if (!url.isEmpty())
-                    out << "; it serves " << url;
-                out << '\n';
-                out.flush();
-            }
-            err.flush();
-            QCoreApplication::exit(handedOff ? 0 : 1);
-        });
-        instance.requestRaise();
-        return app.exec();
-    }
-    if (!instanceError.isEmpty())
-        qCWarning(lcUi) << instanceError;
-
-    // QTermWidget 1.2 prints uncategorized debug lines at every search.
-    installTerminalMessageFilter();
-    DesktopApp desktop(config, trayMode);
-    desktop.setHostArguments(hostArgs);
-    QObject::connect(&instance, &SingleInstance::raiseRequested, &desktop, &DesktopApp::showSessionsWindow);
-    QObject::connect(&desktop, &DesktopApp::finished, &app, [](int status) { QCoreApplication::exit(status); });
-    bool said = false;
-    QObject::connect(&desktop, &DesktopApp::hostReady, &app, [&desktop, &said] {
-        // The same line as `tether serve`, for scripts and for people; once.
-        if (said)
-            return;
-        said = true;
-        QTextStream out(stdout);
-        out << "Tether is serving " << desktop.keyedUrl() << '\n';
-        out.flush();
-    });
-    QObject::connect(&desktop, &DesktopApp::hostFailed, &app, [&desktop, &err](const QString &why) {
-        if (desktop.isConnected() || !desktop.endpoint().url.isEmpty())
-            return; // a later "start again" that failed: the tray says so
-        const QString msg = DesktopApp::tr("Tether cannot start its host: %1").arg(why);
-        err << "tether: " << msg << '\n';
-        err.flush();
-        QMessageBox::critical(nullptr, QStringLiteral("Tether"), msg);
-        QCoreApplication::exit(1);
-    });
-    // SIGTERM / SIGINT / SIGHUP (logout, Ctrl+C, kill) close the desktop
-    // app only: the sessions live in the host, which goes on. SIGUSR2 asks
-    // the host to restart in place.
-    SignalPipe signalPipe({SIGTERM, SIGINT, SIGHUP, SIGUSR2});
-    if (!signalPipe.isValid())
-        qCWarning(lcUi) << "cannot handle signals:" << signalPipe.errorString();
-    QObject::connect(&signalPipe, &SignalPipe::receivedInfo, &desktop, [&desktop](const SignalInfo &info) {
-        qCInfo(lcUi).noquote() << "signal received:" << info.describe()
-                               << (info.number == SIGUSR2 ? "- asking the host to restart in place"
-                                                          : "- closing the desktop app; the sessions keep running");
-        if (info.number == SIGUSR2)
-            desktop.restartInPlace();
-        else
-            desktop.closeUi();
-    });
-    desktop.start();
-    return app.exec();
-}
-
-} // namespace
-
-int desktopMain(int argc, char **argv)
-{
-    QCoreApplication::setOrganizationName(QStringLiteral("Tether"));
-    QCoreApplication::setApplicationName(QStringLiteral("tether"));
-    QCoreApplication::setApplicationVersion(version());
-
-    Config config = Config::load();
-    QCommandLineParser parser;
-    const QCommandLineOption noTray = addDesktopOptions(parser, config);
-
-    if (answeredWithoutDisplay(argc, argv)) {
-        // A plain QCoreApplication for the parser (Qt 5's helpText() needs one).
-        QCoreApplication pre(argc, argv);
-        const int status = readArguments(parser, &config);
-        if (status >= 0)
-            return status;
-        QTextStream(stderr) << "tether: no display for the desktop app; run `tether serve` for the headless "
-                               "server (see tether --help)\n";
-        return 1;
-    }
-
-    QApplication app(argc, argv);
-    QGuiApplication::setApplicationDisplayName(QStringLiteral("Tether"));
-    QGuiApplication::setDesktopFileName(QStringLiteral("tether"));
-    QApplication::setWindowIcon(appIcon());
-    // The tray keeps us alive with no window open.
-    QApplication::setQuitOnLastWindowClosed(false);
-    const int status = readArguments(parser, &config);
-    if (status >= 0)
-        return status;
-    return runDesktop(app, config, parser.isSet(noTray) ? DesktopApp::TrayMode::Off : DesktopApp::TrayMode::Auto,
-                      hostArguments(parser));
 }
 
 } // namespace Tether

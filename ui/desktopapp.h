@@ -2,8 +2,9 @@
 #pragma once
 
 #include "apiclient.h"
-#include "config.h"
-#include "viewer.h"
+#include "attachinfo.h"
+#include "desktopsettings.h"
+#include "windowstate.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -43,8 +44,10 @@ class SettingsDialog;
  * (docs/protocol.md): the tray menu, its tooltip and the Sessions window
  * from `GET /api/events` (EventStream into a SessionListModel); new, kill
  * and rename are REST calls (ApiClient); terminal windows attach over the
- * WebSocket (TerminalWindow, AttachClient); Settings are saved and then
- * sent to the host with `PATCH /api/settings`, which applies them live.
+ * WebSocket (TerminalWindow, AttachClient); the Settings dialog reads the
+ * host's settings with `GET /api/settings` and changes them with `PATCH
+ * /api/settings` (the host saves and applies them live); the desktop's own
+ * settings (DesktopSettings) are this app's.
  * The event stream reconnects by itself, so a `tether restart` (restart in
  * place) is followed without anything lost: the list stays and the
  * terminal windows resume.
@@ -78,6 +81,12 @@ class SettingsDialog;
  *
  * When the host goes away (its event stream stays refused), the tray says
  * so and offers "Start Tether again" (a new HostLauncher).
+ *
+ * Open terminal windows are remembered (WindowState: the session ids and
+ * modes, rewritten when a window opens or the user closes one): when the
+ * app went away without a Quit (a crash, a lost display, Close, SIGTERM),
+ * its next start reopens those whose session the host still lists (not the
+ * ended ones), once, when the first list arrives. Quit forgets them.
  */
 class DesktopApp : public QObject
 {
@@ -89,7 +98,8 @@ public:
     /// recorded by overriding showTrayMessage()).
     enum class TrayMode { Auto, Off, On };
 
-    explicit DesktopApp(const Config &config, TrayMode trayMode = TrayMode::Auto,
+    /// `settings`: the desktop's own (DesktopSettings::load() at start).
+    explicit DesktopApp(const DesktopSettings &settings, TrayMode trayMode = TrayMode::Auto,
                         QObject *parent = nullptr);
     ~DesktopApp() override;
 
@@ -117,7 +127,7 @@ public:
     QString keyedUrl() const;
 
     SessionListModel *model() const { return m_model; }
-    const Config &config() const { return m_config; }
+    const DesktopSettings &desktopSettings() const { return m_desktop; }
     /// The tray icon, null in main-window mode.
     QSystemTrayIcon *trayIcon() const { return m_tray; }
     /// The tray's context menu (rebuilt from the list each time it opens).
@@ -138,15 +148,19 @@ public:
     SessionsWindow *sessionsWindow();
     /// The local window on session `id`, or null.
     QWidget *terminalWindow(const QString &id) const;
+    /// Whether windows remembered from the last run (WindowState) reopen
+    /// when the first list arrives (default true; false for tests that
+    /// open their own).
+    void setRestoreWindows(bool restore) { m_restoreWindows = restore; }
     /// Rebuilds the tray menu now (it is also rebuilt whenever it opens).
     void rebuildTrayMenu();
     /// True when "Attach here" can work: the QTermWidget window, or else a
-    /// terminal emulator (Config::terminalArgv()) to run `tether attach` in.
+    /// terminal emulator (DesktopSettings::terminalArgv()) to run `tether attach` in.
     bool canAttachHere() const;
     /// Why "Attach here" cannot work, for the user (empty when it can).
     QString attachUnavailableReason() const;
     /// Runs `<cli program> attach [--watch] -- ID` in the terminal emulator
-    /// (QProcess::startDetached of Config::terminalArgv() + that), with
+    /// (QProcess::startDetached of DesktopSettings::terminalArgv() + that), with
     /// TETHER_URL/TETHER_KEY of the host in its environment. False with
     /// *error (for the user) when no terminal emulator is found or it cannot
     /// start.
@@ -273,8 +287,14 @@ private:
     void notifyInTray(const QString &title, const QString &text, const QString &attachId, bool restarts);
     /// A message box for a failed request (`what`: "Could not kill the session").
     void showError(const QString &what, const ApiReply &reply);
+    /// Writes the open terminal windows to the state file (WindowState),
+    /// when they differ from what it holds.
+    void rememberWindows();
+    /// Reopens the windows of the last run whose sessions the host lists
+    /// (once per process, at the first list).
+    void reopenRememberedWindows();
 
-    Config m_config;
+    DesktopSettings m_desktop;
     TrayMode m_trayMode;
     QString m_hostProgram;
     QStringList m_hostArguments;
@@ -304,15 +324,12 @@ private:
     QPointer<SessionsWindow> m_sessionsWindow;
     QPointer<SettingsDialog> m_settingsDialog;
     QHash<QString, QPointer<QWidget>> m_terminals;
+    bool m_restoreWindows = true;
+    bool m_windowsRestored = false; ///< reopenRememberedWindows() ran (or was not to)
+    QList<WindowState::Window> m_rememberedWindows; ///< what the state file holds
     bool m_finishing = false;
     QTimer m_quitDeadline;
     QString m_cliProgram;
 };
-
-/// `tether` without a subcommand: parses the command line (same options as
-/// `tether serve`, for a host it starts, plus --no-tray), hands off to a
-/// running desktop app if there is one (exit 0), else runs the desktop
-/// application. Returns the exit code.
-int desktopMain(int argc, char **argv);
 
 } // namespace Tether

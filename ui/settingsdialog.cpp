@@ -3,7 +3,7 @@
 #include "appicon.h"
 
 #include "logging.h"
-#include "registry.h"
+#include "settingsbounds.h"
 #include "shellwords.h"
 
 #include <QCheckBox>
@@ -25,7 +25,9 @@
 #include <QTabWidget>
 #include <QGuiApplication>
 #include <QHBoxLayout>
+#include <QJsonArray>
 #include <QHostAddress>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -49,7 +51,7 @@
 namespace Tether {
 
 namespace {
-constexpr int kMaxTtlSeconds = Config::kMaxTtlSeconds;
+constexpr int kMaxTtlSeconds = SettingsBounds::kMaxTtlSeconds;
 
 struct Unit {
     const char *name;
@@ -111,12 +113,11 @@ QLabel *errorLine(const char *objectName, QWidget *parent)
 }
 } // namespace
 
-SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, QWidget *parent)
+SettingsDialog::SettingsDialog(QSettings *settings, QWidget *parent)
     : QDialog(parent)
-    , m_registry(registry)
     , m_settings(settings)
 {
-    qRegisterMetaType<Tether::Config>();
+    qRegisterMetaType<Tether::DesktopSettings>();
     if (!m_settings) {
         m_settings = new QSettings(QStringLiteral("Tether"), QStringLiteral("tether"));
         m_ownsSettings = true;
@@ -136,6 +137,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
 
     // --- sessions ---------------------------------------------------------
     auto *sessions = new QWidget;
+    m_sessionsPage = sessions;
     auto *sform = new QFormLayout(sessions);
 
     sform->addRow(tr("Close detached sessions after:"), makeDurationField(&m_ttl, sessions, QStringLiteral("ttl")));
@@ -170,7 +172,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
 
     m_maxSessions = new QSpinBox(sessions);
     m_maxSessions->setObjectName(QStringLiteral("maxSessions"));
-    m_maxSessions->setRange(1, Config::maxSessionsLimit());
+    m_maxSessions->setRange(1, 1); // up to the host's max_sessions_limit (setHostSettings())
     sform->addRow(tr("Maximum sessions:"), m_maxSessions);
     sform->addRow(QString(), hint(tr("When full, a new session may end an exited session\n"
                                      "nobody watches; never a running one."), sessions));
@@ -187,6 +189,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
 
     // --- server -----------------------------------------------------------
     auto *server = new QWidget;
+    m_serverPage = server;
     auto *vform = new QFormLayout(server);
     m_bind = new QLineEdit(server);
     m_bind->setObjectName(QStringLiteral("bind"));
@@ -210,7 +213,13 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     vform->addRow(QString(), m_serverNote);
     addPage(server, tr("Server"));
 
-    // Above the tabs: it names session limits and may show with any tab.
+    // Above the tabs: whether the host's settings are in, or what the host
+    // answered.
+    m_hostNote = new QLabel(this);
+    m_hostNote->setObjectName(QStringLiteral("hostNote"));
+    m_hostNote->setWordWrap(true);
+    top->addWidget(m_hostNote);
+    // Above the tabs too: it names session limits and may show with any tab.
     m_overrideNote = hint(QString(), this);
     m_overrideNote->setObjectName(QStringLiteral("overrideNote"));
     m_overrideNote->setWordWrap(true);
@@ -243,7 +252,7 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     tform->addRow(tr("Font:"), m_fontFamily);
     m_fontSize = new QSpinBox(terminal);
     m_fontSize->setObjectName(QStringLiteral("fontSize"));
-    m_fontSize->setRange(Config::kMinTerminalFontSize, Config::kMaxTerminalFontSize);
+    m_fontSize->setRange(DesktopSettings::kMinTerminalFontSize, DesktopSettings::kMaxTerminalFontSize);
     m_fontSize->setSuffix(tr(" pt"));
     tform->addRow(tr("Size:"), m_fontSize);
     tform->addRow(QString(), hint(tr("For every terminal window, open ones included.\n"
@@ -268,15 +277,14 @@ SettingsDialog::SettingsDialog(SessionRegistry *registry, QSettings *settings, Q
     connect(m_port, QOverload<int>::of(&QSpinBox::valueChanged), this, &SettingsDialog::updateValidity);
 
     m_confirmNonLoopback = [this](const QString &address) {
-        return QMessageBox::warning(this, tr("Listen on the network?"), nonLoopbackQuestion(address, formConfig().tlsEnabled()),
+        return QMessageBox::warning(this, tr("Listen on the network?"), nonLoopbackQuestion(address, m_hostTls),
                                     QMessageBox::Yes | QMessageBox::No, QMessageBox::No)
             == QMessageBox::Yes;
     };
 
-    load();
-    updateOverrideNote();
-    if (!m_registry && !m_runningLimits)
-        m_overrideNote->hide();
+    m_overrideNote->hide();
+    loadDesktop();
+    setHostNote(tr("Reading Tether's settings…"));
 }
 
 void SettingsDialog::addPage(QWidget *page, const QString &title)
@@ -328,69 +336,37 @@ void SettingsDialog::showEvent(QShowEvent *event)
     }
 }
 
-void SettingsDialog::setRunningLimits(const Limits &run)
-{
-    m_runningLimits = run;
-    updateOverrideNote();
-}
-
-void SettingsDialog::updateOverrideNote()
-{
-    if ((!m_registry && !m_runningLimits) || !m_overrideNote)
-        return;
-    const Limits saved = Config::load(*m_settings).limits;
-    const Limits run = m_registry ? m_registry->limits() : *m_runningLimits;
-    QStringList differ;
-    if (run.ttlSeconds != saved.ttlSeconds)
-        differ << tr("close after %1 s").arg(run.ttlSeconds);
-    if (run.exitedTtlSeconds != saved.exitedTtlSeconds)
-        differ << tr("keep exited sessions %1 s").arg(run.exitedTtlSeconds);
-    if (run.bufferCapacity != saved.bufferCapacity)
-        differ << tr("%1 KiB kept per session").arg(run.bufferCapacity / 1024);
-    if (run.maxSessions != saved.maxSessions)
-        differ << tr("at most %1 sessions").arg(run.maxSessions);
-    m_overrideNote->setText(differ.isEmpty() ? QString()
-        : tr("This run uses command-line values: %1. They stay in effect until you change "
-             "that field here; the dialog shows and saves the settings file.").arg(differ.join(QStringLiteral(", "))));
-    m_overrideNote->setVisible(!differ.isEmpty());
-}
-
 SettingsDialog::~SettingsDialog()
 {
     if (m_ownsSettings)
         delete m_settings;
 }
 
-void SettingsDialog::setRunningAddress(const QString &bind, quint16 port, const QString &savedBind, quint16 savedPort)
+void SettingsDialog::setHost(const ServerEndpoint &endpoint)
 {
-    m_runningBind = bind;
-    m_runningPort = port;
-    m_savedBind = savedBind;
-    m_savedPort = savedPort;
-    updateValidity();
+    delete m_api; // its requests' callbacks go with it
+    m_api = new ApiClient(endpoint, this);
+    m_patchPending = false;
+    const bool tls = endpoint.url.scheme() == QLatin1String("https");
+    if (m_host.isEmpty())
+        setHostNote(tr("Reading Tether's settings…"));
+    m_api->get(QStringLiteral("api/settings"), [this, tls](const ApiReply &reply) {
+        if (reply.status != 200) {
+            setHostNote(tr("Cannot read Tether's settings: %1").arg(reply.errorText()), true);
+            return;
+        }
+        setHostSettings(reply.json(), tls);
+    });
 }
 
-bool SettingsDialog::isRestartNeeded(const Config &c) const
+void SettingsDialog::setHostSettings(const QJsonObject &settings, bool tls)
 {
-    if (m_runningPort < 0)
-        return false;
-    // What the server uses already: nothing to restart for.
-    if (c.bind == m_runningBind && (c.port == 0 || c.port == m_runningPort))
-        return false;
-    // What was saved when it started, which the form opens with: started
-    // with `--port 0` (or --bind), the server listens elsewhere than saved,
-    // and the form showing the saved address is no edit.
-    return c.bind != m_savedBind || c.port != m_savedPort;
-}
+    m_host = settings;
+    m_hostTls = tls;
+    setDuration(&m_ttl, settings.value(QStringLiteral("ttl")).toInt());
+    setDuration(&m_exitedTtl, settings.value(QStringLiteral("exited_ttl")).toInt());
 
-void SettingsDialog::load()
-{
-    const Config c = Config::load(*m_settings);
-
-    setDuration(&m_ttl, c.limits.ttlSeconds);
-    setDuration(&m_exitedTtl, c.limits.exitedTtlSeconds);
-
-    const qint64 buf = c.limits.bufferCapacity;
+    const qint64 buf = qint64(settings.value(QStringLiteral("buffer_size")).toDouble());
     const int bunit = buf % (1024 * 1024) == 0 ? 1 : 0;
     m_bufferUnit->blockSignals(true);
     m_bufferUnit->setCurrentIndex(bunit);
@@ -398,17 +374,76 @@ void SettingsDialog::load()
     m_bufferUnitBytes = kBufferUnits[bunit].factor;
     m_buffer->setValue(int(buf / m_bufferUnitBytes));
 
-    m_maxSessions->setValue(c.limits.maxSessions);
-    m_command->setText(c.command);
-    m_bind->setText(c.bind);
-    m_port->setValue(c.port);
+    const int max = settings.value(QStringLiteral("max_sessions")).toInt(1);
+    m_maxSessions->setRange(1, qMax(max, settings.value(QStringLiteral("max_sessions_limit")).toInt(max)));
+    m_maxSessions->setValue(max);
+    m_command->setText(settings.value(QStringLiteral("command")).toString());
+    m_bind->setText(settings.value(QStringLiteral("bind")).toString());
+    m_port->setValue(settings.value(QStringLiteral("port")).toInt());
+    const QJsonObject serving = settings.value(QStringLiteral("serving")).toObject();
+    m_runningBind = serving.value(QStringLiteral("bind")).toString();
+    m_runningPort = serving.contains(QStringLiteral("port")) ? serving.value(QStringLiteral("port")).toInt() : -1;
+
+    // What this run of the host has from its command line, over the file.
+    QStringList differ;
+    for (const QJsonValue &v : settings.value(QStringLiteral("overridden")).toArray()) {
+        const QString name = v.toString();
+        const QJsonValue value = settings.value(name);
+        if (name == QLatin1String("ttl"))
+            differ << tr("close after %1 s").arg(value.toInt());
+        else if (name == QLatin1String("exited_ttl"))
+            differ << tr("keep exited sessions %1 s").arg(value.toInt());
+        else if (name == QLatin1String("buffer_size"))
+            differ << tr("%1 KiB kept per session").arg(qint64(value.toDouble()) / 1024);
+        else if (name == QLatin1String("max_sessions"))
+            differ << tr("at most %1 sessions").arg(value.toInt());
+        else if (name == QLatin1String("command"))
+            differ << tr("command “%1”").arg(value.toString());
+        else
+            differ << name;
+    }
+    m_overrideNote->setText(differ.isEmpty() ? QString()
+        : tr("This run uses command-line values: %1. They stay in effect until you change "
+             "that field here; the changed field is then saved too.").arg(differ.join(QStringLiteral(", "))));
+    m_overrideNote->setVisible(!differ.isEmpty());
+    setHostNote(QString());
+    updateValidity();
+}
+
+void SettingsDialog::setHostNote(const QString &note, bool error)
+{
+    m_hostNote->setText(note);
+    m_hostNote->setStyleSheet(error ? QStringLiteral("color: #b00020;") : QString());
+    m_hostNote->setVisible(!note.isEmpty());
+    m_sessionsPage->setEnabled(!m_host.isEmpty());
+    m_serverPage->setEnabled(!m_host.isEmpty());
+}
+
+bool SettingsDialog::isRestartNeeded() const
+{
+    if (m_host.isEmpty() || m_runningPort < 0)
+        return false;
+    const QString bind = formBind();
+    const int port = m_port->value();
+    // What the host uses already: nothing to restart for.
+    if (bind == m_runningBind && (port == 0 || port == m_runningPort))
+        return false;
+    // What its settings file holds, which the form opens with: started with
+    // `--port 0` (or --bind), the host listens elsewhere than saved, and the
+    // form showing the saved address is no edit.
+    return bind != m_host.value(QStringLiteral("bind")).toString() || port != m_host.value(QStringLiteral("port")).toInt();
+}
+
+void SettingsDialog::loadDesktop()
+{
+    const DesktopSettings d = DesktopSettings::load(*m_settings);
     m_autostart->setChecked(isAutostartEnabled());
     if (m_colorScheme) {
-        const int scheme = m_colorScheme->findText(c.terminalColorScheme);
+        const int scheme = m_colorScheme->findText(d.terminalColorScheme);
         m_colorScheme->setCurrentIndex(scheme >= 0 ? scheme : m_colorScheme->findText(QStringLiteral("BlackOnWhite")));
-        m_fontFamily->setCurrentFont(c.terminalFontFamily.isEmpty() ? QFontDatabase::systemFont(QFontDatabase::FixedFont)
-                                                                    : QFont(c.terminalFontFamily));
-        m_fontSize->setValue(c.terminalFontSize);
+        m_fontFamily->setCurrentFont(d.terminalFontFamily.isEmpty() ? QFontDatabase::systemFont(QFontDatabase::FixedFont)
+                                                                    : QFont(d.terminalFontFamily));
+        m_fontSize->setValue(d.terminalFontSize);
     }
     updateValidity();
 }
@@ -428,7 +463,7 @@ QHBoxLayout *SettingsDialog::makeDurationField(DurationField *f, QWidget *parent
     for (const Unit &u : kTtlUnits)
         f->unit->addItem(tr(u.name), u.factor);
     // The number stays; only its unit changes ("30" minutes -> "30" hours),
-    // clamped to the longest TTL Config accepts.
+    // clamped to the longest TTL the host accepts.
     connect(f->unit, QOverload<int>::of(&QComboBox::currentIndexChanged), this, [f](int index) {
         const int value = f->value->value();
         f->unitSeconds = int(kTtlUnits[index].factor);
@@ -467,7 +502,7 @@ void SettingsDialog::onBufferUnitChanged(int index)
 bool SettingsDialog::isBufferSizeValid() const
 {
     const qint64 bytes = qint64(m_buffer->value()) * m_bufferUnitBytes;
-    return bytes >= RingBuffer::kMinCapacity && bytes <= RingBuffer::kMaxCapacity;
+    return bytes >= SettingsBounds::kMinBufferSize && bytes <= SettingsBounds::kMaxBufferSize;
 }
 
 QString SettingsDialog::nonLoopbackQuestion(const QString &address, bool tls)
@@ -526,7 +561,7 @@ void SettingsDialog::updateValidity()
     const bool bufferOk = isBufferSizeValid();
     const QString typed = QStringLiteral("%1 %2").arg(m_buffer->value()).arg(tr(kBufferUnits[m_bufferUnit->currentIndex()].name));
     m_bufferError->setText(bufferOk ? QString()
-                                    : qint64(m_buffer->value()) * m_bufferUnitBytes > RingBuffer::kMaxCapacity
+                                    : qint64(m_buffer->value()) * m_bufferUnitBytes > SettingsBounds::kMaxBufferSize
                                     ? tr("%1 is too large: at most 64 MiB (65536 KiB).").arg(typed)
                                     : tr("%1 is too small: at least 64 KiB.").arg(typed));
     m_bufferError->setVisible(!bufferOk);
@@ -548,8 +583,7 @@ void SettingsDialog::updateValidity()
             resize(width(), h);
     }
     if (m_runningPort >= 0) {
-        const Config c = formConfig();
-        const bool restart = isRestartNeeded(c);
+        const bool restart = isRestartNeeded();
         m_serverNote->setText(
             (restart ? tr("<b>Restart Tether to use the new address.</b><br>") : QString())
             + tr("Now listening on %1, port %2.<br>Off loopback (127.0.0.1, ::1, localhost) Tether serves only over<br>"
@@ -560,63 +594,75 @@ void SettingsDialog::updateValidity()
     }
 }
 
-Config SettingsDialog::formConfig() const
+QString SettingsDialog::formBind() const
 {
-    Config c = Config::load(*m_settings); // keeps keys this dialog does not show
-    c.limits.ttlSeconds = m_ttl.seconds();
-    c.limits.exitedTtlSeconds = m_exitedTtl.seconds();
-    c.limits.bufferCapacity = qBound<qsizetype>(RingBuffer::kMinCapacity,
-                                                qsizetype(m_buffer->value()) * m_bufferUnitBytes,
-                                                RingBuffer::kMaxCapacity);
-    c.limits.maxSessions = m_maxSessions->value();
-    c.command = m_command->text().trimmed();
     const QString bind = m_bind->text().trimmed();
-    c.bind = bind.isEmpty() ? QStringLiteral("127.0.0.1") : bind;
-    c.port = quint16(m_port->value());
-    if (m_colorScheme) {
-        c.terminalColorScheme = m_colorScheme->currentText();
-        c.terminalFontFamily = m_fontFamily->currentFont().family();
-        c.terminalFontSize = m_fontSize->value();
+    return bind.isEmpty() ? QStringLiteral("127.0.0.1") : bind;
+}
+
+qint64 SettingsDialog::bufferBytes() const
+{
+    return qBound<qint64>(SettingsBounds::kMinBufferSize, qint64(m_buffer->value()) * m_bufferUnitBytes,
+                          SettingsBounds::kMaxBufferSize);
+}
+
+QJsonObject SettingsDialog::hostForm() const
+{
+    if (m_host.isEmpty())
+        return QJsonObject();
+    return QJsonObject{
+        {QStringLiteral("ttl"), m_ttl.seconds()},
+        {QStringLiteral("exited_ttl"), m_exitedTtl.seconds()},
+        {QStringLiteral("buffer_size"), double(bufferBytes())},
+        {QStringLiteral("max_sessions"), m_maxSessions->value()},
+        {QStringLiteral("command"), m_command->text().trimmed()},
+        {QStringLiteral("bind"), formBind()},
+        {QStringLiteral("port"), m_port->value()},
+    };
+}
+
+QJsonObject SettingsDialog::hostChanges() const
+{
+    QJsonObject changes;
+    const QJsonObject form = hostForm();
+    for (auto it = form.begin(); it != form.end(); ++it) {
+        // Numbers compared as numbers (a JSON 120 and 120.0 are one value).
+        const QJsonValue was = m_host.value(it.key());
+        const bool same = it.value().isDouble() ? was.isDouble() && was.toDouble() == it.value().toDouble()
+                                                : was == it.value();
+        if (!same)
+            changes.insert(it.key(), it.value());
     }
-    return c;
+    return changes;
+}
+
+DesktopSettings SettingsDialog::desktopForm() const
+{
+    DesktopSettings d = DesktopSettings::load(*m_settings); // keeps keys this dialog does not show
+    if (m_colorScheme) {
+        d.terminalColorScheme = m_colorScheme->currentText();
+        d.terminalFontFamily = m_fontFamily->currentFont().family();
+        d.terminalFontSize = m_fontSize->value();
+    }
+    return d;
 }
 
 bool SettingsDialog::apply()
 {
     if (!isFormValid())
         return false;
-    const Config before = Config::load(*m_settings);
-    const Config c = formConfig();
-    if (c.bind != before.bind && !isLoopbackAddress(c.bind) && m_confirmNonLoopback
-        && !m_confirmNonLoopback(c.bind))
+    const QJsonObject changes = hostChanges();
+    const QString bind = changes.value(QStringLiteral("bind")).toString();
+    if (!bind.isEmpty() && !isLoopbackAddress(bind) && m_confirmNonLoopback && !m_confirmNonLoopback(bind))
         return false;
 
-    c.save(*m_settings);
+    // The desktop's own part.
+    const DesktopSettings desktop = desktopForm();
+    desktop.save(*m_settings);
     m_settings->setValue(QStringLiteral("ui/autostart"), m_autostart->isChecked());
     m_settings->sync();
     if (m_settings->status() != QSettings::NoError)
         qCWarning(lcUi) << "could not write settings to" << m_settings->fileName();
-
-    if (m_registry || m_runningLimits) {
-        // Command-line options (`tether --ttl 120`) override the saved values
-        // for this run. A field left as saved keeps the running value; only
-        // what was changed here replaces it (Apply used to undo the options).
-        Limits run = m_registry ? m_registry->limits() : *m_runningLimits;
-        if (c.limits.ttlSeconds != before.limits.ttlSeconds)
-            run.ttlSeconds = c.limits.ttlSeconds;
-        if (c.limits.exitedTtlSeconds != before.limits.exitedTtlSeconds)
-            run.exitedTtlSeconds = c.limits.exitedTtlSeconds;
-        if (c.limits.bufferCapacity != before.limits.bufferCapacity)
-            run.bufferCapacity = c.limits.bufferCapacity;
-        if (c.limits.maxSessions != before.limits.maxSessions)
-            run.maxSessions = c.limits.maxSessions;
-        if (m_registry)
-            m_registry->setLimits(run);
-        else
-            m_runningLimits = run; // the holder sends the changed fields to the host
-        updateOverrideNote();
-    }
-
     if (m_autostart->isChecked() != isAutostartEnabled()) {
         QString error;
         if (!setAutostartEnabled(m_autostart->isChecked(), &error)) {
@@ -624,16 +670,44 @@ bool SettingsDialog::apply()
             m_autostart->setChecked(isAutostartEnabled());
         }
     }
+    Q_EMIT applied(desktop);
 
-    const bool restart = isRestartNeeded(c);
-    updateValidity();
-    Q_EMIT applied(c, restart);
+    // The host's part: it checks, saves and applies them.
+    if (changes.isEmpty() || !m_api)
+        return true;
+    m_patchPending = true;
+    setHostNote(tr("Saving…"));
+    const bool tls = m_hostTls;
+    // Judged on the form as sent (the answer is the new baseline).
+    const bool restart = isRestartNeeded();
+    m_api->patch(QStringLiteral("api/settings"), QJsonDocument(changes).toJson(QJsonDocument::Compact),
+                 [this, tls, restart](const ApiReply &reply) {
+                     m_patchPending = false;
+                     if (reply.status != 200) {
+                         m_closeWhenApplied = false;
+                         const QString why = tr("Tether did not take the settings: %1").arg(reply.errorText());
+                         setHostNote(why, true);
+                         Q_EMIT hostRefused(why);
+                         return;
+                     }
+                     const QJsonObject answer = reply.json();
+                     setHostSettings(answer, tls);
+                     Q_EMIT hostApplied(answer, restart);
+                     if (m_closeWhenApplied) {
+                         m_closeWhenApplied = false;
+                         QDialog::accept();
+                     }
+                 });
     return true;
 }
 
 void SettingsDialog::accept()
 {
-    if (apply())
+    if (!apply())
+        return;
+    if (m_patchPending)
+        m_closeWhenApplied = true; // once the host answered
+    else
         QDialog::accept();
 }
 

@@ -498,6 +498,22 @@ bool TerminalWindow::attachSession()
     return true;
 }
 
+void TerminalWindow::setEndpoint(const ServerEndpoint &endpoint)
+{
+    if (endpoint.url == m_endpoint.url && endpoint.key == m_endpoint.key)
+        return;
+    m_endpoint = endpoint;
+    m_nam->setProxy(m_endpoint.isLoopback() ? QNetworkProxy::NoProxy : QNetworkProxy::DefaultProxy);
+    // The name stream of the old host: the next `attached` opens the new one.
+    if (m_events)
+        m_events->abort();
+    if (!m_client)
+        return;
+    m_client->setEndpoint(endpoint);
+    if (m_lostHost && !m_exited)
+        attachSession();
+}
+
 // --- the attachment ----------------------------------------------------------
 
 void TerminalWindow::setAttached(bool attached)
@@ -512,6 +528,7 @@ void TerminalWindow::setAttached(bool attached)
 void TerminalWindow::onAttached(const QJsonObject &message, bool reset)
 {
     m_reconnecting = false;
+    m_lostHost = false;
     m_exited = false;
     m_programTitle = message.value(QStringLiteral("title")).toString();
     hideBanner();
@@ -564,6 +581,8 @@ void TerminalWindow::onReconnecting()
 void TerminalWindow::onFinished(AttachStream::End end, const QString &message)
 {
     m_reconnecting = false;
+    m_lostHost = end == AttachStream::End::LostServer || end == AttachStream::End::NotRunning
+        || end == AttachStream::End::ServerShutdown;
     m_gate.open();
     m_resizeTimer.stop();
     if (m_events)

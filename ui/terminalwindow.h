@@ -209,6 +209,18 @@ public:
     /// mode is a new attachment: its replay starts over (a reset replay).
     bool attachSession(ViewerMode mode);
 
+    /**
+     * The host moved (the desktop app's "Start Tether again", which may find
+     * it on another address: `--port 0`): the window follows it as it
+     * follows a restart in place. A connection being made again goes to
+     * `endpoint` at once; a window that lost its host (Tether shut down, or
+     * stayed away) attaches there again, resuming at its offset. What the
+     * new host says then is said in the banner (a session it does not hold:
+     * "This session no longer exists."). An exited window stays read-only.
+     */
+    void setEndpoint(const ServerEndpoint &endpoint);
+    const ServerEndpoint &endpoint() const { return m_endpoint; }
+
     QString sessionId() const { return m_sessionId; }
     /// True between the server's `attached` and the end of that connection.
     bool isAttached() const { return m_attached; }
@@ -328,6 +340,9 @@ private:
     bool m_attached = false;
     bool m_reconnecting = false;
     bool m_exited = false;
+    /// The last attachment ended because the host went away (shut down,
+    /// refused for too long, not running): setEndpoint() attaches again.
+    bool m_lostHost = false;
     ReplayInputGate m_gate;
 
     QTimer m_resizeTimer;

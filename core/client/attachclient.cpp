@@ -426,6 +426,22 @@ void AttachClient::onSocketGone()
         probeThenRetry();
 }
 
+void AttachClient::setEndpoint(const ServerEndpoint &endpoint)
+{
+    m_endpoint = endpoint;
+    // A probe of the old address in flight goes with its ApiClient.
+    delete m_api;
+    m_api = new ApiClient(endpoint, this);
+    m_probing = false;
+    m_refusedSince.invalidate();
+    if (m_finished || m_letGo || m_socket)
+        return;
+    // Waiting to connect again: to the new address, now.
+    m_retryTimer.stop();
+    m_delayMs = 0;
+    connectSocket();
+}
+
 void AttachClient::probeThenRetry()
 {
     if (m_probing)

@@ -87,6 +87,16 @@ public:
      */
     void reopen();
     /**
+     * The server moved (a new host on another address, after the old one
+     * went away: the desktop app's "Start Tether again" with `--port 0`):
+     * every later connection and probe goes to `endpoint`, and one being
+     * waited for is made at once, resuming at offset() as after a restart
+     * in place. A connection that is open stays as it is; after finished(),
+     * reopen() connects to `endpoint`.
+     */
+    void setEndpoint(const ServerEndpoint &endpoint);
+    const ServerEndpoint &endpoint() const { return m_endpoint; }
+    /**
      * Sends input bytes (one binary message) in control mode, at once also
      * while paused through flow control (the connection stays). While the
      * connection is let go (setPaused() with an older server) or

@@ -6,7 +6,6 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSettings>
-#include <QStandardPaths>
 
 namespace Tether {
 
@@ -60,11 +59,6 @@ Config Config::load(QSettings &s)
     c.port = quint16(clamped("server/port", s.value(QStringLiteral("server/port"), int(c.port)).toInt(), 0, 65535));
     c.pingIntervalSec = clamped("server/pingInterval", s.value(QStringLiteral("server/pingInterval"), c.pingIntervalSec).toInt(), 1, 3600);
     c.pingTimeoutSec = clamped("server/pingTimeout", s.value(QStringLiteral("server/pingTimeout"), c.pingTimeoutSec).toInt(), 1, 3600);
-    c.terminal = s.value(QStringLiteral("desktop/terminal"), c.terminal).toString();
-    c.terminalColorScheme = s.value(QStringLiteral("terminal/colorScheme"), c.terminalColorScheme).toString();
-    c.terminalFontFamily = s.value(QStringLiteral("terminal/fontFamily"), c.terminalFontFamily).toString();
-    c.terminalFontSize = clamped("terminal/fontSize", s.value(QStringLiteral("terminal/fontSize"), c.terminalFontSize).toInt(),
-                                 kMinTerminalFontSize, kMaxTerminalFontSize);
     c.tlsCert = s.value(QStringLiteral("server/tlsCert"), c.tlsCert).toString();
     c.tlsKey = s.value(QStringLiteral("server/tlsKey"), c.tlsKey).toString();
     // QSettings reads "a, b" in the file as a list, a single name as a string.
@@ -97,10 +91,6 @@ void Config::save(QSettings &s) const
     s.setValue(QStringLiteral("server/port"), int(port));
     s.setValue(QStringLiteral("server/pingInterval"), pingIntervalSec);
     s.setValue(QStringLiteral("server/pingTimeout"), pingTimeoutSec);
-    s.setValue(QStringLiteral("desktop/terminal"), terminal);
-    s.setValue(QStringLiteral("terminal/colorScheme"), terminalColorScheme);
-    s.setValue(QStringLiteral("terminal/fontFamily"), terminalFontFamily);
-    s.setValue(QStringLiteral("terminal/fontSize"), terminalFontSize);
 }
 
 void Config::save() const
@@ -112,28 +102,6 @@ void Config::save() const
 QStringList Config::commandArgv() const
 {
     return ShellWords::split(command).value_or(QStringList());
-}
-
-QStringList Config::terminalArgv() const
-{
-    if (!terminal.trimmed().isEmpty()) {
-        const QStringList argv = ShellWords::split(terminal).value_or(QStringList());
-        if (argv.isEmpty() || QStandardPaths::findExecutable(argv.first()).isEmpty())
-            return {};
-        return argv;
-    }
-    const QList<QStringList> candidates = {
-        {QStringLiteral("x-terminal-emulator"), QStringLiteral("-e")},
-        {QStringLiteral("xterm"), QStringLiteral("-e")},
-        {QStringLiteral("gnome-terminal"), QStringLiteral("--")},
-        {QStringLiteral("konsole"), QStringLiteral("-e")},
-        {QStringLiteral("xfce4-terminal"), QStringLiteral("-x")},
-    };
-    for (const QStringList &c : candidates) {
-        if (!QStandardPaths::findExecutable(c.first()).isEmpty())
-            return c;
-    }
-    return {};
 }
 
 } // namespace Tether

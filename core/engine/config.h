@@ -10,9 +10,13 @@ class QSettings;
 namespace Tether {
 
 /**
- * Tether's settings, stored with QSettings (organization "Tether", application
- * "tether": ~/.config/Tether/tether.conf). The settings dialog edits the same
- * keys. Precedence: command-line option > settings file > built-in default.
+ * The host's settings, stored with QSettings (organization "Tether",
+ * application "tether": ~/.config/Tether/tether.conf). The host owns them:
+ * clients (the desktop app's Settings dialog) read and change them through
+ * `GET`/`PATCH /api/settings` (SettingsApi). The desktop app's own keys in
+ * the same file (desktop/terminal, terminal/*, ui/autostart) are not here:
+ * DesktopSettings (ui). Precedence: command-line option > settings file >
+ * built-in default.
  *
  * Keys: sessions/ttl (seconds a detached running session is kept, 0 = never
  * expire, the default), sessions/exitedTtl (seconds an exited session is
@@ -33,12 +37,7 @@ namespace Tether {
  * server/bind (address), server/port (0..65535; 0 = any free port),
  * server/pingInterval and server/pingTimeout (seconds), server/tlsCert and
  * server/tlsKey (PEM files: HTTPS and wss:// on the port), server/allowHosts
- * (names accepted by the Host and Origin checks), ui/autostart (bool),
- * desktop/terminal (terminal emulator command prefix for "Attach here" when
- * the build has no QTermWidget, e.g. "xterm -e"; empty = detect),
- * terminal/colorScheme, terminal/fontFamily, terminal/fontSize (the local
- * terminal windows' QTermWidget colour scheme, font family (empty: the
- * system's fixed font) and size in points, 6..72).
+ * (names accepted by the Host and Origin checks).
  * Out-of-range values read from the file are clamped and logged.
  */
 struct Config {
@@ -78,20 +77,6 @@ struct Config {
     static constexpr int kMaxSavedScrollbackLines = 1000;
     int pingIntervalSec = 20;  ///< WebSocket ping interval, seconds
     int pingTimeoutSec = 60;   ///< drop a viewer silent this long, seconds
-    /// desktop/terminal: command prefix that runs a program in a terminal
-    /// emulator ("xterm -e"); `tether attach ID` is appended. Empty = detect.
-    QString terminal;
-    /// terminal/colorScheme: a QTermWidget colour scheme for every local
-    /// terminal window. BlackOnWhite: every colour reads on its background
-    /// (with "Linux", vim's Visual selection was white on light grey, 1:1).
-    QString terminalColorScheme = QStringLiteral("BlackOnWhite");
-    /// terminal/fontFamily: empty = the system's fixed-pitch font.
-    QString terminalFontFamily;
-    /// terminal/fontSize, points.
-    int terminalFontSize = kDefaultTerminalFontSize;
-    static constexpr int kDefaultTerminalFontSize = 10;
-    static constexpr int kMinTerminalFontSize = 6;
-    static constexpr int kMaxTerminalFontSize = 72;
     /// Where the server keeps its access key (Server, loadOrCreateAccessKey):
     /// "access-key" beside the settings file when loaded from settings
     /// (~/.config/Tether/access-key); empty = a new key at every start.
@@ -124,12 +109,6 @@ struct Config {
     /// The default command as argv, split by ShellWords::split (empty = login
     /// shell, also when the command has an unterminated quote).
     QStringList commandArgv() const;
-    /// The terminal emulator prefix as argv: `terminal` split by
-    /// ShellWords::split when set, else the first found in PATH of
-    /// `x-terminal-emulator -e` (Debian's alternative), `xterm -e`,
-    /// `gnome-terminal --`, `konsole -e`, `xfce4-terminal -x`. Empty when
-    /// the program is not found in PATH (or none is).
-    QStringList terminalArgv() const;
 };
 
 } // namespace Tether

@@ -1200,8 +1200,8 @@ void Server::setSettingsFile(const QString &path)
 
 void Server::serveSettings(HttpConnection *c)
 {
-    // What runs (limits, command, the terminal settings the desktop app
-    // reads) and, for the address, what the next start uses.
+    // What runs (limits, command) and, for the address, what the next start
+    // uses.
     Config view = m_config;
     view.limits = m_registry->limits();
     if (!m_settingsFile.isEmpty()) {
@@ -1217,6 +1217,17 @@ void Server::serveSettings(HttpConnection *c)
                                                         {QStringLiteral("port"), int(port())}});
         o.insert(QStringLiteral("restart_needed"),
                  !m_settingsFile.isEmpty() && (shown.bind != m_startBind || shown.port != m_startPort));
+        // The values this run has from its command line, not from the file.
+        QJsonArray overridden;
+        if (!m_settingsFile.isEmpty()) {
+            QSettings file(m_settingsFile, QSettings::IniFormat);
+            const QJsonObject saved = SettingsApi::toJson(Config::load(file));
+            for (const char *name : {"ttl", "exited_ttl", "buffer_size", "max_sessions", "notify_after",
+                                     "shell_integration", "command"})
+                if (saved.value(QLatin1String(name)) != o.value(QLatin1String(name)))
+                    overridden.append(QLatin1String(name));
+        }
+        o.insert(QStringLiteral("overridden"), overridden);
         return o;
     };
     if (c->request().method() != "PATCH") {
@@ -1250,16 +1261,12 @@ void Server::serveSettings(HttpConnection *c)
         }
     }
     // Live: the limits (a new buffer size applies to every session), the
-    // default command of new sessions, the terminal settings clients read.
+    // default command of new sessions.
     // The address is used at the next start.
     if (!changed.isEmpty()) {
         m_registry->setLimits(next.limits);
         m_config.limits = next.limits;
         m_config.command = next.command;
-        m_config.terminal = next.terminal;
-        m_config.terminalColorScheme = next.terminalColorScheme;
-        m_config.terminalFontFamily = next.terminalFontFamily;
-        m_config.terminalFontSize = next.terminalFontSize;
         qCInfo(lcServer).noquote() << "settings changed:" << changed.join(QStringLiteral(", "));
     }
     c->respondJson(200, answer(next));

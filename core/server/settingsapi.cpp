@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "settingsapi.h"
 #include "ringbuffer.h"
+#include "settingsbounds.h"
 #include "shellwords.h"
 
 #include <QHostAddress>
@@ -10,6 +11,12 @@
 
 namespace Tether {
 namespace SettingsApi {
+
+// The bounds clients check a form against (settingsbounds.h) are the ones
+// applied here.
+static_assert(SettingsBounds::kMinBufferSize == RingBuffer::kMinCapacity, "buffer_size bounds");
+static_assert(SettingsBounds::kMaxBufferSize == RingBuffer::kMaxCapacity, "buffer_size bounds");
+static_assert(SettingsBounds::kMaxTtlSeconds == Config::kMaxTtlSeconds, "ttl bounds");
 
 QJsonObject toJson(const Config &c)
 {
@@ -24,10 +31,6 @@ QJsonObject toJson(const Config &c)
         {QStringLiteral("command"), c.command},
         {QStringLiteral("bind"), c.bind},
         {QStringLiteral("port"), int(c.port)},
-        {QStringLiteral("terminal"), c.terminal},
-        {QStringLiteral("terminal_color_scheme"), c.terminalColorScheme},
-        {QStringLiteral("terminal_font_family"), c.terminalFontFamily},
-        {QStringLiteral("terminal_font_size"), c.terminalFontSize},
     };
 }
 
@@ -105,11 +108,9 @@ bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *
         && integer("buffer_size", RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity,
                    [&](qint64 n) { next.limits.bufferCapacity = qsizetype(n); })
         && integer("max_sessions", 1, Config::maxSessionsLimit(), [&](qint64 n) { next.limits.maxSessions = int(n); })
-        && integer("notify_after", 0, 86400, [&](qint64 n) { next.limits.notifyAfterSeconds = int(n); })
+        && integer("notify_after", 0, SettingsBounds::kMaxNotifyAfterSeconds, [&](qint64 n) { next.limits.notifyAfterSeconds = int(n); })
         && boolean("shell_integration", [&](bool b) { next.limits.shellIntegration = b; })
         && integer("port", 0, 65535, [&](qint64 n) { next.port = quint16(n); })
-        && integer("terminal_font_size", Config::kMinTerminalFontSize, Config::kMaxTerminalFontSize,
-                   [&](qint64 n) { next.terminalFontSize = int(n); })
         && text("command", [&](const QString &s) {
                QString why;
                if (!ShellWords::split(s, &why)) {
@@ -125,23 +126,6 @@ bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *
                    return false;
                }
                next.bind = s.trimmed();
-               return true;
-           })
-        && text("terminal", [&](const QString &s) {
-               QString why;
-               if (!ShellWords::split(s, &why)) {
-                   *error = QStringLiteral("terminal cannot be split into words: %1").arg(why);
-                   return false;
-               }
-               next.terminal = s;
-               return true;
-           })
-        && text("terminal_color_scheme", [&](const QString &s) {
-               next.terminalColorScheme = s;
-               return true;
-           })
-        && text("terminal_font_family", [&](const QString &s) {
-               next.terminalFontFamily = s;
                return true;
            });
     if (!ok)

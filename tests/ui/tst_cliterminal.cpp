@@ -5,6 +5,7 @@
 // server), so the test can read the screen (capture-pane) and type
 // (send-keys) like a user.
 #include "apiclient.h"
+#include "config.h"
 #include "desktopapp.h"
 #include "registry.h"
 #include "server.h"
@@ -115,7 +116,7 @@ private Q_SLOTS:
 
     void terminalDetection()
     {
-        Config c;
+        DesktopSettings c;
         c.terminal = QStringLiteral("tmux new-session -d");
         QCOMPARE(c.terminalArgv(), (QStringList{QStringLiteral("tmux"), QStringLiteral("new-session"), QStringLiteral("-d")}));
         c.terminal = QStringLiteral("/nonexistent/term -e");
@@ -124,8 +125,7 @@ private Q_SLOTS:
 
     void attachHereRunsTheCliInTheTerminalEmulator()
     {
-        Config config;
-        config.port = 0;
+        DesktopSettings config;
         config.terminal = QStringLiteral("tmux new-session -d -x 100 -y 30 -s T");
         InProcessHost host;
         QVERIFY(host.start());
@@ -176,7 +176,7 @@ private Q_SLOTS:
         QCOMPARE(s->state(), Session::State::Running);
 
         // A terminal command that does not exist: said plainly, nothing runs.
-        Config bad = config;
+        DesktopSettings bad = config;
         bad.terminal = QStringLiteral("/nonexistent/term -e");
         DesktopApp other(bad, DesktopApp::TrayMode::Off);
         QVERIFY(!other.attachInTerminalEmulator(id, ViewerMode::Control, &error));

@@ -13,6 +13,7 @@
 #include "sessionswindow.h"
 #include "settingsdialog.h"
 #include "terminalwindow.h"
+#include "windowstate.h"
 
 #include <QAction>
 #include <QApplication>
@@ -24,6 +25,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QProcess>
 #include <QRegularExpression>
@@ -35,7 +37,9 @@
 #include <QTest>
 #include <QUrl>
 
+#include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <csignal>
 #include <unistd.h>
 
@@ -127,6 +131,8 @@ private Q_SLOTS:
     void trayOffersCloseAndQuit();
     void followsARestartInPlace();
     void offersToStartTheHostAgain();
+    void windowsFollowTheHostStartedAgain();
+    void windowsReopenAtTheNextStart();
     void settingsGoToTheHost();
     void binarySingleInstanceHandOff();
 
@@ -175,6 +181,8 @@ void TestDesktopApp::cleanup()
     // running sessions' records ("ended by shutdown", issue 24), which the
     // next test's host would list.
     QDir(m_home.filePath(QStringLiteral("state/tether/sessions"))).removeRecursively();
+    // ... and no window of an earlier test to reopen.
+    QFile::remove(WindowState::path());
 }
 
 void TestDesktopApp::cleanupTestCase()
@@ -212,7 +220,7 @@ void TestDesktopApp::startsItsHostApartAndListsSessions()
     qint64 host = 0;
     QString id;
     {
-        DesktopApp a(Config(), DesktopApp::TrayMode::Off);
+        DesktopApp a(DesktopSettings(), DesktopApp::TrayMode::Off);
         QVERIFY(startApp(a));
         // The host is another process, in a process session of its own (not
         // our child, nor in our session: a kill of the UI's session, the end
@@ -250,7 +258,7 @@ void TestDesktopApp::startsItsHostApartAndListsSessions()
     QCOMPARE(runtimePid(), host);
 
     // The next desktop app finds that host (starts none) and lists the session.
-    DesktopApp b(Config(), DesktopApp::TrayMode::Off);
+    DesktopApp b(DesktopSettings(), DesktopApp::TrayMode::Off);
     QVERIFY(startApp(b));
     QCOMPARE(runtimePid(), host);
     QTRY_COMPARE(b.model()->rowCount(), 1);
@@ -269,7 +277,7 @@ void TestDesktopApp::startsItsHostApartAndListsSessions()
 
 void TestDesktopApp::actionsGoThroughTheHost()
 {
-    DesktopApp a(Config(), DesktopApp::TrayMode::Off);
+    DesktopApp a(DesktopSettings(), DesktopApp::TrayMode::Off);
     QVERIFY(startApp(a));
     // New terminal: a session of the host, with its default command.
     QSignalSpy created(&a, &DesktopApp::sessionCreated);
@@ -311,7 +319,7 @@ void TestDesktopApp::actionsGoThroughTheHost()
 
 void TestDesktopApp::notifiesWhenDetachedSessionExits()
 {
-    RecordingDesktopApp a(Config(), DesktopApp::TrayMode::On);
+    RecordingDesktopApp a(DesktopSettings(), DesktopApp::TrayMode::On);
     QVERIFY(startApp(a));
     QVERIFY(a.trayIcon());
     // A session that ends when told to (a file appears), once it is listed running.
@@ -337,7 +345,7 @@ void TestDesktopApp::trayMessageBeforeExpiryAttachesOnClick()
     QCOMPARE(DesktopApp::expiryWarningLeadMs(5), 500);
     QCOMPARE(DesktopApp::expiryWarningLeadMs(3600), 60000);
     QCOMPARE(DesktopApp::expiryWarningLeadMs(0), 0);
-    RecordingDesktopApp a(Config(), DesktopApp::TrayMode::On);
+    RecordingDesktopApp a(DesktopSettings(), DesktopApp::TrayMode::On);
     QVERIFY(startApp(a, {QStringLiteral("--ttl"), QStringLiteral("10")}));
     const ApiReply made = call(a.endpoint(), "POST", QStringLiteral("api/sessions"), commandBody({QStringLiteral("/bin/sh")}));
     QCOMPARE(made.status, 201);
@@ -363,7 +371,7 @@ void TestDesktopApp::trayOffersCloseAndQuit()
 {
     qint64 host = 0;
     {
-        DesktopApp a(Config(), DesktopApp::TrayMode::On);
+        DesktopApp a(DesktopSettings(), DesktopApp::TrayMode::On);
         QVERIFY(startApp(a));
         host = runtimePid();
         QCOMPARE(call(a.endpoint(), "POST", QStringLiteral("api/sessions"), commandBody({QStringLiteral("/bin/sh")})).status, 201);
@@ -391,7 +399,7 @@ void TestDesktopApp::trayOffersCloseAndQuit()
     QCOMPARE(call(endpoint, "GET", QStringLiteral("api/sessions")).json().value(QStringLiteral("sessions")).toArray().size(), 1);
 
     // Quit from the tray's menu (confirmed in a box first: here without).
-    DesktopApp b(Config(), DesktopApp::TrayMode::On);
+    DesktopApp b(DesktopSettings(), DesktopApp::TrayMode::On);
     QVERIFY(startApp(b));
     QTRY_VERIFY(b.hostPid() == host);
     QSignalSpy finished(&b, &DesktopApp::finished);
@@ -402,7 +410,7 @@ void TestDesktopApp::trayOffersCloseAndQuit()
 
 void TestDesktopApp::followsARestartInPlace()
 {
-    DesktopApp a(Config(), DesktopApp::TrayMode::Off);
+    DesktopApp a(DesktopSettings(), DesktopApp::TrayMode::Off);
     QVERIFY(startApp(a));
     const qint64 host = runtimePid();
     const ApiReply made = call(a.endpoint(), "POST", QStringLiteral("api/sessions"), commandBody({QStringLiteral("/bin/sh")}));
@@ -440,7 +448,7 @@ void TestDesktopApp::offersToStartTheHostAgain()
 {
     // The host is stopped elsewhere (`systemctl --user stop`, a kill): the
     // tray says so and offers to start it again, which starts a new one.
-    DesktopApp a(Config(), DesktopApp::TrayMode::On);
+    DesktopApp a(DesktopSettings(), DesktopApp::TrayMode::On);
     QVERIFY(startApp(a));
     const qint64 first = runtimePid();
     a.rebuildTrayMenu();
@@ -466,14 +474,166 @@ void TestDesktopApp::offersToStartTheHostAgain()
     QVERIFY(!a.trayMenu()->findChild<QAction *>(QStringLiteral("startHostAgain")));
 }
 
+void TestDesktopApp::windowsFollowTheHostStartedAgain()
+{
+#ifndef TETHER_HAVE_QTERMWIDGET
+    QSKIP("this build has no terminal window (QTermWidget)");
+#else
+    // A terminal window is open when the host dies (kill -9); "Start Tether
+    // again" starts a new one, which `--port 0` puts on another port. The
+    // window follows it, as it follows a restart in place: it asks the new
+    // host for its session (which died with the old one, and the new host
+    // says so), instead of knocking at the old port until it gives up.
+    DesktopApp a(DesktopSettings(), DesktopApp::TrayMode::On);
+    QVERIFY(startApp(a));
+    const qint64 first = runtimePid();
+    const ServerEndpoint before = a.endpoint();
+    const ApiReply made = call(a.endpoint(), "POST", QStringLiteral("api/sessions"), commandBody({QStringLiteral("/bin/sh")}));
+    QCOMPARE(made.status, 201);
+    const QString id = made.json().value(QStringLiteral("id")).toString();
+    QTRY_COMPARE(a.model()->rowCount(), 1);
+    a.attachHere(id);
+    auto *w = qobject_cast<TerminalWindow *>(a.terminalWindow(id));
+    QVERIFY(w);
+    QTRY_VERIFY_WITH_TIMEOUT(w->isAttached(), 15000);
+    // Long enough not to give up on the old host before the new one is up.
+    w->setLostServerAfter(120000);
+
+    QCOMPARE(::kill(pid_t(first), SIGKILL), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!alive(first), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(!a.isConnected(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(w->isReconnecting(), 15000);
+    a.rebuildTrayMenu();
+    QAction *again = a.trayMenu()->findChild<QAction *>(QStringLiteral("startHostAgain"));
+    QVERIFY(again && again->isEnabled());
+    again->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(a.isConnected(), 30000);
+    QVERIFY(a.endpoint().url != before.url); // another port (`--port 0`)
+    QCOMPARE(w->endpoint().url, a.endpoint().url);
+    QCOMPARE(w->endpoint().key, a.endpoint().key);
+    // The new host's answer: no such session, or its record of the session
+    // that ended with the old host (issue 24), which is as killed; or, where
+    // the session outlived its host (a session keeper), the window is back
+    // on it, at the new host.
+    const QStringList answers{QStringLiteral("This session no longer exists."), QStringLiteral("The session was killed.")};
+    QTRY_VERIFY2_WITH_TIMEOUT(w->isAttached() || answers.contains(w->bannerText()), qPrintable(w->bannerText()), 20000);
+    QVERIFY(!w->isReconnecting());
+    if (w->isAttached()) {
+        const ApiReply s = call(a.endpoint(), "GET", QStringLiteral("api/sessions/%1").arg(id));
+        QCOMPARE(s.status, 200);
+        QTRY_COMPARE(call(a.endpoint(), "GET", QStringLiteral("api/sessions/%1").arg(id)).json().value(QStringLiteral("viewers")).toInt(), 1);
+    }
+#endif
+}
+
+void TestDesktopApp::windowsReopenAtTheNextStart()
+{
+#ifndef TETHER_HAVE_QTERMWIDGET
+    QSKIP("this build has no terminal window (QTermWidget)");
+#else
+    // Terminal windows open when the desktop app goes away without a Quit
+    // (here its object is destroyed, as in a crash nothing of it runs on the
+    // way out) reopen at its next start, attached, each in its mode, with
+    // the session's output: not one the user closed, not one whose session
+    // ended meanwhile. Quit forgets them.
+    QVERIFY(WindowState::path().startsWith(m_home.path()));
+    auto a = std::make_unique<DesktopApp>(DesktopSettings(), DesktopApp::TrayMode::Off);
+    QVERIFY(startApp(*a));
+    const ServerEndpoint host = a->endpoint();
+    QStringList ids;
+    for (int i = 0; i < 4; ++i) {
+        const ApiReply made = call(host, "POST", QStringLiteral("api/sessions"), commandBody({QStringLiteral("/bin/sh")}));
+        QCOMPARE(made.status, 201);
+        ids << made.json().value(QStringLiteral("id")).toString();
+    }
+    QTRY_COMPARE(a->model()->rowCount(), 4);
+    const QString kept = ids.at(0), watched = ids.at(1), closed = ids.at(2), killed = ids.at(3);
+    a->attachHere(kept);
+    a->attachHere(watched, ViewerMode::Watch);
+    a->attachHere(closed);
+    a->attachHere(killed);
+    for (const QString &id : std::as_const(ids)) {
+        auto *w = qobject_cast<TerminalWindow *>(a->terminalWindow(id));
+        QVERIFY(w);
+        QTRY_VERIFY_WITH_TIMEOUT(w->isAttached(), 15000);
+    }
+    const QByteArray input = QJsonDocument(QJsonObject{{QStringLiteral("data"), QStringLiteral("echo kept-$((6*7))\n")}})
+                                 .toJson(QJsonDocument::Compact);
+    QCOMPARE(call(host, "POST", QStringLiteral("api/sessions/%1/input").arg(kept), input).status, 204);
+    auto *keptWindow = qobject_cast<TerminalWindow *>(a->terminalWindow(kept));
+    QTRY_VERIFY_WITH_TIMEOUT(keptWindow->screenText().contains(QStringLiteral("kept-42")), 15000);
+    // The user closes one window: forgotten.
+    a->terminalWindow(closed)->close();
+    QTRY_VERIFY(!a->terminalWindow(closed));
+    const QList<WindowState::Window> remembered{{kept, ViewerMode::Control}, {killed, ViewerMode::Control},
+                                                {watched, ViewerMode::Watch}};
+    const auto sorted = [](QList<WindowState::Window> l) {
+        std::sort(l.begin(), l.end(), [](const WindowState::Window &x, const WindowState::Window &y) { return x.id < y.id; });
+        return l;
+    };
+    QTRY_VERIFY(sorted(WindowState::load()) == sorted(remembered));
+    a.reset(); // gone without a Quit: the host and its sessions go on
+    QCOMPARE(sorted(WindowState::load()), sorted(remembered));
+    QCOMPARE(call(host, "DELETE", QStringLiteral("api/sessions/%1").arg(killed)).status, 204);
+
+    DesktopApp b(DesktopSettings(), DesktopApp::TrayMode::Off);
+    QVERIFY(startApp(b));
+    QTRY_VERIFY_WITH_TIMEOUT(b.terminalWindow(kept) && b.terminalWindow(watched), 15000);
+    auto *again = qobject_cast<TerminalWindow *>(b.terminalWindow(kept));
+    auto *watch = qobject_cast<TerminalWindow *>(b.terminalWindow(watched));
+    QVERIFY(again && watch);
+    QTRY_VERIFY_WITH_TIMEOUT(again->isAttached() && watch->isAttached(), 15000);
+    QVERIFY(again->isVisible());
+    QCOMPARE(again->mode(), ViewerMode::Control);
+    QCOMPARE(watch->mode(), ViewerMode::Watch);
+    QTRY_VERIFY_WITH_TIMEOUT(again->screenText().contains(QStringLiteral("kept-42")), 15000);
+    QVERIFY(!b.terminalWindow(closed));
+    QVERIFY(!b.terminalWindow(killed));
+    QTRY_VERIFY(sorted(WindowState::load()) == sorted({{kept, ViewerMode::Control}, {watched, ViewerMode::Watch}}));
+
+    // Quit: nothing to reopen.
+    QSignalSpy finished(&b, &DesktopApp::finished);
+    b.quitTether(false);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 15000);
+    QVERIFY(WindowState::load().isEmpty());
+#endif
+}
+
 void TestDesktopApp::settingsGoToTheHost()
 {
+    // The host keeps its settings in a file of its own here (its
+    // XDG_CONFIG_HOME differs from this process's): the dialog can only know
+    // them from the host (GET /api/settings) and change them through it
+    // (PATCH), and the host's keys never reach this process's file.
+    const QString hostConfig = m_home.filePath(QStringLiteral("hostconfig"));
+    const QString hostFile = hostConfig + QStringLiteral("/Tether/tether.conf");
+    QDir().mkpath(hostConfig + QStringLiteral("/Tether"));
+    {
+        QSettings f(hostFile, QSettings::IniFormat);
+        f.setValue(QStringLiteral("sessions/command"), QStringLiteral("/bin/sh -i"));
+    }
+    const QString wrapper = m_home.filePath(QStringLiteral("host-with-own-config"));
+    {
+        QFile w(wrapper);
+        QVERIFY(w.open(QIODevice::WriteOnly));
+        w.write(QStringLiteral("#!/bin/sh\nXDG_CONFIG_HOME='%1' exec '%2' \"$@\"\n")
+                    .arg(hostConfig, ServerTest::tetherBinary()).toUtf8());
+        QVERIFY(w.setPermissions(w.permissions() | QFile::ExeOwner));
+    }
+    const QString ownFile = QSettings(QStringLiteral("Tether"), QStringLiteral("tether")).fileName();
+    QVERIFY(ownFile != hostFile);
+    QFile::remove(ownFile);
+
     // The host runs with a command-line TTL (`--ttl 120`) over the saved 0.
-    DesktopApp a(Config(), DesktopApp::TrayMode::Off);
-    QVERIFY(startApp(a, {QStringLiteral("--ttl"), QStringLiteral("120")}));
+    DesktopApp a(DesktopSettings(), DesktopApp::TrayMode::Off);
+    a.setHostProgram(wrapper);
+    a.setHostArguments({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--ttl"), QStringLiteral("120")});
+    a.start();
+    QTRY_VERIFY_WITH_TIMEOUT(a.isConnected(), 30000);
     const auto settings = [&a] { return call(a.endpoint(), "GET", QStringLiteral("api/settings")).json(); };
     QCOMPARE(settings().value(QStringLiteral("max_sessions")).toInt(), 256);
     QCOMPARE(settings().value(QStringLiteral("ttl")).toInt(), 120);
+    QCOMPARE(settings().value(QStringLiteral("overridden")).toArray(), QJsonArray{QStringLiteral("ttl")});
     a.showSettings();
     SettingsDialog *d = nullptr;
     for (QWidget *w : QApplication::topLevelWidgets()) {
@@ -481,22 +641,53 @@ void TestDesktopApp::settingsGoToTheHost()
             d = s;
     }
     QVERIFY(d);
-    // It says which values this run has from the command line (read from
-    // the host: GET /api/settings).
+    QTRY_VERIFY_WITH_TIMEOUT(d->hasHostSettings(), 10000);
+    // The form shows the host's settings, its file's command included.
+    auto *command = d->findChild<QLineEdit *>(QStringLiteral("command"));
+    QVERIFY(command);
+    QCOMPARE(command->text(), QStringLiteral("/bin/sh -i"));
+    // It says which values this run has from the command line (the host's
+    // `overridden`).
     auto *note = d->findChild<QLabel *>(QStringLiteral("overrideNote"));
     QVERIFY(note);
-    QTRY_VERIFY(!note->isHidden());
+    QVERIFY(!note->isHidden());
     QVERIFY2(note->text().contains(QStringLiteral("close after 120 s")), qPrintable(note->text()));
     auto *max = d->findChild<QSpinBox *>(QStringLiteral("maxSessions"));
     QVERIFY(max);
     max->setValue(17);
+    QCOMPARE(d->hostChanges(), (QJsonObject{{QStringLiteral("max_sessions"), 17}}));
+    QSignalSpy applied(d, &SettingsDialog::hostApplied);
     QVERIFY(d->apply());
     // The host applies it at once (PATCH /api/settings), no restart; the
-    // field left as saved keeps the command line's value.
-    QTRY_COMPARE_WITH_TIMEOUT(settings().value(QStringLiteral("max_sessions")).toInt(), 17, 10000);
+    // field left as it was keeps the command line's value.
+    QTRY_COMPARE_WITH_TIMEOUT(applied.size(), 1, 10000);
+    QCOMPARE(applied.at(0).at(1).toBool(), false);
+    QCOMPARE(settings().value(QStringLiteral("max_sessions")).toInt(), 17);
     QCOMPARE(settings().value(QStringLiteral("ttl")).toInt(), 120);
+    // The host saved it in its file; the desktop's file has only the
+    // desktop's keys.
+    QCOMPARE(QSettings(hostFile, QSettings::IniFormat).value(QStringLiteral("sessions/maxSessions")).toInt(), 17);
+    QVERIFY(!QSettings(hostFile, QSettings::IniFormat).contains(QStringLiteral("sessions/ttl"))
+            || QSettings(hostFile, QSettings::IniFormat).value(QStringLiteral("sessions/ttl")).toInt() == 0);
+    QSettings own(ownFile, QSettings::IniFormat);
+    QVERIFY2(own.childGroups().filter(QRegularExpression(QStringLiteral("^(sessions|server)$"))).isEmpty(),
+             qPrintable(own.allKeys().join(QLatin1Char(' '))));
+    QVERIFY(own.contains(QStringLiteral("terminal/fontSize")));
+    // A second Apply with nothing changed sends nothing.
+    QVERIFY(d->hostChanges().isEmpty());
+    // A value the host refuses is said in the dialog, which stays open.
+    QSignalSpy refused(d, &SettingsDialog::hostRefused);
+    max->setMaximum(1 << 20);
+    max->setValue(1 << 20);
+    d->accept();
+    QTRY_COMPARE_WITH_TIMEOUT(refused.size(), 1, 10000);
+    QVERIFY2(refused.at(0).at(0).toString().contains(QStringLiteral("max_sessions must be an integer")),
+             qPrintable(refused.at(0).at(0).toString()));
+    QVERIFY(d->isVisible());
+    auto *hostNote = d->findChild<QLabel *>(QStringLiteral("hostNote"));
+    QVERIFY(hostNote && !hostNote->isHidden());
+    QCOMPARE(settings().value(QStringLiteral("max_sessions")).toInt(), 17);
     d->close();
-    QSettings(QStringLiteral("Tether"), QStringLiteral("tether")).remove(QStringLiteral("sessions/maxSessions"));
 }
 
 void TestDesktopApp::binarySingleInstanceHandOff()

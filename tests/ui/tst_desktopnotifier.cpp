@@ -256,7 +256,7 @@ void TestDesktopNotifier::programMessageReachesTheDaemon()
     m_daemon.calls.clear();
     qint64 host = 0;
     {
-        RecordingDesktopApp a(Config(), DesktopApp::TrayMode::Off);
+        RecordingDesktopApp a(DesktopSettings(), DesktopApp::TrayMode::Off);
         a.setHostProgram(ServerTest::tetherBinary());
         a.setHostArguments({QStringLiteral("--port"), QStringLiteral("0")});
         a.start();

@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The settings dialog round-trips through QSettings and changes the running registry.
+// The settings dialog: a client of the host, which owns its settings (issue
+// 23). The host's part goes through a real host in this process (registry
+// and server on port 0, with a settings file: GET and PATCH /api/settings
+// over HTTP); the desktop's own part through QSettings.
+#include "apiclient.h"
 #include "config.h"
+#include "desktopsettings.h"
 #include "registry.h"
+#include "server.h"
 #include "session.h"
+#include "settingsapi.h"
 #include "settingsdialog.h"
 
 #include <QCheckBox>
@@ -10,6 +17,7 @@
 #include <QDialogButtonBox>
 #include <QFile>
 #include <QFontComboBox>
+#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -25,14 +33,60 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <functional>
+#include <memory>
+
 using namespace Tether;
+
+namespace {
+
+/// A host in this process, as `tether serve` makes it: settings from
+/// `settingsFile`, then the command line (`options`), a registry with those
+/// limits, a server on a free port that owns the file.
+struct Host {
+    std::unique_ptr<SessionRegistry> registry;
+    std::unique_ptr<Server> server;
+    ServerEndpoint endpoint;
+    bool start(const QString &settingsFile, const std::function<void(Config &)> &options = {})
+    {
+        QSettings file(settingsFile, QSettings::IniFormat);
+        Config config = Config::load(file);
+        config.port = 0; // as `--port 0`
+        if (options)
+            options(config);
+        registry = std::make_unique<SessionRegistry>(config.limits);
+        registry->setTeardownGrace(200);
+        server = std::make_unique<Server>(registry.get(), config);
+        server->setSettingsFile(settingsFile);
+        QString error;
+        if (!server->listen(&error))
+            return false;
+        return ServerEndpoint::resolve(server->url(), server->accessKey(), &endpoint, &error);
+    }
+};
+
+/// What a host's `GET /api/settings` holds for `c`, listening on
+/// `runningBind`:`runningPort` (for the form-only tests).
+QJsonObject hostJson(const Config &c = Config(), const QString &runningBind = QStringLiteral("127.0.0.1"),
+                     int runningPort = 7420)
+{
+    QJsonObject o = SettingsApi::toJson(c);
+    o.insert(QStringLiteral("serving"), QJsonObject{{QStringLiteral("bind"), runningBind},
+                                                    {QStringLiteral("port"), runningPort}});
+    o.insert(QStringLiteral("overridden"), QJsonArray());
+    return o;
+}
+
+} // namespace
 
 class TestSettingsDialog : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase();
-    void loadsStoredValues();
+    void init();
+    void loadsTheHostsValues();
+    void hostPagesWaitForTheHost();
     void terminalAppearance();
     void roundTripAndLiveLimits();
     void commandLineLimitsSurviveApply();
@@ -59,7 +113,23 @@ private:
             qFatal("no child %s", name);
         return w;
     }
+    /// The desktop's file (the dialog's QSettings).
     QString settingsPath() const { return m_dir.filePath(QStringLiteral("tether.conf")); }
+    /// The host's file (its own: the dialog never reads nor writes it).
+    QString hostPath() const { return m_dir.filePath(QStringLiteral("host.conf")); }
+    /// Points `d` at `host` and waits for its settings.
+    bool connectTo(SettingsDialog &d, Host &host)
+    {
+        d.setHost(host.endpoint);
+        return QTest::qWaitFor([&d] { return d.hasHostSettings(); }, 10000);
+    }
+    /// apply(), then waits for the host's answer (hostApplied or hostRefused).
+    bool applyAndWait(SettingsDialog &d)
+    {
+        if (!d.apply())
+            return false;
+        return QTest::qWaitFor([&d] { return !d.isHostChangePending(); }, 10000);
+    }
     QTemporaryDir m_dir;
 };
 
@@ -68,38 +138,88 @@ void TestSettingsDialog::initTestCase()
     QVERIFY(m_dir.isValid());
     // Autostart goes to $XDG_CONFIG_HOME/autostart: keep it inside the test dir.
     qputenv("XDG_CONFIG_HOME", m_dir.filePath(QStringLiteral("config")).toLocal8Bit());
+    qputenv("XDG_RUNTIME_DIR", m_dir.filePath(QStringLiteral("runtime")).toLocal8Bit());
     QVERIFY(SettingsDialog::autostartPath().startsWith(m_dir.path()));
 }
 
-void TestSettingsDialog::loadsStoredValues()
+void TestSettingsDialog::init()
 {
     QFile::remove(settingsPath());
-    QSettings s(settingsPath(), QSettings::IniFormat);
-    s.setValue(QStringLiteral("sessions/ttl"), 5400);                 // 90 minutes
-    s.setValue(QStringLiteral("sessions/bufferSize"), 96 * 1024);     // not whole MiB -> KiB
-    s.setValue(QStringLiteral("sessions/maxSessions"), 7);
-    s.setValue(QStringLiteral("sessions/command"), QStringLiteral("/bin/bash -l"));
-    s.setValue(QStringLiteral("server/bind"), QStringLiteral("::1"));
-    s.setValue(QStringLiteral("server/port"), 7555);
-    s.sync();
+    QFile::remove(hostPath());
+}
 
-    SettingsDialog d(nullptr, &s);
+void TestSettingsDialog::loadsTheHostsValues()
+{
+    QSettings h(hostPath(), QSettings::IniFormat);
+    h.setValue(QStringLiteral("sessions/ttl"), 5400);                 // 90 minutes
+    h.setValue(QStringLiteral("sessions/bufferSize"), 96 * 1024);     // not whole MiB -> KiB
+    h.setValue(QStringLiteral("sessions/maxSessions"), 7);
+    h.setValue(QStringLiteral("sessions/command"), QStringLiteral("/bin/bash -l"));
+    h.setValue(QStringLiteral("server/bind"), QStringLiteral("::1"));
+    h.setValue(QStringLiteral("server/port"), 7555);
+    h.sync();
+    Host host;
+    QVERIFY(host.start(hostPath()));
+
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(&s);
+    QVERIFY(connectTo(d, host));
     QCOMPARE(child<QSpinBox>(d, "ttl")->value(), 90);
     QCOMPARE(child<QComboBox>(d, "ttlUnit")->currentIndex(), 1); // minutes
     QCOMPARE(child<QSpinBox>(d, "bufferSize")->value(), 96);
     QCOMPARE(child<QComboBox>(d, "bufferUnit")->currentIndex(), 0); // KiB
     QCOMPARE(child<QSpinBox>(d, "maxSessions")->value(), 7);
+    QCOMPARE(child<QSpinBox>(d, "maxSessions")->maximum(), Config::maxSessionsLimit());
     QCOMPARE(child<QLineEdit>(d, "command")->text(), QStringLiteral("/bin/bash -l"));
     QCOMPARE(child<QLineEdit>(d, "bind")->text(), QStringLiteral("::1"));
     QCOMPARE(child<QSpinBox>(d, "port")->value(), 7555);
+    QVERIFY(d.hostChanges().isEmpty());
+    // The host's values never came from the desktop's file.
+    QVERIFY(!s.contains(QStringLiteral("sessions/ttl")));
 
     // TTL 0 shows "never".
-    s.setValue(QStringLiteral("sessions/ttl"), 0);
-    s.setValue(QStringLiteral("sessions/bufferSize"), 4 * 1024 * 1024);
-    SettingsDialog d2(nullptr, &s);
+    SettingsDialog d2(&s);
+    d2.setHostSettings(hostJson([] {
+        Config c;
+        c.limits.ttlSeconds = 0;
+        c.limits.bufferCapacity = 4 * 1024 * 1024;
+        return c;
+    }()));
     QCOMPARE(child<QSpinBox>(d2, "ttl")->text(), QStringLiteral("never"));
     QCOMPARE(child<QSpinBox>(d2, "bufferSize")->value(), 4);
     QCOMPARE(child<QComboBox>(d2, "bufferUnit")->currentIndex(), 1); // MiB
+}
+
+void TestSettingsDialog::hostPagesWaitForTheHost()
+{
+    // Before the host answered, its pages are disabled and say so; a host
+    // that cannot be reached is said too, and Apply still saves the
+    // desktop's own settings.
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(&s);
+    auto *note = child<QLabel>(d, "hostNote");
+    QVERIFY(!note->isHidden());
+    QVERIFY(!child<QSpinBox>(d, "ttl")->isEnabled());
+    QVERIFY(!child<QLineEdit>(d, "bind")->isEnabled());
+    QVERIFY(d.hostForm().isEmpty());
+    QVERIFY(d.apply()); // the desktop's part only
+    QVERIFY(s.contains(QStringLiteral("terminal/fontSize")));
+    QVERIFY(!s.contains(QStringLiteral("sessions/ttl")));
+
+    Host gone;
+    QVERIFY(gone.start(hostPath()));
+    const ServerEndpoint endpoint = gone.endpoint;
+    gone.server.reset(); // nothing listens there now
+    d.setHost(endpoint);
+    QTRY_VERIFY_WITH_TIMEOUT(note->text().contains(QStringLiteral("Cannot read Tether's settings")), 10000);
+    QVERIFY(!d.hasHostSettings());
+    QVERIFY(!child<QSpinBox>(d, "ttl")->isEnabled());
+
+    Host host;
+    QVERIFY(host.start(hostPath()));
+    QVERIFY(connectTo(d, host));
+    QVERIFY(note->isHidden());
+    QVERIFY(child<QSpinBox>(d, "ttl")->isEnabled());
 }
 
 void TestSettingsDialog::terminalAppearance()
@@ -107,9 +227,8 @@ void TestSettingsDialog::terminalAppearance()
 #ifndef TETHER_HAVE_QTERMWIDGET
     QSKIP("this build has no terminal window (QTermWidget): nothing to choose");
 #else
-    QFile::remove(settingsPath());
     QSettings s(settingsPath(), QSettings::IniFormat);
-    SettingsDialog fresh(nullptr, &s);
+    SettingsDialog fresh(&s);
     auto *freshScheme = child<QComboBox>(fresh, "colorScheme");
     // The default reads well (vim's Visual selection: issue 14).
     QCOMPARE(freshScheme->currentText(), QStringLiteral("BlackOnWhite"));
@@ -120,7 +239,7 @@ void TestSettingsDialog::terminalAppearance()
     s.setValue(QStringLiteral("terminal/colorScheme"), QStringLiteral("DarkPastels"));
     s.setValue(QStringLiteral("terminal/fontSize"), 13);
     s.sync();
-    SettingsDialog d(nullptr, &s);
+    SettingsDialog d(&s);
     auto *scheme = child<QComboBox>(d, "colorScheme");
     QCOMPARE(scheme->currentText(), QStringLiteral("DarkPastels"));
     QCOMPARE(child<QSpinBox>(d, "fontSize")->value(), 13);
@@ -131,122 +250,126 @@ void TestSettingsDialog::terminalAppearance()
     QSignalSpy applied(&d, &SettingsDialog::applied);
     d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Apply)->click();
     QCOMPARE(applied.count(), 1);
-    const Config c = Config::load(s);
+    const DesktopSettings c = DesktopSettings::load(s);
     QCOMPARE(c.terminalColorScheme, QStringLiteral("WhiteOnBlack"));
     QCOMPARE(c.terminalFontSize, 16);
     QCOMPARE(c.terminalFontFamily, child<QFontComboBox>(d, "fontFamily")->currentFont().family());
+    QCOMPARE(applied.at(0).at(0).value<DesktopSettings>(), c);
     // Out of range in the file: clamped.
     s.setValue(QStringLiteral("terminal/fontSize"), 500);
-    QCOMPARE(Config::load(s).terminalFontSize, Config::kMaxTerminalFontSize);
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("terminal/fontSize out of range")));
+    QCOMPARE(DesktopSettings::load(s).terminalFontSize, DesktopSettings::kMaxTerminalFontSize);
 #endif
 }
 
 void TestSettingsDialog::commandLineLimitsSurviveApply()
 {
-    // `tether --ttl 120`: the running TTL is 120 s while the file says 1800.
-    // Applying a change to another field must not undo the option.
-    QFile::remove(settingsPath());
+    // `tether serve --ttl 120`: the running TTL is 120 s while the file says
+    // nothing (0). Applying a change to another field must not undo the
+    // option, nor save it.
+    Host host;
+    QVERIFY(host.start(hostPath(), [](Config &c) { c.limits.ttlSeconds = 120; }));
     QSettings s(settingsPath(), QSettings::IniFormat);
-    SessionRegistry registry;
-    Limits run = registry.limits();
-    run.ttlSeconds = 120;
-    registry.setLimits(run);
-    SettingsDialog d(&registry, &s);
+    SettingsDialog d(&s);
+    QVERIFY(connectTo(d, host));
     auto *note = child<QLabel>(d, "overrideNote");
     QVERIFY(!note->isHidden());
-    QVERIFY2(note->text().contains(QStringLiteral("120")), qPrintable(note->text()));
+    QVERIFY2(note->text().contains(QStringLiteral("close after 120 s")), qPrintable(note->text()));
     child<QSpinBox>(d, "maxSessions")->setValue(9);
-    QVERIFY(d.apply());
-    QCOMPARE(registry.limits().ttlSeconds, 120);
-    QCOMPARE(registry.limits().maxSessions, 9);
+    QCOMPARE(d.hostChanges(), (QJsonObject{{QStringLiteral("max_sessions"), 9}}));
+    QVERIFY(applyAndWait(d));
+    QCOMPARE(host.registry->limits().ttlSeconds, 120);
+    QCOMPARE(host.registry->limits().maxSessions, 9);
+    QSettings file(hostPath(), QSettings::IniFormat);
+    QCOMPARE(file.value(QStringLiteral("sessions/ttl"), 0).toInt(), 0);
+    QVERIFY(!note->isHidden());
     // Changing the TTL field itself does apply it, and then nothing differs.
     child<QComboBox>(d, "ttlUnit")->setCurrentIndex(1); // minutes
     child<QSpinBox>(d, "ttl")->setValue(45);
-    QVERIFY(d.apply());
-    QCOMPARE(registry.limits().ttlSeconds, 45 * 60);
+    QVERIFY(applyAndWait(d));
+    QCOMPARE(host.registry->limits().ttlSeconds, 45 * 60);
     QVERIFY(note->isHidden());
 }
 
 void TestSettingsDialog::exitedTtlBesideTtl()
 {
-    // The exited-session TTL has its own field beside the TTL: it loads
-    // sessions/exitedTtl (default 30 minutes), saves it, applies it to the
-    // running registry (an exited session's expiry follows at once), keeps a
-    // command-line `--exited-ttl` until the field is changed, and never
-    // touches the running-session TTL.
-    QFile::remove(settingsPath());
-    QSettings s(settingsPath(), QSettings::IniFormat);
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    // The exited-session TTL has its own field beside the TTL: it shows the
+    // host's (default 30 minutes), the host applies it (an exited session's
+    // expiry follows at once) and saves it, a command-line `--exited-ttl`
+    // stays until the field is changed, and the running-session TTL is
+    // never touched.
     {
-        SettingsDialog fresh(&registry, &s);
+        SettingsDialog fresh(nullptr);
+        fresh.setHostSettings(hostJson());
         QCOMPARE(child<QSpinBox>(fresh, "exitedTtl")->value(), 30); // the default, 1800 s
         QCOMPARE(child<QComboBox>(fresh, "exitedTtlUnit")->currentIndex(), 1); // minutes
         QCOMPARE(child<QSpinBox>(fresh, "ttl")->text(), QStringLiteral("never"));
     }
-    s.setValue(QStringLiteral("sessions/exitedTtl"), 90); // not whole minutes -> seconds
-    s.sync();
-    Limits run = registry.limits();
-    run.exitedTtlSeconds = 45; // `tether --exited-ttl 45`
-    registry.setLimits(run);
-
-    SettingsDialog d(&registry, &s);
+    QSettings h(hostPath(), QSettings::IniFormat);
+    h.setValue(QStringLiteral("sessions/exitedTtl"), 90); // not whole minutes -> seconds
+    h.sync();
+    Host host;
+    QVERIFY(host.start(hostPath(), [](Config &c) { c.limits.exitedTtlSeconds = 45; })); // `--exited-ttl 45`
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(&s);
+    QVERIFY(connectTo(d, host));
     auto *exited = child<QSpinBox>(d, "exitedTtl");
     auto *unit = child<QComboBox>(d, "exitedTtlUnit");
-    QCOMPARE(exited->value(), 90);
+    QCOMPARE(exited->value(), 45); // what the host runs with
     QCOMPARE(unit->currentIndex(), 0); // seconds
     auto *note = child<QLabel>(d, "overrideNote");
     QVERIFY2(!note->isHidden() && note->text().contains(QStringLiteral("keep exited sessions 45 s")),
              qPrintable(note->text()));
     child<QSpinBox>(d, "maxSessions")->setValue(9); // another field: the option stays
-    QVERIFY(d.apply());
-    QCOMPARE(registry.limits().exitedTtlSeconds, 45);
+    QVERIFY(applyAndWait(d));
+    QCOMPARE(host.registry->limits().exitedTtlSeconds, 45);
 
     // An exited session, detached: its expiry follows the field once applied.
     SpawnOptions o;
     o.argv = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exit 0")};
-    Session *done = registry.create(o);
+    Session *done = host.registry->create(o);
     QVERIFY(done);
     QTRY_COMPARE(done->state(), Session::State::Exited);
-    QVERIFY(registry.expiresIn(done) >= 0 && registry.expiresIn(done) <= 45); // seconds
+    QVERIFY(host.registry->expiresIn(done) >= 0 && host.registry->expiresIn(done) <= 45); // seconds
     unit->setCurrentIndex(2); // hours: the number stays
-    QCOMPARE(exited->value(), 90);
+    QCOMPARE(exited->value(), 45);
     exited->setValue(2);
-    QCOMPARE(d.formConfig().limits.exitedTtlSeconds, 7200);
-    QCOMPARE(d.formConfig().limits.ttlSeconds, 0);
-    QVERIFY(d.apply());
-    QCOMPARE(registry.limits().exitedTtlSeconds, 7200);
-    QCOMPARE(registry.limits().ttlSeconds, 0);
-    QVERIFY(registry.expiresIn(done) > 45);
+    QCOMPARE(d.hostForm().value(QStringLiteral("exited_ttl")).toInt(), 7200);
+    QCOMPARE(d.hostChanges(), (QJsonObject{{QStringLiteral("exited_ttl"), 7200}}));
+    QVERIFY(applyAndWait(d));
+    QCOMPARE(host.registry->limits().exitedTtlSeconds, 7200);
+    QCOMPARE(host.registry->limits().ttlSeconds, 0);
+    QVERIFY(host.registry->expiresIn(done) > 45);
     QVERIFY(note->isHidden());
-    QSettings check(settingsPath(), QSettings::IniFormat);
+    QSettings check(hostPath(), QSettings::IniFormat);
     QCOMPARE(check.value(QStringLiteral("sessions/exitedTtl")).toInt(), 7200);
     QCOMPARE(check.value(QStringLiteral("sessions/ttl")).toInt(), 0);
 
     // 0 = kept until closed, shown as "never".
     exited->setValue(0);
     QCOMPARE(exited->text(), QStringLiteral("never"));
-    QVERIFY(d.apply());
-    QCOMPARE(registry.limits().exitedTtlSeconds, 0);
-    QCOMPARE(registry.expiresIn(done), qint64(-1));
-    SettingsDialog again(nullptr, &s);
+    QVERIFY(applyAndWait(d));
+    QCOMPARE(host.registry->limits().exitedTtlSeconds, 0);
+    QCOMPARE(host.registry->expiresIn(done), qint64(-1));
+    SettingsDialog again(&s);
+    QVERIFY(connectTo(again, host));
     QCOMPARE(child<QSpinBox>(again, "exitedTtl")->text(), QStringLiteral("never"));
 }
 
 void TestSettingsDialog::roundTripAndLiveLimits()
 {
-    QFile::remove(settingsPath());
-    QSettings s(settingsPath(), QSettings::IniFormat);
-    SessionRegistry registry;
-    registry.setTeardownGrace(200);
+    Host host;
+    QVERIFY(host.start(hostPath()));
     SpawnOptions o;
     o.argv = QStringList{QStringLiteral("/bin/sh")};
-    Session *live = registry.create(o);
+    Session *live = host.registry->create(o);
     QVERIFY(live);
     QCOMPARE(live->buffer().capacity(), RingBuffer::kDefaultCapacity);
 
-    SettingsDialog d(&registry, &s);
-    QSignalSpy applied(&d, &SettingsDialog::applied);
+    QSettings s(settingsPath(), QSettings::IniFormat);
+    SettingsDialog d(&s);
+    QVERIFY(connectTo(d, host));
+    QSignalSpy applied(&d, &SettingsDialog::hostApplied);
     child<QComboBox>(d, "ttlUnit")->setCurrentIndex(2); // hours
     child<QSpinBox>(d, "ttl")->setValue(2);
     child<QComboBox>(d, "bufferUnit")->setCurrentIndex(1); // MiB
@@ -256,17 +379,18 @@ void TestSettingsDialog::roundTripAndLiveLimits()
     child<QLineEdit>(d, "bind")->setText(QStringLiteral("127.0.0.1"));
     child<QSpinBox>(d, "port")->setValue(9000);
 
-    // OK = apply + close.
+    // OK = apply, then close once the host took them.
     QPushButton *ok = d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
     QVERIFY(ok->isEnabled());
     d.show();
     QTest::mouseClick(ok, Qt::LeftButton);
-    QCOMPARE(applied.count(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(applied.count(), 1, 10000);
+    QTRY_VERIFY(!d.isVisible());
     QCOMPARE(d.result(), int(QDialog::Accepted));
+    QCOMPARE(applied.at(0).at(1).toBool(), true); // port 9000: after a restart
 
-    // Stored under the keys config.h documents ...
-    s.sync();
-    QSettings check(settingsPath(), QSettings::IniFormat);
+    // The host saved them under the keys config.h documents ...
+    QSettings check(hostPath(), QSettings::IniFormat);
     QCOMPARE(check.value(QStringLiteral("sessions/ttl")).toInt(), 7200);
     QCOMPARE(check.value(QStringLiteral("sessions/bufferSize")).toLongLong(), 8LL * 1024 * 1024);
     QCOMPARE(check.value(QStringLiteral("sessions/maxSessions")).toInt(), 10);
@@ -275,63 +399,69 @@ void TestSettingsDialog::roundTripAndLiveLimits()
     const Config c = Config::load(check);
     QCOMPARE(c.limits.ttlSeconds, 7200);
     QCOMPARE(c.commandArgv(), (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-i")}));
+    // ... none of which is in the desktop's file ...
+    QSettings own(settingsPath(), QSettings::IniFormat);
+    QVERIFY2(!own.contains(QStringLiteral("sessions/ttl")) && !own.contains(QStringLiteral("server/port")),
+             qPrintable(own.allKeys().join(QLatin1Char(' '))));
 
-    // ... and applied to the running registry, existing sessions included.
-    QCOMPARE(registry.limits().ttlSeconds, 7200);
-    QCOMPARE(registry.limits().bufferCapacity, qsizetype(8) * 1024 * 1024);
-    QCOMPARE(registry.limits().maxSessions, 10);
+    // ... and applied them at once, existing sessions included.
+    QCOMPARE(host.registry->limits().ttlSeconds, 7200);
+    QCOMPARE(host.registry->limits().bufferCapacity, qsizetype(8) * 1024 * 1024);
+    QCOMPARE(host.registry->limits().maxSessions, 10);
     QCOMPARE(live->buffer().capacity(), qsizetype(8) * 1024 * 1024);
 
-    // A fresh dialog shows what was saved.
-    SettingsDialog again(&registry, &check);
+    // A fresh dialog shows what the host has.
+    SettingsDialog again(&s);
+    QVERIFY(connectTo(again, host));
     QCOMPARE(child<QSpinBox>(again, "ttl")->value(), 2);
     QCOMPARE(child<QComboBox>(again, "ttlUnit")->currentIndex(), 2);
     QCOMPARE(child<QSpinBox>(again, "bufferSize")->value(), 8);
-    QCOMPARE(again.formConfig().limits.bufferCapacity, qsizetype(8) * 1024 * 1024);
+    QCOMPARE(again.hostForm().value(QStringLiteral("buffer_size")).toDouble(), 8.0 * 1024 * 1024);
 
     // Cancel changes nothing.
     child<QSpinBox>(again, "maxSessions")->setValue(99);
     again.reject();
-    QCOMPARE(registry.limits().maxSessions, 10);
-    QSettings check2(settingsPath(), QSettings::IniFormat);
+    QTest::qWait(0);
+    QCOMPARE(host.registry->limits().maxSessions, 10);
+    QSettings check2(hostPath(), QSettings::IniFormat);
     QCOMPARE(check2.value(QStringLiteral("sessions/maxSessions")).toInt(), 10);
 }
 
 void TestSettingsDialog::unitsConvert()
 {
-    QFile::remove(settingsPath());
-    QSettings s(settingsPath(), QSettings::IniFormat);
-    SettingsDialog d(nullptr, &s);
+    SettingsDialog d(nullptr);
+    d.setHostSettings(hostJson());
+    const auto form = [&d](const char *name) { return d.hostForm().value(QLatin1String(name)).toDouble(); };
     auto *ttl = child<QSpinBox>(d, "ttl");
     auto *unit = child<QComboBox>(d, "ttlUnit");
     unit->setCurrentIndex(0);
     ttl->setValue(45);
-    QCOMPARE(d.formConfig().limits.ttlSeconds, 45);
+    QCOMPARE(form("ttl"), 45.0);
     unit->setCurrentIndex(1);
-    QCOMPARE(d.formConfig().limits.ttlSeconds, 45 * 60);
+    QCOMPARE(form("ttl"), 45.0 * 60);
     ttl->setValue(0);
-    QCOMPARE(d.formConfig().limits.ttlSeconds, 0);
+    QCOMPARE(form("ttl"), 0.0);
 
     // Buffer: 64 KiB .. 64 MiB whatever the unit; the number stays when the
     // unit changes, and a size out of range makes the form invalid (the
-    // config itself is still clamped).
+    // value itself is still clamped).
     auto *buf = child<QSpinBox>(d, "bufferSize");
     auto *bunit = child<QComboBox>(d, "bufferUnit");
     bunit->setCurrentIndex(0); // KiB
     buf->setValue(1);
     QCOMPARE(buf->value(), 1);
     QVERIFY(!d.isFormValid());
-    QCOMPARE(d.formConfig().limits.bufferCapacity, RingBuffer::kMinCapacity);
+    QCOMPARE(form("buffer_size"), double(RingBuffer::kMinCapacity));
     buf->setValue(64);
     QVERIFY(d.isFormValid());
-    QCOMPARE(d.formConfig().limits.bufferCapacity, RingBuffer::kMinCapacity);
+    QCOMPARE(form("buffer_size"), double(RingBuffer::kMinCapacity));
     bunit->setCurrentIndex(1); // MiB
     QCOMPARE(buf->value(), 64);
     QVERIFY(d.isFormValid());
-    QCOMPARE(d.formConfig().limits.bufferCapacity, RingBuffer::kMaxCapacity);
+    QCOMPARE(form("buffer_size"), double(RingBuffer::kMaxCapacity));
     buf->setValue(1000);
     QVERIFY(!d.isFormValid());
-    QCOMPARE(d.formConfig().limits.bufferCapacity, RingBuffer::kMaxCapacity);
+    QCOMPARE(form("buffer_size"), double(RingBuffer::kMaxCapacity));
 }
 
 void TestSettingsDialog::typedBufferSizeIsKeptAndBounded()
@@ -340,9 +470,11 @@ void TestSettingsDialog::typedBufferSizeIsKeptAndBounded()
     // (64 in MiB) made it drop the last keystroke without a word. Every
     // keystroke is kept; a size out of 64 KiB .. 64 MiB says so and
     // disables OK and Apply.
-    QFile::remove(settingsPath());
+    Host host;
+    QVERIFY(host.start(hostPath()));
     QSettings s(settingsPath(), QSettings::IniFormat);
-    SettingsDialog d(nullptr, &s);
+    SettingsDialog d(&s);
+    QVERIFY(connectTo(d, host));
     d.show();
     QVERIFY(QTest::qWaitForWindowExposed(&d));
     auto *buf = child<QSpinBox>(d, "bufferSize");
@@ -365,14 +497,14 @@ void TestSettingsDialog::typedBufferSizeIsKeptAndBounded()
     QVERIFY(!ok->isEnabled());
     QVERIFY(!applyButton->isEnabled());
     QVERIFY(!d.apply());
-    QVERIFY(!s.contains(QStringLiteral("sessions/bufferSize")));
+    QVERIFY(!d.isHostChangePending());
 
     type(QStringLiteral("64"));
     QCOMPARE(buf->value(), 64);
     QVERIFY(error->isHidden());
     QVERIFY(ok->isEnabled());
-    QVERIFY(d.apply());
-    QCOMPARE(s.value(QStringLiteral("sessions/bufferSize")).toLongLong(), qint64(RingBuffer::kMaxCapacity));
+    QVERIFY(applyAndWait(d));
+    QCOMPARE(host.registry->limits().bufferCapacity, RingBuffer::kMaxCapacity);
 
     bunit->setCurrentIndex(0); // KiB: the whole range can be typed too
     type(QStringLiteral("65536"));
@@ -387,7 +519,7 @@ void TestSettingsDialog::typedBufferSizeIsKeptAndBounded()
     type(QStringLiteral("128"));
     QVERIFY(error->isHidden());
     QVERIFY(ok->isEnabled());
-    QCOMPARE(d.formConfig().limits.bufferCapacity, qsizetype(128 * 1024));
+    QCOMPARE(d.hostForm().value(QStringLiteral("buffer_size")).toDouble(), 128.0 * 1024);
 }
 
 void TestSettingsDialog::errorLineGivesItsHeightBack()
@@ -395,9 +527,9 @@ void TestSettingsDialog::errorLineGivesItsHeightBack()
     // A bind-address error made the dialog taller for good. The dialog now
     // has tabs as tall as the tallest page (Sessions): an error line there
     // makes it taller, and the height comes back.
-    QFile::remove(settingsPath());
     QSettings s(settingsPath(), QSettings::IniFormat);
-    SettingsDialog d(nullptr, &s);
+    SettingsDialog d(&s);
+    d.setHostSettings(hostJson());
     d.show();
     QVERIFY(QTest::qWaitForWindowExposed(&d));
     const int h0 = d.height();
@@ -430,9 +562,9 @@ void TestSettingsDialog::fitsASmallScreen()
 {
     // Stacked group boxes made it 584x843 on a new user's desktop: OK,
     // Cancel and Apply were below the bottom of a 1280x800 screen.
-    QFile::remove(settingsPath());
     QSettings s(settingsPath(), QSettings::IniFormat);
-    SettingsDialog d(nullptr, &s);
+    SettingsDialog d(&s);
+    d.setHostSettings(hostJson());
     QVERIFY2(d.sizeHint().height() <= 720 - 40, qPrintable(QString::number(d.sizeHint().height())));
     QVERIFY(d.sizeHint().width() <= 1280);
     d.show();
@@ -453,7 +585,8 @@ void TestSettingsDialog::fitsASmallScreen()
 
     // A form taller than the screen (a font a few times as big) still
     // opens within it, buttons shown; the page scrolls instead.
-    SettingsDialog big(nullptr, &s);
+    SettingsDialog big(&s);
+    big.setHostSettings(hostJson());
     QFont f = big.font();
     const qreal base = f.pointSizeF();
     for (int factor = 3; factor <= 10 && big.sizeHint().height() <= avail.height(); ++factor) {
@@ -473,15 +606,16 @@ void TestSettingsDialog::fitsASmallScreen()
 
 void TestSettingsDialog::invalidBindDisablesOk()
 {
-    QFile::remove(settingsPath());
     QSettings s(settingsPath(), QSettings::IniFormat);
-    SettingsDialog d(nullptr, &s);
+    SettingsDialog d(&s);
+    d.setHostSettings(hostJson());
+    QSignalSpy applied(&d, &SettingsDialog::applied);
     QPushButton *ok = d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
     child<QLineEdit>(d, "bind")->setText(QStringLiteral("not an address"));
     QVERIFY(!d.isFormValid());
     QVERIFY(!ok->isEnabled());
     QVERIFY(!d.apply());
-    QVERIFY(!s.contains(QStringLiteral("server/bind")));
+    QCOMPARE(applied.count(), 0);
     child<QLineEdit>(d, "bind")->setText(QStringLiteral("localhost"));
     QVERIFY(ok->isEnabled());
     QVERIFY(SettingsDialog::isLoopbackAddress(QStringLiteral("127.0.0.2")));
@@ -496,9 +630,8 @@ void TestSettingsDialog::nonLoopbackTextsAgreeWithTheServer()
     // the network" and the question "the traffic is not encrypted"; the
     // README (and the server: BindPolicy) say off loopback Tether serves
     // only over HTTPS and refuses to start without a certificate.
-    QFile::remove(settingsPath());
     QSettings s(settingsPath(), QSettings::IniFormat);
-    SettingsDialog d(nullptr, &s);
+    SettingsDialog d(&s);
     QLabel *note = nullptr;
     for (QLabel *l : d.findChildren<QLabel *>()) {
         if (l->text().contains(QStringLiteral("take effect when Tether restarts")))
@@ -510,7 +643,7 @@ void TestSettingsDialog::nonLoopbackTextsAgreeWithTheServer()
     QVERIFY2(hint.contains(QStringLiteral("server/tlsCert and server/tlsKey")), qPrintable(hint));
     QVERIFY2(hint.contains(QStringLiteral("refuses to start")), qPrintable(hint));
     QVERIFY2(!hint.contains(QStringLiteral("makes Tether reachable")), qPrintable(hint));
-    d.setRunningAddress(QStringLiteral("127.0.0.1"), 7420);
+    d.setHostSettings(hostJson(Config(), QStringLiteral("127.0.0.1"), 7420));
     const QString running = note->text();
     QVERIFY2(running.contains(QStringLiteral("only over")) && running.contains(QStringLiteral("HTTPS")), qPrintable(running));
 
@@ -528,9 +661,11 @@ void TestSettingsDialog::commandIsSplitAsShellWords()
     // The default command is read with the dashboard's grammar: single quotes
     // group words (QProcess::splitCommand made `sh -c 'echo hi'` four words),
     // and an open quote is an error shown here, not a broken session later.
-    QFile::remove(settingsPath());
+    Host host;
+    QVERIFY(host.start(hostPath()));
     QSettings s(settingsPath(), QSettings::IniFormat);
-    SettingsDialog d(nullptr, &s);
+    SettingsDialog d(&s);
+    QVERIFY(connectTo(d, host));
     QPushButton *ok = d.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
     auto *error = child<QLabel>(d, "commandError");
     auto *command = child<QLineEdit>(d, "command");
@@ -540,58 +675,63 @@ void TestSettingsDialog::commandIsSplitAsShellWords()
     QVERIFY(!error->isHidden());
     QVERIFY2(error->text().contains(QStringLiteral("unterminated single quote")), qPrintable(error->text()));
     QVERIFY(!d.apply());
-    s.sync();
-    QVERIFY(!s.contains(QStringLiteral("sessions/command")));
+    QVERIFY(!QSettings(hostPath(), QSettings::IniFormat).contains(QStringLiteral("sessions/command")));
 
     command->setText(QStringLiteral("sh -c 'echo hi'"));
     QVERIFY(ok->isEnabled());
     QVERIFY(error->isHidden());
-    QVERIFY(d.apply());
-    s.sync();
-    const Config c = Config::load(s);
+    QVERIFY(applyAndWait(d));
+    QSettings h(hostPath(), QSettings::IniFormat);
+    const Config c = Config::load(h);
     QCOMPARE(c.commandArgv(), (QStringList{QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("echo hi")}));
 
-    // A hand-edited file with an open quote runs the login shell (empty argv).
-    s.setValue(QStringLiteral("sessions/command"), QStringLiteral("vim \"notes"));
-    s.sync();
+    // A hand-edited file with an open quote runs the login shell (empty argv),
+    // and the dialog shows the error.
+    h.setValue(QStringLiteral("sessions/command"), QStringLiteral("vim \"notes"));
+    h.sync();
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("sessions/command cannot be split")));
-    QVERIFY(Config::load(s).commandArgv().isEmpty());
-    SettingsDialog shows(nullptr, &s);
+    QVERIFY(Config::load(h).commandArgv().isEmpty());
+    SettingsDialog shows(&s);
+    Config edited;
+    edited.command = QStringLiteral("vim \"notes");
+    shows.setHostSettings(hostJson(edited));
     QVERIFY(!child<QLabel>(shows, "commandError")->isHidden());
 }
 
 void TestSettingsDialog::nonLoopbackNeedsConfirmation()
 {
-    QFile::remove(settingsPath());
+    Host host;
+    QVERIFY(host.start(hostPath()));
     QSettings s(settingsPath(), QSettings::IniFormat);
-    SettingsDialog d(nullptr, &s);
+    SettingsDialog d(&s);
+    QVERIFY(connectTo(d, host));
     QStringList asked;
     bool answer = false;
     d.setNonLoopbackConfirmation([&](const QString &a) { asked << a; return answer; });
     child<QLineEdit>(d, "bind")->setText(QStringLiteral("0.0.0.0"));
     QVERIFY(!d.apply()); // declined: nothing saved
     QCOMPARE(asked, QStringList{QStringLiteral("0.0.0.0")});
-    s.sync();
-    QVERIFY(!s.contains(QStringLiteral("server/bind")));
+    QVERIFY(!d.isHostChangePending());
+    QVERIFY(!QSettings(hostPath(), QSettings::IniFormat).contains(QStringLiteral("server/bind")));
     answer = true;
-    QVERIFY(d.apply());
-    QCOMPARE(s.value(QStringLiteral("server/bind")).toString(), QStringLiteral("0.0.0.0"));
+    QVERIFY(applyAndWait(d));
+    QCOMPARE(QSettings(hostPath(), QSettings::IniFormat).value(QStringLiteral("server/bind")).toString(),
+             QStringLiteral("0.0.0.0"));
     // Loopback (or unchanged) addresses do not ask.
     asked.clear();
-    QVERIFY(d.apply());
+    QVERIFY(applyAndWait(d));
     QVERIFY(asked.isEmpty());
     child<QLineEdit>(d, "bind")->setText(QStringLiteral("127.0.0.1"));
-    QVERIFY(d.apply());
+    QVERIFY(applyAndWait(d));
     QVERIFY(asked.isEmpty());
 }
 
 void TestSettingsDialog::autostartEntry()
 {
-    QFile::remove(settingsPath());
     QFile::remove(SettingsDialog::autostartPath());
     QSettings s(settingsPath(), QSettings::IniFormat);
     {
-        SettingsDialog d(nullptr, &s);
+        SettingsDialog d(&s);
         auto *box = child<QCheckBox>(d, "autostart");
         QVERIFY(!box->isChecked());
         box->setChecked(true);
@@ -606,7 +746,7 @@ void TestSettingsDialog::autostartEntry()
     QVERIFY(text.contains("\nType=Application\n"));
     QVERIFY(s.value(QStringLiteral("ui/autostart")).toBool());
     {
-        SettingsDialog d(nullptr, &s);
+        SettingsDialog d(&s);
         auto *box = child<QCheckBox>(d, "autostart");
         QVERIFY(box->isChecked()); // read back from the file
         box->setChecked(false);
@@ -678,44 +818,48 @@ void TestSettingsDialog::autostartExecQuoting()
 
 void TestSettingsDialog::restartNeededWhenAddressChanges()
 {
-    QFile::remove(settingsPath());
+    Host host;
+    QVERIFY(host.start(hostPath()));
     QSettings s(settingsPath(), QSettings::IniFormat);
-    SettingsDialog d(nullptr, &s);
-    d.setRunningAddress(QStringLiteral("127.0.0.1"), 7420);
-    QSignalSpy applied(&d, &SettingsDialog::applied);
-    child<QSpinBox>(d, "port")->setValue(7420);
-    QVERIFY(d.apply());
+    SettingsDialog d(&s);
+    QVERIFY(connectTo(d, host));
+    const int running = int(host.server->port());
+    QSignalSpy applied(&d, &SettingsDialog::hostApplied);
+    // The port it listens on (which the form did not show: it shows the
+    // saved 7420): no restart.
+    child<QSpinBox>(d, "port")->setValue(running);
+    QVERIFY(!d.isRestartNeeded());
+    QVERIFY(applyAndWait(d));
+    QCOMPARE(applied.size(), 1);
     QCOMPARE(applied.last().at(1).toBool(), false);
-    child<QSpinBox>(d, "port")->setValue(7421);
-    QVERIFY(d.apply());
+    child<QSpinBox>(d, "port")->setValue(running == 7421 ? 7422 : 7421);
+    QVERIFY(d.isRestartNeeded());
+    QVERIFY(applyAndWait(d));
+    QCOMPARE(applied.size(), 2);
     QCOMPARE(applied.last().at(1).toBool(), true);
 }
 
 void TestSettingsDialog::noRestartForTheAddressChosenAtStart()
 {
-    // `tether --port 0` with server/port 7555 saved: the server listens on
-    // a port picked at start, the form opens with the saved 7555. That is no
+    // `tether --port 0` with server/port 7555 saved: the host listens on a
+    // port picked at start, the form opens with the saved 7555. That is no
     // edit: no "Restart Tether" (it was said at once, without any edit).
-    QFile::remove(settingsPath());
-    QSettings s(settingsPath(), QSettings::IniFormat);
-    s.setValue(QStringLiteral("server/port"), 7555);
-    s.sync();
-    SettingsDialog d(nullptr, &s);
-    d.setRunningAddress(QStringLiteral("127.0.0.1"), 41234, QStringLiteral("127.0.0.1"), 7555);
+    Config saved;
+    saved.port = 7555;
+    SettingsDialog d(nullptr);
+    d.setHostSettings(hostJson(saved, QStringLiteral("127.0.0.1"), 41234));
     auto *note = child<QLabel>(d, "serverNote");
     auto *port = child<QSpinBox>(d, "port");
     QCOMPARE(port->value(), 7555);
     QVERIFY2(note->text().contains(QStringLiteral("port 41234")), qPrintable(note->text()));
     QVERIFY2(!note->text().contains(QStringLiteral("Restart Tether")), qPrintable(note->text()));
-    QSignalSpy applied(&d, &SettingsDialog::applied);
-    QVERIFY(d.apply());
-    QCOMPARE(applied.last().at(1).toBool(), false);
+    QVERIFY(!d.isRestartNeeded());
+    QVERIFY(d.hostChanges().isEmpty());
 
     // An edit is one: another port needs a restart, said at once.
     port->setValue(7556);
     QVERIFY2(note->text().contains(QStringLiteral("Restart Tether to use the new address")), qPrintable(note->text()));
-    QVERIFY(d.apply());
-    QCOMPARE(applied.last().at(1).toBool(), true);
+    QVERIFY(d.isRestartNeeded());
     // The port it runs on, or any port: nothing to restart for.
     port->setValue(41234);
     QVERIFY2(!note->text().contains(QStringLiteral("Restart Tether")), qPrintable(note->text()));

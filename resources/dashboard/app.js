@@ -897,6 +897,13 @@ function init() {
   // a second one (headless Chromium has been seen to deliver the observer's
   // callback late or not at all after a viewport change).
   window.addEventListener('resize', () => scheduleFit());
+  // The miniatures follow the width of the list and of the overview's cards.
+  let relayoutQueued = false;
+  window.addEventListener('resize', () => {
+    if (relayoutQueued) return;
+    relayoutQueued = true;
+    requestAnimationFrame(() => { relayoutQueued = false; minis.relayout(); });
+  });
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible') {
       kick();

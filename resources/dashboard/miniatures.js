@@ -215,6 +215,9 @@ export function createMiniatures(o) {
   function show(e, box, pre) {
     const { cols, rows } = e.last;
     pre.style.fontSize = `${LAYOUT_FONT_PX}px`;
+    // The terminal's width, not its longest line's: every picture of a
+    // session has the same scale.
+    pre.style.width = `${cols}ch`;
     box.replaceChildren(pre);
     const width = box.clientWidth;
     const naturalW = pre.scrollWidth || cols * LAYOUT_FONT_PX * 0.6;
@@ -294,6 +297,16 @@ export function createMiniatures(o) {
     refresh(redraw = false) {
       if (redraw) for (const e of entries.values()) e.stale = true;
       pump();
+    },
+    /** The boxes changed width (the window, the sidebar): the pictures are scaled again, not fetched. */
+    relayout() {
+      for (const e of entries.values()) {
+        if (!e.last) continue;
+        for (const box of e.boxes.keys()) {
+          const pre = box.querySelector('.mini-screen');
+          if (pre) show(e, box, pre);
+        }
+      }
     },
     setEnabled(on) {
       enabled = on;

@@ -575,6 +575,12 @@ describe('phone', { timeout: 280000 }, () => {
     await until(async () => /^card-6$/m.test(await card.locator('.mini').textContent()), 10000, 'card-6 in the card');
     await until(async () => /^card-6$/m.test(await mini(a).textContent()), 10000, 'card-6 in the row');
     await page.screenshot({ path: path.join(artifactsDir, 'dashboard-overview.png') });
+    // A narrower window: the cards' pictures are scaled again to their new width.
+    const scale = () => card.locator('.mini-screen').evaluate((e) => e.style.transform);
+    const wide = await scale();
+    await page.setViewportSize({ width: 1000, height: 720 });
+    await until(async () => (await scale()) !== wide, 5000, `the card's picture to be scaled again (${wide})`);
+    await page.setViewportSize({ width: 1280, height: 720 });
     await card.click();
     await page.waitForFunction((want) => location.hash === want, `#/s/${a}`);
     await mini(a).waitFor({ state: 'hidden' }); // open in the pane: no miniature in its row

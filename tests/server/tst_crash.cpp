@@ -98,6 +98,7 @@ private Q_SLOTS:
     void orderlyStopEndsTheKeeper();
     void restartInPlaceReusesTheKeeper();
     void sigkillWithoutAKeeper();
+    void keeperIsNotStartedByHand();
 };
 
 void TestCrash::crashKeepsTheSessions_data()
@@ -421,6 +422,17 @@ void TestCrash::sigkillWithoutAKeeper()
     QVERIFY2(bgParent > 0 && bgParent != shell && bgParent != server, qPrintable(QString::number(bgParent)));
     QVERIFY2(disownedParent > 0 && disownedParent != shell && disownedParent != server,
              qPrintable(QString::number(disownedParent)));
+}
+
+void TestCrash::keeperIsNotStartedByHand()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    const TetherRun r = runTether(s, {QStringLiteral("keeper")});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("internal command, started by `tether serve`"), r.err.constData());
+    QVERIFY(!QFile::exists(s.runDir + QStringLiteral("/tether/keeper.sock")));
 }
 
 QTEST_GUILESS_MAIN(TestCrash)

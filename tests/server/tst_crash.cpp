@@ -76,6 +76,16 @@ bool typeAndSee(const ServeProcess &s, const QString &id, const QByteArray &comm
     return QTest::qWaitFor([&] { return QFile::exists(file); }, 10000);
 }
 
+/// Context switches of `pid` so far (voluntary and not): its wakeups.
+qint64 contextSwitches(qint64 pid)
+{
+    qint64 n = 0;
+    for (const QByteArray &line : readFile(QStringLiteral("/proc/%1/status").arg(pid)).split('\n'))
+        if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:"))
+            n += line.mid(line.indexOf(':') + 1).trimmed().toLongLong();
+    return n;
+}
+
 /// Whether any process has `pid` as parent and is a zombie.
 int zombiesOf(qint64 pid)
 {
@@ -199,6 +209,10 @@ void TestCrash::endedSessionLeavesNothingInTheKeeper()
     // Master and pidfd of each.
     QVERIFY2(QTest::qWaitFor([&] { seen = fdCount(keeper); return seen == idle + 4; }, 10000),
              qPrintable(fdListing(keeper)));
+    // Holding sessions, the keeper sleeps: no wakeup while nothing is said to it.
+    const qint64 before = contextSwitches(keeper);
+    QTest::qWait(1000); // the window measured
+    QCOMPARE(contextSwitches(keeper) - before, qint64(0));
     QCOMPARE(s.http("DELETE", "/api/sessions/" + killed.toLatin1()).status, 204);
     QVERIFY2(waitFdsAtMost(keeper, idle + 2, 10000, &seen), qPrintable(fdListing(keeper)));
     QVERIFY(typeAndSee(s, exits, "touch " + s.dir.path().toUtf8() + "/exiting; exit 3", s.dir.path() + QStringLiteral("/exiting")));

@@ -450,6 +450,8 @@ int KeeperLink::adoptAndFollow(QStringList *problems)
             m_bound.insert(s, 0);
             sendMeta(s); // a new bound, and the name the registry has now
         } else {
+            if (keptIds.contains(s->id())) // exited: nothing to keep
+                send('D', s->id().toUtf8());
             follow(s);
         }
     }

@@ -21,6 +21,7 @@ PACKAGES=(
   librsvg2-bin
   # tests: shells, process tools, browser, X server, tray host, screenshots
   procps tmux less chromium xvfb xauth tint2 imagemagick x11-utils
+  dbus-daemon                            # tst_desktopnotifier: a private session bus with a test notification daemon
   openssl                                # TLS tests: certificates made with `openssl req -x509`, s_client
   # desktop screenshots: window manager and input simulation under Xvfb
   openbox xdotool

@@ -2,6 +2,7 @@
 #include "desktopapp.h"
 #include "appicon.h"
 #include "commandline.h"
+#include "desktopnotifier.h"
 #include "eventstream.h"
 #include "hostlauncher.h"
 #include "logging.h"
@@ -17,9 +18,11 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QDBusConnection>
 #include <QDateTime>
 #include <QCommandLineParser>
 #include <QDesktopServices>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -159,6 +162,7 @@ void DesktopApp::connectTo(const ServerEndpoint &endpoint)
         connect(m_events, &EventStream::serverReceived, this, &DesktopApp::onServerStatus);
         connect(m_events, &EventStream::connectedChanged, this, &DesktopApp::onConnectedChanged);
         connect(m_events, &EventStream::refused, this, &DesktopApp::onRefused);
+        connect(m_events, &EventStream::notifyReceived, this, &DesktopApp::onNotifyEvent);
         connect(m_events, &EventStream::shutdownReceived, this, [this](const QString &reason) {
             qCInfo(lcUi).noquote() << "the host shuts down:" << reason;
             if (m_quitDeadline.isActive()) {
@@ -264,8 +268,7 @@ void DesktopApp::onServerStatus(const QJsonObject &status)
     if (v.isEmpty() || v == m_notifiedUpdate)
         return; // once per new version
     m_notifiedUpdate = v;
-    notify(tr("Tether was updated"), updateText(v) + QLatin1Char('\n') + tr("Click to restart now."));
-    m_messageRestarts = true;
+    notify(tr("Tether was updated"), updateText(v) + QLatin1Char('\n') + tr("Click to restart now."), QString(), true);
 }
 
 // --- tray ----------------------------------------------------------------------
@@ -544,14 +547,20 @@ void DesktopApp::onTrayMessageClicked()
     // Trays report a click on the last message only: m_messageRestarts,
     // that it offered the restart to a new version; m_messageSessionId, the
     // session it was about.
-    if (m_messageRestarts) {
-        m_messageRestarts = false;
+    const bool restarts = m_messageRestarts;
+    const QString id = m_messageSessionId;
+    m_messageRestarts = false;
+    m_messageSessionId.clear();
+    actOnNotification(id, restarts);
+}
+
+void DesktopApp::actOnNotification(const QString &id, bool restarts)
+{
+    if (restarts) {
         if (!m_updateVersion.isEmpty())
             restartInPlace();
         return;
     }
-    const QString id = m_messageSessionId;
-    m_messageSessionId.clear();
     const QJsonObject s = id.isEmpty() ? QJsonObject() : m_model->session(id);
     // Someone attached since (a browser elsewhere): the session is safe, and
     // a late click must not take it away from them.
@@ -563,15 +572,94 @@ void DesktopApp::onTrayMessageClicked()
         showSessionsWindow();
 }
 
-void DesktopApp::notify(const QString &title, const QString &text, const QString &attachId)
+void DesktopApp::notify(const QString &title, const QString &text, const QString &attachId, bool restarts)
 {
     qCInfo(lcUi) << "notification:" << text;
+    DesktopNotifier::Context context;
+    context.sessionId = attachId;
+    context.restarts = restarts;
+    if (!notifier() || !m_notifier->show(title, text, context))
+        notifyInTray(title, text, attachId, restarts);
+    Q_EMIT notified(title, text);
+}
+
+void DesktopApp::notifyInTray(const QString &title, const QString &text, const QString &attachId, bool restarts)
+{
     if (m_tray) {
         m_messageSessionId = attachId;
-        m_messageRestarts = false;
+        m_messageRestarts = restarts;
         showTrayMessage(title, text, 8000);
     }
-    Q_EMIT notified(title, text);
+}
+
+DesktopNotifier *DesktopApp::notifier()
+{
+    if (m_notifierTried)
+        return m_notifier && m_notifier->available() ? m_notifier : nullptr;
+    m_notifierTried = true;
+    // Only a bus that is configured: libdbus would otherwise try X11
+    // autolaunch (dbus-launch), starting a bus that outlives us.
+    const QString runtime = qEnvironmentVariable("XDG_RUNTIME_DIR");
+    if (qEnvironmentVariableIsEmpty("DBUS_SESSION_BUS_ADDRESS")
+        && (runtime.isEmpty() || !QFileInfo::exists(runtime + QStringLiteral("/bus"))))
+        return nullptr;
+    m_notifier = new DesktopNotifier(QDBusConnection::sessionBus(), this);
+    connect(m_notifier, &DesktopNotifier::failed, this,
+            [this](const QString &title, const QString &text, const DesktopNotifier::Context &c) {
+                notifyInTray(title, text, c.sessionId, c.restarts);
+            });
+    connect(m_notifier, &DesktopNotifier::actionInvoked, this,
+            [this](const QString &action, const DesktopNotifier::Context &c) {
+                if (action == QLatin1String("attach") && !c.sessionId.isEmpty())
+                    attachHere(c.sessionId);
+                else
+                    actOnNotification(c.sessionId, c.restarts);
+            });
+    return m_notifier->available() ? m_notifier : nullptr;
+}
+
+void DesktopApp::onNotifyEvent(const QJsonObject &e)
+{
+    const QString kind = e.value(QStringLiteral("kind")).toString();
+    const QString id = e.value(QStringLiteral("session")).toString();
+    if (m_finishing || kind == QLatin1String("exit") || id.isEmpty())
+        return;
+    // Looking at it here: nothing to tell. Watched elsewhere (a browser):
+    // only what the user asked for ("notify me when the next command ends").
+    if (!m_terminals.value(id).isNull())
+        return;
+    if (e.value(QStringLiteral("watched")).toBool() && !e.value(QStringLiteral("requested")).toBool())
+        return;
+    const QJsonObject s = m_model->session(id);
+    const QString name = s.isEmpty() ? e.value(QStringLiteral("name")).toString() : SessionListModel::displayName(s);
+    const QString text = e.value(QStringLiteral("text")).toString();
+    QString title, body;
+    if (kind == QLatin1String("command")) {
+        const QJsonObject c = e.value(QStringLiteral("command")).toObject();
+        const QJsonValue status = c.value(QStringLiteral("exit_status"));
+        title = status.isDouble() && status.toInt() != 0 ? tr("Command failed") : tr("Command finished");
+        body = status.isDouble()
+            ? tr("%1 — %2 — exited %3 after %4")
+                  .arg(name, text)
+                  .arg(status.toInt())
+                  .arg(SessionListModel::formatDuration(qint64(c.value(QStringLiteral("duration_ms")).toDouble()) / 1000))
+            : QStringLiteral("%1 — %2").arg(name, text);
+    } else if (kind == QLatin1String("bell")) {
+        title = tr("Bell");
+        body = name;
+    } else if (kind == QLatin1String("message")) {
+        title = name;
+        body = text;
+    } else if (kind == QLatin1String("activity")) {
+        title = tr("Activity");
+        body = QStringLiteral("%1 — %2").arg(name, text);
+    } else if (kind == QLatin1String("silence")) {
+        title = tr("Silence");
+        body = QStringLiteral("%1 — %2").arg(name, text);
+    } else {
+        return; // a kind this version does not know
+    }
+    notify(title, body, canAttachHere() ? id : QString());
 }
 
 void DesktopApp::showTrayMessage(const QString &title, const QString &text, int msecs)

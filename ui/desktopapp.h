@@ -17,6 +17,7 @@ class QWidget;
 
 namespace Tether {
 
+class DesktopNotifier;
 class EventStream;
 class HostLauncher;
 class SessionListModel;
@@ -236,7 +237,24 @@ private:
     void onConnectedChanged(bool connected);
     void onServerStatus(const QJsonObject &status);
     void onSessionExited(const QJsonObject &session);
+    /// `event: notify` (docs/protocol.md, "Commands"): a command that ended,
+    /// a bell, a program's message, an activity or silence alert. Shown
+    /// when nobody watched the session, or when the user asked for it
+    /// ("requested") and has no window of it open here. `exit` is left to
+    /// onSessionExited() (which the list's changes drive), so an exit is
+    /// announced once.
+    void onNotifyEvent(const QJsonObject &event);
     void onTrayMessageClicked();
+    /// What a click on a notification (the tray's, or a desktop
+    /// notification's default action) does: restart into a new version, or
+    /// attach to its session unless another viewer took it since, else
+    /// open the Sessions window.
+    void actOnNotification(const QString &sessionId, bool restarts);
+    /// The desktop notification service (DesktopNotifier), made at the
+    /// first notification; null when no session bus is configured
+    /// (DBUS_SESSION_BUS_ADDRESS unset and no $XDG_RUNTIME_DIR/bus: no
+    /// D-Bus autolaunch) or once it failed.
+    DesktopNotifier *notifier();
     /// Notifies the sessions whose warning time came, and sets the timer
     /// for the next one (none when nothing can expire).
     void checkExpiry();
@@ -246,8 +264,13 @@ private:
     /// from the runtime file, when it names the same host.
     void onRefused(int status, const QString &error);
     /// `attachId`: the session a click on the message attaches to (empty:
-    /// the click opens the Sessions window).
-    void notify(const QString &title, const QString &text, const QString &attachId = QString());
+    /// the click opens the Sessions window); `restarts`: a click restarts
+    /// into the new version. A desktop notification (with an Attach action
+    /// when `attachId` is set) where the session bus has a notification
+    /// service, else the tray's message.
+    void notify(const QString &title, const QString &text, const QString &attachId = QString(), bool restarts = false);
+    /// The tray's message (the fallback of notify()).
+    void notifyInTray(const QString &title, const QString &text, const QString &attachId, bool restarts);
     /// A message box for a failed request (`what`: "Could not kill the session").
     void showError(const QString &what, const ApiReply &reply);
 
@@ -271,6 +294,8 @@ private:
     bool m_trayUpdatePending = false;
     bool m_messageRestarts = false; ///< the last tray message offered the restart to a new version
     QString m_messageSessionId; ///< the session the last tray message is about, if a click attaches
+    DesktopNotifier *m_notifier = nullptr;
+    bool m_notifierTried = false;
     int m_ttl = -1;        ///< the host's TTL of a detached running session, s (-1: not known yet)
     int m_exitedTtl = -1;  ///< ... of an exited session
     QTimer m_expiryTimer;  ///< single shot, to the next expiry warning

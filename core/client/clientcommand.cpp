@@ -3,6 +3,7 @@
 #include "commandline.h"
 #include "apiclient.h"
 #include "displaytext.h"
+#include "sessionlistmodel.h"
 #include "shellwords.h"
 #include "ttyattach.h"
 
@@ -118,48 +119,13 @@ QString expiresText(const QJsonObject &s)
         return QStringLiteral("-"); // nothing runs to expire
     if (!left.isDouble())
         return s.value(QStringLiteral("viewers")).toInt() > 0 ? QStringLiteral("-") : QStringLiteral("never");
-    const qint64 secs = qint64(left.toDouble());
-    if (secs < 60)
-        return QStringLiteral("%1s").arg(secs);
-    if (secs < 3600)
-        return QStringLiteral("%1m").arg(secs / 60);
-    return QStringLiteral("%1h%2m").arg(secs / 3600).arg((secs % 3600) / 60, 2, 10, QLatin1Char('0'));
+    return SessionListModel::compactDuration(qint64(left.toDouble()));
 }
 
-/// A duration in whole seconds as "45s", "12m" or "2h05m".
-QString durationText(qint64 secs)
-{
-    if (secs < 60)
-        return QStringLiteral("%1s").arg(qMax<qint64>(0, secs));
-    if (secs < 3600)
-        return QStringLiteral("%1m").arg(secs / 60);
-    return QStringLiteral("%1h%2m").arg(secs / 3600).arg((secs % 3600) / 60, 2, 10, QLatin1Char('0'));
-}
-
-/// The running or last command of the session's shell and its status
-/// (the SESSION's `shell`, docs/protocol.md "Commands and notifications"):
-/// "run 12m: make -j8" while it runs, "exit 2: make -j8" once it ended
-/// ("done: ..." without a status), "idle" at a first prompt, "-" without
-/// shell integration.
+/// SessionListModel::shellText(): one wording with the Sessions window.
 QString shellText(const QJsonObject &s)
 {
-    const QJsonObject shell = s.value(QStringLiteral("shell")).toObject();
-    const QString state = shell.value(QStringLiteral("state")).toString();
-    if (state.isEmpty() || state == QLatin1String("unknown"))
-        return QStringLiteral("-");
-    const QJsonValue last = shell.value(QStringLiteral("command"));
-    if (!last.isObject())
-        return state == QLatin1String("running") ? QStringLiteral("run") : QStringLiteral("idle");
-    const QJsonObject c = last.toObject();
-    QString status;
-    if (c.value(QStringLiteral("running")).toBool())
-        status = QStringLiteral("run ") + durationText(qint64(c.value(QStringLiteral("duration_ms")).toDouble() / 1000));
-    else if (c.value(QStringLiteral("exit_status")).isDouble())
-        status = QStringLiteral("exit %1").arg(c.value(QStringLiteral("exit_status")).toInt());
-    else
-        status = QStringLiteral("done");
-    const QString line = c.value(QStringLiteral("command_line")).toString();
-    return line.isEmpty() ? status : status + QStringLiteral(": ") + line;
+    return SessionListModel::shellText(s);
 }
 
 /// The program in front of the session's terminal ("vim"), "-" when none.

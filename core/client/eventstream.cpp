@@ -99,6 +99,8 @@ void EventStream::dispatch(const QByteArray &event, const QByteArray &data)
         Q_EMIT shutdownReceived(o.value(QStringLiteral("reason")).toString());
     } else if (event == "key") {
         Q_EMIT keyRotated();
+    } else if (event == "notify") {
+        Q_EMIT notifyReceived(o);
     }
 }
 

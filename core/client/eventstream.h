@@ -56,6 +56,9 @@ Q_SIGNALS:
     void serverReceived(const QJsonObject &status);
     /// `event: shutdown`: the server is shutting down, its sessions end.
     void shutdownReceived(const QString &reason);
+    /// `event: notify`: something for the user's attention (docs/protocol.md,
+    /// "Commands": kind, session, text, watched, requested, command).
+    void notifyReceived(const QJsonObject &event);
     /// `event: key`: the access key was rotated; the stream ends.
     void keyRotated();
     /// Open (first `sessions` event in) or closed.

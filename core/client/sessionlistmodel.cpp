@@ -185,7 +185,38 @@ void SessionListModel::clear()
 void SessionListModel::refreshClocks()
 {
     if (!m_rows.isEmpty())
-        Q_EMIT dataChanged(index(0, IdleColumn), index(int(m_rows.size()) - 1, TimeLeftColumn));
+        Q_EMIT dataChanged(index(0, ShellColumn), index(int(m_rows.size()) - 1, TimeLeftColumn));
+}
+
+QString SessionListModel::compactDuration(qint64 secs)
+{
+    if (secs < 60)
+        return QStringLiteral("%1s").arg(qMax<qint64>(0, secs));
+    if (secs < 3600)
+        return QStringLiteral("%1m").arg(secs / 60);
+    return QStringLiteral("%1h%2m").arg(secs / 3600).arg((secs % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+QString SessionListModel::shellText(const QJsonObject &s, qint64 laterSeconds)
+{
+    const QJsonObject shell = s.value(QStringLiteral("shell")).toObject();
+    const QString state = shell.value(QStringLiteral("state")).toString();
+    if (state.isEmpty() || state == QLatin1String("unknown"))
+        return QStringLiteral("-");
+    const QJsonValue last = shell.value(QStringLiteral("command"));
+    if (!last.isObject())
+        return state == QLatin1String("running") ? QStringLiteral("run") : QStringLiteral("idle");
+    const QJsonObject c = last.toObject();
+    QString status;
+    if (c.value(QStringLiteral("running")).toBool())
+        status = QStringLiteral("run ")
+            + compactDuration(qint64(c.value(QStringLiteral("duration_ms")).toDouble() / 1000) + laterSeconds);
+    else if (c.value(QStringLiteral("exit_status")).isDouble())
+        status = QStringLiteral("exit %1").arg(c.value(QStringLiteral("exit_status")).toInt());
+    else
+        status = QStringLiteral("done");
+    const QString line = c.value(QStringLiteral("command_line")).toString();
+    return line.isEmpty() ? status : status + QStringLiteral(": ") + line;
 }
 
 QString SessionListModel::displayName(const QJsonObject &s)
@@ -244,6 +275,7 @@ QVariant SessionListModel::headerData(int section, Qt::Orientation orientation, 
     case TitleColumn: return tr("Session");
     case PidColumn: return tr("PID");
     case StateColumn: return tr("State");
+    case ShellColumn: return tr("Command");
     case AttachedColumn: return tr("Attached");
     case WatchersColumn: return tr("Watchers");
     case IdleColumn: return tr("Idle");
@@ -300,6 +332,12 @@ QVariant SessionListModel::data(const QModelIndex &index, int role) const
         return role == SortRole ? QVariant(num(s, "pid")) : QVariant(QString::number(num(s, "pid")));
     case StateColumn:
         return stateText(s);
+    case ShellColumn:
+        if (role == Qt::ToolTipRole) {
+            const QString cwd = s.value(QStringLiteral("shell")).toObject().value(QStringLiteral("cwd")).toString();
+            return cwd.isEmpty() ? QVariant() : QVariant(tr("in %1").arg(cwd));
+        }
+        return shellText(s, isRunning(s) ? elapsedSeconds() : 0);
     case AttachedColumn:
         return attachedText(s);
     case WatchersColumn: {

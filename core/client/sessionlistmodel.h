@@ -18,8 +18,8 @@ namespace Tether {
  * view keeps its selection). Knows nothing of the engine: only the wire.
  *
  * Columns and roles as the engine's SessionModel (which it replaces on the
- * client side): title, pid, state, attached, watchers, idle, time left,
- * buffer; SortRole gives raw values, SessionIdRole the id. The idle and
+ * client side): title, pid, state, shell (its command), attached,
+ * watchers, idle, time left, buffer; SortRole gives raw values, SessionIdRole the id. The idle and
  * time-left columns count on locally from the event's arrival
  * (`idle_seconds` and `expires_in` are computed when the object is made):
  * refreshClocks() re-announces them; the view calls it from its own timer
@@ -33,6 +33,7 @@ public:
         TitleColumn,
         PidColumn,
         StateColumn,
+        ShellColumn,   ///< shellText(): the shell's running or last command
         AttachedColumn,
         WatchersColumn,
         IdleColumn,
@@ -96,6 +97,18 @@ public:
     static bool isExited(const QJsonObject &session);
     /// Its state is "running".
     static bool isRunning(const QJsonObject &session);
+    /**
+     * The running or last command of the session's shell and its status
+     * (the SESSION's `shell`, docs/protocol.md "Commands and
+     * notifications"), one wording for `tether list`'s SHELL column and the
+     * Sessions window: "run 12m: make -j8" while it runs, "exit 2: make -j8"
+     * once it ended ("done: ..." without a status), "idle" at a first
+     * prompt, "-" without shell integration. `laterSeconds` is added to a
+     * running command's `duration_ms` (the list's age).
+     */
+    static QString shellText(const QJsonObject &session, qint64 laterSeconds = 0);
+    /// A duration in whole seconds, compact: "45s", "12m", "2h05m".
+    static QString compactDuration(qint64 seconds);
     /// "45 s", "3 min 20 s", "2 h 5 min", "1 d 3 h" (negative as 0).
     static QString formatDuration(qint64 seconds);
     /// Milliseconds passed since the last setSessions() (the list's age: a
@@ -112,7 +125,8 @@ Q_SIGNALS:
     void renameRequested(const QString &id, const QString &name);
 
 public Q_SLOTS:
-    /// dataChanged for the idle and time-left columns of every row.
+    /// dataChanged for the columns that count on (a running command's
+    /// time, idle, time left) of every row.
     void refreshClocks();
 
 private:

@@ -84,11 +84,24 @@ SessionRecordStore::SessionRecordStore(SessionRegistry *registry, const QString 
     , m_lines(std::clamp(lines, 0, Screen::kMaxScrollbackLines))
     , m_bootId(currentBootId())
 {
+    m_io.setMaxThreadCount(1); // in order
+    m_io.setExpiryTimeout(5000); // the thread goes when idle: no cost at rest
 }
 
 SessionRecordStore::~SessionRecordStore()
 {
+    m_io.waitForDone();
     qDeleteAll(m_trackers);
+}
+
+void SessionRecordStore::enqueue(std::function<void()> job)
+{
+    m_io.start(std::move(job));
+}
+
+void SessionRecordStore::flush()
+{
+    m_io.waitForDone();
 }
 
 void SessionRecordStore::setTiming(int idleMs, int minIntervalMs)
@@ -153,9 +166,12 @@ void SessionRecordStore::untrack(Session *s, bool removeFile)
     if (!t)
         return;
     delete t; // disconnects its lambdas
-    if (removeFile && QFile::exists(fileFor(m_dir, s->id()))) {
-        QFile::remove(fileFor(m_dir, s->id()));
-        qCDebug(lcRegistry) << "record of session" << s->id() << "removed: it ended";
+    if (removeFile) {
+        const QString file = fileFor(m_dir, s->id()), id = s->id();
+        enqueue([file, id] {
+            if (QFile::remove(file))
+                qCDebug(lcRegistry) << "record of session" << id << "removed: it ended";
+        });
     }
 }
 
@@ -174,19 +190,11 @@ void SessionRecordStore::onTimer(Tracker *t)
         t->timer.start(int(m_minIntervalMs - (now - t->lastWriteMs)));
         return;
     }
-    QString error;
     // The screen is waited for kMaxScreenWaits turns at most; then the
     // record takes what it shows.
-    if (!save(s, t->screenWaits >= kMaxScreenWaits, &error)) {
-        if (error.isEmpty()) { // the screen has not caught up yet
-            ++t->screenWaits;
-            t->timer.start(kScreenWaitMs);
-            return;
-        }
-        // A full disk or the like: try again after the rate limit, not in a loop.
-        qCWarning(lcRegistry).noquote() << "cannot save the record of session" << s->id() << ":" << error;
-        t->lastWriteMs = now;
-        t->timer.start(m_minIntervalMs);
+    if (!save(s, t->screenWaits >= kMaxScreenWaits)) { // the screen has not caught up yet
+        ++t->screenWaits;
+        t->timer.start(kScreenWaitMs);
     }
 }
 
@@ -227,17 +235,43 @@ bool SessionRecordStore::save(Session *s, bool force, QString *error)
         if (s->hasScreen() && s->screenOffset() < s->offset())
             return false;
     }
+    Q_UNUSED(error)
+    // The record is what the session shows now; the write is the I/O
+    // thread's. Output after this marks it dirty again.
     const SessionRecord r = recordOf(s);
-    if (!write(m_dir, r, error))
-        return false;
     if (Tracker *t = m_trackers.value(s)) {
         t->lastWriteMs = nowMs();
         t->dirty = false;
         t->urgent = false;
         t->screenWaits = 0;
     }
-    Q_EMIT saved(r.id);
+    const QString dir = m_dir;
+    enqueue([this, dir, r, hook = m_beforeWrite] {
+        if (hook)
+            hook();
+        QString why;
+        const bool ok = write(dir, r, &why);
+        // Back on the event loop (the store outlives its queue: the
+        // destructor drains it, and Qt drops events of a deleted receiver).
+        QMetaObject::invokeMethod(this, [this, ok, why, id = r.id] { onWritten(id, ok, why); }, Qt::QueuedConnection);
+    });
     return true;
+}
+
+void SessionRecordStore::onWritten(const QString &id, bool ok, const QString &error)
+{
+    if (ok) {
+        Q_EMIT saved(id);
+        return;
+    }
+    // A full disk or the like: try again after the rate limit, not in a loop.
+    qCWarning(lcRegistry).noquote() << "cannot save the record of session" << id << ":" << error;
+    for (Tracker *t : std::as_const(m_trackers)) {
+        if (t->session->id() == id && !m_shuttingDown) {
+            t->dirty = true;
+            t->timer.start(m_minIntervalMs);
+        }
+    }
 }
 
 void SessionRecordStore::shutdown()
@@ -245,6 +279,7 @@ void SessionRecordStore::shutdown()
     if (!isEnabled() || m_shuttingDown)
         return;
     m_shuttingDown = true;
+    flush(); // the writes in flight first: the ones below are the last word
     for (Tracker *t : std::as_const(m_trackers)) {
         t->timer.stop();
         QString error;
@@ -382,7 +417,8 @@ bool SessionRecordStore::forget(const QString &id)
     for (int i = 0; i < m_ended.size(); ++i) {
         if (m_ended.at(i).id == id) {
             m_ended.removeAt(i);
-            QFile::remove(fileFor(m_dir, id));
+            const QString file = fileFor(m_dir, id);
+            enqueue([file] { QFile::remove(file); });
             Q_EMIT endedChanged();
             return true;
         }

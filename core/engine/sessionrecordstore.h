@@ -9,6 +9,9 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <QThreadPool>
+
+#include <functional>
 
 namespace Tether {
 
@@ -142,18 +145,27 @@ public:
     /// above what the program writes next.
     static QByteArray screenPreamble(const SessionRecord &record, const QByteArray &marker);
 
-    /// The host is shutting down: writes every tracked session's record now
+    /// The host is shutting down: waits for the writes in flight, then writes
+    /// every tracked session's record now (on the calling thread: the host
+    /// is ending)
     /// marked `shutdown` (no rate limit; a record that is up to date only
     /// gets the mark; otherwise the screen parses what it has not yet, up to
     /// kShutdownParseBytes), and from now on removes no record (the sessions
     /// are about to be killed).
     void shutdown();
-    /// Writes `session`'s record now if its screen has caught up (or
-    /// `force`), ignoring the rate limit. False when it waits for the screen,
-    /// or the write failed (*error).
+    /// Writes `session`'s record if its screen has caught up (or `force`),
+    /// ignoring the rate limit: the record is taken now, on the event loop,
+    /// and written on the store's I/O thread; saved() follows once it is on
+    /// disk (a failed write is logged). False when it waits for the screen.
     bool save(Session *session, bool force = false, QString *error = nullptr);
 
-    /// Writes / reads one record file (mode 0600; the directory made 0700).
+    /// Waits for the record writes and removals queued so far (tests, shutdown).
+    void flush();
+    /// Tests: `hook` runs where each queued record write runs, before it.
+    void setBeforeWriteHook(std::function<void()> hook) { m_beforeWrite = std::move(hook); }
+
+    /// Writes / reads one record file (mode 0600; the directory made 0700;
+    /// blocking: QSaveFile, fdatasync, rename).
     static bool write(const QString &dir, const SessionRecord &record, QString *error);
     static bool read(const QString &file, SessionRecord *record, QString *error);
     /// The file of session `id` in `dir`.
@@ -162,7 +174,8 @@ public:
 Q_SIGNALS:
     /// The list of ended sessions changed (forget()).
     void endedChanged();
-    /// A record was written (tests).
+    /// A record was written (on disk; emitted on the store's thread, the
+    /// event loop's, after the I/O thread's write).
     void saved(const QString &id);
 
 private:
@@ -170,6 +183,9 @@ private:
     void track(Session *session);
     void untrack(Session *session, bool removeFile);
     void onTimer(Tracker *t);
+    /// A queued write finished (event loop): saved(), or a warning and a
+    /// retry after the rate limit.
+    void onWritten(const QString &id, bool ok, const QString &error);
     SessionRecord recordOf(Session *session) const;
 
     SessionRegistry *m_registry;
@@ -177,8 +193,17 @@ private:
     int m_lines;
     int m_idleMs = kIdleMs;
     int m_minIntervalMs = kMinIntervalMs;
+    /// Queues a file operation on m_io (in order: a removal never overtakes
+    /// a write of the same record).
+    void enqueue(std::function<void()> job);
+
     bool m_shuttingDown = false;
     QString m_bootId;
+    /// One thread for every write and removal of a record file: QSaveFile's
+    /// commit is an fdatasync(2) (tens of ms on a busy disk), which must not
+    /// stall the event loop. Drained by shutdown() and the destructor.
+    QThreadPool m_io;
+    std::function<void()> m_beforeWrite;
     QHash<Session *, Tracker *> m_trackers;
     QList<SessionRecord> m_ended;
 };

@@ -105,6 +105,48 @@ private Q_SLOTS:
         QCOMPARE(m.rowCount(), 0);
     }
 
+    // One wording of the shell's command for `tether list` (SHELL) and the
+    // Sessions window (Command): SessionListModel::shellText().
+    void shellText_data()
+    {
+        QTest::addColumn<QByteArray>("shell");
+        QTest::addColumn<int>("later");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("no shell object") << QByteArray("null") << 0 << QStringLiteral("-");
+        QTest::newRow("no integration") << QByteArray(R"({"state":"unknown","cwd":"","command":null})") << 0
+                                        << QStringLiteral("-");
+        QTest::newRow("first prompt") << QByteArray(R"({"state":"prompt","cwd":"/tmp","command":null})") << 0
+                                      << QStringLiteral("idle");
+        QTest::newRow("running") << QByteArray(R"({"state":"running","command":{"running":true,"duration_ms":725000,"command_line":"make -j8"}})")
+                                 << 0 << QStringLiteral("run 12m: make -j8");
+        QTest::newRow("running, list 60 s old")
+            << QByteArray(R"({"state":"running","command":{"running":true,"duration_ms":7520000,"command_line":"make"}})")
+            << 60 << QStringLiteral("run 2h06m: make");
+        QTest::newRow("running, seconds") << QByteArray(R"({"state":"running","command":{"running":true,"duration_ms":900,"command_line":"ls"}})")
+                                          << 0 << QStringLiteral("run 0s: ls");
+        QTest::newRow("failed") << QByteArray(R"({"state":"prompt","command":{"running":false,"exit_status":2,"duration_ms":1,"command_line":"make test"}})")
+                                << 30 << QStringLiteral("exit 2: make test");
+        QTest::newRow("no status") << QByteArray(R"({"state":"prompt","command":{"running":false,"exit_status":null,"command_line":"true"}})")
+                                   << 0 << QStringLiteral("done: true");
+        QTest::newRow("no command line") << QByteArray(R"({"state":"prompt","command":{"running":false,"exit_status":0,"command_line":""}})")
+                                         << 0 << QStringLiteral("exit 0");
+    }
+    void shellText()
+    {
+        QFETCH(QByteArray, shell);
+        QFETCH(int, later);
+        QFETCH(QString, text);
+        QJsonObject s = sessionObject(QStringLiteral("a"));
+        const QJsonDocument doc = QJsonDocument::fromJson("[" + shell + "]");
+        s.insert(QStringLiteral("shell"), doc.array().at(0));
+        QCOMPARE(SessionListModel::shellText(s, later), text);
+        if (later == 0) {
+            SessionListModel m;
+            m.setSessions(QJsonArray{s});
+            QCOMPARE(m.index(0, SessionListModel::ShellColumn).data().toString(), text);
+        }
+    }
+
     void liveListFromTheEventStream()
     {
         // The key kept in a file, as the user's is: the server that comes

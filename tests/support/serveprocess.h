@@ -105,7 +105,10 @@ struct ServeProcess {
                 QStringLiteral("HOME=") + dir.path() + QStringLiteral("/home"),
                 // Session records (SessionRecordStore): never the user's.
                 QStringLiteral("XDG_STATE_HOME=") + dir.path() + QStringLiteral("/state"),
-                QStringLiteral("TETHER_URL="), QStringLiteral("TETHER_KEY=")};
+                QStringLiteral("TETHER_URL="), QStringLiteral("TETHER_KEY="),
+                // A desktop app started from a test never notifies on the
+                // user's desktop (DesktopApp::notifier()).
+                QStringLiteral("DBUS_SESSION_BUS_ADDRESS=")};
     }
     /// This process's environment with envList() and `extra` (NAME=value) applied.
     QProcessEnvironment environment(const QStringList &extra = {}) const

@@ -160,6 +160,9 @@ void TestDesktopApp::initTestCase()
     QDir().mkpath(m_home.filePath(QStringLiteral("home")));
     qunsetenv("TETHER_URL");
     qunsetenv("TETHER_KEY");
+    // Notifications go to the tray (recorded), never to the user's desktop
+    // notification daemon (tst_desktopnotifier tests that path).
+    qunsetenv("DBUS_SESSION_BUS_ADDRESS");
     qputenv("PS1", "$ ");
     QDesktopServices::setUrlHandler(QStringLiteral("http"), &m_urls, "open");
     signal(SIGPIPE, SIG_IGN);

@@ -277,6 +277,11 @@ void TestCrash::keeperKilledWhileTheHostRuns()
     QVERIFY(s.waitFinished());
     QVERIFY(startAgain(s));
     QCOMPARE(s.session(id).value(QStringLiteral("pid")).toDouble(), double(shell));
+    // Not the new server's child: its exit is seen, its status unknown.
+    QVERIFY(typeAndSee(s, id, "touch " + d.toUtf8() + "/leaving; exit 5", d + QStringLiteral("/leaving")));
+    QTRY_COMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("exited"));
+    QCOMPARE(s.session(id).value(QStringLiteral("exit_code")).toInt(), -1);
+    QVERIFY(s.session(id).value(QStringLiteral("exit_signal")).isNull());
 }
 
 void TestCrash::keeperKilledTooHangsUp()

@@ -450,6 +450,8 @@ int KeeperLink::adoptAndFollow(QStringList *problems)
             m_bound.insert(s, 0);
             sendMeta(s); // a new bound, and the name the registry has now
         } else {
+            if (keptIds.contains(s->id())) // exited: nothing to keep
+                send('D', s->id().toUtf8());
             follow(s);
         }
     }
@@ -474,6 +476,7 @@ void KeeperLink::follow(Session *s)
         return;
     watch(s);
     add(s);
+    scheduleRestart(); // no keeper (it died and could not be started again): try once more
 }
 
 QByteArray KeeperLink::meta(Session *s) const
@@ -490,12 +493,16 @@ QByteArray KeeperLink::meta(Session *s) const
 
 void KeeperLink::add(Session *s)
 {
-    if (m_sock < 0 || m_stopped)
+    if (m_stopped)
         return;
     const int master = s->process()->masterFd();
     if (master < 0)
         return;
+    // Followed even while no keeper is connected: a keeper started again
+    // gets every session in m_bound (restartKeeper()).
     m_bound.insert(s, boundFor(s->offset()));
+    if (m_sock < 0)
+        return;
     const int fds[2] = {master, s->process()->pidfd()};
     send('A', meta(s), fds, fds[1] >= 0 ? 2 : 1);
 }
@@ -659,11 +666,22 @@ void KeeperLink::lose(const QString &why)
     qCWarning(lcServer).noquote() << QStringLiteral("lost the session keeper (pid %1): %2; sessions go on, but would "
                                                     "not survive a crash of Tether until a keeper holds them again")
                                          .arg(was).arg(why);
-    // Started again, at most once per kRestartIntervalMs (a keeper that
-    // cannot run must not make us spin).
+    scheduleRestart();
+}
+
+void KeeperLink::scheduleRestart()
+{
+    if (m_stopped || m_sock >= 0 || !m_following || m_restartPending)
+        return;
+    // At most once per kRestartIntervalMs (a keeper that cannot run must
+    // not make us spin).
     const qint64 now = monotonicNowMs();
     const qint64 wait = m_lastRestartMs == 0 ? 0 : std::max<qint64>(0, m_lastRestartMs + kRestartIntervalMs - now);
-    QTimer::singleShot(int(wait), this, &KeeperLink::restartKeeper);
+    m_restartPending = true;
+    QTimer::singleShot(int(wait), this, [this]() {
+        m_restartPending = false;
+        restartKeeper();
+    });
 }
 
 void KeeperLink::restartKeeper()
@@ -673,6 +691,7 @@ void KeeperLink::restartKeeper()
     m_lastRestartMs = monotonicNowMs();
     QString error;
     if (!connectToKeeper(&error)) {
+        // Tried again when the next session starts (no timer meanwhile).
         qCWarning(lcServer).noquote() << "cannot start a session keeper again:" << error;
         return;
     }

@@ -41,8 +41,9 @@ class SessionRegistry;
  * queue is not empty; a keeper that takes nothing while 16,384 messages
  * wait, or whose socket fails, is dropped with a warning, as if it had
  * died. When the keeper dies while the host runs,
- * the sessions go on; the host starts a new keeper (at most once per 10 s)
- * and hands it every session again.
+ * the sessions go on; the host starts a new keeper (at most once per 10 s;
+ * when that fails, again when the next session starts) and hands it every
+ * session again, those started meanwhile included.
  */
 class KeeperLink : public QObject
 {
@@ -121,6 +122,8 @@ private:
     void clearQueue();
     void onReadable();
     void restartKeeper();
+    /// restartKeeper() soon (at most once per 10 s), when no keeper is connected.
+    void scheduleRestart();
 
     SessionRegistry *m_registry;
     int m_sock = -1;
@@ -141,6 +144,7 @@ private:
     bool m_stopped = false;
     bool m_following = false;
     qint64 m_lastRestartMs = 0;
+    bool m_restartPending = false;
 };
 
 } // namespace Tether

@@ -76,6 +76,16 @@ bool typeAndSee(const ServeProcess &s, const QString &id, const QByteArray &comm
     return QTest::qWaitFor([&] { return QFile::exists(file); }, 10000);
 }
 
+/// Context switches of `pid` so far (voluntary and not): its wakeups.
+qint64 contextSwitches(qint64 pid)
+{
+    qint64 n = 0;
+    for (const QByteArray &line : readFile(QStringLiteral("/proc/%1/status").arg(pid)).split('\n'))
+        if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:"))
+            n += line.mid(line.indexOf(':') + 1).trimmed().toLongLong();
+    return n;
+}
+
 /// Whether any process has `pid` as parent and is a zombie.
 int zombiesOf(qint64 pid)
 {
@@ -98,6 +108,7 @@ private Q_SLOTS:
     void orderlyStopEndsTheKeeper();
     void restartInPlaceReusesTheKeeper();
     void sigkillWithoutAKeeper();
+    void keeperIsNotStartedByHand();
 };
 
 void TestCrash::crashKeepsTheSessions_data()
@@ -198,6 +209,10 @@ void TestCrash::endedSessionLeavesNothingInTheKeeper()
     // Master and pidfd of each.
     QVERIFY2(QTest::qWaitFor([&] { seen = fdCount(keeper); return seen == idle + 4; }, 10000),
              qPrintable(fdListing(keeper)));
+    // Holding sessions, the keeper sleeps: no wakeup while nothing is said to it.
+    const qint64 before = contextSwitches(keeper);
+    QTest::qWait(1000); // the window measured
+    QCOMPARE(contextSwitches(keeper) - before, qint64(0));
     QCOMPARE(s.http("DELETE", "/api/sessions/" + killed.toLatin1()).status, 204);
     QVERIFY2(waitFdsAtMost(keeper, idle + 2, 10000, &seen), qPrintable(fdListing(keeper)));
     QVERIFY(typeAndSee(s, exits, "touch " + s.dir.path().toUtf8() + "/exiting; exit 3", s.dir.path() + QStringLiteral("/exiting")));
@@ -262,6 +277,11 @@ void TestCrash::keeperKilledWhileTheHostRuns()
     QVERIFY(s.waitFinished());
     QVERIFY(startAgain(s));
     QCOMPARE(s.session(id).value(QStringLiteral("pid")).toDouble(), double(shell));
+    // Not the new server's child: its exit is seen, its status unknown.
+    QVERIFY(typeAndSee(s, id, "touch " + d.toUtf8() + "/leaving; exit 5", d + QStringLiteral("/leaving")));
+    QTRY_COMPARE(s.session(id).value(QStringLiteral("state")).toString(), QStringLiteral("exited"));
+    QCOMPARE(s.session(id).value(QStringLiteral("exit_code")).toInt(), -1);
+    QVERIFY(s.session(id).value(QStringLiteral("exit_signal")).isNull());
 }
 
 void TestCrash::keeperKilledTooHangsUp()
@@ -307,14 +327,25 @@ void TestCrash::keeperThatFallsBehindMissesNothing()
     // A stopped keeper takes nothing: more renames (a message each) than
     // its socket holds wait in the host, and are sent once it runs again.
     QCOMPARE(::kill(pid_t(keeper), SIGSTOP), 0);
+    struct Resume { // also when a check fails: a stopped keeper would never end
+        qint64 pid;
+        ~Resume() { ::kill(pid_t(pid), SIGCONT); }
+    } resume{keeper};
     const QByteArray path = "/api/sessions/" + id.toLatin1();
     for (int i = 0; i < 800; ++i) {
         const QByteArray body = "{\"name\":\"n" + QByteArray::number(i) + "\"}";
         QCOMPARE(s.http("PATCH", path, body).status, 200);
     }
+    const int fdsBefore = fdCount(keeper);
+    // A session started now is handed over behind the queued renames (the
+    // queue keeps the order): once the keeper holds its descriptors, it
+    // has taken every rename.
+    QVERIFY(!createShell(s, QStringLiteral("barrier")).isEmpty());
     QCOMPARE(::kill(pid_t(keeper), SIGCONT), 0);
+    int seen = 0;
+    QVERIFY2(QTest::qWaitFor([&] { seen = fdCount(keeper); return seen == fdsBefore + 2; }, 15000),
+             qPrintable(fdListing(keeper)));
     // Still the same keeper, with the last name.
-    QVERIFY(typeAndSee(s, id, "touch " + d.toUtf8() + "/renamed-done", d + QStringLiteral("/renamed-done")));
     QCOMPARE(keeperPid(s), keeper);
     QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
     QVERIFY(s.waitFinished());
@@ -417,6 +448,17 @@ void TestCrash::sigkillWithoutAKeeper()
     QVERIFY2(bgParent > 0 && bgParent != shell && bgParent != server, qPrintable(QString::number(bgParent)));
     QVERIFY2(disownedParent > 0 && disownedParent != shell && disownedParent != server,
              qPrintable(QString::number(disownedParent)));
+}
+
+void TestCrash::keeperIsNotStartedByHand()
+{
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    const TetherRun r = runTether(s, {QStringLiteral("keeper")});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("internal command, started by `tether serve`"), r.err.constData());
+    QVERIFY(!QFile::exists(s.runDir + QStringLiteral("/tether/keeper.sock")));
 }
 
 QTEST_GUILESS_MAIN(TestCrash)

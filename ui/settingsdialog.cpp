@@ -355,7 +355,15 @@ void SettingsDialog::setHost(const ServerEndpoint &endpoint)
             setHostNote(tr("Cannot read Tether's settings: %1").arg(reply.errorText()), true);
             return;
         }
-        setHostSettings(reply.json(), tls);
+        // What the user changed in the form stays changed (a host that moved
+        // while the dialog was open): only the baseline is the new host's.
+        const QJsonObject edits = hostChanges();
+        QJsonObject shown = reply.json();
+        for (auto it = edits.begin(); it != edits.end(); ++it)
+            shown.insert(it.key(), it.value());
+        setHostSettings(shown, tls);
+        m_host = reply.json();
+        updateValidity();
     });
 }
 

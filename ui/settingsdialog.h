@@ -76,7 +76,8 @@ public:
     /// The host whose settings the dialog shows and changes: asks it for
     /// them now (`GET /api/settings`); setHostSettings() follows, or the
     /// host's note says why not. Called again when the host moved (a new
-    /// address after it was started again).
+    /// address after it was started again): fields changed in the form and
+    /// not applied yet keep their values.
     void setHost(const ServerEndpoint &endpoint);
     /**
      * The host's settings, as `GET /api/settings` answers them (also the

@@ -102,6 +102,7 @@ private Q_SLOTS:
         ::chmod(QFile::encodeName(m_dir.path() + QStringLiteral("/tmux")).constData(), 0700);
         qputenv("XDG_RUNTIME_DIR", QFile::encodeName(m_dir.path() + QStringLiteral("/run")));
         qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_dir.path() + QStringLiteral("/config")));
+        qputenv("XDG_STATE_HOME", QFile::encodeName(m_dir.path() + QStringLiteral("/state")));
         qputenv("HOME", QFile::encodeName(m_dir.path() + QStringLiteral("/home")));
         qputenv("TMUX_TMPDIR", QFile::encodeName(m_dir.path() + QStringLiteral("/tmux")));
         qunsetenv("TMUX");

@@ -220,6 +220,20 @@ void TestSettingsDialog::hostPagesWaitForTheHost()
     QVERIFY(connectTo(d, host));
     QVERIFY(note->isHidden());
     QVERIFY(child<QSpinBox>(d, "ttl")->isEnabled());
+
+    // The host moves while a field is being edited (started again on
+    // another port): the edit stays, the other fields are the new host's.
+    child<QSpinBox>(d, "maxSessions")->setValue(12);
+    Host moved;
+    QVERIFY(moved.start(hostPath(), [](Config &c) { c.command = QStringLiteral("/bin/sh -i"); }));
+    QVERIFY(moved.endpoint.url != host.endpoint.url);
+    d.setHost(moved.endpoint);
+    QTRY_COMPARE(child<QLineEdit>(d, "command")->text(), QStringLiteral("/bin/sh -i"));
+    QCOMPARE(child<QSpinBox>(d, "maxSessions")->value(), 12);
+    QCOMPARE(d.hostChanges(), (QJsonObject{{QStringLiteral("max_sessions"), 12}}));
+    QVERIFY(applyAndWait(d));
+    QCOMPARE(moved.registry->limits().maxSessions, 12);
+    QCOMPARE(host.registry->limits().maxSessions, 256);
 }
 
 void TestSettingsDialog::terminalAppearance()

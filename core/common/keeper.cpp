@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The session keeper's main loop: plain POSIX, no Qt (keeper.h says why).
 #include "keeper.h"
+#include "fdpassing.h"
 
 #include <cerrno>
 #include <csignal>
@@ -94,25 +95,7 @@ bool sendMessage(int sock, char kind, const std::string &payload, const int *fds
 {
     std::string buf(1, kind);
     buf += payload;
-    struct iovec iov = {buf.data(), buf.size()};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(struct cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-    if (n > 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = CMSG_SPACE(size_t(n) * sizeof(int));
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(size_t(n) * sizeof(int));
-        std::memcpy(CMSG_DATA(c), fds, size_t(n) * sizeof(int));
-    }
-    ssize_t r;
-    do
-        r = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
-    while (r < 0 && errno == EINTR);
-    return r == ssize_t(buf.size());
+    return FdPassing::send(sock, buf.data(), buf.size(), fds, n) == ssize_t(buf.size());
 }
 
 /// Handles one message of the host. False: the connection is to be closed.
@@ -166,32 +149,13 @@ bool handle(int sock, const char *data, size_t size, std::vector<int> &fds)
 bool readHost(int sock)
 {
     static char buf[kMaxMessage];
-    alignas(struct cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
-    struct iovec iov = {buf, sizeof buf};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t n;
-    do
-        n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-    while (n < 0 && errno == EINTR);
+    std::vector<int> fds;
+    int flags = 0;
+    const ssize_t n = FdPassing::receive(sock, buf, sizeof buf, &fds, &flags);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return true;
-    std::vector<int> fds;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n >= 0 && c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-            const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t i = 0; i < count; ++i) {
-                int fd;
-                std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                fds.push_back(fd);
-            }
-        }
-    }
     bool keep = n > 0;
-    if (keep && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+    if (keep && (flags & (MSG_TRUNC | MSG_CTRUNC))) {
         say("a message from the host was too long; ignored");
     } else if (keep) {
         keep = handle(sock, buf, size_t(n), fds);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "keeperlink.h"
+#include "fdpassing.h"
 #include "handover.h"
 #include "keeper.h"
 #include "logging.h"
@@ -105,28 +106,15 @@ QByteArray receive(int sock, qint64 deadline, QList<int> *fds, QString *error)
         if (r <= 0)
             continue;
         QByteArray buf(Keeper::kMaxMessage, Qt::Uninitialized);
-        alignas(struct cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
-        struct iovec iov = {buf.data(), size_t(buf.size())};
-        struct msghdr msg = {};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        const ssize_t n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        std::vector<int> got;
+        const ssize_t n = FdPassing::receive(sock, buf.data(), size_t(buf.size()), &got);
+        const int err = errno;
+        for (const int fd : got)
+            fds->append(fd);
+        if (n < 0 && err == EAGAIN)
             continue;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n >= 0 && c; c = CMSG_NXTHDR(&msg, c)) {
-            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                continue;
-            const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t i = 0; i < count; ++i) {
-                int fd;
-                std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                fds->append(fd);
-            }
-        }
         if (n <= 0) {
-            *error = n == 0 ? QStringLiteral("the keeper closed the connection") : errnoText(errno);
+            *error = n == 0 ? QStringLiteral("the keeper closed the connection") : errnoText(err);
             return QByteArray();
         }
         buf.truncate(int(n));
@@ -541,25 +529,7 @@ namespace {
 /// One sendmsg(2) without waiting: the bytes sent, or -1 with errno.
 ssize_t sendNow(int sock, const QByteArray &buf, const int *fds, int nfds)
 {
-    struct iovec iov = {const_cast<char *>(buf.constData()), size_t(buf.size())};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(struct cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-    if (nfds > 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = CMSG_SPACE(size_t(nfds) * sizeof(int));
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(size_t(nfds) * sizeof(int));
-        std::memcpy(CMSG_DATA(c), fds, size_t(nfds) * sizeof(int));
-    }
-    ssize_t r;
-    do
-        r = ::sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-    while (r < 0 && errno == EINTR);
-    return r;
+    return FdPassing::send(sock, buf.constData(), size_t(buf.size()), fds, nfds, MSG_DONTWAIT);
 }
 } // namespace
 

@@ -224,7 +224,7 @@ SessionRecord SessionRecordStore::recordOf(Session *s) const
     return r;
 }
 
-bool SessionRecordStore::save(Session *s, bool force, QString *error)
+bool SessionRecordStore::save(Session *s, bool force)
 {
     if (!isEnabled())
         return false;
@@ -235,7 +235,6 @@ bool SessionRecordStore::save(Session *s, bool force, QString *error)
         if (s->hasScreen() && s->screenOffset() < s->offset())
             return false;
     }
-    Q_UNUSED(error)
     // The record is what the session shows now; the write is the I/O
     // thread's. Output after this marks it dirty again.
     const SessionRecord r = recordOf(s);

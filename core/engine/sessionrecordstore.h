@@ -157,7 +157,7 @@ public:
     /// ignoring the rate limit: the record is taken now, on the event loop,
     /// and written on the store's I/O thread; saved() follows once it is on
     /// disk (a failed write is logged). False when it waits for the screen.
-    bool save(Session *session, bool force = false, QString *error = nullptr);
+    bool save(Session *session, bool force = false);
 
     /// Waits for the record writes and removals queued so far (tests, shutdown).
     void flush();

@@ -6,6 +6,7 @@
 // it. Then the real `tether` binary's single-instance hand-off.
 #include "apiclient.h"
 #include "desktopapp.h"
+#include "desktophost.h"
 #include "hostlauncher.h"
 #include "runtimefile.h"
 #include "serveprocess.h"
@@ -73,18 +74,8 @@ public Q_SLOTS:
 
 namespace {
 
-/// Whether process `pid` exists (not reaped; a host is not our child, so
-/// init reaps it as soon as it exits).
-bool alive(qint64 pid)
-{
-    return pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM);
-}
-
-/// The pid the runtime file names (0 when none).
-qint64 runtimePid()
-{
-    return qint64(RuntimeFile::read().value(QStringLiteral("pid")).toDouble());
-}
+using DesktopHost::alive;
+using DesktopHost::runtimePid;
 
 /// One synchronous API call (spins the event loop; the host is another process).
 ApiReply call(const ServerEndpoint &endpoint, const QByteArray &method, const QString &path,
@@ -140,9 +131,6 @@ private:
     /// A desktop app of this test on the host it finds or starts (the
     /// built `tether serve`); true once connected with the list in.
     bool startApp(DesktopApp &app, const QStringList &hostOptions = {});
-    /// SIGTERM to the host the runtime file names (the test's own
-    /// XDG_RUNTIME_DIR), and waits for it to be gone; SIGKILL after 15 s.
-    void stopHost();
 
     QTemporaryDir m_home;
     UrlCatcher m_urls;
@@ -156,27 +144,17 @@ void TestDesktopApp::initTestCase()
     QVERIFY(m_home.isValid());
     // Settings, runtime files, the host's log and the host itself stay
     // inside the test dir: the host this test starts inherits them.
-    const QString runtime = m_home.filePath(QStringLiteral("runtime"));
-    QDir().mkpath(runtime);
-    QFile::setPermissions(runtime, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
-    qputenv("XDG_RUNTIME_DIR", runtime.toLocal8Bit());
-    qputenv("XDG_CONFIG_HOME", m_home.filePath(QStringLiteral("config")).toLocal8Bit());
-    qputenv("XDG_STATE_HOME", m_home.filePath(QStringLiteral("state")).toLocal8Bit());
-    qputenv("HOME", m_home.filePath(QStringLiteral("home")).toLocal8Bit());
-    QDir().mkpath(m_home.filePath(QStringLiteral("home")));
-    qunsetenv("TETHER_URL");
-    qunsetenv("TETHER_KEY");
+    DesktopHost::isolateUser(m_home);
     // Notifications go to the tray (recorded), never to the user's desktop
     // notification daemon (tst_desktopnotifier tests that path).
     qunsetenv("DBUS_SESSION_BUS_ADDRESS");
     qputenv("PS1", "$ ");
     QDesktopServices::setUrlHandler(QStringLiteral("http"), &m_urls, "open");
-    signal(SIGPIPE, SIG_IGN);
 }
 
 void TestDesktopApp::cleanup()
 {
-    stopHost(); // no test leaves a host running
+    DesktopHost::stopHost(); // no test leaves a host running
     // Each test starts with no sessions: a host ended by SIGTERM keeps its
     // running sessions' records ("ended by shutdown", issue 24), which the
     // next test's host would list.
@@ -201,18 +179,6 @@ bool TestDesktopApp::startApp(DesktopApp &app, const QStringList &hostOptions)
     if (!failed.isEmpty())
         qWarning("no host: %s", qPrintable(failed.at(0).at(0).toString()));
     return failed.isEmpty();
-}
-
-void TestDesktopApp::stopHost()
-{
-    const qint64 pid = runtimePid();
-    if (!alive(pid))
-        return;
-    ::kill(pid_t(pid), SIGTERM);
-    if (!QTest::qWaitFor([pid] { return !alive(pid); }, 15000)) {
-        ::kill(pid_t(pid), SIGKILL);
-        QTest::qWaitFor([pid] { return !alive(pid); }, 5000);
-    }
 }
 
 void TestDesktopApp::startsItsHostApartAndListsSessions()

@@ -8,6 +8,7 @@
 // action opens it.
 #include "apiclient.h"
 #include "desktopapp.h"
+#include "desktophost.h"
 #include "desktopnotifier.h"
 #include "runtimefile.h"
 #include "serveprocess.h"
@@ -76,10 +77,7 @@ protected:
 
 namespace {
 
-bool alive(qint64 pid)
-{
-    return pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM);
-}
+using DesktopHost::alive;
 
 /// The spec's signal, as the daemon sends it.
 void emitSignal(QDBusConnection &bus, const QString &name, const QVariantList &args)
@@ -97,6 +95,7 @@ class TestDesktopNotifier : public QObject
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase();
+    void cleanup();
     void cleanupTestCase();
     void notifiesWithAnAttachAction();
     void onlyItsOwnNotificationsAreActedOn();
@@ -135,6 +134,11 @@ void TestDesktopNotifier::initTestCase()
     // The desktop app of the last test finds its bus where a desktop
     // session says it is.
     qputenv("DBUS_SESSION_BUS_ADDRESS", m_address.toLocal8Bit());
+}
+
+void TestDesktopNotifier::cleanup()
+{
+    DesktopHost::stopHost(); // a failed test leaves no host running
 }
 
 void TestDesktopNotifier::cleanupTestCase()
@@ -241,17 +245,7 @@ void TestDesktopNotifier::programMessageReachesTheDaemon()
         QSKIP("the tether executable is not built in this tree");
     ServerTest::registerProcessTypes();
     // The host this app starts stays in the test's directory.
-    const QString runtime = m_dir.filePath(QStringLiteral("runtime"));
-    QDir().mkpath(runtime);
-    QFile::setPermissions(runtime, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
-    qputenv("XDG_RUNTIME_DIR", runtime.toLocal8Bit());
-    qputenv("XDG_CONFIG_HOME", m_dir.filePath(QStringLiteral("config")).toLocal8Bit());
-    qputenv("XDG_STATE_HOME", m_dir.filePath(QStringLiteral("state")).toLocal8Bit());
-    qputenv("HOME", m_dir.filePath(QStringLiteral("home")).toLocal8Bit());
-    QDir().mkpath(m_dir.filePath(QStringLiteral("home")));
-    qunsetenv("TETHER_URL");
-    qunsetenv("TETHER_KEY");
-    signal(SIGPIPE, SIG_IGN);
+    DesktopHost::isolateUser(m_dir);
 
     m_daemon.calls.clear();
     qint64 host = 0;
@@ -297,8 +291,7 @@ void TestDesktopNotifier::programMessageReachesTheDaemon()
         }
         QCOMPARE(m_daemon.calls.size(), 1);
     }
-    ::kill(pid_t(host), SIGTERM);
-    QTRY_VERIFY_WITH_TIMEOUT(!alive(host), 15000);
+    // cleanup() ends the host, passed or failed.
 }
 
 QTEST_MAIN(TestDesktopNotifier)

@@ -8,7 +8,9 @@
 // lists it. Two desktop apps started at the same instant give one host.
 // The display case needs Xvfb (scripts/install-deps.sh: xvfb); without it
 // that row is skipped.
+#include "desktophost.h"
 #include "serveprocess.h"
+#include "testutil.h"
 
 #include <QDirIterator>
 #include <QJsonDocument>
@@ -25,10 +27,7 @@ using namespace ServerTest;
 
 namespace {
 
-bool alive(qint64 pid)
-{
-    return pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM);
-}
+using DesktopHost::alive;
 
 /// A private X server (Xvfb picks a free display number), stopped with the object.
 struct Xvfb {
@@ -122,14 +121,11 @@ private:
         QProcessEnvironment env = s.environment(extra);
         env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("tether.*.debug=false;tether.ui.info=true"));
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
-        // The SIGSEGV row sends the signal to stand for a crash of the GUI.
-        // Under ASan (build-asan) its handler would catch it, write a report
-        // and exit(1): a normal exit and a report that fails the run. The
-        // signal's default action is what is tested, so ASan leaves SIGSEGV
-        // alone in the desktop app (and the host it starts, which inherits
-        // this; a real fault there still kills it, and alive() sees that).
-        const QString asan = env.value(QStringLiteral("ASAN_OPTIONS"));
-        env.insert(QStringLiteral("ASAN_OPTIONS"), asan + QLatin1String(asan.isEmpty() ? "" : ":") + QStringLiteral("handle_segv=0"));
+        // The SIGSEGV row sends the signal to stand for a crash of the GUI:
+        // its default action is what is tested, in the desktop app and the
+        // host it starts (which inherits this; a real fault there still
+        // kills it, and alive() sees that).
+        TestUtil::leaveSigsegvToTheKernel(env);
         s.proc.setProcessEnvironment(env);
         s.proc.start(tetherBinary(), {QStringLiteral("--no-tray"), QStringLiteral("--port"), QStringLiteral("0")});
         return s.proc.waitForStarted(10000) && s.waitLine();

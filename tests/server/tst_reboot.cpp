@@ -180,7 +180,9 @@ void TestReboot::simulatedRebootKeepsTheRecord()
     QCOMPARE(s2.session(live).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
     QVERIFY(fresh.value(QStringLiteral("cwd")).toString().endsWith(QLatin1String("/work/sub")));
     QCOMPARE(s2.http("GET", "/api/sessions/" + id.toLatin1()).status, 404); // revived: no longer listed as ended
-    QVERIFY(recordOf(stateDir, id).isEmpty());
+    // The file goes on the record store's I/O thread, after the reply
+    // (records are written and removed off the event loop, in order).
+    QTRY_VERIFY_WITH_TIMEOUT(recordOf(stateDir, id).isEmpty(), 10000);
     WsClient viewer;
     viewer.open(s2.port, QStringLiteral("/ws/") + newId, s2.key);
     QTRY_VERIFY_WITH_TIMEOUT(viewer.bytes.contains("--- tether: session ended by reboot"), 10000);
@@ -204,7 +206,7 @@ void TestReboot::simulatedRebootKeepsTheRecord()
     // DELETE forgets the other one.
     QCOMPARE(s2.http("DELETE", "/api/sessions/" + otherId.toLatin1()).status, 204);
     QCOMPARE(s2.http("GET", "/api/sessions/" + otherId.toLatin1()).status, 404);
-    QVERIFY(recordOf(stateDir, otherId).isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(recordOf(stateDir, otherId).isEmpty(), 10000); // removed off the event loop, as above
     QCOMPARE(s2.http("DELETE", "/api/sessions/" + otherId.toLatin1()).status, 404);
     QCOMPARE(s2.http("POST", "/api/sessions/" + otherId.toLatin1() + "/revive").status, 404);
     QCOMPARE(s2.http("POST", "/api/sessions/" + newId.toLatin1() + "/revive").status, 409); // running

@@ -265,6 +265,22 @@ export function networkErrorsAside(errors) {
   return errors.filter((e) => !/ERR_CONNECTION_RESET|ERR_CONNECTION_CLOSED|ERR_EMPTY_RESPONSE|WebSocket connection to .* failed/.test(e));
 }
 
+/**
+ * Page errors minus the 404s of miniature fetches (GET
+ * /api/sessions/{id}/screen) for sessions other than `keepIds`: a session
+ * deleted while its miniature's fetch was on the way answers 404, which the
+ * dashboard handles (miniatures.js) but Chromium logs as "Failed to load
+ * resource". A test whose page lists sessions that other tests delete (rows
+ * run concurrently) sets those aside; a 404 for a session of `keepIds`
+ * stays an error.
+ */
+export function endedSessionScreensAside(errors, keepIds = []) {
+  return errors.filter((e) => {
+    const m = /status of 404 .*\/api\/sessions\/([^/?\s)]+)\/screen/.exec(e);
+    return !m || keepIds.includes(decodeURIComponent(m[1]));
+  });
+}
+
 /** Opens the dashboard with the key (the server sets the cookie and redirects to /). */
 export async function openDashboard(page, server, hash = '', base = server.base) {
   const url = `${base}?key=${server.key}${hash}`;

@@ -234,13 +234,19 @@ void TestCrash::crashLoopLeaksNothing()
     ServeProcess s;
     QVERIFY(s.start());
     const QString d = s.dir.path();
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    const int idle = restingFdCount(keeper, 50);
     const QString id = createShell(s, QStringLiteral("loop"));
     QVERIFY(!id.isEmpty());
     QTRY_VERIFY(pidIn(d + QStringLiteral("/loop.pid")) > 0);
     const qint64 shell = pidIn(d + QStringLiteral("/loop.pid"));
-    const qint64 keeper = keeperPid(s);
-    QVERIFY(keeper > 0);
-    const int keeperFds = restingFdCount(keeper, 50);
+    // The keeper holds the session (master and pidfd) once it has read the
+    // host's message, which may come after the shell has started: under
+    // load a count taken at once missed them (9 then, 7 first).
+    int keeperFds = 0;
+    QVERIFY2(QTest::qWaitFor([&] { keeperFds = fdCount(keeper); return keeperFds == idle + 2; }, 10000),
+             qPrintable(fdListing(keeper)));
     int serverFds = -1;
     for (int i = 0; i < 10; ++i) {
         QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
@@ -252,7 +258,8 @@ void TestCrash::crashLoopLeaksNothing()
         if (serverFds < 0)
             serverFds = fds;
         QCOMPARE(fds, serverFds); // every new server holds the same
-        QCOMPARE(restingFdCount(keeper, 50), keeperFds);
+        QVERIFY2(liveParent(shell) > 0, "the shell ended");
+        QVERIFY2(restingFdCount(keeper, 50) == keeperFds, qPrintable(fdListing(keeper)));
         QCOMPARE(zombiesOf(keeper), 0);
         QCOMPARE(zombiesOf(::getpid()), 0);
     }

@@ -37,7 +37,9 @@
 
 #include <QTemporaryDir>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -474,9 +476,12 @@ void TestTerminalWindow::followsARestartInPlace()
     QCOMPARE(w.bannerText(), QStringLiteral("Reconnecting to Tether…"));
     QVERIFY(w.windowTitle().contains(QStringLiteral("reconnecting")));
 
-    // Output while the window is away.
-    const int fd = ::open(fifo.constData(), O_WRONLY | O_NONBLOCK);
-    QVERIFY(fd >= 0);
+    // Output while the window is away. "one" on the screen does not mean
+    // cat has opened the FIFO yet (under load it starts later): a writer's
+    // non-blocking open fails with ENXIO until a reader has it (fifo(7)).
+    int fd = -1;
+    QVERIFY2(QTest::qWaitFor([&] { return (fd = ::open(fifo.constData(), O_WRONLY | O_NONBLOCK)) >= 0; }, 10000),
+             qPrintable(QString::fromLocal8Bit(std::strerror(errno))));
     QCOMPARE(::write(fd, "two-2\n", 6), ssize_t(6));
     ::close(fd);
     QTRY_VERIFY(ringText(s).contains("two-2"));

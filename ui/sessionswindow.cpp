@@ -57,6 +57,10 @@ SessionsWindow::SessionsWindow(SessionListModel *model, QWidget *parent)
     m_view->horizontalHeader()->setHighlightSections(false);
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_view->horizontalHeader()->setSectionResizeMode(SessionListModel::TitleColumn, QHeaderView::Stretch);
+    // The last command can be a line long: it shares the free width with the
+    // name (both elided) rather than pushing the name to an ellipsis and the
+    // other columns out of the window.
+    m_view->horizontalHeader()->setSectionResizeMode(SessionListModel::ShellColumn, QHeaderView::Stretch);
     m_view->setContextMenuPolicy(Qt::ActionsContextMenu);
 
     auto *empty = new QWidget(this);

@@ -23,6 +23,9 @@
 #include <QTimer>
 #include <QScopeGuard>
 #include <QFontMetrics>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QScrollBar>
 #include <functional>
 
 using namespace Tether;
@@ -131,6 +134,7 @@ private Q_SLOTS:
     void killDialogKeepsItsTitle();
     void renameInPlace();
     void sortsByNumbers();
+    void longCommandLeavesTheNameReadable();
     void clockRunsOnlyWhileShown();
     void withoutLocalTerminal();
     void mainWindowModeAsksOnClose();
@@ -343,6 +347,42 @@ void TestSessionsWindow::sortsByNumbers()
     QVERIFY(n);
     QCOMPARE(m->index(0, SessionListModel::PidColumn).data(SessionListModel::SortRole).toLongLong(),
              qint64(n->pid())); // newest pid is the largest (no wrap in a test run)
+}
+
+void TestSessionsWindow::longCommandLeavesTheNameReadable()
+{
+    // A shell's last command can be as long as a line (the Command column,
+    // shellText()): it must not squeeze the session's name, the column a
+    // person reads first, down to an ellipsis. The list as the host's
+    // `sessions` event gives it (docs/protocol.md, "shell").
+    const QString longLine = QStringLiteral("git --no-pager log --graph --format=\"%h %s\" -14 -- ") + QString(160, QLatin1Char('x'));
+    SessionListModel model;
+    model.setSessions(QJsonArray{QJsonObject{
+        {QStringLiteral("id"), QStringLiteral("AAAAAAAAAAAAAAAAAAAAAA")},
+        {QStringLiteral("name"), QStringLiteral("build-server")},
+        {QStringLiteral("state"), QStringLiteral("running")},
+        {QStringLiteral("pid"), 4242},
+        {QStringLiteral("shell"),
+         QJsonObject{{QStringLiteral("state"), QStringLiteral("prompt")},
+                     {QStringLiteral("command"),
+                      QJsonObject{{QStringLiteral("command_line"), longLine},
+                                  {QStringLiteral("running"), false},
+                                  {QStringLiteral("exit_status"), 0}}}}},
+    }});
+    SessionsWindow w(&model);
+    w.resize(900, 330);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTableView *view = w.view();
+    QCOMPARE(view->model()->index(0, SessionListModel::TitleColumn).data().toString(), QStringLiteral("build-server"));
+    const int need = view->fontMetrics().horizontalAdvance(QStringLiteral("build-server"));
+    QTRY_VERIFY2(view->columnWidth(SessionListModel::TitleColumn) > need,
+                 qPrintable(QStringLiteral("name column %1 px, the name needs %2 px; command column %3 px")
+                                .arg(view->columnWidth(SessionListModel::TitleColumn))
+                                .arg(need)
+                                .arg(view->columnWidth(SessionListModel::ShellColumn))));
+    // And every column is in the window: no horizontal scrolling to the rest.
+    QVERIFY(!view->horizontalScrollBar()->isVisible());
 }
 
 void TestSessionsWindow::clockRunsOnlyWhileShown()

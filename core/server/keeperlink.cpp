@@ -319,6 +319,12 @@ bool KeeperLink::hello(QString *error)
             m_kept = kept;
             return true;
         }
+        if (m.at(0) == 'L') {
+            for (const int fd : std::as_const(fds))
+                ::close(fd);
+            m_hostLostMs = m.mid(1).toLongLong();
+            continue;
+        }
         const int nl = m.indexOf('\n');
         if (m.at(0) != 'S' || fds.isEmpty() || nl < 2) {
             for (const int fd : std::as_const(fds))

@@ -91,6 +91,11 @@ public:
     int adoptAndFollow(QStringList *problems);
     /// The ids of the sessions adoptAndFollow() recovered after a crash.
     QStringList recoveredIds() const { return m_recoveredIds; }
+    /// When the keeper saw its previous host's connection end (ms since the
+    /// epoch; its 'L' answer to hello): after a crash, the time of the
+    /// crash. 0 when it never had another host, or did not say (an older
+    /// keeper).
+    qint64 previousHostLostMs() const { return m_hostLostMs; }
     /// Orderly stop: the keeper closes everything and exits ('Q'). The
     /// sessions are the host's to end; nothing is sent afterwards.
     void stop();
@@ -128,6 +133,7 @@ private:
     SessionRegistry *m_registry;
     int m_sock = -1;
     qint64 m_keeperPid = 0;
+    qint64 m_hostLostMs = 0;
     QSocketNotifier *m_notifier = nullptr;
     /// On only while messages wait in m_queue.
     QSocketNotifier *m_writeNotifier = nullptr;

@@ -136,6 +136,7 @@ void TestCrash::crashKeepsTheSessions()
     QVERIFY(keeper > 0);
     QVERIFY(liveParent(keeper) != server); // not the host's child: it outlives it
     QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(-1), 0);
+    QVERIFY(status(s).value(QStringLiteral("crashed_at")).isNull());
 
     // A viewer attached, with output it has seen.
     WsClient viewer;
@@ -155,8 +156,11 @@ void TestCrash::crashKeepsTheSessions()
                                  .contains("before-crash"),
                              15000);
 
+    // crashed_at has seconds: the second of the kill at the earliest.
+    const QDateTime killedAt = QDateTime::fromSecsSinceEpoch(QDateTime::currentSecsSinceEpoch(), Qt::UTC);
     QVERIFY(::kill(pid_t(server), signo) == 0);
     QVERIFY(s.waitFinished());
+    const QDateTime deadAt = QDateTime::currentDateTimeUtc();
     QTRY_VERIFY(viewer.disconnected);
     // The keeper holds the terminal: no hangup, the same shell runs on.
     QVERIFY2(liveParent(shell) > 0, "the shell was hung up");
@@ -166,6 +170,14 @@ void TestCrash::crashKeepsTheSessions()
     const QJsonObject st = status(s);
     QCOMPARE(st.value(QStringLiteral("recovered_after_crash")).toInt(), 1);
     QCOMPARE(qint64(st.value(QStringLiteral("keeper_pid")).toDouble()), keeper); // the same keeper
+    // When the crash happened, as the keeper saw its host go: between the
+    // kill and the moment the dead host was reaped, not when this one started.
+    const QDateTime crashedAt = QDateTime::fromString(st.value(QStringLiteral("crashed_at")).toString(), Qt::ISODate);
+    QVERIFY2(crashedAt.isValid(), qPrintable(st.value(QStringLiteral("crashed_at")).toString()));
+    QCOMPARE(crashedAt.timeSpec(), Qt::UTC);
+    QVERIFY2(crashedAt >= killedAt && crashedAt <= deadAt,
+             qPrintable(crashedAt.toString(Qt::ISODateWithMs) + " not in " + killedAt.toString(Qt::ISODateWithMs) + " .. "
+                        + deadAt.toString(Qt::ISODateWithMs)));
     const QJsonObject session = s.session(id);
     QCOMPARE(session.value(QStringLiteral("id")).toString(), id);
     QCOMPARE(qint64(session.value(QStringLiteral("pid")).toDouble()), shell);
@@ -394,6 +406,7 @@ void TestCrash::restartInPlaceReusesTheKeeper()
     }, 15000));
     QCOMPARE(keeperPid(s), keeper);
     QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(-1), 0);
+    QVERIFY(status(s).value(QStringLiteral("crashed_at")).isNull()); // a restart is no crash
     QCOMPARE(restingFdCount(keeper, 50), keeperFds); // the same copies, none twice
     // A crash after the restart keeps the session as before.
     QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);

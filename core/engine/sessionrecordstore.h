@@ -26,7 +26,11 @@ class SessionRegistry;
 struct SessionRecord {
     QString id;
     QString name;
-    QStringList command;   ///< argv it ran
+    /// The argv asked for (Session::command(): before the shell
+    /// integration's rewrite, which a revived session applies again).
+    QStringList command;
+    /// Started as a login shell (Session::loginShell()): revived as one.
+    bool loginShell = false;
     QString cwd;           ///< the leader's working directory when saved (/proc/PID/cwd), else the start one
     QString title;
     QDateTime created;     ///< UTC

@@ -395,6 +395,7 @@ int KeeperLink::adoptAndFollow(QStringList *problems)
         r.id = k.id;
         for (const QJsonValue &a : o.value(QStringLiteral("argv")).toArray())
             r.command.append(a.toString());
+        r.loginShell = o.value(QStringLiteral("login")).toBool();
         r.cwd = o.value(QStringLiteral("cwd")).toString();
         r.name = o.value(QStringLiteral("name")).toString();
         r.createdMs = qint64(o.value(QStringLiteral("created")).toDouble());
@@ -478,6 +479,7 @@ QByteArray KeeperLink::meta(Session *s) const
     QJsonObject o;
     o.insert(QStringLiteral("name"), s->name());
     o.insert(QStringLiteral("argv"), QJsonArray::fromStringList(s->command()));
+    o.insert(QStringLiteral("login"), s->loginShell());
     o.insert(QStringLiteral("cwd"), s->cwd());
     o.insert(QStringLiteral("created"), double(s->created().toMSecsSinceEpoch()));
     o.insert(QStringLiteral("pid"), double(s->process()->pid()));

@@ -27,7 +27,7 @@ class SessionRegistry;
  * resuming viewer gets a reset replay).
  *
  * Metadata (opaque to the keeper): "ID\n" + compact JSON {"name", "argv",
- * "cwd", "created" (ms since the epoch), "pid", "bound"}: `bound` is above
+ * "login" (Session::loginShell()), "cwd", "created" (ms since the epoch), "pid", "bound"}: `bound` is above
  * every output offset the host has given out for the session (raised, by
  * doubling, when the session's output nears it: a few messages in a
  * session's life, never one per read).

@@ -1825,6 +1825,7 @@ void Server::reviveSession(HttpConnection *c, const QString &id)
     const SessionRecord r = *found;
     SpawnOptions opts;
     opts.argv = r.command;
+    opts.loginShell = r.loginShell; // a login shell comes back as one
     opts.cwd = r.cwd;
     opts.cols = r.cols;
     opts.rows = r.rows;

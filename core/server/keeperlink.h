@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <QDateTime>
 #include <QHash>
 #include <QList>
 #include <QObject>
@@ -13,6 +14,7 @@ namespace Tether {
 
 class Session;
 class SessionRegistry;
+class ShareStore;
 
 /**
  * The host's side of the session keeper (keeper.h; docs/architecture.md
@@ -27,7 +29,10 @@ class SessionRegistry;
  * resuming viewer gets a reset replay).
  *
  * Metadata (opaque to the keeper): "ID\n" + compact JSON {"name", "argv",
- * "login" (Session::loginShell()), "cwd", "created" (ms since the epoch), "pid", "bound"}: `bound` is above
+ * "login" (Session::loginShell()), "cwd", "created" (ms since the epoch), "pid", "bound",
+ * "notify" (Session::notifySettings() as the restart state's flags word),
+ * "shares" ([{"token", "created"}], the session's read-only links),
+ * "detached_since" (ms since the epoch; absent while a viewer is attached)}: `bound` is above
  * every output offset the host has given out for the session (raised, by
  * doubling, when the session's output nears it: a few messages in a
  * session's life, never one per read).
@@ -77,6 +82,13 @@ public:
      * crash protection.
      */
     bool connectToKeeper(QString *error);
+    /**
+     * The read-only links to hand to the keeper with each session's
+     * metadata ("shares"), and to take back for the sessions adopted after
+     * a crash (ShareStore::adopt). Set before adoptAndFollow(); null: links
+     * are not kept across a crash.
+     */
+    void setShareStore(ShareStore *shares);
     /// What the keeper held at connectToKeeper().
     const QList<Kept> &kept() const { return m_kept; }
     /**
@@ -131,6 +143,7 @@ private:
     void scheduleRestart();
 
     SessionRegistry *m_registry;
+    ShareStore *m_shares = nullptr;
     int m_sock = -1;
     qint64 m_keeperPid = 0;
     qint64 m_hostLostMs = 0;
@@ -147,6 +160,7 @@ private:
     QList<Kept> m_kept;
     QStringList m_recoveredIds;
     QHash<Session *, quint64> m_bound; ///< sessions held by the keeper: their offset bound
+    QHash<Session *, QDateTime> m_detachedSent; ///< detachedSince() in the last META sent
     bool m_stopped = false;
     bool m_following = false;
     qint64 m_lastRestartMs = 0;

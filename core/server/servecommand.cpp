@@ -198,6 +198,7 @@ int serveMain(int argc, char **argv)
     KeeperLink keeper(&registry);
     if (listening) {
         QString keeperError;
+        keeper.setShareStore(server.shares()); // read-only links survive a crash too
         if (keeper.connectToKeeper(&keeperError)) {
             QStringList problems;
             const int recovered = keeper.adoptAndFollow(&problems);

@@ -100,6 +100,7 @@ private Q_SLOTS:
     void initTestCase() { registerProcessTypes(); }
     void crashKeepsTheSessions_data();
     void crashKeepsTheSessions();
+    void crashKeepsLinksAndNotifySettings();
     void endedSessionLeavesNothingInTheKeeper();
     void crashLoopLeaksNothing();
     void keeperKilledWhileTheHostRuns();
@@ -203,6 +204,65 @@ void TestCrash::crashKeepsTheSessions()
     // Ending it after the crash: the keeper lets go too.
     QCOMPARE(s.http("DELETE", "/api/sessions/" + id.toLatin1()).status, 204);
     QTRY_COMPARE(liveParent(shell), -1);
+}
+
+void TestCrash::crashKeepsLinksAndNotifySettings()
+{
+    // A session's read-only link and its notification settings, set after
+    // it was handed to the keeper, work again after the crash; its TTL
+    // clock (detached_since) goes on.
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    QVERIFY(s.start({QStringLiteral("--ttl"), QStringLiteral("3600")}));
+    const QString id = createShell(s, QStringLiteral("shared"));
+    QVERIFY(!id.isEmpty());
+    // Detached since a time the next host's start cannot be (seconds).
+    WsClient viewer;
+    viewer.open(s.port, QStringLiteral("/ws/") + id, s.key);
+    QTRY_VERIFY(viewer.gotAttached());
+    QVERIFY(s.session(id).value(QStringLiteral("detached_since")).isNull());
+    viewer.ws.close();
+    QTRY_VERIFY(!s.session(id).value(QStringLiteral("detached_since")).isNull());
+    const QString detachedSince = s.session(id).value(QStringLiteral("detached_since")).toString();
+    QTRY_VERIFY_WITH_TIMEOUT(QDateTime::currentDateTimeUtc().toString(Qt::ISODate) > detachedSince, 5000);
+    const HttpReply shared = s.http("POST", "/api/shares", "{\"session\":\"" + id.toLatin1() + "\"}");
+    QCOMPARE(shared.status, 201);
+    const QByteArray token = shared.json().value(QStringLiteral("token")).toString().toLatin1();
+    QVERIFY(!token.isEmpty());
+    const QJsonObject notify{{QStringLiteral("muted"), true}, {QStringLiteral("next"), false},
+                             {QStringLiteral("activity"), true}, {QStringLiteral("silence"), 45}};
+    QCOMPARE(s.http("PATCH", "/api/sessions/" + id.toLatin1(),
+                    QJsonDocument(QJsonObject{{QStringLiteral("notify"), notify}}).toJson(QJsonDocument::Compact))
+                 .status,
+             200);
+    QCOMPARE(s.session(id).value(QStringLiteral("notify")).toObject(), notify);
+
+    QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
+    QVERIFY(s.waitFinished());
+    QVERIFY(startAgain(s));
+    QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(), 1);
+    QCOMPARE(s.session(id).value(QStringLiteral("notify")).toObject(), notify);
+    QCOMPARE(s.session(id).value(QStringLiteral("detached_since")).toString(), detachedSince);
+    const QJsonArray links = s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray();
+    QCOMPARE(links.size(), 1);
+    QCOMPARE(links.at(0).toObject().value(QStringLiteral("token")).toString().toLatin1(), token);
+    QCOMPARE(links.at(0).toObject().value(QStringLiteral("session")).toString(), id);
+    // The link lets its holder watch again.
+    WsClient watcher;
+    watcher.open(s.port, QStringLiteral("/ws/%1?mode=watch").arg(id), token);
+    QTRY_VERIFY(watcher.gotAttached() || watcher.disconnected);
+    QVERIFY2(watcher.gotAttached(), qPrintable(QStringLiteral("closed %1 %2").arg(watcher.closeCode).arg(watcher.closeReason)));
+    // Revoked after the crash: the keeper is told, and a second crash
+    // does not bring it back.
+    QCOMPARE(s.http("DELETE", "/api/shares/" + token).status, 204);
+    QTRY_VERIFY(watcher.disconnected);
+    QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
+    QVERIFY(s.waitFinished());
+    QVERIFY(startAgain(s));
+    QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(), 1);
+    QCOMPARE(s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray().size(), 0);
+    QCOMPARE(s.session(id).value(QStringLiteral("notify")).toObject(), notify);
 }
 
 void TestCrash::endedSessionLeavesNothingInTheKeeper()

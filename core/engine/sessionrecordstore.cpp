@@ -112,8 +112,32 @@ void SessionRecordStore::setTiming(int idleMs, int minIntervalMs)
 
 void SessionRecordStore::start()
 {
-    if (!isEnabled())
+    m_started = true;
+    if (isEnabled())
+        follow();
+}
+
+void SessionRecordStore::setLines(int lines)
+{
+    lines = std::clamp(lines, 0, Screen::kMaxScrollbackLines);
+    if (lines == m_lines)
         return;
+    const bool was = isEnabled();
+    m_lines = lines;
+    if (!m_started || m_shuttingDown || was == isEnabled())
+        return; // the next save takes the new number of lines
+    if (isEnabled()) {
+        follow();
+        return;
+    }
+    // Turned off: nothing more is written, and what this run wrote goes.
+    disconnect(m_registry, nullptr, this, nullptr);
+    for (Session *s : m_trackers.keys())
+        untrack(s, true);
+}
+
+void SessionRecordStore::follow()
+{
     connect(m_registry, &SessionRegistry::sessionAdded, this, &SessionRecordStore::track);
     connect(m_registry, &SessionRegistry::sessionRemoved, this, [this](Session *s) {
         untrack(s, !m_shuttingDown);

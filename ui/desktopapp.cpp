@@ -269,6 +269,18 @@ void DesktopApp::onServerStatus(const QJsonObject &status)
     const qint64 pid = qint64(status.value(QStringLiteral("pid")).toDouble());
     if (pid > 0)
         m_hostPid = pid;
+    // The host took its sessions over after a crash of the one before it:
+    // said once per crash (this host's pid and the time of the crash), not
+    // at each `server` event (every reconnection, every new keeper).
+    const int recovered = status.value(QStringLiteral("recovered_after_crash")).toInt();
+    const QString crashedAt = status.value(QStringLiteral("crashed_at")).toString();
+    const QString crash = QString::number(pid) + QLatin1Char(' ') + crashedAt;
+    if (recovered > 0 && crash != m_notifiedCrash) {
+        m_notifiedCrash = crash;
+        notify(tr("Tether crashed"),
+               crashText(recovered, QDateTime::fromString(crashedAt, Qt::ISODate)) + QLatin1Char('\n')
+                   + tr("Output from just before the crash may be missing."));
+    }
     const QString v = status.value(QStringLiteral("update")).toObject().value(QStringLiteral("version")).toString();
     if (v == m_updateVersion)
         return;
@@ -487,6 +499,18 @@ void DesktopApp::onSessionExited(const QJsonObject &session)
 QString DesktopApp::updateText(const QString &version)
 {
     return tr("Tether was updated — restart to use version %1 (sessions are kept)").arg(version);
+}
+
+QString DesktopApp::crashText(int recovered, const QDateTime &crashedAt, const QDateTime &now)
+{
+    const QString sessions = recovered == 1 ? tr("1 session") : tr("%1 sessions").arg(recovered);
+    if (!crashedAt.isValid())
+        return tr("Tether crashed and recovered %1").arg(sessions);
+    const QDateTime at = crashedAt.toLocalTime();
+    const QString time = at.toString(QStringLiteral("HH:mm"));
+    if (at.date() == now.toLocalTime().date())
+        return tr("Tether crashed at %1 and recovered %2").arg(time, sessions);
+    return tr("Tether crashed on %1 at %2 and recovered %3").arg(at.toString(QStringLiteral("yyyy-MM-dd")), time, sessions);
 }
 
 qint64 DesktopApp::expiryWarningLeadMs(int ttlSeconds)

@@ -6,6 +6,7 @@
 #include "desktopsettings.h"
 #include "windowstate.h"
 
+#include <QDateTime>
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
@@ -79,6 +80,13 @@ class SettingsDialog;
  * leaves once the host said it shuts down. Close (closeUi()) and SIGTERM,
  * SIGINT or SIGHUP to this process leave the host running.
  *
+ * When the host took its sessions over after a crash of the previous one
+ * (its `server` event's `recovered_after_crash`), a notification says
+ * "Tether crashed at HH:MM and recovered N sessions", once per crash for
+ * this process (a new `server` event of the same host, at a reconnection
+ * or when its keeper changes, does not repeat it; a desktop app started
+ * later on that host says it again).
+ *
  * When the host goes away (its event stream stays refused), the tray says
  * so and offers "Start Tether again" (a new HostLauncher).
  *
@@ -140,6 +148,11 @@ public:
     QString updateVersion() const { return m_updateVersion; }
     /// "Tether was updated — restart to use version X (sessions are kept)".
     static QString updateText(const QString &version);
+    /// "Tether crashed at 14:05 and recovered 3 sessions" (`crashedAt` in
+    /// local time; "on 2026-01-02 at 14:05" when it is not `now`'s day;
+    /// without a time when `crashedAt` is invalid: not known).
+    static QString crashText(int recovered, const QDateTime &crashedAt,
+                             const QDateTime &now = QDateTime::currentDateTime());
     /// How long before its deadline a session is announced, ms: 60 s, or a
     /// tenth of the TTL when it is under 10 min (the host's rule,
     /// SessionRegistry::expiryWarningLeadMs); 0 for ttlSeconds <= 0.
@@ -321,6 +334,7 @@ private:
     QTimer m_expiryTimer;  ///< single shot, to the next expiry warning
     QHash<QString, qint64> m_warnedDeadline; ///< id -> deadline (ms since epoch) already announced
     QString m_notifiedUpdate;   ///< the update version already announced
+    QString m_notifiedCrash;    ///< "PID CRASHED_AT" of the crash recovery already announced
     QPointer<SessionsWindow> m_sessionsWindow;
     QPointer<SettingsDialog> m_settingsDialog;
     QHash<QString, QPointer<QWidget>> m_terminals;

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <vector>
 
@@ -38,6 +39,17 @@ struct Held {
 };
 
 std::vector<Held> g_held;
+/// When the last host's connection ended (ms since the epoch, wall clock);
+/// 0: none ended yet. Told to the next host ('L'): after a crash, the time of
+/// the crash as near as the keeper can see it.
+long long g_hostLostMs = 0;
+
+long long wallClockMs()
+{
+    struct timespec ts;
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
 
 void say(const char *text)
 {
@@ -113,6 +125,8 @@ bool handle(int sock, const char *data, size_t size, std::vector<int> &fds)
             if (!sendMessage(sock, 'S', h.meta, h.fds, n))
                 return false;
         }
+        if (g_hostLostMs > 0 && !sendMessage(sock, 'L', std::to_string(g_hostLostMs), nullptr, 0))
+            return false;
         return sendMessage(sock, 'E', std::to_string(::getpid()), nullptr, 0);
     case 'A': {
         if (fds.empty() || fds.size() > 2)
@@ -269,6 +283,7 @@ int keeperMain(int argc, char **argv)
             if (!readHost(host)) {
                 ::close(host);
                 host = -1;
+                g_hostLostMs = wallClockMs();
                 if (g_held.empty())
                     finish(0);
             }
@@ -278,8 +293,10 @@ int keeperMain(int argc, char **argv)
             if (c >= 0) {
                 // The newest connection is the host (a restart in place, or
                 // the next `tether serve` after a crash): one at a time.
-                if (host >= 0)
+                if (host >= 0) {
                     ::close(host);
+                    g_hostLostMs = wallClockMs();
+                }
                 host = c;
                 hadHost = true;
                 struct timeval tv = {kSendTimeoutMs / 1000, (kSendTimeoutMs % 1000) * 1000};

@@ -30,6 +30,11 @@
  *   'Q'               orderly stop: close everything and exit
  *  keeper → host
  *   'S' META + fds    a session held (answer to 'H')
+ *   'L' MS            (answer to 'H', before 'E', once a host's connection
+ *                     has ended) when the last one ended: ms since the epoch
+ *                     (CLOCK_REALTIME), in decimal; after a crash of the
+ *                     host, the time of the crash as the keeper saw it.
+ *                     A host that does not know 'L' skips it.
  *   'E' PID           end of that list; PID: the keeper's, in decimal
  * META is "ID\n" followed by the host's own encoding (KeeperLink: JSON).
  *

@@ -93,7 +93,7 @@ QByteArray sessionMeta(const SessionRecord &s)
     w.bytes(s.commands);
     // Appended after the command list: the notification settings' flags.
     w.u32((s.notifyMuted ? 1u : 0u) | (s.notifyNext ? 2u : 0u) | (s.notifyActivity ? 4u : 0u)
-          | (quint32(std::clamp(s.notifySilence, 0, 0xffffff)) << 8));
+          | (s.loginShell ? 8u : 0u) | (quint32(std::clamp(s.notifySilence, 0, 0xffffff)) << 8));
     return w.take();
 }
 
@@ -225,6 +225,7 @@ bool decodeSession(ByteReader &r, quint32 version, SessionRecord *s, bool borrow
         s->notifyMuted = flags & 1u;
         s->notifyNext = flags & 2u;
         s->notifyActivity = flags & 4u;
+        s->loginShell = flags & 8u;
         s->notifySilence = int(flags >> 8);
     }
     // Bytes past the fields known here were appended by a later build of the

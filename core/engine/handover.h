@@ -123,12 +123,15 @@ struct SessionRecord {
     QByteArray commands;
     /// Session::notifySettings(). Appended after `commands` as one u32: bit
     /// 0 muted, bit 1 next, bit 2 activity, bits 8..31 silence (seconds);
-    /// bits 3..7 are for later settings and ignored. A state from a build
-    /// without it reads as none set.
+    /// bit 3 is loginShell (below); bits 4..7 are for later settings and
+    /// ignored. A state from a build without it reads as none set.
     bool notifyMuted = false;
     bool notifyNext = false;
     bool notifyActivity = false;
     int notifySilence = 0;
+    /// Session::loginShell(): bit 3 of the flags word above; a state from
+    /// a build without it reads as not a login shell.
+    bool loginShell = false;
 
     qsizetype ringSize() const
     {

@@ -1242,6 +1242,7 @@ Handover::SessionRecord Session::handover() const
     r.notifyNext = m_notifySettings.next;
     r.notifyActivity = m_notifySettings.activity;
     r.notifySilence = m_notifySettings.silence;
+    r.loginShell = m_options.loginShell;
     // An outrun screen paused by a flood (its offset already left the ring)
     // is not handed over: the successor could not parse on from it, and the
     // reader refuses the whole state for an offset outside the ring. The
@@ -1281,6 +1282,7 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     SpawnOptions options;
     options.argv = r.command;
     options.cwd = r.cwd;
+    options.loginShell = r.loginShell;
     auto *s = new Session(r.id, options, r.capacity, parent);
     const QByteArray ring = r.ring.size() == 1 ? r.ring.first() : r.ring.join();
     if (!s->m_ring.restore(r.ringStart, ring.constData(), ring.size())) {

@@ -85,7 +85,14 @@ public:
     /// Sets the name as it is (the caller checked it); emits nameChanged()
     /// when it differs. Empty clears it.
     void setName(const QString &name);
-    QStringList command() const { return m_command; } ///< argv actually run
+    /// The argv asked for (the default command resolved: the login shell's
+    /// path), before ShellIntegration rewrote it to load its script.
+    QStringList command() const { return m_command; }
+    /// Asked for as a login shell (SpawnOptions::loginShell after
+    /// resolveSpawnOptions(): the default command), whatever the shell
+    /// integration then ran. Kept in its record, for Revive, and across a
+    /// restart in place and a crash.
+    bool loginShell() const { return m_options.loginShell; }
     QString cwd() const { return m_cwd; }             ///< working directory actually used
     pid_t pid() const { return m_pty.pid(); }
     QDateTime created() const { return m_created; }   ///< UTC

@@ -112,8 +112,32 @@ void SessionRecordStore::setTiming(int idleMs, int minIntervalMs)
 
 void SessionRecordStore::start()
 {
-    if (!isEnabled())
+    m_started = true;
+    if (isEnabled())
+        follow();
+}
+
+void SessionRecordStore::setLines(int lines)
+{
+    lines = std::clamp(lines, 0, Screen::kMaxScrollbackLines);
+    if (lines == m_lines)
         return;
+    const bool was = isEnabled();
+    m_lines = lines;
+    if (!m_started || m_shuttingDown || was == isEnabled())
+        return; // the next save takes the new number of lines
+    if (isEnabled()) {
+        follow();
+        return;
+    }
+    // Turned off: nothing more is written, and what this run wrote goes.
+    disconnect(m_registry, nullptr, this, nullptr);
+    for (Session *s : m_trackers.keys())
+        untrack(s, true);
+}
+
+void SessionRecordStore::follow()
+{
     connect(m_registry, &SessionRegistry::sessionAdded, this, &SessionRecordStore::track);
     connect(m_registry, &SessionRegistry::sessionRemoved, this, [this](Session *s) {
         untrack(s, !m_shuttingDown);
@@ -204,6 +228,7 @@ SessionRecord SessionRecordStore::recordOf(Session *s) const
     r.id = s->id();
     r.name = s->name();
     r.command = s->command();
+    r.loginShell = s->loginShell();
     r.cwd = processCwd(s->pid());
     if (r.cwd.isEmpty())
         r.cwd = s->cwd();
@@ -304,6 +329,7 @@ bool SessionRecordStore::write(const QString &dir, const SessionRecord &r, QStri
     o.insert(QStringLiteral("id"), r.id);
     o.insert(QStringLiteral("name"), r.name);
     o.insert(QStringLiteral("command"), QJsonArray::fromStringList(r.command));
+    o.insert(QStringLiteral("login_shell"), r.loginShell);
     o.insert(QStringLiteral("cwd"), r.cwd);
     o.insert(QStringLiteral("title"), r.title);
     o.insert(QStringLiteral("created"), isoUtc(r.created));
@@ -357,6 +383,7 @@ bool SessionRecordStore::read(const QString &file, SessionRecord *r, QString *er
     r->name = o.value(QStringLiteral("name")).toString();
     for (const QJsonValue &v : o.value(QStringLiteral("command")).toArray())
         r->command.append(v.toString());
+    r->loginShell = o.value(QStringLiteral("login_shell")).toBool(); // absent (an older record): false
     r->cwd = o.value(QStringLiteral("cwd")).toString();
     r->title = o.value(QStringLiteral("title")).toString();
     r->created = QDateTime::fromString(o.value(QStringLiteral("created")).toString(), Qt::ISODate);

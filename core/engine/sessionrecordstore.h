@@ -26,7 +26,11 @@ class SessionRegistry;
 struct SessionRecord {
     QString id;
     QString name;
-    QStringList command;   ///< argv it ran
+    /// The argv asked for (Session::command(): before the shell
+    /// integration's rewrite, which a revived session applies again).
+    QStringList command;
+    /// Started as a login shell (Session::loginShell()): revived as one.
+    bool loginShell = false;
     QString cwd;           ///< the leader's working directory when saved (/proc/PID/cwd), else the start one
     QString title;
     QDateTime created;     ///< UTC
@@ -115,6 +119,15 @@ public:
     QString dir() const { return m_dir; }
     int lines() const { return m_lines; }
     bool isEnabled() const { return m_lines > 0; }
+    /**
+     * Changes the scrollback lines of the records written from now on
+     * (PATCH /api/settings `saved_scrollback_lines`; clamped to 0..1000).
+     * 0 turns recording off: the running sessions' records are removed
+     * (nothing of them stays on disk) and none is written; from 0 to more
+     * after start(), every running session is recorded from then on.
+     * Ended sessions' records are not touched.
+     */
+    void setLines(int lines);
     /// Overrides kIdleMs and kMinIntervalMs (tests).
     void setTiming(int idleMs, int minIntervalMs);
 
@@ -187,6 +200,8 @@ private:
     /// retry after the rate limit.
     void onWritten(const QString &id, bool ok, const QString &error);
     SessionRecord recordOf(Session *session) const;
+    /// Tracks the registry's sessions, now and as they come and go.
+    void follow();
 
     SessionRegistry *m_registry;
     QString m_dir;
@@ -198,6 +213,7 @@ private:
     void enqueue(std::function<void()> job);
 
     bool m_shuttingDown = false;
+    bool m_started = false; ///< start() was called
     QString m_bootId;
     /// One thread for every write and removal of a record file: QSaveFile's
     /// commit is an fdatasync(2) (tens of ms on a busy disk), which must not

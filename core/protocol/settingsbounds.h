@@ -20,6 +20,9 @@ inline constexpr qint64 kMaxBufferSize = 64 * 1024 * 1024;
 inline constexpr int kMaxTtlSeconds = 365 * 24 * 3600;
 /// `notify_after`, seconds: a day.
 inline constexpr int kMaxNotifyAfterSeconds = 86400;
+/// `saved_scrollback_lines`: the lines a session's record keeps at most
+/// (the scrollback of the server's screen).
+inline constexpr int kMaxSavedScrollbackLines = 1000;
 
 } // namespace SettingsBounds
 } // namespace Tether

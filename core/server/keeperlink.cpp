@@ -8,6 +8,7 @@
 #include "registry.h"
 #include "runtimefile.h"
 #include "session.h"
+#include "sharestore.h"
 #include "terminalstate.h"
 
 #include <QDateTime>
@@ -319,6 +320,12 @@ bool KeeperLink::hello(QString *error)
             m_kept = kept;
             return true;
         }
+        if (m.at(0) == 'L') {
+            for (const int fd : std::as_const(fds))
+                ::close(fd);
+            m_hostLostMs = m.mid(1).toLongLong();
+            continue;
+        }
         const int nl = m.indexOf('\n');
         if (m.at(0) != 'S' || fds.isEmpty() || nl < 2) {
             for (const int fd : std::as_const(fds))
@@ -368,8 +375,21 @@ bool KeeperLink::connectToKeeper(QString *error)
     return true;
 }
 
+void KeeperLink::setShareStore(ShareStore *shares)
+{
+    if (m_shares)
+        disconnect(m_shares, nullptr, this, nullptr);
+    m_shares = shares;
+    if (shares)
+        connect(shares, &ShareStore::sharesChanged, this, [this](const QString &id) {
+            if (Session *s = m_registry->find(id))
+                sendMeta(s); // only a session the keeper holds
+        });
+}
+
 int KeeperLink::adoptAndFollow(QStringList *problems)
 {
+    QHash<QString, QList<Handover::ShareRecord>> shares;
     Handover::State state;
     const QByteArray freshState = TerminalState().save();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -389,10 +409,20 @@ int KeeperLink::adoptAndFollow(QStringList *problems)
         r.id = k.id;
         for (const QJsonValue &a : o.value(QStringLiteral("argv")).toArray())
             r.command.append(a.toString());
+        r.loginShell = o.value(QStringLiteral("login")).toBool();
+        const quint32 notify = quint32(o.value(QStringLiteral("notify")).toDouble());
+        r.notifyMuted = notify & 1u;
+        r.notifyNext = notify & 2u;
+        r.notifyActivity = notify & 4u;
+        r.notifySilence = int(notify >> 8);
+        for (const QJsonValue &v : o.value(QStringLiteral("shares")).toArray())
+            shares[k.id].append({v.toObject().value(QStringLiteral("token")).toString(),
+                                 qint64(v.toObject().value(QStringLiteral("created")).toDouble())});
         r.cwd = o.value(QStringLiteral("cwd")).toString();
         r.name = o.value(QStringLiteral("name")).toString();
         r.createdMs = qint64(o.value(QStringLiteral("created")).toDouble());
-        r.detachedSinceMs = now;
+        const qint64 detached = qint64(o.value(QStringLiteral("detached_since")).toDouble());
+        r.detachedSinceMs = detached > 0 && detached <= now ? detached : now;
         r.lastActivityMs = now;
         r.pty.pid = pid_t(o.value(QStringLiteral("pid")).toDouble());
         r.pty.masterFd = k.masterFd;
@@ -422,9 +452,14 @@ int KeeperLink::adoptAndFollow(QStringList *problems)
     int recovered = 0;
     if (!state.sessions.isEmpty())
         recovered = m_registry->adopt(state, problems);
-    for (const Handover::SessionRecord &r : std::as_const(state.sessions))
-        if (m_registry->find(r.id))
-            m_recoveredIds.append(r.id);
+    for (const Handover::SessionRecord &r : std::as_const(state.sessions)) {
+        if (!m_registry->find(r.id))
+            continue;
+        m_recoveredIds.append(r.id);
+        // Its read-only links work again (malformed tokens are skipped).
+        if (m_shares && shares.contains(r.id))
+            m_shares->adopt(r.id, shares.value(r.id));
+    }
 
     m_following = true;
     connect(m_registry, &SessionRegistry::sessionAdded, this, &KeeperLink::follow);
@@ -450,6 +485,12 @@ void KeeperLink::watch(Session *s)
 {
     connect(s, &Session::exited, this, [this, s]() { drop(s); });
     connect(s, &Session::nameChanged, this, [this, s]() { sendMeta(s); });
+    connect(s, &Session::notifySettingsChanged, this, [this, s]() { sendMeta(s); });
+    // detached_since: a message per attach or detach, none on the output path.
+    connect(s, &Session::viewersChanged, this, [this, s]() {
+        if (s->detachedSince() != m_detachedSent.value(s))
+            sendMeta(s);
+    });
     // One comparison per read; a message only when the output nears the bound.
     connect(s, &Session::outputArrived, this, [this, s]() {
         const auto it = m_bound.constFind(s);
@@ -472,10 +513,27 @@ QByteArray KeeperLink::meta(Session *s) const
     QJsonObject o;
     o.insert(QStringLiteral("name"), s->name());
     o.insert(QStringLiteral("argv"), QJsonArray::fromStringList(s->command()));
+    o.insert(QStringLiteral("login"), s->loginShell());
     o.insert(QStringLiteral("cwd"), s->cwd());
     o.insert(QStringLiteral("created"), double(s->created().toMSecsSinceEpoch()));
     o.insert(QStringLiteral("pid"), double(s->process()->pid()));
     o.insert(QStringLiteral("bound"), double(m_bound.value(s)));
+    // What a crash must not lose besides the process (the restart state's
+    // encoding of the notification settings: Handover::SessionRecord).
+    const Session::NotifySettings n = s->notifySettings();
+    o.insert(QStringLiteral("notify"), double((n.muted ? 1u : 0u) | (n.next ? 2u : 0u) | (n.activity ? 4u : 0u)
+                                              | (quint32(std::clamp(n.silence, 0, 0xffffff)) << 8)));
+    // The TTL clock of a detached session goes on across the crash (a
+    // session that had viewers is detached from the adoption on).
+    if (s->detachedSince().isValid())
+        o.insert(QStringLiteral("detached_since"), double(s->detachedSince().toMSecsSinceEpoch()));
+    if (m_shares) {
+        QJsonArray shares;
+        for (const Handover::ShareRecord &r : m_shares->records(s->id()))
+            shares.append(QJsonObject{{QStringLiteral("token"), r.token}, {QStringLiteral("created"), double(r.createdMs)}});
+        if (!shares.isEmpty())
+            o.insert(QStringLiteral("shares"), shares);
+    }
     return s->id().toUtf8() + '\n' + QJsonDocument(o).toJson(QJsonDocument::Compact);
 }
 
@@ -491,6 +549,7 @@ void KeeperLink::add(Session *s)
     m_bound.insert(s, boundFor(s->offset()));
     if (m_sock < 0)
         return;
+    m_detachedSent.insert(s, s->detachedSince());
     const int fds[2] = {master, s->process()->pidfd()};
     send('A', meta(s), fds, fds[1] >= 0 ? 2 : 1);
 }
@@ -500,6 +559,7 @@ void KeeperLink::sendMeta(Session *s)
     if (m_sock < 0 || m_stopped || !m_bound.contains(s))
         return;
     m_bound.insert(s, boundFor(s->offset()));
+    m_detachedSent.insert(s, s->detachedSince());
     send('M', meta(s));
 }
 
@@ -508,6 +568,7 @@ void KeeperLink::drop(Session *s)
     if (!m_bound.contains(s))
         return;
     m_bound.remove(s);
+    m_detachedSent.remove(s);
     disconnect(s, nullptr, this, nullptr);
     if (m_sock >= 0 && !m_stopped)
         send('D', s->id().toUtf8());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <QDateTime>
 #include <QHash>
 #include <QList>
 #include <QObject>
@@ -13,6 +14,7 @@ namespace Tether {
 
 class Session;
 class SessionRegistry;
+class ShareStore;
 
 /**
  * The host's side of the session keeper (keeper.h; docs/architecture.md
@@ -27,7 +29,10 @@ class SessionRegistry;
  * resuming viewer gets a reset replay).
  *
  * Metadata (opaque to the keeper): "ID\n" + compact JSON {"name", "argv",
- * "cwd", "created" (ms since the epoch), "pid", "bound"}: `bound` is above
+ * "login" (Session::loginShell()), "cwd", "created" (ms since the epoch), "pid", "bound",
+ * "notify" (Session::notifySettings() as the restart state's flags word),
+ * "shares" ([{"token", "created"}], the session's read-only links),
+ * "detached_since" (ms since the epoch; absent while a viewer is attached)}: `bound` is above
  * every output offset the host has given out for the session (raised, by
  * doubling, when the session's output nears it: a few messages in a
  * session's life, never one per read).
@@ -77,6 +82,13 @@ public:
      * crash protection.
      */
     bool connectToKeeper(QString *error);
+    /**
+     * The read-only links to hand to the keeper with each session's
+     * metadata ("shares"), and to take back for the sessions adopted after
+     * a crash (ShareStore::adopt). Set before adoptAndFollow(); null: links
+     * are not kept across a crash.
+     */
+    void setShareStore(ShareStore *shares);
     /// What the keeper held at connectToKeeper().
     const QList<Kept> &kept() const { return m_kept; }
     /**
@@ -91,6 +103,11 @@ public:
     int adoptAndFollow(QStringList *problems);
     /// The ids of the sessions adoptAndFollow() recovered after a crash.
     QStringList recoveredIds() const { return m_recoveredIds; }
+    /// When the keeper saw its previous host's connection end (ms since the
+    /// epoch; its 'L' answer to hello): after a crash, the time of the
+    /// crash. 0 when it never had another host, or did not say (an older
+    /// keeper).
+    qint64 previousHostLostMs() const { return m_hostLostMs; }
     /// Orderly stop: the keeper closes everything and exits ('Q'). The
     /// sessions are the host's to end; nothing is sent afterwards.
     void stop();
@@ -126,8 +143,10 @@ private:
     void scheduleRestart();
 
     SessionRegistry *m_registry;
+    ShareStore *m_shares = nullptr;
     int m_sock = -1;
     qint64 m_keeperPid = 0;
+    qint64 m_hostLostMs = 0;
     QSocketNotifier *m_notifier = nullptr;
     /// On only while messages wait in m_queue.
     QSocketNotifier *m_writeNotifier = nullptr;
@@ -141,6 +160,7 @@ private:
     QList<Kept> m_kept;
     QStringList m_recoveredIds;
     QHash<Session *, quint64> m_bound; ///< sessions held by the keeper: their offset bound
+    QHash<Session *, QDateTime> m_detachedSent; ///< detachedSince() in the last META sent
     bool m_stopped = false;
     bool m_following = false;
     qint64 m_lastRestartMs = 0;

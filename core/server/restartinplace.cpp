@@ -14,6 +14,7 @@
 #include "systemdnotify.h"
 #include "upgradewatch.h"
 
+#include <QDateTime>
 #include <QFile>
 #include <QFileInfo>
 #include <QRandomGenerator>
@@ -414,6 +415,10 @@ QJsonObject RestartInPlace::status() const
     o.insert(QStringLiteral("restarting"), m_restarting);
     o.insert(QStringLiteral("last_error"), m_lastError.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(m_lastError));
     o.insert(QStringLiteral("recovered_after_crash"), m_recovered);
+    o.insert(QStringLiteral("crashed_at"),
+             m_recovered > 0 && m_crashedAtMs > 0
+                 ? QJsonValue(QDateTime::fromMSecsSinceEpoch(m_crashedAtMs).toUTC().toString(Qt::ISODate))
+                 : QJsonValue(QJsonValue::Null));
     const qint64 keeper = m_keeper ? m_keeper->keeperPid() : 0;
     o.insert(QStringLiteral("keeper_pid"), keeper > 0 ? QJsonValue(keeper) : QJsonValue(QJsonValue::Null));
     return o;

@@ -157,7 +157,8 @@ public:
     /// client can tell that the restart happened.
     QString instance() const { return m_instance; }
     /// {"version", "update", "pid", "binary", "instance", "restarts",
-    /// "restarting", "last_error", "recovered_after_crash", "keeper_pid"}: the body of GET /api/restart and of the
+    /// "restarting", "last_error", "recovered_after_crash", "crashed_at",
+    /// "keeper_pid"}: the body of GET /api/restart and of the
     /// `server` event (docs/protocol.md). "version" is this process image's
     /// (Tether::version()); "update" is UpgradeWatch::updateJson().
     /// statusChanged() says when "update" changed.
@@ -177,8 +178,14 @@ public:
     /// "keeper_pid"; null: none.
     void setKeeper(KeeperLink *keeper);
     /// Sessions this start recovered after a crash of the previous host
-    /// (status(): "recovered_after_crash"; 0 for none).
-    void setRecoveredAfterCrash(int sessions) { m_recovered = sessions; }
+    /// (status(): "recovered_after_crash"; 0 for none) and when that host
+    /// was lost (status(): "crashed_at", ISO-8601 UTC; `crashedAtMs` ms
+    /// since the epoch, 0 when not known: KeeperLink::previousHostLostMs()).
+    void setRecoveredAfterCrash(int sessions, qint64 crashedAtMs = 0)
+    {
+        m_recovered = sessions;
+        m_crashedAtMs = crashedAtMs;
+    }
     /// Bound on step 3, ms (default 1000).
     void setDrainTimeout(int msec) { m_drainTimeoutMs = msec; }
 
@@ -212,6 +219,7 @@ private:
     HostLock *m_hostLock = nullptr;
     QPointer<KeeperLink> m_keeper;
     int m_recovered = 0;
+    qint64 m_crashedAtMs = 0;
 };
 
 } // namespace Tether

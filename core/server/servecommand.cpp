@@ -198,6 +198,7 @@ int serveMain(int argc, char **argv)
     KeeperLink keeper(&registry);
     if (listening) {
         QString keeperError;
+        keeper.setShareStore(server.shares()); // read-only links survive a crash too
         if (keeper.connectToKeeper(&keeperError)) {
             QStringList problems;
             const int recovered = keeper.adoptAndFollow(&problems);
@@ -206,7 +207,7 @@ int serveMain(int argc, char **argv)
                              "tether serve: recovered %d session%s after a crash (held by the session keeper, pid "
                              "%lld); output the previous server had read and not saved is lost\n",
                              recovered, recovered == 1 ? "" : "s", keeper.keeperPid());
-                restart.setRecoveredAfterCrash(recovered);
+                restart.setRecoveredAfterCrash(recovered, keeper.previousHostLostMs());
             }
             for (const QString &p : std::as_const(problems))
                 std::fprintf(stderr, "tether serve: after a crash: %s\n", qPrintable(p));

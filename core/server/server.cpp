@@ -1204,6 +1204,8 @@ void Server::serveSettings(HttpConnection *c)
     // uses.
     Config view = m_config;
     view.limits = m_registry->limits();
+    if (m_records)
+        view.savedScrollbackLines = m_records->lines();
     if (!m_settingsFile.isEmpty()) {
         QSettings file(m_settingsFile, QSettings::IniFormat);
         const Config saved = Config::load(file);
@@ -1223,7 +1225,7 @@ void Server::serveSettings(HttpConnection *c)
             QSettings file(m_settingsFile, QSettings::IniFormat);
             const QJsonObject saved = SettingsApi::toJson(Config::load(file));
             for (const char *name : {"ttl", "exited_ttl", "buffer_size", "max_sessions", "notify_after",
-                                     "shell_integration", "command"})
+                                     "saved_scrollback_lines", "shell_integration", "command"})
                 if (saved.value(QLatin1String(name)) != o.value(QLatin1String(name)))
                     overridden.append(QLatin1String(name));
         }
@@ -1267,6 +1269,9 @@ void Server::serveSettings(HttpConnection *c)
         m_registry->setLimits(next.limits);
         m_config.limits = next.limits;
         m_config.command = next.command;
+        m_config.savedScrollbackLines = next.savedScrollbackLines;
+        if (m_records)
+            m_records->setLines(next.savedScrollbackLines);
         qCInfo(lcServer).noquote() << "settings changed:" << changed.join(QStringLiteral(", "));
     }
     c->respondJson(200, answer(next));
@@ -1825,6 +1830,7 @@ void Server::reviveSession(HttpConnection *c, const QString &id)
     const SessionRecord r = *found;
     SpawnOptions opts;
     opts.argv = r.command;
+    opts.loginShell = r.loginShell; // a login shell comes back as one
     opts.cwd = r.cwd;
     opts.cols = r.cols;
     opts.rows = r.rows;

@@ -17,6 +17,7 @@ namespace SettingsApi {
 static_assert(SettingsBounds::kMinBufferSize == RingBuffer::kMinCapacity, "buffer_size bounds");
 static_assert(SettingsBounds::kMaxBufferSize == RingBuffer::kMaxCapacity, "buffer_size bounds");
 static_assert(SettingsBounds::kMaxTtlSeconds == Config::kMaxTtlSeconds, "ttl bounds");
+static_assert(SettingsBounds::kMaxSavedScrollbackLines == Config::kMaxSavedScrollbackLines, "saved_scrollback_lines bounds");
 
 QJsonObject toJson(const Config &c)
 {
@@ -28,6 +29,7 @@ QJsonObject toJson(const Config &c)
         {QStringLiteral("max_sessions_limit"), Config::maxSessionsLimit()},
         {QStringLiteral("shell_integration"), c.limits.shellIntegration},
         {QStringLiteral("notify_after"), c.limits.notifyAfterSeconds},
+        {QStringLiteral("saved_scrollback_lines"), c.savedScrollbackLines},
         {QStringLiteral("command"), c.command},
         {QStringLiteral("bind"), c.bind},
         {QStringLiteral("port"), int(c.port)},
@@ -109,6 +111,8 @@ bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *
                    [&](qint64 n) { next.limits.bufferCapacity = qsizetype(n); })
         && integer("max_sessions", 1, Config::maxSessionsLimit(), [&](qint64 n) { next.limits.maxSessions = int(n); })
         && integer("notify_after", 0, SettingsBounds::kMaxNotifyAfterSeconds, [&](qint64 n) { next.limits.notifyAfterSeconds = int(n); })
+        && integer("saved_scrollback_lines", 0, Config::kMaxSavedScrollbackLines,
+                   [&](qint64 n) { next.savedScrollbackLines = int(n); })
         && boolean("shell_integration", [&](bool b) { next.limits.shellIntegration = b; })
         && integer("port", 0, 65535, [&](qint64 n) { next.port = quint16(n); })
         && text("command", [&](const QString &s) {

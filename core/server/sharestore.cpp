@@ -37,6 +37,7 @@ bool ShareStore::create(const QString &sessionId, Share *out)
     m_shares.append(s);
     if (out)
         *out = s;
+    Q_EMIT sharesChanged(sessionId);
     return true;
 }
 
@@ -76,13 +77,18 @@ template<typename Pred>
 QStringList ShareStore::removeIf(Pred which, Ended why)
 {
     QStringList tokens;
+    QStringList sessions;
     for (int i = m_shares.size() - 1; i >= 0; --i) {
         if (which(m_shares.at(i))) {
             tokens.prepend(m_shares.at(i).token);
+            if (!sessions.contains(m_shares.at(i).sessionId))
+                sessions.append(m_shares.at(i).sessionId);
             remember(m_shares.at(i).token, why);
             m_shares.removeAt(i);
         }
     }
+    for (const QString &id : std::as_const(sessions))
+        Q_EMIT sharesChanged(id);
     return tokens;
 }
 
@@ -134,6 +140,8 @@ void ShareStore::adopt(const QString &sessionId, const QList<Handover::ShareReco
             continue;
         m_shares.append({r.token, sessionId, QDateTime::fromMSecsSinceEpoch(r.createdMs, Qt::UTC)});
     }
+    if (!records.isEmpty())
+        Q_EMIT sharesChanged(sessionId);
 }
 
 } // namespace Tether

@@ -86,6 +86,9 @@ public:
 Q_SIGNALS:
     /// These tokens were revoked: close the viewers that used them.
     void revoked(const QStringList &tokens);
+    /// The shares of `sessionId` changed (one made, revoked, ended or
+    /// adopted): KeeperLink hands them to the session keeper again.
+    void sharesChanged(const QString &sessionId);
 
 private:
     int countFor(const QString &sessionId) const;

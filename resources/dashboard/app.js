@@ -7,7 +7,8 @@
 //   sessionlist.js the session list
 //   terminalview.js the xterm.js view: addons, keys, theme, sizes
 //   attachment.js  one WebSocket attachment (offsets, replay, reconnection)
-//   search.js, toolbar.js, sharedialog.js, update.js, sidebar.js, notify.js
+//   search.js, toolbar.js, sharedialog.js, update.js, crashnotice.js,
+//   sidebar.js, notify.js
 //   commandui.js   command marks in the terminal, notifications, Notify next / Mute
 //   banner.js      the banner and the "Catching up…" note
 //   router.js      addresses; storage.js per-tab state and preferences
@@ -39,6 +40,7 @@ import { createSearchBox } from './search.js';
 import { initToolbar } from './toolbar.js';
 import { createShareDialog } from './sharedialog.js';
 import { createUpdateBar } from './update.js';
+import { createCrashNotice } from './crashnotice.js';
 import { createSidebar } from './sidebar.js';
 import { createKeyBar } from './keybar.js';
 import { initTouch } from './touch.js';
@@ -103,6 +105,7 @@ const search = createSearchBox({ view: () => state.current?.view ?? null, schedu
 const sidebar = createSidebar(scheduleFit);
 const catchup = createCatchupNote();
 const updateBar = createUpdateBar(api);
+const crashNotice = createCrashNotice();
 /** Touch on the terminal (touch.js), wired by init(). */
 let touch = null;
 /** The tiled view (#/tiles/...; tiles.js) and the address it shows. */
@@ -232,6 +235,7 @@ function showUnauthorized(why = '') {
 function applyServer(info) {
   state.server = info;
   updateBar.apply(info);
+  crashNotice.apply(info);
 }
 
 async function refreshList() {

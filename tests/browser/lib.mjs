@@ -66,22 +66,28 @@ export function serverLogTails(lines = 40) {
  * give it a certificate; off loopback the name a remote user opens): `base`
  * is that address without the key.
  * @param {{command?: string, args?: string[], env?: object, homeFiles?: object, copyBinary?: boolean,
- *   ca?: string}} [opts]
+ *   ca?: string, root?: string}} [opts]
  *   command: the default session command line (default /bin/bash);
  *   ca: PEM certificate(s) api() trusts for an https:// server (its own
  *   self-signed certificate), and nothing else;
  *   homeFiles: { name: text } written into the temporary HOME (e.g. .bashrc);
  *   copyBinary: run a copy of the binary in the temporary directory
  *   (`binary` in the result), which a test may replace as an upgrade would
- *   (replaceBinary).
+ *   (replaceBinary);
+ *   root: the `root` of an earlier server (its HOME, runtime and config
+ *   directories: the same user again), e.g. one started after that one
+ *   crashed (crash()); stop() then leaves the directory to the caller.
  *   Every server starts in a session of its own (setsid(2), as the README
  *   tells scripts to: `setsid tether serve &`), out of this process's group.
  * @returns {Promise<{base: string, port: number, key: string, keyedUrl: string,
  *   proc: import('node:child_process').ChildProcess, output: () => string, stderr: () => string,
- *   stop: () => Promise<{code: ?number, signal: ?string}>}>}
+ *   root: string, stop: () => Promise<{code: ?number, signal: ?string}>,
+ *   crash: (signal?: string) => Promise<{code: ?number, signal: ?string}>}>}
+ *   crash: kills the server (default SIGKILL) and waits for its end, leaving
+ *   its directories (and its session keeper) as a crash does.
  */
 export async function startTether(opts = {}) {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'tether-browser-'));
+  const root = opts.root || mkdtempSync(path.join(os.tmpdir(), 'tether-browser-'));
   const home = path.join(root, 'home');
   const runtime = path.join(root, 'runtime');
   const config = path.join(root, 'config');
@@ -147,6 +153,7 @@ export async function startTether(opts = {}) {
     ca: opts.ca,
     keyedUrl: line[1],
     home,
+    root,
     binary,
     proc,
     output: () => `stdout:\n${out}\nstderr:\n${err}`,
@@ -157,7 +164,13 @@ export async function startTether(opts = {}) {
       const r = await exited;
       clearTimeout(timer);
       liveServers.delete(record);
-      rmSync(root, { recursive: true, force: true });
+      if (!opts.root) rmSync(root, { recursive: true, force: true });
+      return r;
+    },
+    async crash(signal = 'SIGKILL') {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      const r = await exited;
+      liveServers.delete(record);
       return r;
     },
   };

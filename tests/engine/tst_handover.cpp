@@ -65,6 +65,7 @@ Handover::State sampleState()
     a.notifyNext = true;
     a.notifyActivity = true;
     a.notifySilence = 30;
+    a.loginShell = true;
     Handover::SessionRecord b;
     b.id = QStringLiteral("BBBB");
     b.command = QStringList{QStringLiteral("true")};
@@ -148,6 +149,7 @@ void compareStates(const Handover::State &x, const Handover::State &y)
         QCOMPARE(a.notifyNext, b.notifyNext);
         QCOMPARE(a.notifyActivity, b.notifyActivity);
         QCOMPARE(a.notifySilence, b.notifySilence);
+        QCOMPARE(a.loginShell, b.loginShell);
     }
 }
 
@@ -364,6 +366,7 @@ private Q_SLOTS:
         want.sessions.first().notifyNext = false;
         want.sessions.first().notifyActivity = false;
         want.sessions.first().notifySilence = 0;
+        want.sessions.first().loginShell = false;
         compareStates(back, want);
         // No hold is written as -1, and read back as none.
         const QByteArray none = Handover::encode(want);
@@ -400,14 +403,15 @@ private Q_SLOTS:
         want.sessions.first().notifyNext = false;
         want.sessions.first().notifyActivity = false;
         want.sessions.first().notifySilence = 0;
+        want.sessions.first().loginShell = false;
         compareStates(back, want);
         // Bits a later build may add are ignored.
         QByteArray later = Handover::encode(st);
         const int at = firstMetaOffset(st);
         const quint32 len = qFromLittleEndian<quint32>(later.constData() + at);
         const int flagsAt = at + 4 + int(len) - kNotifyBytes;
-        QCOMPARE(qFromLittleEndian<quint32>(later.constData() + flagsAt), 1u | 2u | 4u | (30u << 8));
-        qToLittleEndian<quint32>(0xf8u | 2u | (7u << 8), later.data() + flagsAt);
+        QCOMPARE(qFromLittleEndian<quint32>(later.constData() + flagsAt), 1u | 2u | 4u | 8u | (30u << 8));
+        qToLittleEndian<quint32>(0xf0u | 2u | (7u << 8), later.data() + flagsAt);
         QVERIFY2(Handover::decode(later.constData(), later.size(), &back, &error), qPrintable(error));
         want.sessions.first().notifyNext = true;
         want.sessions.first().notifySilence = 7;
@@ -433,6 +437,7 @@ private Q_SLOTS:
         want.sessions.first().notifyNext = false;
         want.sessions.first().notifyActivity = false;
         want.sessions.first().notifySilence = 0;
+        want.sessions.first().loginShell = false;
         compareStates(back, want);
     }
 
@@ -457,6 +462,7 @@ private Q_SLOTS:
         want.sessions.first().notifyNext = false;
         want.sessions.first().notifyActivity = false;
         want.sessions.first().notifySilence = 0;
+        want.sessions.first().loginShell = false;
         compareStates(back, want);
     }
 
@@ -533,6 +539,7 @@ private Q_SLOTS:
         unnamed.sessions.first().notifyNext = false;
         unnamed.sessions.first().notifyActivity = false;
         unnamed.sessions.first().notifySilence = 0;
+        unnamed.sessions.first().loginShell = false;
         compareStates(back, unnamed);
         QVERIFY(!back.sessions.first().screen.present);
         // The same bytes as version 2 lack a field: refused as truncated.

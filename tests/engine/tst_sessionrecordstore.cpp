@@ -77,6 +77,7 @@ void TestSessionRecordStore::roundTripWithPrivateModes()
     r.id = QStringLiteral("-AbC_123");
     r.name = QStringLiteral("build ✓");
     r.command = QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo 'x y'")};
+    r.loginShell = true;
     r.cwd = QStringLiteral("/tmp/a dir");
     r.title = QStringLiteral("vim notes");
     r.created = QDateTime::fromString(QStringLiteral("2024-05-01T12:00:00Z"), Qt::ISODate);
@@ -98,6 +99,7 @@ void TestSessionRecordStore::roundTripWithPrivateModes()
     QCOMPARE(back.id, r.id);
     QCOMPARE(back.name, r.name);
     QCOMPARE(back.command, r.command);
+    QCOMPARE(back.loginShell, true);
     QCOMPARE(back.cwd, r.cwd);
     QCOMPARE(back.title, r.title);
     QCOMPARE(back.created, r.created);
@@ -143,6 +145,7 @@ void TestSessionRecordStore::recordsARunningSessionOnceQuiet()
             && r.screen.contains("row-30");
     }(), 15000);
     QCOMPARE(r.command, s->command());
+    QCOMPARE(r.loginShell, false);
     QCOMPARE(r.cwd, QStringLiteral("/tmp")); // read from /proc/PID/cwd, not the start directory
     QCOMPARE(r.cols, 40);
     QCOMPARE(r.rows, 10);

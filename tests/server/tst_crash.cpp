@@ -101,6 +101,7 @@ private Q_SLOTS:
     void initTestCase() { registerProcessTypes(); }
     void crashKeepsTheSessions_data();
     void crashKeepsTheSessions();
+    void crashKeepsLinksAndNotifySettings();
     void endedSessionLeavesNothingInTheKeeper();
     void crashLoopLeaksNothing();
     void keeperKilledWhileTheHostRuns();
@@ -142,6 +143,7 @@ void TestCrash::crashKeepsTheSessions()
     QVERIFY(keeper > 0);
     QVERIFY(liveParent(keeper) != server); // not the host's child: it outlives it
     QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(-1), 0);
+    QVERIFY(status(s).value(QStringLiteral("crashed_at")).isNull());
 
     // A viewer attached, with output it has seen.
     WsClient viewer;
@@ -161,8 +163,11 @@ void TestCrash::crashKeepsTheSessions()
                                  .contains("before-crash"),
                              15000);
 
+    // crashed_at has seconds: the second of the kill at the earliest.
+    const QDateTime killedAt = QDateTime::fromSecsSinceEpoch(QDateTime::currentSecsSinceEpoch(), Qt::UTC);
     QVERIFY(::kill(pid_t(server), signo) == 0);
     QVERIFY(s.waitFinished());
+    const QDateTime deadAt = QDateTime::currentDateTimeUtc();
     QTRY_VERIFY(viewer.disconnected);
     // The keeper holds the terminal: no hangup, the same shell runs on.
     QVERIFY2(liveParent(shell) > 0, "the shell was hung up");
@@ -172,6 +177,14 @@ void TestCrash::crashKeepsTheSessions()
     const QJsonObject st = status(s);
     QCOMPARE(st.value(QStringLiteral("recovered_after_crash")).toInt(), 1);
     QCOMPARE(qint64(st.value(QStringLiteral("keeper_pid")).toDouble()), keeper); // the same keeper
+    // When the crash happened, as the keeper saw its host go: between the
+    // kill and the moment the dead host was reaped, not when this one started.
+    const QDateTime crashedAt = QDateTime::fromString(st.value(QStringLiteral("crashed_at")).toString(), Qt::ISODate);
+    QVERIFY2(crashedAt.isValid(), qPrintable(st.value(QStringLiteral("crashed_at")).toString()));
+    QCOMPARE(crashedAt.timeSpec(), Qt::UTC);
+    QVERIFY2(crashedAt >= killedAt && crashedAt <= deadAt,
+             qPrintable(crashedAt.toString(Qt::ISODateWithMs) + " not in " + killedAt.toString(Qt::ISODateWithMs) + " .. "
+                        + deadAt.toString(Qt::ISODateWithMs)));
     const QJsonObject session = s.session(id);
     QCOMPARE(session.value(QStringLiteral("id")).toString(), id);
     QCOMPARE(qint64(session.value(QStringLiteral("pid")).toDouble()), shell);
@@ -197,6 +210,65 @@ void TestCrash::crashKeepsTheSessions()
     // Ending it after the crash: the keeper lets go too.
     QCOMPARE(s.http("DELETE", "/api/sessions/" + id.toLatin1()).status, 204);
     QTRY_COMPARE(liveParent(shell), -1);
+}
+
+void TestCrash::crashKeepsLinksAndNotifySettings()
+{
+    // A session's read-only link and its notification settings, set after
+    // it was handed to the keeper, work again after the crash; its TTL
+    // clock (detached_since) goes on.
+    if (tetherBinary().isEmpty())
+        QSKIP("no tether executable in this build");
+    ServeProcess s;
+    QVERIFY(s.start({QStringLiteral("--ttl"), QStringLiteral("3600")}));
+    const QString id = createShell(s, QStringLiteral("shared"));
+    QVERIFY(!id.isEmpty());
+    // Detached since a time the next host's start cannot be (seconds).
+    WsClient viewer;
+    viewer.open(s.port, QStringLiteral("/ws/") + id, s.key);
+    QTRY_VERIFY(viewer.gotAttached());
+    QVERIFY(s.session(id).value(QStringLiteral("detached_since")).isNull());
+    viewer.ws.close();
+    QTRY_VERIFY(!s.session(id).value(QStringLiteral("detached_since")).isNull());
+    const QString detachedSince = s.session(id).value(QStringLiteral("detached_since")).toString();
+    QTRY_VERIFY_WITH_TIMEOUT(QDateTime::currentDateTimeUtc().toString(Qt::ISODate) > detachedSince, 5000);
+    const HttpReply shared = s.http("POST", "/api/shares", "{\"session\":\"" + id.toLatin1() + "\"}");
+    QCOMPARE(shared.status, 201);
+    const QByteArray token = shared.json().value(QStringLiteral("token")).toString().toLatin1();
+    QVERIFY(!token.isEmpty());
+    const QJsonObject notify{{QStringLiteral("muted"), true}, {QStringLiteral("next"), false},
+                             {QStringLiteral("activity"), true}, {QStringLiteral("silence"), 45}};
+    QCOMPARE(s.http("PATCH", "/api/sessions/" + id.toLatin1(),
+                    QJsonDocument(QJsonObject{{QStringLiteral("notify"), notify}}).toJson(QJsonDocument::Compact))
+                 .status,
+             200);
+    QCOMPARE(s.session(id).value(QStringLiteral("notify")).toObject(), notify);
+
+    QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
+    QVERIFY(s.waitFinished());
+    QVERIFY(startAgain(s));
+    QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(), 1);
+    QCOMPARE(s.session(id).value(QStringLiteral("notify")).toObject(), notify);
+    QCOMPARE(s.session(id).value(QStringLiteral("detached_since")).toString(), detachedSince);
+    const QJsonArray links = s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray();
+    QCOMPARE(links.size(), 1);
+    QCOMPARE(links.at(0).toObject().value(QStringLiteral("token")).toString().toLatin1(), token);
+    QCOMPARE(links.at(0).toObject().value(QStringLiteral("session")).toString(), id);
+    // The link lets its holder watch again.
+    WsClient watcher;
+    watcher.open(s.port, QStringLiteral("/ws/%1?mode=watch").arg(id), token);
+    QTRY_VERIFY(watcher.gotAttached() || watcher.disconnected);
+    QVERIFY2(watcher.gotAttached(), qPrintable(QStringLiteral("closed %1 %2").arg(watcher.closeCode).arg(watcher.closeReason)));
+    // Revoked after the crash: the keeper is told, and a second crash
+    // does not bring it back.
+    QCOMPARE(s.http("DELETE", "/api/shares/" + token).status, 204);
+    QTRY_VERIFY(watcher.disconnected);
+    QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);
+    QVERIFY(s.waitFinished());
+    QVERIFY(startAgain(s));
+    QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(), 1);
+    QCOMPARE(s.http("GET", "/api/shares").json().value(QStringLiteral("shares")).toArray().size(), 0);
+    QCOMPARE(s.session(id).value(QStringLiteral("notify")).toObject(), notify);
 }
 
 void TestCrash::endedSessionLeavesNothingInTheKeeper()
@@ -393,12 +465,16 @@ void TestCrash::restartInPlaceReusesTheKeeper()
     ServeProcess s;
     QVERIFY(s.start());
     const QString d = s.dir.path();
+    const qint64 keeper = keeperPid(s);
+    QVERIFY(keeper > 0);
+    const int idle = restingFdCount(keeper, 50);
     const QString id = createShell(s, QStringLiteral("r"));
     QTRY_VERIFY(pidIn(d + QStringLiteral("/r.pid")) > 0);
     const qint64 shell = pidIn(d + QStringLiteral("/r.pid"));
-    const qint64 keeper = keeperPid(s);
-    QVERIFY(keeper > 0);
-    const int keeperFds = restingFdCount(keeper, 50);
+    // Once the keeper took the session's master and pidfd (it reads its
+    // socket in its own time: the shell may run before).
+    const int keeperFds = idle + 2;
+    QTRY_COMPARE(fdCount(keeper), keeperFds);
     const QString instance = status(s).value(QStringLiteral("instance")).toString();
     QCOMPARE(s.http("POST", "/api/restart").status, 202);
     QVERIFY(QTest::qWaitFor([&] {
@@ -407,6 +483,7 @@ void TestCrash::restartInPlaceReusesTheKeeper()
     }, 15000));
     QCOMPARE(keeperPid(s), keeper);
     QCOMPARE(status(s).value(QStringLiteral("recovered_after_crash")).toInt(-1), 0);
+    QVERIFY(status(s).value(QStringLiteral("crashed_at")).isNull()); // a restart is no crash
     QCOMPARE(restingFdCount(keeper, 50), keeperFds); // the same copies, none twice
     // A crash after the restart keeps the session as before.
     QVERIFY(::kill(pid_t(s.proc.processId()), SIGKILL) == 0);

@@ -10,6 +10,7 @@
 #include "servertestutil.h"
 #include "vtrender.h"
 
+#include <QFileInfo>
 #include <QTest>
 
 #include <csignal>
@@ -85,7 +86,8 @@ void TestReboot::simulatedRebootKeepsTheRecord()
     writeFile(bootFile, "11111111-before-the-reboot\n");
     const QStringList env{QStringLiteral("XDG_STATE_HOME=") + stateDir, QStringLiteral("TETHER_BOOT_ID_FILE=") + bootFile};
 
-    QString id, otherId;
+    QString id, otherId, loginId;
+    QStringList loginCommand;
     TestUtil::VtRender seen(kCols, kRows); // what a viewer that never left shows
     seen.keepScrollback(false);
     {
@@ -98,6 +100,20 @@ void TestReboot::simulatedRebootKeepsTheRecord()
         const qint64 shellPid = qint64(s1.session(id).value(QStringLiteral("pid")).toDouble());
         const qint64 otherPid = qint64(s1.session(otherId).value(QStringLiteral("pid")).toDouble());
         QVERIFY(shellPid > 0 && otherPid > 0);
+        // The default command: the user's login shell.
+        loginId = s1.http("POST", "/api/sessions",
+                          QJsonDocument(QJsonObject{{QStringLiteral("name"), QStringLiteral("login")},
+                                                    {QStringLiteral("cwd"), work}})
+                              .toJson(QJsonDocument::Compact))
+                      .json()
+                      .value(QStringLiteral("id"))
+                      .toString();
+        QVERIFY(!loginId.isEmpty());
+        const QJsonObject login = s1.session(loginId);
+        const qint64 loginPid = qint64(login.value(QStringLiteral("pid")).toDouble());
+        for (const QJsonValue &a : login.value(QStringLiteral("command")).toArray())
+            loginCommand << a.toString();
+        QVERIFY(loginPid > 0 && !loginCommand.isEmpty());
 
         WsClient viewer;
         viewer.open(s1.port, QStringLiteral("/ws/") + id, s1.key);
@@ -113,6 +129,13 @@ void TestReboot::simulatedRebootKeepsTheRecord()
         QTRY_VERIFY_WITH_TIMEOUT(savedScreen(recordOf(stateDir, id)).contains("before-30"), 30000);
         QVERIFY(recordOf(stateDir, id).value(QStringLiteral("cwd")).toString().endsWith(QLatin1String("/work/sub")));
         QTRY_VERIFY_WITH_TIMEOUT(!recordOf(stateDir, otherId).isEmpty(), 30000);
+        // What was asked for is recorded: the login shell, as a login shell,
+        // not the argv the shell integration ran it with.
+        QTRY_VERIFY_WITH_TIMEOUT(!recordOf(stateDir, loginId).isEmpty(), 30000);
+        QCOMPARE(recordOf(stateDir, loginId).value(QStringLiteral("command")).toArray().toVariantList(),
+                 QJsonArray::fromStringList(loginCommand).toVariantList());
+        QCOMPARE(recordOf(stateDir, loginId).value(QStringLiteral("login_shell")).toBool(), true);
+        QCOMPARE(recordOf(stateDir, id).value(QStringLiteral("login_shell")).toBool(true), false);
         seen.feed(viewer.bytes);
 
         // Every process gone, the state directory kept: the host first
@@ -121,11 +144,14 @@ void TestReboot::simulatedRebootKeepsTheRecord()
         QVERIFY(s1.waitFinished());
         ::kill(pid_t(shellPid), SIGKILL);
         ::kill(pid_t(otherPid), SIGKILL);
+        ::kill(pid_t(loginPid), SIGKILL);
     }
     writeFile(bootFile, "22222222-after-the-reboot\n");
 
     ServeProcess s2;
     s2.proc.setProcessEnvironment(s2.environment(env));
+    // Read by a login bash only (~/.bashrc by an interactive one).
+    writeFile(s2.dir.path() + QStringLiteral("/home/.bash_profile"), "echo login-profile-read\n");
     QVERIFY(s2.start());
     const QJsonArray list = s2.http("GET", "/api/sessions").json().value(QStringLiteral("sessions")).toArray();
     const QJsonObject ended = findIn(list, id);
@@ -202,6 +228,22 @@ void TestReboot::simulatedRebootKeepsTheRecord()
     const qsizetype marker = viewer.bytes.indexOf("--- tether: session ended by reboot");
     const qsizetype pwd = viewer.bytes.indexOf("/work/sub\r\n");
     QVERIFY2(old >= 0 && old < marker && marker < pwd, qPrintable(QStringLiteral("%1 %2 %3").arg(old).arg(marker).arg(pwd)));
+
+    // The login shell comes back as a login shell.
+    if (QFileInfo(loginCommand.first()).fileName() == QLatin1String("bash")) {
+        const HttpReply again = s2.http("POST", "/api/sessions/" + loginId.toLatin1() + "/revive");
+        QVERIFY2(again.status == 201, again.body.constData());
+        const QString loginAgain = again.json().value(QStringLiteral("id")).toString();
+        QCOMPARE(s2.session(loginAgain).value(QStringLiteral("command")).toArray().toVariantList(),
+                 QJsonArray::fromStringList(loginCommand).toVariantList());
+        WsClient loginViewer;
+        loginViewer.open(s2.port, QStringLiteral("/ws/") + loginAgain, s2.key);
+        QTRY_VERIFY2_WITH_TIMEOUT(loginViewer.bytes.contains("login-profile-read"),
+                                  loginViewer.bytes.toPercentEncoding(" $-").constData(), 10000);
+    } else {
+        qWarning("the login shell is %s, not bash: its revival as a login shell is not checked",
+                 qPrintable(loginCommand.first()));
+    }
 
     // DELETE forgets the other one.
     QCOMPARE(s2.http("DELETE", "/api/sessions/" + otherId.toLatin1()).status, 204);

@@ -6,6 +6,7 @@
 // address kept for the next start, bad bodies refused with nothing changed.
 #include "registry.h"
 #include "server.h"
+#include "sessionrecordstore.h"
 #include "servertestutil.h"
 #include "settingsapi.h"
 
@@ -34,6 +35,10 @@ private Q_SLOTS:
         QTest::newRow("shell integration and notify_after") << QByteArray(R"({"shell_integration": false, "notify_after": 30})") << QString()
                                                      << QStringList{QStringLiteral("notify_after"), QStringLiteral("shell_integration")};
         QTest::newRow("shell integration not a boolean") << QByteArray(R"({"shell_integration": 0})") << QStringLiteral("shell_integration must be true or false") << QStringList();
+        QTest::newRow("saved_scrollback_lines") << QByteArray(R"({"saved_scrollback_lines": 0})") << QString()
+                                                << QStringList{QStringLiteral("saved_scrollback_lines")};
+        QTest::newRow("saved_scrollback_lines too big") << QByteArray(R"({"saved_scrollback_lines": 1001})")
+                                                        << QStringLiteral("saved_scrollback_lines must be an integer 0..1000") << QStringList();
         QTest::newRow("notify_after too big") << QByteArray(R"({"notify_after": 86401})") << QStringLiteral("notify_after must be an integer 0..86400") << QStringList();
         // The desktop app's own settings are not the host's (issue 28): unknown here.
         QTest::newRow("desktop field") << QByteArray(R"({"terminal_font_size": 12})") << QStringLiteral("nothing to change: the body has no setting") << QStringList();
@@ -143,6 +148,43 @@ private Q_SLOTS:
         QCOMPARE(r.header("Allow"), QByteArray("GET, PATCH"));
         // The key is needed, as everywhere under /api.
         QCOMPARE(f.http("GET", "/api/settings", QByteArray(), Headers(), false).status, 401);
+    }
+
+    void savedScrollbackLinesApplyLive()
+    {
+        // The records' scrollback (sessions/savedScrollbackLines): saved,
+        // and applied to the record store at once; 0 removes the running
+        // sessions' records, more records them again.
+        QTemporaryDir dir;
+        const QString ini = dir.filePath(QStringLiteral("tether.conf"));
+        const QString records = dir.filePath(QStringLiteral("sessions"));
+        Fixture f;
+        QVERIFY(f.start());
+        f.server->setSettingsFile(ini);
+        SessionRecordStore store(f.registry.get(), records, 1000);
+        store.setTiming(50, 0);
+        store.start();
+        f.server->setRecordStore(&store);
+        QCOMPARE(f.http("GET", "/api/settings").json().value(QStringLiteral("saved_scrollback_lines")).toInt(), 1000);
+        Session *s = f.spawn();
+        QVERIFY(s);
+        const QString file = SessionRecordStore::fileFor(records, s->id());
+        QTRY_VERIFY(QFile::exists(file));
+
+        HttpReply r = f.http("PATCH", "/api/settings", R"({"saved_scrollback_lines": 0})");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("saved_scrollback_lines")).toInt(), 0);
+        QCOMPARE(store.lines(), 0);
+        QCOMPARE(QSettings(ini, QSettings::IniFormat).value(QStringLiteral("sessions/savedScrollbackLines")).toInt(), 0);
+        store.flush();
+        QVERIFY(!QFile::exists(file)); // nothing of it stays on disk
+
+        r = f.http("PATCH", "/api/settings", R"({"saved_scrollback_lines": 20})");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(store.lines(), 20);
+        QCOMPARE(f.http("GET", "/api/settings").json().value(QStringLiteral("saved_scrollback_lines")).toInt(), 20);
+        QCOMPARE(QSettings(ini, QSettings::IniFormat).value(QStringLiteral("sessions/savedScrollbackLines")).toInt(), 20);
+        QTRY_VERIFY(QFile::exists(file)); // recorded again
     }
 
     void overriddenNamesTheCommandLineValues()

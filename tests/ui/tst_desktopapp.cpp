@@ -122,6 +122,7 @@ private Q_SLOTS:
     void trayOffersCloseAndQuit();
     void followsARestartInPlace();
     void offersToStartTheHostAgain();
+    void tellsOfACrashOnce();
     void windowsFollowTheHostStartedAgain();
     void windowsReopenAtTheNextStart();
     void settingsGoToTheHost();
@@ -438,6 +439,72 @@ void TestDesktopApp::offersToStartTheHostAgain()
     QTRY_COMPARE(a.hostPid(), second);
     a.rebuildTrayMenu();
     QVERIFY(!a.trayMenu()->findChild<QAction *>(QStringLiteral("startHostAgain")));
+}
+
+void TestDesktopApp::tellsOfACrashOnce()
+{
+    // The host is killed (SIGKILL: a crash) with a session running; its
+    // session keeper holds the session, and the host started again takes it
+    // over. The tray (here: the desktop's notification path, recorded) says
+    // so once: not again when the same host's `server` event comes again
+    // (its keeper was replaced).
+    RecordingDesktopApp a(DesktopSettings(), DesktopApp::TrayMode::On);
+    QVERIFY(startApp(a));
+    const qint64 first = runtimePid();
+    const ApiReply made = call(a.endpoint(), "POST", QStringLiteral("api/sessions"), commandBody({QStringLiteral("/bin/sh")}));
+    QCOMPARE(made.status, 201);
+    const QString id = made.json().value(QStringLiteral("id")).toString();
+    QTRY_COMPARE(a.model()->rowCount(), 1);
+    const auto crashMessages = [&a]() {
+        QList<QStringList> m;
+        for (const QStringList &msg : std::as_const(a.messages))
+            if (msg.value(0) == QLatin1String("Tether crashed"))
+                m << msg;
+        return m;
+    };
+    QVERIFY(crashMessages().isEmpty());
+
+    QCOMPARE(::kill(pid_t(first), SIGKILL), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!alive(first), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(!a.isConnected(), 15000);
+    a.startHostAgain();
+    QTRY_VERIFY_WITH_TIMEOUT(a.isConnected(), 30000);
+    QVERIFY(runtimePid() != first);
+    const QJsonObject status = call(a.endpoint(), "GET", QStringLiteral("api/restart")).json();
+    QCOMPARE(status.value(QStringLiteral("recovered_after_crash")).toInt(), 1);
+    const QDateTime crashedAt = QDateTime::fromString(status.value(QStringLiteral("crashed_at")).toString(), Qt::ISODate);
+    QVERIFY(crashedAt.isValid());
+    QTRY_COMPARE_WITH_TIMEOUT(crashMessages().size(), 1, 15000);
+    QCOMPARE(crashMessages().at(0).at(1),
+             QStringLiteral("Tether crashed at %1 and recovered 1 session\nOutput from just before the crash may be missing.")
+                 .arg(crashedAt.toLocalTime().toString(QStringLiteral("HH:mm"))));
+    QCOMPARE(a.model()->rowCount(), 1); // the same session, kept
+    QCOMPARE(a.model()->index(0, 0).data(SessionListModel::SessionIdRole).toString(), id);
+
+    // The keeper dies and the host starts another: a new `server` event,
+    // the same crash. The session made after it is the fence: the events
+    // come in order, so the list with it arrives after that `server` event.
+    const qint64 keeper = qint64(status.value(QStringLiteral("keeper_pid")).toDouble());
+    QVERIFY(keeper > 0);
+    QCOMPARE(::kill(pid_t(keeper), SIGKILL), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            const qint64 now = qint64(call(a.endpoint(), "GET", QStringLiteral("api/restart"))
+                                          .json()
+                                          .value(QStringLiteral("keeper_pid"))
+                                          .toDouble());
+            return now > 0 && now != keeper;
+        }(),
+        20000);
+    QCOMPARE(call(a.endpoint(), "POST", QStringLiteral("api/sessions"), commandBody({QStringLiteral("/bin/sh")})).status, 201);
+    QTRY_COMPARE(a.model()->rowCount(), 2);
+    QCOMPARE(crashMessages().size(), 1);
+
+    // The words for a crash of another day, and one of unknown time.
+    const QDateTime otherDay(QDate(2026, 1, 2), QTime(9, 5));
+    QCOMPARE(DesktopApp::crashText(3, otherDay, QDateTime(QDate(2026, 1, 3), QTime(10, 0))),
+             QStringLiteral("Tether crashed on 2026-01-02 at 09:05 and recovered 3 sessions"));
+    QCOMPARE(DesktopApp::crashText(2, QDateTime()), QStringLiteral("Tether crashed and recovered 2 sessions"));
 }
 
 void TestDesktopApp::windowsFollowTheHostStartedAgain()

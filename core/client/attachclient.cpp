@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "attachclient.h"
+#include "displaytext.h"
+#include "protocol.h"
 #include "shellwords.h"
 
 #include <QJsonDocument>
@@ -71,6 +73,7 @@ void AttachClient::reopen()
     m_refusedSince.invalidate();
     m_exit = QJsonObject();
     m_closeReason.clear();
+    m_endedReason.clear();
     m_pendingInput.clear();
     m_stream.stop();
     connectSocket();
@@ -412,6 +415,9 @@ void AttachClient::onSocketGone()
     if (const std::optional<End> end = AttachStream::closeEnd(meaning)) {
         if (*end == End::ProtocolError)
             m_closeReason = QStringLiteral("%1 %2").arg(code).arg(reason);
+        if (code == Protocol::Ended)
+            m_endedReason = reason.startsWith(QLatin1String("session ended by ")) ? reason
+                                                                                : QStringLiteral("session ended");
         finish(*end);
         return;
     }
@@ -518,6 +524,12 @@ QString AttachClient::endMessage(End end) const
     case End::NotFound:
         return QStringLiteral("[session not found or expired]");
     case End::SessionKilled:
+        if (!m_endedReason.isEmpty())
+            // Its processes are gone (a reboot, a crash, Tether stopped
+            // under it); only its record is left, which can be revived.
+            return QStringLiteral("[%1: its programs are gone; `tether revive %2` starts it again]")
+                .arg(DisplayText::escape(m_endedReason),
+                     m_name.isEmpty() ? m_id : ShellWords::quote({m_name}));
         return QStringLiteral("[session killed]");
     case End::ServerShutdown:
         return QStringLiteral("[server shutting down]");

@@ -275,6 +275,10 @@ private:
     QByteArray m_pendingInput;      ///< see sendInput()
     QElapsedTimer m_pendingSince;   ///< when m_pendingInput's first byte was kept
     QString m_closeReason;      ///< reason text of an unexpected close (ProtocolError)
+    /// The reason of a 4411 close ("session ended by reboot"): the session is
+    /// an ended one (docs/protocol.md, "Ended sessions"), which endMessage()
+    /// says, with how to revive it, instead of "[session killed]".
+    QString m_endedReason;
 };
 
 } // namespace Tether

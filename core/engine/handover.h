@@ -94,6 +94,12 @@ struct SessionRecord {
     PtyHandover pty;
     qsizetype capacity = 0;   ///< ring capacity, bytes
     quint64 ringStart = 0;    ///< offset of the first retained byte
+    /// The session's output stream begins at ringStart, from a fresh
+    /// terminal (nothing before it was dropped): a session the keeper held
+    /// through a crash, whose new buffer starts past the dead server's
+    /// offsets (KeeperLink::adoptAndFollow). In-process only, not written
+    /// by write(): a handed-over ring is taken as having rolled over.
+    bool freshStream = false;
     /// Retained bytes, in order, as pieces: when writing they point into the
     /// live ring (no copy); read() gives one piece pointing into the mapped
     /// state (no copy either: valid while the State, which holds the

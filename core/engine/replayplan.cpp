@@ -122,7 +122,8 @@ void findSafeStart(ReplayPlan &plan, const RingBuffer &ring, const TerminalState
 
 ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
                       const QList<quint64> &marginResets, std::optional<quint64> resume,
-                      std::optional<SnapshotOffer> snapshot, const QList<quint64> &wholeScreenMargins)
+                      std::optional<SnapshotOffer> snapshot, const QList<quint64> &wholeScreenMargins,
+                      quint64 streamStart)
 {
     ReplayPlan plan;
     const quint64 start = ring.startOffset();
@@ -132,11 +133,11 @@ ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
     // not inside an escape sequence or a UTF-8 character, and restore the
     // modes in force there (martanne/abduco#32, jupyterlab/jupyterlab#12073).
     const bool useSnapshot = plan.reset && snapshot && snapshot->at >= start && snapshot->at <= plan.offset
-        && (snapshot->screenReplay || start > 0 || snapshot->repaint);
+        && (snapshot->screenReplay || start > streamStart || snapshot->repaint);
     if (useSnapshot && snapshot->screenReplay) {
         plan.replayFrom = snapshot->at;
         plan.screenReplay = true;
-    } else if (plan.reset && start > 0) {
+    } else if (plan.reset && start > streamStart) {
         // Margins that were the whole screen where they were set are none
         // for the viewer: the prelude's state takes them as reset.
         QList<quint64> resets = marginResets;

@@ -126,12 +126,17 @@ struct SnapshotOffer {
  * margins, as marginResets do. (`tail` is given as the viewer must take
  * it: Session resets its margins when they were the whole screen.)
  *
+ * `streamStart`: the offset where the session's output stream began, from
+ * a fresh terminal (0, or where a session adopted after a crash started
+ * again: Session::streamStart()). A ring that starts there has dropped
+ * nothing, so the replay starts at its first byte, not at a boundary.
+ *
  * Cost: at most kMaxReplayBoundaryScan + kMaxReplayLineScan bytes parsed one
  * at a time; allocates the prelude and the fixup list only.
  */
 ReplayPlan planReplay(const RingBuffer &ring, const TerminalState &tail,
                       const QList<quint64> &marginResets, std::optional<quint64> resume,
                       std::optional<SnapshotOffer> snapshot = std::nullopt,
-                      const QList<quint64> &wholeScreenMargins = {});
+                      const QList<quint64> &wholeScreenMargins = {}, quint64 streamStart = 0);
 
 } // namespace Tether

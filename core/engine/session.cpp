@@ -182,7 +182,7 @@ void Session::onOutput(const char *data, qsizetype size)
     // Made here, before the append, when the ring first reaches half its
     // capacity (from offset 0: the stream is still whole), flood or not
     // (the ring moves on: later is too late to start from offset 0).
-    const bool halfFull = m_screenRetryAt == 0 && m_ring.startOffset() == 0
+    const bool halfFull = m_screenRetryAt == 0 && m_ring.startOffset() == m_streamStart
         && m_ring.size() + size >= m_ring.capacity() / 2;
     // After a stretch with no safe boundary: again once it has left the ring.
     const bool retry = m_screenRetryAt > 0 && m_ring.startOffset() >= m_screenRetryAt;
@@ -522,15 +522,16 @@ void Session::createScreenAtStart()
     if (!m_screenEnabled)
         return;
     const quint64 start = m_ring.startOffset();
-    if (start == 0) {
-        const SizeChange size = sizeAt(0);
+    if (start == m_streamStart) {
+        // Nothing dropped: the screen starts with the stream, from a fresh terminal.
+        const SizeChange size = sizeAt(start);
         if (!screenFits(size.cols, size.rows)) {
             dropOversizedScreen();
             return;
         }
-        createScreen(0, TerminalState(), size.cols, size.rows);
+        createScreen(start, TerminalState(), size.cols, size.rows);
         m_screenSynced = true;
-        applyScreenEventsAt(0);
+        applyScreenEventsAt(start);
         return;
     }
     resyncScreen();
@@ -833,7 +834,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         resized = false; // nothing to repaint
     std::optional<SnapshotOffer> offer;
     QByteArray snapshot;
-    if (reset && (request.screen || m_ring.startOffset() > 0 || resized)) {
+    if (reset && (request.screen || m_ring.startOffset() > m_streamStart || resized)) {
         bool fallBack = false;
         if (!m_screen && (request.screen || resized) && m_ring.startOffset() >= m_screenRetryAt) {
             // Made now, so the next such attach finds it; parsed at once only
@@ -895,7 +896,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
     TerminalState tail = m_tail;
     if (tail.marginsWholeScreen(sizeAt(m_ring.startOffset()).rows) && sizeAt(m_ring.startOffset()).rows != viewerRows)
         tail.marginsResetByResize();
-    const ReplayPlan plan = planReplay(m_ring, tail, m_marginResets, resume, offer, whole);
+    const ReplayPlan plan = planReplay(m_ring, tail, m_marginResets, resume, offer, whole, m_streamStart);
     if (!plan.snapshotAt)
         snapshot.clear();
     AttachInfo info;
@@ -1308,6 +1309,11 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     s->m_head = head;
     s->m_tail = tail;
     s->m_tailOffset = r.ringStart;
+    // A session the keeper held through a crash: its stream starts again
+    // at ringStart, from a fresh terminal; the saved screen injected there
+    // is replayed whole (it used to be skipped as the tail of a line).
+    if (r.freshStream && r.ring.isEmpty())
+        s->m_streamStart = r.ringStart;
     s->m_titleSerial = head.titleSerial();
     s->m_marginResets = r.marginResets;
     if (!r.commands.isEmpty() && !s->m_commands.restore(r.commands))

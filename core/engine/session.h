@@ -112,6 +112,11 @@ public:
 
     const RingBuffer &buffer() const { return m_ring; }
     quint64 offset() const { return m_ring.endOffset(); } ///< total output bytes
+    /// The offset where the output stream began from a fresh terminal: 0,
+    /// or for a session adopted after a crash (the keeper held it) the
+    /// offset its new buffer started at. A ring that still starts there has
+    /// dropped nothing: attaches replay it whole (planReplay()).
+    quint64 streamStart() const { return m_streamStart; }
     void setBufferCapacity(qsizetype bytes);
 
     // --- viewers -------------------------------------------------------------
@@ -692,6 +697,8 @@ private:
     /// No screen is made before the ring starts here (resyncScreen() found
     /// no safe boundary to start at below it).
     quint64 m_screenRetryAt = 0;
+    /// streamStart(): where the output stream began from a fresh terminal.
+    quint64 m_streamStart = 0;
     quint64 m_screenOutruns = 0;
     /// The end of the last read in which the normal screen may have changed
     /// under the alternate one (not in it at the read's end, or it entered

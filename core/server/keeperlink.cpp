@@ -436,6 +436,7 @@ int KeeperLink::adoptAndFollow(QStringList *problems)
         // Past every offset the dead host gave out: a viewer resuming from
         // one of them gets a reset replay, never bytes of another place.
         r.ringStart = quint64(o.value(QStringLiteral("bound")).toDouble());
+        r.freshStream = true; // an empty buffer from a fresh terminal: nothing dropped
         r.headState = freshState;
         r.tailState = freshState;
         if (r.pty.pid <= 0) {

@@ -204,6 +204,44 @@ private Q_SLOTS:
         }
     }
 
+    void attachToAnEndedSessionSaysHowToRevive()
+    {
+        // A session ended by a reboot (its record left on disk, another boot
+        // id): the server closes an attach 4411 "session ended by reboot",
+        // which `tether attach` printed as "[session killed]", as if someone
+        // had killed it, without a word about `tether revive`.
+        Serve s;
+        const QString id = QStringLiteral("EndedByRebootAAAAAAAAA");
+        const QString dir = s.dir.path() + QStringLiteral("/state/tether/sessions");
+        QVERIFY(QDir().mkpath(dir));
+        QFile record(dir + QLatin1Char('/') + id + QStringLiteral(".json"));
+        QVERIFY(record.open(QIODevice::WriteOnly));
+        const QJsonObject o{{QStringLiteral("version"), 1},
+                            {QStringLiteral("id"), id},
+                            {QStringLiteral("name"), QStringLiteral("build")},
+                            {QStringLiteral("command"), QJsonArray{QStringLiteral("/bin/sh")}},
+                            {QStringLiteral("cwd"), QStringLiteral("/")},
+                            {QStringLiteral("boot_id"), QStringLiteral("not-this-boot")},
+                            {QStringLiteral("created"), QStringLiteral("2026-01-01T00:00:00Z")},
+                            {QStringLiteral("saved"), QStringLiteral("2026-01-01T00:00:05Z")},
+                            {QStringLiteral("cols"), 80},
+                            {QStringLiteral("rows"), 24},
+                            {QStringLiteral("screen"), QString::fromLatin1(QByteArray("$ make").toBase64())}};
+        record.write(QJsonDocument(o).toJson(QJsonDocument::Compact));
+        record.close();
+        QVERIFY(s.start());
+        QCOMPARE(s.session(id).value(QStringLiteral("ended")).toString(), QStringLiteral("reboot"));
+
+        Term t;
+        QVERIFY(t.start(s, {QStringLiteral("attach"), QStringLiteral("build")}));
+        QTRY_VERIFY_WITH_TIMEOUT(t.out.contains("rc="), 15000);
+        QVERIFY2(t.out.contains("[session ended by reboot: its programs are gone; `tether revive build` starts it again]"),
+                 t.out.constData());
+        QVERIFY2(!t.out.contains("[session killed]"), t.out.constData());
+        QCOMPARE(t.rc(), 5); // as documented: the session's processes are gone
+        QTRY_VERIFY(t.restoredPerStty());
+    }
+
     void listQuotesAndCutsTheLastColumn()
     {
         // `tether list` showed argv joined with spaces (not pasteable) and a

@@ -14,7 +14,7 @@ namespace Tether {
  * application "tether": ~/.config/Tether/tether.conf). The host owns them:
  * clients (the desktop app's Settings dialog) read and change them through
  * `GET`/`PATCH /api/settings` (SettingsApi). The desktop app's own keys in
- * the same file (desktop/terminal, terminal/*, ui/autostart) are not here:
+ * the same file (desktop/terminal, the terminal/ group, ui/autostart) are not here:
  * DesktopSettings (ui). Precedence: command-line option > settings file >
  * built-in default.
  *

@@ -242,7 +242,7 @@ private Q_SLOTS:
             for (const QJsonValue &l : row.value(QStringLiteral("late")).toArray()) {
                 const int cols = l.toObject().value(QStringLiteral("cols")).toInt();
                 const int rows = l.toObject().value(QStringLiteral("rows")).toInt();
-                for (const QString replay : {QStringLiteral("raw"), QStringLiteral("screen")})
+                for (const QString &replay : {QStringLiteral("raw"), QStringLiteral("screen")})
                     QTest::addRow("%s, %dx%d, %s", qPrintable(row.value(QStringLiteral("name")).toString()), cols, rows,
                                   qPrintable(replay))
                         << row << replay << cols << rows;

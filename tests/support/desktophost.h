@@ -62,7 +62,7 @@ inline void stopHost()
     ::kill(pid_t(pid), SIGTERM);
     if (!QTest::qWaitFor([pid] { return !alive(pid); }, 15000)) {
         ::kill(pid_t(pid), SIGKILL);
-        QTest::qWaitFor([pid] { return !alive(pid); }, 5000);
+        (void)QTest::qWaitFor([pid] { return !alive(pid); }, 5000); // SIGKILL cannot be refused
     }
 }
 

@@ -96,7 +96,7 @@ public:
 private:
     static QString errnoText(const QByteArray &what, int err)
     {
-        return QString::fromLocal8Bit(what + ": " + std::strerror(err));
+        return QString::fromLocal8Bit(QByteArray(what).append(": ").append(std::strerror(err)));
     }
 
     QByteArray m_path;

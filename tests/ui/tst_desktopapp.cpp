@@ -96,7 +96,7 @@ ApiReply call(const ServerEndpoint &endpoint, const QByteArray &method, const QS
         api.patch(path, body, take);
     else
         api.deleteResource(path, take);
-    QTest::qWaitFor([&] { return done; }, 15000);
+    (void)QTest::qWaitFor([&] { return done; }, 15000); // no reply: the caller checks the empty result
     return result;
 }
 
@@ -749,7 +749,7 @@ void TestDesktopApp::binarySingleInstanceHandOff()
         {
             if (alive(pid))
                 ::kill(pid_t(pid), SIGTERM);
-            QTest::qWaitFor([this] { return !alive(pid); }, 15000);
+            (void)QTest::qWaitFor([this] { return !alive(pid); }, 15000); // cleanup: the check is elsewhere
         }
     } stop{host};
 

@@ -698,7 +698,8 @@ int renameCommand(const QStringList &args)
     parser.setApplicationDescription(QStringLiteral(
         "Names a session, or renames it. ID may be the session's name or any unique prefix of\n"
         "its id. An empty NAME ('') takes the name away. Names are unique among the sessions,\n"
-        "at most 64 characters, without control characters or white space at either end.\n\n"
+        "at most 64 characters, without control characters or white space at either end, and\n"
+        "not of the form of a session id (22 letters, digits, '-' or '_').\n\n"
         "Exit status: 0 renamed; 1 Tether not running, the name refused (taken or not allowed:\n"
         "the reason is printed) or another error; 2 usage error (an ambiguous ID too); 4 no\n"
         "session matches ID."));

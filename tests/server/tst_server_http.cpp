@@ -644,6 +644,16 @@ private Q_SLOTS:
             QVERIFY(!r.json().value(QStringLiteral("error")).toString().isEmpty());
         }
         QCOMPARE(f.registry->find(QString::fromLatin1(b))->name(), QStringLiteral("tests é"));
+        // The other session's id is no name (`tether attach ID` would mean
+        // either): 400 with the reason, unchanged; nor at creation.
+        r = f.http("PATCH", "/api/sessions/" + b, R"({"name": ")" + a.toLatin1() + R"("})");
+        QCOMPARE(r.status, 400);
+        QVERIFY2(r.json().value(QStringLiteral("error")).toString().contains(QLatin1String("must not look like a session id")),
+                 r.body.constData());
+        QCOMPARE(f.registry->find(QString::fromLatin1(b))->name(), QStringLiteral("tests é"));
+        r = f.http("POST", "/api/sessions", R"({"command": ["/bin/sh"], "name": ")" + a.toLatin1() + R"("})");
+        QCOMPARE(r.status, 400);
+        QCOMPARE(f.registry->count(), 2);
         // Its own name again is fine; null and "" clear it.
         QCOMPARE(f.http("PATCH", "/api/sessions/" + b, R"({"name": "tests é"})").status, 200);
         QCOMPARE(f.http("PATCH", "/api/sessions/" + b, R"({"name": null})").status, 200);

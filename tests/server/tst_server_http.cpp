@@ -852,6 +852,31 @@ private Q_SLOTS:
         QCOMPARE(rawHttp(f.port, req).status, 201);
     }
 
+    void chunkSizeOverflowNamesTheChunkSize()
+    {
+        // A chunk size that overflows 64 bits is a bad chunk size: 400 with
+        // a reason that says so. It said "invalid character in
+        // content-length header" (http-parser's error for both), about a
+        // header the request does not have.
+        for (const QByteArray &size : {QByteArray("1") + QByteArray(16, '0'), QByteArray(20, 'F'), QByteArray(17, 'f')}) {
+            const QByteArray req = "POST /api/sessions HTTP/1.1\r\nHost: " + f.host() + "\r\nAuthorization: Bearer " + f.key
+                + "\r\nTransfer-Encoding: chunked\r\n\r\n" + size + "\r\nabc\r\n0\r\n\r\n";
+            const HttpReply r = rawHttp(f.port, req);
+            QVERIFY2(r.status == 400, r.raw.constData());
+            QVERIFY(r.closed);
+            const QString error = r.json().value(QStringLiteral("error")).toString();
+            QVERIFY2(error.contains(QLatin1String("chunk size")) && !error.contains(QLatin1String("content-length"), Qt::CaseInsensitive),
+                     qPrintable(size + ": " + error));
+        }
+        // A chunk size that is not hexadecimal: 400 about the chunk size too.
+        const QByteArray req = "POST /api/sessions HTTP/1.1\r\nHost: " + f.host() + "\r\nAuthorization: Bearer " + f.key
+            + "\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n";
+        const HttpReply r = rawHttp(f.port, req);
+        QCOMPARE(r.status, 400);
+        QVERIFY2(r.json().value(QStringLiteral("error")).toString().contains(QLatin1String("chunk size")), r.body.constData());
+        QCOMPARE(f.registry->count(), 0);
+    }
+
     void expectContinue()
     {
         // The body is sent only after the interim 100 answer, as curl does.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "desktopmain.h"
 #include "appicon.h"
+#include "clientcommand.h"
 #include "commandline.h"
 #include "config.h"
 #include "desktopapp.h"
@@ -36,17 +37,9 @@ QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &d
                        "it starts `tether serve` (the sessions and the web dashboard, in a process of "
                        "its own that outlives the desktop app) when none runs. The server options "
                        "below are for a host it starts.\n\nCommands (each has --help):\n"
-                       "  serve    the server alone, headless\n"
-                       "  attach   attach this terminal to a session (like tmux attach); also: a, at\n"
-                       "  list     list sessions; also: ls\n"
-                       "  new      start a session\n"
-                       "  kill     end a session\n"
-                       "  rename   name a session, or rename it\n"
-                       "  share    print a read-only link to a session, list or revoke links\n"
-                       "  key      print the dashboard link, or make a new key (--rotate)\n"
-                       "  restart  restart Tether in place, keeping every session\n"
-                       "  wait     wait for the command running in a session, exit with its status\n"
-                       "  send     type text into a session (like tmux send-keys)"));
+                       "  serve    the server alone, headless\n")
+        // The client's commands from the dispatcher's own list: none left out.
+        + clientCommandsHelp().chopped(1));
     parser.addHelpOption();
     parser.addVersionOption();
     ServeOptions::addTo(parser, defaults);
@@ -74,6 +67,16 @@ bool answeredWithoutDisplay(int argc, char **argv)
     return early || noDisplay;
 }
 
+/// The error for `tether WORD` when WORD is no command: every command
+/// (serve, then the client's, clientCommandNames()) and the aliases.
+QString unknownCommand(const QString &word)
+{
+    QStringList commands = QStringList{QStringLiteral("serve")} + clientCommandNames();
+    const QString last = commands.takeLast();
+    return QStringLiteral("unknown command \"%1\": use %2 or %3 (aliases: %4)")
+        .arg(word, commands.join(QStringLiteral(", ")), last, clientCommandAliases().join(QStringLiteral(", ")));
+}
+
 /// Parses QCoreApplication::arguments() (without Qt's own options, such as
 /// -platform, which QApplication has taken out) into `config`. Returns the
 /// exit status when the run ends here (help and version: 0, usage errors:
@@ -97,8 +100,7 @@ int readArguments(QCommandLineParser &parser, Config *config)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty())
-        return ServeOptions::usageError(kProgram, QStringLiteral("unknown command \"%1\": use serve, attach, list, new, kill, rename, revive, share, key, restart, wait or send (aliases: a, at, ls)")
-                                                      .arg(parser.positionalArguments().constFirst()));
+        return ServeOptions::usageError(kProgram, unknownCommand(parser.positionalArguments().constFirst()));
     QString error;
     if (!ServeOptions::read(parser, config, &error))
         return ServeOptions::usageError(kProgram, error);

@@ -698,7 +698,8 @@ int renameCommand(const QStringList &args)
     parser.setApplicationDescription(QStringLiteral(
         "Names a session, or renames it. ID may be the session's name or any unique prefix of\n"
         "its id. An empty NAME ('') takes the name away. Names are unique among the sessions,\n"
-        "at most 64 characters, without control characters or white space at either end.\n\n"
+        "at most 64 characters, without control characters or white space at either end, and\n"
+        "not of the form of a session id (22 letters, digits, '-' or '_').\n\n"
         "Exit status: 0 renamed; 1 Tether not running, the name refused (taken or not allowed:\n"
         "the reason is printed) or another error; 2 usage error (an ambiguous ID too); 4 no\n"
         "session matches ID."));
@@ -1368,6 +1369,27 @@ int sendCommand(const QStringList &args)
     });
 }
 
+/// Every subcommand clientMain() runs, in the order `tether --help` lists
+/// them, with the line it says of each: the one list the dispatcher, the
+/// help and the unknown-command error are made from.
+struct ClientCommandInfo {
+    const char *name;
+    const char *summary;
+};
+constexpr ClientCommandInfo kCommands[] = {
+    {"attach", "attach this terminal to a session (like tmux attach)"},
+    {"list", "list sessions"},
+    {"new", "start a session"},
+    {"kill", "end a session"},
+    {"rename", "name a session, or rename it"},
+    {"revive", "start an ended session again (one a reboot or a crash ended)"},
+    {"share", "print a read-only link to a session, list or revoke links"},
+    {"key", "print the dashboard link, or make a new key (--rotate)"},
+    {"restart", "restart Tether in place, keeping every session"},
+    {"wait", "wait for the command running in a session, exit with its status"},
+    {"send", "type text into a session (like tmux send-keys)"},
+};
+
 struct Alias {
     const char *alias;
     const char *command;
@@ -1375,13 +1397,45 @@ struct Alias {
 constexpr Alias kAliases[] = {{"a", "attach"}, {"at", "attach"}, {"ls", "list"}};
 } // namespace
 
+QStringList clientCommandNames()
+{
+    QStringList names;
+    for (const ClientCommandInfo &c : kCommands)
+        names << QString::fromLatin1(c.name);
+    return names;
+}
+
+QStringList clientCommandAliases()
+{
+    QStringList aliases;
+    for (const Alias &a : kAliases)
+        aliases << QString::fromLatin1(a.alias);
+    return aliases;
+}
+
+QString clientCommandsHelp()
+{
+    QString out;
+    for (const ClientCommandInfo &c : kCommands) {
+        QString line = QStringLiteral("  %1 %2").arg(QString::fromLatin1(c.name), -8).arg(QString::fromUtf8(c.summary));
+        QStringList aliases;
+        for (const Alias &a : kAliases)
+            if (std::strcmp(a.command, c.name) == 0)
+                aliases << QString::fromLatin1(a.alias);
+        if (!aliases.isEmpty())
+            line += QStringLiteral("; also: ") + aliases.join(QStringLiteral(", "));
+        out += line + QLatin1Char('\n');
+    }
+    return out;
+}
+
 const char *clientCommandName(const char *arg)
 {
     if (!arg)
         return nullptr;
-    for (const char *c : {"attach", "list", "new", "kill", "rename", "revive", "share", "key", "restart", "wait", "send"}) {
-        if (std::strcmp(arg, c) == 0)
-            return c;
+    for (const ClientCommandInfo &c : kCommands) {
+        if (std::strcmp(arg, c.name) == 0)
+            return c.name;
     }
     for (const Alias &a : kAliases) {
         if (std::strcmp(arg, a.alias) == 0)

@@ -4,6 +4,7 @@
 #include "detachkey.h"
 
 #include <QString>
+#include <QStringList>
 
 QT_BEGIN_NAMESPACE
 class QCommandLineParser;
@@ -98,14 +99,24 @@ namespace Tether {
  * exit 0 on success, 1 on error, 2 on a usage error.
  */
 
-/// True when `arg` (argv[1]) names a client subcommand: attach, list, new,
-/// kill, rename, share, key, restart, wait, send, or an alias of one a tmux user types
+/// True when `arg` (argv[1]) names a client subcommand (clientCommandNames()),
+/// or an alias of one a tmux user types
 /// (tmux's own: `a` and `at` for attach, `ls` for list).
 bool isClientCommand(const char *arg);
 
 /// The client subcommand `arg` names, an alias resolved ("ls" -> "list");
 /// nullptr when it names none.
 const char *clientCommandName(const char *arg);
+
+/// Every client subcommand clientMain() runs (not the aliases), in the
+/// order `tether --help` lists them.
+QStringList clientCommandNames();
+/// The aliases of client subcommands ("a", "at", "ls").
+QStringList clientCommandAliases();
+/// The lines of `tether --help` naming the client subcommands, one per
+/// command of clientCommandNames() in its order: "  NAME     what it does",
+/// then "; also: A, B" for its aliases; each line ends with a newline.
+QString clientCommandsHelp();
 
 /// Runs `tether <subcommand> ...`; returns the exit status.
 int clientMain(int argc, char **argv);

@@ -85,6 +85,17 @@ QString SessionRegistry::nameProblem(const QString &name)
         return QStringLiteral("name is longer than %1 characters").arg(kMaxNameLength);
     if (name.trimmed() != name)
         return QStringLiteral("name must not start or end with white space");
+    // The form of a session id (randomId(): 22 characters of base64url):
+    // such a name could be another session's id, and `tether attach X`
+    // would mean either.
+    if (name.size() == kIdLength
+        && std::all_of(name.cbegin(), name.cend(), [](QChar c) {
+               return (c >= QLatin1Char('a') && c <= QLatin1Char('z')) || (c >= QLatin1Char('A') && c <= QLatin1Char('Z'))
+                   || (c >= QLatin1Char('0') && c <= QLatin1Char('9')) || c == QLatin1Char('-') || c == QLatin1Char('_');
+           }))
+        return QStringLiteral("name must not look like a session id (%1 letters, digits, '-' or '_'): "
+                              "`tether attach NAME` could mean another session")
+            .arg(kIdLength);
     return QString();
 }
 

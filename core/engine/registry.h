@@ -92,6 +92,8 @@ public:
     /// enough for "build of the release branch", short enough for a tray
     /// menu line and a `tether list` column.
     static constexpr int kMaxNameLength = 64;
+    /// Length of a session id (randomId(): 128 bits in base64url).
+    static constexpr int kIdLength = 22;
     /**
      * Why `name` cannot name a session, as the text of an error answer
      * (HTTP 400, docs/protocol.md "Session names"); empty when it can. Empty
@@ -99,7 +101,9 @@ public:
      * points; control characters (Unicode category Cc: C0, DEL, C1: a name
      * is printed on terminals, where they would act), line and paragraph
      * separators (Zl, Zp: a name is one line), unpaired surrogates; leading
-     * or trailing white space (two names that look the same would differ).
+     * or trailing white space (two names that look the same would differ);
+     * the form of a session id, kIdLength characters of base64url (it could
+     * be another session's id: `tether attach X` would mean either).
      */
     static QString nameProblem(const QString &name);
 

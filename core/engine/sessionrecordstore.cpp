@@ -16,7 +16,11 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace Tether {
 
@@ -359,9 +363,27 @@ bool SessionRecordStore::write(const QString &dir, const SessionRecord &r, QStri
 bool SessionRecordStore::read(const QString &file, SessionRecord *r, QString *error)
 {
     *r = SessionRecord();
-    QFile f(file);
-    if (!f.open(QIODevice::ReadOnly)) {
+    // Only a regular file Tether wrote: a symlink is never followed
+    // (O_NOFOLLOW), and what the opened fd is (not the name, which may
+    // change in between) must be a regular file; O_NONBLOCK so that a FIFO
+    // is refused instead of waited on.
+    const int fd = ::open(QFile::encodeName(file).constData(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        const int e = errno;
+        *error = e == ELOOP ? QStringLiteral("not a regular file (a symbolic link), not followed")
+                            : QString::fromLocal8Bit(::strerror(e));
+        return false;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        *error = QStringLiteral("not a regular file");
+        return false;
+    }
+    QFile f;
+    if (!f.open(fd, QIODevice::ReadOnly, QFileDevice::AutoCloseHandle)) {
         *error = f.errorString();
+        ::close(fd);
         return false;
     }
     if (f.size() > kMaxRecordBytes) {
@@ -404,7 +426,9 @@ bool SessionRecordStore::read(const QString &file, SessionRecord *r, QString *er
 int SessionRecordStore::loadEnded()
 {
     m_ended.clear();
-    const QFileInfoList files = QDir(m_dir).entryInfoList({QStringLiteral("*.json")}, QDir::Files);
+    // QDir::System too: a FIFO, socket or device named like a record is
+    // said (and refused by read()), not silently passed over.
+    const QFileInfoList files = QDir(m_dir).entryInfoList({QStringLiteral("*.json")}, QDir::Files | QDir::System);
     for (const QFileInfo &fi : files) {
         SessionRecord r;
         QString error;

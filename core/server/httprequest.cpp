@@ -115,6 +115,20 @@ void HttpRequest::fail(int status, const QString &text)
 }
 
 namespace {
+/// The reason for http-parser's error `err` while it reads a body. A chunk
+/// size that overflows 64 bits is, to http-parser 2.9, the error of a bad
+/// Content-Length (HPE_INVALID_CONTENT_LENGTH, "invalid character in
+/// content-length header"), which named a header the request may not even
+/// have: said as what it is, the chunk size.
+QString bodyErrorText(http_errno err)
+{
+    if (err == HPE_INVALID_CONTENT_LENGTH) // in the body: only a chunk size sets it
+        return QStringLiteral("invalid chunk size: too large (it overflows 64 bits)");
+    if (err == HPE_INVALID_CHUNK_SIZE)
+        return QStringLiteral("invalid chunk size: not a hexadecimal number");
+    return QString::fromLatin1(http_errno_description(err));
+}
+
 /// tchar of RFC 9110 §5.6.2: the characters of a token (a field name).
 bool isTokenChar(char c)
 {
@@ -267,7 +281,7 @@ HttpRequest::Phase HttpRequest::feedHead(const char *data, qsizetype size)
         http_parser_pause(p, 0);
         http_parser_execute(p, &m_p->settings, "\n", 1);
         if (m_phase == Phase::Body && HTTP_PARSER_ERRNO(p) != HPE_OK && HTTP_PARSER_ERRNO(p) != HPE_PAUSED)
-            fail(400, QString::fromLatin1(http_errno_description(HTTP_PARSER_ERRNO(p))));
+            fail(400, bodyErrorText(HTTP_PARSER_ERRNO(p)));
         return m_phase;
     }
     if (err != HPE_OK) {
@@ -288,7 +302,7 @@ HttpRequest::Phase HttpRequest::feedBody(const char *data, qsizetype size)
     http_parser_execute(p, &m_p->settings, data, size_t(size));
     const http_errno err = HTTP_PARSER_ERRNO(p);
     if (m_phase == Phase::Body && err != HPE_OK && err != HPE_PAUSED)
-        fail(400, QString::fromLatin1(http_errno_description(err)));
+        fail(400, bodyErrorText(err));
     return m_phase;
 }
 

@@ -1837,8 +1837,17 @@ void Server::reviveSession(HttpConnection *c, const QString &id)
     SessionRegistry::CreateError error = SessionRegistry::CreateError::None;
     QString errorText;
     QString evicted;
-    // Its name, unless a live session took it meanwhile.
-    const QString name = m_registry->findByName(r.name) ? QString() : r.name;
+    // Its name, unless a live session took it meanwhile, or it is not a
+    // name a session can have (a record is read as it is on disk: written
+    // by another version, or by hand; too long, say): a record listed as
+    // ended is revivable, by its id and by its name, and comes back unnamed.
+    QString name = r.name;
+    if (m_registry->findByName(name)) {
+        name.clear();
+    } else if (const QString problem = SessionRegistry::nameProblem(name); !problem.isEmpty()) {
+        qCInfo(lcServer).noquote() << "session" << id << "is revived unnamed: its recorded name is refused now:" << problem;
+        name.clear();
+    }
     Session *s = m_registry->create(opts, name, &error, &errorText, &evicted);
     if (!s) {
         if (error == SessionRegistry::CreateError::TooManySessions || error == SessionRegistry::CreateError::OutOfResources)

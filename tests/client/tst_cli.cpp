@@ -441,6 +441,37 @@ private Q_SLOTS:
         }
     }
 
+    void helpListsEveryCommand()
+    {
+        // `tether --help` (and `tether help`) lists every command the
+        // dispatcher runs, one line each, and so does the unknown-command
+        // error; each of them has its own --help. `revive` was left out of
+        // --help while the error, the manual page and the completions had it.
+        Serve s; // not started
+        const QStringList noDisplay{QStringLiteral("DISPLAY="), QStringLiteral("WAYLAND_DISPLAY="),
+                                    QStringLiteral("QT_QPA_PLATFORM=")};
+        const QStringList commands = QStringList{QStringLiteral("serve")} + Tether::clientCommandNames();
+        QVERIFY(commands.contains(QStringLiteral("revive")));
+        const Run help = tether(s, {QStringLiteral("--help")}, noDisplay);
+        QCOMPARE(help.code, 0);
+        QCOMPARE(tether(s, {QStringLiteral("help")}, noDisplay).out, help.out);
+        const Run unknown = tether(s, {QStringLiteral("nosuchcommand")}, noDisplay);
+        QCOMPARE(unknown.code, 2);
+        QStringList listed; // the command lines of --help, in order
+        const QRegularExpression line(QStringLiteral("^  ([a-z]+) {2,}\\S"), QRegularExpression::MultilineOption);
+        const QString commandsPart = QString::fromUtf8(help.out).section(QStringLiteral("Commands"), 1).section(QStringLiteral("\n\n"), 0, 0);
+        for (auto it = line.globalMatch(commandsPart); it.hasNext();)
+            listed << it.next().captured(1);
+        QCOMPARE(listed, commands);
+        for (const QString &c : commands) {
+            QVERIFY2(QRegularExpression(QStringLiteral("[ ,]%1[ ,]").arg(c)).match(QString::fromUtf8(unknown.err)).hasMatch(),
+                     qPrintable(c + QStringLiteral(": ") + QString::fromUtf8(unknown.err)));
+            const Run own = tether(s, {c, QStringLiteral("--help")}, noDisplay);
+            QCOMPARE(own.code, 0);
+            QVERIFY2(own.out.startsWith("Usage: tether " + c.toUtf8() + " [options]"), own.out.left(80).constData());
+        }
+    }
+
     void versionInEveryCommand()
     {
         // Every entry point answers --version (and -v) with the one version

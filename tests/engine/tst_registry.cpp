@@ -114,6 +114,13 @@ private Q_SLOTS:
         QTest::newRow("leading space") << QStringLiteral(" a") << false;
         QTest::newRow("trailing space") << QStringLiteral("a ") << false;
         QTest::newRow("only space") << QStringLiteral(" ") << false;
+        // A name with the form of a session id (22 characters of base64url)
+        // would equal, or hide, a session's id in `tether attach X`.
+        QTest::newRow("id form") << QStringLiteral("AbCdEfGhIjKlMnOpQrStUv") << false;
+        QTest::newRow("id form with - and _") << QStringLiteral("a-b_c-d_e-f_g-h_i-j_kl") << false;
+        QTest::newRow("id form, 21") << QStringLiteral("AbCdEfGhIjKlMnOpQrStU") << true;
+        QTest::newRow("id form, 23") << QStringLiteral("AbCdEfGhIjKlMnOpQrStUvW") << true;
+        QTest::newRow("22 with a dot") << QStringLiteral("AbCdEfGhIjKlMnOpQrStU.") << true;
     }
     void nameRules()
     {
@@ -135,6 +142,12 @@ private Q_SLOTS:
         QCOMPARE(r.findByName(QStringLiteral("build")), a);
         QCOMPARE(r.findByName(QStringLiteral("Build")), nullptr); // case-sensitive
         QCOMPARE(r.findByName(QString()), nullptr);
+
+        // Another session's id is no name: `tether attach ID` would mean
+        // either (every id has the form nameProblem() refuses).
+        QCOMPARE(r.create(sleeper(), a->id(), &e, &text), nullptr);
+        QCOMPARE(e, SessionRegistry::CreateError::BadName);
+        QVERIFY2(text.contains(QLatin1String("session id")), qPrintable(text));
 
         // A taken name, or a bad one, starts nothing.
         QCOMPARE(r.create(sleeper(), QStringLiteral("build"), &e, &text), nullptr);

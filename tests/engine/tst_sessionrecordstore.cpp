@@ -11,6 +11,7 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -67,6 +68,7 @@ private Q_SLOTS:
     void aSessionThatEndsIsForgotten();
     void shutdownKeepsRecordsAndTellsWhy();
     void revivePreambleEndsWithTheMarker();
+    void symlinksAndOtherNonRegularFilesAreNotRead();
 };
 
 void TestSessionRecordStore::roundTripWithPrivateModes()
@@ -374,3 +376,55 @@ void TestSessionRecordStore::revivePreambleEndsWithTheMarker()
 
 QTEST_GUILESS_MAIN(TestSessionRecordStore)
 #include "tst_sessionrecordstore.moc"
+
+void TestSessionRecordStore::symlinksAndOtherNonRegularFilesAreNotRead()
+{
+    // The records directory holds what Tether wrote: regular files. A
+    // symlink there (to a file that reads as a valid record, its name
+    // matching the record's id) or a FIFO named like a record is skipped
+    // with one warning each, never followed or opened for reading: it must
+    // not become a revivable session.
+    QTemporaryDir tmp;
+    const QString dir = tmp.path() + QStringLiteral("/sessions");
+    const QString elsewhere = tmp.path() + QStringLiteral("/elsewhere");
+    SessionRecord r;
+    r.id = QStringLiteral("realRecord");
+    r.name = QStringLiteral("real");
+    r.command = QStringList{QStringLiteral("/bin/sh")};
+    r.created = QDateTime::currentDateTimeUtc();
+    r.saved = r.created;
+    QString error;
+    QVERIFY2(SessionRecordStore::write(dir, r, &error), qPrintable(error));
+    // A valid record of id "linkedRecord", outside the directory, and a
+    // symlink to it in the directory under its own name.
+    SessionRecord target = r;
+    target.id = QStringLiteral("linkedRecord");
+    target.name = QStringLiteral("linked");
+    QVERIFY2(SessionRecordStore::write(elsewhere, target, &error), qPrintable(error));
+    const QString link = SessionRecordStore::fileFor(dir, target.id);
+    QVERIFY(QFile::link(SessionRecordStore::fileFor(elsewhere, target.id), link));
+    QVERIFY(QFileInfo(link).isSymLink());
+    // A FIFO named like a record: opening it for reading would block.
+    const QString fifo = SessionRecordStore::fileFor(dir, QStringLiteral("fifoRecord"));
+    QCOMPARE(::mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
+
+    SessionRegistry registry(smallLimits());
+    SessionRecordStore store(&registry, dir, 1000);
+    // One warning each.
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("^session record .*/linkedRecord\\.json is not used: not a regular file")));
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("^session record .*/fifoRecord\\.json is not used: not a regular file")));
+    QCOMPARE(store.loadEnded(), 1);
+    QCOMPARE(store.ended().at(0).id, r.id);
+    QVERIFY(!store.findEnded(target.id));
+    QVERIFY(!store.findEnded(QStringLiteral("fifoRecord")));
+
+    // read() refuses each of them, and says why; the FIFO without blocking.
+    SessionRecord got;
+    QVERIFY(!SessionRecordStore::read(link, &got, &error));
+    QVERIFY2(error.contains(QLatin1String("not a regular file")), qPrintable(error));
+    QVERIFY(!SessionRecordStore::read(fifo, &got, &error));
+    QVERIFY2(error.contains(QLatin1String("not a regular file")), qPrintable(error));
+    // The symlink and its target are left alone.
+    QVERIFY(QFileInfo(link).isSymLink());
+    QVERIFY(QFileInfo::exists(SessionRecordStore::fileFor(elsewhere, target.id)));
+}

@@ -644,6 +644,16 @@ private Q_SLOTS:
             QVERIFY(!r.json().value(QStringLiteral("error")).toString().isEmpty());
         }
         QCOMPARE(f.registry->find(QString::fromLatin1(b))->name(), QStringLiteral("tests é"));
+        // The other session's id is no name (`tether attach ID` would mean
+        // either): 400 with the reason, unchanged; nor at creation.
+        r = f.http("PATCH", "/api/sessions/" + b, R"({"name": ")" + a.toLatin1() + R"("})");
+        QCOMPARE(r.status, 400);
+        QVERIFY2(r.json().value(QStringLiteral("error")).toString().contains(QLatin1String("must not look like a session id")),
+                 r.body.constData());
+        QCOMPARE(f.registry->find(QString::fromLatin1(b))->name(), QStringLiteral("tests é"));
+        r = f.http("POST", "/api/sessions", R"({"command": ["/bin/sh"], "name": ")" + a.toLatin1() + R"("})");
+        QCOMPARE(r.status, 400);
+        QCOMPARE(f.registry->count(), 2);
         // Its own name again is fine; null and "" clear it.
         QCOMPARE(f.http("PATCH", "/api/sessions/" + b, R"({"name": "tests é"})").status, 200);
         QCOMPARE(f.http("PATCH", "/api/sessions/" + b, R"({"name": null})").status, 200);
@@ -840,6 +850,31 @@ private Q_SLOTS:
         req = "POST /api/sessions HTTP/1.1\r\nHost: " + f.host() + "\r\nAuthorization: Bearer " + f.key
             + "\r\nTransfer-Encoding: chunked\r\n\r\n" + QByteArray::number(body.size(), 16) + "\r\n" + body + "\r\n0\r\n\r\n";
         QCOMPARE(rawHttp(f.port, req).status, 201);
+    }
+
+    void chunkSizeOverflowNamesTheChunkSize()
+    {
+        // A chunk size that overflows 64 bits is a bad chunk size: 400 with
+        // a reason that says so. It said "invalid character in
+        // content-length header" (http-parser's error for both), about a
+        // header the request does not have.
+        for (const QByteArray &size : {QByteArray("1") + QByteArray(16, '0'), QByteArray(20, 'F'), QByteArray(17, 'f')}) {
+            const QByteArray req = "POST /api/sessions HTTP/1.1\r\nHost: " + f.host() + "\r\nAuthorization: Bearer " + f.key
+                + "\r\nTransfer-Encoding: chunked\r\n\r\n" + size + "\r\nabc\r\n0\r\n\r\n";
+            const HttpReply r = rawHttp(f.port, req);
+            QVERIFY2(r.status == 400, r.raw.constData());
+            QVERIFY(r.closed);
+            const QString error = r.json().value(QStringLiteral("error")).toString();
+            QVERIFY2(error.contains(QLatin1String("chunk size")) && !error.contains(QLatin1String("content-length"), Qt::CaseInsensitive),
+                     qPrintable(size + ": " + error));
+        }
+        // A chunk size that is not hexadecimal: 400 about the chunk size too.
+        const QByteArray req = "POST /api/sessions HTTP/1.1\r\nHost: " + f.host() + "\r\nAuthorization: Bearer " + f.key
+            + "\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n";
+        const HttpReply r = rawHttp(f.port, req);
+        QCOMPARE(r.status, 400);
+        QVERIFY2(r.json().value(QStringLiteral("error")).toString().contains(QLatin1String("chunk size")), r.body.constData());
+        QCOMPARE(f.registry->count(), 0);
     }
 
     void expectContinue()

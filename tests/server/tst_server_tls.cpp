@@ -10,6 +10,9 @@
 #include <QNetworkInterface>
 #include <QTemporaryDir>
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+
 using namespace Tether;
 using namespace ServerTest;
 
@@ -528,8 +531,23 @@ private Q_SLOTS:
         raw.sock.setPeerVerifyName(QStringLiteral("localhost"));
         raw.sock.setReadBufferSize(64 * 1024);
         QVERIFY(raw.handshake(m_f.port, "/ws/" + s->id().toLatin1() + "?mode=watch", m_f.key));
-        raw.reading = false;   // the kernel's buffers fill; the rest waits in the server
-        QTest::qWait(1500);
+        // The client stops reading until the kernel's buffers are full and
+        // the rest waits in the server: a state, waited for (not a duration).
+        // Then the server's end holds bytes the client's window does not take
+        // (SIOCOUTQ: unsent or unacknowledged; on loopback an acknowledgement
+        // is immediate) and the client's end holds bytes nobody has read
+        // (FIONREAD).
+        raw.reading = false;
+        const QList<int> serverEnd = tcpSocketFds(m_f.port, raw.sock.localPort());
+        QCOMPARE(serverEnd.size(), 1);
+        const int clientEnd = int(raw.sock.socketDescriptor());
+        auto queue = [](int fd, unsigned long request) {
+            int n = 0;
+            return ::ioctl(fd, request, &n) == 0 ? n : -1;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(queue(serverEnd.first(), SIOCOUTQ) > 0 && queue(clientEnd, FIONREAD) > 0, 15000);
+        qInfo() << "paused: server end" << queue(serverEnd.first(), SIOCOUTQ) << "bytes unsent, client end"
+                << queue(clientEnd, FIONREAD) << "unread";
         raw.reading = true;
         raw.sock.setReadBufferSize(0);
         QByteArray stream;
@@ -575,9 +593,12 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----\n");
         }
+        ServerLog log; // from here: the renewal above is over (its reload may have failed half-way)
         QVERIFY(::rename(QFile::encodeName(cur.key + QStringLiteral(".new")).constData(), QFile::encodeName(cur.key).constData()) == 0);
-        QTest::qWait(3 * TlsContext::kReloadDelayMs); // the reload happens (and fails) meanwhile
-        QVERIFY(!m_f.server->reloadTls());            // ...as a direct reload does
+        // The watcher's reload happens (and fails, saying so), then what is
+        // served is checked: waited for, not a fixed time.
+        QTRY_VERIFY_WITH_TIMEOUT(!ServerLog::containing(QStringLiteral("TLS certificate not reloaded")).isEmpty(), 10000);
+        QVERIFY(!m_f.server->reloadTls()); // ...as a direct reload does
         const TlsReply after = httpsExchange(m_f.port, "GET /api/sessions HTTP/1.1\r\nHost: " + host()
                                                           + "\r\nAuthorization: Bearer " + m_f.key + "\r\n\r\n",
                                              m_other.cert);

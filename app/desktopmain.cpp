@@ -77,6 +77,15 @@ QString unknownCommand(const QString &word)
         .arg(word, commands.join(QStringLiteral(", ")), last, clientCommandAliases().join(QStringLiteral(", ")));
 }
 
+/// The help of `tether`: QCommandLineParser's, whose usage line names the
+/// program by argv[0] ("./build/app/tether") and has no place for a
+/// command, with the usage line the manual page has.
+QString desktopHelpText(const QCommandLineParser &parser)
+{
+    const QString help = parser.helpText();
+    return QStringLiteral("Usage: %1 [options] [COMMAND [ARGS...]]").arg(kProgram) + help.mid(help.indexOf(QLatin1Char('\n')));
+}
+
 /// Parses QCoreApplication::arguments() (without Qt's own options, such as
 /// -platform, which QApplication has taken out) into `config`. Returns the
 /// exit status when the run ends here (help and version: 0, usage errors:
@@ -86,13 +95,13 @@ int readArguments(QCommandLineParser &parser, Config *config)
     const QStringList args = QCoreApplication::arguments();
     QTextStream out(stdout);
     if (args.size() > 1 && args.at(1) == QLatin1String("help")) {
-        out << parser.helpText();
+        out << desktopHelpText(parser);
         return 0;
     }
     if (!parser.parse(args))
         return ServeOptions::usageError(kProgram, parser.errorText());
     if (helpRequested(parser)) {
-        out << parser.helpText();
+        out << desktopHelpText(parser);
         return 0;
     }
     if (parser.isSet(QStringLiteral("version"))) {

@@ -169,8 +169,8 @@ def parse_help(text, command):
     from QCommandLineParser's help text."""
     lines = text.split("\n")
     words = lines[0][len("Usage: "):].split(" ")
-    # The first word is the program as run (Qt names argv[0] for the desktop
-    # app); users type "tether".
+    # The first word is the program ("tether"; tests assert that the desktop
+    # app does not print argv[0] there).
     words = words[2:] if command and words[1:2] == [command] else words[1:]
     usage = " ".join([("tether " + command).strip()] + words)
     desc, options, arguments = [], [], []

@@ -364,9 +364,8 @@ bool terminalSize(int *cols, int *rows)
 const char kExitStatusHelp[] =
     "Exit status: 0 detached (detach key) or the process exited; 1 Tether not running,\n"
     "connection lost or another error; 2 usage error (an ambiguous ID too); 3 taken over\n"
-    "by another viewer;\n"
-    "4 session not found or expired; 5 session killed or server shutting down;\n"
-    "128+N ended by signal N (SIGHUP, SIGINT, SIGTERM).";
+    "by another viewer; 4 session not found or expired; 5 session killed or server\n"
+    "shutting down; 128+N ended by signal N (SIGHUP, SIGINT, SIGTERM).";
 
 struct Common {
     QCommandLineOption url{QStringLiteral("url"),
@@ -1009,8 +1008,9 @@ int newCommand(const QStringList &args)
                                  QStringLiteral("DIR"));
     const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to it at once (like tether attach)."));
     const QCommandLineOption name({QStringLiteral("n"), QStringLiteral("name")},
-                                  QStringLiteral("Name the session (unique among the sessions; at most 64 characters); "
-                                                 "other commands then take the name for its ID."),
+                                  QStringLiteral("Name the session (unique among the sessions; at most 64 characters, "
+                                                 "not 22 of A-Z a-z 0-9 - _ as an ID is); other commands then take "
+                                                 "the name for its ID."),
                                   QStringLiteral("NAME"));
     const QCommandLineOption detachKey = detachKeyOption();
     parser.addOptions({cwd, attach, name, detachKey});

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <csignal>
 #include <unistd.h>
-#include <algorithm>
 
 namespace Tether {
 

@@ -454,6 +454,9 @@ private Q_SLOTS:
         QVERIFY(commands.contains(QStringLiteral("revive")));
         const Run help = tether(s, {QStringLiteral("--help")}, noDisplay);
         QCOMPARE(help.code, 0);
+        // The usage line names the program as the manual page does, not by
+        // the path it was run from, and says a command may follow.
+        QVERIFY2(help.out.startsWith("Usage: tether [options] [COMMAND [ARGS...]]\n"), help.out.left(80).constData());
         QCOMPARE(tether(s, {QStringLiteral("help")}, noDisplay).out, help.out);
         const Run unknown = tether(s, {QStringLiteral("nosuchcommand")}, noDisplay);
         QCOMPARE(unknown.code, 2);

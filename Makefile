@@ -45,7 +45,7 @@ run: deps build-$(RUN_VARIANT)/CMakeCache.txt
 # it started (the tether server, a restarted image, a client) wrote one.
 # Runtime options and leak suppressions (library-owned memory only) are in
 # tests/sanitizers/. What runs where and what it costs: docs/reliability.md,
-# "Sanitizers".
+# "make test: what runs where, and what it costs".
 build-asan/CMakeCache.txt:
 	cmake -S . -B build-asan $(CMAKE_GEN) $(CMAKE_LAUNCHER) -DTETHER_QT_MAJOR=6 -DTETHER_SANITIZE=address,undefined
 build-asan: deps build-asan/CMakeCache.txt
@@ -59,7 +59,7 @@ build-asan: deps build-asan/CMakeCache.txt
 # every test passing. The browser tests still run alone (RUN_SERIAL).
 # The sanitized tree stays at 2 until -j 4 has passed beside a CPU hog
 # (its tests are the timing-sensitive ones: ASan slows them 2-3 times).
-# docs/reliability.md, "Issue 28".
+# docs/performance.md, "Issue 28: 25 minutes with room".
 CTEST_JOBS_ASAN ?= 2
 CTEST_JOBS_QT5 ?= 4
 test: build-asan build-qt5

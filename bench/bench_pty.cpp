@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // PTY throughput: `cat` of a text file through PtyProcess, event loop only, no
-// viewers. Usage: bench_pty [megabytes=64]. Reference on the dev machine
-// (docs/pitfalls): raw forkpty + cat with 64 KiB reads does about 40-60 MB/s;
+// viewers. Usage: bench_pty [megabytes=64]. Reference, measured on the development machine:
+// raw forkpty + cat with 64 KiB reads does about 40-60 MB/s;
 // ttyd 1.7.7 about 12 MB/s.
 #include "ptyprocess.h"
 

@@ -17,8 +17,7 @@ namespace Tether {
  * list: rows are inserted, removed and changed by id, never reset, so a
  * view keeps its selection). Knows nothing of the engine: only the wire.
  *
- * Columns and roles as the engine's SessionModel (which it replaces on the
- * client side): title, pid, state, shell (its command), attached,
+ * Columns: title, pid, state, shell (its command), attached,
  * watchers, idle, time left, buffer; SortRole gives raw values, SessionIdRole the id. The idle and
  * time-left columns count on locally from the event's arrival
  * (`idle_seconds` and `expires_in` are computed when the object is made):

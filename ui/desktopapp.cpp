@@ -7,6 +7,7 @@
 #include "logging.h"
 #include "runtimefile.h"
 #include "sessionlistmodel.h"
+#include "sessiontext.h"
 #include "sessionswindow.h"
 #include "settingsdialog.h"
 #include "shellwords.h"
@@ -49,7 +50,7 @@ constexpr int kQuitDeadlineMs = 10000;
 
 QString exitText(const QJsonObject &s)
 {
-    return SessionListModel::stateText(s);
+    return SessionText::state(s);
 }
 
 QString pathOf(const QString &id)
@@ -432,7 +433,7 @@ void DesktopApp::rebuildTrayMenu()
             if (name.size() > 48)
                 name = name.left(47) + QChar(0x2026);
             const bool running = SessionListModel::isRunning(s);
-            QString state = running ? SessionListModel::attachedText(s) : SessionListModel::stateText(s);
+            QString state = running ? SessionListModel::attachedText(s) : SessionText::state(s);
             if (running && !s.value(QStringLiteral("attached")).toBool())
                 state = tr("detached");
             // '&' would become a mnemonic.
@@ -564,7 +565,7 @@ void DesktopApp::checkExpiry()
             warned.insert(id, deadline);
             const bool attach = canAttachHere();
             notify(tr("Session about to expire"),
-                   tr("%1 — expires in %2").arg(SessionListModel::displayName(s), SessionListModel::formatDuration((left + 999) / 1000))
+                   tr("%1 — expires in %2").arg(SessionListModel::displayName(s), SessionText::duration((left + 999) / 1000))
                        + QLatin1Char('\n')
                        + (attach ? tr("Click to attach and keep it.") : tr("Click to see your sessions.")),
                    attach ? id : QString());
@@ -678,7 +679,7 @@ void DesktopApp::onNotifyEvent(const QJsonObject &e)
             ? tr("%1 — %2 — exited %3 after %4")
                   .arg(name, text)
                   .arg(status.toInt())
-                  .arg(SessionListModel::formatDuration(qint64(c.value(QStringLiteral("duration_ms")).toDouble()) / 1000))
+                  .arg(SessionText::duration(qint64(c.value(QStringLiteral("duration_ms")).toDouble()) / 1000))
             : QStringLiteral("%1 — %2").arg(name, text);
     } else if (kind == QLatin1String("bell")) {
         title = tr("Bell");

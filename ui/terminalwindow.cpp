@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "terminalwindow.h"
+#include "protocol.h"
 #include "appicon.h"
 
 #include <QCoreApplication>
@@ -596,10 +597,8 @@ void TerminalWindow::onFinished(AttachStream::End end, const QString &message)
         const QByteArray line = "\x1b[0m\r\n" + message.toUtf8() + "\r\n";
         enqueue(line.constData(), line.size());
         const std::optional<ExitStatus> status = AttachStream::parseExit(m_client->exitMessage());
-        if (status && status->signaled)
-            showBanner(tr("The process was killed by signal %1. This window is read-only.").arg(status->signal), QString());
-        else if (status)
-            showBanner(tr("The process exited with code %1. This window is read-only.").arg(status->code), QString());
+        if (status)
+            showBanner(tr("The process %1. This window is read-only.").arg(Protocol::exitStatusText(*status)), QString());
         else
             showBanner(tr("The process exited. This window is read-only."), QString());
         break;

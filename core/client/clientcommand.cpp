@@ -4,6 +4,7 @@
 #include "apiclient.h"
 #include "displaytext.h"
 #include "sessionlistmodel.h"
+#include "sessiontext.h"
 #include "shellwords.h"
 #include "ttyattach.h"
 
@@ -71,21 +72,6 @@ int runAsync(const std::function<void(std::function<void(int)>)> &body)
     return status;
 }
 
-QString stateText(const QJsonObject &s)
-{
-    // A record of a session its host did not end (docs/protocol.md, "Ended
-    // sessions"): "ended by reboot", "ended by crash", "ended by shutdown".
-    if (s.value(QStringLiteral("state")).toString() == QLatin1String("ended"))
-        return QStringLiteral("ended by ") + s.value(QStringLiteral("ended")).toString();
-    if (s.value(QStringLiteral("state")).toString() != QLatin1String("exited"))
-        return QStringLiteral("running");
-    if (s.value(QStringLiteral("exit_code")).isDouble())
-        return QStringLiteral("exited %1").arg(s.value(QStringLiteral("exit_code")).toInt());
-    if (s.value(QStringLiteral("exit_signal")).isDouble())
-        return QStringLiteral("signal %1").arg(s.value(QStringLiteral("exit_signal")).toInt());
-    return QStringLiteral("exited");
-}
-
 QString commandText(const QJsonObject &s)
 {
     const QString title = s.value(QStringLiteral("title")).toString();
@@ -111,7 +97,7 @@ QString ellipsize(const QString &text, int limit)
 
 /// When the session expires: "never" (a running session with no TTL, the
 /// default), "-" while a viewer keeps it ("cannot expire now"), else the time
-/// left as "45s", "29m", "2h05m" (from expires_in).
+/// left as "45s", "29m", "2h 5m" (from expires_in).
 QString expiresText(const QJsonObject &s)
 {
     const QJsonValue left = s.value(QStringLiteral("expires_in"));
@@ -119,7 +105,7 @@ QString expiresText(const QJsonObject &s)
         return QStringLiteral("-"); // nothing runs to expire
     if (!left.isDouble())
         return s.value(QStringLiteral("viewers")).toInt() > 0 ? QStringLiteral("-") : QStringLiteral("never");
-    return SessionListModel::compactDuration(qint64(left.toDouble()));
+    return SessionText::duration(qint64(left.toDouble()));
 }
 
 /// SessionListModel::shellText(): one wording with the Sessions window.
@@ -232,7 +218,7 @@ QString table(const QJsonArray &sessions, int columns)
     for (const QJsonValue &v : sessions) {
         const QJsonObject s = v.toObject();
         const bool attached = s.value(QStringLiteral("attached")).toBool();
-        rows << QStringList{s.value(QStringLiteral("id")).toString().left(idLen), nameText(s), stateText(s),
+        rows << QStringList{s.value(QStringLiteral("id")).toString().left(idLen), nameText(s), SessionText::state(s),
                             attached ? QStringLiteral("yes (%1)").arg(s.value(QStringLiteral("viewer_kind")).toString())
                                      : QStringLiteral("no"),
                             QString::number(s.value(QStringLiteral("viewers")).toInt()), expiresText(s),

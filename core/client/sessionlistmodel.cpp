@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "sessionlistmodel.h"
+#include "sessiontext.h"
 #include "shellwords.h"
 
 #include <QFileInfo>
@@ -11,36 +12,7 @@
 
 namespace Tether {
 
-QString SessionListModel::formatDuration(qint64 seconds)
-{
-    if (seconds < 0)
-        seconds = 0;
-    if (seconds < 60)
-        return tr("%1 s").arg(seconds);
-    if (seconds < 3600) {
-        const qint64 m = seconds / 60, s = seconds % 60;
-        return s ? SessionListModel::tr("%1 min %2 s").arg(m).arg(s) : SessionListModel::tr("%1 min").arg(m);
-    }
-    if (seconds < 86400) {
-        const qint64 h = seconds / 3600, m = (seconds % 3600) / 60;
-        return m ? SessionListModel::tr("%1 h %2 min").arg(h).arg(m) : SessionListModel::tr("%1 h").arg(h);
-    }
-    const qint64 d = seconds / 86400, h = (seconds % 86400) / 3600;
-    return h ? SessionListModel::tr("%1 d %2 h").arg(d).arg(h) : SessionListModel::tr("%1 d").arg(d);
-}
-
 namespace {
-
-QString formatBytes(qint64 bytes)
-{
-    if (bytes < 1024)
-        return SessionListModel::tr("%1 B").arg(bytes);
-    if (bytes < 1024 * 1024)
-        return bytes % 1024 == 0 ? SessionListModel::tr("%1 KiB").arg(bytes / 1024)
-                                 : SessionListModel::tr("%1 KiB").arg(double(bytes) / 1024.0, 0, 'f', 1);
-    return bytes % (1024 * 1024) == 0 ? SessionListModel::tr("%1 MiB").arg(bytes / (1024 * 1024))
-                                      : SessionListModel::tr("%1 MiB").arg(double(bytes) / (1024.0 * 1024.0), 0, 'f', 1);
-}
 
 qint64 num(const QJsonObject &o, const char *key, qint64 fallback = -1)
 {
@@ -188,15 +160,6 @@ void SessionListModel::refreshClocks()
         Q_EMIT dataChanged(index(0, ShellColumn), index(int(m_rows.size()) - 1, TimeLeftColumn));
 }
 
-QString SessionListModel::compactDuration(qint64 secs)
-{
-    if (secs < 60)
-        return QStringLiteral("%1s").arg(qMax<qint64>(0, secs));
-    if (secs < 3600)
-        return QStringLiteral("%1m").arg(secs / 60);
-    return QStringLiteral("%1h%2m").arg(secs / 3600).arg((secs % 3600) / 60, 2, 10, QLatin1Char('0'));
-}
-
 QString SessionListModel::shellText(const QJsonObject &s, qint64 laterSeconds)
 {
     const QJsonObject shell = s.value(QStringLiteral("shell")).toObject();
@@ -210,7 +173,7 @@ QString SessionListModel::shellText(const QJsonObject &s, qint64 laterSeconds)
     QString status;
     if (c.value(QStringLiteral("running")).toBool())
         status = QStringLiteral("run ")
-            + compactDuration(qint64(c.value(QStringLiteral("duration_ms")).toDouble() / 1000) + laterSeconds);
+            + SessionText::duration(qint64(c.value(QStringLiteral("duration_ms")).toDouble() / 1000) + laterSeconds);
     else if (c.value(QStringLiteral("exit_status")).isDouble())
         status = QStringLiteral("exit %1").arg(c.value(QStringLiteral("exit_status")).toInt());
     else
@@ -235,22 +198,6 @@ QString SessionListModel::displayName(const QJsonObject &s)
         return ShellWords::quote(cmd);
     }
     return s.value(QStringLiteral("id")).toString();
-}
-
-QString SessionListModel::stateText(const QJsonObject &s)
-{
-    const QString state = s.value(QStringLiteral("state")).toString();
-    if (state == QLatin1String("ended")) // a record of a session a reboot or crash ended (server with revive)
-        return tr("ended by %1").arg(s.value(QStringLiteral("ended")).toString());
-    if (!isExited(s))
-        return tr("running");
-    const qint64 sig = num(s, "exit_signal");
-    if (sig > 0) {
-        const char *name = ::strsignal(int(sig));
-        return name ? tr("killed by signal %1 (%2)").arg(sig).arg(QString::fromLocal8Bit(name))
-                    : tr("killed by signal %1").arg(sig);
-    }
-    return tr("exited %1").arg(num(s, "exit_code", -1));
 }
 
 QString SessionListModel::attachedText(const QJsonObject &s)
@@ -331,7 +278,7 @@ QVariant SessionListModel::data(const QModelIndex &index, int role) const
     case PidColumn:
         return role == SortRole ? QVariant(num(s, "pid")) : QVariant(QString::number(num(s, "pid")));
     case StateColumn:
-        return stateText(s);
+        return SessionText::state(s);
     case ShellColumn:
         if (role == Qt::ToolTipRole) {
             const QString cwd = s.value(QStringLiteral("shell")).toObject().value(QStringLiteral("cwd")).toString();
@@ -346,7 +293,7 @@ QVariant SessionListModel::data(const QModelIndex &index, int role) const
     }
     case IdleColumn: {
         const qint64 idle = num(s, "idle_seconds", 0) + elapsedSeconds();
-        return role == SortRole ? QVariant(idle) : QVariant(formatDuration(idle));
+        return role == SortRole ? QVariant(idle) : QVariant(SessionText::duration(idle));
     }
     case TimeLeftColumn: {
         const qint64 given = num(s, "expires_in");
@@ -354,7 +301,7 @@ QVariant SessionListModel::data(const QModelIndex &index, int role) const
         if (role == SortRole)
             return left < 0 ? std::numeric_limits<qint64>::max() : left;
         if (left >= 0)
-            return role == Qt::ToolTipRole ? QVariant(tr("Closed unless someone attaches")) : QVariant(formatDuration(left));
+            return role == Qt::ToolTipRole ? QVariant(tr("Closed unless someone attaches")) : QVariant(SessionText::duration(left));
         const bool attached = num(s, "viewers", 0) > 0;
         if (role == Qt::ToolTipRole)
             return attached ? tr("Does not expire while someone is attached") : tr("Kept until killed");
@@ -366,7 +313,7 @@ QVariant SessionListModel::data(const QModelIndex &index, int role) const
             return size;
         if (role == Qt::ToolTipRole)
             return tr("%1 bytes kept of %2; %3 bytes of output in total").arg(size).arg(cap).arg(num(s, "offset", 0));
-        return tr("%1 of %2").arg(formatBytes(size), formatBytes(cap));
+        return tr("%1 of %2").arg(SessionText::bytes(size), SessionText::bytes(cap));
     }
     }
     return QVariant();

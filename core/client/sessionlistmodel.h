@@ -89,8 +89,6 @@ public:
 
     /// Its name, else its title, else its command (`bash -l`), else its id.
     static QString displayName(const QJsonObject &session);
-    /// "running", "exited 0", "killed by signal 9 (Killed)".
-    static QString stateText(const QJsonObject &session);
     /// The control viewer: "browser", "local window", "CLI", "other", "nobody".
     static QString attachedText(const QJsonObject &session);
     static bool isExited(const QJsonObject &session);
@@ -100,16 +98,13 @@ public:
      * The running or last command of the session's shell and its status
      * (the SESSION's `shell`, docs/protocol.md "Commands and
      * notifications"), one wording for `tether list`'s SHELL column and the
-     * Sessions window: "run 12m: make -j8" while it runs, "exit 2: make -j8"
+     * Sessions window: "run 12m: make -j8" while it runs (durations as
+     * SessionText::duration), "exit 2: make -j8"
      * once it ended ("done: ..." without a status), "idle" at a first
      * prompt, "-" without shell integration. `laterSeconds` is added to a
      * running command's `duration_ms` (the list's age).
      */
     static QString shellText(const QJsonObject &session, qint64 laterSeconds = 0);
-    /// A duration in whole seconds, compact: "45s", "12m", "2h05m".
-    static QString compactDuration(qint64 seconds);
-    /// "45 s", "3 min 20 s", "2 h 5 min", "1 d 3 h" (negative as 0).
-    static QString formatDuration(qint64 seconds);
     /// Milliseconds passed since the last setSessions() (the list's age: a
     /// session's `expires_in` is that much less now).
     qint64 listAgeMs() const { return m_received.elapsed(); }

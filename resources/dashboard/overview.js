@@ -8,13 +8,13 @@
 import { $, el } from './dom.js';
 import { sessionHash } from './router.js';
 import { displayText, sessionLabel } from './util.js';
+import { state as sessionState } from './sessiontext.js';
 
 /** Height of a card's miniature at most (px). */
 const CARD_MINI_PX = 180;
 
 function stateText(s) {
-  if (s.state === 'ended') return `ended by ${s.ended}`;
-  if (s.state === 'exited') return s.exit_signal ? `signal ${s.exit_signal}` : `exited ${s.exit_code ?? ''}`.trim();
+  if (s.state === 'ended' || s.state === 'exited') return sessionState(s);
   return s.attached ? 'running · attached' : 'running';
 }
 

@@ -8,6 +8,7 @@ import {
   commandLine, displayText, formatBytes, formatCountdown, formatDuration, sessionLabel,
 } from './util.js';
 import { sessionHash } from './router.js';
+import { state as sessionState } from './sessiontext.js';
 import { notifyStatus, shellStatus } from './commands.js';
 
 /**
@@ -125,10 +126,10 @@ function updateItem(li, s, current) {
   cmdEl.hidden = !cmdEl.textContent;
   const state = li.querySelector('.state');
   if (ended) {
-    state.textContent = `ended by ${s.ended}`;
+    state.textContent = sessionState(s);
     state.dataset.kind = 'bad';
   } else if (s.state === 'exited') {
-    state.textContent = s.exit_signal ? `signal ${s.exit_signal}` : `exited ${s.exit_code ?? ''}`.trim();
+    state.textContent = sessionState(s);
     state.dataset.kind = s.exit_code === 0 && !s.exit_signal ? 'ok' : 'bad';
   } else {
     state.textContent = 'running';

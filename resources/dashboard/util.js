@@ -3,21 +3,9 @@
 // list. No DOM here. Command lines are split and quoted by shellwords.js.
 
 import { quote } from './shellwords.js';
+import { duration as formatDuration, exitStatus } from './sessiontext.js';
 
-/**
- * A short duration: "12s", "5m", "2h 5m", "3d 4h". Seconds below zero count as 0.
- * @param {number} seconds
- */
-export function formatDuration(seconds) {
-  const s = Math.max(0, Math.floor(seconds));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return m % 60 ? `${h}h ${m % 60}m` : `${h}h`;
-  const d = Math.floor(h / 24);
-  return h % 24 ? `${d}d ${h % 24}h` : `${d}d`;
-}
+export { duration as formatDuration, bytes as formatBytes } from './sessiontext.js';
 
 /**
  * A countdown: "4:59" below an hour (minutes:seconds), else as formatDuration.
@@ -27,19 +15,6 @@ export function formatCountdown(seconds) {
   const s = Math.max(0, Math.floor(seconds));
   if (s >= 3600) return formatDuration(s);
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
-}
-
-/**
- * Bytes in binary units: "512 B", "12 KiB", "1.5 MiB".
- * @param {number} bytes
- */
-export function formatBytes(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB'];
-  let v = bytes / 1024;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
-  return `${v >= 10 || Number.isInteger(v) ? Math.round(v) : v.toFixed(1)} ${units[u]}`;
 }
 
 // The characters displayText() escapes, as in core/common/displaytext.h (one
@@ -89,13 +64,10 @@ export function commandLine(s) {
 }
 
 /**
- * How a process ended, in words: "Process exited (code N)", "Process exited
- * (signal N)", else "Process exited".
+ * How a process ended, in a sentence's words: "Process exited with code N",
+ * "Process killed by signal N", else "Process exited" (SessionText).
  * @param {{code?: number|null, signal?: number|null}|null|undefined} exit
  */
 export function exitText(exit) {
-  if (!exit) return 'Process exited';
-  if (exit.signal) return `Process exited (signal ${exit.signal})`;
-  if (exit.code !== null && exit.code !== undefined) return `Process exited (code ${exit.code})`;
-  return 'Process exited';
+  return `Process ${exitStatus(exit)}`;
 }

@@ -404,7 +404,7 @@ describe('dashboard', { timeout: 240000 }, () => {
     await typeLine(page, '');
     await waitForState(page, 'ended');
     await page.waitForSelector('#banner:not([hidden])');
-    assert.equal(await page.locator('#banner-title').textContent(), 'Process exited (code 3)');
+    assert.equal(await page.locator('#banner-title').textContent(), 'Process exited with code 3');
     // The program ended, not the connection: Tether is still there (it said
     // "Disconnected" while the list was live).
     await until(async () => (await page.locator('#conn-text').textContent()) === 'Connected', 10000,

@@ -389,7 +389,7 @@ describe('session rows and notifications', { timeout: 120000 }, () => {
     assert.equal(notes.length, 1, JSON.stringify(notes));
     // The command keeps its quoting, as `tether list` shows it.
     assert.equal(notes[0].title, "sh -c 'sleep 1; exit 3' exited");
-    assert.equal(notes[0].body, 'Process exited (code 3)');
+    assert.equal(notes[0].body, 'Process exited with code 3');
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

@@ -121,7 +121,7 @@ private Q_SLOTS:
                                  << 0 << QStringLiteral("run 12m: make -j8");
         QTest::newRow("running, list 60 s old")
             << QByteArray(R"({"state":"running","command":{"running":true,"duration_ms":7520000,"command_line":"make"}})")
-            << 60 << QStringLiteral("run 2h06m: make");
+            << 60 << QStringLiteral("run 2h 6m: make");
         QTest::newRow("running, seconds") << QByteArray(R"({"state":"running","command":{"running":true,"duration_ms":900,"command_line":"ls"}})")
                                           << 0 << QStringLiteral("run 0s: ls");
         QTest::newRow("failed") << QByteArray(R"({"state":"prompt","command":{"running":false,"exit_status":2,"duration_ms":1,"command_line":"make test"}})")

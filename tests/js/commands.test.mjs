@@ -98,9 +98,9 @@ test('what a notification says', () => {
   assert.deepEqual(notifyText({ kind: 'command', text: 'make -j8', command: cmd({ exit_status: 2, duration_ms: 125000 }) }, 'build'),
     { title: 'build: make -j8 finished', body: 'exit 2 after 2m' });
   assert.deepEqual(notifyText({ kind: 'exit', text: 'exited with code 3', command: null }, 'sh'),
-    { title: 'sh exited', body: 'Process exited (code 3)' });
+    { title: 'sh exited', body: 'Process exited with code 3' });
   assert.deepEqual(notifyText({ kind: 'exit', text: 'killed by signal 9', command: null }, 'sh'),
-    { title: 'sh exited', body: 'Process exited (signal 9)' });
+    { title: 'sh exited', body: 'Process killed by signal 9' });
   assert.deepEqual(notifyText({ kind: 'bell', text: '', command: null }, 'sh'), { title: 'sh', body: 'Bell' });
   assert.deepEqual(notifyText({ kind: 'activity', text: 'output while nobody watched', command: null }, 'sh'),
     { title: 'sh: activity', body: 'Output while nobody watched' });

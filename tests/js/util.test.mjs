@@ -26,9 +26,9 @@ test('the full command line for tooltips keeps its path and quoting', () => {
 });
 
 test('how a process ended, in words', () => {
-  assert.equal(exitText({ code: 0 }), 'Process exited (code 0)');
-  assert.equal(exitText({ code: 2, signal: null }), 'Process exited (code 2)');
-  assert.equal(exitText({ code: null, signal: 9 }), 'Process exited (signal 9)');
+  assert.equal(exitText({ code: 0 }), 'Process exited with code 0');
+  assert.equal(exitText({ code: 2, signal: null }), 'Process exited with code 2');
+  assert.equal(exitText({ code: null, signal: 9 }), 'Process killed by signal 9');
   assert.equal(exitText({}), 'Process exited');
   assert.equal(exitText(null), 'Process exited');
 });

@@ -681,6 +681,10 @@ bool Server::hostIsAddressOfOurs(const QByteArray &name, bool bracketed, const Q
         return false;
     if (!bracketed && addr.toString().toLatin1() != name)
         return false; // not the canonical dotted quad (no leading zeros either)
+    // Compared as an address from here (protocol.md §2, "Host check"): an
+    // IPv6 literal in any RFC 4291 §2.2 form, an IPv4-mapped one as the IPv4
+    // address it maps ("[::ffff:7f00:1]" is 127.0.0.1). QHostAddress reads
+    // the IPv4 part of a mapped address as a dotted quad only.
     const QHostAddress a = normalized(addr);
     if (a == QHostAddress(QHostAddress::LocalHost) || a == QHostAddress(QHostAddress::LocalHostIPv6))
         return true;

@@ -681,6 +681,10 @@ bool Server::hostIsAddressOfOurs(const QByteArray &name, bool bracketed, const Q
         return false;
     if (!bracketed && addr.toString().toLatin1() != name)
         return false; // not the canonical dotted quad (no leading zeros either)
+    // Compared as an address from here (protocol.md §2, "Host check"): an
+    // IPv6 literal in any RFC 4291 §2.2 form, an IPv4-mapped one as the IPv4
+    // address it maps ("[::ffff:7f00:1]" is 127.0.0.1). QHostAddress reads
+    // the IPv4 part of a mapped address as a dotted quad only.
     const QHostAddress a = normalized(addr);
     if (a == QHostAddress(QHostAddress::LocalHost) || a == QHostAddress(QHostAddress::LocalHostIPv6))
         return true;
@@ -783,24 +787,9 @@ Server::ShareAccess Server::shareAccess(const HttpConnection *c, QString *token,
     // constant time against every live token, so a peer without the key
     // gets only kMaxCandidates lookups per request, however many cookies
     // it sends.
-    constexpr int kMaxCandidates = 8;
     const HttpRequest &r = c->request();
-    QList<QByteArray> candidates;
-    const QByteArray auth = r.header("authorization");
-    if (auth.size() > 7 && auth.left(7).toLower() == "bearer ")
-        candidates.append(auth.mid(7).trimmed());
     bool shareCookie = false;
-    for (const auto &h : r.headers()) {
-        if (h.first != "cookie")
-            continue;
-        for (const QByteArray &part : h.second.split(';')) {
-            const int eq = part.indexOf('=');
-            if (eq > 0 && part.left(eq).trimmed().startsWith(kShareCookiePrefix) && candidates.size() < kMaxCandidates) {
-                candidates.append(part.mid(eq + 1).trimmed());
-                shareCookie = true;
-            }
-        }
-    }
+    const QList<QByteArray> candidates = shareCandidates(r, &shareCookie);
     QList<ShareStore::Share> grants;
     ShareStore::Ended ended = ShareStore::Ended::Unknown;
     for (const QByteArray &candidate : std::as_const(candidates)) {
@@ -845,6 +834,42 @@ Server::ShareAccess Server::shareAccess(const HttpConnection *c, QString *token,
     }
     *why = QStringLiteral("a read-only link can only watch its own session");
     return ShareAccess::Forbidden;
+}
+
+QList<QByteArray> Server::shareCandidates(const HttpRequest &r, bool *shareCookie)
+{
+    constexpr int kMaxCandidates = 8;
+    QList<QByteArray> candidates;
+    const QByteArray auth = r.header("authorization");
+    if (auth.size() > 7 && auth.left(7).toLower() == "bearer ")
+        candidates.append(auth.mid(7).trimmed());
+    *shareCookie = false;
+    for (const auto &h : r.headers()) {
+        if (h.first != "cookie")
+            continue;
+        for (const QByteArray &part : h.second.split(';')) {
+            const int eq = part.indexOf('=');
+            if (eq > 0 && part.left(eq).trimmed().startsWith(kShareCookiePrefix) && candidates.size() < kMaxCandidates) {
+                candidates.append(part.mid(eq + 1).trimmed());
+                *shareCookie = true;
+            }
+        }
+    }
+    return candidates;
+}
+
+QString Server::sessionNamedByCarriedLink(const HttpConnection *c, const QString &segment) const
+{
+    // An id means its session, with the key as without (ids first).
+    if (!m_registry || segment.isEmpty() || m_registry->find(segment))
+        return QString();
+    bool shareCookie = false;
+    for (const QByteArray &candidate : shareCandidates(c->request(), &shareCookie)) {
+        ShareStore::Share s;
+        if (m_shares->find(candidate, &s) && shareCovers(s.sessionId, segment))
+            return s.sessionId;
+    }
+    return QString();
 }
 
 bool Server::shareCovers(const QString &sessionId, const QString &segment) const
@@ -998,6 +1023,8 @@ void Server::serveApi(HttpConnection *c, const Route &route)
             c->respondJson(200, sessionToJson(s, m_registry));
         else if (const SessionRecord *r = endedRecord(route.id))
             c->respondJson(200, m_records->toJson(*r));
+        else if (Session *named = m_registry->find(sessionNamedByCarriedLink(c, route.id)))
+            c->respondJson(200, sessionToJson(named, m_registry));
         else
             c->respondError(404, QStringLiteral("no such session"));
         return;
@@ -1605,6 +1632,9 @@ void Server::handleUpgrade(HttpConnection *c)
     ShareStore::Share share;
     if (!p.shareToken.isEmpty() && m_shares->find(p.shareToken.toLatin1(), &share))
         p.id = share.sessionId; // the segment may be its name (shareCovers)
+    else if (c->isTrusted())
+        if (const QString viaLink = sessionNamedByCarriedLink(c, route.id); !viaLink.isEmpty())
+            p.id = viaLink; // the key, and a link of the session of that name
 
     QTcpSocket *socket = c->socket();
     const QString key = peerKey(socket->peerAddress(), socket->peerPort());

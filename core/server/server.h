@@ -24,6 +24,7 @@ namespace Tether {
 
 class Acceptor;
 class HttpConnection;
+class HttpRequest;
 struct Route;
 class TlsContext;
 class SessionRegistry;
@@ -317,6 +318,18 @@ private:
         Ended,     ///< a share token that was revoked or whose session ended: 401 (*why)
     };
     ShareAccess shareAccess(const HttpConnection *c, QString *token, QString *why) const;
+    /// The read-only link tokens a request presents: the bearer, then its
+    /// `tether_share_*` cookies, at most 8 in all (each costs a
+    /// constant-time lookup). `*shareCookie`: a link cookie was among them.
+    static QList<QByteArray> shareCandidates(const HttpRequest &r, bool *shareCookie);
+    /// For a request that carries the key: when `segment` (the {id} of
+    /// `GET /api/sessions/{id}` or `/ws/{id}`) is no session's id but the
+    /// current name of the session of a live read-only link the request
+    /// carries too (shareCovers()), that session's id; else empty. The key
+    /// decides what such a request may do; the link only what the name means,
+    /// so a link's name works in the browser of an owner who holds the key
+    /// cookie (docs/protocol.md §4, "Read-only links").
+    QString sessionNamedByCarriedLink(const HttpConnection *c, const QString &segment) const;
     /// Whether `segment` (the {id} of /api/sessions/{id} or /ws/{id}) names
     /// the session of `share`: its id, or its name when no session has that
     /// id (ids first, as clients resolve them, docs/protocol.md "Session

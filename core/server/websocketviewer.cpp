@@ -74,6 +74,10 @@ WebSocketViewer::WebSocketViewer(QWebSocket *socket, ViewerKind kind, const Opti
     connect(socket, &QWebSocket::pong, this, [this]() { m_lastSeen.restart(); });
     connect(socket, &QWebSocket::bytesWritten, this, &WebSocketViewer::onBytesWritten);
     connect(socket, &QWebSocket::disconnected, this, &WebSocketViewer::onDisconnected);
+    // Emitted by QWebSocket::close() after it queued the close frame and
+    // before it closes the TCP socket (under TLS, before QSslSocket closes
+    // its inner socket): every close, the ones Qt starts itself included.
+    connect(socket, &QWebSocket::aboutToClose, this, &WebSocketViewer::keepDescriptorForClose);
 
     m_pingTimer.setInterval(qMax(1, m_options.pingIntervalMs));
     connect(&m_pingTimer, &QTimer::timeout, this, &WebSocketViewer::onPingTimer);
@@ -366,13 +370,21 @@ void WebSocketViewer::closeSocket(int code, const QString &reason)
     setInputPaused(false);
     qCDebug(lcServer) << m_describe << "closing" << code << reason;
     m_lingerTimer.start();
+    m_socket->close(QWebSocketProtocol::CloseCode(code), reason); // aboutToClose: keepDescriptorForClose()
+}
+
+void WebSocketViewer::keepDescriptorForClose()
+{
     // QWebSocket closes the descriptor right after the close frame; unread
     // client bytes would then turn the close into a reset that destroys the
     // frame. Keep a duplicate so the connection outlives Qt's close, and
-    // finish it gracefully once Qt has flushed (onDisconnected).
-    if (m_tcp && m_tcp->socketDescriptor() >= 0 && m_lingerFd < 0)
-        m_lingerFd = ::fcntl(int(m_tcp->socketDescriptor()), F_DUPFD_CLOEXEC, 0);
-    m_socket->close(QWebSocketProtocol::CloseCode(code), reason);
+    // finish it gracefully once Qt has flushed (onDisconnected). Qt also
+    // closes on its own, without closeSocket(): 1009 for a message over
+    // kMaxIncoming, whose unread rest is exactly such bytes (the client saw
+    // 1006 in most tries before this ran on QWebSocket's aboutToClose too).
+    if (m_finished || m_lingerFd >= 0 || !m_tcp || m_tcp->socketDescriptor() < 0)
+        return;
+    m_lingerFd = ::fcntl(int(m_tcp->socketDescriptor()), F_DUPFD_CLOEXEC, 0);
 }
 
 void WebSocketViewer::sendText(const QJsonObject &o)

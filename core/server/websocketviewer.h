@@ -201,6 +201,10 @@ private:
     /// watermark or paused by the client) when it changed.
     void updateBlocked();
     void closeSocket(int code, const QString &reason);
+    /// Keeps a duplicate of the TCP descriptor (m_lingerFd) before Qt closes
+    /// its own, for LingeringClose: every close, ours and QWebSocket's own
+    /// (1009 for a message over kMaxIncoming, 1002 for a protocol error).
+    void keepDescriptorForClose();
     void closeLater(int code, const QString &reason);
     /// Input flow control (see the class comment).
     void setInputPaused(bool paused);

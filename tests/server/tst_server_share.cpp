@@ -227,6 +227,72 @@ private Q_SLOTS:
         QVERIFY(!watcher.disconnected);
     }
 
+    /// A read-only link watches its session by the session's current name
+    /// (docs/protocol.md §4, "Read-only links": `{id}` its id or its current
+    /// name), every way a link holder presents it: the bearer, the cookie the
+    /// link set, names that need percent-encoding or begin another session's
+    /// id, and beside the key (a tester saw 4404: the owner's browser holds
+    /// the key cookie, and with the key `{id}` was the id only).
+    void linkWatchesByNameEveryWay()
+    {
+        Session *own = f.spawn();
+        Session *other = f.spawn();
+        QVERIFY(own && other);
+        const QByteArray token = share(own);
+        const QByteArray otherToken = share(other);
+        QVERIFY(!token.isEmpty() && !otherToken.isEmpty());
+        const QByteArray jar = "tether_share_" + own->id().toLatin1() + '=' + token;
+        const QByteArray otherJar = "tether_share_" + other->id().toLatin1() + '=' + otherToken;
+        const QByteArray keyJar = "tether_key=" + f.key;
+        // "attached MODE" or "closed CODE REASON".
+        auto attach = [&](const QString &name, const QByteArray &pathAndQuery, const QByteArray &cookie,
+                          const QByteArray &bearer) {
+            if (own->name() != name && !f.registry->rename(own, name))
+                return QStringLiteral("rename to %1 failed").arg(name);
+            WsClient c;
+            QNetworkRequest req(QUrl(QStringLiteral("ws://127.0.0.1:%1/ws/%2").arg(f.port).arg(QString::fromLatin1(pathAndQuery))));
+            if (!cookie.isEmpty())
+                req.setRawHeader("Cookie", cookie);
+            if (!bearer.isEmpty())
+                req.setRawHeader("Authorization", "Bearer " + bearer);
+            c.ws.open(req);
+            if (!QTest::qWaitFor([&]() { return c.gotAttached() || c.disconnected; }, 10000))
+                return QStringLiteral("neither attached nor closed");
+            if (!c.gotAttached())
+                return QStringLiteral("closed %1 %2").arg(c.closeCode).arg(c.closeReason);
+            return QStringLiteral("attached ") + c.attachedMsg.value(QStringLiteral("mode")).toString();
+        };
+        const QString watching = QStringLiteral("attached watch");
+        QCOMPARE(attach(QStringLiteral("build"), "build?mode=watch", QByteArray(), token), watching);
+        QCOMPARE(attach(QStringLiteral("build"), "build?mode=watch", jar, QByteArray()), watching);
+        QCOMPARE(attach(QStringLiteral("my build"), "my%20build?mode=watch", QByteArray(), token), watching);
+        QCOMPARE(attach(QStringLiteral("b\u00e4ck"), "b%C3%A4ck?mode=watch", jar, QByteArray()), watching);
+        QCOMPARE(attach(other->id().left(4), other->id().left(4).toLatin1() + "?mode=watch", QByteArray(), token),
+                 watching);
+        // Beside the key (cookie or bearer): the key decides what the request
+        // may do (here, control), the link what its session's name means.
+        QCOMPARE(attach(QStringLiteral("build"), "build?mode=watch", jar + "; " + keyJar, QByteArray()), watching);
+        QCOMPARE(attach(QStringLiteral("build"), "build", keyJar + "; " + jar, QByteArray()),
+                 QStringLiteral("attached control"));
+        QCOMPARE(attach(QStringLiteral("build"), "build?mode=watch", jar, f.key), watching);
+        HttpReply r = f.http("GET", "/api/sessions/build", QByteArray(), {{"Cookie", keyJar + "; " + jar}}, false);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("id")).toString(), own->id());
+        QVERIFY(!r.json().contains(QStringLiteral("read_only"))); // the key's answer, whole
+        // The key alone, or with a link of another session: the id only.
+        const QString noSuchSession = QStringLiteral("closed 4404 no such session");
+        QCOMPARE(attach(QStringLiteral("build"), "build?mode=watch", QByteArray(), f.key), noSuchSession);
+        QCOMPARE(attach(QStringLiteral("build"), "build?mode=watch", keyJar + "; " + otherJar, QByteArray()),
+                 noSuchSession);
+        QCOMPARE(f.http("GET", "/api/sessions/build", QByteArray(), {{"Cookie", keyJar + "; " + otherJar}}, false).status,
+                 404);
+        QCOMPARE(f.http("GET", "/api/sessions/build").status, 404);
+        // Renamed: the old name is nobody's.
+        QCOMPARE(attach(QStringLiteral("deploy"), "build?mode=watch", keyJar + "; " + jar, QByteArray()), noSuchSession);
+        QCOMPARE(attach(QStringLiteral("deploy"), "deploy?mode=watch", keyJar + "; " + jar, QByteArray()), watching);
+        QCOMPARE(other->viewerCount(), 0);
+    }
+
     void hostOriginAndQueryRulesApply()
     {
         Session *s = f.spawn();

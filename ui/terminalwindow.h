@@ -240,6 +240,9 @@ public:
     qsizetype queuedBytes() const;
     /// The attachment is paused by backpressure (see the class doc).
     bool isPaused() const;
+    /// A resize of the terminal is waiting out kResizeDebounceMs before
+    /// the session is sized to it (tests wait for this to be false).
+    bool isResizePending() const { return m_resizeTimer.isActive(); }
     /// How long the server may refuse connections before the window says
     /// it is gone (AttachClient::setLostServerAfter; ms, default 10000).
     void setLostServerAfter(int msec);

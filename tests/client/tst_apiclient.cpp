@@ -309,8 +309,13 @@ private Q_SLOTS:
         QCOMPARE(r.list.first().status, 0);
         QVERIFY(!r.list.first().connectionRefused);
         QVERIFY(!r.list.first().networkError.isEmpty());
-        // Exactly once.
-        QTest::qWait(400);
+        // Exactly once: a second request on the same client times out in
+        // turn (its timer armed after the first one's callback), later than
+        // anything the first one's end could still have caused.
+        Replies second;
+        c.get(QStringLiteral("api/sessions"), second.callback());
+        QTRY_COMPARE_WITH_TIMEOUT(second.list.size(), 1, 10000);
+        QCOMPARE(second.list.first().status, 0);
         QCOMPARE(r.list.size(), 1);
     }
 
@@ -322,7 +327,11 @@ private Q_SLOTS:
         c.get(QStringLiteral("api/sessions/x"), r.callback());
         QVERIFY(r.list.isEmpty()); // never called from inside get()
         QTRY_COMPARE(r.list.size(), 2);
-        QTest::qWait(200);
+        // Each once: a third request's answer (a round trip to the server)
+        // comes after anything the first two could still have caused.
+        Replies third;
+        c.get(QStringLiteral("api/sessions"), third.callback());
+        QTRY_COMPARE(third.list.size(), 1);
         QCOMPARE(r.list.size(), 2);
         QList<int> statuses{r.list.at(0).status, r.list.at(1).status};
         std::sort(statuses.begin(), statuses.end());
@@ -338,7 +347,15 @@ private Q_SLOTS:
         c->get(QStringLiteral("api/sessions"), r.callback());
         QTRY_COMPARE(slow.requests.size(), 1);
         delete c;
-        QTest::qWait(300);
+        // The request is gone with the client: the server sees its
+        // connection closed (later than any callback the deletion posted),
+        // so no answer can come either.
+        QTRY_VERIFY([&] {
+            const QList<QTcpSocket *> sockets = slow.findChildren<QTcpSocket *>();
+            return !sockets.isEmpty() && std::all_of(sockets.begin(), sockets.end(), [](QTcpSocket *s) {
+                return s->state() != QAbstractSocket::ConnectedState;
+            });
+        }());
         QCOMPARE(r.list.size(), 0);
     }
 

@@ -4,6 +4,7 @@
 // a replay, the fallbacks (no answer, no fence) and the drain when leaving.
 #include "replayinputgate.h"
 
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -93,10 +94,14 @@ private Q_SLOTS:
         ReplayInputGate gate;
         QSignalSpy opened(&gate, &ReplayInputGate::opened);
         gate.begin(true);
+        QElapsedTimer since;
+        since.start();
         gate.fenceWritten();
-        QTest::qWait(ReplayInputGate::kAnswerTimeoutMs / 2);
         QVERIFY(!gate.isOpen());
-        QTRY_VERIFY_WITH_TIMEOUT(gate.isOpen(), ReplayInputGate::kAnswerTimeoutMs * 2);
+        QTRY_VERIFY_WITH_TIMEOUT(gate.isOpen(), ReplayInputGate::kAnswerTimeoutMs + 20000);
+        // Not before its timeout (a lower bound: load only makes it later;
+        // a coarse QTimer may fire up to 5 % early).
+        QVERIFY2(since.elapsed() >= ReplayInputGate::kAnswerTimeoutMs * 95 / 100, qPrintable(QString::number(since.elapsed())));
         QCOMPARE(opened.count(), 1);
         QCOMPARE(feed(gate, {"\x1b[A"}), QByteArray("\x1b[A"));
     }

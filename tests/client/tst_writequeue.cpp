@@ -193,14 +193,14 @@ private Q_SLOTS:
         QCOMPARE(q.end(), written); // dropped bytes are not part of the stream
         QCOMPARE(blocked.count(), 2);
         QVERIFY(!q.isBlocked());
-        // Nothing more arrives than what was written before the clear.
-        QTest::qWait(50);
-        QCOMPARE(quint64(p.readSome().size()), written);
-        // And the queue goes on working.
+        // Nothing more arrives than what was written before the clear, and
+        // the queue goes on working: what it writes next follows at once
+        // (a marker through the same pipe: a dropped byte written late
+        // would come before it).
         q.append(QByteArrayLiteral("next"));
         QByteArray got;
-        QVERIFY(pump([&]() { got += p.readSome(); return got.size() >= 4; }));
-        QCOMPARE(got, QByteArrayLiteral("next"));
+        QVERIFY(pump([&]() { got += p.readSome(); return got.endsWith("next"); }));
+        QCOMPARE(quint64(got.size()), written + 4);
     }
 
     void epipeFailsOnce()
@@ -234,7 +234,7 @@ private Q_SLOTS:
         QTRY_COMPARE(failed.count(), 1);
         QCOMPARE(failed.at(0).at(0).toInt(), EPIPE);
         QCOMPARE(q.pending(), 0);
-        QTest::qWait(20);
+        QTest::qWait(20); // a negative check (failed() once), after the first failure
         QCOMPARE(failed.count(), 1);
     }
 

@@ -158,8 +158,10 @@ void TestSystemdNotify::barrierWaitsForTheManager()
     const qint64 waited = t.elapsed();
     manager.join();
     ::close(fd);
+    // 0, not ETIMEDOUT: it returned when the manager closed the fd, not
+    // at its 5 s timeout (no upper bound on the time: speed is bench/'s).
     QCOMPARE(err, 0);
-    QVERIFY2(waited >= 190 && waited < 4000, qPrintable(QString::number(waited)));
+    QVERIFY2(waited >= 190, qPrintable(QString::number(waited)));
     QCOMPARE(got, (QList<QByteArray>{"MAINPID=42", "BARRIER=1"}));
     QVERIFY(received >= 0);
 

@@ -276,7 +276,7 @@ void TestPtyProcess::exitCodeAfterAllOutput()
     QCOMPARE(r.finished, 1);
     // Late teardown requests are harmless and do not re-emit anything.
     p.terminate();
-    QTest::qWait(50);
+    QTest::qWait(50); // a negative check (nothing re-emitted), after the teardown seen above
     QCOMPARE(r.finished, 1);
     QCOMPARE(r.tornDown, 1);
 }
@@ -358,10 +358,9 @@ void TestPtyProcess::execFailure()
         QCOMPARE(p.masterFd(), -1);
         QVERIFY(!p.isRunning());
         QVERIFY(!p.write(QByteArrayLiteral("x")));
-        QTest::qWait(20);
-        // The failed child is reaped before start() returns.
+        // The failed child is reaped before start() returns (no wait).
         QCOMPARE(TestUtil::zombieChildren(), 0);
-        QTest::qWait(20);
+        QTest::qWait(20); // a negative check: nothing is emitted later either
         QCOMPARE(r.finished, 0); // an error, not a session that dies at once
         QVERIFY(r.data.isEmpty());
     }
@@ -566,7 +565,7 @@ void TestPtyProcess::pausedReadingDefersFinished()
     QVERIFY(!p.isReadEnabled());
     // The leader is reaped while paused (no zombie)...
     QTRY_COMPARE(TestUtil::processState(pid), char(0));
-    QTest::qWait(50);
+    QTest::qWait(50); // a negative check (finished() not emitted), after the reaping seen above
     // ...but finished() waits until its output has been delivered.
     QCOMPARE(r.finished, 0);
     QVERIFY(r.data.isEmpty());
@@ -593,12 +592,12 @@ void TestPtyProcess::readLimitCutsReads()
     QVERIFY2(p.start(o, &err), qPrintable(err));
     QTRY_COMPARE(int(r.data.size()), 1000);
     QCOMPARE(p.readLimit(), qsizetype(0));
-    QTest::qWait(200); // the program is blocked: nothing more is read
+    QTest::qWait(200); // a negative check after the 1000 bytes: the program is blocked, nothing more is read
     QCOMPARE(int(r.data.size()), 1000);
     QCOMPARE(r.finished, 0);
     p.setReadLimit(70000); // more than one read's chunk: read in two
     QTRY_COMPARE(int(r.data.size()), 71000);
-    QTest::qWait(100);
+    QTest::qWait(100); // a negative check: not a byte past the new bound
     QCOMPARE(int(r.data.size()), 71000);
     p.setReadLimit(-1);
     QTRY_COMPARE_WITH_TIMEOUT(r.finished, 1, 20000);
@@ -1284,7 +1283,7 @@ void TestPtyProcess::adoptWatchesMembersLeftAfterTheLeader()
     QVERIFY2(b.adopt(h, &error), qPrintable(error));
     QCOMPARE(b.exitStatus().code, 4);
     QVERIFY(!b.isRunning());
-    QTest::qWait(100);
+    QTest::qWait(100); // a negative check: the adopted, exited leader emits nothing by itself
     QCOMPARE(rb.finished, 0);
     QCOMPARE(rb.tornDown, 0);
     QVERIFY(!job.exited());

@@ -291,8 +291,15 @@ void TestCrash::endedSessionLeavesNothingInTheKeeper()
     QVERIFY2(QTest::qWaitFor([&] { seen = fdCount(keeper); return seen == idle + 4; }, 10000),
              qPrintable(fdListing(keeper)));
     // Holding sessions, the keeper sleeps: no wakeup while nothing is said to it.
+    // Settled first (its answers to the creations written: it slept through
+    // 300 ms), polled however long a loaded machine takes.
+    QTRY_VERIFY_WITH_TIMEOUT([&] {
+        const qint64 at = contextSwitches(keeper);
+        QTest::qWait(300);
+        return contextSwitches(keeper) == at;
+    }(), 20000);
     const qint64 before = contextSwitches(keeper);
-    QTest::qWait(1000); // the window measured
+    QTest::qWait(1000); // the window measured (a negative check: nothing wakes it)
     QCOMPARE(contextSwitches(keeper) - before, qint64(0));
     QCOMPARE(s.http("DELETE", "/api/sessions/" + killed.toLatin1()).status, 204);
     QVERIFY2(waitFdsAtMost(keeper, idle + 2, 10000, &seen), qPrintable(fdListing(keeper)));
@@ -538,7 +545,7 @@ void TestCrash::sigkillWithoutAKeeper()
     QTRY_COMPARE(liveParent(shell), -1);
     QTRY_COMPARE(liveParent(fg), -1);
     // In process groups of their own: alive, orphaned.
-    QTest::qWait(300); // a SIGHUP would have arrived with the others
+    QTest::qWait(300); // a negative check, after the sync point above: a SIGHUP would have arrived with the others
     const qint64 bgParent = liveParent(bg);
     const qint64 disownedParent = liveParent(disowned);
     ::kill(pid_t(bg), SIGKILL);

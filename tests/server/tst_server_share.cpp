@@ -371,10 +371,16 @@ private Q_SLOTS:
         // The link's input and resize are dropped; the owner's arrive.
         watcher.sendInput("echo from-link-$((6*7))\n");
         watcher.sendText(R"({"type":"resize","cols":100,"rows":30})");
+        // The server has handled both: it answers a ping after the frames
+        // before it on the same connection.
+        QSignalSpy pong(&watcher.ws, &QWebSocket::pong);
+        watcher.ws.ping();
+        QVERIFY(pong.wait(10000));
+        // Then the owner's line: the link's bytes, had they been written,
+        // went to the program first and were echoed first.
         owner.sendInput("echo from-owner-$((5*5))\n");
         QTRY_VERIFY(watcher.stream().contains("from-owner-25\r\n"));
         QVERIFY(owner.stream().contains("from-owner-25\r\n"));
-        QTest::qWait(200); // the link's bytes, had they been written, would have been echoed first
         QVERIFY(!owner.stream().contains("from-link"));
         QVERIFY(!watcher.stream().contains("from-link"));
         QCOMPARE(s->cols(), 80);
@@ -400,8 +406,11 @@ private Q_SLOTS:
         QCOMPARE(watcher.closeCode, int(Protocol::Unauthorized));
         QCOMPARE(watcher.closeCode, 4401);
         QCOMPARE(watcher.closeReason, QStringLiteral("read-only link revoked"));
-        // The other link's viewer is not touched.
-        QTest::qWait(100);
+        // The other link's viewer is not touched: a ping on its connection
+        // is answered after anything the revocation sent it.
+        QSignalSpy pong(&other.ws, &QWebSocket::pong);
+        other.ws.ping();
+        QVERIFY(pong.wait(10000));
         QVERIFY(!other.disconnected);
 
         HttpReply r = asShare(token, "GET", "/api/sessions/" + s->id().toLatin1());

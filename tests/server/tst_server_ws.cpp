@@ -325,7 +325,11 @@ private Q_SLOTS:
         c.reattach();
         QTRY_COMPARE(attached.size(), 2);
         QCOMPARE(attached.last().first().toJsonObject().value(QStringLiteral("cols")).toInt(), 90);
-        QTest::qWait(100);
+        // No size message for the same size: a round trip through the
+        // watcher's connection (output of input sent after the reattach)
+        // comes after one the reattach would have caused.
+        c.sendInput("echo resized-$((4+5))\n", 22);
+        QTRY_VERIFY(watcher.bytes.contains("resized-9\r\n"));
         QCOMPARE(watcher.textsOfType(QStringLiteral("size")).size(), 2);
     }
 
@@ -356,6 +360,8 @@ private Q_SLOTS:
         c.sendInput("closing\n", 8);
         QTRY_COMPARE(s->viewerCount(), 0);
         c.sendInput("paused\n", 7);
+        // A negative check with nothing to sync on: no connection exists
+        // (viewerCount 0 above), so nothing typed can have been sent.
         QTest::qWait(50);
         QVERIFY(!out.contains("closing") && !out.contains("paused"));
         c.setPaused(false);
@@ -400,7 +406,9 @@ private Q_SLOTS:
         // Typed while paused: reaches the program at once; its echo waits.
         c.sendInput("typed\n", 6);
         QTRY_VERIFY(readFile(seen).contains("typed\n"));
-        QTest::qWait(100);
+        // The server has handled the input (the program has it) and still
+        // reads nothing from the PTY: the echo cannot have come.
+        QVERIFY(!s->process()->isReadEnabled());
         QVERIFY(!out.contains("typed"));
         QCOMPARE(s->viewerCount(), 1);
         c.setPaused(false);
@@ -998,7 +1006,14 @@ private Q_SLOTS:
         if (split) {
             raw.sock.write(frame.left(6));
             raw.sock.flush();
-            QTest::qWait(200); // the server reads the header alone
+            // The server reads the header alone: its kernel has acknowledged
+            // the 6 bytes and its socket holds nothing unread (read on the
+            // same event loop turn, by the QWebSocket behind it).
+            QTRY_VERIFY([&] {
+                const TcpQueues mine = tcpQueues(raw.sock.localPort(), f.port);
+                const TcpQueues server = tcpQueues(f.port, raw.sock.localPort());
+                return raw.sock.bytesToWrite() == 0 && mine.tx == 0 && server.rx == 0;
+            }());
             raw.sock.write(frame.mid(6));
         } else {
             raw.sock.write(frame);
@@ -1397,8 +1412,7 @@ private Q_SLOTS:
         WsClient watcher;
         watcher.open(f.port, wsPath(s, QStringLiteral("mode=watch")), f.key);
         QTRY_VERIFY(watcher.gotAttached());
-        QTRY_VERIFY(watcher.bytes.contains("$ "));
-        QTest::qWait(100);
+        QTRY_VERIFY(watcher.bytes.contains("$ ")); // the shell waits at its prompt
 
         WsClient c;
         c.open(f.port, wsPath(s, QStringLiteral("cols=100&rows=30")), f.key);

@@ -169,7 +169,16 @@ private Q_SLOTS:
         // once, kIdleMs after its output went quiet; measure after it.
         const QString record = s.dir.filePath(QStringLiteral("state/tether/sessions/") + id + QStringLiteral(".json"));
         QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(record), 10000);
-        QTest::qWait(300);
+        // Settled: the last requests' connections closed, the record's
+        // write done (the server woke for none of it in 300 ms). Polled,
+        // however long a loaded machine takes to get there.
+        QTRY_VERIFY_WITH_TIMEOUT([&] {
+            const qint64 at = contextSwitches(pid);
+            QTest::qWait(300);
+            return contextSwitches(pid) == at;
+        }(), 20000);
+        // The measurement itself is a window of time (a negative check: no
+        // timer fires in it), after the sync point above.
         const qint64 before = contextSwitches(pid);
         QTest::qWait(2500);
         const qint64 woke = contextSwitches(pid) - before;

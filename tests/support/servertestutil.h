@@ -522,6 +522,40 @@ inline QByteArray readFile(const QString &path)
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
+/**
+ * The queues of the TCP socket (IPv4 or IPv6, any address) whose own port
+ * is `localPort` and whose peer's is `remotePort`, from /proc/net/tcp and
+ * /proc/net/tcp6 (proc(5)): bytes sent and not yet acknowledged (tx) and
+ * bytes received and not yet read by its process (rx). {-1, -1} when there
+ * is no such socket. A test's sync point on the far end of a connection:
+ * the sender's tx at 0 means the peer's kernel has the bytes, the peer's rx
+ * at 0 that its process has read them.
+ */
+struct TcpQueues {
+    qint64 tx = -1;
+    qint64 rx = -1;
+};
+inline TcpQueues tcpQueues(quint16 localPort, quint16 remotePort)
+{
+    const QByteArray local = ':' + QByteArray::number(localPort, 16).toUpper().rightJustified(4, '0');
+    const QByteArray remote = ':' + QByteArray::number(remotePort, 16).toUpper().rightJustified(4, '0');
+    for (const char *table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+        QFile f(QString::fromLatin1(table));
+        if (!f.open(QIODevice::ReadOnly))
+            continue;
+        for (const QByteArray &line : f.readAll().split('\n')) {
+            // "sl local_address rem_address st tx_queue:rx_queue ..."
+            const QList<QByteArray> fields = line.simplified().split(' ');
+            if (fields.size() < 5 || !fields.at(1).endsWith(local) || !fields.at(2).endsWith(remote))
+                continue;
+            const QList<QByteArray> queues = fields.at(4).split(':');
+            if (queues.size() == 2)
+                return TcpQueues{queues.at(0).toLongLong(nullptr, 16), queues.at(1).toLongLong(nullptr, 16)};
+        }
+    }
+    return TcpQueues();
+}
+
 /// Open file descriptors of process `pid` (entries of /proc/PID/fd).
 inline int fdCount(qint64 pid)
 {

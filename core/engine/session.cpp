@@ -3,61 +3,20 @@
 #include "logging.h"
 #include "replayplan.h"
 #include "procinfo.h"
-#include "screen.h"
 #include "shellintegration.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-#include <QCoreApplication>
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <utility>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <termios.h>
-#include <time.h>
 
 namespace Tether {
 
 namespace {
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
-/// The flood detector's clock: CLOCK_MONOTONIC_COARSE (a vDSO read without
-/// a system call, a few ms of resolution, plenty for 100 ms windows).
-qint64 monotonicMs()
-{
-    timespec ts {};
-    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return qint64(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-/// Feeds `st` (at stream offset `at`) the bytes that follow, resetting its
-/// margins at the offsets in `resets` where a resize did (the viewers got a
-/// fixup there). The parts in `inert` are taken without a scan.
-void feedState(TerminalState &st, quint64 at, const char *data, qsizetype size, const QList<quint64> &resets,
-               const InertRuns &inert)
-{
-    for (const quint64 reset : resets) {
-        if (reset <= at)
-            continue;
-        if (reset > at + quint64(size))
-            break;
-        const qsizetype n = qsizetype(reset - at);
-        inert.feed(st, at, data, n);
-        data += n;
-        size -= n;
-        at = reset;
-        st.marginsResetByResize();
-    }
-    inert.feed(st, at, data, size);
-}
-/// CPU time of this thread or process (clock_gettime(2)), ns.
-qint64 cpuNs(clockid_t clock)
-{
-    timespec ts {};
-    ::clock_gettime(clock, &ts);
-    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+qint64 monotonicMs() { return SessionScreen::monotonicMs(); }
 QDateTime nowUtc() { return QDateTime::currentDateTimeUtc(); }
 } // namespace
 
@@ -78,22 +37,8 @@ Session::Session(const QString &id, const SpawnOptions &options, qsizetype buffe
     // the terminal modes in force at the first retained byte.
     m_ring.setEvictionHandler([this](const char *data, qsizetype size) { feedTail(data, size); });
 
-    // The screen's parse timer: running only while the screen has output
-    // to catch up on (an idle session has no wakeups); a zero-timer while
-    // it catches up, kScreenSettleMs after output that found it caught up.
-    m_screenTimer.setSingleShot(true);
-    m_screenTimer.setTimerType(Qt::PreciseTimer);
-    connect(&m_screenTimer, &QTimer::timeout, this, [this] { parseScreen(kScreenChunk, kScreenTurnUs); });
     m_silenceTimer.setSingleShot(true);
     connect(&m_silenceTimer, &QTimer::timeout, this, &Session::onSilenceTimer);
-    // Compaction of a detached idle session's screen (setScreenCompactDelay()).
-    m_compactTimer.setSingleShot(true);
-    m_compactTimer.setInterval(kScreenCompactMs);
-    connect(&m_compactTimer, &QTimer::timeout, this, &Session::compactScreen);
-    // While flooding only: looks at the rate once per window, so that the
-    // end of a flood is seen even when the output stops altogether.
-    m_floodTimer.setInterval(int(FloodMeter::kWindowMs));
-    connect(&m_floodTimer, &QTimer::timeout, this, [this] { measureRate(monotonicMs(), 0); });
     // The output hold's grace period (holdOutput()): armed only while held.
     m_holdTimer.setSingleShot(true);
     m_holdTimer.setInterval(kOutputHoldGraceMs);
@@ -162,43 +107,17 @@ void Session::feedTail(const char *data, qsizetype size)
     // Where a resize reset the margins, the tail state resets them too, at
     // that offset, so a reset replay's prelude has the margins really in
     // force at its first byte.
-    feedState(m_tail, m_tailOffset, data, size, m_marginResets, m_inertRuns);
+    SessionScreen::feedState(m_tail, m_tailOffset, data, size, m_marginResets, m_inertRuns);
     m_tailOffset += quint64(size);
     m_inertRuns.dropBefore(m_tailOffset);
-    // Bytes the screen never parsed are gone: it is outrun (it restarts
-    // when the flood ends, or at the ring's start when it next parses).
-    if (m_screen && m_screenOffset < m_tailOffset)
-        m_screenSynced = false;
+    m_screen.evicted(m_tailOffset);
 }
 
 void Session::onOutput(const char *data, qsizetype size)
 {
-    m_compactWhenCaughtUp = false; // the compaction delay starts again below
     const quint64 from = m_ring.endOffset();
-    if (m_screenEnabled)
-        measureRate(monotonicMs(), size);
-    // The screen must not lose bytes it has nearly reached: a program that
-    // updates a few cells at a time (htop) would leave it unsynced for good.
-    // Made here, before the append, when the ring first reaches half its
-    // capacity (from offset 0: the stream is still whole), flood or not
-    // (the ring moves on: later is too late to start from offset 0).
-    const bool halfFull = m_screenRetryAt == 0 && m_ring.startOffset() == m_streamStart
-        && m_ring.size() + size >= m_ring.capacity() / 2;
-    // After a stretch with no safe boundary: again once it has left the ring.
-    const bool retry = m_screenRetryAt > 0 && m_ring.startOffset() >= m_screenRetryAt;
-    if (!m_screen && (halfFull || retry)) {
-        m_answerRanges.clear(); // queries before now were never meant for it
-        createScreenAtStart();
-    }
-    // Below the flood rate, what this read evicts unparsed is parsed first
-    // (bounded: a screen further behind than kScreenChunk is outrun). While
-    // flooding, nothing: the screen is off the output path.
-    if (m_screen && !m_flood.flooding() && m_screenOffset >= m_ring.startOffset()) {
-        const quint64 evictTo = m_ring.startOffset()
-            + quint64(std::max<qsizetype>(0, m_ring.size() + std::min(size, m_ring.capacity()) - m_ring.capacity()));
-        if (m_screenOffset < evictTo && evictTo - m_screenOffset <= quint64(kScreenChunk))
-            parseScreen(qsizetype(evictTo - m_screenOffset), std::numeric_limits<qint64>::max(), true);
-    }
+    // The screen first: what this read would evict unparsed (SessionScreen).
+    m_screen.beforeAppend(size);
     m_ring.append(data, size);
     const quint64 queries = m_head.queriesSeen();
     // What the head finds inert, the tail takes unscanned when it leaves
@@ -210,39 +129,16 @@ void Session::onOutput(const char *data, qsizetype size)
     // Shell-integration marks and notifications (ShellMarkScanner: memchr
     // for ESC and BEL, then only OSC bytes are looked at).
     m_marks.scan(data, size, from, m_markSink);
-    if ((m_head.takeEvents() & (TerminalState::AltScreenEntered | TerminalState::CursorSaved | TerminalState::FullReset))
-        || !m_head.hasMode(TerminalState::AltScreen))
-        m_normalChangedAt = m_ring.endOffset();
-
+    const bool normalMayHaveChanged
+        = (m_head.takeEvents() & (TerminalState::AltScreenEntered | TerminalState::CursorSaved | TerminalState::FullReset))
+        || !m_head.hasMode(TerminalState::AltScreen);
     // The screen (see hasScreen()): this path only records and schedules.
-    const quint64 end = m_ring.endOffset();
-    if (!m_control) {
-        // Queries in output no control viewer saw are the server's to answer.
-        if (!m_answerRanges.isEmpty() && m_answerRanges.last().second == from)
-            m_answerRanges.last().second = end;
-        else
-            m_answerRanges.append({from, end});
-        while (m_answerRanges.size() > kMaxAnswerRanges)
-            m_answerRanges.removeFirst();
-    }
-    if (!m_control && !m_flood.flooding() && m_head.queriesSeen() != queries) {
-        // A program waits for an answer now: parse up to it at once.
-        if (!m_screen && m_ring.startOffset() >= m_screenRetryAt) {
-            // Older queries were never meant for us: only this output's.
-            m_answerRanges = {{from, end}};
-            createScreenAtStart();
-        }
-        parseScreen(kScreenChunk, kScreenTurnUs);
-    }
+    m_screen.afterAppend(from, normalMayHaveChanged, m_control != nullptr, m_head.queriesSeen() != queries);
 
     if (m_hold)
         updateReadLimit(); // what is left of the room this read used
     forEachViewer([=](Viewer *v) { v->output(data, size); });
-    // The screen's turn comes after the viewers have the bytes, and not in
-    // this turn of the event loop (scheduleScreen(kScreenSettleMs)).
-    scheduleScreen(kScreenSettleMs);
-    if (m_screen && viewerCount() == 0)
-        m_compactTimer.start();
+    m_screen.afterViewers();
 
     if (m_head.titleSerial() != m_titleSerial) {
         m_titleSerial = m_head.titleSerial();
@@ -378,7 +274,32 @@ void Session::onShellMark(const ShellMark &mark)
 
 qsizetype Session::screenBytes() const
 {
-    return m_screen ? m_screen->memoryBytes() : 0;
+    return m_screen.memoryBytes();
+}
+
+void Session::setScreenEnabled(bool enabled)
+{
+    m_screen.setEnabled(enabled);
+}
+
+void Session::ensureScreen(qsizetype parseNow)
+{
+    m_screen.ensure(parseNow);
+}
+
+QByteArray Session::screenPreview(quint64 *offset)
+{
+    return m_screen.preview(offset);
+}
+
+void Session::setScreenCompactDelay(int ms)
+{
+    m_screen.setCompactDelay(ms);
+}
+
+bool Session::screenCompact() const
+{
+    return m_screen.isCompact();
 }
 
 Session::SizeChange Session::sizeAt(quint64 offset) const
@@ -400,7 +321,8 @@ void Session::recordSize(int cols, int rows)
     else
         m_sizes.append(SizeChange{at, cols, rows});
     // Keep the size in force at the ring's start (or at S, if lower).
-    const quint64 keepFrom = m_screen ? std::min(m_screenOffset, m_ring.startOffset()) : m_ring.startOffset();
+    const quint64 keepFrom
+        = m_screen.hasScreen() ? std::min(m_screen.offset(), m_ring.startOffset()) : m_ring.startOffset();
     while (m_sizes.size() >= 2 && m_sizes.at(1).offset <= keepFrom)
         m_sizes.removeFirst();
 }
@@ -459,319 +381,6 @@ QList<quint64> Session::wholeScreenMargins(int rows) const
     return out;
 }
 
-void Session::createScreen(quint64 at, const TerminalState &modes, int cols, int rows)
-{
-    m_screen = std::make_unique<Screen>(cols, rows);
-    m_screen->setAnswerHandler([this](const char *data, qsizetype size) {
-        // Only answers to queries in output no control viewer saw (a
-        // viewer's terminal answers the rest; replays are never answered).
-        if (m_screenAnswering && m_state == State::Running && m_pty.acceptsInput())
-            m_pty.write(data, size);
-    });
-    m_screenOffset = at;
-    m_screenAnswering = false;
-    // The modes in force there (Screen::reset; also mark()s).
-    m_screen->reset(modes);
-}
-
-void Session::setScreenEnabled(bool enabled)
-{
-    m_screenEnabled = enabled;
-    if (enabled)
-        return;
-    m_flood.reset();
-    m_floodTimer.stop();
-    if (!m_screen)
-        return;
-    m_screen.reset();
-    m_screenTimer.stop();
-    m_screenOffset = 0;
-    m_screenSynced = false;
-}
-
-void Session::ensureScreen(qsizetype parseNow)
-{
-    if (!m_screen && m_screenEnabled && m_ring.startOffset() >= m_screenRetryAt) {
-        m_answerRanges.clear(); // queries before now were never meant for it
-        createScreenAtStart();
-        scheduleScreen(0);
-    }
-    if (m_screen && parseNow > 0)
-        parseScreen(parseNow, std::numeric_limits<qint64>::max());
-}
-
-QByteArray Session::screenPreview(quint64 *offset)
-{
-    // Not while flooding (its parse would stand on the output path's budget).
-    ensureScreen(m_flood.flooding() ? 0 : kPreviewParseBytes);
-    if (!m_screen)
-        return {};
-    Screen::SnapshotOptions options;
-    options.synchronized = false;
-    const QByteArray bytes = m_screen->snapshot(options);
-    if (offset)
-        *offset = m_screenOffset;
-    // Read (and rebuilt if it was compact): compacted again if nobody attaches.
-    if (viewerCount() == 0 && !m_compactTimer.isActive())
-        m_compactTimer.start();
-    return bytes;
-}
-
-void Session::createScreenAtStart()
-{
-    if (!m_screenEnabled)
-        return;
-    const quint64 start = m_ring.startOffset();
-    if (start == m_streamStart) {
-        // Nothing dropped: the screen starts with the stream, from a fresh terminal.
-        const SizeChange size = sizeAt(start);
-        if (!screenFits(size.cols, size.rows)) {
-            dropOversizedScreen();
-            return;
-        }
-        createScreen(start, TerminalState(), size.cols, size.rows);
-        m_screenSynced = true;
-        applyScreenEventsAt(start);
-        return;
-    }
-    resyncScreen();
-}
-
-void Session::resyncScreen(quint64 from)
-{
-    // Skip to the first safe boundary at the ring's start (or at `from`),
-    // with the modes in force there: the tail state is exact at the ring's
-    // start, and moved on to `from` (a TerminalState parses `seq` 20 to 60
-    // times faster than libvterm scrolls it).
-    TerminalState st = m_tail;
-    quint64 at = m_ring.startOffset();
-    const quint64 end = m_ring.endOffset();
-    from = std::min(from, end);
-    while (at < from) {
-        const RingBuffer::Span sp = m_ring.spans(at, qsizetype(from - at)).first;
-        if (sp.size <= 0)
-            break;
-        feedState(st, at, sp.data, sp.size, m_marginResets, m_inertRuns);
-        at += quint64(sp.size);
-    }
-    quint64 scanned = 0;
-    while (!st.atSafeBoundary() && at < end && scanned < kMaxReplayBoundaryScan) {
-        const char c = m_ring.at(at);
-        st.feed(&c, 1);
-        ++at;
-        ++scanned;
-    }
-    if (!st.atSafeBoundary()) {
-        // Stuck inside a string longer than the scan (an unterminated DCS):
-        // no screen can start here. None until that has left the ring.
-        m_screen.reset();
-        m_screenOffset = 0;
-        m_screenSynced = false;
-        m_screenRetryAt = end;
-        m_screenTimer.stop();
-        qCDebug(lcSession) << "session" << m_id << "screen dropped: no safe boundary in" << scanned << "bytes";
-        return;
-    }
-    const SizeChange size = sizeAt(at);
-    if (!screenFits(size.cols, size.rows)) {
-        dropOversizedScreen();
-        return;
-    }
-    if (m_screen)
-        ++m_screenOutruns;
-    if (m_screen) {
-        // A reset terminal in the modes in force there (Screen::reset).
-        // A program that stayed in the alternate screen all along (less
-        // paging, a monitor) left the normal screen under it as the screen
-        // has it: kept, so once the alternate screen has been rewritten the
-        // whole snapshot is exact again.
-        const bool keepNormal = m_normalChangedAt <= m_screenOffset;
-        m_screen->resize(size.cols, size.rows);
-        m_screen->reset(st, keepNormal);
-        m_screenOffset = at;
-    } else {
-        createScreen(at, st, size.cols, size.rows);
-    }
-    m_screenSynced = false;
-    qCDebug(lcSession) << "session" << m_id << "screen outrun: resumes unsynced at" << at;
-}
-
-void Session::scheduleScreen(int delayMs)
-{
-    if (m_screen && !m_flood.flooding() && m_screenOffset < m_ring.endOffset() && !m_screenTimer.isActive())
-        m_screenTimer.start(delayMs);
-}
-
-void Session::measureRate(qint64 now, qsizetype bytes)
-{
-    // The process's CPU clock only when a window ends (FloodMeter::windowDue).
-    const qint64 cpu = m_flood.windowDue(now) ? cpuNs(CLOCK_PROCESS_CPUTIME_ID) : -1;
-    const FloodMeter::Change change = m_flood.output(now, bytes, cpu);
-    if (change == FloodMeter::Change::Started)
-        startFlood();
-    else if (change == FloodMeter::Change::Ended)
-        floodEnded();
-}
-
-void Session::startFlood()
-{
-    // Off the output path until it ends: no slices, no rescue.
-    m_screenTimer.stop();
-    m_floodTimer.start();
-    qCDebug(lcSession) << "session" << m_id << "output flood: the screen pauses at" << m_screenOffset;
-}
-
-void Session::floodEnded()
-{
-    m_floodTimer.stop();
-    if (!m_screen)
-        return;
-    // Still retained: the screen resumes where it paused, synced. Else it
-    // restarts, unsynced, at a safe boundary near the end.
-    if (m_screenOffset < m_ring.startOffset()) {
-        // Outrun: the last bytes of a flood (scrolling output) rewrite the
-        // screen; parsing the whole ring again would cost far more.
-        const quint64 end = m_ring.endOffset();
-        resyncScreen(end > quint64(kFloodResyncBytes) ? end - quint64(kFloodResyncBytes) : 0);
-    }
-    qCDebug(lcSession) << "session" << m_id << "output flood ended: the screen resumes at" << m_screenOffset;
-    scheduleScreen();
-}
-
-void Session::dropOversizedScreen()
-{
-    if (m_screen)
-        qCInfo(lcSession) << "session" << m_id << "screen dropped: the terminal is larger than" << kMaxScreenCells
-                          << "cells; reset replays are raw";
-    m_screen.reset();
-    m_screenOffset = 0;
-    m_screenSynced = false;
-    m_screenRetryAt = std::max<quint64>(m_ring.endOffset(), 1);
-    m_screenTimer.stop();
-    m_compactTimer.stop();
-    m_compactWhenCaughtUp = false;
-}
-
-void Session::applyScreenEventsAt(quint64 at)
-{
-    for (const SizeChange &c : std::as_const(m_sizes)) {
-        if (c.offset == at && !screenFits(c.cols, c.rows)) {
-            dropOversizedScreen();
-            return;
-        }
-        if (c.offset == at && (c.cols != m_screen->cols() || c.rows != m_screen->rows()))
-            m_screen->resize(c.cols, c.rows);
-        if (c.offset > at)
-            break;
-    }
-    // Where a resize reset the margins, the screen does what the viewers'
-    // terminals did (libvterm keeps them): the same fixup.
-    if (m_marginResets.contains(at)) {
-        const QByteArray fix = TerminalState::marginResetSequence();
-        m_screenAnswering = false;
-        m_screen->feed(fix.constData(), fix.size());
-    }
-}
-
-void Session::feedScreen(quint64 to, bool answering)
-{
-    m_screenAnswering = answering;
-    while (m_screenOffset < to) {
-        const auto spans = m_ring.spans(m_screenOffset, qsizetype(to - m_screenOffset));
-        const RingBuffer::Span &sp = spans.first;
-        if (sp.size <= 0)
-            break;
-        m_screen->feed(sp.data, sp.size);
-        m_screenOffset += quint64(sp.size);
-    }
-    m_screenAnswering = false;
-}
-
-void Session::parseScreen(qsizetype maxBytes, qint64 maxUs, bool onOutputPath)
-{
-    if (!m_screen)
-        return;
-    if (m_screenOffset < m_ring.startOffset())
-        resyncScreen();
-    if (!m_screen)
-        return;
-    QElapsedTimer clock;
-    clock.start();
-    const qint64 cpu0 = cpuNs(CLOCK_THREAD_CPUTIME_ID);
-    const quint64 from = m_screenOffset;
-    const quint64 end = m_ring.endOffset();
-    const quint64 limit = std::min(end, m_screenOffset + quint64(std::max<qsizetype>(maxBytes, 0)));
-    // Pieces of at most 4 KiB between clock checks.
-    constexpr quint64 kPiece = 4096;
-    while (m_screenOffset < limit) {
-        quint64 stop = std::min(limit, m_screenOffset + kPiece);
-        for (const SizeChange &c : std::as_const(m_sizes))
-            if (c.offset > m_screenOffset) {
-                stop = std::min(stop, c.offset);
-                break;
-            }
-        for (const quint64 r : std::as_const(m_marginResets))
-            if (r > m_screenOffset) {
-                stop = std::min(stop, r);
-                break;
-            }
-        while (!m_answerRanges.isEmpty() && m_answerRanges.first().second <= m_screenOffset)
-            m_answerRanges.removeFirst();
-        bool answering = false;
-        if (!m_answerRanges.isEmpty()) {
-            const auto &r = m_answerRanges.first();
-            answering = r.first <= m_screenOffset;
-            stop = std::min(stop, answering ? r.second : r.first);
-        }
-        feedScreen(stop, answering);
-        applyScreenEventsAt(m_screenOffset);
-        if (!m_screen)
-            return; // larger than kMaxScreenCells now
-        if (!m_screenSynced && m_screen->fullyRewrittenSinceMark()) {
-            m_screenSynced = true;
-            qCDebug(lcSession) << "session" << m_id << "screen synced again at" << m_screenOffset;
-        }
-        if (clock.nsecsElapsed() / 1000 >= maxUs)
-            break;
-    }
-    // What the parse cost (the flood detector's measure, FloodMeter): on
-    // the output path it is drawn from the screen's budget there.
-    const qint64 spent = cpuNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-    const quint64 parsed = m_screenOffset > from ? m_screenOffset - from : 0;
-    const FloodMeter::Change change = m_flood.parsed(spent, qsizetype(parsed), onOutputPath);
-    if (change == FloodMeter::Change::Started) {
-        startFlood();
-        return;
-    }
-    if (m_screenOffset >= end) {
-        m_screenTimer.stop();
-        m_flood.caughtUp();
-        if (m_compactWhenCaughtUp && !m_compactTimer.isActive())
-            compactScreen();
-    } else {
-        scheduleScreen();
-    }
-}
-
-bool Session::screenToSafeBoundary()
-{
-    const quint64 end = m_ring.endOffset();
-    quint64 scanned = 0;
-    while (!m_screen->modes().atSafeBoundary()) {
-        if (m_screenOffset >= end || scanned >= quint64(kMaxSnapshotBoundaryScan))
-            return false;
-        bool answering = false;
-        for (const auto &r : std::as_const(m_answerRanges))
-            answering = answering || (r.first <= m_screenOffset && m_screenOffset < r.second);
-        feedScreen(m_screenOffset + 1, answering);
-        applyScreenEventsAt(m_screenOffset);
-        if (!m_screen)
-            return false;
-        ++scanned;
-    }
-    return true;
-}
-
 void Session::onFinished(const ExitStatus &status)
 {
     m_state = State::Exited;
@@ -805,8 +414,7 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         return;
     if (viewer == m_control || m_watchers.contains(viewer))
         detach(viewer);
-    m_compactTimer.stop(); // a compact screen is rebuilt by its first use below
-    m_compactWhenCaughtUp = false;
+    m_screen.viewerAttaching(); // a compact screen is rebuilt by its first use below
 
     if (mode == ViewerMode::Control && m_control) {
         Viewer *old = m_control;
@@ -834,61 +442,8 @@ void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &reque
         resized = false; // nothing to repaint
     std::optional<SnapshotOffer> offer;
     QByteArray snapshot;
-    if (reset && (request.screen || m_ring.startOffset() > m_streamStart || resized)) {
-        bool fallBack = false;
-        if (!m_screen && (request.screen || resized) && m_ring.startOffset() >= m_screenRetryAt) {
-            // Made now, so the next such attach finds it; parsed at once only
-            // when that is cheap, else this attach gets the raw replay.
-            createScreenAtStart();
-            if (!m_screen)
-                ; // no safe boundary to start at: raw replay
-            else if (m_ring.endOffset() - m_screenOffset <= quint64(kMaxSyncScreenParse))
-                parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
-            else
-                fallBack = true; // parsed in the background, for the next attach
-        } else if (m_screen && !m_flood.flooding() && resized && m_screenOffset < m_ring.endOffset()
-                   && m_ring.endOffset() - std::max(m_screenOffset, m_ring.startOffset()) <= quint64(kMaxSyncScreenParse)) {
-            // At a new size the snapshot must be taken at the end, where the
-            // screen takes the new size: what it has not parsed yet (usually
-            // nothing, it follows within kScreenSettleMs), all of it.
-            parseScreen(kMaxSyncScreenParse, std::numeric_limits<qint64>::max());
-        } else if (m_screen && !m_flood.flooding() && (request.screen || !screenSynced())) {
-            // A slice of the timer's work (up to kScreenTurnUs), only where
-            // it changes what this viewer gets: a replay=screen reply is the
-            // shorter the nearer S is to the end, and an unsynced screen may
-            // sync. A synced screen's snapshot at S followed by [S, end)
-            // shows what one at the end would; the timer parses the rest.
-            parseScreen(kScreenChunk, kScreenTurnUs);
-        }
-        // While flooding the screen parses nothing, here too: an outrun
-        // screen would restart at the ring's start and parse a slice (4 ms
-        // of libvterm) on every attach, only to be outrun again. It gets no
-        // snapshot (raw replay, exact for the scrolling output a flood is)
-        // and resyncs near the end once the flood is over (floodEnded()).
-        // That parse was make bench's reattach regression: 5.76 ms for a
-        // full 1 MiB ring at c6f41fd, 0.92 ms before the screen.
-        if (m_screen && !m_flood.flooding() && m_screenOffset < m_ring.startOffset())
-            resyncScreen();
-        // At a new size only a snapshot at the end has it (one before would
-        // be painted at the old size into the viewer's new one).
-        const bool sizeOk = !resized || m_screenOffset == m_ring.endOffset();
-        if (!fallBack && sizeOk && screenSynced() && screenToSafeBoundary()) {
-            offer = SnapshotOffer{m_screenOffset, request.screen, resized};
-            Screen::SnapshotOptions o;
-            if (request.screen) {
-                o.inPlace = false;
-                o.scrollbackLines = std::clamp(request.lines, 0, kMaxReplayLines);
-            } else if (resized && m_pty.rows() > rowsBefore) {
-                // Taller: the raw replay left lines on the viewer's screen
-                // above those the screen kept in its old rows (they went to
-                // the screen's scrollback). The in-place repaint would paint
-                // over them: they go to the viewer's scrollback first.
-                o.pushLines = int(std::min<qsizetype>(m_screen->scrollbackLineCount(), m_pty.rows() - rowsBefore));
-            }
-            snapshot = m_screen->snapshot(o);
-        }
-        scheduleScreen();
-    }
+    if (reset && (request.screen || m_ring.startOffset() > m_streamStart || resized))
+        snapshot = m_screen.attachSnapshot(request, resized, rowsBefore, offer);
     // Bytes written at another number of rows than the viewer's (issue
     // 29): margins that were the whole screen there are none for it.
     const int viewerRows = m_pty.rows();
@@ -989,62 +544,9 @@ void Session::detach(Viewer *viewer)
         return;
     updateDetached();
     updatePause();
-    if (m_screen && viewerCount() == 0)
-        m_compactTimer.start();
+    if (viewerCount() == 0)
+        m_screen.lastViewerLeft();
     Q_EMIT viewersChanged();
-}
-
-void Session::trimHeapSoon()
-{
-#ifdef __GLIBC__
-    // libvterm's buffers (under glibc's mmap threshold at usual sizes) were
-    // freed in the middle of the heap: the RSS keeps them until the pages
-    // are given back. One malloc_trim() a second at most, for every
-    // session compacted meanwhile (a heap walk each: not one per session).
-    static QTimer *trim = nullptr;
-    if (!trim) {
-        trim = new QTimer(QCoreApplication::instance());
-        trim->setSingleShot(true);
-        trim->setInterval(1000);
-        QObject::connect(trim, &QTimer::timeout, [] { ::malloc_trim(0); });
-    }
-    if (!trim->isActive())
-        trim->start();
-#endif
-}
-
-void Session::setScreenCompactDelay(int ms)
-{
-    m_compactTimer.setInterval(std::max(0, ms));
-}
-
-bool Session::screenCompact() const
-{
-    return m_screen && m_screen->isCompact();
-}
-
-void Session::compactScreen()
-{
-    if (!m_screen || viewerCount() > 0)
-        return;
-    if (m_screenOffset < m_ring.endOffset() || m_flood.flooding() || m_screenTimer.isActive()) {
-        // Still parsing (many sessions' screens catching up at once, a
-        // flood): when the parse reaches the end (parseScreen()), or, while
-        // flooding, once more after the delay.
-        m_compactWhenCaughtUp = true;
-        if (m_flood.flooding())
-            m_compactTimer.start();
-        return;
-    }
-    m_compactWhenCaughtUp = false;
-    const qsizetype before = m_screen->memoryBytes();
-    if (m_screen->compact()) {
-        qCDebug(lcSession) << "session" << m_id << "screen compacted:" << before << "->" << m_screen->memoryBytes()
-                           << "bytes";
-        trimHeapSoon();
-    }
-    else
-        qCDebug(lcSession) << "session" << m_id << "screen not compacted (a rebuild would not be exact)";
 }
 
 bool Session::sendInput(Viewer *from, const char *data, qsizetype size)
@@ -1099,8 +601,7 @@ bool Session::applySize(int cols, int rows)
         // The screen applies it when its parse reaches this offset (output
         // before it was made at the old size); now, if it has caught up.
         recordSize(cols, rows);
-        if (m_screen && m_screenOffset == m_ring.endOffset())
-            applyScreenEventsAt(m_screenOffset);
+        m_screen.sizeRecorded();
     }
     Q_EMIT sizeChanged(cols, rows);
     return true;
@@ -1244,31 +745,7 @@ Handover::SessionRecord Session::handover() const
     r.notifyActivity = m_notifySettings.activity;
     r.notifySilence = m_notifySettings.silence;
     r.loginShell = m_options.loginShell;
-    // An outrun screen paused by a flood (its offset already left the ring)
-    // is not handed over: the successor could not parse on from it, and the
-    // reader refuses the whole state for an offset outside the ring. The
-    // successor makes a screen again as a new session does.
-    if (m_screen && m_screenOffset >= m_ring.startOffset()) {
-        // The successor feeds this into a fresh Screen: the state at S with
-        // the scrollback it keeps, then parses on from S.
-        Handover::ScreenRecord &sc = r.screen;
-        sc.present = true;
-        sc.offset = m_screenOffset;
-        sc.synced = screenSynced();
-        sc.cols = m_screen->cols();
-        sc.rows = m_screen->rows();
-        Screen::SnapshotOptions o;
-        o.inPlace = false;
-        o.synchronized = false;
-        // From a reset terminal (not in place: no tab stops unless the
-        // program set some, which the successor's Screen would otherwise
-        // count as set by the program).
-        o.scrollbackLines = int(m_screen->scrollbackLineCount());
-        sc.snapshot = m_screen->snapshot(o);
-        for (const SizeChange &c : m_sizes)
-            if (c.offset > m_screenOffset)
-                sc.resizes.append({c.offset, c.cols, c.rows});
-    }
+    m_screen.handover(r.screen);
     return r;
 }
 
@@ -1324,7 +801,7 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
     s->m_notifySettings.silence = std::clamp(r.notifySilence, 0, kMaxSilenceSeconds);
     s->m_lastOutputMono = monotonicMs();
     s->scheduleSilence();
-    s->m_normalChangedAt = s->m_ring.endOffset(); // unknown before: not kept on an outrun
+    s->m_screen.setNormalChangedAt(s->m_ring.endOffset()); // unknown before: not kept on an outrun
     s->m_sizes = {SizeChange{r.ringStart, r.pty.cols, r.pty.rows}};
     const Handover::ScreenRecord &sc = r.screen;
     if (sc.present && screenFits(sc.cols, sc.rows) && sc.offset >= r.ringStart && sc.offset <= s->m_ring.endOffset()) {
@@ -1333,18 +810,13 @@ Session *Session::restore(const Handover::SessionRecord &r, QObject *parent, QSt
         for (const Handover::ResizeRecord &rz : sc.resizes)
             if (rz.offset > sc.offset && rz.offset <= s->m_ring.endOffset())
                 s->m_sizes.append(SizeChange{rz.offset, rz.cols, rz.rows});
-        s->createScreen(sc.offset, TerminalState(), sc.cols, sc.rows);
-        s->m_screen->feed(sc.snapshot.constData(), sc.snapshot.size());
-        s->m_screen->mark();
-        s->m_screenSynced = sc.synced;
-        s->scheduleScreen();
+        s->m_screen.restore(sc);
     } else if (r.ringStart > 0 && !r.exited) {
         // No screen handed over (none made, or one outrun by a flood) and the
         // ring has rolled over: a screen can no longer start at offset 0,
         // which is when a new session makes one. It starts now, unsynced, at
         // the ring's first safe boundary, as after an outrun.
-        s->createScreenAtStart();
-        s->scheduleScreen();
+        s->m_screen.restartAtStart();
     }
     // The control viewer the restart closed comes back with resume=: its
     // bytes stay in the ring until then (holdOutput()). An older

@@ -2,11 +2,11 @@
 #pragma once
 
 #include "commandlog.h"
-#include "floodmeter.h"
 #include "handover.h"
 #include "inertruns.h"
 #include "ptyprocess.h"
 #include "ringbuffer.h"
+#include "sessionscreen.h"
 #include "shellmarks.h"
 #include "terminalstate.h"
 #include "viewer.h"
@@ -320,7 +320,7 @@ public:
      * ends the flood, and the screen resumes where it
      * paused if that is still retained (synced), else at a safe boundary
      * at most kFloodResyncBytes before the end, in the modes in force there
-     * (the tail TerminalState advanced to it): resyncScreen(), unsynced
+     * (the tail TerminalState advanced to it): SessionScreen::resync(), unsynced
      * until the screen is rewritten, which scrolling output does within
      * those bytes. Below that, a program (a TUI, a monitor, a shell) is never
      * outrun however loaded or slow the machine: what it writes is parsed
@@ -328,14 +328,14 @@ public:
      * bursts stay within the budget.
      * Exited sessions keep their screen (freed with the session).
      */
-    bool hasScreen() const { return m_screen != nullptr; }
+    bool hasScreen() const { return m_screen.hasScreen(); }
     /**
      * Switches the server-side screen on (the default) or off (setting
      * sessions/screen, Limits::screen). Off drops a screen the session has
      * and makes none until switched on again; reset replays are then raw.
      */
     void setScreenEnabled(bool enabled);
-    bool screenEnabled() const { return m_screenEnabled; }
+    bool screenEnabled() const { return m_screen.enabled(); }
     /// Makes the server-side screen now when the session has none (and it is
     /// enabled): it parses the retained output on its timer, off the output
     /// path. For the saved record (SessionRecordStore), which needs what the
@@ -351,7 +351,7 @@ public:
      * reads the PTY, so that it comes first.
      */
     void injectOutput(const QByteArray &bytes) { onOutput(bytes.constData(), bytes.size()); }
-    const Screen *screen() const { return m_screen.get(); }
+    const Screen *screen() const { return m_screen.screen(); }
     /**
      * The screen as the server has it now, for a look at it without
      * attaching (GET /api/sessions/{id}/screen of a live session,
@@ -373,7 +373,7 @@ public:
     static constexpr qsizetype kPreviewParseBytes = 16 * 1024;
     /// S: the offset the screen has parsed up to (ringStart <= S <= end); 0
     /// without a screen.
-    quint64 screenOffset() const { return m_screenOffset; }
+    quint64 screenOffset() const { return m_screen.offset(); }
     /**
      * The screen shows exactly what a viewer that never left would show at
      * S. False after a flood outran it (bytes were evicted from the ring
@@ -384,9 +384,9 @@ public:
      * RIS, entering the alternate screen with a clear, or a screenful of
      * lines scrolled off a full-screen scroll region).
      */
-    bool screenSynced() const { return m_screen && m_screenSynced; }
+    bool screenSynced() const { return m_screen.synced(); }
     /// How many times a flood outran the screen (see screenSynced()).
-    quint64 screenOutruns() const { return m_screenOutruns; }
+    quint64 screenOutruns() const { return m_screen.outruns(); }
     /// Memory the screen holds (Screen::memoryBytes(), bytes); 0 without one.
     qsizetype screenBytes() const;
     /**
@@ -414,7 +414,7 @@ public:
     static constexpr qsizetype kMaxScreenCells = 131072;
     static bool screenFits(int cols, int rows) { return qsizetype(cols) * qsizetype(rows) <= kMaxScreenCells; }
     void setScreenCompactDelay(int ms);
-    int screenCompactDelay() const { return m_compactTimer.interval(); }
+    int screenCompactDelay() const { return m_screen.compactDelay(); }
     /// The screen is compact now (Screen::isCompact()).
     bool screenCompact() const;
     /// Largest output a `replay=screen` attach parses at once to make a
@@ -439,7 +439,7 @@ public:
     static constexpr qsizetype kFloodResyncBytes = 64 * 1024;
     /// Whether the output is a flood now (see hasScreen()); only measured
     /// while the screen is enabled.
-    bool flooding() const { return m_flood.flooding(); }
+    bool flooding() const { return m_screen.flooding(); }
     static constexpr qsizetype kMaxSnapshotBoundaryScan = 4096;
     /// Most ranges of output that arrived with no control viewer kept for
     /// query answers (older ones are dropped: their queries go unanswered).
@@ -570,37 +570,8 @@ Q_SIGNALS:
     void notifySettingsChanged();
 
 private:
-    // The screen (see hasScreen()).
-    void createScreen(quint64 at, const TerminalState &modes, int cols, int rows);
-    /// Makes a screen at the ring's start (offset 0 when still retained:
-    /// synced; else unsynced at the first safe boundary).
-    void createScreenAtStart();
-    bool m_screenEnabled = true;
-    /// Parses [S, end) for at most `maxBytes` bytes and `maxUs` µs; starts or
-    /// stops the timer as work remains. `onOutputPath`: the output waits
-    /// for this parse (bytes about to leave the ring unparsed): its CPU is
-    /// drawn from the flood detector's budget (FloodMeter::parsed).
-    void parseScreen(qsizetype maxBytes, qint64 maxUs, bool onOutputPath = false);
-    /// Feeds [S, to) to the screen, answering queries when `answering`.
-    void feedScreen(quint64 to, bool answering);
-    /// Applies the resize and margin reset recorded at S.
-    void applyScreenEventsAt(quint64 at);
-    /// The flood outran the screen: restart it (unsynced) at the first safe
-    /// boundary at or after max(ring start, `from`).
-    void resyncScreen(quint64 from = 0);
-    /// Feeds the screen byte by byte to the next safe boundary. False when
-    /// none comes within kMaxSnapshotBoundaryScan bytes.
-    bool screenToSafeBoundary();
-    /// Arms the screen's parse timer (unless it is armed already) when there
-    /// is output to parse: `delayMs` 0 while catching up, kScreenSettleMs
-    /// from the output path.
-    void scheduleScreen(int delayMs = 0);
-    /// Counts `bytes` of output at `nowMs` (monotonic) into the flood
-    /// detector (FloodMeter::output; the process's CPU clock is read only
-    /// when a window ends); starts or ends a flood.
-    void measureRate(qint64 nowMs, qsizetype bytes);
-    void startFlood();
-    void floodEnded();
+    /// The screen work (sessionscreen.h) reads the stream's state below.
+    friend class SessionScreen;
     SizeChange sizeAt(quint64 offset) const;
     void recordSize(int cols, int rows);
     /**
@@ -687,42 +658,13 @@ private:
     std::optional<quint64> m_hold; ///< holdOutput(): keep [m_hold, end) in the ring
     QTimer m_holdTimer;            ///< the hold's grace period; runs only while held
 
-    std::unique_ptr<Screen> m_screen;
-    quint64 m_screenOffset = 0;   ///< S
-    bool m_screenSynced = false;
-    bool m_screenAnswering = false; ///< the bytes being fed arrived with no control viewer
-    // The flood detector (see hasScreen()).
-    FloodMeter m_flood;
-    QTimer m_floodTimer; ///< runs only while flooding
-    /// No screen is made before the ring starts here (resyncScreen() found
-    /// no safe boundary to start at below it).
-    quint64 m_screenRetryAt = 0;
     /// streamStart(): where the output stream began from a fresh terminal.
     quint64 m_streamStart = 0;
-    quint64 m_screenOutruns = 0;
-    /// The end of the last read in which the normal screen may have changed
-    /// under the alternate one (not in it at the read's end, or it entered
-    /// it, saved the cursor or reset): a screen outrun at S >= this, in the
-    /// alternate screen, keeps its normal screen (resyncScreen()).
-    quint64 m_normalChangedAt = 0;
-    QTimer m_screenTimer;
-    QTimer m_compactTimer; ///< setScreenCompactDelay(); runs only while detached after output
-    /// The delay passed while the screen was still parsing: compact when
-    /// it catches up (parseScreen()).
-    bool m_compactWhenCaughtUp = false;
-    void compactScreen();
-    /// No screen while the size is over kMaxScreenCells: dropped, made
-    /// again once the ring has moved past its end now.
-    void dropOversizedScreen();
-    /// Gives the heap's free pages back to the system a second after a
-    /// compaction (coalesced across sessions; glibc's malloc_trim()).
-    static void trimHeapSoon();
+    /// The server-side screen and its work (hasScreen()).
+    SessionScreen m_screen{*this};
     /// Sizes in force from each offset on, ascending; the first entry holds
     /// the size at the ring's start (or the screen's S, whichever is lower).
     QList<SizeChange> m_sizes;
-    /// [from, to) ranges of output that arrived with no control viewer,
-    /// ascending, not yet parsed by the screen: queries in them are answered.
-    QList<QPair<quint64, quint64>> m_answerRanges;
 
     // Commands and notifications.
     QString m_shellIntegrationDir;

@@ -219,7 +219,7 @@ QString stateText(const Term &t, bool withTitle)
 /// the first half of a wide character was overwritten (or moved by insert
 /// mode), and ICH can push a wide character into the last column. The
 /// snapshot writes blanks there.
-/// As the Screen tells characters that may be wide (screen.cpp).
+/// As the Screen tells characters that may be wide (surelyNarrow(), screensnapshot.cpp).
 bool maybeWide(uint32_t c)
 {
     return !(c < 0x1100 || (c >= 0x2010 && c <= 0x2319) || (c >= 0x231C && c <= 0x23E8)

@@ -67,8 +67,10 @@ void installTerminalMessageFilter()
 
 #ifdef TETHER_HAVE_QTERMWIDGET
 
+#include "apiclient.h"
 #include "attachclient.h"
 #include "logging.h"
+#include "outputtext.h"
 #include "shellwords.h"
 #include "writequeue.h"
 
@@ -116,6 +118,9 @@ namespace {
 // (docs/protocol.md section 5).
 constexpr int kMinCells = 1;
 constexpr int kMaxCells = 1000;
+
+/// How long a notice (Copy Last Output's failure) stays in the banner.
+constexpr int kNoticeMs = 5000;
 } // namespace
 
 TerminalWindow::TerminalWindow(const ServerEndpoint &endpoint, const QString &sessionId, ViewerMode mode,
@@ -211,6 +216,9 @@ TerminalWindow::TerminalWindow(const ServerEndpoint &endpoint, const QString &se
 
     m_resizeTimer.setSingleShot(true);
     m_resizeTimer.setInterval(kResizeDebounceMs);
+    m_noticeTimer.setSingleShot(true);
+    m_noticeTimer.setInterval(kNoticeMs);
+    connect(&m_noticeTimer, &QTimer::timeout, this, &TerminalWindow::hideBanner);
     connect(&m_resizeTimer, &QTimer::timeout, this, &TerminalWindow::applySize);
 
     createActions();
@@ -319,6 +327,8 @@ void TerminalWindow::createActions()
     m_zoomResetAction = add(tr("&Reset Zoom"), {QKeySequence(Qt::CTRL | Qt::Key_0)},
                             [this] { m_term->setTerminalFont(m_baseFont); cellSizeChanged(); });
     m_clearScrollbackAction = add(tr("Clear Scroll&back"), {}, [this] { clearScrollback(); });
+    m_copyOutputAction = add(tr("Copy Last &Output"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O)},
+                             [this] { copyLastOutput(); });
     const bool control = m_mode == ViewerMode::Control;
     m_pasteAction->setEnabled(control);
     m_pasteSelectionAction->setEnabled(control);
@@ -344,6 +354,7 @@ QMenu *TerminalWindow::contextMenu(const QPoint &pos)
     menu->addAction(m_copyAction);
     menu->addAction(m_pasteAction);
     menu->addAction(m_selectAllAction);
+    menu->addAction(m_copyOutputAction);
     menu->addSeparator();
     menu->addAction(m_findAction);
     menu->addSeparator();
@@ -385,6 +396,70 @@ void TerminalWindow::clearScrollback()
     // leaves the screen and the modes as the program set them.
     m_term->setHistorySize(0);
     m_term->setHistorySize(kHistoryLines);
+}
+
+// --- the last output (issue 25) ----------------------------------------------
+
+void TerminalWindow::copyLastOutput()
+{
+    // The window's own ApiClient for these two requests: the endpoint may
+    // change (setEndpoint) between two copies.
+    auto *api = new ApiClient(m_endpoint, this);
+    const QPointer<TerminalWindow> self(this);
+    const QString base = QStringLiteral("api/sessions/%1/commands").arg(m_sessionId);
+    auto fail = [self, api](const QString &why) {
+        api->deleteLater();
+        if (!self)
+            return;
+        self->showNotice(why);
+        Q_EMIT self->lastOutputCopied(false, why);
+    };
+    api->get(base, [self, api, base, fail](const ApiReply &list) {
+        if (!self) {
+            api->deleteLater();
+            return;
+        }
+        if (list.status != 200) {
+            fail(tr("Cannot copy the last output: %1").arg(list.errorText()));
+            return;
+        }
+        const QJsonArray commands = list.json().value(QStringLiteral("commands")).toArray();
+        qint64 id = 0;
+        for (qsizetype i = commands.size() - 1; i >= 0 && id == 0; --i) {
+            const QJsonObject c = commands.at(i).toObject();
+            if (!c.value(QStringLiteral("running")).toBool())
+                id = c.value(QStringLiteral("id")).toVariant().toLongLong();
+        }
+        if (id <= 0) {
+            fail(commands.isEmpty() ? tr("No command has run in this session yet (its shell sends no command marks: "
+                                         "shell integration is off or not loaded).")
+                                    : tr("No command has finished yet in this session."));
+            return;
+        }
+        api->get(base + QStringLiteral("/%1/output").arg(id), [self, api, fail](const ApiReply &out) {
+            if (!self) {
+                api->deleteLater();
+                return;
+            }
+            if (out.status != 200) {
+                fail(tr("Cannot copy the last output: %1").arg(out.errorText()));
+                return;
+            }
+            api->deleteLater();
+            const QString text = outputText(out.body);
+            QGuiApplication::clipboard()->setText(text);
+            Q_EMIT self->lastOutputCopied(true, text);
+        });
+    });
+}
+
+void TerminalWindow::showNotice(const QString &text)
+{
+    // A banner about the connection or the process stays: it matters more.
+    if (m_banner->isVisible() && !m_noticeTimer.isActive())
+        return;
+    showBanner(text, QString());
+    m_noticeTimer.start(); // after showBanner(), which stops it
 }
 
 QSize TerminalWindow::terminalSizeForCells(int cols, int rows) const
@@ -867,6 +942,7 @@ void TerminalWindow::closeEvent(QCloseEvent *event)
 
 void TerminalWindow::showBanner(const QString &text, const QString &button)
 {
+    m_noticeTimer.stop();
     m_bannerLabel->setText(text);
     m_bannerButton->setText(button);
     m_bannerButton->setVisible(!button.isEmpty());
@@ -875,6 +951,7 @@ void TerminalWindow::showBanner(const QString &text, const QString &button)
 
 void TerminalWindow::hideBanner()
 {
+    m_noticeTimer.stop();
     m_bannerLabel->clear();
     m_banner->hide();
 }

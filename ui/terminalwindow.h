@@ -134,6 +134,16 @@ class WriteQueue;
  * the program. A right-click menu offers the same plus Select all and Clear
  * scrollback (and a link's actions under the pointer). Issue 14.
  *
+ * Commands (issue 25; the session's shell with Tether's shell integration, or
+ * any program sending OSC 133/633 marks):
+ * Ctrl+Shift+O (Copy Last Output) puts the output of the last command that
+ * ended on the clipboard, as text (outputText(): escapes dropped, lines as
+ * drawn, no final line feed), from the server (`GET
+ * /api/sessions/{id}/commands`, then `.../commands/{n}/output`): the whole
+ * output as long as the session retains it, whatever the window's
+ * scrollback holds. A session without commands, or whose last output the
+ * server no longer holds, is said in the banner for a few seconds.
+ *
  * Colours: kColorScheme, a light scheme in which the default foreground on
  * colour 7 (what vim's Visual selection and `ESC[47m` draw) reads at 9.9:1;
  * the dark schemes QTermWidget ships have the default foreground equal to
@@ -262,9 +272,19 @@ public:
     /// Drops the scrollback; the screen and the terminal's modes stay.
     void clearScrollback();
 
+    /**
+     * Copies the output of the session's last finished command to the
+     * clipboard as text (Ctrl+Shift+O; see the class doc). Asynchronous:
+     * lastOutputCopied() says how it went.
+     */
+    void copyLastOutput();
+
 Q_SIGNALS:
     /// Attached or detached (any reason, a lost connection too).
     void attachmentChanged(bool attached);
+    /// copyLastOutput() ended: `ok` when the clipboard holds the output
+    /// (`text`); else `text` says why not (also shown in the banner).
+    void lastOutputCopied(bool ok, const QString &text);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -305,6 +325,7 @@ private:
     void watchEvents();
     void onEventData();
     void onSessionsEvent(const QByteArray &json);
+    void showNotice(const QString &text);
 
     ServerEndpoint m_endpoint;
     QString m_sessionId;
@@ -334,6 +355,7 @@ private:
     QAction *m_zoomOutAction = nullptr;
     QAction *m_zoomResetAction = nullptr;
     QAction *m_clearScrollbackAction = nullptr;
+    QAction *m_copyOutputAction = nullptr;
     int m_slaveFd = -1;
     WriteQueue *m_out = nullptr;   ///< to the widget's PTY slave
 
@@ -344,6 +366,8 @@ private:
     /// refused for too long, not running): setEndpoint() attaches again.
     bool m_lostHost = false;
     ReplayInputGate m_gate;
+
+    QTimer m_noticeTimer;            ///< hides a notice (copyLastOutput()'s failure)
 
     QTimer m_resizeTimer;
     // Watch mode: the session size this window is fitting itself to.

@@ -156,10 +156,19 @@ private Q_SLOTS:
     void selectAllCopyKeepsLineBreaks();
     void searchDebugLinesAreFiltered();
     void colourSevenIsReadable();
+    void copyLastOutput();
+    void copyLastOutputWithoutIntegration();
 #endif
 
 private:
 #ifdef TETHER_HAVE_QTERMWIDGET
+    /// A bash session with the shipped shell integration (found beside the
+    /// build, as by `tether serve`), HOME at m_home, prompt "P> ".
+    Session *startBash(SessionRegistry &registry);
+    /// Types `line` + Enter into the window once the shell is at its prompt
+    /// and waits for the command to end (its record in the session's list).
+    static bool runInWindow(TerminalWindow &w, Session *s, const QString &line);
+    QTemporaryDir m_home;
     static QWidget *display(TerminalWindow &w);
     static void type(TerminalWindow &w, const QString &text);
     static void openOn(TerminalWindow &w);
@@ -1180,7 +1189,8 @@ void TestTerminalWindow::contextMenuActions()
             texts << a->text().remove(QLatin1Char('&'));
     }
     QCOMPARE(texts, (QStringList{QStringLiteral("Copy"), QStringLiteral("Paste"),
-                                 QStringLiteral("Select All"), QStringLiteral("Find…"),
+                                 QStringLiteral("Select All"), QStringLiteral("Copy Last Output"),
+                                 QStringLiteral("Find…"),
                                  QStringLiteral("Zoom In"), QStringLiteral("Zoom Out"),
                                  QStringLiteral("Reset Zoom"), QStringLiteral("Clear Scrollback")}));
     delete menu;
@@ -1333,6 +1343,95 @@ void TestTerminalWindow::colourSevenIsReadable()
     const double ratio = contrast(fg, bg7);
     QVERIFY2(ratio >= 3.0, qPrintable(QStringLiteral("default foreground %1 on colour 7 %2: %3:1")
                                           .arg(fg.name(), bg7.name()).arg(ratio, 0, 'f', 2)));
+}
+// --- commands (issue 25): copy last output ---------------------
+
+Session *TestTerminalWindow::startBash(SessionRegistry &registry)
+{
+    // The prompt from ~/.bashrc: Debian's /etc/bash.bashrc, which the
+    // integration reads as bash would, sets its own over one from the environment.
+    QFile rc(m_home.filePath(QStringLiteral(".bashrc")));
+    if (!rc.open(QIODevice::WriteOnly) || rc.write("PS1='P> '\n") < 0)
+        return nullptr;
+    rc.close();
+    SpawnOptions o;
+    o.argv = QStringList{QStringLiteral("/bin/bash")};
+    o.cwd = m_home.path();
+    o.extraEnv << QStringLiteral("HOME=") + m_home.path() << QStringLiteral("HISTFILE=/dev/null");
+    return registry.create(o);
+}
+
+bool TestTerminalWindow::runInWindow(TerminalWindow &w, Session *s, const QString &line)
+{
+    // At the prompt: the shell drew it to its end (the B mark).
+    if (!QTest::qWaitFor([s] {
+            return s->commands().state() == CommandLog::ShellState::Prompt && ringText(s).endsWith("P> \x1b]133;B\x07");
+        }, 20000))
+        return false;
+    const quint64 lastId = s->commands().last() ? s->commands().last()->id : 0;
+    type(w, line);
+    QTest::keyClick(display(w), Qt::Key_Return);
+    return QTest::qWaitFor([s, lastId] {
+        const CommandRecord *c = s->commands().last();
+        return c && c->id > lastId && !c->running() && s->commands().state() == CommandLog::ShellState::Prompt;
+    }, 20000);
+}
+
+void TestTerminalWindow::copyLastOutput()
+{
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = startBash(*f.registry);
+    QVERIFY(s);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    openOn(w);
+    QVERIFY(runInWindow(w, s, QStringLiteral("printf '\\e[31mred\\e[0m \\e[1mbold\\e[0m\\nplain\\n'")));
+    // The session's bytes hold the colours; the clipboard gets the text.
+    const CommandRecord first = s->commands().commands().last();
+    QByteArray raw(int(first.outputEnd - first.outputStart), '\0');
+    QCOMPARE(s->buffer().read(first.outputStart, raw.data(), raw.size()), raw.size());
+    QCOMPARE(raw, QByteArray("\x1b[31mred\x1b[0m \x1b[1mbold\x1b[0m\r\nplain\r\n"));
+
+    QClipboard *cb = QGuiApplication::clipboard();
+    cb->setText(QStringLiteral("before"));
+    QSignalSpy copied(&w, &TerminalWindow::lastOutputCopied);
+    QTest::keyClick(display(w), Qt::Key_O, Qt::ControlModifier | Qt::ShiftModifier);
+    QTRY_COMPARE(copied.size(), 1);
+    QVERIFY2(copied.at(0).at(0).toBool(), qPrintable(copied.at(0).at(1).toString()));
+    QCOMPARE(cb->text(), QStringLiteral("red bold\nplain"));
+
+    // A newer command: its output. One still running is not the last finished.
+    QVERIFY(runInWindow(w, s, QStringLiteral("echo second; (exit 3)")));
+    type(w, QStringLiteral("read x"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_COMPARE(s->commands().state(), CommandLog::ShellState::Running);
+    w.copyLastOutput();
+    QTRY_COMPARE(copied.size(), 2);
+    QVERIFY(copied.at(1).at(0).toBool());
+    QCOMPARE(cb->text(), QStringLiteral("second"));
+    // The key reached nothing: the shell ran what was typed, nothing else.
+    QCOMPARE(s->commands().commands().size(), 3);
+    QCOMPARE(s->commands().commands().at(1).commandLine, QStringLiteral("echo second; (exit 3)"));
+}
+
+void TestTerminalWindow::copyLastOutputWithoutIntegration()
+{
+    // /bin/sh sends no marks: nothing to copy, said in the banner for a while.
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = f.registry->create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    openOn(w);
+    QClipboard *cb = QGuiApplication::clipboard();
+    cb->setText(QStringLiteral("before"));
+    QSignalSpy copied(&w, &TerminalWindow::lastOutputCopied);
+    w.copyLastOutput();
+    QTRY_COMPARE(copied.size(), 1);
+    QVERIFY(!copied.at(0).at(0).toBool());
+    QVERIFY2(w.bannerText().contains(QStringLiteral("No command has run")), qPrintable(w.bannerText()));
+    QCOMPARE(cb->text(), QStringLiteral("before"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.bannerText().isEmpty(), 20000);
 }
 #endif
 

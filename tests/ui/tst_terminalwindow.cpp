@@ -156,6 +156,9 @@ private Q_SLOTS:
     void selectAllCopyKeepsLineBreaks();
     void searchDebugLinesAreFiltered();
     void colourSevenIsReadable();
+    void jumpToPrompt();
+    void jumpToPromptAfterAReplay();
+    void jumpToPromptWhenTheScrollbackIsFull();
     void copyLastOutput();
     void copyLastOutputWithoutIntegration();
 #endif
@@ -1190,6 +1193,7 @@ void TestTerminalWindow::contextMenuActions()
     }
     QCOMPARE(texts, (QStringList{QStringLiteral("Copy"), QStringLiteral("Paste"),
                                  QStringLiteral("Select All"), QStringLiteral("Copy Last Output"),
+                                 QStringLiteral("Previous Prompt"), QStringLiteral("Next Prompt"),
                                  QStringLiteral("Find…"),
                                  QStringLiteral("Zoom In"), QStringLiteral("Zoom Out"),
                                  QStringLiteral("Reset Zoom"), QStringLiteral("Clear Scrollback")}));
@@ -1344,7 +1348,7 @@ void TestTerminalWindow::colourSevenIsReadable()
     QVERIFY2(ratio >= 3.0, qPrintable(QStringLiteral("default foreground %1 on colour 7 %2: %3:1")
                                           .arg(fg.name(), bg7.name()).arg(ratio, 0, 'f', 2)));
 }
-// --- commands (issue 25): copy last output ---------------------
+// --- commands (issue 25): jump to prompt, copy last output ---------------------
 
 Session *TestTerminalWindow::startBash(SessionRegistry &registry)
 {
@@ -1375,6 +1379,149 @@ bool TestTerminalWindow::runInWindow(TerminalWindow &w, Session *s, const QStrin
         const CommandRecord *c = s->commands().last();
         return c && c->id > lastId && !c->running() && s->commands().state() == CommandLog::ShellState::Prompt;
     }, 20000);
+}
+
+namespace {
+/// The lines of `text` (the window's screenText()) that start with the prompt.
+QList<int> promptLinesShown(const QString &text)
+{
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    QList<int> out;
+    for (int i = 0; i < lines.size(); ++i) {
+        if (lines.at(i).startsWith(QStringLiteral("P> ")))
+            out << i;
+    }
+    return out;
+}
+} // namespace
+
+void TestTerminalWindow::jumpToPrompt()
+{
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = startBash(*f.registry);
+    QVERIFY(s);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    openOn(w);
+    QVERIFY(runInWindow(w, s, QStringLiteral("echo one")));
+    QVERIFY(runInWindow(w, s, QStringLiteral("seq 1 60")));
+    QVERIFY(runInWindow(w, s, QStringLiteral("seq 61 120")));
+    // Every prompt recorded (the fourth is the one drawn now), at the lines
+    // where the terminal shows them.
+    QTRY_COMPARE(w.promptLines().size(), 4);
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("120\nP> ")));
+    const QString text = w.screenText();
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    const QList<int> shown = promptLinesShown(text);
+    QCOMPARE(w.promptLines(), shown);
+    QCOMPARE(lines.at(shown.at(1)), QStringLiteral("P> seq 1 60"));
+    QCOMPARE(lines.at(shown.at(2)), QStringLiteral("P> seq 61 120"));
+    // The view is at the end; the prompts of the seq commands are in the
+    // scrollback above it (60 lines are more than the window's rows).
+    const int end = w.terminal()->historyLinesCount();
+    // (The display updates its scroll bar on a timer of its own.)
+    QTRY_COMPARE(w.scrollPosition(), end);
+    QVERIFY2(shown.at(2) < end && shown.at(3) > end,
+             qPrintable(QStringLiteral("%1 %2 %3 %4").arg(shown.at(2)).arg(shown.at(3)).arg(end)
+                            .arg(w.terminal()->screenLinesCount())));
+
+    // Ctrl+Shift+Up: the previous prompt is the first line shown.
+    const auto up = [&w] { QTest::keyClick(display(w), Qt::Key_Up, Qt::ControlModifier | Qt::ShiftModifier); };
+    const auto down = [&w] { QTest::keyClick(display(w), Qt::Key_Down, Qt::ControlModifier | Qt::ShiftModifier); };
+    up();
+    QCOMPARE(w.scrollPosition(), shown.at(2));
+    up();
+    QCOMPARE(w.scrollPosition(), shown.at(1));
+    up();
+    QCOMPARE(w.scrollPosition(), shown.at(0));
+    up(); // none above: stays
+    QCOMPARE(w.scrollPosition(), shown.at(0));
+    down();
+    QCOMPARE(w.scrollPosition(), shown.at(1));
+    down();
+    QCOMPARE(w.scrollPosition(), shown.at(2));
+    down(); // the prompt now is on the last screen: the view goes to the end
+    QCOMPARE(w.scrollPosition(), end);
+
+    // The keys and the window's cursor queries reached nothing: the shell
+    // ran exactly the three commands, as typed, and nothing more came.
+    QCOMPARE(s->commands().commands().size(), 3);
+    QCOMPARE(s->commands().commands().at(1).commandLine, QStringLiteral("seq 1 60"));
+    QCOMPARE(s->commands().commands().at(2).commandLine, QStringLiteral("seq 61 120"));
+    QVERIFY2(ringText(s).endsWith("\x1b]133;A\x07P> \x1b]133;B\x07"), ringText(s).constData());
+
+    // Clear Scrollback: the prompts that were in it are gone; the next ones count again.
+    w.clearScrollback();
+    QVERIFY(w.promptLines().isEmpty());
+    QVERIFY(runInWindow(w, s, QStringLiteral("echo two")));
+    QTRY_COMPARE(w.promptLines().size(), 1);
+    QCOMPARE(w.promptLines(), promptLinesShown(w.screenText()).mid(1)); // the screen's first prompt came before
+}
+
+void TestTerminalWindow::jumpToPromptAfterAReplay()
+{
+    // Commands run before the window exists: the replay's prompts count too.
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = startBash(*f.registry);
+    QVERIFY(s);
+    for (const char *line : {"seq 1 40", "seq 41 80"}) {
+        QVERIFY(QTest::qWaitFor([s] { return ringText(s).endsWith("P> \x1b]133;B\x07"); }, 20000));
+        const qsizetype before = s->commands().commands().size();
+        s->sendApiInput(QByteArray(line) + '\r');
+        QVERIFY(QTest::qWaitFor([s, before] {
+            return s->commands().commands().size() > before && !s->commands().last()->running();
+        }, 20000));
+    }
+    QVERIFY(QTest::qWaitFor([s] { return ringText(s).endsWith("P> \x1b]133;B\x07"); }, 20000));
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("80\nP> ")));
+    QTRY_COMPARE(w.promptLines().size(), 3);
+    const QList<int> shown = promptLinesShown(w.screenText());
+    QCOMPARE(w.promptLines(), shown);
+    QTest::keyClick(display(w), Qt::Key_Up, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(w.scrollPosition(), shown.at(1));
+    QCOMPARE(w.screenText().split(QLatin1Char('\n')).at(shown.at(1)), QStringLiteral("P> seq 41 80"));
+    QCOMPARE(s->commands().commands().size(), 2);
+}
+
+void TestTerminalWindow::jumpToPromptWhenTheScrollbackIsFull()
+{
+    // Past kHistoryLines of scrollback, lines leave it uncounted: the window
+    // forgets the prompt lines and says so rather than jump to wrong lines,
+    // until Clear Scrollback.
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = startBash(*f.registry);
+    QVERIFY(s);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    openOn(w);
+    QVERIFY(runInWindow(w, s, QStringLiteral("seq 1 %1").arg(TerminalWindow::kHistoryLines + 100)));
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("%1\nP> ").arg(TerminalWindow::kHistoryLines + 100)));
+    QTRY_VERIFY(!w.promptLinesKnown());
+    QVERIFY(w.promptLines().isEmpty());
+    const int end = w.terminal()->historyLinesCount();
+    QCOMPARE(end, TerminalWindow::kHistoryLines);
+    QTRY_COMPARE(w.scrollPosition(), end);
+    QTest::keyClick(display(w), Qt::Key_Up, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(w.scrollPosition(), end);
+    QVERIFY2(w.bannerText().contains(QStringLiteral("scrollback is full")), qPrintable(w.bannerText()));
+
+    // The prompt on the screen now was drawn while the scrollback was full:
+    // not counted. Those after the clear are.
+    w.clearScrollback();
+    QVERIFY(w.promptLinesKnown());
+    QVERIFY(runInWindow(w, s, QStringLiteral("seq 1 60")));
+    QVERIFY(runInWindow(w, s, QStringLiteral("seq 61 120")));
+    QTRY_COMPARE(w.promptLines().size(), 2);
+    const QList<int> shown = promptLinesShown(w.screenText());
+    QCOMPARE(w.promptLines(), shown.mid(shown.size() - 2)); // "P> seq 61 120" and the prompt now
+    QTRY_COMPARE(w.scrollPosition(), w.terminal()->historyLinesCount());
+    QTest::keyClick(display(w), Qt::Key_Up, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(w.scrollPosition(), w.promptLines().first());
+    QCOMPARE(w.screenText().split(QLatin1Char('\n')).at(w.scrollPosition()), QStringLiteral("P> seq 61 120"));
+    QCOMPARE(s->commands().commands().size(), 3);
 }
 
 void TestTerminalWindow::copyLastOutput()

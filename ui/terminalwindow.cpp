@@ -553,16 +553,32 @@ bool TerminalWindow::takePromptAnswer(const char *data, int size)
 
 int TerminalWindow::scrollPosition() const
 {
+    // TerminalDisplay's scroll bar: its value is the first line shown, its
+    // maximum the scrollback's lines. The display brings it up to date when
+    // it draws the output (on a timer of the emulator's): until then it
+    // lags behind historyLinesCount(), which the screen gives as it is. A
+    // bar at its maximum is a view that follows the output: at the end.
     const QScrollBar *bar = m_term->findChild<QScrollBar *>();
-    return bar ? bar->value() : m_term->historyLinesCount();
+    if (!bar || bar->value() == bar->maximum())
+        return m_term->historyLinesCount();
+    return bar->value();
 }
 
 void TerminalWindow::scrollToLine(int line)
 {
-    // TerminalDisplay's scroll bar: its value is the first line shown
-    // (TerminalDisplay::scrollBarPositionChanged scrolls the screen window).
-    if (QScrollBar *bar = m_term->findChild<QScrollBar *>())
-        bar->setValue(qBound(bar->minimum(), line, bar->maximum()));
+    // Setting the bar's value scrolls the display (scrollBarPositionChanged:
+    // the screen window goes to that line, and follows the output again
+    // when the value is the maximum). Its range is made current first: a
+    // stale maximum would clamp the line, or take a line above the end for
+    // the end (QTermWidget::scrollToEnd() has that race: it can leave the
+    // view stuck above the output).
+    QScrollBar *bar = m_term->findChild<QScrollBar *>();
+    if (!bar)
+        return;
+    const int end = m_term->historyLinesCount();
+    if (bar->minimum() != 0 || bar->maximum() != end)
+        bar->setRange(0, end);
+    bar->setValue(qBound(0, line, end));
 }
 
 void TerminalWindow::jumpToPreviousPrompt()

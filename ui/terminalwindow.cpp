@@ -457,6 +457,11 @@ void TerminalWindow::forgetPrompts()
 
 void TerminalWindow::enqueueWithPromptQueries(const QByteArray &data)
 {
+    // Without a PTY nothing is written, so no query would ever be answered.
+    if (m_slaveFd < 0) {
+        enqueue(data.constData(), data.size());
+        return;
+    }
     const quint64 base = m_marksOffset;
     PromptEnds prompts;
     m_marks.scan(data.constData(), data.size(), base, prompts);

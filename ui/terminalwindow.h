@@ -149,7 +149,9 @@ class WriteQueue;
  * that answer (it never reaches the program) as the prompt's line:
  * historyLinesCount() + row − 1, counted from the oldest scrollback line.
  * Answers to the program's own CSI 6 n (seen in the stream in order with
- * ours) pass on as before. The view scrolls through the display's
+ * ours) pass on as before. A key whose bytes look like an answer (Shift+F3
+ * is CSI 1 ; 2 R) pressed in the moment between the query's write and the
+ * widget's answer would be taken for it (and its answer typed instead). The view scrolls through the display's
  * QScrollBar (a child widget of the QTermWidget: its value is the first line
  * shown, the same count), the only way to scroll to a line that QTermWidget
  * 1.2 offers (its public API scrolls only to the end). Limits: once the

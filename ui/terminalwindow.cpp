@@ -68,8 +68,10 @@ void installTerminalMessageFilter()
 
 #ifdef TETHER_HAVE_QTERMWIDGET
 
+#include "apiclient.h"
 #include "attachclient.h"
 #include "logging.h"
+#include "outputtext.h"
 #include "shellwords.h"
 #include "writequeue.h"
 
@@ -96,6 +98,7 @@ void installTerminalMessageFilter()
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QVBoxLayout>
 
 #if TETHER_QTERMWIDGET_MAJOR == 6
@@ -117,6 +120,48 @@ namespace {
 // (docs/protocol.md section 5).
 constexpr int kMinCells = 1;
 constexpr int kMaxCells = 1000;
+
+/// The cursor position query (DSR-CPR) the window writes after a prompt
+/// mark, and the sequence it looks for in the program's output.
+constexpr char kCursorQuery[] = "\x1b[6n";
+constexpr int kCursorQuerySize = int(sizeof kCursorQuery - 1);
+/// How long a notice (Copy Last Output's failure) stays in the banner.
+constexpr int kNoticeMs = 5000;
+
+/// Collects where prompt marks end in the bytes scanned.
+class PromptEnds : public ShellMarkScanner::Handler
+{
+public:
+    void shellMark(const ShellMark &mark) override
+    {
+        if (mark.kind == ShellMark::PromptStart)
+            ends.append(mark.end);
+    }
+    QList<quint64> ends;
+};
+
+/// "ESC [ ROW ; COL R", the emulator's answer to a cursor position query:
+/// its row (1-based), else 0.
+int cursorAnswerRow(const char *data, int size)
+{
+    if (size < 6 || data[0] != '\x1b' || data[1] != '[' || data[size - 1] != 'R')
+        return 0;
+    int row = 0;
+    int i = 2;
+    for (; i < size && data[i] >= '0' && data[i] <= '9'; ++i) {
+        row = row * 10 + (data[i] - '0');
+        if (row > 100000)
+            return 0;
+    }
+    if (i == 2 || i >= size || data[i] != ';')
+        return 0;
+    int digits = 0;
+    for (++i; i < size - 1; ++i, ++digits) {
+        if (data[i] < '0' || data[i] > '9')
+            return 0;
+    }
+    return digits > 0 ? row : 0;
+}
 } // namespace
 
 TerminalWindow::TerminalWindow(const ServerEndpoint &endpoint, const QString &sessionId, ViewerMode mode,
@@ -212,6 +257,9 @@ TerminalWindow::TerminalWindow(const ServerEndpoint &endpoint, const QString &se
 
     m_resizeTimer.setSingleShot(true);
     m_resizeTimer.setInterval(kResizeDebounceMs);
+    m_noticeTimer.setSingleShot(true);
+    m_noticeTimer.setInterval(kNoticeMs);
+    connect(&m_noticeTimer, &QTimer::timeout, this, &TerminalWindow::hideBanner);
     connect(&m_resizeTimer, &QTimer::timeout, this, &TerminalWindow::applySize);
 
     createActions();
@@ -320,6 +368,14 @@ void TerminalWindow::createActions()
     m_zoomResetAction = add(tr("&Reset Zoom"), {QKeySequence(Qt::CTRL | Qt::Key_0)},
                             [this] { m_term->setTerminalFont(m_baseFont); cellSizeChanged(); });
     m_clearScrollbackAction = add(tr("Clear Scroll&back"), {}, [this] { clearScrollback(); });
+    // The dashboard's keys (Ctrl+Shift+Up / Down). Without the actions the
+    // program would get them as Ctrl+Up / Ctrl+Down.
+    m_previousPromptAction = add(tr("Previous Prom&pt"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Up)},
+                                 [this] { jumpToPreviousPrompt(); });
+    m_nextPromptAction = add(tr("Next Promp&t"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Down)},
+                             [this] { jumpToNextPrompt(); });
+    m_copyOutputAction = add(tr("Copy Last &Output"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O)},
+                             [this] { copyLastOutput(); });
     const bool control = m_mode == ViewerMode::Control;
     m_pasteAction->setEnabled(control);
     m_pasteSelectionAction->setEnabled(control);
@@ -345,7 +401,10 @@ QMenu *TerminalWindow::contextMenu(const QPoint &pos)
     menu->addAction(m_copyAction);
     menu->addAction(m_pasteAction);
     menu->addAction(m_selectAllAction);
+    menu->addAction(m_copyOutputAction);
     menu->addSeparator();
+    menu->addAction(m_previousPromptAction);
+    menu->addAction(m_nextPromptAction);
     menu->addAction(m_findAction);
     menu->addSeparator();
     menu->addAction(m_zoomInAction);
@@ -386,6 +445,238 @@ void TerminalWindow::clearScrollback()
     // leaves the screen and the modes as the program set them.
     m_term->setHistorySize(0);
     m_term->setHistorySize(kHistoryLines);
+    forgetPrompts();
+}
+
+// --- prompts and the last output (issue 25) ------------------------------------
+
+void TerminalWindow::forgetPrompts()
+{
+    m_promptLines.clear();
+    m_promptLinesKnown = true;
+}
+
+void TerminalWindow::enqueueWithPromptQueries(const QByteArray &data)
+{
+    // Without a PTY nothing is written, so no query would ever be answered.
+    if (m_slaveFd < 0) {
+        enqueue(data.constData(), data.size());
+        return;
+    }
+    const quint64 base = m_marksOffset;
+    PromptEnds prompts;
+    m_marks.scan(data.constData(), data.size(), base, prompts);
+    m_marksOffset += quint64(data.size());
+    // Where a query goes after a prompt mark: only right after its
+    // terminator (BEL, ST); one that ended at the ESC of the next sequence
+    // is skipped (a query there would cut that sequence).
+    QList<qsizetype> cuts;
+    for (const quint64 end : prompts.ends) {
+        if (end <= base)
+            continue;
+        const qsizetype at = qsizetype(end - base);
+        const char last = data.at(at - 1);
+        if (last == '\x07' || last == '\\' || last == '\x9c')
+            cuts.append(at);
+    }
+    // The program's own queries (their answers pass on), found with
+    // indexOf (memchr) rather than byte by byte; one may be split across
+    // two outputs (m_cprMatched bytes of it ended the last one).
+    QList<qsizetype> theirs; // offsets just past each
+    qsizetype searchFrom = 0;
+    if (m_cprMatched > 0) {
+        const int rest = kCursorQuerySize - m_cprMatched;
+        const qsizetype n = qMin<qsizetype>(rest, data.size());
+        if (std::memcmp(data.constData(), kCursorQuery + m_cprMatched, size_t(n)) == 0) {
+            if (n == rest) {
+                theirs.append(n);
+                searchFrom = n;
+                m_cprMatched = 0;
+            } else {
+                m_cprMatched += int(n);
+                searchFrom = data.size();
+            }
+        } else {
+            m_cprMatched = 0;
+        }
+    }
+    if (searchFrom < data.size()) {
+        for (qsizetype at = data.indexOf(kCursorQuery, searchFrom); at >= 0;
+             at = data.indexOf(kCursorQuery, at + kCursorQuerySize))
+            theirs.append(at + kCursorQuerySize);
+        // A beginning of one at the very end ("ESC", "ESC [", "ESC [ 6").
+        for (int k = qMin<int>(kCursorQuerySize - 1, int(data.size() - searchFrom)); k > 0; --k) {
+            if (std::memcmp(data.constData() + data.size() - k, kCursorQuery, size_t(k)) == 0) {
+                m_cprMatched = k;
+                break;
+            }
+        }
+    }
+    // Both kinds of queries in stream order (the widget answers in that order).
+    qsizetype from = 0;
+    int t = 0;
+    for (const qsizetype cut : std::as_const(cuts)) {
+        for (; t < theirs.size() && theirs.at(t) <= cut; ++t)
+            m_cprQueue.push_back(false);
+        enqueue(data.constData() + from, cut - from);
+        enqueue(kCursorQuery, kCursorQuerySize);
+        m_cprQueue.push_back(true);
+        from = cut;
+    }
+    for (; t < theirs.size(); ++t)
+        m_cprQueue.push_back(false);
+    enqueue(data.constData() + from, data.size() - from);
+}
+
+bool TerminalWindow::takePromptAnswer(const char *data, int size)
+{
+    if (m_cprQueue.empty())
+        return false;
+    const int row = cursorAnswerRow(data, size);
+    if (row <= 0)
+        return false;
+    const bool ours = m_cprQueue.front();
+    m_cprQueue.pop_front();
+    if (!ours)
+        return false;
+    // Answered while the widget parses the point of the stream just past
+    // the mark: the scrollback has the lines above it now.
+    const int history = m_term->historyLinesCount();
+    if (history >= kHistoryLines) {
+        // Lines leave the scrollback from now on, uncounted (class doc).
+        m_promptLines.clear();
+        m_promptLinesKnown = false;
+        return true;
+    }
+    if (!m_promptLinesKnown)
+        return true;
+    const int line = history + row - 1;
+    while (!m_promptLines.isEmpty() && m_promptLines.last() >= line)
+        m_promptLines.removeLast();
+    m_promptLines.append(line);
+    return true;
+}
+
+int TerminalWindow::scrollPosition() const
+{
+    // TerminalDisplay's scroll bar: its value is the first line shown, its
+    // maximum the scrollback's lines. The display brings it up to date when
+    // it draws the output (on a timer of the emulator's): until then it
+    // lags behind historyLinesCount(), which the screen gives as it is. A
+    // bar at its maximum is a view that follows the output: at the end.
+    const QScrollBar *bar = m_term->findChild<QScrollBar *>();
+    if (!bar || bar->value() == bar->maximum())
+        return m_term->historyLinesCount();
+    return bar->value();
+}
+
+void TerminalWindow::scrollToLine(int line)
+{
+    // Setting the bar's value scrolls the display (scrollBarPositionChanged:
+    // the screen window goes to that line, and follows the output again
+    // when the value is the maximum). Its range is made current first: a
+    // stale maximum would clamp the line, or take a line above the end for
+    // the end (QTermWidget::scrollToEnd() has that race: it can leave the
+    // view stuck above the output).
+    QScrollBar *bar = m_term->findChild<QScrollBar *>();
+    if (!bar)
+        return;
+    const int end = m_term->historyLinesCount();
+    if (bar->minimum() != 0 || bar->maximum() != end)
+        bar->setRange(0, end);
+    bar->setValue(qBound(0, line, end));
+}
+
+void TerminalWindow::jumpToPreviousPrompt()
+{
+    if (!m_promptLinesKnown) {
+        showNotice(tr("The scrollback is full: prompts cannot be found in it. Clear Scrollback to start again."));
+        return;
+    }
+    const int top = scrollPosition();
+    for (int i = int(m_promptLines.size()) - 1; i >= 0; --i) {
+        if (m_promptLines.at(i) < top) {
+            scrollToLine(m_promptLines.at(i));
+            return;
+        }
+    }
+}
+
+void TerminalWindow::jumpToNextPrompt()
+{
+    if (!m_promptLinesKnown) {
+        showNotice(tr("The scrollback is full: prompts cannot be found in it. Clear Scrollback to start again."));
+        return;
+    }
+    const int top = scrollPosition();
+    for (const int line : std::as_const(m_promptLines)) {
+        if (line > top) {
+            scrollToLine(line);
+            return;
+        }
+    }
+}
+
+void TerminalWindow::copyLastOutput()
+{
+    // The window's own ApiClient for these two requests: the endpoint may
+    // change (setEndpoint) between two copies.
+    auto *api = new ApiClient(m_endpoint, this);
+    const QPointer<TerminalWindow> self(this);
+    const QString base = QStringLiteral("api/sessions/%1/commands").arg(m_sessionId);
+    auto fail = [self, api](const QString &why) {
+        api->deleteLater();
+        if (!self)
+            return;
+        self->showNotice(why);
+        Q_EMIT self->lastOutputCopied(false, why);
+    };
+    api->get(base, [self, api, base, fail](const ApiReply &list) {
+        if (!self) {
+            api->deleteLater();
+            return;
+        }
+        if (list.status != 200) {
+            fail(tr("Cannot copy the last output: %1").arg(list.errorText()));
+            return;
+        }
+        const QJsonArray commands = list.json().value(QStringLiteral("commands")).toArray();
+        qint64 id = 0;
+        for (qsizetype i = commands.size() - 1; i >= 0 && id == 0; --i) {
+            const QJsonObject c = commands.at(i).toObject();
+            if (!c.value(QStringLiteral("running")).toBool())
+                id = c.value(QStringLiteral("id")).toVariant().toLongLong();
+        }
+        if (id <= 0) {
+            fail(commands.isEmpty() ? tr("No command has run in this session yet (its shell sends no command marks: "
+                                         "shell integration is off or not loaded).")
+                                    : tr("No command has finished yet in this session."));
+            return;
+        }
+        api->get(base + QStringLiteral("/%1/output").arg(id), [self, api, fail](const ApiReply &out) {
+            if (!self) {
+                api->deleteLater();
+                return;
+            }
+            if (out.status != 200) {
+                fail(tr("Cannot copy the last output: %1").arg(out.errorText()));
+                return;
+            }
+            api->deleteLater();
+            const QString text = outputText(out.body);
+            QGuiApplication::clipboard()->setText(text);
+            Q_EMIT self->lastOutputCopied(true, text);
+        });
+    });
+}
+
+void TerminalWindow::showNotice(const QString &text)
+{
+    // A banner about the connection or the process stays: it matters more.
+    if (m_banner->isVisible() && !m_noticeTimer.isActive())
+        return;
+    showBanner(text, QString());
+    m_noticeTimer.start(); // after showBanner(), which stops it
 }
 
 QSize TerminalWindow::terminalSizeForCells(int cols, int rows) const
@@ -537,6 +828,13 @@ void TerminalWindow::onAttached(const QJsonObject &message, bool reset)
         // What is still queued belongs to the stream being replaced.
         m_out->clear();
         m_term->clear();
+        forgetPrompts();
+        // Queries not yet answered went with the queue; one already in the
+        // widget's PTY is answered before the replay is read: that answer
+        // meets the closed gate (ESC input is dropped until its fence).
+        m_cprQueue.clear();
+        m_cprMatched = 0;
+        m_marks = ShellMarkScanner();
         static const char ris[] = "\x1b" "c";
         enqueue(ris, qsizetype(sizeof(ris) - 1));
     }
@@ -554,7 +852,7 @@ void TerminalWindow::onAttached(const QJsonObject &message, bool reset)
 void TerminalWindow::onOutput(const QByteArray &data)
 {
     // Prelude, replay, fixups and live output, in stream order.
-    enqueue(data.constData(), data.size());
+    enqueueWithPromptQueries(data);
 }
 
 void TerminalWindow::onReplayFinished()
@@ -739,8 +1037,11 @@ void TerminalWindow::onBlockedChanged(bool blocked)
 
 void TerminalWindow::onTerminalInput(const char *data, int size)
 {
-    // The pointer is the widget's: use it now, never keep it. The gate sees
-    // everything (its fence's answer opens it, in any mode).
+    // The pointer is the widget's: use it now, never keep it. The answers
+    // to the window's own cursor queries (prompt lines) go no further.
+    if (takePromptAnswer(data, size))
+        return;
+    // The gate sees everything (its fence's answer opens it, in any mode).
     const ReplayInputGate::Verdict v = m_gate.filter(data, qsizetype(size));
     if (!v.pass || v.size <= 0)
         return;
@@ -866,6 +1167,7 @@ void TerminalWindow::closeEvent(QCloseEvent *event)
 
 void TerminalWindow::showBanner(const QString &text, const QString &button)
 {
+    m_noticeTimer.stop();
     m_bannerLabel->setText(text);
     m_bannerButton->setText(button);
     m_bannerButton->setVisible(!button.isEmpty());
@@ -874,6 +1176,7 @@ void TerminalWindow::showBanner(const QString &text, const QString &button)
 
 void TerminalWindow::hideBanner()
 {
+    m_noticeTimer.stop();
     m_bannerLabel->clear();
     m_banner->hide();
 }

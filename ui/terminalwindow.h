@@ -36,6 +36,9 @@ void installTerminalMessageFilter();
 #include "attachstream.h"
 #include "replayinputgate.h"
 #include "attachinfo.h"
+#include "shellmarks.h"
+
+#include <deque>
 
 #include <QByteArray>
 #include <QFont>
@@ -133,6 +136,39 @@ class WriteQueue;
  * window resizes itself to keep the session's size). These keys never reach
  * the program. A right-click menu offers the same plus Select all and Clear
  * scrollback (and a link's actions under the pointer). Issue 14.
+ *
+ * Commands (issue 25; the session's shell with Tether's shell integration, or
+ * any program sending OSC 133/633 marks): Ctrl+Shift+Up / Ctrl+Shift+Down
+ * (and the menu's Previous Prompt / Next Prompt) scroll the view so that the
+ * previous / next prompt line is the top line, as the dashboard's keys do.
+ * QTermWidget has no markers and no API that gives the cursor's line, so
+ * the window finds a prompt's line itself: after each prompt mark (OSC
+ * 133;A or 633;A) in the output it writes a cursor position query (CSI 6 n,
+ * DSR-CPR) to the widget; the widget's emulator answers it through
+ * sendData while it parses that point of the stream, and the window takes
+ * that answer (it never reaches the program) as the prompt's line:
+ * historyLinesCount() + row − 1, counted from the oldest scrollback line.
+ * Answers to the program's own CSI 6 n (seen in the stream in order with
+ * ours) pass on as before. A key whose bytes look like an answer (Shift+F3
+ * is CSI 1 ; 2 R) pressed in the moment between the query's write and the
+ * widget's answer would be taken for it (and its answer typed instead). The view scrolls through the display's
+ * QScrollBar (a child widget of the QTermWidget: its value is the first line
+ * shown, the same count), the only way to scroll to a line that QTermWidget
+ * 1.2 offers (its public API scrolls only to the end). Limits: once the
+ * scrollback holds kHistoryLines lines, every new line drops the oldest and
+ * QTermWidget does not say how many were dropped, so from then on recorded
+ * lines would be wrong: the window forgets them and says that jumping
+ * needs Clear Scrollback (which starts it again); a reset replay or a clear
+ * also starts it again. A screen the program cleared (`clear`) keeps no
+ * history of it: prompts recorded at or below a new prompt's line are
+ * dropped.
+ * Ctrl+Shift+O (Copy Last Output) puts the output of the last command that
+ * ended on the clipboard, as text (outputText(): escapes dropped, lines as
+ * drawn, no final line feed), from the server (`GET
+ * /api/sessions/{id}/commands`, then `.../commands/{n}/output`): the whole
+ * output as long as the session retains it, whatever the window's
+ * scrollback holds. A session without commands, or whose last output the
+ * server no longer holds, is said in the banner for a few seconds.
  *
  * Colours: kColorScheme, a light scheme in which the default foreground on
  * colour 7 (what vim's Visual selection and `ESC[47m` draw) reads at 9.9:1;
@@ -263,11 +299,39 @@ public:
     /// it was selected; does nothing without a selection.
     void copySelection();
     /// Drops the scrollback; the screen and the terminal's modes stay.
+    /// Prompt lines are forgotten (they were in it) and recorded again.
     void clearScrollback();
+
+    /// Scrolls so that the last prompt line above the first line shown is
+    /// the first line shown (Ctrl+Shift+Up); nothing when there is none. See
+    /// the class doc for how prompt lines are found and their limits.
+    void jumpToPreviousPrompt();
+    /// Scrolls so that the first prompt line below the first line shown is
+    /// the first line shown, or as far as the view goes (Ctrl+Shift+Down);
+    /// nothing when there is none.
+    void jumpToNextPrompt();
+    /// The lines of the prompts recorded (oldest first; 0 is the oldest
+    /// scrollback line, as scrollPosition()).
+    QList<int> promptLines() const { return m_promptLines; }
+    /// False once the scrollback was full (kHistoryLines): prompt lines are
+    /// then unknown until Clear Scrollback or a reset.
+    bool promptLinesKnown() const { return m_promptLinesKnown; }
+    /// The first line shown (0 = the oldest scrollback line; the view at
+    /// the end shows historyLinesCount()).
+    int scrollPosition() const;
+    /**
+     * Copies the output of the session's last finished command to the
+     * clipboard as text (Ctrl+Shift+O; see the class doc). Asynchronous:
+     * lastOutputCopied() says how it went.
+     */
+    void copyLastOutput();
 
 Q_SIGNALS:
     /// Attached or detached (any reason, a lost connection too).
     void attachmentChanged(bool attached);
+    /// copyLastOutput() ended: `ok` when the clipboard holds the output
+    /// (`text`); else `text` says why not (also shown in the banner).
+    void lastOutputCopied(bool ok, const QString &text);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -308,6 +372,14 @@ private:
     void watchEvents();
     void onEventData();
     void onSessionsEvent(const QByteArray &json);
+    /// Enqueues output, with a cursor position query after each prompt mark.
+    void enqueueWithPromptQueries(const QByteArray &data);
+    /// `data` (sendData) is the answer to one of the window's own cursor
+    /// position queries: records it as a prompt line; true when it was.
+    bool takePromptAnswer(const char *data, int size);
+    void forgetPrompts();
+    void scrollToLine(int line);
+    void showNotice(const QString &text);
 
     ServerEndpoint m_endpoint;
     QString m_sessionId;
@@ -337,6 +409,9 @@ private:
     QAction *m_zoomOutAction = nullptr;
     QAction *m_zoomResetAction = nullptr;
     QAction *m_clearScrollbackAction = nullptr;
+    QAction *m_previousPromptAction = nullptr;
+    QAction *m_nextPromptAction = nullptr;
+    QAction *m_copyOutputAction = nullptr;
     int m_slaveFd = -1;
     WriteQueue *m_out = nullptr;   ///< to the widget's PTY slave
 
@@ -347,6 +422,17 @@ private:
     /// refused for too long, not running): setEndpoint() attaches again.
     bool m_lostHost = false;
     ReplayInputGate m_gate;
+
+    // Prompt lines (see the class doc).
+    ShellMarkScanner m_marks;
+    quint64 m_marksOffset = 0;       ///< bytes scanned (the window's own count)
+    int m_cprMatched = 0;            ///< bytes of "ESC [ 6 n" matched at the end of the last output
+    /// The cursor position queries the widget will answer, in stream order:
+    /// true for the window's own (after a prompt mark), false for the program's.
+    std::deque<bool> m_cprQueue;
+    QList<int> m_promptLines;
+    bool m_promptLinesKnown = true;
+    QTimer m_noticeTimer;            ///< hides a notice (copyLastOutput()'s failure)
 
     QTimer m_resizeTimer;
     // Watch mode: the session size this window is fitting itself to.

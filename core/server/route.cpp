@@ -4,6 +4,7 @@
 #include "session.h"
 
 #include <QStringList>
+#include <algorithm>
 #include <initializer_list>
 #include <limits>
 #include <utility>
@@ -130,6 +131,22 @@ Route routeApi(const HttpRequest &request)
         Route r = apiByMethod(method, {{"GET", K::SessionCommands}}, "GET");
         if (r.kind != K::MethodNotAllowed)
             r.id = parts.at(2);
+        return r;
+    }
+    if (parts.size() == 6 && endpoint == QLatin1String("sessions") && parts.at(3) == QLatin1String("commands")
+        && parts.at(5) == QLatin1String("output")) {
+        Route r = apiByMethod(method, {{"GET", K::CommandOutput}}, "GET");
+        if (r.kind != K::MethodNotAllowed) {
+            r.id = parts.at(2);
+            bool ok = false;
+            const QString n = parts.at(4);
+            // Digits only: toULongLong would also take "+7" or " 7".
+            const bool digits = !n.isEmpty() && std::all_of(n.cbegin(), n.cend(), [](QChar ch) {
+                return ch >= QLatin1Char('0') && ch <= QLatin1Char('9');
+            });
+            const quint64 v = digits ? n.toULongLong(&ok) : 0;
+            r.command = ok ? v : 0;
+        }
         return r;
     }
     if (parts.size() == 4 && endpoint == QLatin1String("sessions") && parts.at(3) == QLatin1String("input")) {

@@ -40,6 +40,7 @@ struct Route {
         RevokeShare,      ///< DELETE /api/shares/{token}: `id` is the token
         RevokeSessionShares, ///< DELETE /api/sessions/{id}/shares: `id`
         SessionCommands,  ///< GET /api/sessions/{id}/commands: `id`
+        CommandOutput,    ///< GET /api/sessions/{id}/commands/{n}/output: `id`, `command`
         SessionInput,     ///< POST /api/sessions/{id}/input: `id`
         SessionScreen,    ///< GET /api/sessions/{id}/screen: `id` (an ended session's saved screen)
         ReviveSession,    ///< POST /api/sessions/{id}/revive: `id`
@@ -54,6 +55,9 @@ struct Route {
     QByteArray allow;         ///< MethodNotAllowed: the Allow header
     QString id;               ///< session id (Upgrade, GetSession, DeleteSession, PatchSession, RevokeSessionShares); RevokeShare: the token
     QString file;             ///< StaticFile: the Qt resource path
+    /// CommandOutput: the command's `id` (COMMAND of docs/protocol.md §4);
+    /// 0 when the path's {n} is not a decimal 1..2^64-1 (then no command has it).
+    quint64 command = 0;
     // Upgrade: the query (docs/protocol.md, "WebSocket").
     ViewerMode mode = ViewerMode::Control;
     /// resume=OFFSET; an offset that is not a decimal quint64 is treated as

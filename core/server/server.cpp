@@ -1051,6 +1051,9 @@ void Server::serveApi(HttpConnection *c, const Route &route)
         else
             c->respondError(404, QStringLiteral("no such session"));
         return;
+    case Route::Kind::CommandOutput:
+        serveCommandOutput(c, route.id, route.command);
+        return;
     case Route::Kind::SessionInput:
         if (!refuseEnded(c, route.id))
             sessionInput(c, route.id);
@@ -1808,6 +1811,43 @@ bool Server::refuseEnded(HttpConnection *c, const QString &id)
     c->respondError(409, QStringLiteral("session ended by %1: revive it (POST /api/sessions/%2/revive) or delete it")
                              .arg(m_records->why(*r), id));
     return true;
+}
+
+void Server::serveCommandOutput(HttpConnection *c, const QString &id, quint64 commandId)
+{
+    Session *s = m_registry->find(id);
+    if (!s) {
+        c->respondError(404, QStringLiteral("no such session"));
+        return;
+    }
+    const QList<CommandRecord> &commands = s->commands().commands();
+    const auto it = std::find_if(commands.cbegin(), commands.cend(),
+                                 [commandId](const CommandRecord &r) { return commandId != 0 && r.id == commandId; });
+    if (it == commands.cend()) {
+        c->respondError(404, QStringLiteral("no such command"));
+        return;
+    }
+    if (it->running()) {
+        c->respondError(409, QStringLiteral("command %1 is still running").arg(it->id));
+        return;
+    }
+    const RingBuffer &ring = s->buffer();
+    const quint64 start = it->outputStart;
+    const quint64 end = std::max(it->outputEnd, start);
+    if (start < ring.startOffset() || end > ring.endOffset()) {
+        c->respondError(410, QStringLiteral("the output of command %1 is no longer retained (the session keeps its "
+                                            "last %2 bytes)")
+                                 .arg(it->id)
+                                 .arg(ring.capacity()));
+        return;
+    }
+    QByteArray bytes(qsizetype(end - start), Qt::Uninitialized);
+    if (!bytes.isEmpty())
+        bytes.resize(ring.read(start, bytes.data(), bytes.size()));
+    Headers h;
+    h.append(qMakePair(QByteArray("Content-Type"), QByteArray("application/octet-stream")));
+    h.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-store")));
+    c->respond(200, h, bytes);
 }
 
 void Server::serveSavedScreen(HttpConnection *c, const QString &id)

@@ -380,6 +380,11 @@ private:
     /// Answers 409 when `id` is an ended session (true), else nothing (false).
     bool refuseEnded(HttpConnection *c, const QString &id);
     void serveSavedScreen(HttpConnection *c, const QString &id);
+    /// GET /api/sessions/{id}/commands/{n}/output: the finished command's
+    /// output bytes [output_start, output_end) from the ring (docs/protocol.md
+    /// §4, "Commands and notifications"); 404 no session or command, 409
+    /// still running, 410 no longer (wholly) retained.
+    void serveCommandOutput(HttpConnection *c, const QString &id, quint64 commandId);
     void reviveSession(HttpConnection *c, const QString &id);
     void serveSettings(HttpConnection *c);
     void startAccepting();

@@ -131,6 +131,77 @@ private Q_SLOTS:
                               {QStringLiteral("activity"), true}, {QStringLiteral("silence"), 600}}));
     }
 
+    /// GET /api/sessions/{id}/commands/{n}/output: a finished command's
+    /// output bytes exactly as the shell wrote them (escapes included), and
+    /// the endpoint's errors: a command still running (409), one whose
+    /// output the ring no longer holds (410), no such command or session
+    /// (404), another method (405).
+    void commandOutput()
+    {
+        ServeProcess s;
+        QVERIFY(s.start({QStringLiteral("--buffer-size"), QStringLiteral("64K")}));
+        const QString id = s.create({QStringLiteral("/bin/bash")});
+        QVERIFY(!id.isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(shellState(s, id), QStringLiteral("prompt"), 20000);
+        const QByteArray base = "/api/sessions/" + id.toLatin1() + "/commands/";
+
+        QCOMPARE(runTether(s, {QStringLiteral("send"), id, QStringLiteral("--enter"), QStringLiteral("--wait"),
+                               QStringLiteral("--"), QStringLiteral("printf '\\e[31mred\\e[0m\\nplain\\n'")})
+                     .code,
+                 0);
+        QJsonObject first = commands(s, id).last().toObject();
+        const int n = first.value(QStringLiteral("id")).toInt();
+        HttpReply r = s.http("GET", base + QByteArray::number(n) + "/output");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("Content-Type"), QByteArray("application/octet-stream"));
+        QCOMPARE(r.body, QByteArray("\x1b[31mred\x1b[0m\r\nplain\r\n"));
+        QCOMPARE(double(r.body.size()), first.value(QStringLiteral("output_end")).toDouble()
+                                            - first.value(QStringLiteral("output_start")).toDouble());
+
+        // A command without output: 200, empty.
+        QCOMPARE(runTether(s, {QStringLiteral("send"), id, QStringLiteral("--enter"), QStringLiteral("--wait"),
+                               QStringLiteral("--"), QStringLiteral("true")}).code,
+                 0);
+        r = s.http("GET", base + QByteArray::number(n + 1) + "/output");
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.isEmpty());
+
+        // Still running: 409 naming it.
+        QCOMPARE(runTether(s, {QStringLiteral("send"), id, QStringLiteral("--enter"), QStringLiteral("--"),
+                               QStringLiteral("read x")}).code,
+                 0);
+        QTRY_COMPARE_WITH_TIMEOUT(shellState(s, id), QStringLiteral("running"), 20000);
+        r = s.http("GET", base + QByteArray::number(n + 2) + "/output");
+        QCOMPARE(r.status, 409);
+        QVERIFY2(r.json().value(QStringLiteral("error")).toString().contains(QStringLiteral("still running")), r.body);
+        QCOMPARE(runTether(s, {QStringLiteral("send"), id, QStringLiteral("--enter"), QStringLiteral("--"),
+                               QStringLiteral("5")}).code,
+                 0);
+        QTRY_COMPARE_WITH_TIMEOUT(shellState(s, id), QStringLiteral("prompt"), 20000);
+
+        // 100 KiB of output through a 64 KiB ring: the first command's output
+        // is gone (410), the last one's start too (it is larger than the ring).
+        QCOMPARE(runTether(s, {QStringLiteral("send"), id, QStringLiteral("--enter"), QStringLiteral("--wait"),
+                               QStringLiteral("--"), QStringLiteral("head -c 102400 /dev/zero | tr '\\0' x")})
+                     .code,
+                 0);
+        const int big = commands(s, id).last().toObject().value(QStringLiteral("id")).toInt();
+        QCOMPARE(big, n + 3);
+        for (int k : {n, big}) {
+            r = s.http("GET", base + QByteArray::number(k) + "/output");
+            QCOMPARE(r.status, 410);
+            QVERIFY2(r.json().value(QStringLiteral("error")).toString().contains(QStringLiteral("no longer retained")),
+                     r.body);
+        }
+
+        QCOMPARE(s.http("GET", base + "999/output").status, 404);
+        QCOMPARE(s.http("GET", base + "0/output").status, 404);
+        QCOMPARE(s.http("GET", base + "+1/output").status, 404);
+        QCOMPARE(s.http("GET", base + "x/output").status, 404);
+        QCOMPARE(s.http("GET", "/api/sessions/nope/commands/1/output").status, 404);
+        QCOMPARE(s.http("POST", base + "1/output", "{}").status, 405);
+    }
+
     void waitWithoutIntegrationAndErrors()
     {
         ServeProcess s;

@@ -117,6 +117,12 @@ void TestRoute::route_data()
                                     << true << "GET, PATCH";
     QTest::newRow("api root") << QByteArray("GET") << QByteArray("/api") << false << K::NotFound << true << none;
     QTest::newRow("api unknown") << QByteArray("GET") << QByteArray("/api/nope") << false << K::NotFound << true << none;
+    QTest::newRow("command output") << QByteArray("GET") << QByteArray("/api/sessions/Ab_1/commands/7/output") << false
+                                    << K::CommandOutput << true << "Ab_1";
+    QTest::newRow("command output: POST") << QByteArray("POST") << QByteArray("/api/sessions/Ab_1/commands/7/output")
+                                          << false << K::MethodNotAllowed << true << "GET";
+    QTest::newRow("command: no output") << QByteArray("GET") << QByteArray("/api/sessions/Ab_1/commands/7") << false
+                                        << K::NotFound << true << none;
     QTest::newRow("too deep") << QByteArray("GET") << QByteArray("/api/sessions/a/b") << false << K::NotFound << true << none;
 
     QTest::newRow("ws without upgrade") << QByteArray("GET") << QByteArray("/ws/Ab_1") << false << K::UpgradeRequired
@@ -156,6 +162,9 @@ void TestRoute::route()
         QCOMPARE(route.file, detail);
     else
         QCOMPARE(route.id, detail);
+    // {n} of a command's output: decimal digits only, else 0 (no command has it).
+    if (kind == Route::Kind::CommandOutput)
+        QCOMPARE(route.command, quint64(7));
 }
 
 void TestRoute::upgradeQuery_data()

@@ -155,10 +155,22 @@ private Q_SLOTS:
     void selectAllCopyKeepsLineBreaks();
     void searchDebugLinesAreFiltered();
     void colourSevenIsReadable();
+    void jumpToPrompt();
+    void jumpToPromptAfterAReplay();
+    void jumpToPromptWhenTheScrollbackIsFull();
+    void copyLastOutput();
+    void copyLastOutputWithoutIntegration();
 #endif
 
 private:
 #ifdef TETHER_HAVE_QTERMWIDGET
+    /// A bash session with the shipped shell integration (found beside the
+    /// build, as by `tether serve`), HOME at m_home, prompt "P> ".
+    Session *startBash(SessionRegistry &registry);
+    /// Types `line` + Enter into the window once the shell is at its prompt
+    /// and waits for the command to end (its record in the session's list).
+    static bool runInWindow(TerminalWindow &w, Session *s, const QString &line);
+    QTemporaryDir m_home;
     static QWidget *display(TerminalWindow &w);
     static void type(TerminalWindow &w, const QString &text);
     static void openOn(TerminalWindow &w);
@@ -1194,7 +1206,9 @@ void TestTerminalWindow::contextMenuActions()
             texts << a->text().remove(QLatin1Char('&'));
     }
     QCOMPARE(texts, (QStringList{QStringLiteral("Copy"), QStringLiteral("Paste"),
-                                 QStringLiteral("Select All"), QStringLiteral("Find…"),
+                                 QStringLiteral("Select All"), QStringLiteral("Copy Last Output"),
+                                 QStringLiteral("Previous Prompt"), QStringLiteral("Next Prompt"),
+                                 QStringLiteral("Find…"),
                                  QStringLiteral("Zoom In"), QStringLiteral("Zoom Out"),
                                  QStringLiteral("Reset Zoom"), QStringLiteral("Clear Scrollback")}));
     delete menu;
@@ -1353,6 +1367,251 @@ void TestTerminalWindow::colourSevenIsReadable()
     const double ratio = contrast(fg, bg7);
     QVERIFY2(ratio >= 3.0, qPrintable(QStringLiteral("default foreground %1 on colour 7 %2: %3:1")
                                           .arg(fg.name(), bg7.name()).arg(ratio, 0, 'f', 2)));
+}
+// --- commands (issue 25): jump to prompt, copy last output ---------------------
+
+Session *TestTerminalWindow::startBash(SessionRegistry &registry)
+{
+    // The prompt from ~/.bashrc: Debian's /etc/bash.bashrc, which the
+    // integration reads as bash would, sets its own over one from the environment.
+    QFile rc(m_home.filePath(QStringLiteral(".bashrc")));
+    if (!rc.open(QIODevice::WriteOnly) || rc.write("PS1='P> '\n") < 0)
+        return nullptr;
+    rc.close();
+    SpawnOptions o;
+    o.argv = QStringList{QStringLiteral("/bin/bash")};
+    o.cwd = m_home.path();
+    o.extraEnv << QStringLiteral("HOME=") + m_home.path() << QStringLiteral("HISTFILE=/dev/null");
+    return registry.create(o);
+}
+
+bool TestTerminalWindow::runInWindow(TerminalWindow &w, Session *s, const QString &line)
+{
+    // At the prompt: the shell drew it to its end (the B mark).
+    if (!QTest::qWaitFor([s] {
+            return s->commands().state() == CommandLog::ShellState::Prompt && ringText(s).endsWith("P> \x1b]133;B\x07");
+        }, 20000))
+        return false;
+    const quint64 lastId = s->commands().last() ? s->commands().last()->id : 0;
+    type(w, line);
+    QTest::keyClick(display(w), Qt::Key_Return);
+    return QTest::qWaitFor([s, lastId] {
+        const CommandRecord *c = s->commands().last();
+        return c && c->id > lastId && !c->running() && s->commands().state() == CommandLog::ShellState::Prompt;
+    }, 20000);
+}
+
+namespace {
+/// The lines of `text` (the window's screenText()) that start with the prompt.
+QList<int> promptLinesShown(const QString &text)
+{
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    QList<int> out;
+    for (int i = 0; i < lines.size(); ++i) {
+        if (lines.at(i).startsWith(QStringLiteral("P> ")))
+            out << i;
+    }
+    return out;
+}
+} // namespace
+
+void TestTerminalWindow::jumpToPrompt()
+{
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = startBash(*f.registry);
+    QVERIFY(s);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    openOn(w);
+    QVERIFY(runInWindow(w, s, QStringLiteral("echo one")));
+    QVERIFY(runInWindow(w, s, QStringLiteral("seq 1 60")));
+    QVERIFY(runInWindow(w, s, QStringLiteral("seq 61 120")));
+    // Every prompt recorded (the fourth is the one drawn now), at the lines
+    // where the terminal shows them.
+    QTRY_COMPARE(w.promptLines().size(), 4);
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("120\nP> ")));
+    const QString text = w.screenText();
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    const QList<int> shown = promptLinesShown(text);
+    QCOMPARE(w.promptLines(), shown);
+    QCOMPARE(lines.at(shown.at(1)), QStringLiteral("P> seq 1 60"));
+    QCOMPARE(lines.at(shown.at(2)), QStringLiteral("P> seq 61 120"));
+    // The prompts of the seq commands are in the scrollback (60 lines are
+    // more than the window's rows); the current one is on the screen.
+    const int end = w.terminal()->historyLinesCount();
+    QVERIFY2(shown.at(2) < end && shown.at(3) > end,
+             qPrintable(QStringLiteral("%1 %2 %3 %4").arg(shown.at(2)).arg(shown.at(3)).arg(end)
+                            .arg(w.terminal()->screenLinesCount())));
+
+    // Ctrl+Shift+Up: the previous prompt above the first line shown becomes
+    // the first line shown. (Where the view starts is QTermWidget's: it
+    // follows the output, but it can stop following it under load.)
+    const auto up = [&w] { QTest::keyClick(display(w), Qt::Key_Up, Qt::ControlModifier | Qt::ShiftModifier); };
+    const auto down = [&w] { QTest::keyClick(display(w), Qt::Key_Down, Qt::ControlModifier | Qt::ShiftModifier); };
+    int k = int(shown.size()) - 1;
+    while (k >= 0 && shown.at(k) >= w.scrollPosition())
+        --k;
+    QVERIFY2(k >= 0, qPrintable(QString::number(w.scrollPosition())));
+    for (; k >= 0; --k) {
+        up();
+        QCOMPARE(w.scrollPosition(), shown.at(k));
+        QVERIFY(lines.at(w.scrollPosition()).startsWith(QStringLiteral("P> ")));
+    }
+    QCOMPARE(w.scrollPosition(), shown.at(0));
+    up(); // none above: stays
+    QCOMPARE(w.scrollPosition(), shown.at(0));
+    down();
+    QCOMPARE(w.scrollPosition(), shown.at(1));
+    QCOMPARE(lines.at(w.scrollPosition()), QStringLiteral("P> seq 1 60"));
+    down();
+    QCOMPARE(w.scrollPosition(), shown.at(2));
+    QCOMPARE(lines.at(w.scrollPosition()), QStringLiteral("P> seq 61 120"));
+    down(); // the prompt now is on the last screen: the view goes to the end
+    QCOMPARE(w.scrollPosition(), end);
+    down(); // none below: stays
+    QCOMPARE(w.scrollPosition(), end);
+
+    // The keys and the window's cursor queries reached nothing: the shell
+    // ran exactly the three commands, as typed, and nothing more came.
+    QCOMPARE(s->commands().commands().size(), 3);
+    QCOMPARE(s->commands().commands().at(1).commandLine, QStringLiteral("seq 1 60"));
+    QCOMPARE(s->commands().commands().at(2).commandLine, QStringLiteral("seq 61 120"));
+    QVERIFY2(ringText(s).endsWith("\x1b]133;A\x07P> \x1b]133;B\x07"), ringText(s).constData());
+
+    // Clear Scrollback: the prompts that were in it are gone; the next ones count again.
+    w.clearScrollback();
+    QVERIFY(w.promptLines().isEmpty());
+    QVERIFY(runInWindow(w, s, QStringLiteral("echo two")));
+    QTRY_COMPARE(w.promptLines().size(), 1);
+    QCOMPARE(w.promptLines(), promptLinesShown(w.screenText()).mid(1)); // the screen's first prompt came before
+}
+
+void TestTerminalWindow::jumpToPromptAfterAReplay()
+{
+    // Commands run before the window exists: the replay's prompts count too.
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = startBash(*f.registry);
+    QVERIFY(s);
+    for (const char *line : {"seq 1 40", "seq 41 80"}) {
+        QVERIFY(QTest::qWaitFor([s] { return ringText(s).endsWith("P> \x1b]133;B\x07"); }, 20000));
+        const qsizetype before = s->commands().commands().size();
+        s->sendApiInput(QByteArray(line) + '\r');
+        QVERIFY(QTest::qWaitFor([s, before] {
+            return s->commands().commands().size() > before && !s->commands().last()->running();
+        }, 20000));
+    }
+    QVERIFY(QTest::qWaitFor([s] { return ringText(s).endsWith("P> \x1b]133;B\x07"); }, 20000));
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    openOn(w);
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("80\nP> ")));
+    QTRY_COMPARE(w.promptLines().size(), 3);
+    const QList<int> shown = promptLinesShown(w.screenText());
+    QCOMPARE(w.promptLines(), shown);
+    QTest::keyClick(display(w), Qt::Key_Up, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(w.scrollPosition(), shown.at(1));
+    QCOMPARE(w.screenText().split(QLatin1Char('\n')).at(shown.at(1)), QStringLiteral("P> seq 41 80"));
+    QCOMPARE(s->commands().commands().size(), 2);
+}
+
+void TestTerminalWindow::jumpToPromptWhenTheScrollbackIsFull()
+{
+    // Past kHistoryLines of scrollback, lines leave it uncounted: the window
+    // forgets the prompt lines and says so rather than jump to wrong lines,
+    // until Clear Scrollback.
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = startBash(*f.registry);
+    QVERIFY(s);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    openOn(w);
+    QVERIFY(runInWindow(w, s, QStringLiteral("seq 1 %1").arg(TerminalWindow::kHistoryLines + 100)));
+    QTRY_VERIFY(w.screenText().contains(QStringLiteral("%1\nP> ").arg(TerminalWindow::kHistoryLines + 100)));
+    QTRY_VERIFY(!w.promptLinesKnown());
+    QVERIFY(w.promptLines().isEmpty());
+    const int end = w.terminal()->historyLinesCount();
+    QCOMPARE(end, TerminalWindow::kHistoryLines);
+    const int before = w.scrollPosition();
+    QTest::keyClick(display(w), Qt::Key_Up, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(w.scrollPosition(), before);
+    QVERIFY2(w.bannerText().contains(QStringLiteral("scrollback is full")), qPrintable(w.bannerText()));
+
+    // The prompt on the screen now was drawn while the scrollback was full:
+    // not counted. Those after the clear are.
+    w.clearScrollback();
+    QVERIFY(w.promptLinesKnown());
+    QVERIFY(runInWindow(w, s, QStringLiteral("seq 1 60")));
+    QVERIFY(runInWindow(w, s, QStringLiteral("seq 61 120")));
+    QTRY_COMPARE(w.promptLines().size(), 2);
+    const QList<int> shown = promptLinesShown(w.screenText());
+    QCOMPARE(w.promptLines(), shown.mid(shown.size() - 2)); // "P> seq 61 120" and the prompt now
+    // Down to the end (past the prompt now, on the screen), then up to
+    // "P> seq 61 120", in the scrollback.
+    for (int i = 0; i < 3 && w.scrollPosition() != w.terminal()->historyLinesCount(); ++i)
+        QTest::keyClick(display(w), Qt::Key_Down, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(w.scrollPosition(), w.terminal()->historyLinesCount());
+    QVERIFY(w.promptLines().first() < w.terminal()->historyLinesCount());
+    QTest::keyClick(display(w), Qt::Key_Up, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(w.scrollPosition(), w.promptLines().first());
+    QCOMPARE(w.screenText().split(QLatin1Char('\n')).at(w.scrollPosition()), QStringLiteral("P> seq 61 120"));
+    QCOMPARE(s->commands().commands().size(), 3);
+}
+
+void TestTerminalWindow::copyLastOutput()
+{
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = startBash(*f.registry);
+    QVERIFY(s);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    openOn(w);
+    QVERIFY(runInWindow(w, s, QStringLiteral("printf '\\e[31mred\\e[0m \\e[1mbold\\e[0m\\nplain\\n'")));
+    // The session's bytes hold the colours; the clipboard gets the text.
+    const CommandRecord first = s->commands().commands().last();
+    QByteArray raw(int(first.outputEnd - first.outputStart), '\0');
+    QCOMPARE(s->buffer().read(first.outputStart, raw.data(), raw.size()), raw.size());
+    QCOMPARE(raw, QByteArray("\x1b[31mred\x1b[0m \x1b[1mbold\x1b[0m\r\nplain\r\n"));
+
+    QClipboard *cb = QGuiApplication::clipboard();
+    cb->setText(QStringLiteral("before"));
+    QSignalSpy copied(&w, &TerminalWindow::lastOutputCopied);
+    QTest::keyClick(display(w), Qt::Key_O, Qt::ControlModifier | Qt::ShiftModifier);
+    QTRY_COMPARE(copied.size(), 1);
+    QVERIFY2(copied.at(0).at(0).toBool(), qPrintable(copied.at(0).at(1).toString()));
+    QCOMPARE(cb->text(), QStringLiteral("red bold\nplain"));
+
+    // A newer command: its output. One still running is not the last finished.
+    QVERIFY(runInWindow(w, s, QStringLiteral("echo second; (exit 3)")));
+    type(w, QStringLiteral("read x"));
+    QTest::keyClick(display(w), Qt::Key_Return);
+    QTRY_COMPARE(s->commands().state(), CommandLog::ShellState::Running);
+    w.copyLastOutput();
+    QTRY_COMPARE(copied.size(), 2);
+    QVERIFY(copied.at(1).at(0).toBool());
+    QCOMPARE(cb->text(), QStringLiteral("second"));
+    // The key reached nothing: the shell ran what was typed, nothing else.
+    QCOMPARE(s->commands().commands().size(), 3);
+    QCOMPARE(s->commands().commands().at(1).commandLine, QStringLiteral("echo second; (exit 3)"));
+}
+
+void TestTerminalWindow::copyLastOutputWithoutIntegration()
+{
+    // /bin/sh sends no marks: nothing to copy, said in the banner for a while.
+    ServerTest::Fixture f;
+    QVERIFY(f.start());
+    Session *s = f.registry->create(shellOptions());
+    QVERIFY(s);
+    TerminalWindow w(endpointOf(f), s->id(), ViewerMode::Control);
+    openOn(w);
+    QClipboard *cb = QGuiApplication::clipboard();
+    cb->setText(QStringLiteral("before"));
+    QSignalSpy copied(&w, &TerminalWindow::lastOutputCopied);
+    w.copyLastOutput();
+    QTRY_COMPARE(copied.size(), 1);
+    QVERIFY(!copied.at(0).at(0).toBool());
+    QVERIFY2(w.bannerText().contains(QStringLiteral("No command has run")), qPrintable(w.bannerText()));
+    QCOMPARE(cb->text(), QStringLiteral("before"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.bannerText().isEmpty(), 20000);
 }
 #endif
 

@@ -681,4 +681,65 @@ describe('phone', { timeout: 280000 }, () => {
     await page.context().close();
     for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
   });
+
+  test('the rows of the sessions open in the pane (tiles, the open one) show and fetch no miniature', async () => {
+    for (const s of (await api(server, 'GET', '/api/sessions')).body.sessions) {
+      await api(server, 'DELETE', `/api/sessions/${s.id}`);
+    }
+    const ids = [];
+    for (const name of ['shown-a', 'shown-b', 'shown-c']) {
+      const r = await api(server, 'POST', '/api/sessions', { command: ['/bin/bash'], cols: 80, rows: 24, name });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      ids.push(r.body.id);
+    }
+    const [a, b, c] = ids;
+    await api(server, 'POST', `/api/sessions/${c}/input`, { data: 'echo c-$((6*7))\r' });
+    for (const phone of [false, true]) {
+      const where = phone ? 'on a phone' : 'at desktop size';
+      const page = phone ? await phonePage(browser) : await newPage(browser, { viewport: { width: 1280, height: 720 } });
+      const mini = (id) => page.locator(`.session[data-id="${id}"] .mini`);
+      const stats = () => page.evaluate(() => window.tether.miniatures);
+      const openList = async () => {
+        if (phone) await page.locator('#sidebar-toggle').tap();
+        assert.equal(await page.locator('#sidebar-toggle').getAttribute('aria-expanded'), 'true');
+      };
+      // a and b in tiles: their rows show no picture of what the tiles show
+      // live, and fetch none; c's row does.
+      await openDashboard(page, server, `#/tiles/${a},${b}`);
+      await page.locator('.tile').nth(1).waitFor();
+      await openList();
+      await until(async () => /^c-42$/m.test(await mini(c).textContent()), 10000, `c-42 in shown-c's miniature ${where}`);
+      assert.ok(await mini(a).isHidden(), `no miniature in a tile's row ${where}`);
+      assert.ok(await mini(b).isHidden(), `no miniature in a tile's row ${where}`);
+      let { fetches } = await stats();
+      assert.equal(fetches[a], undefined, `${where}: ${JSON.stringify(fetches)}`);
+      assert.equal(fetches[b], undefined, `${where}: ${JSON.stringify(fetches)}`);
+      // Output in a tile's session: still nothing fetched for it.
+      await api(server, 'POST', `/api/sessions/${a}/input`, { data: 'echo tile-$((2*4))\r' });
+      const firstTile = () => page.evaluate(() => {
+        const buf = window.tether.tiles[0].term.buffer.active;
+        const out = [];
+        for (let i = 0; i < buf.length; i++) out.push(buf.getLine(i).translateToString(true));
+        return out;
+      });
+      await until(async () => (await firstTile()).includes('tile-8'), 10000, `tile-8 in the first tile ${where}`);
+      // c writes: its picture follows (the output events came), a's is still not fetched.
+      await api(server, 'POST', `/api/sessions/${c}/input`, { data: 'echo after-$((5*5))\r' });
+      await until(async () => /^after-25$/m.test(await mini(c).textContent()), 10000, `after-25 in c's miniature ${where}`);
+      ({ fetches } = await stats());
+      assert.equal(fetches[a], undefined, `${where}: ${JSON.stringify(fetches)}`);
+      assert.equal(fetches[b], undefined, `${where}: ${JSON.stringify(fetches)}`);
+      // The tiles closed, a alone open: b's row has its picture again, a's none.
+      await page.evaluate((h) => { location.hash = h; }, `#/s/${a}`);
+      await waitForLive(page);
+      await openList();
+      await until(async () => /^\$ ?$/m.test(await mini(b).textContent()), 10000, `the prompt in b's miniature ${where}`);
+      assert.ok(await mini(a).isHidden(), `no miniature in the open session's row ${where}`);
+      assert.equal((await stats()).fetches[a], undefined, `${where}: ${JSON.stringify(await stats())}`);
+      if (phone) await page.screenshot({ path: path.join(artifactsDir, 'phone-drawer-open-session.png') });
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    }
+    for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
+  });
 });

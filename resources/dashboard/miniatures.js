@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Live miniatures in the session list: each row shows a small picture of
-// its session's screen, as the server has it (GET /api/sessions/{id}/screen,
+// its session's screen, as the server has it (GET /api/sessions/{id}/screen?lines=0,
 // docs/protocol.md "Ended sessions" and "Live list"), so every session can
 // be seen at a glance.
 //
@@ -175,7 +175,10 @@ export function createMiniatures(o) {
     counts.set(e.id, (counts.get(e.id) || 0) + 1);
     const asked = e.want;
     try {
-      const r = await fetch(`/api/sessions/${encodeURIComponent(e.id)}/screen`,
+      // lines=0: the screen alone. An ended session's saved screen brings
+      // its saved scrollback too (up to 1000 lines) unless asked not to,
+      // which a picture of the screen never shows (protocol.md, Ended sessions).
+      const r = await fetch(`/api/sessions/${encodeURIComponent(e.id)}/screen?lines=0`,
         { cache: 'no-store', credentials: 'same-origin' });
       if (r.status === 401) { o.onUnauthorized(); return; }
       if (r.status === 404) { e.unavailable = true; return; }

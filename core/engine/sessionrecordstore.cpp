@@ -507,6 +507,63 @@ QByteArray SessionRecordStore::revivePreamble(const SessionRecord &r, const QStr
                               + " UTC; revived ---");
 }
 
+QByteArray SessionRecordStore::screenWithLines(const SessionRecord &r, int lines, bool *parsed)
+{
+    if (parsed)
+        *parsed = false;
+    lines = std::max(lines, 0);
+    if (lines >= r.scrollbackLines || r.screen.isEmpty())
+        return r.screen;
+    // The layout Screen::snapshot gives recordOf() (from a reset terminal, not
+    // synchronized, scrollbackLines > 0): reset prefix, autowrap on, each
+    // line (cells and SGR, never CR or LF) + EL CR LF, rows - 1 LF, then the
+    // screen painted from a CUP. Checked, then cut.
+    static const QByteArray prefix("\x1b[?1047l\x1b[0m\x1b[?6l\x1b[r\x1b[4l\x1b(B\x0f");
+    static const QByteArray wrap("\x1b[?7h");
+    static const QByteArray end("\x1b[K\r\n");
+    const QByteArray &b = r.screen;
+    const auto cut = [&]() -> QByteArray {
+        if (!b.startsWith(prefix + wrap))
+            return {};
+        qsizetype at = prefix.size() + wrap.size();
+        qsizetype keepFrom = -1;
+        for (int i = 0; i < r.scrollbackLines; ++i) {
+            if (i == r.scrollbackLines - lines)
+                keepFrom = at;
+            const qsizetype e = b.indexOf(end, at);
+            if (e < 0)
+                return {};
+            // A line holds no CR or LF: one that does is not this layout.
+            for (qsizetype k = at; k < e; ++k)
+                if (b.at(k) == '\r' || b.at(k) == '\n')
+                    return {};
+            at = e + end.size();
+        }
+        const qsizetype feeds = qsizetype(std::max(r.rows - 1, 0));
+        for (qsizetype k = 0; k < feeds; ++k)
+            if (at + k >= b.size() || b.at(at + k) != '\n')
+                return {};
+        if (!b.mid(at + feeds, 2).startsWith("\x1b["))
+            return {};
+        if (lines == 0)
+            return prefix + b.mid(at + feeds);
+        return prefix + wrap + b.mid(keepFrom, at - keepFrom) + b.mid(at);
+    };
+    QByteArray out = cut();
+    if (!out.isEmpty())
+        return out;
+    // Another layout: parsed again at the saved size.
+    if (parsed)
+        *parsed = true;
+    Screen screen(r.cols, r.rows);
+    screen.feed(b);
+    Screen::SnapshotOptions o;
+    o.scrollbackLines = lines;
+    o.inPlace = false;
+    o.synchronized = false;
+    return screen.snapshot(o);
+}
+
 QByteArray SessionRecordStore::screenPreamble(const SessionRecord &r, const QByteArray &marker)
 {
     QByteArray out = r.screen;

@@ -157,6 +157,22 @@ public:
     /// Used for a session adopted after a crash (KeeperLink): its saved screen
     /// above what the program writes next.
     static QByteArray screenPreamble(const SessionRecord &record, const QByteArray &marker);
+    /**
+     * `record`'s saved screen with only the last `lines` (>= 0) of its
+     * scrollbackLines saved lines (GET /api/sessions/{id}/screen?lines=N,
+     * docs/protocol.md "Ended sessions"); the screen as saved when `lines`
+     * is not fewer. The bytes a terminal of the saved size needs, as
+     * Screen::snapshot (from a reset terminal, not synchronized) paints
+     * them with that many lines.
+     *
+     * Cost: a record laid out as recordOf() writes it (the reset prefix,
+     * each line ended by EL CR LF, rows - 1 line feeds, then the screen from
+     * its top) is cut without parsing, one pass over its bytes. Any other
+     * layout (a record written otherwise) is parsed again by a Screen of the
+     * saved size, up to about a second for 1,000 lines at 1000 columns.
+     * `parsed` (optional): set to whether it was parsed again.
+     */
+    static QByteArray screenWithLines(const SessionRecord &record, int lines, bool *parsed = nullptr);
 
     /// The host is shutting down: waits for the writes in flight, then writes
     /// every tracked session's record now (on the calling thread: the host

@@ -1852,11 +1852,24 @@ void Server::serveCommandOutput(HttpConnection *c, const QString &id, quint64 co
 
 void Server::serveSavedScreen(HttpConnection *c, const QString &id)
 {
+    // ?lines=N: at most N lines of an ended session's saved scrollback (the
+    // dashboard's miniatures ask for 0: they draw the screen only). A live
+    // session's screen has no scrollback: N changes nothing there.
+    int lines = -1;
+    const QUrlQuery query = c->request().query();
+    if (query.hasQueryItem(QStringLiteral("lines"))) {
+        const std::optional<quint64> n = parseOffset(query.queryItemValue(QStringLiteral("lines"), QUrl::FullyDecoded));
+        if (!n || *n > quint64(Screen::kMaxScrollbackLines)) {
+            c->respondError(400, QStringLiteral("bad lines: an integer 0..%1").arg(Screen::kMaxScrollbackLines));
+            return;
+        }
+        lines = int(*n);
+    }
     if (const SessionRecord *r = endedRecord(id)) {
         Headers h;
         h.append(qMakePair(QByteArray("Content-Type"), QByteArray("application/octet-stream")));
         h.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-store")));
-        c->respond(200, h, r->screen);
+        c->respond(200, h, lines >= 0 ? SessionRecordStore::screenWithLines(*r, lines) : r->screen);
         return;
     }
     if (Session *s = m_registry->find(id)) {

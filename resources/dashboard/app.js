@@ -176,10 +176,20 @@ function indicate() {
   renderIndicator(state.conn, state.current, !!state.share);
 }
 
+/** The sessions the pane shows live: the open one (a saved screen too) and the tiles. */
+function shownIds() {
+  const ids = new Set(tiles.ids());
+  if (state.current) ids.add(state.current.id);
+  return ids;
+}
+
 function list() {
+  const shown = shownIds();
+  // Before the rows: a new row of a shown session never starts a fetch.
+  minis.setShown(shown);
   renderList(state.sessions, state.current, {
     onKill: killSession, onRevive: reviveSession, onRow: (id, box) => minis.add(id, box),
-  });
+  }, shown);
   renderOverview(state.sessions, minis);
   minis.update(state.sessions);
   updateNotifyButtons(state.current && !state.share ? state.sessions.get(state.current.id)?.s : null);
@@ -793,6 +803,7 @@ function openTiles(ids) {
   $('empty').hidden = true;
   tilesShown = hash;
   tiles.open(resolved);
+  list();
   keybar.update();
   if (NARROW.matches) sidebar.set(false);
 }
@@ -801,6 +812,7 @@ function closeTiles() {
   if (!tilesShown) return;
   tilesShown = '';
   tiles.close();
+  list();
   keybar.update();
 }
 

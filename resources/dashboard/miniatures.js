@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Live miniatures in the session list: each row shows a small picture of
-// its session's screen, as the server has it (GET /api/sessions/{id}/screen,
+// its session's screen, as the server has it (GET /api/sessions/{id}/screen?lines=0,
 // docs/protocol.md "Ended sessions" and "Live list"), so every session can
 // be seen at a glance.
 //
 // Cost is bounded and follows events, never a timer on an idle session:
 //  - only rows on screen are drawn (IntersectionObserver; a closed drawer,
-//    a hidden page or rows scrolled away fetch nothing);
+//    a hidden page or rows scrolled away fetch nothing), and none of a
+//    session the pane shows live (setShown(): the open one, the tiles);
 //  - a row is fetched again only when the event stream said its session
 //    wrote (`output` events, at most one a second for all sessions) or the
 //    list's `offset` moved past what was drawn, at most once a second per
@@ -113,6 +114,8 @@ export function createMiniatures(o) {
    */
   const entries = new Map();
   let enabled = true;
+  /** Sessions the pane shows live (the open one, the tiles): never fetched. */
+  let shown = new Set();
   let fetching = 0;
   let timer = null;
   let parser = null;
@@ -143,7 +146,7 @@ export function createMiniatures(o) {
   }
 
   function due(e) {
-    if (!enabled || !e.visible || e.inflight || e.unavailable) return false;
+    if (!enabled || !e.visible || e.inflight || e.unavailable || shown.has(e.id)) return false;
     if (document.visibilityState === 'hidden') return false;
     if (e.have === null || e.stale) return true;
     return !e.ended && e.want > e.have && e.behind < MAX_BEHIND;
@@ -172,7 +175,10 @@ export function createMiniatures(o) {
     counts.set(e.id, (counts.get(e.id) || 0) + 1);
     const asked = e.want;
     try {
-      const r = await fetch(`/api/sessions/${encodeURIComponent(e.id)}/screen`,
+      // lines=0: the screen alone. An ended session's saved screen brings
+      // its saved scrollback too (up to 1000 lines) unless asked not to,
+      // which a picture of the screen never shows (protocol.md, Ended sessions).
+      const r = await fetch(`/api/sessions/${encodeURIComponent(e.id)}/screen?lines=0`,
         { cache: 'no-store', credentials: 'same-origin' });
       if (r.status === 401) { o.onUnauthorized(); return; }
       if (r.status === 404) { e.unavailable = true; return; }
@@ -307,6 +313,16 @@ export function createMiniatures(o) {
           if (pre) show(e, box, pre);
         }
       }
+    },
+    /**
+     * The sessions the pane shows live (`ids`: the open one, the tiles):
+     * their rows hide the miniature (sessionlist.js) and nothing of them is
+     * fetched, whatever the IntersectionObserver said last; one that leaves
+     * the pane is drawn again when due.
+     */
+    setShown(ids) {
+      shown = new Set(ids);
+      pump();
     },
     setEnabled(on) {
       enabled = on;

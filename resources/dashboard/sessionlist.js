@@ -26,8 +26,10 @@ import { notifyStatus, shellStatus } from './commands.js';
  *   onRow?: (id: string, mini: HTMLElement) => void}} actions
  *   a row's Kill / Remove / Forget, and Revive (an ended session); a new
  *   row's miniature box
+ * @param {Set<string>} [onScreen] the sessions the pane shows live (the
+ *   open one, the tiles): their rows have no miniature (class is-shown)
  */
-export function renderList(sessions, current, actions) {
+export function renderList(sessions, current, actions, onScreen = new Set()) {
   const ul = $('session-list');
   const existing = new Map([...ul.children].map((li) => [li.dataset.id, li]));
   let i = 0;
@@ -36,6 +38,7 @@ export function renderList(sessions, current, actions) {
     if (!li) li = createItem(s.id, actions);
     existing.delete(s.id);
     updateItem(li, s, current);
+    li.classList.toggle('is-shown', onScreen.has(s.id));
     if (ul.children[i] !== li) ul.insertBefore(li, ul.children[i] || null);
     i++;
   }

@@ -138,6 +138,8 @@ export function createTiles(o) {
     close,
     /** True while tiles are shown. */
     active: () => tiles.length > 0,
+    /** The ids of the sessions in the tiles, in order. */
+    ids: () => tiles.map((t) => t.id),
     /** The focused tile's terminal (the key bar's), else the first one's. */
     term: () => (focused || tiles[0])?.view.term ?? null,
     /** Names changed (the list): the heads follow. */

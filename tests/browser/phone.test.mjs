@@ -7,7 +7,7 @@
 // reports, pinch, tap, long press and Copy; the cursor line in view when the
 // soft keyboard opens); the web app manifest (installable); and, at desktop
 // size, the tiled view (two live sessions, keys only to the focused one)
-// and the session list's live miniatures.
+// and the session list's live miniatures, which the phone's drawer shows too.
 // Run by ctest as browser/phone, on its own.
 
 import { after, before, describe, test } from 'node:test';
@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   api, artifactsDir, bufferLines, createSessionInPage, launchBrowser, newPage, openDashboard, screenLines,
-  startTether, typeLine, until, waitForLine, closeAll,
+  startTether, typeLine, until, waitForLine, waitForLive, closeAll,
 } from './lib.mjs';
 
 const PHONE = { width: 390, height: 844 };
@@ -248,7 +248,10 @@ describe('phone', { timeout: 280000 }, () => {
     await until(async () => (await foreground(server, id)) === 'bash', 10000, 'bash in front');
     await typeLine(page, "printf '\\033[?1h'; cat -v");
     await until(async () => (await foreground(server, id)) === 'cat', 10000, 'cat in front');
-    assert.equal(await page.evaluate(() => window.tether.term.modes.applicationCursorKeysMode), true);
+    // cat in front (the server's /proc) says nothing of the page: the mode's
+    // bytes may still be on their way to its terminal.
+    await until(() => page.evaluate(() => window.tether.term.modes.applicationCursorKeysMode), 10000,
+      'the page in application cursor mode');
     await tapKey(page, 'ArrowLeft');
     await tapKey(page, 'End');
     await tapKey(page, 'PageDown');
@@ -603,6 +606,143 @@ describe('phone', { timeout: 280000 }, () => {
     assert.ok(off >= 1);
     assert.deepEqual(page.errors, []);
     await page.context().close();
+    for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
+  });
+
+  test('on a phone the drawer\'s rows show miniatures that follow their sessions\' screens', async () => {
+    for (const s of (await api(server, 'GET', '/api/sessions')).body.sessions) {
+      await api(server, 'DELETE', `/api/sessions/${s.id}`);
+    }
+    const ids = [];
+    for (const name of ['drawer-a', 'drawer-b', 'drawer-c']) {
+      const r = await api(server, 'POST', '/api/sessions', { command: ['/bin/bash'], cols: 80, rows: 24, name });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      ids.push(r.body.id);
+    }
+    const [a, b, c] = ids;
+    await api(server, 'POST', `/api/sessions/${b}/input`, { data: 'echo b-$((6*7))\r' });
+    const page = await phonePage(browser);
+    // Session a open: it fills the screen, the list is a closed drawer.
+    await openDashboard(page, server, `#/s/${a}`);
+    await waitForLive(page);
+    const mini = (id) => page.locator(`.session[data-id="${id}"] .mini`);
+    const stats = () => page.evaluate(() => window.tether.miniatures);
+    const drawer = page.locator('#sidebar');
+    assert.equal(await page.locator('#sidebar-toggle').getAttribute('aria-expanded'), 'false');
+    // A closed drawer fetches nothing.
+    assert.deepEqual((await stats()).fetches, {});
+    await page.locator('#sidebar-toggle').tap();
+    assert.equal(await page.locator('#sidebar-toggle').getAttribute('aria-expanded'), 'true');
+    await until(async () => /^b-42$/m.test(await mini(b).textContent()), 10000, 'b-42 in drawer-b\'s miniature');
+    // The open session's row has none: its screen is the page behind the drawer.
+    assert.ok(await mini(a).isHidden());
+    assert.equal((await stats()).fetches[a], undefined, JSON.stringify(await stats()));
+    // The drawer and the picture fit the phone's width; the picture its row.
+    const inside = async (id) => {
+      const listBox = await drawer.boundingBox();
+      assert.ok(listBox.x >= -1 && listBox.x + listBox.width <= PHONE.width + 1, JSON.stringify(listBox));
+      const row = await page.locator(`.session[data-id="${id}"]`).boundingBox();
+      const pic = await mini(id).locator('.mini-screen').boundingBox();
+      assert.ok(pic.width > 100 && pic.height > 20, `a picture of some size: ${JSON.stringify(pic)}`);
+      assert.ok(pic.x >= row.x - 1 && pic.x + pic.width <= row.x + row.width + 1,
+        `the picture inside its row: ${JSON.stringify({ row, pic })}`);
+    };
+    await inside(b);
+    // Output in b: its picture in the open drawer follows.
+    for (const word of ['first', 'second']) {
+      await api(server, 'POST', `/api/sessions/${b}/input`, { data: `echo ${word}-$((40+2))\r` });
+      await until(async () => new RegExp(`^${word}-42$`, 'm').test(await mini(b).textContent()), 10000,
+        `${word}-42 in drawer-b's miniature`);
+    }
+    await page.screenshot({ path: path.join(artifactsDir, 'phone-drawer-miniatures.png') });
+    // c writes while its row is below the drawer's fold (or not): scrolled
+    // to, its picture shows what it wrote; then it follows c's output, and
+    // b, which wrote nothing, is not fetched again.
+    await api(server, 'POST', `/api/sessions/${c}/input`, { data: 'echo c-$((2*7))\r' });
+    await until(async () => String((await api(server, 'GET', `/api/sessions/${c}/screen`)).body).includes('c-14'),
+      10000, 'c-14 on c\'s screen');
+    await mini(c).scrollIntoViewIfNeeded();
+    await until(async () => /^c-14$/m.test(await mini(c).textContent()), 10000, 'c-14 in drawer-c\'s miniature');
+    await inside(c);
+    const before = (await stats()).fetches[b];
+    await api(server, 'POST', `/api/sessions/${c}/input`, { data: 'echo c-$((3*7))\r' });
+    await until(async () => /^c-21$/m.test(await mini(c).textContent()), 10000, 'c-21 in drawer-c\'s miniature');
+    assert.equal((await stats()).fetches[b], before, JSON.stringify(await stats()));
+    // One tap on a row opens that session and closes the drawer; opened again,
+    // the drawer shows a's picture (with what a wrote meanwhile), not b's.
+    await page.locator(`.session[data-id="${b}"] .session-open`).tap();
+    await page.waitForFunction((want) => location.hash === want, `#/s/${b}`);
+    await waitForLive(page);
+    assert.equal(await page.locator('#sidebar-toggle').getAttribute('aria-expanded'), 'false');
+    await api(server, 'POST', `/api/sessions/${a}/input`, { data: 'echo a-$((3*5))\r' });
+    await until(async () => String((await api(server, 'GET', `/api/sessions/${a}/screen`)).body).includes('a-15'),
+      10000, 'a-15 on a\'s screen');
+    await page.locator('#sidebar-toggle').tap();
+    await until(async () => /^a-15$/m.test(await mini(a).textContent()), 10000, 'a-15 in drawer-a\'s miniature');
+    await mini(b).waitFor({ state: 'hidden' });
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+    for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
+  });
+
+  test('the rows of the sessions open in the pane (tiles, the open one) show and fetch no miniature', async () => {
+    for (const s of (await api(server, 'GET', '/api/sessions')).body.sessions) {
+      await api(server, 'DELETE', `/api/sessions/${s.id}`);
+    }
+    const ids = [];
+    for (const name of ['shown-a', 'shown-b', 'shown-c']) {
+      const r = await api(server, 'POST', '/api/sessions', { command: ['/bin/bash'], cols: 80, rows: 24, name });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      ids.push(r.body.id);
+    }
+    const [a, b, c] = ids;
+    await api(server, 'POST', `/api/sessions/${c}/input`, { data: 'echo c-$((6*7))\r' });
+    for (const phone of [false, true]) {
+      const where = phone ? 'on a phone' : 'at desktop size';
+      const page = phone ? await phonePage(browser) : await newPage(browser, { viewport: { width: 1280, height: 720 } });
+      const mini = (id) => page.locator(`.session[data-id="${id}"] .mini`);
+      const stats = () => page.evaluate(() => window.tether.miniatures);
+      const openList = async () => {
+        if (phone) await page.locator('#sidebar-toggle').tap();
+        assert.equal(await page.locator('#sidebar-toggle').getAttribute('aria-expanded'), 'true');
+      };
+      // a and b in tiles: their rows show no picture of what the tiles show
+      // live, and fetch none; c's row does.
+      await openDashboard(page, server, `#/tiles/${a},${b}`);
+      await page.locator('.tile').nth(1).waitFor();
+      await openList();
+      await until(async () => /^c-42$/m.test(await mini(c).textContent()), 10000, `c-42 in shown-c's miniature ${where}`);
+      assert.ok(await mini(a).isHidden(), `no miniature in a tile's row ${where}`);
+      assert.ok(await mini(b).isHidden(), `no miniature in a tile's row ${where}`);
+      let { fetches } = await stats();
+      assert.equal(fetches[a], undefined, `${where}: ${JSON.stringify(fetches)}`);
+      assert.equal(fetches[b], undefined, `${where}: ${JSON.stringify(fetches)}`);
+      // Output in a tile's session: still nothing fetched for it.
+      await api(server, 'POST', `/api/sessions/${a}/input`, { data: 'echo tile-$((2*4))\r' });
+      const firstTile = () => page.evaluate(() => {
+        const buf = window.tether.tiles[0].term.buffer.active;
+        const out = [];
+        for (let i = 0; i < buf.length; i++) out.push(buf.getLine(i).translateToString(true));
+        return out;
+      });
+      await until(async () => (await firstTile()).includes('tile-8'), 10000, `tile-8 in the first tile ${where}`);
+      // c writes: its picture follows (the output events came), a's is still not fetched.
+      await api(server, 'POST', `/api/sessions/${c}/input`, { data: 'echo after-$((5*5))\r' });
+      await until(async () => /^after-25$/m.test(await mini(c).textContent()), 10000, `after-25 in c's miniature ${where}`);
+      ({ fetches } = await stats());
+      assert.equal(fetches[a], undefined, `${where}: ${JSON.stringify(fetches)}`);
+      assert.equal(fetches[b], undefined, `${where}: ${JSON.stringify(fetches)}`);
+      // The tiles closed, a alone open: b's row has its picture again, a's none.
+      await page.evaluate((h) => { location.hash = h; }, `#/s/${a}`);
+      await waitForLive(page);
+      await openList();
+      await until(async () => /^\$ ?$/m.test(await mini(b).textContent()), 10000, `the prompt in b's miniature ${where}`);
+      assert.ok(await mini(a).isHidden(), `no miniature in the open session's row ${where}`);
+      assert.equal((await stats()).fetches[a], undefined, `${where}: ${JSON.stringify(await stats())}`);
+      if (phone) await page.screenshot({ path: path.join(artifactsDir, 'phone-drawer-open-session.png') });
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    }
     for (const id of ids) await api(server, 'DELETE', `/api/sessions/${id}`);
   });
 });

@@ -68,6 +68,7 @@ private Q_SLOTS:
     void aSessionThatEndsIsForgotten();
     void shutdownKeepsRecordsAndTellsWhy();
     void revivePreambleEndsWithTheMarker();
+    void screenWithLinesCutsAsAParseWould();
     void symlinksAndOtherNonRegularFilesAreNotRead();
 };
 
@@ -372,6 +373,74 @@ void TestSessionRecordStore::revivePreambleEndsWithTheMarker()
     QVERIFY(!vt.altScreen());
     QVERIFY2(vt.rowText(4).startsWith(QLatin1String("--- tether: session ended by crash")) && vt.cursor().first == 5, qPrintable(vt.text()));
     QVERIFY2((vt.scrollback() + vt.text().split(QLatin1Char('\n'))).contains(QStringLiteral("$ vim")), qPrintable(vt.text()));
+}
+
+void TestSessionRecordStore::screenWithLinesCutsAsAParseWould()
+{
+    // Records as recordOf() writes them (coloured lines, blank runs, a wide
+    // character, a full-screen program in front): cut to N lines, the bytes
+    // are the very bytes the screen snapshots with N lines.
+    const auto snap = [](const Screen &s, int lines) {
+        Screen::SnapshotOptions o;
+        o.scrollbackLines = lines;
+        o.inPlace = false;
+        o.synchronized = false;
+        return s.snapshot(o);
+    };
+    for (const bool alt : {false, true}) {
+        Screen s(80, 24);
+        for (int i = 1; i <= 300; ++i)
+            s.feed(QStringLiteral("\x1b[3%1mline-%2\x1b[m   gap\x1b[44m \x1b[m \u754c end\r\n").arg(i % 8).arg(i).toUtf8());
+        s.feed(QByteArray("$ "));
+        if (alt)
+            s.feed(QByteArray("vim\r\n\x1b[?1049h\x1b[2J\x1b[Hin vim"));
+        SessionRecord r;
+        r.cols = 80;
+        r.rows = 24;
+        r.scrollbackLines = int(s.scrollbackLineCount());
+        QCOMPARE(r.scrollbackLines, 300 - 23 + (alt ? 1 : 0)); // "$ vim" CR LF scrolls one more
+        r.screen = snap(s, r.scrollbackLines);
+        for (const int n : {0, 1, 7, r.scrollbackLines - 1}) {
+            bool parsed = true;
+            const QByteArray cut = SessionRecordStore::screenWithLines(r, n, &parsed);
+            QVERIFY2(cut == snap(s, n), qPrintable(QStringLiteral("alt %1, %2 lines").arg(alt).arg(n)));
+            QVERIFY2(!parsed, "cut, not parsed again");
+            QVERIFY(cut.size() < r.screen.size());
+        }
+        QCOMPARE(SessionRecordStore::screenWithLines(r, r.scrollbackLines), r.screen);
+        QCOMPARE(SessionRecordStore::screenWithLines(r, 1000), r.screen);
+        TestUtil::VtRender vt(80, 24);
+        vt.keepScrollback(false);
+        vt.feed(SessionRecordStore::screenWithLines(r, 0));
+        QVERIFY2(vt.scrollback().isEmpty(), qPrintable(vt.scrollback().join(QLatin1Char('\n'))));
+        TestUtil::VtRender whole(80, 24);
+        whole.keepScrollback(false);
+        whole.feed(r.screen);
+        QCOMPARE(whole.scrollback().size(), r.scrollbackLines);
+        QVERIFY2(vt.diff(whole).isEmpty(), qPrintable(vt.diff(whole)));
+    }
+    // Another layout (plain output, as a hand-made record has it): parsed
+    // again; the screen alone, or with the last N of the lines it scrolled.
+    SessionRecord r;
+    r.cols = 80;
+    r.rows = 24;
+    r.scrollbackLines = 50;
+    for (int i = 1; i <= 50; ++i)
+        r.screen += "odd-" + QByteArray::number(i) + "\r\n";
+    r.screen += "$ ";
+    TestUtil::VtRender none(80, 24);
+    none.keepScrollback(false);
+    bool parsed = false;
+    none.feed(SessionRecordStore::screenWithLines(r, 0, &parsed));
+    QVERIFY(parsed);
+    QVERIFY(none.scrollback().isEmpty());
+    QCOMPARE(none.rowText(0), QStringLiteral("odd-28"));
+    QCOMPARE(none.rowText(23), QStringLiteral("$"));
+    TestUtil::VtRender two(80, 24);
+    two.keepScrollback(false);
+    two.feed(SessionRecordStore::screenWithLines(r, 2));
+    QCOMPARE(two.scrollback(), (QStringList{QStringLiteral("odd-26"), QStringLiteral("odd-27")}));
+    QCOMPARE(two.text(), none.text());
 }
 
 QTEST_GUILESS_MAIN(TestSessionRecordStore)

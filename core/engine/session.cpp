@@ -3,6 +3,7 @@
 #include "logging.h"
 #include "replayplan.h"
 #include "procinfo.h"
+#include "protocol.h"
 #include "shellintegration.h"
 
 #include <algorithm>
@@ -401,10 +402,7 @@ void Session::onFinished(const ExitStatus &status)
     // The exit says it: a `next` request still waiting is answered by it.
     const bool requested = takeNextRequest();
     if (requested || !m_notifySettings.muted)
-        Q_EMIT notify(QStringLiteral("exit"),
-                      status.signaled ? QStringLiteral("killed by signal %1").arg(status.signal)
-                                      : QStringLiteral("exited with code %1").arg(status.code),
-                      watched, requested, CommandRecord());
+        Q_EMIT notify(QStringLiteral("exit"), Protocol::exitStatusText(status), watched, requested, CommandRecord());
 }
 
 void Session::attach(Viewer *viewer, ViewerMode mode, const ReplayRequest &request)

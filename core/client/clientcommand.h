@@ -97,6 +97,11 @@ namespace Tether {
  * or expired (4404); 5 session killed or server shutting down (1001);
  * 128+N ended by signal N (SIGHUP, SIGINT, SIGTERM). The other commands
  * exit 0 on success, 1 on error, 2 on a usage error.
+ *
+ * Implemented in clientcommand.cpp (the table of subcommands, clientMain())
+ * and one file per group of commands: cmdlist.cpp, cmdsession.cpp,
+ * cmdattach.cpp, cmdshare.cpp, cmdserver.cpp, cmdwait.cpp; cmdutil.h
+ * (internal) holds what they share.
  */
 
 /// True when `arg` (argv[1]) names a client subcommand (clientCommandNames()),

@@ -70,6 +70,15 @@ struct SessionRecord;
  *
  * Runs entirely on the thread's event loop; never blocks. Logging goes to
  * lcServer and never includes keys, cookies or input bytes.
+ *
+ * Implemented across files, one part of a connection's way each:
+ * server.cpp (listening, transport, addresses, runtime file, key, close,
+ * restart in place), serverhttp.cpp (accepting, the connection bound,
+ * dispatch, static files and the key link), serverauth.cpp (the Host,
+ * Origin and key checks), servershares.cpp (read-only links),
+ * serverapi.cpp (the REST API), serverrecords.cpp (ended sessions),
+ * serverevents.cpp (/api/events), serverwebsocket.cpp (the WebSocket
+ * attach path); serverutil.h holds the helpers several of them use.
  */
 class Server : public QObject
 {

@@ -4,6 +4,7 @@
 #include "replayplan.h"
 #include "procinfo.h"
 #include "protocol.h"
+#include "settingsbounds.h"
 #include "shellintegration.h"
 
 #include <algorithm>
@@ -14,6 +15,10 @@
 #include <termios.h>
 
 namespace Tether {
+
+// The screen's parse before an eviction covers every byte only when a
+// whole read fits in the ring (Session's constructor doc).
+static_assert(SettingsBounds::kMinBufferSize >= kReadChunk, "a ring must hold a whole PTY read");
 
 namespace {
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }

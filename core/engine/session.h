@@ -69,7 +69,13 @@ class Session : public QObject
 public:
     enum class State { Starting, Running, Exited };
 
-    /// `id`: the registry's random id. `bufferCapacity`: ring capacity in bytes.
+    /// `id`: the registry's random id. `bufferCapacity`: ring capacity in
+    /// bytes. The server screen parses what a read would evict before the
+    /// append, which covers every byte only when the ring holds a whole read
+    /// (kReadChunk, ptyprocess.h): with a smaller ring a large read's head
+    /// never enters it, and the screen is outrun. Tether's rings are at
+    /// least SettingsBounds::kMinBufferSize (settingsbounds.h), asserted at compile time in
+    /// session.cpp; tests that use smaller rings do not use the screen.
     Session(const QString &id, const SpawnOptions &options, qsizetype bufferCapacity,
             QObject *parent = nullptr);
     ~Session() override;

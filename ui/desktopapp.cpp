@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+// DesktopApp: the desktop app's process as a client of the host (finding or
+// starting it, its event stream, notifications, the windows, Close and
+// Quit). The tray menu, a view of this state, is traymenu.* (issue 28).
 #include "desktopapp.h"
 #include "appicon.h"
 #include "desktopnotifier.h"
@@ -12,6 +15,7 @@
 #include "settingsdialog.h"
 #include "shellwords.h"
 #include "terminalwindow.h"
+#include "traymenu.h"
 
 #include <QAction>
 #include <QApplication>
@@ -23,7 +27,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QMenu>
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
@@ -43,7 +46,6 @@
 namespace Tether {
 
 namespace {
-constexpr int kMaxTrayMenuSessions = 20;
 /// How long Quit waits for the host to say it shuts down before the UI
 /// leaves anyway (the host goes on with its SIGTERM regardless).
 constexpr int kQuitDeadlineMs = 10000;
@@ -341,7 +343,7 @@ void DesktopApp::onSystemTrayChanged()
 void DesktopApp::setupTray()
 {
     m_tray = new QSystemTrayIcon(appIcon(), this);
-    m_trayMenu = new QMenu();
+    m_trayMenu = new TrayMenu(this);
     connect(m_trayMenu, &QMenu::aboutToShow, this, [this] {
         if (m_trayMenuDirty)
             rebuildTrayMenu();
@@ -364,14 +366,7 @@ void DesktopApp::setupTray()
 
 QString DesktopApp::trayToolTip() const
 {
-    if (!isConnected())
-        return m_endpoint.url.isEmpty() ? tr("Tether — starting its host…") : tr("Tether — not connected to its host");
-    const int total = m_model->rowCount();
-    const int attached = m_model->attachedCount();
-    // Explicit plurals: without a translator loaded, %n would print "session(s)".
-    if (total == 1)
-        return tr("Tether — 1 session, %1 attached").arg(attached);
-    return tr("Tether — %1 sessions, %2 attached").arg(total).arg(attached);
+    return TrayMenu::toolTip(*this);
 }
 
 void DesktopApp::updateTrayToolTip()
@@ -397,96 +392,7 @@ void DesktopApp::rebuildTrayMenu()
     if (!m_trayMenu)
         return;
     m_trayMenuDirty = false;
-    m_trayMenu->clear();
-    if (!m_updateVersion.isEmpty()) {
-        connect(m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("system-software-update")),
-                                      tr("Restart to use version %1").arg(m_updateVersion)),
-                &QAction::triggered, this, &DesktopApp::restartInPlace);
-        m_trayMenu->addSeparator();
-    }
-    const bool connected = isConnected();
-    if (!connected) {
-        m_trayMenu->addAction(trayToolTip())->setEnabled(false);
-        if (!m_endpoint.url.isEmpty() || !m_launcher) {
-            QAction *again = m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")),
-                                                   tr("Start Tether again"));
-            again->setObjectName(QStringLiteral("startHostAgain"));
-            again->setEnabled(!m_launcher);
-            connect(again, &QAction::triggered, this, &DesktopApp::startHostAgain);
-        }
-    }
-    const bool local = canAttachHere();
-    const int count = m_model->rowCount();
-    if (connected && count == 0) {
-        m_trayMenu->addAction(tr("No sessions"))->setEnabled(false);
-    } else if (count > 0) {
-        QAction *header = m_trayMenu->addAction(local ? tr("Attach here:") : tr("Open in browser:"));
-        header->setEnabled(false);
-        for (int row = 0; row < count; ++row) {
-            if (row >= kMaxTrayMenuSessions) {
-                QAction *more = m_trayMenu->addAction(tr("%1 more…").arg(count - kMaxTrayMenuSessions));
-                connect(more, &QAction::triggered, this, &DesktopApp::showSessionsWindow);
-                break;
-            }
-            const QJsonObject s = m_model->sessionAt(row);
-            QString name = SessionListModel::displayName(s);
-            if (name.size() > 48)
-                name = name.left(47) + QChar(0x2026);
-            const bool running = SessionListModel::isRunning(s);
-            QString state = running ? SessionListModel::attachedText(s) : SessionText::state(s);
-            if (running && !s.value(QStringLiteral("attached")).toBool())
-                state = tr("detached");
-            // '&' would become a mnemonic.
-            name.replace(QLatin1Char('&'), QStringLiteral("&&"));
-            QAction *a = m_trayMenu->addAction(QStringLiteral("%1 — %2").arg(name, state));
-            QStringList command;
-            for (const QJsonValue &v : s.value(QStringLiteral("command")).toArray())
-                command << v.toString();
-            a->setToolTip(ShellWords::quote(command));
-            const QString id = s.value(QStringLiteral("id")).toString();
-            // An ended session (a record kept across a reboot or crash) cannot
-            // be attached: the dashboard offers Revive for it.
-            const bool ended = s.value(QStringLiteral("state")).toString() == QLatin1String("ended");
-            connect(a, &QAction::triggered, this, [this, id, local, ended] {
-                if (local && !ended)
-                    attachHere(id);
-                else
-                    openInBrowser(id);
-            });
-        }
-        if (!local) {
-            QAction *why = m_trayMenu->addAction(tr("(No local terminal: QTermWidget for Qt %1 is not installed, "
-                                                    "and no terminal emulator was found)")
-                                                     .arg(QT_VERSION_MAJOR));
-            why->setEnabled(false);
-        }
-    }
-    m_trayMenu->addSeparator();
-    QAction *newTerm = m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("utilities-terminal")), tr("New terminal"));
-    newTerm->setEnabled(connected);
-    connect(newTerm, &QAction::triggered, this, &DesktopApp::newTerminal);
-    connect(m_trayMenu->addAction(tr("Sessions…")), &QAction::triggered, this,
-            &DesktopApp::showSessionsWindow);
-    QAction *dashboard = m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("internet-web-browser")), tr("Open dashboard"));
-    dashboard->setEnabled(!m_endpoint.url.isEmpty());
-    connect(dashboard, &QAction::triggered, this, &DesktopApp::openDashboard);
-    QAction *settings = m_trayMenu->addAction(tr("Settings…"));
-    settings->setEnabled(connected);
-    connect(settings, &QAction::triggered, this, &DesktopApp::showSettings);
-    m_trayMenu->addSeparator();
-    QAction *restart = m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")), tr("Restart Tether"));
-    restart->setEnabled(connected);
-    connect(restart, &QAction::triggered, this, &DesktopApp::restartInPlace);
-    QAction *close = m_trayMenu->addAction(tr("Close the tray (sessions keep running)"));
-    close->setObjectName(QStringLiteral("closeUi"));
-    connect(close, &QAction::triggered, this, &DesktopApp::closeUi);
-    const int running = m_model->runningCount();
-    QAction *quit = m_trayMenu->addAction(QIcon::fromTheme(QStringLiteral("application-exit")),
-                                          running == 1 ? tr("Quit Tether (end 1 session)")
-                                                       : tr("Quit Tether (end %1 sessions)").arg(running));
-    quit->setObjectName(QStringLiteral("quitTether"));
-    quit->setEnabled(connected);
-    connect(quit, &QAction::triggered, this, [this] { quitTether(true); });
+    m_trayMenu->rebuild(!m_launcher.isNull());
 }
 
 void DesktopApp::onSessionExited(const QJsonObject &session)

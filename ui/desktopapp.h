@@ -4,6 +4,7 @@
 #include "apiclient.h"
 #include "attachinfo.h"
 #include "desktopsettings.h"
+#include "traymenu.h"
 #include "windowstate.h"
 
 #include <QDateTime>
@@ -165,7 +166,8 @@ public:
     /// when the first list arrives (default true; false for tests that
     /// open their own).
     void setRestoreWindows(bool restore) { m_restoreWindows = restore; }
-    /// Rebuilds the tray menu now (it is also rebuilt whenever it opens).
+    /// Rebuilds the tray menu now (it is also rebuilt whenever it opens;
+    /// TrayMenu::rebuild()).
     void rebuildTrayMenu();
     /// True when "Attach here" can work: the QTermWidget window, or else a
     /// terminal emulator (DesktopSettings::terminalArgv()) to run `tether attach` in.
@@ -322,7 +324,7 @@ private:
     bool m_listPending = false; ///< connected; the first list is to be logged
     QSystemTrayIcon *m_tray = nullptr;
     QMetaObject::Connection m_trayWatch; ///< to the platform's tray-changed signal, until a tray appears
-    QMenu *m_trayMenu = nullptr;
+    TrayMenu *m_trayMenu = nullptr;
     bool m_trayMenuDirty = true;
     bool m_trayUpdatePending = false;
     bool m_messageRestarts = false; ///< the last tray message offered the restart to a new version

@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+// TerminalWindow: a local terminal window on a session (the attachment, the
+// output and input paths, the size, the banner, the keys and the menu), and
+// whether this build has one. Its commands' prompt lines and Copy Last
+// Output (promptnavigator.*) and the stream of the session's name
+// (sessionnamewatcher.*) are units of their own: each has its own state and
+// reason, and this file stays a readable size (issue 28).
 #include "terminalwindow.h"
 #include "protocol.h"
 #include "appicon.h"
@@ -68,10 +74,10 @@ void installTerminalMessageFilter()
 
 #ifdef TETHER_HAVE_QTERMWIDGET
 
-#include "apiclient.h"
 #include "attachclient.h"
 #include "logging.h"
-#include "outputtext.h"
+#include "promptnavigator.h"
+#include "sessionnamewatcher.h"
 #include "shellwords.h"
 #include "writequeue.h"
 
@@ -89,16 +95,9 @@ void installTerminalMessageFilter()
 #include <QFileInfo>
 #include <QFrame>
 #include <QHBoxLayout>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QNetworkAccessManager>
-#include <QNetworkProxy>
-#include <QNetworkReply>
-#include <QNetworkRequest>
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
-#include <QScrollBar>
 #include <QVBoxLayout>
 
 #if TETHER_QTERMWIDGET_MAJOR == 6
@@ -121,47 +120,8 @@ namespace {
 constexpr int kMinCells = 1;
 constexpr int kMaxCells = 1000;
 
-/// The cursor position query (DSR-CPR) the window writes after a prompt
-/// mark, and the sequence it looks for in the program's output.
-constexpr char kCursorQuery[] = "\x1b[6n";
-constexpr int kCursorQuerySize = int(sizeof kCursorQuery - 1);
 /// How long a notice (Copy Last Output's failure) stays in the banner.
 constexpr int kNoticeMs = 5000;
-
-/// Collects where prompt marks end in the bytes scanned.
-class PromptEnds : public ShellMarkScanner::Handler
-{
-public:
-    void shellMark(const ShellMark &mark) override
-    {
-        if (mark.kind == ShellMark::PromptStart)
-            ends.append(mark.end);
-    }
-    QList<quint64> ends;
-};
-
-/// "ESC [ ROW ; COL R", the emulator's answer to a cursor position query:
-/// its row (1-based), else 0.
-int cursorAnswerRow(const char *data, int size)
-{
-    if (size < 6 || data[0] != '\x1b' || data[1] != '[' || data[size - 1] != 'R')
-        return 0;
-    int row = 0;
-    int i = 2;
-    for (; i < size && data[i] >= '0' && data[i] <= '9'; ++i) {
-        row = row * 10 + (data[i] - '0');
-        if (row > 100000)
-            return 0;
-    }
-    if (i == 2 || i >= size || data[i] != ';')
-        return 0;
-    int digits = 0;
-    for (++i; i < size - 1; ++i, ++digits) {
-        if (data[i] < '0' || data[i] > '9')
-            return 0;
-    }
-    return digits > 0 ? row : 0;
-}
 } // namespace
 
 TerminalWindow::TerminalWindow(const ServerEndpoint &endpoint, const QString &sessionId, ViewerMode mode,
@@ -251,6 +211,12 @@ TerminalWindow::TerminalWindow(const ServerEndpoint &endpoint, const QString &se
     connect(m_out, &WriteQueue::failed, this, [](int error) {
         qCWarning(lcUi) << "writing to the terminal widget failed:" << strerror(error);
     });
+    m_prompts = new PromptNavigator(m_term, m_out, kHistoryLines, this);
+    connect(m_prompts, &PromptNavigator::lastOutputCopied, this, [this](bool ok, const QString &text) {
+        if (!ok)
+            showNotice(text);
+        Q_EMIT lastOutputCopied(ok, text);
+    });
 
     connect(m_term, &QTermWidget::sendData, this, &TerminalWindow::onTerminalInput);
     m_term->installEventFilter(this);
@@ -263,9 +229,12 @@ TerminalWindow::TerminalWindow(const ServerEndpoint &endpoint, const QString &se
     connect(&m_resizeTimer, &QTimer::timeout, this, &TerminalWindow::applySize);
 
     createActions();
-    m_nam = new QNetworkAccessManager(this);
-    if (m_endpoint.isLoopback())
-        m_nam->setProxy(QNetworkProxy::NoProxy);
+    m_names = new SessionNameWatcher(m_endpoint, m_sessionId, this);
+    connect(m_names, &SessionNameWatcher::sessionChanged, this, [this](const QString &name, const QStringList &command) {
+        m_name = name;
+        m_command = command;
+        updateTitle();
+    });
     makeClient();
     updateTitle();
 }
@@ -445,229 +414,31 @@ void TerminalWindow::clearScrollback()
     // leaves the screen and the modes as the program set them.
     m_term->setHistorySize(0);
     m_term->setHistorySize(kHistoryLines);
-    forgetPrompts();
+    m_prompts->forget();
 }
 
 // --- prompts and the last output (issue 25) ------------------------------------
 
-void TerminalWindow::forgetPrompts()
-{
-    m_promptLines.clear();
-    m_promptLinesKnown = true;
-}
-
-void TerminalWindow::enqueueWithPromptQueries(const QByteArray &data)
-{
-    // Without a PTY nothing is written, so no query would ever be answered.
-    if (m_slaveFd < 0) {
-        enqueue(data.constData(), data.size());
-        return;
-    }
-    const quint64 base = m_marksOffset;
-    PromptEnds prompts;
-    m_marks.scan(data.constData(), data.size(), base, prompts);
-    m_marksOffset += quint64(data.size());
-    // Where a query goes after a prompt mark: only right after its
-    // terminator (BEL, ST); one that ended at the ESC of the next sequence
-    // is skipped (a query there would cut that sequence).
-    QList<qsizetype> cuts;
-    for (const quint64 end : prompts.ends) {
-        if (end <= base)
-            continue;
-        const qsizetype at = qsizetype(end - base);
-        const char last = data.at(at - 1);
-        if (last == '\x07' || last == '\\' || last == '\x9c')
-            cuts.append(at);
-    }
-    // The program's own queries (their answers pass on), found with
-    // indexOf (memchr) rather than byte by byte; one may be split across
-    // two outputs (m_cprMatched bytes of it ended the last one).
-    QList<qsizetype> theirs; // offsets just past each
-    qsizetype searchFrom = 0;
-    if (m_cprMatched > 0) {
-        const int rest = kCursorQuerySize - m_cprMatched;
-        const qsizetype n = qMin<qsizetype>(rest, data.size());
-        if (std::memcmp(data.constData(), kCursorQuery + m_cprMatched, size_t(n)) == 0) {
-            if (n == rest) {
-                theirs.append(n);
-                searchFrom = n;
-                m_cprMatched = 0;
-            } else {
-                m_cprMatched += int(n);
-                searchFrom = data.size();
-            }
-        } else {
-            m_cprMatched = 0;
-        }
-    }
-    if (searchFrom < data.size()) {
-        for (qsizetype at = data.indexOf(kCursorQuery, searchFrom); at >= 0;
-             at = data.indexOf(kCursorQuery, at + kCursorQuerySize))
-            theirs.append(at + kCursorQuerySize);
-        // A beginning of one at the very end ("ESC", "ESC [", "ESC [ 6").
-        for (int k = qMin<int>(kCursorQuerySize - 1, int(data.size() - searchFrom)); k > 0; --k) {
-            if (std::memcmp(data.constData() + data.size() - k, kCursorQuery, size_t(k)) == 0) {
-                m_cprMatched = k;
-                break;
-            }
-        }
-    }
-    // Both kinds of queries in stream order (the widget answers in that order).
-    qsizetype from = 0;
-    int t = 0;
-    for (const qsizetype cut : std::as_const(cuts)) {
-        for (; t < theirs.size() && theirs.at(t) <= cut; ++t)
-            m_cprQueue.push_back(false);
-        enqueue(data.constData() + from, cut - from);
-        enqueue(kCursorQuery, kCursorQuerySize);
-        m_cprQueue.push_back(true);
-        from = cut;
-    }
-    for (; t < theirs.size(); ++t)
-        m_cprQueue.push_back(false);
-    enqueue(data.constData() + from, data.size() - from);
-}
-
-bool TerminalWindow::takePromptAnswer(const char *data, int size)
-{
-    if (m_cprQueue.empty())
-        return false;
-    const int row = cursorAnswerRow(data, size);
-    if (row <= 0)
-        return false;
-    const bool ours = m_cprQueue.front();
-    m_cprQueue.pop_front();
-    if (!ours)
-        return false;
-    // Answered while the widget parses the point of the stream just past
-    // the mark: the scrollback has the lines above it now.
-    const int history = m_term->historyLinesCount();
-    if (history >= kHistoryLines) {
-        // Lines leave the scrollback from now on, uncounted (class doc).
-        m_promptLines.clear();
-        m_promptLinesKnown = false;
-        return true;
-    }
-    if (!m_promptLinesKnown)
-        return true;
-    const int line = history + row - 1;
-    while (!m_promptLines.isEmpty() && m_promptLines.last() >= line)
-        m_promptLines.removeLast();
-    m_promptLines.append(line);
-    return true;
-}
-
-int TerminalWindow::scrollPosition() const
-{
-    // TerminalDisplay's scroll bar: its value is the first line shown, its
-    // maximum the scrollback's lines. The display brings it up to date when
-    // it draws the output (on a timer of the emulator's): until then it
-    // lags behind historyLinesCount(), which the screen gives as it is. A
-    // bar at its maximum is a view that follows the output: at the end.
-    const QScrollBar *bar = m_term->findChild<QScrollBar *>();
-    if (!bar || bar->value() == bar->maximum())
-        return m_term->historyLinesCount();
-    return bar->value();
-}
-
-void TerminalWindow::scrollToLine(int line)
-{
-    // Setting the bar's value scrolls the display (scrollBarPositionChanged:
-    // the screen window goes to that line, and follows the output again
-    // when the value is the maximum). Its range is made current first: a
-    // stale maximum would clamp the line, or take a line above the end for
-    // the end (QTermWidget::scrollToEnd() has that race: it can leave the
-    // view stuck above the output).
-    QScrollBar *bar = m_term->findChild<QScrollBar *>();
-    if (!bar)
-        return;
-    const int end = m_term->historyLinesCount();
-    if (bar->minimum() != 0 || bar->maximum() != end)
-        bar->setRange(0, end);
-    bar->setValue(qBound(0, line, end));
-}
-
 void TerminalWindow::jumpToPreviousPrompt()
 {
-    if (!m_promptLinesKnown) {
+    if (!m_prompts->jumpToPrevious())
         showNotice(tr("The scrollback is full: prompts cannot be found in it. Clear Scrollback to start again."));
-        return;
-    }
-    const int top = scrollPosition();
-    for (int i = int(m_promptLines.size()) - 1; i >= 0; --i) {
-        if (m_promptLines.at(i) < top) {
-            scrollToLine(m_promptLines.at(i));
-            return;
-        }
-    }
 }
 
 void TerminalWindow::jumpToNextPrompt()
 {
-    if (!m_promptLinesKnown) {
+    if (!m_prompts->jumpToNext())
         showNotice(tr("The scrollback is full: prompts cannot be found in it. Clear Scrollback to start again."));
-        return;
-    }
-    const int top = scrollPosition();
-    for (const int line : std::as_const(m_promptLines)) {
-        if (line > top) {
-            scrollToLine(line);
-            return;
-        }
-    }
+}
+
+int TerminalWindow::scrollPosition() const
+{
+    return m_prompts->scrollPosition();
 }
 
 void TerminalWindow::copyLastOutput()
 {
-    // The window's own ApiClient for these two requests: the endpoint may
-    // change (setEndpoint) between two copies.
-    auto *api = new ApiClient(m_endpoint, this);
-    const QPointer<TerminalWindow> self(this);
-    const QString base = QStringLiteral("api/sessions/%1/commands").arg(m_sessionId);
-    auto fail = [self, api](const QString &why) {
-        api->deleteLater();
-        if (!self)
-            return;
-        self->showNotice(why);
-        Q_EMIT self->lastOutputCopied(false, why);
-    };
-    api->get(base, [self, api, base, fail](const ApiReply &list) {
-        if (!self) {
-            api->deleteLater();
-            return;
-        }
-        if (list.status != 200) {
-            fail(tr("Cannot copy the last output: %1").arg(list.errorText()));
-            return;
-        }
-        const QJsonArray commands = list.json().value(QStringLiteral("commands")).toArray();
-        qint64 id = 0;
-        for (qsizetype i = commands.size() - 1; i >= 0 && id == 0; --i) {
-            const QJsonObject c = commands.at(i).toObject();
-            if (!c.value(QStringLiteral("running")).toBool())
-                id = c.value(QStringLiteral("id")).toVariant().toLongLong();
-        }
-        if (id <= 0) {
-            fail(commands.isEmpty() ? tr("No command has run in this session yet (its shell sends no command marks: "
-                                         "shell integration is off or not loaded).")
-                                    : tr("No command has finished yet in this session."));
-            return;
-        }
-        api->get(base + QStringLiteral("/%1/output").arg(id), [self, api, fail](const ApiReply &out) {
-            if (!self) {
-                api->deleteLater();
-                return;
-            }
-            if (out.status != 200) {
-                fail(tr("Cannot copy the last output: %1").arg(out.errorText()));
-                return;
-            }
-            api->deleteLater();
-            const QString text = outputText(out.body);
-            QGuiApplication::clipboard()->setText(text);
-            Q_EMIT self->lastOutputCopied(true, text);
-        });
-    });
+    m_prompts->copyLastOutput(m_endpoint, m_sessionId);
 }
 
 void TerminalWindow::showNotice(const QString &text)
@@ -712,8 +483,7 @@ TerminalWindow::~TerminalWindow()
 
 void TerminalWindow::releaseClient()
 {
-    if (m_events)
-        m_events->abort();
+    m_names->stop();
     if (!m_client)
         return;
     AttachClient *client = m_client;
@@ -795,10 +565,8 @@ void TerminalWindow::setEndpoint(const ServerEndpoint &endpoint)
     if (endpoint.url == m_endpoint.url && endpoint.key == m_endpoint.key)
         return;
     m_endpoint = endpoint;
-    m_nam->setProxy(m_endpoint.isLoopback() ? QNetworkProxy::NoProxy : QNetworkProxy::DefaultProxy);
     // The name stream of the old host: the next `attached` opens the new one.
-    if (m_events)
-        m_events->abort();
+    m_names->setEndpoint(endpoint);
     if (!m_client)
         return;
     m_client->setEndpoint(endpoint);
@@ -828,18 +596,12 @@ void TerminalWindow::onAttached(const QJsonObject &message, bool reset)
         // What is still queued belongs to the stream being replaced.
         m_out->clear();
         m_term->clear();
-        forgetPrompts();
-        // Queries not yet answered went with the queue; one already in the
-        // widget's PTY is answered before the replay is read: that answer
-        // meets the closed gate (ESC input is dropped until its fence).
-        m_cprQueue.clear();
-        m_cprMatched = 0;
-        m_marks = ShellMarkScanner();
+        m_prompts->reset();
         static const char ris[] = "\x1b" "c";
         enqueue(ris, qsizetype(sizeof(ris) - 1));
     }
     m_gate.begin(m_client->pendingReplay() > 0);
-    watchEvents();
+    m_names->start();
     setAttached(true);
     // The control window sizes the session; a shown window knows its size.
     // A watch window takes the session's size instead.
@@ -852,7 +614,12 @@ void TerminalWindow::onAttached(const QJsonObject &message, bool reset)
 void TerminalWindow::onOutput(const QByteArray &data)
 {
     // Prelude, replay, fixups and live output, in stream order.
-    enqueueWithPromptQueries(data);
+    // With a cursor position query after each prompt mark (PromptNavigator);
+    // without a PTY nothing is written, so no query would ever be answered.
+    if (m_slaveFd < 0)
+        enqueue(data.constData(), data.size());
+    else
+        m_prompts->write(data);
 }
 
 void TerminalWindow::onReplayFinished()
@@ -884,8 +651,7 @@ void TerminalWindow::onFinished(AttachStream::End end, const QString &message)
         || end == AttachStream::End::ServerShutdown;
     m_gate.open();
     m_resizeTimer.stop();
-    if (m_events)
-        m_events->abort();
+    m_names->stop();
     switch (end) {
     case AttachStream::End::Detached:
         hideBanner();
@@ -933,73 +699,6 @@ void TerminalWindow::onFinished(AttachStream::End end, const QString &message)
     updateTitle();
 }
 
-// --- the session's name (GET /api/events) --------------------------------------
-
-void TerminalWindow::watchEvents()
-{
-    if (m_events)
-        return;
-    QNetworkRequest req(m_endpoint.resolved(QStringLiteral("api/events")));
-    req.setRawHeader("Authorization", "Bearer " + m_endpoint.key.toUtf8());
-    req.setRawHeader("Accept", "text/event-stream");
-    if (m_endpoint.url.scheme() == QLatin1String("https"))
-        req.setSslConfiguration(m_endpoint.sslConfiguration());
-    QNetworkReply *reply = m_nam->get(req);
-    m_events = reply;
-    m_eventBuffer.clear();
-    connect(reply, &QNetworkReply::sslErrors, this, [this, reply](const QList<QSslError> &) {
-        if (m_endpoint.isPinned(reply->sslConfiguration().peerCertificate()))
-            reply->ignoreSslErrors();
-    });
-    connect(reply, &QIODevice::readyRead, this, &TerminalWindow::onEventData);
-    // The stream ends with the server (a restart in place ends it too): the
-    // next `attached` opens it again.
-    connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
-}
-
-void TerminalWindow::onEventData()
-{
-    QNetworkReply *reply = m_events;
-    if (!reply)
-        return;
-    m_eventBuffer += reply->readAll();
-    // Server-Sent Events: blocks separated by a blank line, "event: NAME"
-    // and "data: JSON" lines (docs/protocol.md "Live list").
-    for (;;) {
-        const int end = m_eventBuffer.indexOf("\n\n");
-        if (end < 0)
-            break;
-        const QByteArray block = m_eventBuffer.left(end);
-        m_eventBuffer.remove(0, end + 2);
-        QByteArray event;
-        QByteArray data;
-        for (const QByteArray &line : block.split('\n')) {
-            if (line.startsWith("event:"))
-                event = line.mid(6).trimmed();
-            else if (line.startsWith("data:"))
-                data += line.mid(5).trimmed();
-        }
-        if (event == "sessions")
-            onSessionsEvent(data);
-    }
-}
-
-void TerminalWindow::onSessionsEvent(const QByteArray &json)
-{
-    const QJsonArray sessions = QJsonDocument::fromJson(json).object().value(QStringLiteral("sessions")).toArray();
-    for (const QJsonValue &v : sessions) {
-        const QJsonObject o = v.toObject();
-        if (o.value(QStringLiteral("id")).toString() != m_sessionId)
-            continue;
-        m_name = o.value(QStringLiteral("name")).toString();
-        m_command.clear();
-        for (const QJsonValue &a : o.value(QStringLiteral("command")).toArray())
-            m_command << a.toString();
-        updateTitle();
-        return;
-    }
-}
-
 // --- output queue -------------------------------------------------------------
 
 qsizetype TerminalWindow::queuedBytes() const
@@ -1039,7 +738,7 @@ void TerminalWindow::onTerminalInput(const char *data, int size)
 {
     // The pointer is the widget's: use it now, never keep it. The answers
     // to the window's own cursor queries (prompt lines) go no further.
-    if (takePromptAnswer(data, size))
+    if (m_prompts->takeAnswer(data, size))
         return;
     // The gate sees everything (its fence's answer opens it, in any mode).
     const ReplayInputGate::Verdict v = m_gate.filter(data, qsizetype(size));

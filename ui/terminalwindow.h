@@ -36,14 +36,11 @@ void installTerminalMessageFilter();
 #include "attachstream.h"
 #include "replayinputgate.h"
 #include "attachinfo.h"
-#include "shellmarks.h"
-
-#include <deque>
+#include "promptnavigator.h"
 
 #include <QByteArray>
 #include <QFont>
 #include <QJsonObject>
-#include <QPointer>
 #include <QStringList>
 #include <QTimer>
 #include <QWidget>
@@ -51,8 +48,6 @@ void installTerminalMessageFilter();
 class QAction;
 class QLabel;
 class QMenu;
-class QNetworkAccessManager;
-class QNetworkReply;
 class QPushButton;
 class QScrollArea;
 class QTermWidget;
@@ -61,6 +56,7 @@ class QFrame;
 namespace Tether {
 
 class AttachClient;
+class SessionNameWatcher;
 class WriteQueue;
 
 /**
@@ -312,10 +308,10 @@ public:
     void jumpToNextPrompt();
     /// The lines of the prompts recorded (oldest first; 0 is the oldest
     /// scrollback line, as scrollPosition()).
-    QList<int> promptLines() const { return m_promptLines; }
+    QList<int> promptLines() const { return m_prompts->lines(); }
     /// False once the scrollback was full (kHistoryLines): prompt lines are
     /// then unknown until Clear Scrollback or a reset.
-    bool promptLinesKnown() const { return m_promptLinesKnown; }
+    bool promptLinesKnown() const { return m_prompts->linesKnown(); }
     /// The first line shown (0 = the oldest scrollback line; the view at
     /// the end shows historyLinesCount()).
     int scrollPosition() const;
@@ -368,26 +364,14 @@ private:
     void onBannerButton();
     void detachNow();
     void createActions();
-    /// Follows `GET /api/events` (the session's name) while attached.
-    void watchEvents();
-    void onEventData();
-    void onSessionsEvent(const QByteArray &json);
-    /// Enqueues output, with a cursor position query after each prompt mark.
-    void enqueueWithPromptQueries(const QByteArray &data);
-    /// `data` (sendData) is the answer to one of the window's own cursor
-    /// position queries: records it as a prompt line; true when it was.
-    bool takePromptAnswer(const char *data, int size);
-    void forgetPrompts();
-    void scrollToLine(int line);
     void showNotice(const QString &text);
 
     ServerEndpoint m_endpoint;
     QString m_sessionId;
     ViewerMode m_mode;
     AttachClient *m_client = nullptr;
-    QNetworkAccessManager *m_nam = nullptr;
-    QPointer<QNetworkReply> m_events;
-    QByteArray m_eventBuffer;      ///< event-stream bytes not yet parsed (an unfinished event)
+    /// Follows `GET /api/events` (the session's name) while attached.
+    SessionNameWatcher *m_names = nullptr;
     QString m_name;                ///< the session's name ("" if none)
     QString m_programTitle;        ///< the program's title (OSC 0/2)
     QStringList m_command;
@@ -423,15 +407,8 @@ private:
     bool m_lostHost = false;
     ReplayInputGate m_gate;
 
-    // Prompt lines (see the class doc).
-    ShellMarkScanner m_marks;
-    quint64 m_marksOffset = 0;       ///< bytes scanned (the window's own count)
-    int m_cprMatched = 0;            ///< bytes of "ESC [ 6 n" matched at the end of the last output
-    /// The cursor position queries the widget will answer, in stream order:
-    /// true for the window's own (after a prompt mark), false for the program's.
-    std::deque<bool> m_cprQueue;
-    QList<int> m_promptLines;
-    bool m_promptLinesKnown = true;
+    /// Prompt lines and Copy Last Output (see the class doc).
+    PromptNavigator *m_prompts = nullptr;
     QTimer m_noticeTimer;            ///< hides a notice (copyLastOutput()'s failure)
 
     QTimer m_resizeTimer;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "settingsdialog.h"
+#include "loopback.h"
 #include "appicon.h"
 
 #include "logging.h"
@@ -533,11 +534,7 @@ QString SettingsDialog::nonLoopbackQuestion(const QString &address, bool tls)
 
 bool SettingsDialog::isLoopbackAddress(const QString &address)
 {
-    const QString a = address.trimmed();
-    if (a.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
-        return true;
-    QHostAddress h;
-    return h.setAddress(a) && h.isLoopback();
+    return isLoopbackHost(address);
 }
 
 bool SettingsDialog::isFormValid() const

@@ -143,7 +143,7 @@ public:
     /// inside the quotes, `%` doubled (field codes), then escaped as a string
     /// value (each backslash doubled, newline/tab/CR as \n \t \r).
     static QString autostartExec(const QString &binary, const QStringList &searchPath = QStringList());
-    /// True for 127.0.0.0/8, ::1 and "localhost".
+    /// True for 127.0.0.0/8, ::1 and "localhost" (isLoopbackHost(), loopback.h).
     static bool isLoopbackAddress(const QString &address);
     /// The question asked before saving a bind `address` off loopback (rich
     /// text): with `tls` (the host serves HTTPS) that other machines can

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "apiclient.h"
+#include "loopback.h"
 
 #include <memory>
 #include "runtimefile.h"
@@ -7,7 +8,6 @@
 
 #include <QCryptographicHash>
 #include <QFile>
-#include <QHostAddress>
 #include <QJsonDocument>
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>
@@ -116,11 +116,7 @@ QUrl ServerEndpoint::webSocketUrl(const QString &id, ViewerMode mode, qint64 res
 
 bool ServerEndpoint::isLoopback() const
 {
-    const QString host = url.host();
-    if (host.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
-        return true;
-    const QHostAddress a(host);
-    return !a.isNull() && a.isLoopback();
+    return isLoopbackHost(url.host());
 }
 
 QJsonObject ApiReply::json() const

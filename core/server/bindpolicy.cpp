@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "bindpolicy.h"
 
-#include <QHostAddress>
+#include "loopback.h"
 
 namespace Tether::BindPolicy {
 
 bool isLoopback(const QString &bind)
 {
-    const QString b = bind.trimmed();
-    if (b.isEmpty() || b.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
-        return true;
-    const QHostAddress a(b);
-    return !a.isNull() && a.isLoopback();
+    // Empty is the default bind, 127.0.0.1 (ServeOptions).
+    return bind.trimmed().isEmpty() || isLoopbackHost(bind);
 }
 
 Decision decide(const QString &bind, bool tls, bool insecureBind)

@@ -25,8 +25,9 @@ enum class Decision {
     Refused,   ///< off loopback, plain HTTP, not allowed
 };
 
-/// True for the loopback names and addresses above. A wildcard ("0.0.0.0",
-/// "::") and any other address or name is not loopback.
+/// True for the empty bind (the default, 127.0.0.1) and what isLoopbackHost()
+/// (loopback.h) calls loopback. A wildcard ("0.0.0.0", "::") and any other
+/// address or name is not loopback.
 bool isLoopback(const QString &bind);
 
 /// The decision for listening on `bind`.

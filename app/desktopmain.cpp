@@ -3,7 +3,7 @@
 #include "appicon.h"
 #include "clientcommand.h"
 #include "commandline.h"
-#include "config.h"
+#include "hostconfig.h"
 #include "desktopapp.h"
 #include "logging.h"
 #include "runtimefile.h"
@@ -29,7 +29,7 @@ const QString kProgram = QStringLiteral("tether");
 
 /// The parser of `tether`: the server's options (ServeOptions, as `tether
 /// serve`), help, version and --no-tray, which it returns.
-QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const Config &defaults)
+QCommandLineOption addDesktopOptions(QCommandLineParser &parser, const HostConfig &defaults)
 {
     parser.setApplicationDescription(
         DesktopApp::tr("Tether keeps terminal sessions alive. Without a command it runs the desktop "
@@ -90,7 +90,7 @@ QString desktopHelpText(const QCommandLineParser &parser)
 /// -platform, which QApplication has taken out) into `config`. Returns the
 /// exit status when the run ends here (help and version: 0, usage errors:
 /// ServeOptions::kUsageError), or -1 to go on.
-int readArguments(QCommandLineParser &parser, Config *config)
+int readArguments(QCommandLineParser &parser, HostConfig *config)
 {
     const QStringList args = QCoreApplication::arguments();
     QTextStream out(stdout);
@@ -215,7 +215,7 @@ int desktopMain(int argc, char **argv)
 
     // The host's settings, for the help texts and to check the server
     // options (for a host this app starts) before anything starts.
-    Config config = Config::load();
+    HostConfig config = HostConfig::load();
     QCommandLineParser parser;
     const QCommandLineOption noTray = addDesktopOptions(parser, config);
 

@@ -14,7 +14,7 @@
 // Usage: bench_screen [MiB=64] [pairs=3] [sessions=20]; BENCH_SEQ=N: seq 1 N (2000000);
 // BENCH_ECHO_ROUNDS=N: only the keystroke echo, N rounds (e.g. bench_screen 1)
 #include "benchdata.h"
-#include "config.h"
+#include "hostconfig.h"
 #include "registry.h"
 #include "server.h"
 #include "session.h"
@@ -280,7 +280,7 @@ int main(int argc, char **argv)
     colours.write(colouredText(1536 * 1024));
     colours.flush();
 
-    Config config;
+    HostConfig config;
     config.port = 0;
     SessionRegistry registry(config.limits);
     Server server(&registry, config);

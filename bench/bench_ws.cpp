@@ -7,7 +7,7 @@
 //
 // Usage: bench_ws [MiB]   (default 64)
 #include "benchdata.h"
-#include "config.h"
+#include "hostconfig.h"
 #include "registry.h"
 #include "server.h"
 
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     if (!BenchData::writeTextLines(data, mib))
         return 1;
 
-    Config config;
+    HostConfig config;
     config.port = 0;
     SessionRegistry registry(config.limits);
     Server server(&registry, config);

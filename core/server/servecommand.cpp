@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "servecommand.h"
 #include "commandline.h"
-#include "config.h"
+#include "hostconfig.h"
 #include "fdlimit.h"
 #include "hostlock.h"
 #include "keeperlink.h"
@@ -100,7 +100,7 @@ int serveMain(int argc, char **argv)
     QCoreApplication::setApplicationName(QStringLiteral("tether"));
     QCoreApplication::setApplicationVersion(version());
 
-    Config config = Config::load();
+    HostConfig config = HostConfig::load();
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
@@ -177,7 +177,7 @@ int serveMain(int argc, char **argv)
     RestartInPlace restart(&registry, &server);
     restart.setHostLock(&hostLock);
     // The host owns the settings (GET/PATCH /api/settings): the file
-    // Config::load() read.
+    // HostConfig::load() read.
     server.setSettingsFile(QSettings(QStringLiteral("Tether"), QStringLiteral("tether")).fileName());
     int status = 0;
     QString error;

@@ -7,7 +7,7 @@ namespace Tether {
  * `tether serve [--bind ADDR] [--port N] [--ttl SECONDS] [--buffer-size BYTES]
  *  [--max-sessions N] [--command CMD]`: the headless server (no display).
  *
- * Settings come from the settings file (Config::load()), then the command
+ * Settings come from the settings file (HostConfig::load()), then the command
  * line overrides them (the options are ServeOptions, shared with the
  * desktop app). Once listening it writes the runtime file
  * ($XDG_RUNTIME_DIR/tether/server.json, 0600) and prints exactly one line to

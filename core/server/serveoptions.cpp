@@ -2,7 +2,7 @@
 #include "serveoptions.h"
 
 #include "bytesize.h"
-#include "config.h"
+#include "hostconfig.h"
 #include "ringbuffer.h"
 #include "shellwords.h"
 
@@ -43,7 +43,7 @@ bool readInt(const QCommandLineParser &parser, const QString &name, int lo, int 
 
 } // namespace
 
-void ServeOptions::addTo(QCommandLineParser &parser, const Config &defaults)
+void ServeOptions::addTo(QCommandLineParser &parser, const HostConfig &defaults)
 {
     parser.addOptions({
         {kBind,
@@ -71,7 +71,7 @@ void ServeOptions::addTo(QCommandLineParser &parser, const Config &defaults)
                         "/proc/sys/kernel/pty/max) (default %2). When full, a new session ends the exited "
                         "session detached longest; a running session is never ended: with none exited, it is "
                         "refused.")
-             .arg(Config::maxSessionsLimit())
+             .arg(SessionConfig::maxSessionsLimit())
              .arg(defaults.limits.maxSessions),
          QStringLiteral("N")},
         {kCommand,
@@ -100,7 +100,7 @@ void ServeOptions::addTo(QCommandLineParser &parser, const Config &defaults)
     });
 }
 
-bool ServeOptions::read(const QCommandLineParser &parser, Config *config, QString *error)
+bool ServeOptions::read(const QCommandLineParser &parser, HostConfig *config, QString *error)
 {
     if (parser.isSet(kBind))
         config->bind = parser.value(kBind);
@@ -111,14 +111,14 @@ bool ServeOptions::read(const QCommandLineParser &parser, Config *config, QStrin
         config->port = quint16(n);
     }
     if (parser.isSet(kTtl)) {
-        if (!readInt(parser, kTtl, 0, Config::kMaxTtlSeconds,
-                     QStringLiteral("0..%1 seconds").arg(Config::kMaxTtlSeconds), &n, error))
+        if (!readInt(parser, kTtl, 0, SessionConfig::kMaxTtlSeconds,
+                     QStringLiteral("0..%1 seconds").arg(SessionConfig::kMaxTtlSeconds), &n, error))
             return false;
         config->limits.ttlSeconds = n;
     }
     if (parser.isSet(kExitedTtl)) {
-        if (!readInt(parser, kExitedTtl, 0, Config::kMaxTtlSeconds,
-                     QStringLiteral("0..%1 seconds").arg(Config::kMaxTtlSeconds), &n, error))
+        if (!readInt(parser, kExitedTtl, 0, SessionConfig::kMaxTtlSeconds,
+                     QStringLiteral("0..%1 seconds").arg(SessionConfig::kMaxTtlSeconds), &n, error))
             return false;
         config->limits.exitedTtlSeconds = n;
     }
@@ -137,9 +137,9 @@ bool ServeOptions::read(const QCommandLineParser &parser, Config *config, QStrin
         config->limits.bufferCapacity = qsizetype(*bytes);
     }
     if (parser.isSet(kMaxSessions)) {
-        const int most = Config::maxSessionsLimit();
+        const int most = SessionConfig::maxSessionsLimit();
         if (!readInt(parser, kMaxSessions, 1, most,
-                     QStringLiteral("1..%1 (the kernel allows %1 pseudo-terminals, %2)").arg(most).arg(QLatin1String(Config::kPtyMaxFile)),
+                     QStringLiteral("1..%1 (the kernel allows %1 pseudo-terminals, %2)").arg(most).arg(QLatin1String(SessionConfig::kPtyMaxFile)),
                      &n, error))
             return false;
         config->limits.maxSessions = n;

@@ -7,7 +7,7 @@ class QCommandLineParser;
 
 namespace Tether {
 
-struct Config;
+struct HostConfig;
 
 /**
  * The server's command-line options, defined once for both programs that run
@@ -16,22 +16,22 @@ struct Config;
  * took -p/-b, which `tether serve` refused, and its own size parser wrapped
  * `--buffer-size 17592186044417M` round to 1 MiB.
  *
- *   --bind ADDR          Config::bind (not checked here: listening reports a
+ *   --bind ADDR          ServerConfig::bind (not checked here: listening reports a
  *                        bad address, exit 2: Server::listen()'s badValue)
- *   --port N             Config::port, 0..65535 (0 = any free port)
+ *   --port N             ServerConfig::port, 0..65535 (0 = any free port)
  *   --ttl SECONDS        Limits::ttlSeconds, 0..31536000 (0 = until killed)
  *   --exited-ttl SECONDS Limits::exitedTtlSeconds, 0..31536000 (0 = until killed)
  *   --buffer-size BYTES  Limits::bufferCapacity, parseByteSize() (K, M, G are
  *                        units of 1024), RingBuffer::kMinCapacity..kMaxCapacity
- *   --max-sessions N     Limits::maxSessions, 1..Config::maxSessionsLimit() (the
+ *   --max-sessions N     Limits::maxSessions, 1..SessionConfig::maxSessionsLimit() (the
  *                        kernel's PTY limit, /proc/sys/kernel/pty/max)
- *   --command CMD        Config::command, shell words (ShellWords::split)
- *   --tls-cert FILE      Config::tlsCert (checked when listening, TlsContext,
+ *   --command CMD        SessionConfig::command, shell words (ShellWords::split)
+ *   --tls-cert FILE      ServerConfig::tlsCert (checked when listening, TlsContext,
  *                        where a restart in place may fall back on the pair
  *                        handed over; a bad file is still exit 2)
- *   --tls-key FILE       Config::tlsKey
- *   --allow-host NAME    Config::allowHosts, repeatable; replaces the setting
- *   --insecure-bind      Config::insecureBind (BindPolicy)
+ *   --tls-key FILE       ServerConfig::tlsKey
+ *   --allow-host NAME    ServerConfig::allowHosts, repeatable; replaces the setting
+ *   --insecure-bind      ServerConfig::insecureBind (BindPolicy)
  *
  * Precedence: an option given beats the settings file, which beats the
  * built-in default (config.h).
@@ -46,14 +46,14 @@ public:
     /// Adds the options above to `parser`. Their help texts name the values
     /// in effect without the option, taken from `defaults` (the loaded
     /// settings), so `--help` shows what a run would use.
-    static void addTo(QCommandLineParser &parser, const Config &defaults);
+    static void addTo(QCommandLineParser &parser, const HostConfig &defaults);
 
     /// Reads the options set on `parser` (already parsed) into `*config`,
     /// leaving the others as they are. False at the first bad value, with
     /// `*error` naming the option, the value and what it takes
     /// (`--buffer-size must be 64K..64M bytes, not "1K"`); `*config` is then
     /// partly updated and must not be used.
-    static bool read(const QCommandLineParser &parser, Config *config, QString *error);
+    static bool read(const QCommandLineParser &parser, HostConfig *config, QString *error);
 
     /// Prints `PROGRAM: MESSAGE` and `(see PROGRAM --help)` to stderr and
     /// returns kUsageError. `program` is what the user typed: "tether" or

@@ -29,7 +29,7 @@
 
 namespace Tether {
 
-Server::Server(SessionRegistry *registry, const Config &config, QObject *parent)
+Server::Server(SessionRegistry *registry, const HostConfig &config, QObject *parent)
     : QObject(parent)
     , m_registry(registry)
     , m_config(config)

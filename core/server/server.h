@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
-#include "config.h"
+#include "hostconfig.h"
 #include "websocketviewer.h"
 
 #include <QDateTime>
@@ -95,7 +95,7 @@ public:
     /// `registry` must outlive the server's use of it (checked with QPointer).
     /// Uses config.bind, config.port, config.commandArgv() (default command for
     /// POST /api/sessions), config.pingIntervalSec/pingTimeoutSec.
-    Server(SessionRegistry *registry, const Config &config, QObject *parent = nullptr);
+    Server(SessionRegistry *registry, const HostConfig &config, QObject *parent = nullptr);
     ~Server() override;
 
     /// Starts listening on config.bind:config.port (port 0: any free port).
@@ -438,7 +438,7 @@ private:
     QHostAddress listenAddress() const;
 
     QPointer<SessionRegistry> m_registry;
-    Config m_config;
+    HostConfig m_config;
     QString m_settingsFile;      ///< setSettingsFile(): where PATCH /api/settings saves; empty: nowhere
     QString m_startBind;         ///< server/bind in that file when it was set
     quint16 m_startPort = 0;     ///< server/port in that file when it was set

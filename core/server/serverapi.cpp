@@ -270,7 +270,7 @@ void Server::setSettingsFile(const QString &path)
     if (path.isEmpty())
         return;
     QSettings file(path, QSettings::IniFormat);
-    const Config saved = Config::load(file);
+    const HostConfig saved = HostConfig::load(file);
     m_startBind = saved.bind;
     m_startPort = saved.port;
 }
@@ -279,17 +279,17 @@ void Server::serveSettings(HttpConnection *c)
 {
     // What runs (limits, command) and, for the address, what the next start
     // uses.
-    Config view = m_config;
+    HostConfig view = m_config;
     view.limits = m_registry->limits();
     if (m_records)
         view.savedScrollbackLines = m_records->lines();
     if (!m_settingsFile.isEmpty()) {
         QSettings file(m_settingsFile, QSettings::IniFormat);
-        const Config saved = Config::load(file);
+        const HostConfig saved = HostConfig::load(file);
         view.bind = saved.bind;
         view.port = saved.port;
     }
-    auto answer = [this](const Config &shown) {
+    auto answer = [this](const HostConfig &shown) {
         QJsonObject o = SettingsApi::toJson(shown);
         o.insert(QStringLiteral("saved"), !m_settingsFile.isEmpty());
         o.insert(QStringLiteral("serving"), QJsonObject{{QStringLiteral("bind"), m_config.bind},
@@ -300,7 +300,7 @@ void Server::serveSettings(HttpConnection *c)
         QJsonArray overridden;
         if (!m_settingsFile.isEmpty()) {
             QSettings file(m_settingsFile, QSettings::IniFormat);
-            const QJsonObject saved = SettingsApi::toJson(Config::load(file));
+            const QJsonObject saved = SettingsApi::toJson(HostConfig::load(file));
             for (const char *name : {"ttl", "exited_ttl", "buffer_size", "max_sessions", "notify_after",
                                      "saved_scrollback_lines", "shell_integration", "command"})
                 if (saved.value(QLatin1String(name)) != o.value(QLatin1String(name)))
@@ -313,7 +313,7 @@ void Server::serveSettings(HttpConnection *c)
         c->respondJson(200, answer(view));
         return;
     }
-    Config next = view;
+    HostConfig next = view;
     QString error;
     QStringList changed;
     if (!SettingsApi::applyPatch(c->request().body(), &next, &error, &changed)) {
@@ -325,7 +325,7 @@ void Server::serveSettings(HttpConnection *c)
         // command line for this run (`--ttl 120`) is not saved by a change
         // of another field.
         QSettings file(m_settingsFile, QSettings::IniFormat);
-        Config saved = Config::load(file);
+        HostConfig saved = HostConfig::load(file);
         const QJsonObject fields = SettingsApi::toJson(next);
         QJsonObject patch;
         for (const QString &name : std::as_const(changed))

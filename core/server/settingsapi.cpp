@@ -16,17 +16,17 @@ namespace SettingsApi {
 // applied here.
 static_assert(SettingsBounds::kMinBufferSize == RingBuffer::kMinCapacity, "buffer_size bounds");
 static_assert(SettingsBounds::kMaxBufferSize == RingBuffer::kMaxCapacity, "buffer_size bounds");
-static_assert(SettingsBounds::kMaxTtlSeconds == Config::kMaxTtlSeconds, "ttl bounds");
-static_assert(SettingsBounds::kMaxSavedScrollbackLines == Config::kMaxSavedScrollbackLines, "saved_scrollback_lines bounds");
+static_assert(SettingsBounds::kMaxTtlSeconds == SessionConfig::kMaxTtlSeconds, "ttl bounds");
+static_assert(SettingsBounds::kMaxSavedScrollbackLines == SessionConfig::kMaxSavedScrollbackLines, "saved_scrollback_lines bounds");
 
-QJsonObject toJson(const Config &c)
+QJsonObject toJson(const HostConfig &c)
 {
     return QJsonObject{
         {QStringLiteral("ttl"), c.limits.ttlSeconds},
         {QStringLiteral("exited_ttl"), c.limits.exitedTtlSeconds},
         {QStringLiteral("buffer_size"), double(c.limits.bufferCapacity)},
         {QStringLiteral("max_sessions"), c.limits.maxSessions},
-        {QStringLiteral("max_sessions_limit"), Config::maxSessionsLimit()},
+        {QStringLiteral("max_sessions_limit"), SessionConfig::maxSessionsLimit()},
         {QStringLiteral("shell_integration"), c.limits.shellIntegration},
         {QStringLiteral("notify_after"), c.limits.notifyAfterSeconds},
         {QStringLiteral("saved_scrollback_lines"), c.savedScrollbackLines},
@@ -50,7 +50,7 @@ bool integerIn(const QJsonValue &v, qint64 lo, qint64 hi, qint64 *out)
 }
 } // namespace
 
-bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *changed)
+bool applyPatch(const QByteArray &body, HostConfig *c, QString *error, QStringList *changed)
 {
     QJsonParseError err;
     const QJsonDocument doc = QJsonDocument::fromJson(body.trimmed(), &err);
@@ -63,7 +63,7 @@ bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *
         return false;
     }
     const QJsonObject o = doc.object();
-    Config next = *c;
+    HostConfig next = *c;
     bool any = false;
     auto integer = [&](const char *name, qint64 lo, qint64 hi, auto set) {
         const QJsonValue v = o.value(QLatin1String(name));
@@ -105,13 +105,13 @@ bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *
         }
         return set(v.toString());
     };
-    const bool ok = integer("ttl", 0, Config::kMaxTtlSeconds, [&](qint64 n) { next.limits.ttlSeconds = int(n); })
-        && integer("exited_ttl", 0, Config::kMaxTtlSeconds, [&](qint64 n) { next.limits.exitedTtlSeconds = int(n); })
+    const bool ok = integer("ttl", 0, SessionConfig::kMaxTtlSeconds, [&](qint64 n) { next.limits.ttlSeconds = int(n); })
+        && integer("exited_ttl", 0, SessionConfig::kMaxTtlSeconds, [&](qint64 n) { next.limits.exitedTtlSeconds = int(n); })
         && integer("buffer_size", RingBuffer::kMinCapacity, RingBuffer::kMaxCapacity,
                    [&](qint64 n) { next.limits.bufferCapacity = qsizetype(n); })
-        && integer("max_sessions", 1, Config::maxSessionsLimit(), [&](qint64 n) { next.limits.maxSessions = int(n); })
+        && integer("max_sessions", 1, SessionConfig::maxSessionsLimit(), [&](qint64 n) { next.limits.maxSessions = int(n); })
         && integer("notify_after", 0, SettingsBounds::kMaxNotifyAfterSeconds, [&](qint64 n) { next.limits.notifyAfterSeconds = int(n); })
-        && integer("saved_scrollback_lines", 0, Config::kMaxSavedScrollbackLines,
+        && integer("saved_scrollback_lines", 0, SessionConfig::kMaxSavedScrollbackLines,
                    [&](qint64 n) { next.savedScrollbackLines = int(n); })
         && boolean("shell_integration", [&](bool b) { next.limits.shellIntegration = b; })
         && integer("port", 0, 65535, [&](qint64 n) { next.port = quint16(n); })

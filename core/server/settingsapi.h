@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
-#include "config.h"
+#include "hostconfig.h"
 
 #include <QByteArray>
 #include <QJsonObject>
@@ -13,14 +13,14 @@ namespace Tether {
  * The settings of `GET /api/settings` and `PATCH /api/settings`
  * (docs/protocol.md section 4, "Settings"): the host owns the settings file
  * and applies what can change live (issue 23: the desktop app's Settings
- * dialog is a client of them). Pure functions of a Config; Server reads and
+ * dialog is a client of them). Pure functions of a HostConfig; Server reads and
  * writes the file and applies the result.
  */
 namespace SettingsApi {
 
 /// The JSON object of the settings in `c` (every field of the PATCH body,
-/// plus "max_sessions_limit", Config::maxSessionsLimit()).
-QJsonObject toJson(const Config &c);
+/// plus "max_sessions_limit", SessionConfig::maxSessionsLimit()).
+QJsonObject toJson(const HostConfig &c);
 
 /**
  * Applies the PATCH body `body` to `*c`: every field named is checked
@@ -30,7 +30,7 @@ QJsonObject toJson(const Config &c);
  * Unknown fields are ignored. *changed (if given) gets the names of the
  * fields whose value differs from before.
  */
-bool applyPatch(const QByteArray &body, Config *c, QString *error, QStringList *changed = nullptr);
+bool applyPatch(const QByteArray &body, HostConfig *c, QString *error, QStringList *changed = nullptr);
 
 } // namespace SettingsApi
 } // namespace Tether

@@ -154,7 +154,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString keyFile = dir.filePath(QStringLiteral("access-key"));
         Fixture f;
-        QVERIFY(f.start(Limits(), [&](Config &c) { c.accessKeyFile = keyFile; }));
+        QVERIFY(f.start(Limits(), [&](HostConfig &c) { c.accessKeyFile = keyFile; }));
         EventStream stream(endpointOf(f, f.key));
         stream.setRetryDelays(50, 200);
         SessionListModel model;
@@ -185,7 +185,7 @@ private Q_SLOTS:
         f.stop();
         QTRY_VERIFY(!stream.isConnected());
         Fixture g;
-        QVERIFY(g.start(Limits(), [&](Config &c) {
+        QVERIFY(g.start(Limits(), [&](HostConfig &c) {
             c.port = port;
             c.accessKeyFile = keyFile;
         }));

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Config::maxSessionsLimit(): the ceiling of --max-sessions and
+// SessionConfig::maxSessionsLimit(): the ceiling of --max-sessions and
 // sessions/maxSessions is the kernel's PTY limit, read from a file
 // (/proc/sys/kernel/pty/max in the product; a temporary file here, so that
 // no test depends on, or exhausts, the machine's pseudo-terminals).
-#include "config.h"
+#include "sessionconfig.h"
 
 #include <QSettings>
 #include <QTemporaryDir>
@@ -25,12 +25,12 @@ private Q_SLOTS:
         QTest::newRow("one") << QByteArray("1\n") << 1;
         QTest::newRow("no newline") << QByteArray("512") << 512;
         QTest::newRow("kernel ceiling") << QByteArray("1048576\n") << 1048576;
-        QTest::newRow("beyond the kernel ceiling") << QByteArray("99999999999\n") << Config::kPtyMaxCeiling;
-        QTest::newRow("zero") << QByteArray("0\n") << Config::kDefaultPtyMax;
-        QTest::newRow("negative") << QByteArray("-5\n") << Config::kDefaultPtyMax;
-        QTest::newRow("garbage") << QByteArray("lots\n") << Config::kDefaultPtyMax;
-        QTest::newRow("empty") << QByteArray() << Config::kDefaultPtyMax;
-        QTest::newRow("missing") << QByteArray("<missing>") << Config::kDefaultPtyMax;
+        QTest::newRow("beyond the kernel ceiling") << QByteArray("99999999999\n") << SessionConfig::kPtyMaxCeiling;
+        QTest::newRow("zero") << QByteArray("0\n") << SessionConfig::kDefaultPtyMax;
+        QTest::newRow("negative") << QByteArray("-5\n") << SessionConfig::kDefaultPtyMax;
+        QTest::newRow("garbage") << QByteArray("lots\n") << SessionConfig::kDefaultPtyMax;
+        QTest::newRow("empty") << QByteArray() << SessionConfig::kDefaultPtyMax;
+        QTest::newRow("missing") << QByteArray("<missing>") << SessionConfig::kDefaultPtyMax;
     }
     void maxSessionsLimitIsTheKernelsPtyMax()
     {
@@ -44,16 +44,16 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write(contents);
         }
-        QCOMPARE(Config::maxSessionsLimit(path), limit);
+        QCOMPARE(SessionConfig::maxSessionsLimit(path), limit);
     }
 
     /// The product reads the real file: on Linux the kernel's value.
     void maxSessionsLimitReadsProc()
     {
-        QFile f(QLatin1String(Config::kPtyMaxFile));
+        QFile f(QLatin1String(SessionConfig::kPtyMaxFile));
         if (!f.open(QIODevice::ReadOnly))
             QSKIP("no /proc/sys/kernel/pty/max here");
-        QCOMPARE(Config::maxSessionsLimit(), f.readAll().trimmed().toInt());
+        QCOMPARE(SessionConfig::maxSessionsLimit(), f.readAll().trimmed().toInt());
     }
 
     /// The settings file may ask for up to that limit; more is clamped to it.
@@ -61,7 +61,7 @@ private Q_SLOTS:
     {
         QTest::addColumn<int>("asked");
         QTest::addColumn<int>("got");
-        const int most = Config::maxSessionsLimit();
+        const int most = SessionConfig::maxSessionsLimit();
         QTest::newRow("1") << 1 << 1;
         QTest::newRow("the limit") << most << most;
         QTest::newRow("beyond") << most + 1 << most;
@@ -74,7 +74,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QSettings s(dir.filePath(QStringLiteral("tether.conf")), QSettings::IniFormat);
         s.setValue(QStringLiteral("sessions/maxSessions"), asked);
-        QCOMPARE(Config::load(s).limits.maxSessions, got);
+        QCOMPARE(SessionConfig::load(s).limits.maxSessions, got);
     }
 };
 

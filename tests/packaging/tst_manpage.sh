@@ -6,7 +6,9 @@
 #     lists them), and for the desktop app;
 #   - in each, exactly the options `tether COMMAND --help` lists;
 #   - the aliases `tether --help` names, each in its command's section;
-#   - every settings key Config::load() reads (core/engine/config.cpp) and
+#   - every settings key HostConfig::load() reads (SessionConfig's in
+#     core/engine/sessionconfig.cpp, ServerConfig's in
+#     core/server/serverconfig.cpp) and
 #     every environment variable the sources read by name;
 #   - the version `tether --version` prints;
 #   - it formats without a warning.
@@ -70,10 +72,12 @@ for pair in "${aliases[@]}"; do
     || fail "tether $cmd's section does not name its alias tether $alias"
 done
 
-# Settings keys read by Config::load().
-keys=$(grep -oE 's\.value\(QStringLiteral\("[A-Za-z]+/[A-Za-z]+"\)' "$src/core/engine/config.cpp" \
+# Settings keys read by HostConfig::load(): both parts, each must have some.
+for part in core/engine/sessionconfig.cpp core/server/serverconfig.cpp; do
+  grep -qE 's\.value\(QStringLiteral\("[A-Za-z]+/[A-Za-z]+"\)' "$src/$part" || fail "no settings keys found in $part"
+done
+keys=$(grep -ohE 's\.value\(QStringLiteral\("[A-Za-z]+/[A-Za-z]+"\)' "$src/core/engine/sessionconfig.cpp" "$src/core/server/serverconfig.cpp" \
   | sed -E 's/.*"(.*)".*/\1/' | sort -u)
-[ -n "$keys" ] || fail "no settings keys found in core/engine/config.cpp"
 settings=$(plain | awk '/^\.SH SETTINGS/ { inside = 1; next } /^\.SH / { inside = 0 } inside')
 for k in $keys; do
   grep -q -- "$k" <<<"$settings" && pass "SETTINGS documents $k" || fail "SETTINGS lacks $k"

@@ -108,7 +108,7 @@ void TestDurability::unwritableKeyFileSaysWhy()
     QVERIFY2(error.contains(QStringLiteral("Tether")), qPrintable(error));
     // A server given that path still serves, with a key of its own.
     SessionRegistry registry;
-    Config config;
+    HostConfig config;
     config.port = 0;
     config.accessKeyFile = dir.filePath(QStringLiteral("Tether/access-key"));
     Server server(&registry, config);
@@ -122,7 +122,7 @@ void TestDurability::rotationEndsOldKeyAndTellsDashboards()
     QVERIFY(f.start());
     // In-process, the fixture's server has no key file: give the rotation one
     // by a second server on the same registry with a key file.
-    Config config;
+    HostConfig config;
     config.bind = QStringLiteral("127.0.0.1");
     config.port = 0;
     config.accessKeyFile = dir.filePath(QStringLiteral("access-key"));

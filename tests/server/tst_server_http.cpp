@@ -45,7 +45,7 @@ private Q_SLOTS:
         QCOMPARE(f.server->keyedUrl(), url + QStringLiteral("?key=") + key);
         QCOMPARE(f.server->sessionUrl(QStringLiteral("abc_-1")), url + QStringLiteral("?key=") + key + QStringLiteral("#/s/abc_-1"));
         SessionRegistry r;
-        Config c;
+        HostConfig c;
         Server other(&r, c);
         QVERIFY(other.accessKey() != key);
     }

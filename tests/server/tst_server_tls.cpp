@@ -44,10 +44,10 @@ class TestServerTls : public QObject
     TestCert m_other;  ///< another certificate for the same names
     Fixture m_f;       ///< a TLS server, per test
 
-    bool startTls(const std::function<void(Config &)> &more = {}, const TestCert *cert = nullptr)
+    bool startTls(const std::function<void(HostConfig &)> &more = {}, const TestCert *cert = nullptr)
     {
         const TestCert c = cert ? *cert : m_cert;
-        return m_f.start(Limits(), [&](Config &config) {
+        return m_f.start(Limits(), [&](HostConfig &config) {
             config.tlsCert = c.cert;
             config.tlsKey = c.key;
             if (more)
@@ -125,9 +125,9 @@ private Q_SLOTS:
         // The server applies the policy itself (both programs that run one).
         // 0.0.0.0 is refused before anything is bound: nothing listens.
         Fixture f;
-        QVERIFY(!f.start(Limits(), [](Config &c) { c.bind = QStringLiteral("0.0.0.0"); }));
+        QVERIFY(!f.start(Limits(), [](HostConfig &c) { c.bind = QStringLiteral("0.0.0.0"); }));
         Server server(nullptr, [] {
-            Config c;
+            HostConfig c;
             c.bind = QStringLiteral("0.0.0.0");
             c.port = 0;
             return c;
@@ -153,7 +153,7 @@ private Q_SLOTS:
             QSKIP("this machine has no non-loopback IPv4 address (bindPolicy covers the decision)");
         const QString addr = lan.toString();
         auto configFor = [&](bool insecure, bool tls) {
-            Config c;
+            HostConfig c;
             c.bind = addr;
             c.port = 0;
             c.insecureBind = insecure;
@@ -186,7 +186,7 @@ private Q_SLOTS:
             QCOMPARE(s.publicUrl(), QStringLiteral("https://tether.test:%1/").arg(s.port()));
         }
         {
-            Config c = configFor(false, true);
+            HostConfig c = configFor(false, true);
             c.allowHosts = QStringList{QStringLiteral("proxy.test:443"), QStringLiteral("box.test")};
             Server s(nullptr, c);
             QString error;
@@ -220,7 +220,7 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("not PEM at all\n");
         }
-        Config c;
+        HostConfig c;
         c.port = 0;
         c.tlsCert = m_cert.cert;
         c.tlsKey = m_cert.key;
@@ -367,7 +367,7 @@ private Q_SLOTS:
         QFETCH(QByteArray, hostHeader);
         QFETCH(QByteArray, origin);
         QFETCH(int, status);
-        QVERIFY(startTls([](Config &c) {
+        QVERIFY(startTls([](HostConfig &c) {
             c.allowHosts = QStringList{QStringLiteral("box.lan"), QStringLiteral("*.corp.test"), QStringLiteral("proxy.lan:443")};
         }));
         Headers extra;
@@ -381,7 +381,7 @@ private Q_SLOTS:
     void allowHostWithoutTls()
     {
         // A reverse proxy on this machine (loopback bind) that forwards a name.
-        QVERIFY(m_f.start(Limits(), [](Config &c) { c.allowHosts = QStringList{QStringLiteral("box.lan")}; }));
+        QVERIFY(m_f.start(Limits(), [](HostConfig &c) { c.allowHosts = QStringList{QStringLiteral("box.lan")}; }));
         // Behind a TLS-terminating proxy the page is https://box.lan:...
         QCOMPARE(rawHttp(m_f.port, "GET /api/sessions HTTP/1.1\r\nHost: box.lan:" + QByteArray::number(m_f.port)
                                       + "\r\nOrigin: https://box.lan:" + QByteArray::number(m_f.port)
@@ -509,7 +509,7 @@ private Q_SLOTS:
         // not read its 16 MB replay fast enough was closed 1013 in its middle.
         Limits limits;
         limits.bufferCapacity = 32 * 1024 * 1024;
-        QVERIFY(m_f.start(limits, [&](Config &c) {
+        QVERIFY(m_f.start(limits, [&](HostConfig &c) {
             c.tlsCert = m_cert.cert;
             c.tlsKey = m_cert.key;
         }));

@@ -63,8 +63,8 @@ private Q_SLOTS:
         QFETCH(QByteArray, body);
         QFETCH(QString, error);
         QFETCH(QStringList, changed);
-        const Config before;
-        Config c = before;
+        const HostConfig before;
+        HostConfig c = before;
         QString why;
         QStringList names;
         const bool ok = SettingsApi::applyPatch(body, &c, &why, &names);
@@ -103,7 +103,7 @@ private Q_SLOTS:
         QCOMPARE(o.value(QStringLiteral("serving")).toObject().value(QStringLiteral("port")).toInt(), int(f.port));
         QCOMPARE(o.value(QStringLiteral("saved")).toBool(), true);
         QCOMPARE(o.value(QStringLiteral("restart_needed")).toBool(), false);
-        QCOMPARE(o.value(QStringLiteral("max_sessions_limit")).toInt(), Config::maxSessionsLimit());
+        QCOMPARE(o.value(QStringLiteral("max_sessions_limit")).toInt(), SessionConfig::maxSessionsLimit());
 
         // Live: the registry's limits at once; saved: the file.
         r = f.http("PATCH", "/api/settings", "{\"ttl\": 120, \"buffer_size\": 131072, \"command\": \"sh -c \047exec cat\047\"}");

@@ -137,14 +137,14 @@ struct Fixture {
     QByteArray key;
     quint16 port = 0;
 
-    /// `configure` may change the Config before the server is made (TLS,
+    /// `configure` may change the HostConfig before the server is made (TLS,
     /// allowed hosts, ...).
     bool start(const Tether::Limits &limits = Tether::Limits(),
-               const std::function<void(Tether::Config &)> &configure = {})
+               const std::function<void(Tether::HostConfig &)> &configure = {})
     {
         registry.reset(new Tether::SessionRegistry(limits));
         registry->setTeardownGrace(200);
-        Tether::Config config;
+        Tether::HostConfig config;
         config.bind = QStringLiteral("127.0.0.1");
         config.port = 0;
         config.limits = limits;

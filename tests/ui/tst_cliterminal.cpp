@@ -5,7 +5,7 @@
 // server), so the test can read the screen (capture-pane) and type
 // (send-keys) like a user.
 #include "apiclient.h"
-#include "config.h"
+#include "hostconfig.h"
 #include "desktopapp.h"
 #include "registry.h"
 #include "server.h"
@@ -50,7 +50,7 @@ struct InProcessHost {
     }
     bool start()
     {
-        Config config;
+        HostConfig config;
         config.port = 0;
         server = std::make_unique<Server>(&registry, config);
         QString error;

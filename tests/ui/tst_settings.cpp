@@ -4,7 +4,7 @@
 // and server on port 0, with a settings file: GET and PATCH /api/settings
 // over HTTP); the desktop's own part through QSettings.
 #include "apiclient.h"
-#include "config.h"
+#include "hostconfig.h"
 #include "desktopsettings.h"
 #include "registry.h"
 #include "server.h"
@@ -47,10 +47,10 @@ struct Host {
     std::unique_ptr<SessionRegistry> registry;
     std::unique_ptr<Server> server;
     ServerEndpoint endpoint;
-    bool start(const QString &settingsFile, const std::function<void(Config &)> &options = {})
+    bool start(const QString &settingsFile, const std::function<void(HostConfig &)> &options = {})
     {
         QSettings file(settingsFile, QSettings::IniFormat);
-        Config config = Config::load(file);
+        HostConfig config = HostConfig::load(file);
         config.port = 0; // as `--port 0`
         if (options)
             options(config);
@@ -67,7 +67,7 @@ struct Host {
 
 /// What a host's `GET /api/settings` holds for `c`, listening on
 /// `runningBind`:`runningPort` (for the form-only tests).
-QJsonObject hostJson(const Config &c = Config(), const QString &runningBind = QStringLiteral("127.0.0.1"),
+QJsonObject hostJson(const HostConfig &c = HostConfig(), const QString &runningBind = QStringLiteral("127.0.0.1"),
                      int runningPort = 7420)
 {
     QJsonObject o = SettingsApi::toJson(c);
@@ -169,7 +169,7 @@ void TestSettingsDialog::loadsTheHostsValues()
     QCOMPARE(child<QSpinBox>(d, "bufferSize")->value(), 96);
     QCOMPARE(child<QComboBox>(d, "bufferUnit")->currentIndex(), 0); // KiB
     QCOMPARE(child<QSpinBox>(d, "maxSessions")->value(), 7);
-    QCOMPARE(child<QSpinBox>(d, "maxSessions")->maximum(), Config::maxSessionsLimit());
+    QCOMPARE(child<QSpinBox>(d, "maxSessions")->maximum(), SessionConfig::maxSessionsLimit());
     QCOMPARE(child<QLineEdit>(d, "command")->text(), QStringLiteral("/bin/bash -l"));
     QCOMPARE(child<QLineEdit>(d, "bind")->text(), QStringLiteral("::1"));
     QCOMPARE(child<QSpinBox>(d, "port")->value(), 7555);
@@ -180,7 +180,7 @@ void TestSettingsDialog::loadsTheHostsValues()
     // TTL 0 shows "never".
     SettingsDialog d2(&s);
     d2.setHostSettings(hostJson([] {
-        Config c;
+        HostConfig c;
         c.limits.ttlSeconds = 0;
         c.limits.bufferCapacity = 4 * 1024 * 1024;
         return c;
@@ -225,7 +225,7 @@ void TestSettingsDialog::hostPagesWaitForTheHost()
     // another port): the edit stays, the other fields are the new host's.
     child<QSpinBox>(d, "maxSessions")->setValue(12);
     Host moved;
-    QVERIFY(moved.start(hostPath(), [](Config &c) { c.command = QStringLiteral("/bin/sh -i"); }));
+    QVERIFY(moved.start(hostPath(), [](HostConfig &c) { c.command = QStringLiteral("/bin/sh -i"); }));
     QVERIFY(moved.endpoint.url != host.endpoint.url);
     d.setHost(moved.endpoint);
     QTRY_COMPARE(child<QLineEdit>(d, "command")->text(), QStringLiteral("/bin/sh -i"));
@@ -282,7 +282,7 @@ void TestSettingsDialog::commandLineLimitsSurviveApply()
     // nothing (0). Applying a change to another field must not undo the
     // option, nor save it.
     Host host;
-    QVERIFY(host.start(hostPath(), [](Config &c) { c.limits.ttlSeconds = 120; }));
+    QVERIFY(host.start(hostPath(), [](HostConfig &c) { c.limits.ttlSeconds = 120; }));
     QSettings s(settingsPath(), QSettings::IniFormat);
     SettingsDialog d(&s);
     QVERIFY(connectTo(d, host));
@@ -323,7 +323,7 @@ void TestSettingsDialog::exitedTtlBesideTtl()
     h.setValue(QStringLiteral("sessions/exitedTtl"), 90); // not whole minutes -> seconds
     h.sync();
     Host host;
-    QVERIFY(host.start(hostPath(), [](Config &c) { c.limits.exitedTtlSeconds = 45; })); // `--exited-ttl 45`
+    QVERIFY(host.start(hostPath(), [](HostConfig &c) { c.limits.exitedTtlSeconds = 45; })); // `--exited-ttl 45`
     QSettings s(settingsPath(), QSettings::IniFormat);
     SettingsDialog d(&s);
     QVERIFY(connectTo(d, host));
@@ -410,7 +410,7 @@ void TestSettingsDialog::roundTripAndLiveLimits()
     QCOMPARE(check.value(QStringLiteral("sessions/maxSessions")).toInt(), 10);
     QCOMPARE(check.value(QStringLiteral("sessions/command")).toString(), QStringLiteral("/bin/sh -i"));
     QCOMPARE(check.value(QStringLiteral("server/port")).toInt(), 9000);
-    const Config c = Config::load(check);
+    const HostConfig c = HostConfig::load(check);
     QCOMPARE(c.limits.ttlSeconds, 7200);
     QCOMPARE(c.commandArgv(), (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-i")}));
     // ... none of which is in the desktop's file ...
@@ -657,7 +657,7 @@ void TestSettingsDialog::nonLoopbackTextsAgreeWithTheServer()
     QVERIFY2(hint.contains(QStringLiteral("server/tlsCert and server/tlsKey")), qPrintable(hint));
     QVERIFY2(hint.contains(QStringLiteral("refuses to start")), qPrintable(hint));
     QVERIFY2(!hint.contains(QStringLiteral("makes Tether reachable")), qPrintable(hint));
-    d.setHostSettings(hostJson(Config(), QStringLiteral("127.0.0.1"), 7420));
+    d.setHostSettings(hostJson(HostConfig(), QStringLiteral("127.0.0.1"), 7420));
     const QString running = note->text();
     QVERIFY2(running.contains(QStringLiteral("only over")) && running.contains(QStringLiteral("HTTPS")), qPrintable(running));
 
@@ -696,7 +696,7 @@ void TestSettingsDialog::commandIsSplitAsShellWords()
     QVERIFY(error->isHidden());
     QVERIFY(applyAndWait(d));
     QSettings h(hostPath(), QSettings::IniFormat);
-    const Config c = Config::load(h);
+    const HostConfig c = HostConfig::load(h);
     QCOMPARE(c.commandArgv(), (QStringList{QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("echo hi")}));
 
     // A hand-edited file with an open quote runs the login shell (empty argv),
@@ -704,9 +704,9 @@ void TestSettingsDialog::commandIsSplitAsShellWords()
     h.setValue(QStringLiteral("sessions/command"), QStringLiteral("vim \"notes"));
     h.sync();
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("sessions/command cannot be split")));
-    QVERIFY(Config::load(h).commandArgv().isEmpty());
+    QVERIFY(HostConfig::load(h).commandArgv().isEmpty());
     SettingsDialog shows(&s);
-    Config edited;
+    HostConfig edited;
     edited.command = QStringLiteral("vim \"notes");
     shows.setHostSettings(hostJson(edited));
     QVERIFY(!child<QLabel>(shows, "commandError")->isHidden());
@@ -858,7 +858,7 @@ void TestSettingsDialog::noRestartForTheAddressChosenAtStart()
     // `tether --port 0` with server/port 7555 saved: the host listens on a
     // port picked at start, the form opens with the saved 7555. That is no
     // edit: no "Restart Tether" (it was said at once, without any edit).
-    Config saved;
+    HostConfig saved;
     saved.port = 7555;
     SettingsDialog d(nullptr);
     d.setHostSettings(hostJson(saved, QStringLiteral("127.0.0.1"), 41234));

@@ -10,13 +10,11 @@ class QSettings;
 namespace Tether {
 
 /**
- * The host's settings, stored with QSettings (organization "Tether",
- * application "tether": ~/.config/Tether/tether.conf). The host owns them:
- * clients (the desktop app's Settings dialog) read and change them through
- * `GET`/`PATCH /api/settings` (SettingsApi). The desktop app's own keys in
- * the same file (desktop/terminal, the terminal/ group, ui/autostart) are not here:
- * DesktopSettings (ui). Precedence: command-line option > settings file >
- * built-in default.
+ * The sessions' part of the host's settings (the `sessions/` group of the
+ * settings file): what the engine needs to run sessions. The server's part
+ * (`server/`) is ServerConfig (server layer), and the two together, loaded
+ * from and saved to one file, are HostConfig (server layer); the desktop app's
+ * own keys are DesktopSettings (ui).
  *
  * Keys: sessions/ttl (seconds a detached running session is kept, 0 = never
  * expire, the default), sessions/exitedTtl (seconds an exited session is
@@ -33,15 +31,10 @@ namespace Tether {
  * is written at all), sessions/command (a
  * command line in shell words, ShellWords::split: quotes, no expansion;
  * empty = login shell; one that cannot be split, an open quote, is logged
- * and runs the login shell),
- * server/bind (address), server/port (0..65535; 0 = any free port),
- * server/pingInterval and server/pingTimeout (seconds), server/tlsCert and
- * server/tlsKey (PEM files: HTTPS and wss:// on the port), server/allowHosts
- * (names accepted by the Host and Origin checks).
+ * and runs the login shell).
  * Out-of-range values read from the file are clamped and logged.
  */
-struct Config {
-    static constexpr quint16 kDefaultPort = 7420;
+struct SessionConfig {
     /// Bound of sessions/ttl (a year), shared by every place that takes the
     /// value (file, options, dialog).
     static constexpr int kMaxTtlSeconds = 365 * 24 * 3600;
@@ -67,48 +60,28 @@ struct Config {
     static int maxSessionsLimit(const QString &ptyMaxFile = QLatin1String(kPtyMaxFile));
 
     Limits limits;
-    QString bind = QStringLiteral("127.0.0.1");
-    quint16 port = kDefaultPort;
     QString command;           ///< default command line; empty = login shell
     /// sessions/savedScrollbackLines: scrollback lines saved on disk with each
     /// running session's record (SessionRecordStore), 0..kMaxSavedScrollbackLines;
     /// 0 turns the records off. Read at start.
     int savedScrollbackLines = kMaxSavedScrollbackLines;
     static constexpr int kMaxSavedScrollbackLines = 1000;
-    int pingIntervalSec = 20;  ///< WebSocket ping interval, seconds
-    int pingTimeoutSec = 60;   ///< drop a viewer silent this long, seconds
-    /// Where the server keeps its access key (Server, loadOrCreateAccessKey):
-    /// "access-key" beside the settings file when loaded from settings
-    /// (~/.config/Tether/access-key); empty = a new key at every start.
-    QString accessKeyFile;
-    /// server/tlsCert, server/tlsKey: PEM certificate (chain, leaf first) and
-    /// private key; both set = serve HTTPS and wss:// only (TlsContext).
-    QString tlsCert;
-    QString tlsKey;
-    /// server/allowHosts: extra names (NAME, or NAME:PORT for a reverse
-    /// proxy) the Host and Origin checks accept (docs/protocol.md section 2).
-    QStringList allowHosts;
-    /// --insecure-bind (command line only, never from the settings file): a
-    /// non-loopback bind without TLS is allowed, with a warning at every
-    /// start (BindPolicy).
-    bool insecureBind = false;
 
-    /// Both TLS files are set.
-    bool tlsEnabled() const { return !tlsCert.isEmpty() && !tlsKey.isEmpty(); }
-
-    /// Reads every key (missing keys keep the defaults).
-    /// server/tlsCert, server/tlsKey and server/allowHosts are read, never
-    /// written by save(): the Settings dialog does not edit them, and a
-    /// command-line --tls-cert must not end up in the file.
-    static Config load(QSettings &settings);
-    /// Reads from the default QSettings location.
-    static Config load();
+    /// Reads the sessions/ keys (missing keys keep the defaults).
+    static SessionConfig load(QSettings &settings);
+    /// Writes every sessions/ key.
     void save(QSettings &settings) const;
-    void save() const;
 
     /// The default command as argv, split by ShellWords::split (empty = login
     /// shell, also when the command has an unterminated quote).
     QStringList commandArgv() const;
 };
+
+/**
+ * A number read from the settings file, kept within lo..hi: a value outside
+ * is logged (tether.registry: the key, the value read and the one used) and
+ * the nearest bound returned. Shared by SessionConfig and ServerConfig.
+ */
+qint64 clampedSetting(const char *key, qint64 value, qint64 lo, qint64 hi);
 
 } // namespace Tether

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "sessionrecordstore.h"
+#include "regularfile.h"
 #include "logging.h"
 #include "procinfo.h"
 #include "registry.h"
@@ -363,35 +364,18 @@ bool SessionRecordStore::write(const QString &dir, const SessionRecord &r, QStri
 bool SessionRecordStore::read(const QString &file, SessionRecord *r, QString *error)
 {
     *r = SessionRecord();
-    // Only a regular file Tether wrote: a symlink is never followed
-    // (O_NOFOLLOW), and what the opened fd is (not the name, which may
-    // change in between) must be a regular file; O_NONBLOCK so that a FIFO
-    // is refused instead of waited on.
-    const int fd = ::open(QFile::encodeName(file).constData(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) {
-        const int e = errno;
-        *error = e == ELOOP ? QStringLiteral("not a regular file (a symbolic link), not followed")
-                            : QString::fromLocal8Bit(::strerror(e));
+    // Only a regular file Tether wrote: a symlink is never followed, and
+    // what the opened fd is (not the name, which may change in between)
+    // must be a regular file; a FIFO is refused instead of waited on.
+    QByteArray bytes;
+    if (!readRegularFile(file, kMaxRecordBytes, Symlinks::Refuse, &bytes, error))
         return false;
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        *error = QStringLiteral("not a regular file");
-        return false;
-    }
-    QFile f;
-    if (!f.open(fd, QIODevice::ReadOnly, QFileDevice::AutoCloseHandle)) {
-        *error = f.errorString();
-        ::close(fd);
-        return false;
-    }
-    if (f.size() > kMaxRecordBytes) {
+    if (bytes.size() > kMaxRecordBytes) {
         *error = QStringLiteral("larger than %1 bytes").arg(kMaxRecordBytes);
         return false;
     }
     QJsonParseError pe;
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &pe);
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &pe);
     if (pe.error != QJsonParseError::NoError || !doc.isObject()) {
         *error = QStringLiteral("not a JSON object: %1").arg(pe.errorString());
         return false;

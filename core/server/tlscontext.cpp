@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "tlscontext.h"
+#include "regularfile.h"
 #include "logging.h"
 
 #include <QCryptographicHash>
@@ -32,28 +33,9 @@ namespace {
 bool readSmallFile(const QString &path, const char *what, QByteArray *out, QString *error)
 {
     constexpr qint64 kMaxBytes = 1024 * 1024;
-    const QByteArray name = QFile::encodeName(path);
-    const int fd = ::open(name.constData(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        *error = QStringLiteral("cannot read the TLS %1 %2: %3")
-                     .arg(QLatin1String(what), path, QString::fromLocal8Bit(std::strerror(errno)));
-        return false;
-    }
-    struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        *error = QStringLiteral("cannot read the TLS %1 %2: not a regular file").arg(QLatin1String(what), path);
-        return false;
-    }
-    QFile f;
-    if (!f.open(fd, QIODevice::ReadOnly, QFileDevice::AutoCloseHandle)) {
-        ::close(fd);
-        *error = QStringLiteral("cannot read the TLS %1 %2: %3").arg(QLatin1String(what), path, f.errorString());
-        return false;
-    }
-    *out = f.read(kMaxBytes + 1);
-    if (f.error() != QFileDevice::NoError) {
-        *error = QStringLiteral("cannot read the TLS %1 %2: %3").arg(QLatin1String(what), path, f.errorString());
+    QString why;
+    if (!readRegularFile(path, kMaxBytes, Symlinks::Follow, out, &why)) {
+        *error = QStringLiteral("cannot read the TLS %1 %2: %3").arg(QLatin1String(what), path, why);
         return false;
     }
     if (out->size() > kMaxBytes) {

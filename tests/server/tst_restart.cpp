@@ -10,6 +10,7 @@
 #include "fulldisk.h"
 #include "restartutil.h"
 #include "serveprocess.h"
+#include "sanitizer.h"
 #include "servertestutil.h"
 #include "testutil.h"
 #include "vtrender.h"
@@ -677,9 +678,16 @@ void TestRestart::restartsInARowWhileFlooding()
     const qint64 retainedGrown = retainedBytes(s) - retainedBefore;
     qInfo("resident memory %lld KiB more than after the first restart; retained output %lld KiB more",
           rssGrown / 1024, retainedGrown / 1024);
+#ifndef TETHER_ASAN
     QVERIFY2(rssGrown <= 2 * retainedGrown + 4 * 1024 * 1024,
              qPrintable(QStringLiteral("resident memory %1 KiB more, retained output %2 KiB more")
                             .arg(rssGrown / 1024).arg(retainedGrown / 1024)));
+#else
+    // Not under ASan: its quarantine keeps up to 256 MiB of freed memory,
+    // so an image's resident memory follows how much of the flood it
+    // handled before the reading, not growth (seen beside a CPU hog: 15.9
+    // MiB more with 263 KiB more retained). The plain Qt 5 tree asserts it.
+#endif
     QCOMPARE(s.proc.processId(), pid);
     QCOMPARE(idsOf(s), (QStringList{flooding, idle}));
     QCOMPARE(zombiesOf(pid), 0);

@@ -7,7 +7,6 @@
 #include <QHash>
 #include <QSet>
 
-#include <cstring>
 #include <limits>
 
 namespace Tether {
